@@ -1,0 +1,6 @@
+"""rillet: a Redis-Streams-compatible stream server, with a PySpark connector."""
+
+__version__ = "0.1.0"
+# The Redis version whose behaviour we implement; INFO reports it as redis_version
+# so clients that gate features on the server version enable everything we have.
+REDIS_COMPAT_VERSION = "8.8.0"

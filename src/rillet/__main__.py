@@ -1,0 +1,3 @@
+from rillet.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,359 @@
+"""Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET and CLIENT.
+
+These are what clients send on connect (redis-py sends HELLO or AUTH, SELECT
+and CLIENT SETINFO), so their replies must match Redis exactly.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from rillet import REDIS_COMPAT_VERSION, errors
+from rillet.commands.args import Options, parse_int
+from rillet.commands.table import command
+from rillet.errors import ReplyError
+from rillet.resp.types import OK, PONG, Map, SimpleString, Verbatim
+from rillet.state import Client
+
+RESET = SimpleString(b"RESET")
+
+
+@command("ping", -1, "fast stale loading", group="connection", since="1.0.0")
+def ping(ctx: Client, argv: list[bytes]) -> object:
+    """PING [message]"""
+    if len(argv) > 2:
+        raise ReplyError(errors.wrong_arity("ping"))
+    return argv[1] if len(argv) == 2 else PONG
+
+
+@command("echo", 2, "fast loading stale", group="connection", since="1.0.0")
+def echo(ctx: Client, argv: list[bytes]) -> object:
+    """ECHO message"""
+    return argv[1]
+
+
+def _check_password(ctx: Client, username: bytes | None, password: bytes) -> None:
+    required = ctx.server.config["requirepass"]
+    if username is not None and username != b"default":
+        raise ReplyError(errors.WRONGPASS)
+    if not required:
+        if username is None:
+            raise ReplyError(errors.AUTH_NOT_CONFIGURED)
+        return  # the default user is nopass: any password is accepted
+    if not hmac.compare_digest(password, required.encode()):  # type: ignore[union-attr]
+        raise ReplyError(errors.WRONGPASS)
+
+
+def _authenticate(ctx: Client) -> None:
+    ctx.authenticated = True
+    if ctx.conn is not None and hasattr(ctx.conn, "authenticated"):
+        ctx.conn.authenticated()  # type: ignore[attr-defined]
+
+
+@command("auth", -2, "noscript loading stale fast no_auth allow_busy", group="connection",
+         since="1.0.0")
+def auth(ctx: Client, argv: list[bytes]) -> object:
+    """AUTH [username] password"""
+    if len(argv) > 3:
+        raise ReplyError(errors.SYNTAX)
+    username = argv[1] if len(argv) == 3 else None
+    _check_password(ctx, username, argv[-1])
+    _authenticate(ctx)
+    return OK
+
+
+def _valid_name(name: bytes) -> bool:
+    # Redis allows printable ASCII except space (validateClientAttr).
+    return all(33 <= ch <= 126 for ch in name)
+
+
+@command("hello", -1, "noscript loading stale fast no_auth allow_busy", group="connection",
+         since="6.0.0")
+def hello(ctx: Client, argv: list[bytes]) -> object:
+    """HELLO [protover [AUTH username password] [SETNAME clientname]]"""
+    protover = None
+    if len(argv) >= 2:
+        try:
+            protover = parse_int(argv[1])
+        except ReplyError:
+            raise ReplyError("ERR Protocol version is not an integer or out of range") from None
+    i = 2
+    auth_pair = None
+    name = None
+    while i < len(argv):
+        option = argv[i].upper()
+        if option == b"AUTH" and i + 2 < len(argv):
+            auth_pair = (argv[i + 1], argv[i + 2])
+            i += 3
+        elif option == b"SETNAME" and i + 1 < len(argv):
+            name = argv[i + 1]
+            i += 2
+        else:
+            raise ReplyError(f"ERR Syntax error in HELLO option '{argv[i].decode('utf-8', 'replace')}'")
+    if protover is not None and protover not in (2, 3):
+        raise ReplyError(errors.NOPROTO)
+    if auth_pair is not None:
+        _check_password(ctx, auth_pair[0], auth_pair[1])
+        _authenticate(ctx)
+    if not ctx.authenticated:
+        raise ReplyError(
+            "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+            "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+            "select the RESP protocol version at the same time"
+        )
+    if name is not None:
+        if not _valid_name(name):
+            raise ReplyError(errors.INVALID_CLIENT_NAME)
+        ctx.name = name
+    if protover is not None:
+        ctx.resp3 = protover == 3
+    role = b"replica" if ctx.server.config["replicaof"] else b"master"
+    return Map([
+        (b"server", b"redis"),
+        (b"version", REDIS_COMPAT_VERSION.encode()),
+        (b"proto", 3 if ctx.resp3 else 2),
+        (b"id", ctx.id),
+        (b"mode", b"standalone"),
+        (b"role", role),
+        (b"modules", []),
+    ])
+
+
+@command("select", 2, "loading stale fast", group="connection", since="1.0.0")
+def select(ctx: Client, argv: list[bytes]) -> object:
+    """SELECT index"""
+    index = parse_int(argv[1])
+    if not 0 <= index < len(ctx.server.keyspace):
+        raise ReplyError(errors.OUT_OF_RANGE_DB)
+    ctx.db = ctx.server.keyspace[index]
+    return OK
+
+
+@command("quit", -1, "noscript loading stale fast no_auth allow_busy", group="connection",
+         since="1.0.0")
+def quit_(ctx: Client, argv: list[bytes]) -> object:
+    """QUIT"""
+    ctx.closing = True
+    return OK
+
+
+@command("reset", 1, "noscript loading stale fast no_auth allow_busy", group="connection",
+         since="6.2.0")
+def reset(ctx: Client, argv: list[bytes]) -> object:
+    """RESET"""
+    server = ctx.server
+    ctx.multi = None
+    ctx.multi_error = False
+    server.unwatch_all(ctx)
+    ctx.db = server.keyspace[0]
+    ctx.resp3 = False
+    ctx.name = b""
+    ctx.authenticated = not server.config["requirepass"]
+    return RESET
+
+
+# --- CLIENT ---------------------------------------------------------------------
+
+def client_info_line(client: Client, now_ms: int) -> str:
+    conn = client.conn
+    multi = -1 if client.multi is None else len(client.multi)
+    return (
+        f"id={client.id} addr={conn.addr if conn else ''} laddr={conn.laddr if conn else ''} "
+        f"fd={conn.fd if conn else -1} name={client.name.decode('utf-8', 'replace')} "
+        f"age={(now_ms - client.created_ms) // 1000} "
+        f"idle={(now_ms - client.last_interaction_ms) // 1000} "
+        f"flags={'b' if client.blocked else ''}{'x' if client.multi is not None else ''}"
+        f"{'N' if client.blocked is None and client.multi is None else ''} "
+        f"db={client.db.index} sub=0 psub=0 ssub=0 multi={multi} watch={len(client.watched)} "
+        f"qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 "
+        f"tot-mem=1024 events=r cmd={client.last_command.decode()} user=default redir=-1 "
+        f"resp={3 if client.resp3 else 2} lib-name={client.lib_name.decode('utf-8', 'replace')} "
+        f"lib-ver={client.lib_ver.decode('utf-8', 'replace')} io-thread=0"
+    )
+
+
+@command("client|id", 2, "noscript loading stale", group="connection", since="5.0.0")
+def client_id(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT ID"""
+    return ctx.id
+
+
+@command("client|setname", 3, "noscript loading stale", group="connection", since="2.6.9")
+def client_setname(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT SETNAME connection-name"""
+    if not _valid_name(argv[2]):
+        raise ReplyError(errors.INVALID_CLIENT_NAME)
+    ctx.name = argv[2]
+    return OK
+
+
+@command("client|getname", 2, "noscript loading stale", group="connection", since="2.6.9")
+def client_getname(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT GETNAME"""
+    return ctx.name or None
+
+
+@command("client|setinfo", 4, "noscript loading stale", group="connection", since="7.2.0")
+def client_setinfo(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT SETINFO <LIB-NAME libname | LIB-VER libver>"""
+    attr = argv[2].upper()
+    if attr not in (b"LIB-NAME", b"LIB-VER"):
+        raise ReplyError(errors.CLIENT_SETINFO_BAD_ATTR.format(argv[2].decode("utf-8", "replace")))
+    if not all(32 < ch < 127 for ch in argv[3]):
+        raise ReplyError(errors.CLIENT_SETINFO_BAD_VALUE.format(attr.decode().lower()))
+    if attr == b"LIB-NAME":
+        ctx.lib_name = argv[3]
+    else:
+        ctx.lib_ver = argv[3]
+    return OK
+
+
+@command("client|info", 2, "noscript loading stale", group="connection", since="6.2.0")
+def client_info(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT INFO"""
+    return Verbatim(client_info_line(ctx, ctx.server.clock.now_ms()).encode() + b"\n")
+
+
+@command("client|list", -2, "admin noscript loading stale", group="connection", since="2.4.0")
+def client_list(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]"""
+    clients = list(ctx.server.clients.values())
+    i = 2
+    while i < len(argv):
+        option = argv[i].upper()
+        if option == b"TYPE" and i + 1 < len(argv):
+            kind = argv[i + 1].lower()
+            if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+                raise ReplyError(f"ERR Unknown client type '{argv[i + 1].decode('utf-8', 'replace')}'")
+            if kind != b"normal":
+                clients = []
+            i += 2
+        elif option == b"ID" and i + 1 < len(argv):
+            ids = set()
+            for raw in argv[i + 1 :]:
+                try:
+                    ids.add(parse_int(raw))
+                except ReplyError:
+                    raise ReplyError("ERR Invalid client ID") from None
+            clients = [c for c in clients if c.id in ids]
+            i = len(argv)
+        else:
+            raise ReplyError(errors.SYNTAX)
+    now = ctx.server.clock.now_ms()
+    text = "".join(client_info_line(c, now) + "\n" for c in clients)
+    return Verbatim(text.encode())
+
+
+_KILL_FILTERS = Options({
+    b"ID": (1, None), b"ADDR": (1, None), b"LADDR": (1, None), b"SKIPME": (1, None),
+    b"USER": (1, None), b"TYPE": (1, None), b"MAXAGE": (1, None),
+})
+
+
+@command("client|kill", -3, "admin noscript loading stale", group="connection", since="2.4.0")
+def client_kill(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT KILL <ip:port | <[ID client-id] | [TYPE type] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>] | [MAXAGE maxage]> [...]>"""
+    server = ctx.server
+    if len(argv) == 3:
+        # Old form: CLIENT KILL addr, replies OK or an error.
+        for client in list(server.clients.values()):
+            if client.conn is not None and client.conn.addr == argv[2].decode():
+                _kill(client)
+                return OK
+        raise ReplyError(errors.NO_SUCH_CLIENT)
+    filters = _KILL_FILTERS.parse(argv, 2)
+    skipme = True
+    if b"SKIPME" in filters:
+        value = filters[b"SKIPME"].lower()  # type: ignore[union-attr]
+        if value not in (b"yes", b"no"):
+            raise ReplyError(errors.SYNTAX)
+        skipme = value == b"yes"
+    wanted_id = None
+    if b"ID" in filters:
+        try:
+            wanted_id = parse_int(filters[b"ID"])  # type: ignore[arg-type]
+        except ReplyError:
+            raise ReplyError("ERR client-id should be greater than 0") from None
+        if wanted_id <= 0:
+            raise ReplyError("ERR client-id should be greater than 0")
+    max_age = parse_int(filters[b"MAXAGE"]) if b"MAXAGE" in filters else None  # type: ignore[arg-type]
+    now = server.clock.now_ms()
+    killed = 0
+    for client in list(server.clients.values()):
+        if skipme and client is ctx:
+            continue
+        if wanted_id is not None and client.id != wanted_id:
+            continue
+        if b"ADDR" in filters and (client.conn is None or client.conn.addr.encode() != filters[b"ADDR"]):
+            continue
+        if b"LADDR" in filters and (client.conn is None or client.conn.laddr.encode() != filters[b"LADDR"]):
+            continue
+        if b"USER" in filters and filters[b"USER"] != client.user:
+            continue
+        if b"TYPE" in filters and filters[b"TYPE"].lower() != b"normal":  # type: ignore[union-attr]
+            continue
+        if max_age is not None and (now - client.created_ms) // 1000 < max_age:
+            continue
+        _kill(client)
+        killed += 1
+    return killed
+
+
+def _kill(client: Client) -> None:
+    client.closing = True
+    if client.conn is not None:
+        client.conn.close()
+
+
+@command("client|unblock", -3, "admin noscript loading stale", group="connection", since="5.0.0")
+def client_unblock(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT UNBLOCK client-id [TIMEOUT | ERROR]"""
+    target_id = parse_int(argv[2])
+    mode = argv[3].upper() if len(argv) > 3 else b"TIMEOUT"
+    if len(argv) > 4 or mode not in (b"TIMEOUT", b"ERROR"):
+        raise ReplyError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+    target = ctx.server.clients.get(target_id)
+    if target is None or target.blocked is None:
+        return 0
+    entry = ctx.server.unblock(target)
+    reply: object = entry.timeout_reply  # type: ignore[union-attr]
+    if mode == b"ERROR":
+        reply = ReplyError("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+    unblocked = ctx.server.extensions.get("on_unblocked")
+    if unblocked is not None:
+        unblocked(target, entry, reply)  # type: ignore[operator]
+    return 1
+
+
+@command("client|no-evict", 3, "admin noscript loading stale", group="connection", since="7.0.0")
+def client_no_evict(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT NO-EVICT <ON | OFF>"""
+    if argv[2].upper() not in (b"ON", b"OFF"):
+        raise ReplyError(errors.SYNTAX)
+    return OK
+
+
+@command("client|no-touch", 3, "noscript loading stale", group="connection", since="7.2.0")
+def client_no_touch(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT NO-TOUCH <ON | OFF>"""
+    if argv[2].upper() not in (b"ON", b"OFF"):
+        raise ReplyError(errors.SYNTAX)
+    return OK
+
+
+@command("client|help", 2, "loading stale", group="connection", since="5.0.0")
+def client_help(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT HELP"""
+    return [SimpleString(line) for line in (
+        b"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        b"ID", b"    Return the ID of the current connection.",
+        b"INFO", b"    Return information about the current client connection.",
+        b"KILL <ip:port>", b"    Kill connection made from <ip:port>.",
+        b"LIST [options ...]", b"    Return information about client connections.",
+        b"GETNAME", b"    Return the name of the current connection.",
+        b"SETNAME <name>", b"    Assign the name <name> to the current connection.",
+        b"SETINFO <option> <value>", b"    Set client meta attr.",
+        b"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        b"    Unblock the specified blocked client.",
+        b"HELP", b"    Print this help.",
+    )]

@@ -1,0 +1,302 @@
+"""Generic keyspace commands: DEL, EXISTS, TYPE, KEYS, SCAN, RENAME, expiry, OBJECT, MEMORY."""
+
+from __future__ import annotations
+
+from rillet import errors
+from rillet.commands.args import glob_match, parse_int
+from rillet.commands.table import command
+from rillet.errors import ReplyError
+from rillet.resp.types import OK, SimpleString
+from rillet.state import Client
+
+MAX_EXPIRE_MS = 2**63 - 1
+
+
+def type_name(value: object) -> bytes:
+    if value.__class__ is bytes:
+        return b"string"
+    return getattr(value, "TYPE_NAME", b"none")
+
+
+@command("del", -2, "write", keys=(1, -1, 1), group="generic", since="1.0.0")
+def del_(ctx: Client, argv: list[bytes]) -> object:
+    """DEL key [key ...]"""
+    db = ctx.db
+    deleted = 0
+    for key in argv[1:]:
+        if db.delete(key):
+            ctx.modified(key)
+            deleted += 1
+    return deleted
+
+
+@command("unlink", -2, "write fast", keys=(1, -1, 1), group="generic", since="4.0.0")
+def unlink(ctx: Client, argv: list[bytes]) -> object:
+    """UNLINK key [key ...]"""
+    return del_(ctx, argv)
+
+
+@command("exists", -2, "readonly fast", keys=(1, -1, 1), group="generic", since="1.0.0")
+def exists(ctx: Client, argv: list[bytes]) -> object:
+    """EXISTS key [key ...]"""
+    db = ctx.db
+    return sum(1 for key in argv[1:] if db.get(key) is not None)
+
+
+@command("type", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="1.0.0")
+def type_(ctx: Client, argv: list[bytes]) -> object:
+    """TYPE key"""
+    value = ctx.db.get(argv[1])
+    return SimpleString(b"none" if value is None else type_name(value))
+
+
+@command("keys", 2, "readonly", group="generic", since="1.0.0")
+def keys_(ctx: Client, argv: list[bytes]) -> object:
+    """KEYS pattern"""
+    pattern = argv[1]
+    if pattern == b"*":
+        return list(ctx.db.keys())
+    return [key for key in ctx.db.keys() if glob_match(pattern, key)]
+
+
+@command("scan", -2, "readonly", group="generic", since="2.8.0")
+def scan(ctx: Client, argv: list[bytes]) -> object:
+    """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
+    try:
+        cursor = int(argv[1])
+        if cursor < 0 or cursor >= 2**64 or not argv[1].isdigit():
+            raise ValueError
+    except ValueError:
+        raise ReplyError("ERR invalid cursor") from None
+    pattern = None
+    count = 10
+    wanted_type = None
+    i = 2
+    while i < len(argv):
+        option = argv[i].upper()
+        if i + 1 >= len(argv):
+            raise ReplyError(errors.SYNTAX)
+        if option == b"MATCH":
+            pattern = argv[i + 1]
+        elif option == b"COUNT":
+            count = parse_int(argv[i + 1])
+            if count < 1:
+                raise ReplyError(errors.SYNTAX)
+        elif option == b"TYPE":
+            wanted_type = argv[i + 1].lower()
+        else:
+            raise ReplyError(errors.SYNTAX)
+        i += 2
+    db = ctx.db
+    next_cursor, found = db.scan(cursor, count)
+    if pattern is not None and pattern != b"*":
+        found = [key for key in found if glob_match(pattern, key)]
+    result = []
+    for key in found:
+        value = db.get(key)
+        if value is None:
+            continue
+        if wanted_type is not None and type_name(value) != wanted_type:
+            continue
+        result.append(key)
+    return [str(next_cursor).encode(), result]
+
+
+@command("randomkey", 1, "readonly", group="generic", since="1.0.0")
+def randomkey(ctx: Client, argv: list[bytes]) -> object:
+    """RANDOMKEY"""
+    return ctx.db.random_key()
+
+
+def _rename(ctx: Client, argv: list[bytes], nx: bool) -> object:
+    db = ctx.db
+    old, new = argv[1], argv[2]
+    if db.get(old) is None:
+        raise ReplyError(errors.NO_SUCH_KEY)
+    if nx and db.get(new) is not None:
+        return 0
+    if old != new:
+        db.rename(old, new)
+        ctx.modified(old)
+        ctx.modified(new)
+    return 1 if nx else OK
+
+
+@command("rename", 3, "write", keys=(1, 2, 1), group="generic", since="1.0.0")
+def rename(ctx: Client, argv: list[bytes]) -> object:
+    """RENAME key newkey"""
+    return _rename(ctx, argv, nx=False)
+
+
+@command("renamenx", 3, "write fast", keys=(1, 2, 1), group="generic", since="1.0.0")
+def renamenx(ctx: Client, argv: list[bytes]) -> object:
+    """RENAMENX key newkey"""
+    return _rename(ctx, argv, nx=True)
+
+
+# --- expiry ---------------------------------------------------------------------
+
+def _expire(ctx: Client, argv: list[bytes], unit_ms: int, absolute: bool) -> object:
+    name = argv[0].decode().lower()
+    amount = parse_int(argv[2])
+    flags = {a.upper() for a in argv[3:]}
+    if not flags <= {b"NX", b"XX", b"GT", b"LT"}:
+        raise ReplyError(f"ERR Unsupported option {argv[3 + [a.upper() in (b'NX', b'XX', b'GT', b'LT') for a in argv[3:]].index(False)].decode('utf-8', 'replace')}")
+    if b"NX" in flags and flags & {b"XX", b"GT", b"LT"}:
+        raise ReplyError(errors.EXPIRE_OPTIONS)
+    if b"GT" in flags and b"LT" in flags:
+        raise ReplyError(errors.EXPIRE_GT_LT)
+    now = ctx.clock.now_ms()
+    try:
+        deadline = amount * unit_ms if absolute else now + amount * unit_ms
+        if amount * unit_ms > MAX_EXPIRE_MS or amount * unit_ms < -MAX_EXPIRE_MS or deadline > MAX_EXPIRE_MS:
+            raise OverflowError
+    except OverflowError:
+        raise ReplyError(errors.INVALID_EXPIRE.format(name)) from None
+    db = ctx.db
+    key = argv[1]
+    if db.get(key) is None:
+        return 0
+    current = db.expires.get(key)
+    if b"NX" in flags and current is not None:
+        return 0
+    if b"XX" in flags and current is None:
+        return 0
+    # A key without TTL counts as an infinite TTL for GT/LT.
+    if b"GT" in flags and (current is None or deadline <= current):
+        return 0
+    if b"LT" in flags and current is not None and deadline >= current:
+        return 0
+    if deadline <= now:
+        db.delete(key)
+        ctx.modified(key)
+        ctx.propagate([b"DEL", key])
+        return 1
+    db.set_expire(key, deadline)
+    ctx.modified(key)
+    ctx.propagate([b"PEXPIREAT", key, b"%d" % deadline])
+    return 1
+
+
+@command("expire", -3, "write fast", keys=(1, 1, 1), group="generic", since="1.0.0")
+def expire(ctx: Client, argv: list[bytes]) -> object:
+    """EXPIRE key seconds [NX | XX | GT | LT]"""
+    return _expire(ctx, argv, 1000, absolute=False)
+
+
+@command("pexpire", -3, "write fast", keys=(1, 1, 1), group="generic", since="2.6.0")
+def pexpire(ctx: Client, argv: list[bytes]) -> object:
+    """PEXPIRE key milliseconds [NX | XX | GT | LT]"""
+    return _expire(ctx, argv, 1, absolute=False)
+
+
+@command("expireat", -3, "write fast", keys=(1, 1, 1), group="generic", since="1.2.0")
+def expireat(ctx: Client, argv: list[bytes]) -> object:
+    """EXPIREAT key unix-time-seconds [NX | XX | GT | LT]"""
+    return _expire(ctx, argv, 1000, absolute=True)
+
+
+@command("pexpireat", -3, "write fast", keys=(1, 1, 1), group="generic", since="2.6.0")
+def pexpireat(ctx: Client, argv: list[bytes]) -> object:
+    """PEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT]"""
+    return _expire(ctx, argv, 1, absolute=True)
+
+
+def _ttl(ctx: Client, key: bytes, unit_ms: int) -> int:
+    db = ctx.db
+    if db.get(key) is None:
+        return -2
+    remaining = db.ttl_ms(key)
+    if remaining is None:
+        return -1
+    return (remaining + 500) // 1000 if unit_ms == 1000 else remaining
+
+
+@command("ttl", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="1.0.0")
+def ttl(ctx: Client, argv: list[bytes]) -> object:
+    """TTL key"""
+    return _ttl(ctx, argv[1], 1000)
+
+
+@command("pttl", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="2.6.0")
+def pttl(ctx: Client, argv: list[bytes]) -> object:
+    """PTTL key"""
+    return _ttl(ctx, argv[1], 1)
+
+
+@command("expiretime", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="7.0.0")
+def expiretime(ctx: Client, argv: list[bytes]) -> object:
+    """EXPIRETIME key"""
+    db = ctx.db
+    if db.get(argv[1]) is None:
+        return -2
+    deadline = db.expires.get(argv[1])
+    return -1 if deadline is None else deadline // 1000
+
+
+@command("pexpiretime", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="7.0.0")
+def pexpiretime(ctx: Client, argv: list[bytes]) -> object:
+    """PEXPIRETIME key"""
+    db = ctx.db
+    if db.get(argv[1]) is None:
+        return -2
+    deadline = db.expires.get(argv[1])
+    return -1 if deadline is None else deadline
+
+
+@command("persist", 2, "write fast", keys=(1, 1, 1), group="generic", since="2.2.0")
+def persist(ctx: Client, argv: list[bytes]) -> object:
+    """PERSIST key"""
+    db = ctx.db
+    if db.get(argv[1]) is None or not db.persist(argv[1]):
+        return 0
+    ctx.modified(argv[1])
+    return 1
+
+
+# --- OBJECT / MEMORY --------------------------------------------------------------
+
+def _string_encoding(value: bytes) -> bytes:
+    try:
+        if len(value) <= 20 and str(int(value)).encode() == value and -(2**63) <= int(value) < 2**63:
+            return b"int"
+    except ValueError:
+        pass
+    return b"embstr" if len(value) <= 44 else b"raw"
+
+
+@command("object|encoding", 3, "readonly", keys=(2, 2, 1), group="generic", since="2.2.3")
+def object_encoding(ctx: Client, argv: list[bytes]) -> object:
+    """OBJECT ENCODING key"""
+    value = ctx.db.get(argv[2])
+    if value is None:
+        return None
+    if value.__class__ is bytes:
+        return _string_encoding(value)  # type: ignore[arg-type]
+    return getattr(value, "ENCODING", type_name(value))
+
+
+@command("object|help", 2, "loading stale", group="generic", since="6.2.0")
+def object_help(ctx: Client, argv: list[bytes]) -> object:
+    """OBJECT HELP"""
+    return [SimpleString(b"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"),
+            SimpleString(b"ENCODING <key>"),
+            SimpleString(b"    Return the kind of internal representation used in order to store the value"),
+            SimpleString(b"    associated with a <key>."),
+            SimpleString(b"HELP"), SimpleString(b"    Print this help.")]
+
+
+@command("memory|usage", -3, "readonly", keys=(2, 2, 1), group="server", since="4.0.0")
+def memory_usage(ctx: Client, argv: list[bytes]) -> object:
+    """MEMORY USAGE key [SAMPLES count]"""
+    if len(argv) not in (3, 5) or (len(argv) == 5 and argv[3].upper() != b"SAMPLES"):
+        raise ReplyError(errors.SYNTAX)
+    if len(argv) == 5:
+        parse_int(argv[4])
+    key = argv[2]
+    value = ctx.db.get(key)
+    if value is None:
+        return None
+    if value.__class__ is bytes:
+        return 16 + len(key) + len(value) + 16  # type: ignore[arg-type]
+    return 16 + len(key) + value.memory_usage()  # type: ignore[attr-defined]

@@ -1,0 +1,515 @@
+"""Server commands: INFO, CONFIG, COMMAND, DBSIZE, FLUSHDB/FLUSHALL, TIME, SHUTDOWN, FUNCTION."""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import sys
+import time
+
+from rillet import REDIS_COMPAT_VERSION, __version__, errors
+from rillet.commands import table
+from rillet.commands.table import CommandSpec, command, unique_subcommands
+from rillet.config import ConfigError
+from rillet.errors import ReplyError
+from rillet.resp.types import OK, Map, SetReply, SimpleString, Verbatim
+from rillet.state import Client, ServerState
+
+# --- INFO -------------------------------------------------------------------------
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _section_server(state: ServerState) -> list[tuple[str, object]]:
+    uptime = state.info_uptime()
+    return [
+        ("redis_version", REDIS_COMPAT_VERSION),
+        ("rillet_version", __version__),
+        ("redis_git_sha1", "00000000"),
+        ("redis_git_dirty", 0),
+        ("redis_build_id", "0"),
+        ("redis_mode", "standalone"),
+        ("os", f"{platform.system()} {platform.release()} {platform.machine()}"),
+        ("arch_bits", 64),
+        ("multiplexing_api", "epoll"),
+        ("python_version", platform.python_version()),
+        ("process_id", os.getpid()),
+        ("run_id", state.run_id),
+        ("tcp_port", state.config["port"]),
+        ("server_time_usec", time.time_ns() // 1000),
+        ("uptime_in_seconds", uptime),
+        ("uptime_in_days", uptime // 86400),
+        ("hz", state.config["hz"]),
+        ("executable", sys.argv[0] if sys.argv else ""),
+        ("config_file", state.extensions.get("config_file", "")),
+    ]
+
+
+def _section_clients(state: ServerState) -> list[tuple[str, object]]:
+    return [
+        ("connected_clients", len(state.clients)),
+        ("maxclients", state.config["maxclients"]),
+        ("blocked_clients", state.blocked_count()),
+        ("watching_clients", sum(1 for c in state.clients.values() if c.watched)),
+        ("total_watched_keys", len(state.watched_keys)),
+        ("total_blocking_keys", len(state.blocking)),
+    ]
+
+
+def _section_memory(state: ServerState) -> list[tuple[str, object]]:
+    rss = _rss_bytes()
+    return [
+        ("used_memory", rss),
+        ("used_memory_human", _human(rss)),
+        ("used_memory_rss", rss),
+        ("used_memory_rss_human", _human(rss)),
+        ("used_memory_peak", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
+        ("maxmemory", state.config["maxmemory"]),
+        ("maxmemory_policy", state.config["maxmemory-policy"]),
+        ("mem_allocator", "pymalloc"),
+    ]
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "K", "M", "G", "T"):
+        if n < 1024 or unit == "T":
+            return f"{n:.2f}{unit}" if unit != "B" else f"{int(n)}B"
+        n /= 1024
+    return str(n)
+
+
+def _section_persistence(state: ServerState) -> list[tuple[str, object]]:
+    provider = state.info_providers.get("persistence")
+    if provider is not None:
+        return provider()
+    return [
+        ("loading", 1 if state.loading else 0),
+        ("rdb_changes_since_last_save", state.dirty),
+        ("rdb_bgsave_in_progress", 0),
+        ("rdb_last_save_time", int(state.stats.start_time)),
+        ("rdb_last_bgsave_status", "ok"),
+        ("aof_enabled", 1 if state.config["appendonly"] else 0),
+        ("aof_rewrite_in_progress", 0),
+        ("aof_last_write_status", "ok"),
+    ]
+
+
+def _section_stats(state: ServerState) -> list[tuple[str, object]]:
+    s = state.stats
+    return [
+        ("total_connections_received", s.connections_received),
+        ("total_commands_processed", s.commands_processed),
+        ("instantaneous_ops_per_sec", 0),
+        ("total_net_input_bytes", s.net_input_bytes),
+        ("total_net_output_bytes", s.net_output_bytes),
+        ("rejected_connections", s.rejected_connections),
+        ("expired_keys", s.expired_keys),
+        ("evicted_keys", 0),
+        ("keyspace_hits", s.keyspace_hits),
+        ("keyspace_misses", s.keyspace_misses),
+        ("pubsub_channels", 0),
+        ("total_error_replies", s.total_error_replies),
+        ("unexpected_error_replies", s.unexpected_error_replies),
+    ]
+
+
+def _section_replication(state: ServerState) -> list[tuple[str, object]]:
+    provider = state.info_providers.get("replication")
+    if provider is not None:
+        return provider()
+    return [
+        ("role", "master"),
+        ("connected_slaves", 0),
+        ("master_failover_state", "no-failover"),
+        ("master_replid", state.run_id),
+        ("master_repl_offset", 0),
+    ]
+
+
+def _section_cpu(state: ServerState) -> list[tuple[str, object]]:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return [("used_cpu_sys", f"{usage.ru_stime:.6f}"), ("used_cpu_user", f"{usage.ru_utime:.6f}")]
+
+
+def _section_commandstats(state: ServerState) -> list[tuple[str, object]]:
+    out = []
+    specs: list[CommandSpec] = []
+    for spec in table.COMMANDS.values():
+        specs.append(spec)
+        specs.extend(unique_subcommands(spec))
+    for spec in specs:
+        if spec.calls or spec.rejected_calls or spec.failed_calls:
+            per = spec.usec / spec.calls if spec.calls else 0
+            out.append((
+                f"cmdstat_{spec.name}",
+                f"calls={spec.calls},usec={spec.usec},usec_per_call={per:.2f},"
+                f"rejected_calls={spec.rejected_calls},failed_calls={spec.failed_calls}",
+            ))
+    return out
+
+
+def _section_errorstats(state: ServerState) -> list[tuple[str, object]]:
+    return [(f"errorstat_{code}", f"count={n}") for code, n in sorted(state.stats.errors.items())]
+
+
+def _section_keyspace(state: ServerState) -> list[tuple[str, object]]:
+    out = []
+    for db in state.keyspace.dbs:
+        if len(db):
+            out.append((f"db{db.index}",
+                        f"keys={len(db)},expires={len(db.expires)},avg_ttl=0,subexpiry=0"))
+    return out
+
+
+SECTIONS = {
+    "server": _section_server,
+    "clients": _section_clients,
+    "memory": _section_memory,
+    "persistence": _section_persistence,
+    "stats": _section_stats,
+    "replication": _section_replication,
+    "cpu": _section_cpu,
+    "commandstats": _section_commandstats,
+    "errorstats": _section_errorstats,
+    "keyspace": _section_keyspace,
+}
+DEFAULT_SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication", "cpu",
+                    "errorstats", "keyspace"]
+
+
+def render_info(state: ServerState, wanted: list[str]) -> str:
+    names: list[str] = []
+    for word in wanted or ["default"]:
+        word = word.lower()
+        if word in ("all", "everything"):
+            names.extend(SECTIONS)
+        elif word == "default":
+            names.extend(DEFAULT_SECTIONS)
+        elif word in SECTIONS:
+            names.append(word)
+    seen: list[str] = []
+    for name in names:
+        if name not in seen:
+            seen.append(name)
+    parts = []
+    for name in seen:
+        lines = [f"# {name.capitalize() if name not in ('commandstats', 'errorstats') else name.capitalize()}"]
+        lines += [f"{k}:{v}" for k, v in SECTIONS[name](state)]
+        parts.append("\r\n".join(lines) + "\r\n")
+    return "\r\n".join(parts)
+
+
+@command("info", -1, "loading stale", group="server", since="1.0.0")
+def info(ctx: Client, argv: list[bytes]) -> object:
+    """INFO [section [section ...]]"""
+    text = render_info(ctx.server, [a.decode("utf-8", "replace") for a in argv[1:]])
+    return Verbatim(text.encode())
+
+
+# --- CONFIG -------------------------------------------------------------------------
+
+@command("config|get", -3, "admin noscript loading stale", group="server", since="2.0.0")
+def config_get(ctx: Client, argv: list[bytes]) -> object:
+    """CONFIG GET parameter [parameter ...]"""
+    found: dict[str, str] = {}
+    for pattern in argv[2:]:
+        for name, value in ctx.server.config.get(pattern.decode("utf-8", "replace")):
+            found.setdefault(name, value)
+    return Map([(k.encode(), v.encode()) for k, v in found.items()])
+
+
+@command("config|set", -4, "admin noscript loading stale", group="server", since="2.0.0")
+def config_set(ctx: Client, argv: list[bytes]) -> object:
+    """CONFIG SET parameter value [parameter value ...]"""
+    if len(argv) % 2:
+        raise ReplyError(errors.wrong_arity("config|set"))
+    pairs = [(argv[i].decode("utf-8", "replace"), argv[i + 1].decode("utf-8", "replace"))
+             for i in range(2, len(argv), 2)]
+    try:
+        ctx.server.config.set_many(pairs)
+    except KeyError as missing:
+        raise ReplyError(errors.CONFIG_UNKNOWN_PARAM.format(missing.args[0])) from None
+    except ConfigError as error:
+        raise ReplyError(errors.CONFIG_SET_FAILED.format(error.name, error)) from None
+    return OK
+
+
+@command("config|resetstat", 2, "admin noscript loading stale", group="server", since="2.0.0")
+def config_resetstat(ctx: Client, argv: list[bytes]) -> object:
+    """CONFIG RESETSTAT"""
+    state = ctx.server
+    blocked = state.stats.blocked_clients
+    start = state.stats.start_time
+    state.stats = type(state.stats)()
+    state.stats.blocked_clients = blocked
+    state.stats.start_time = start
+    for spec in table.COMMANDS.values():
+        for one in [spec, *unique_subcommands(spec)]:
+            one.calls = one.usec = one.rejected_calls = one.failed_calls = 0
+    return OK
+
+
+@command("config|rewrite", 2, "admin noscript loading stale", group="server", since="2.8.0")
+def config_rewrite(ctx: Client, argv: list[bytes]) -> object:
+    """CONFIG REWRITE"""
+    path = ctx.server.extensions.get("config_file")
+    if not path:
+        raise ReplyError("ERR The server is running without a config file")
+    config = ctx.server.config
+    lines = []
+    for name, param in config.params.items():
+        if name != param.name:
+            continue
+        value = config.values[name]
+        if value != param.default:
+            rendered = param.render(value)
+            lines.append(f"{name} {rendered if rendered else chr(34) * 2}")
+    with open(path, "w", encoding="utf-8") as handle:  # type: ignore[arg-type]
+        handle.write("\n".join(lines) + "\n")
+    return OK
+
+
+@command("config|help", 2, "loading stale", group="server", since="5.0.0")
+def config_help(ctx: Client, argv: list[bytes]) -> object:
+    """CONFIG HELP"""
+    return [SimpleString(line) for line in (
+        b"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        b"GET <pattern>", b"    Return parameters matching the glob-like <pattern> and their values.",
+        b"SET <directive> <value>", b"    Set the configuration <directive> to <value>.",
+        b"RESETSTAT", b"    Reset statistics reported by the INFO command.",
+        b"REWRITE", b"    Rewrite the configuration file.",
+        b"HELP", b"    Print this help.",
+    )]
+
+
+# --- keyspace-wide --------------------------------------------------------------------
+
+@command("dbsize", 1, "readonly fast", group="server", since="1.0.0")
+def dbsize(ctx: Client, argv: list[bytes]) -> object:
+    """DBSIZE"""
+    return len(ctx.db)
+
+
+def _flush_mode(argv: list[bytes], first: int) -> None:
+    if len(argv) > first + 1 or (len(argv) == first + 1 and argv[first].upper() not in (b"ASYNC", b"SYNC")):
+        raise ReplyError(errors.SYNTAX)
+
+
+@command("flushdb", -1, "write", group="server", since="1.0.0")
+def flushdb(ctx: Client, argv: list[bytes]) -> object:
+    """FLUSHDB [ASYNC | SYNC]"""
+    _flush_mode(argv, 1)
+    changes = len(ctx.db)
+    ctx.db.flush()
+    ctx.server.db_flushed(ctx.db.index)
+    ctx.server.dirty += changes + 1
+    ctx.propagate([b"FLUSHDB"])
+    return OK
+
+
+@command("flushall", -1, "write", group="server", since="1.0.0")
+def flushall(ctx: Client, argv: list[bytes]) -> object:
+    """FLUSHALL [ASYNC | SYNC]"""
+    _flush_mode(argv, 1)
+    state = ctx.server
+    changes = sum(len(db) for db in state.keyspace.dbs)
+    state.keyspace.flush_all()
+    state.db_flushed(None)
+    state.dirty += changes + 1
+    ctx.propagate([b"FLUSHALL"])
+    return OK
+
+
+@command("time", 1, "loading stale fast", group="server", since="2.6.0")
+def time_(ctx: Client, argv: list[bytes]) -> object:
+    """TIME"""
+    now_us = ctx.clock.now_us()
+    return [b"%d" % (now_us // 1_000_000), b"%d" % (now_us % 1_000_000)]
+
+
+@command("shutdown", -1, "admin noscript loading stale no_multi allow_busy", group="server",
+         since="1.0.0")
+def shutdown(ctx: Client, argv: list[bytes]) -> object:
+    """SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]"""
+    options = {a.upper() for a in argv[1:]}
+    if not options <= {b"NOSAVE", b"SAVE", b"NOW", b"FORCE", b"ABORT"} or (
+        b"NOSAVE" in options and b"SAVE" in options
+    ):
+        raise ReplyError(errors.SYNTAX)
+    if b"ABORT" in options:
+        if len(options) > 1:
+            raise ReplyError(errors.SYNTAX)
+        raise ReplyError("ERR No shutdown in progress.")
+    ctx.server.shutdown_requested = {"save": b"SAVE" in options, "nosave": b"NOSAVE" in options}
+    ctx.closing = True
+    from rillet.resp.types import NO_REPLY
+
+    return NO_REPLY
+
+
+@command("function|flush", -2, "write noscript", group="scripting", since="7.0.0")
+def function_flush(ctx: Client, argv: list[bytes]) -> object:
+    """FUNCTION FLUSH [ASYNC | SYNC]"""
+    _flush_mode(argv, 2)
+    return OK
+
+
+@command("lastsave", 1, "loading stale fast", group="server", since="1.0.0")
+def lastsave(ctx: Client, argv: list[bytes]) -> object:
+    """LASTSAVE"""
+    provider = ctx.server.extensions.get("lastsave")
+    if provider is not None:
+        return provider()  # type: ignore[operator]
+    return int(ctx.server.stats.start_time)
+
+
+# --- COMMAND ------------------------------------------------------------------------
+
+def _flag_set(spec: CommandSpec) -> SetReply:
+    flags = []
+    for flag in sorted(spec.flags):
+        flags.append(SimpleString(flag.replace("_", "-").encode()))
+    return SetReply(flags)
+
+
+def command_info(spec: CommandSpec) -> list:
+    subs = [command_info(sub) for sub in unique_subcommands(spec)]
+    key_specs = []
+    return [
+        spec.name.encode(),
+        spec.arity,
+        _flag_set(spec),
+        spec.first_key,
+        spec.last_key,
+        spec.key_step,
+        SetReply([SimpleString(b"@" + c.encode()) for c in (spec.acl_categories or (spec.group,))]),
+        [],
+        key_specs,
+        subs,
+    ]
+
+
+def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:
+    items: list[tuple[bytes, object]] = [
+        (b"summary", (spec.summary or spec.syntax).encode()),
+        (b"since", spec.since.encode()),
+        (b"group", spec.group.encode()),
+    ]
+    if spec.complexity:
+        items.append((b"complexity", spec.complexity.encode()))
+    subs = unique_subcommands(spec)
+    if subs:
+        items.append((b"subcommands", Map([command_docs(sub) for sub in subs])))
+    return spec.name.encode(), Map(items)
+
+
+@command("command", -1, "loading stale", group="server", since="2.8.13")
+def command_(ctx: Client, argv: list[bytes]) -> object:
+    """COMMAND"""
+    if len(argv) > 1:
+        raise ReplyError(errors.unknown_subcommand(argv[1], "command"))
+    return [command_info(spec) for spec in table.COMMANDS.values()]
+
+
+@command("command|count", 2, "loading stale", group="server", since="2.8.13")
+def command_count(ctx: Client, argv: list[bytes]) -> object:
+    """COMMAND COUNT"""
+    return len(table.COMMANDS)
+
+
+def _resolve(name: bytes) -> CommandSpec | None:
+    if b"|" in name:
+        parent_name, sub = name.split(b"|", 1)
+        parent = table.lookup(parent_name)
+        if parent is None:
+            return None
+        return parent.subcommands.get(sub.lower())
+    return table.lookup(name)
+
+
+@command("command|info", -2, "loading stale", group="server", since="2.8.13")
+def command_info_(ctx: Client, argv: list[bytes]) -> object:
+    """COMMAND INFO [command-name [command-name ...]]"""
+    if len(argv) == 2:
+        return [command_info(spec) for spec in table.COMMANDS.values()]
+    out: list = []
+    for name in argv[2:]:
+        spec = _resolve(name)
+        out.append(None if spec is None else command_info(spec))
+    return out
+
+
+@command("command|docs", -2, "loading stale", group="server", since="7.0.0")
+def command_docs_(ctx: Client, argv: list[bytes]) -> object:
+    """COMMAND DOCS [command-name [command-name ...]]"""
+    if len(argv) == 2:
+        return Map([command_docs(spec) for spec in table.COMMANDS.values()])
+    items = []
+    for name in argv[2:]:
+        spec = _resolve(name)
+        if spec is not None:
+            items.append(command_docs(spec))
+    return Map(items)
+
+
+@command("command|list", -2, "loading stale", group="server", since="7.0.0")
+def command_list(ctx: Client, argv: list[bytes]) -> object:
+    """COMMAND LIST [FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]"""
+    from rillet.commands.args import glob_match
+
+    names = []
+    for spec in table.COMMANDS.values():
+        names.append(spec)
+        names.extend(unique_subcommands(spec))
+    if len(argv) == 2:
+        return [s.name.encode() for s in names]
+    if len(argv) != 5 or argv[2].upper() != b"FILTERBY":
+        raise ReplyError(errors.SYNTAX)
+    kind, value = argv[3].upper(), argv[4]
+    if kind == b"PATTERN":
+        return [s.name.encode() for s in names if glob_match(value, s.name.encode(), nocase=True)]
+    if kind == b"ACLCAT":
+        category = value.lower().decode("utf-8", "replace")
+        return [s.name.encode() for s in names if category in (s.acl_categories or (s.group,))]
+    if kind == b"MODULE":
+        return []
+    raise ReplyError(errors.SYNTAX)
+
+
+@command("command|getkeys", -3, "loading stale", group="server", since="2.8.13")
+def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
+    """COMMAND GETKEYS command [arg [arg ...]]"""
+    spec = table.lookup(argv[2])
+    if spec is None:
+        raise ReplyError("ERR Invalid command specified")
+    args = argv[2:]
+    if spec.handler is None and len(args) > 1:
+        spec = spec.subcommands.get(args[1].lower()) or spec
+    if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
+        raise ReplyError("ERR Invalid number of arguments specified for command")
+    keys_at = spec.key_indexes(len(args))
+    if not keys_at:
+        raise ReplyError("ERR The command has no key arguments")
+    return [args[i] for i in keys_at if i < len(args)]
+
+
+@command("command|help", 2, "loading stale", group="server", since="5.0.0")
+def command_help(ctx: Client, argv: list[bytes]) -> object:
+    """COMMAND HELP"""
+    return [SimpleString(line) for line in (
+        b"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        b"(no subcommand)", b"    Return details about all commands.",
+        b"COUNT", b"    Return the total number of commands in this server.",
+        b"LIST", b"    Return a list of all commands in this server.",
+        b"INFO [<command-name> ...]", b"    Return details about multiple commands.",
+        b"DOCS [<command-name> ...]", b"    Return documentation details about multiple commands.",
+        b"GETKEYS <full-command>", b"    Return the keys from a full command.",
+        b"HELP", b"    Print this help.",
+    )]

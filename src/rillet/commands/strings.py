@@ -1,0 +1,187 @@
+"""A small string type: GET, SET, MGET, MSET, INCR family, SETNX, GETDEL, APPEND, STRLEN.
+
+Users pair streams with strings (idempotency markers, locks, the Spark sink's
+exactly-once marker), so these follow Redis exactly, including the way SET
+with a relative expiry is propagated as an absolute PXAT.
+"""
+
+from __future__ import annotations
+
+from rillet import errors
+from rillet.commands.args import parse_int
+from rillet.commands.keys import MAX_EXPIRE_MS
+from rillet.commands.table import command
+from rillet.errors import ReplyError
+from rillet.resp.types import OK
+from rillet.state import Client
+
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
+
+def get_string(ctx: Client, key: bytes) -> bytes | None:
+    value = ctx.db.get(key)
+    if value is None or value.__class__ is bytes:
+        return value  # type: ignore[return-value]
+    raise ReplyError(errors.WRONGTYPE)
+
+
+@command("get", 2, "readonly fast", keys=(1, 1, 1), group="string", since="1.0.0")
+def get(ctx: Client, argv: list[bytes]) -> object:
+    """GET key"""
+    return get_string(ctx, argv[1])
+
+
+_SET_EXPIRY = {b"EX": 1000, b"PX": 1, b"EXAT": 1000, b"PXAT": 1}
+
+
+@command("set", -3, "write denyoom", keys=(1, 1, 1), group="string", since="1.0.0")
+def set_(ctx: Client, argv: list[bytes]) -> object:
+    """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
+    condition = None
+    want_old = False
+    keep_ttl = False
+    expiry_unit = None
+    expiry_raw = b""
+    i = 3
+    while i < len(argv):
+        option = argv[i].upper()
+        if option in (b"NX", b"XX") and condition in (None, option):
+            condition = option
+        elif option == b"GET":
+            want_old = True
+        elif option == b"KEEPTTL" and expiry_unit is None:
+            keep_ttl = True
+        elif option in _SET_EXPIRY and expiry_unit is None and not keep_ttl and i + 1 < len(argv):
+            expiry_unit = option
+            i += 1
+            expiry_raw = argv[i]
+        else:
+            raise ReplyError(errors.SYNTAX)
+        i += 1
+    deadline = None
+    now = ctx.clock.now_ms()
+    if expiry_unit is not None:
+        amount = parse_int(expiry_raw)
+        unit = _SET_EXPIRY[expiry_unit]
+        if amount <= 0 or amount * unit > MAX_EXPIRE_MS:
+            raise ReplyError(errors.INVALID_EXPIRE.format("set"))
+        deadline = amount * unit if expiry_unit in (b"EXAT", b"PXAT") else now + amount * unit
+        if deadline > MAX_EXPIRE_MS:
+            raise ReplyError(errors.INVALID_EXPIRE.format("set"))
+    key, value = argv[1], argv[2]
+    db = ctx.db
+    old = get_string(ctx, key) if want_old else db.get(key)
+    if (condition == b"NX" and old is not None) or (condition == b"XX" and old is None):
+        return old if want_old else None
+    db.set(key, value, keep_ttl=keep_ttl)
+    if deadline is not None:
+        db.set_expire(key, deadline)
+    ctx.modified(key)
+    effect = [b"SET", key, value]
+    if deadline is not None:
+        effect += [b"PXAT", b"%d" % deadline]
+    elif keep_ttl:
+        effect.append(b"KEEPTTL")
+    ctx.propagate(effect)
+    return old if want_old else OK
+
+
+@command("setnx", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0")
+def setnx(ctx: Client, argv: list[bytes]) -> object:
+    """SETNX key value"""
+    if ctx.db.get(argv[1]) is not None:
+        return 0
+    ctx.db.set(argv[1], argv[2])
+    ctx.modified(argv[1])
+    return 1
+
+
+@command("getdel", 2, "write fast", keys=(1, 1, 1), group="string", since="6.2.0")
+def getdel(ctx: Client, argv: list[bytes]) -> object:
+    """GETDEL key"""
+    value = get_string(ctx, argv[1])
+    if value is not None:
+        ctx.db.delete(argv[1])
+        ctx.modified(argv[1])
+        ctx.propagate([b"DEL", argv[1]])
+    return value
+
+
+@command("mget", -2, "readonly fast", keys=(1, -1, 1), group="string", since="1.0.0")
+def mget(ctx: Client, argv: list[bytes]) -> object:
+    """MGET key [key ...]"""
+    db = ctx.db
+    out = []
+    for key in argv[1:]:
+        value = db.get(key)
+        out.append(value if value is None or value.__class__ is bytes else None)
+    return out
+
+
+@command("mset", -3, "write denyoom", keys=(1, -1, 2), group="string", since="1.0.1")
+def mset(ctx: Client, argv: list[bytes]) -> object:
+    """MSET key value [key value ...]"""
+    if len(argv) % 2 == 0:
+        raise ReplyError(errors.wrong_arity("mset"))
+    for i in range(1, len(argv), 2):
+        ctx.db.set(argv[i], argv[i + 1])
+        ctx.modified(argv[i])
+    return OK
+
+
+@command("strlen", 2, "readonly fast", keys=(1, 1, 1), group="string", since="2.2.0")
+def strlen(ctx: Client, argv: list[bytes]) -> object:
+    """STRLEN key"""
+    value = get_string(ctx, argv[1])
+    return 0 if value is None else len(value)
+
+
+@command("append", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="2.0.0")
+def append(ctx: Client, argv: list[bytes]) -> object:
+    """APPEND key value"""
+    value = (get_string(ctx, argv[1]) or b"") + argv[2]
+    ctx.db.set(argv[1], value, keep_ttl=True)
+    ctx.modified(argv[1])
+    return len(value)
+
+
+def _incr(ctx: Client, key: bytes, delta: int) -> int:
+    current = get_string(ctx, key)
+    if current is None:
+        number = 0
+    else:
+        number = parse_int(current)
+    result = number + delta
+    if result > INT64_MAX or result < INT64_MIN:
+        raise ReplyError(errors.OVERFLOW)
+    ctx.db.set(key, b"%d" % result, keep_ttl=True)
+    ctx.modified(key)
+    return result
+
+
+@command("incr", 2, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0")
+def incr(ctx: Client, argv: list[bytes]) -> object:
+    """INCR key"""
+    return _incr(ctx, argv[1], 1)
+
+
+@command("decr", 2, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0")
+def decr(ctx: Client, argv: list[bytes]) -> object:
+    """DECR key"""
+    return _incr(ctx, argv[1], -1)
+
+
+@command("incrby", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0")
+def incrby(ctx: Client, argv: list[bytes]) -> object:
+    """INCRBY key increment"""
+    return _incr(ctx, argv[1], parse_int(argv[2]))
+
+
+@command("decrby", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0")
+def decrby(ctx: Client, argv: list[bytes]) -> object:
+    """DECRBY key decrement"""
+    delta = parse_int(argv[2])
+    if delta == INT64_MIN:
+        raise ReplyError("ERR decrement would overflow")
+    return _incr(ctx, argv[1], -delta)

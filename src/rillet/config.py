@@ -1,0 +1,246 @@
+"""Server configuration: Redis's parameter names, defaults, parsing and validation.
+
+One `Config` object per server. Each parameter is declared once with its kind
+(bool, int, memory, enum, string, special) so that command-line flags, the
+config file (redis.conf syntax), CONFIG GET and CONFIG SET all agree.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rillet.resp.parser import split_args
+
+
+class ConfigError(ValueError):
+    """A bad value; the message is what CONFIG SET reports after the dash."""
+
+    def __init__(self, message: str, name: str = "") -> None:
+        super().__init__(message)
+        self.name = name
+
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 1000, "kb": 1024,
+    "m": 1000**2, "mb": 1024**2,
+    "g": 1000**3, "gb": 1024**3,
+}
+
+
+def parse_memory(text: str) -> int:
+    low = text.strip().lower()
+    digits = low.rstrip("kmgb")
+    unit = low[len(digits):]
+    if unit not in _UNITS or not digits.lstrip("-").isdigit():
+        raise ConfigError("argument must be a memory value")
+    return int(digits) * _UNITS[unit]
+
+
+def parse_bool(text: str) -> bool:
+    low = text.lower()
+    if low == "yes":
+        return True
+    if low == "no":
+        return False
+    raise ConfigError("argument must be 'yes' or 'no'")
+
+
+@dataclass
+class Param:
+    name: str
+    kind: str  # bool | int | memory | enum | string | save
+    default: object
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+    immutable: bool = False
+    aliases: tuple[str, ...] = ()
+    # Called with the new value after a successful CONFIG SET.
+    on_change: list[Callable[[object], None]] = field(default_factory=list)
+
+    def parse(self, text: str) -> object:
+        if self.kind == "bool":
+            return parse_bool(text)
+        if self.kind in ("int", "memory"):
+            try:
+                value = parse_memory(text) if self.kind == "memory" else int(text)
+            except (ValueError, ConfigError):
+                raise ConfigError("argument couldn't be parsed into an integer") from None
+            if (self.minimum is not None and value < self.minimum) or (
+                self.maximum is not None and value > self.maximum
+            ):
+                raise ConfigError(
+                    f"argument must be between {self.minimum} and {self.maximum} inclusive"
+                )
+            return value
+        if self.kind == "enum":
+            low = text.lower()
+            if low not in self.choices:
+                raise ConfigError("argument(s) must be one of the following: "
+                                  + ", ".join(self.choices))
+            return low
+        if self.kind == "save":
+            return parse_save(text)
+        return text
+
+    def render(self, value: object) -> str:
+        if self.kind == "bool":
+            return "yes" if value else "no"
+        if self.kind == "save":
+            return " ".join(f"{s} {c}" for s, c in value)  # type: ignore[union-attr]
+        return str(value)
+
+
+def parse_save(text: str) -> list[tuple[int, int]]:
+    parts = text.split()
+    if len(parts) % 2:
+        raise ConfigError("Invalid save parameters")
+    rules = []
+    for i in range(0, len(parts), 2):
+        if not (parts[i].isdigit() and parts[i + 1].isdigit()):
+            raise ConfigError("Invalid save parameters")
+        rules.append((int(parts[i]), int(parts[i + 1])))
+    return rules
+
+
+_MAX32 = 2**31 - 1
+_MAX64 = 2**63 - 1
+
+PARAMS = [
+    Param("port", "int", 6379, 0, 65535, immutable=True),
+    Param("bind", "string", "127.0.0.1", immutable=True),
+    Param("unixsocket", "string", "", immutable=True),
+    Param("unixsocketperm", "int", 0, 0, 0o777, immutable=True),
+    Param("tcp-backlog", "int", 511, 0, _MAX32, immutable=True),
+    Param("requirepass", "string", ""),
+    Param("databases", "int", 16, 1, _MAX32, immutable=True),
+    Param("dir", "string", ".", immutable=False),
+    Param("loglevel", "enum", "notice", choices=("debug", "verbose", "notice", "warning", "nothing")),
+    Param("logfile", "string", "", immutable=True),
+    Param("daemonize", "bool", False, immutable=True),
+    Param("pidfile", "string", "", immutable=True),
+    Param("save", "save", [(3600, 1), (300, 100), (60, 10000)]),
+    Param("dbfilename", "string", "dump.rdb"),
+    Param("rdbcompression", "bool", True),
+    Param("rdbchecksum", "bool", True),
+    Param("appendonly", "bool", False),
+    Param("appendfilename", "string", "appendonly.aof", immutable=True),
+    Param("appenddirname", "string", "appendonlydir", immutable=True),
+    Param("appendfsync", "enum", "everysec", choices=("always", "everysec", "no")),
+    Param("aof-load-truncated", "bool", True),
+    Param("auto-aof-rewrite-percentage", "int", 100, 0, _MAX32),
+    Param("auto-aof-rewrite-min-size", "memory", 64 * 1024 * 1024, 0, _MAX64),
+    Param("no-appendfsync-on-rewrite", "bool", False),
+    Param("maxclients", "int", 10000, 1, _MAX32),
+    Param("timeout", "int", 0, 0, _MAX32),
+    Param("tcp-keepalive", "int", 300, 0, _MAX32),
+    Param("proto-max-bulk-len", "memory", 512 * 1024 * 1024, 1024 * 1024, _MAX64),
+    Param("client-query-buffer-limit", "memory", 1024 * 1024 * 1024, 1024 * 1024, _MAX64),
+    Param("client-output-buffer-limit", "string", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    Param("maxmemory", "memory", 0, 0, _MAX64),
+    Param("maxmemory-policy", "enum", "noeviction", choices=(
+        "volatile-lru", "allkeys-lru", "volatile-lfu", "allkeys-lfu", "volatile-random",
+        "allkeys-random", "volatile-ttl", "noeviction")),
+    Param("hz", "int", 10, 1, 500),
+    Param("stream-node-max-entries", "int", 100, 0, _MAX64),
+    Param("stream-node-max-bytes", "memory", 4096, 0, _MAX64),
+    Param("stream-idmp-duration", "int", 100, 1, 86400),
+    Param("stream-idmp-maxsize", "int", 100, 1, 10000),
+    Param("maxblockedclients", "int", 100000, 1, _MAX32),
+    Param("slowlog-log-slower-than", "int", 10000, -1, _MAX64),
+    Param("slowlog-max-len", "int", 128, 0, _MAX64),
+    Param("lua-time-limit", "int", 5000, 0, _MAX64, aliases=("busy-reply-threshold",)),
+    Param("notify-keyspace-events", "string", ""),
+    Param("replicaof", "string", "", aliases=("slaveof",)),
+    Param("replica-read-only", "bool", True, aliases=("slave-read-only",)),
+    Param("repl-backlog-size", "memory", 1024 * 1024, 1, _MAX64),
+    Param("min-replicas-to-write", "int", 0, 0, _MAX32, aliases=("min-slaves-to-write",)),
+    Param("cluster-enabled", "bool", False, immutable=True),
+    Param("protected-mode", "bool", True),
+    Param("io-threads", "int", 1, 1, 128, immutable=True),
+    Param("list-max-listpack-size", "int", -2, -5, _MAX32),
+    Param("hash-max-listpack-entries", "int", 128, 0, _MAX64),
+    Param("set-max-intset-entries", "int", 512, 0, _MAX64),
+    Param("zset-max-listpack-entries", "int", 128, 0, _MAX64),
+    Param("latency-tracking", "bool", True),
+    Param("enable-debug-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),
+    Param("gc-freeze-interval", "int", 1000, 0, _MAX32),
+]
+
+
+class Config:
+    """Current values by name; aliases resolve to the canonical parameter."""
+
+    def __init__(self) -> None:
+        self.params: dict[str, Param] = {}
+        for param in PARAMS:
+            self.params[param.name] = param
+            for alias in param.aliases:
+                self.params[alias] = param
+        self.values: dict[str, object] = {p.name: p.default for p in PARAMS}
+
+    def __getitem__(self, name: str) -> object:
+        return self.values[self.params[name].name]
+
+    def get(self, pattern: str) -> list[tuple[str, str]]:
+        """CONFIG GET: (name, rendered value) for every parameter matching the glob."""
+        out = []
+        seen = set()
+        low = pattern.lower()
+        for name, param in self.params.items():
+            if name in seen:
+                continue
+            if fnmatch.fnmatchcase(name, low):
+                seen.add(name)
+                out.append((name, param.render(self.values[param.name])))
+        return out
+
+    def set_many(self, pairs: list[tuple[str, str]], startup: bool = False) -> None:
+        """Validate every pair first, then apply all of them: CONFIG SET is atomic."""
+        parsed: list[tuple[Param, object]] = []
+        seen: set[str] = set()
+        for name, text in pairs:
+            param = self.params.get(name.lower())
+            if param is None:
+                raise KeyError(name)
+            if param.immutable and not startup:
+                raise ConfigError("can't set immutable config", name)
+            if param.name in seen:
+                raise ConfigError("duplicate parameter", name)
+            seen.add(param.name)
+            try:
+                parsed.append((param, param.parse(text)))
+            except ConfigError as error:
+                raise ConfigError(str(error), name) from None
+        for param, value in parsed:
+            self.values[param.name] = value
+            for callback in param.on_change:
+                callback(value)
+
+    def set(self, name: str, text: str, startup: bool = False) -> None:
+        self.set_many([(name, text)], startup=startup)
+
+    def watch(self, name: str, callback: Callable[[object], None]) -> None:
+        self.params[name].on_change.append(callback)
+
+    def load_file(self, path: str) -> None:
+        """redis.conf syntax: one `name arg...` per line, # comments, include."""
+        with open(path, encoding="utf-8") as handle:
+            for lineno, line in enumerate(handle, 1):
+                stripped = line.strip()
+                if not stripped or stripped.startswith("#"):
+                    continue
+                words = split_args(stripped.encode())
+                if not words:
+                    raise ConfigError(f"{path}:{lineno}: unbalanced quotes")
+                name = words[0].decode().lower()
+                args = [w.decode() for w in words[1:]]
+                if name == "include":
+                    self.load_file(args[0])
+                    continue
+                if name not in self.params:
+                    raise ConfigError(f"{path}:{lineno}: Bad directive or wrong number of arguments")
+                self.set(name, " ".join(args) if args else "", startup=True)

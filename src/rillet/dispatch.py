@@ -1,0 +1,133 @@
+"""The one entry point for running a command: checks, call, effects, stats.
+
+`Dispatcher.execute(client, argv)` runs Redis's processCommand checks in
+Redis's order (unknown command, arity, auth, MULTI queueing, loading, write
+guard), calls the handler, and publishes the command's deterministic effects
+to the AOF and replicas. Network clients, the AOF loader and a replica link
+all come through here, so there is one code path and one set of bugs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from rillet import errors
+from rillet.commands import table
+from rillet.commands.table import CommandSpec
+from rillet.errors import ReplyError
+from rillet.resp.types import QUEUED
+from rillet.state import Block, Client, Effect, ServerState
+
+log = logging.getLogger("rillet")
+
+# Commands that run at once even inside MULTI (Redis: processCommand).
+_MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+
+
+class Dispatcher:
+    __slots__ = ("state", "_tx_effects")
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        # While EXEC runs, effects of its commands gather here to be published
+        # once, wrapped in MULTI/EXEC, so replicas apply the transaction whole.
+        self._tx_effects: list[Effect] | None = None
+
+    def execute(self, client: Client, argv: list[bytes]) -> object:
+        """Run one command for `client`; returns a reply, or a `Block` to park it."""
+        spec = table.TABLE.get(argv[0])
+        if spec is None:
+            spec = table.TABLE.get(argv[0].lower())
+            if spec is None:
+                return self._reject(client, errors.unknown_command(argv[0], argv[1:]))
+        if spec.subcommands and (len(argv) >= 2 or spec.handler is None):
+            # A container (CONFIG, CLIENT, XINFO...): the subcommand picks the spec.
+            if len(argv) < 2:
+                return self._reject(client, errors.wrong_arity(spec.name))
+            sub = spec.subcommands.get(argv[1]) or spec.subcommands.get(argv[1].lower())
+            if sub is None:
+                return self._reject(client, errors.unknown_subcommand(argv[1], spec.name))
+            spec = sub
+        argc = len(argv)
+        arity = spec.arity
+        if (arity > 0 and arity != argc) or argc < -arity:
+            return self._reject(client, errors.wrong_arity(spec.name), spec)
+        if not client.authenticated and not spec.allowed_unauthenticated:
+            return self._reject(client, errors.NOAUTH, spec)
+        if client.multi is not None and spec.name not in _MULTI_IMMEDIATE:
+            if not spec.allowed_in_multi:
+                return self._reject(client, errors.COMMAND_NOT_ALLOWED_IN_MULTI, spec)
+            client.multi.append((spec, argv))
+            return QUEUED
+        state = self.state
+        if state.loading and "loading" not in spec.flags and not client.is_internal:
+            return self._reject(client, errors.LOADING, spec)
+        if spec.is_write and state.write_guard is not None and not client.is_internal:
+            problem = state.write_guard()
+            if problem is not None:
+                return self._reject(client, problem, spec)
+        return self.call(client, spec, argv)
+
+    def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
+        """Run an already-checked command and publish its effects."""
+        state = self.state
+        dirty_before = state.dirty
+        state._effects = None
+        started = time.perf_counter_ns()
+        try:
+            reply = spec.handler(client, argv)  # type: ignore[misc]
+        except ReplyError as error:
+            spec.failed_calls += 1
+            self._count_error(error.message)
+            reply = error
+        except Exception:  # a bug: never take the server down with it
+            log.exception("internal error running %r", argv[:3])
+            spec.failed_calls += 1
+            message = "ERR internal error while running '%s'" % spec.name
+            self._count_error(message)
+            state.stats.unexpected_error_replies += 1
+            reply = ReplyError(message)
+        spec.usec += (time.perf_counter_ns() - started) // 1000
+        spec.calls += 1
+        state.stats.commands_processed += 1
+        client.last_command = spec.name.encode()
+        if reply.__class__ is Block:
+            if client.in_exec or client.is_internal:
+                # Inside MULTI or while loading, a blocking command acts as if it timed out.
+                reply = reply.timeout_reply  # type: ignore[attr-defined]
+        effects = state.take_effects()
+        if effects is None and state.dirty != dirty_before and spec.is_write:
+            effects = [(client.db.index, argv)]
+        if effects:
+            if self._tx_effects is not None:
+                self._tx_effects.extend(effects)
+            elif state.effect_sinks:
+                state.publish(effects)
+        return reply
+
+    def begin_transaction(self) -> None:
+        self._tx_effects = []
+
+    def end_transaction(self, db_index: int) -> None:
+        effects, self._tx_effects = self._tx_effects, None
+        if not effects or not self.state.effect_sinks:
+            return
+        if len(effects) > 1:
+            effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+        self.state.publish(effects)
+
+    def _reject(self, client: Client, message: str, spec: CommandSpec | None = None) -> ReplyError:
+        if client.multi is not None:
+            # Redis flags the transaction so EXEC answers EXECABORT.
+            client.multi_error = True
+        if spec is not None:
+            spec.rejected_calls += 1
+        self._count_error(message)
+        return ReplyError(message)
+
+    def _count_error(self, message: str) -> None:
+        stats = self.state.stats
+        code = message.split(" ", 1)[0]
+        stats.errors[code] = stats.errors.get(code, 0) + 1
+        stats.total_error_replies += 1

@@ -1,0 +1,197 @@
+"""The keyspace: numbered databases mapping keys to values, with expiry.
+
+Values are `bytes` (strings) or engine objects (`Stream`). Expiry is lazy on
+lookup plus an active sampling pass the server runs on a timer; both report
+deletions through `on_expire` so they can be propagated as DEL effects.
+SCAN cursors are insertion sequence numbers, so a key present for the whole
+scan is returned exactly once however the keyspace changes meanwhile.
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
+
+from rillet.clock import Clock
+
+
+class Database:
+    __slots__ = (
+        "index",
+        "data",
+        "expires",
+        "clock",
+        "on_expire",
+        "_seq_of",
+        "_scan_keys",
+        "_scan_seqs",
+        "_next_seq",
+        "_dead",
+    )
+
+    def __init__(self, index: int, clock: Clock) -> None:
+        self.index = index
+        self.data: dict[bytes, object] = {}
+        self.expires: dict[bytes, int] = {}
+        self.clock = clock
+        self.on_expire: Callable[[Database, bytes], None] | None = None
+        self._seq_of: dict[bytes, int] = {}
+        self._scan_keys: list[bytes] = []
+        self._scan_seqs: list[int] = []
+        self._next_seq = 1
+        self._dead = 0
+
+    # --- lookups ------------------------------------------------------------
+    def get(self, key: bytes) -> object | None:
+        """The live value of `key`, expiring it first if its time has come."""
+        if self.expires and key in self.expires and self._expire_if_due(key):
+            return None
+        return self.data.get(key)
+
+    def exists(self, key: bytes) -> bool:
+        return self.get(key) is not None
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def keys(self) -> Iterator[bytes]:
+        now = self.clock.now_ms()
+        expires = self.expires
+        for key in list(self.data):
+            deadline = expires.get(key)
+            if deadline is not None and deadline <= now:
+                continue
+            yield key
+
+    # --- mutation -----------------------------------------------------------
+    def set(self, key: bytes, value: object, keep_ttl: bool = False) -> None:
+        if key not in self.data:
+            self._remember(key)
+        self.data[key] = value
+        if not keep_ttl and self.expires:
+            self.expires.pop(key, None)
+
+    def delete(self, key: bytes) -> bool:
+        if self.get(key) is None:
+            return False
+        self._forget(key)
+        return True
+
+    def _forget(self, key: bytes) -> None:
+        del self.data[key]
+        self.expires.pop(key, None)
+        self._seq_of.pop(key, None)
+        self._dead += 1
+        if self._dead > 64 and self._dead > len(self._scan_keys) // 2:
+            self._compact_scan_order()
+
+    def rename(self, old: bytes, new: bytes) -> None:
+        value = self.data[old]
+        deadline = self.expires.get(old)
+        self._forget(old)
+        if new in self.data:
+            self._forget(new)
+        self.set(new, value)
+        if deadline is not None:
+            self.expires[new] = deadline
+
+    def flush(self) -> None:
+        self.data.clear()
+        self.expires.clear()
+        self._seq_of.clear()
+        self._scan_keys.clear()
+        self._scan_seqs.clear()
+        self._dead = 0
+
+    # --- expiry -------------------------------------------------------------
+    def set_expire(self, key: bytes, deadline_ms: int) -> None:
+        self.expires[key] = deadline_ms
+
+    def persist(self, key: bytes) -> bool:
+        return self.expires.pop(key, None) is not None
+
+    def ttl_ms(self, key: bytes) -> int | None:
+        """Remaining ms, or None when the key has no expiry."""
+        deadline = self.expires.get(key)
+        if deadline is None:
+            return None
+        return max(0, deadline - self.clock.now_ms())
+
+    def _expire_if_due(self, key: bytes) -> bool:
+        if self.expires[key] > self.clock.now_ms():
+            return False
+        self._forget(key)
+        if self.on_expire is not None:
+            self.on_expire(self, key)
+        return True
+
+    def active_expire(self, samples: int = 20, max_rounds: int = 16) -> int:
+        """Redis's active expiry: sample keys with a TTL, repeat while >25% were due."""
+        removed = 0
+        for _ in range(max_rounds):
+            if not self.expires:
+                break
+            keys = random.sample(list(self.expires), min(samples, len(self.expires)))
+            due = [k for k in keys if k in self.expires and self._expire_if_due(k)]
+            removed += len(due)
+            if len(due) * 4 <= len(keys):
+                break
+        return removed
+
+    # --- SCAN ---------------------------------------------------------------
+    def _remember(self, key: bytes) -> None:
+        seq = self._next_seq
+        self._next_seq += 1
+        self._seq_of[key] = seq
+        self._scan_keys.append(key)
+        self._scan_seqs.append(seq)
+
+    def _compact_scan_order(self) -> None:
+        live = [(s, k) for k, s in zip(self._scan_keys, self._scan_seqs, strict=True)
+                if self._seq_of.get(k) == s]
+        self._scan_seqs = [s for s, _ in live]
+        self._scan_keys = [k for _, k in live]
+        self._dead = 0
+
+    def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
+        """Up to `count` live keys from `cursor` on; returns (next cursor or 0, keys)."""
+        start = bisect_left(self._scan_seqs, cursor)
+        keys: list[bytes] = []
+        i = start
+        n = len(self._scan_keys)
+        seq_of = self._seq_of
+        while i < n and len(keys) < count:
+            key = self._scan_keys[i]
+            if seq_of.get(key) == self._scan_seqs[i]:
+                keys.append(key)
+            i += 1
+        if i >= n:
+            return 0, keys
+        return self._scan_seqs[i], keys
+
+    def random_key(self) -> bytes | None:
+        while self.data:
+            key = random.choice(list(self.data))
+            if self.get(key) is not None:
+                return key
+        return None
+
+
+class Keyspace:
+    """All databases of one server."""
+
+    __slots__ = ("dbs",)
+
+    def __init__(self, count: int, clock: Clock) -> None:
+        self.dbs = [Database(i, clock) for i in range(count)]
+
+    def __getitem__(self, index: int) -> Database:
+        return self.dbs[index]
+
+    def __len__(self) -> int:
+        return len(self.dbs)
+
+    def flush_all(self) -> None:
+        for db in self.dbs:
+            db.flush()

@@ -1,0 +1,118 @@
+"""Every error text rillet sends, in one place.
+
+Error text is part of Redis's API: clients map the first word to an exception
+class and tests compare replies byte for byte. A `ReplyError` carries the full
+line without the leading '-' (e.g. "ERR syntax error"); it may be raised from
+engine/ or commands/ and becomes an error reply with nothing mutated.
+"""
+
+from __future__ import annotations
+
+
+class ReplyError(Exception):
+    """A Redis error reply. `message` starts with the error code (ERR, WRONGTYPE...)."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    @property
+    def code(self) -> str:
+        return self.message.split(" ", 1)[0]
+
+
+class ProtocolError(Exception):
+    """The peer broke RESP framing: reply with the error, then close the connection."""
+
+
+# --- generic ------------------------------------------------------------------
+SYNTAX = "ERR syntax error"
+NOT_INTEGER = "ERR value is not an integer or out of range"
+NOT_FLOAT = "ERR value is not a valid float"
+OVERFLOW = "ERR increment or decrement would overflow"
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+NO_SUCH_KEY = "ERR no such key"
+OUT_OF_RANGE_DB = "ERR DB index is out of range"
+NOAUTH = "NOAUTH Authentication required."
+WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
+AUTH_NOT_CONFIGURED = (
+    "ERR AUTH <password> called without any password configured for the default user. "
+    "Are you sure your configuration is correct?"
+)
+NOPROTO = "NOPROTO unsupported protocol version"
+INVALID_EXPIRE = "ERR invalid expire time in '{}' command"
+SELECT_NOT_ALLOWED = "ERR SELECT is not allowed in cluster mode"
+MAXCLIENTS = "ERR max number of clients reached"
+LOADING = "LOADING Redis is loading the dataset in memory"
+MISCONF_AOF = "MISCONF Errors writing to the AOF file: {}"
+READONLY_REPLICA = "READONLY You can't write against a read only replica."
+EXPIRE_OPTIONS = "ERR NX and XX, GT or LT options at the same time are not compatible"
+EXPIRE_GT_LT = "ERR GT and LT options at the same time are not compatible"
+EXPIRE_NX_OPT = "ERR NX and XX, GT or LT options at the same time are not compatible"
+SET_GET_NX = "ERR syntax error"
+INVALID_CLIENT_NAME = "ERR Client names cannot contain spaces, newlines or special characters."
+NO_SUCH_CLIENT = "ERR No such client"
+CLIENT_SETINFO_BAD_ATTR = "ERR Unrecognized option '{}'"
+CLIENT_SETINFO_BAD_VALUE = (
+    "ERR {} cannot contain spaces, newlines or special characters."
+)
+
+
+def unknown_command(name: bytes, args: list[bytes]) -> str:
+    # Redis quotes at most 128 chars of the name and lists args until the
+    # text would exceed 128 chars (server.c processCommand).
+    shown = ""
+    for arg in args:
+        if len(shown) >= 128:
+            break
+        remaining = 128 - len(shown)
+        shown += "'" + _safe(arg)[:remaining] + "' "
+    return f"ERR unknown command '{_safe(name)[:128]}', with args beginning with: {shown}"
+
+
+def wrong_arity(fullname: str) -> str:
+    return f"ERR wrong number of arguments for '{fullname}' command"
+
+
+def unknown_subcommand(sub: bytes, container: str) -> str:
+    return f"ERR unknown subcommand '{_safe(sub)[:128]}'. Try {container.upper()} HELP."
+
+
+def _safe(raw: bytes) -> str:
+    # Redis sanitises names in error messages so they can't break the protocol line.
+    text = raw.decode("utf-8", "replace")
+    return "".join(" " if ch in "\r\n" else ch for ch in text)
+
+
+# --- transactions ---------------------------------------------------------------
+MULTI_NESTED = "ERR MULTI calls can not be nested"
+EXEC_WITHOUT_MULTI = "ERR EXEC without MULTI"
+DISCARD_WITHOUT_MULTI = "ERR DISCARD without MULTI"
+EXECABORT = "EXECABORT Transaction discarded because of previous errors."
+WATCH_IN_MULTI = "ERR WATCH inside MULTI is not allowed"
+COMMAND_NOT_ALLOWED_IN_MULTI = "ERR Command not allowed inside a transaction"
+
+# --- config -------------------------------------------------------------------
+CONFIG_UNKNOWN_PARAM = "ERR Unknown option or number of arguments for CONFIG SET - '{}'"
+CONFIG_SET_FAILED = "ERR CONFIG SET failed (possibly related to argument '{}') - {}"
+CONFIG_DUPLICATE = "ERR CONFIG SET failed (possibly related to argument '{}') - duplicate parameter"
+
+# --- streams ------------------------------------------------------------------
+STREAM_INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
+STREAM_ID_TOO_SMALL = (
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item"
+)
+STREAM_ID_ZERO = "ERR The ID specified in XADD must be greater than 0-0"
+STREAM_EXHAUSTED = (
+    "ERR The stream has exhausted the last possible ID, unable to add more items"
+)
+STREAM_UNBALANCED_XREAD = (
+    "ERR Unbalanced '{}' list of streams: for each stream key an ID or '$' must be specified."
+)
+TIMEOUT_NEGATIVE = "ERR timeout is negative"
+TIMEOUT_NOT_INTEGER = "ERR timeout is not an integer or out of range"
+
+# --- consumer groups ------------------------------------------------------------
+BUSYGROUP = "BUSYGROUP Consumer Group name already exists"

@@ -1,0 +1,1 @@
+"""The asyncio network layer: connections, blocking waits, timers, limits."""

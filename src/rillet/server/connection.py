@@ -1,0 +1,167 @@
+"""One client connection: bytes in, commands through the dispatcher, replies out.
+
+All replies produced by one read go out in one transport write (pipelining
+costs one syscall). A client parked on a blocking command keeps its later
+commands in a backlog, as Redis does, until it is served or times out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from rillet.resp.encoder import encode_into
+from rillet.resp.parser import RequestParser
+from rillet.state import Block, BlockedClient, Connection
+
+if TYPE_CHECKING:
+    from rillet.server.server import Server
+
+log = logging.getLogger("rillet")
+
+
+class ClientConnection(asyncio.Protocol, Connection):
+    __slots__ = (
+        "server", "state", "transport", "client", "parser", "backlog", "_addr", "_laddr", "_fd",
+        "_paused", "_closed",
+    )
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.state = server.state
+        self.transport: asyncio.Transport | None = None
+        self.client = None
+        self.parser: RequestParser | None = None
+        self.backlog: list[list[bytes]] = []
+        self._addr = ""
+        self._laddr = ""
+        self._fd = -1
+        self._paused = False
+        self._closed = False
+
+    # --- Connection interface used by handlers (CLIENT LIST/KILL) ---------------
+    @property
+    def addr(self) -> str:
+        return self._addr
+
+    @property
+    def laddr(self) -> str:
+        return self._laddr
+
+    @property
+    def fd(self) -> int:
+        return self._fd
+
+    def send(self, payload: bytes) -> None:
+        if self.transport is not None and not self._closed:
+            self.state.stats.net_output_bytes += len(payload)
+            self.transport.write(payload)
+
+    def close(self) -> None:
+        if self.transport is not None and not self._closed:
+            self._closed = True
+            self.transport.close()
+
+    def authenticated(self) -> None:
+        if self.parser is not None:
+            self.parser.authenticated = True
+
+    # --- asyncio.Protocol ------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        state = self.state
+        state.stats.connections_received += 1
+        peer = transport.get_extra_info("peername")
+        sock = transport.get_extra_info("sockname")
+        self._addr = _format_addr(peer)
+        self._laddr = _format_addr(sock)
+        socket = transport.get_extra_info("socket")
+        self._fd = socket.fileno() if socket is not None else -1
+        if len(state.clients) >= state.config["maxclients"]:  # type: ignore[operator]
+            state.stats.rejected_connections += 1
+            transport.write(b"-ERR max number of clients reached\r\n")  # type: ignore[attr-defined]
+            self._closed = True
+            transport.close()
+            return
+        self.client = state.new_client(self)
+        config = state.config
+        self.parser = RequestParser(config["proto-max-bulk-len"], config["client-query-buffer-limit"])  # type: ignore[arg-type]
+        self.parser.authenticated = self.client.authenticated
+        # Back-pressure: a client that does not read its replies stops being read.
+        transport.set_write_buffer_limits(high=4 * 1024 * 1024)  # type: ignore[attr-defined]
+        self.server.connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self.server.connections.discard(self)
+        if self.client is not None:
+            self.state.remove_client(self.client)
+            self.server.cancel_block_timer(self.client)
+
+    def pause_writing(self) -> None:
+        if self.transport is not None and not self._paused:
+            self._paused = True
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.transport is not None and self._paused:
+            self._paused = False
+            self.transport.resume_reading()
+
+    def data_received(self, data: bytes) -> None:
+        client = self.client
+        if client is None or self._closed:
+            return
+        self.state.stats.net_input_bytes += len(data)
+        commands, error = self.parser.feed(data)  # type: ignore[union-attr]
+        client.last_interaction_ms = self.state.clock.now_ms()
+        out = bytearray()
+        if commands:
+            if client.blocked is not None or self.backlog:
+                self.backlog.extend(commands)
+            else:
+                self._run(commands, out)
+        if error is not None and not client.closing:
+            if error.message:
+                out += b"-%s\r\n" % error.message.encode()
+            client.closing = True
+        if out:
+            self.send(bytes(out))
+        if client.closing:
+            self.close()
+        self.server.after_batch()
+
+    def _run(self, commands: list[list[bytes]], out: bytearray) -> None:
+        """Execute commands in order until one blocks; the rest wait in the backlog."""
+        client = self.client
+        execute = self.server.dispatcher.execute
+        for index, argv in enumerate(commands):
+            reply = execute(client, argv)
+            if reply.__class__ is Block:
+                self.backlog = commands[index + 1 :]
+                self.server.park(self, reply)  # type: ignore[arg-type]
+                return
+            encode_into(out, reply, client.resp3)  # type: ignore[union-attr]
+            if client.closing:  # type: ignore[union-attr]
+                return
+
+    def unblocked(self, entry: BlockedClient, reply: object) -> None:
+        """The parked command got its answer: send it, then run what queued behind it."""
+        out = bytearray()
+        encode_into(out, reply, self.client.resp3)  # type: ignore[union-attr]
+        if self.backlog and not self.client.closing:  # type: ignore[union-attr]
+            pending, self.backlog = self.backlog, []
+            self._run(pending, out)
+        self.send(bytes(out))
+        if self.client.closing:  # type: ignore[union-attr]
+            self.close()
+
+
+def _format_addr(addr: object) -> str:
+    if isinstance(addr, tuple) and len(addr) >= 2:
+        host = addr[0]
+        return f"[{host}]:{addr[1]}" if ":" in str(host) else f"{host}:{addr[1]}"
+    if isinstance(addr, str):
+        return addr or "/unixsocket"
+    return ""

@@ -1,0 +1,254 @@
+"""The network server: listeners, blocked-client wake-ups, timers, shutdown.
+
+`Server` wires a `ServerState` and a `Dispatcher` to asyncio (uvloop when
+available). After every read batch it serves clients blocked on keys that
+became ready, FIFO per key, before the loop goes back to waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import signal
+from collections.abc import Callable
+
+from rillet import REDIS_COMPAT_VERSION, __version__
+from rillet.clock import Clock
+from rillet.config import Config
+from rillet.dispatch import Dispatcher
+from rillet.errors import ReplyError
+from rillet.server.connection import ClientConnection
+from rillet.state import KEEP_WAITING, Block, BlockedClient, Client, ServerState
+
+log = logging.getLogger("rillet")
+
+
+class Server:
+    def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
+        self.state = ServerState(config, clock)
+        self.config = self.state.config
+        self.dispatcher = Dispatcher(self.state)
+        self.state.extensions["dispatcher"] = self.dispatcher
+        self.state.extensions["on_unblocked"] = self._deliver
+        self.connections: set[ClientConnection] = set()
+        self._listeners: list[asyncio.base_events.Server] = []
+        self._timers: dict[int, asyncio.TimerHandle] = {}
+        self._stopped: asyncio.Event | None = None
+        self._tasks: list[asyncio.Task] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.port = 0
+        # Called once per event-loop batch before replies are flushed (persistence).
+        self.before_flush: list[Callable[[], None]] = []
+        self.on_shutdown: list[Callable[[bool], None]] = []
+
+    # --- start / stop -----------------------------------------------------------
+    async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._stopped = asyncio.Event()
+        config = self.config
+        backlog = config["tcp-backlog"]
+        port = config["port"]
+        if port:
+            for host in str(config["bind"]).split():
+                listener = await self.loop.create_server(
+                    lambda: ClientConnection(self), host.lstrip("-"), port, backlog=backlog,
+                    reuse_address=True,
+                )
+                self._listeners.append(listener)
+                if not self.port:
+                    self.port = listener.sockets[0].getsockname()[1]
+        if config["unixsocket"]:
+            path = str(config["unixsocket"])
+            if os.path.exists(path):
+                os.unlink(path)
+            listener = await self.loop.create_unix_server(
+                lambda: ClientConnection(self), path, backlog=backlog
+            )
+            if config["unixsocketperm"]:
+                os.chmod(path, config["unixsocketperm"])  # type: ignore[arg-type]
+            self._listeners.append(listener)
+        self._tasks.append(asyncio.ensure_future(self._cron()))
+        log.info(
+            "rillet %s (Redis %s compatible) pid=%d ready to accept connections on port %d%s",
+            __version__, REDIS_COMPAT_VERSION, os.getpid(), self.port,
+            f" and unix socket {config['unixsocket']}" if config["unixsocket"] else "",
+        )
+
+    async def wait_closed(self) -> None:
+        assert self._stopped is not None
+        await self._stopped.wait()
+
+    def request_shutdown(self, save: bool = False) -> None:
+        if self._stopped is None or self._stopped.is_set():
+            return
+        log.info("User requested shutdown...")
+        for listener in self._listeners:
+            listener.close()
+        for hook in self.on_shutdown:
+            try:
+                hook(save)
+            except Exception:
+                log.exception("error during shutdown hook")
+        for conn in list(self.connections):
+            conn.close()
+        for task in self._tasks:
+            task.cancel()
+        if self.config["unixsocket"] and os.path.exists(str(self.config["unixsocket"])):
+            os.unlink(str(self.config["unixsocket"]))
+        log.info("rillet is now ready to exit, bye bye...")
+        self._stopped.set()
+
+    # --- batches and blocking ------------------------------------------------------
+    def after_batch(self) -> None:
+        """End of one read: wake blocked clients, flush persistence, honour SHUTDOWN."""
+        if self.state.ready_keys:
+            self.serve_ready()
+        for hook in self.before_flush:
+            hook()
+        if self.state.shutdown_requested is not None:
+            request, self.state.shutdown_requested = self.state.shutdown_requested, None
+            self.request_shutdown(save=bool(request.get("save")))
+
+    def park(self, conn: ClientConnection, request: Block) -> None:
+        state = self.state
+        client = conn.client
+        entry = state.block(client, request)  # type: ignore[arg-type]
+        if request.timeout_ms > 0 and self.loop is not None:
+            self._timers[client.id] = self.loop.call_later(  # type: ignore[union-attr]
+                request.timeout_ms / 1000, self._timed_out, client, entry
+            )
+
+    def cancel_block_timer(self, client: Client) -> None:
+        timer = self._timers.pop(client.id, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _timed_out(self, client: Client, entry: BlockedClient) -> None:
+        self._timers.pop(client.id, None)
+        if client.blocked is not entry:
+            return
+        self.state.unblock(client)
+        self._deliver(client, entry, entry.timeout_reply)
+        self.after_batch()
+
+    def _deliver(self, client: Client, entry: BlockedClient, reply: object) -> None:
+        self.cancel_block_timer(client)
+        conn = client.conn
+        if isinstance(conn, ClientConnection):
+            conn.unblocked(entry, reply)
+
+    def serve_ready(self) -> None:
+        """Re-run the commands of clients parked on ready keys, FIFO per key."""
+        state = self.state
+        execute = self.dispatcher.execute
+        rounds = 0
+        while state.ready_keys and rounds < 1000:
+            rounds += 1
+            ready = list(state.ready_keys)
+            state.ready_keys.clear()
+            for slot in ready:
+                queue = state.blocking.get(slot)
+                if not queue:
+                    continue
+                for entry in list(queue):
+                    client = entry.client
+                    if client.blocked is not entry:
+                        continue
+                    client.blocked_retry = True
+                    try:
+                        reply = execute(client, entry.argv)
+                    finally:
+                        client.blocked_retry = False
+                    if reply is KEEP_WAITING:
+                        continue
+                    if reply.__class__ is Block:
+                        # A handler must not block again on a retry; treat as still waiting.
+                        continue
+                    state.unblock(client)
+                    self._deliver(client, entry, reply)
+
+    # --- periodic work ---------------------------------------------------------------
+    async def _cron(self) -> None:
+        """Redis's serverCron: active expiry, idle clients, GC freezing."""
+        ticks = 0
+        last_freeze = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            hz = int(self.config["hz"])  # type: ignore[arg-type]
+            await asyncio.sleep(1 / hz)
+            ticks += 1
+            try:
+                for db in self.state.keyspace.dbs:
+                    if db.expires:
+                        db.active_expire()
+                if self.state.ready_keys:
+                    self.serve_ready()
+                timeout = int(self.config["timeout"])  # type: ignore[arg-type]
+                if timeout and ticks % hz == 0:
+                    self._close_idle(timeout)
+                interval_ms = int(self.config["gc-freeze-interval"])  # type: ignore[arg-type]
+                now = loop.time()
+                if interval_ms and (now - last_freeze) * 1000 >= interval_ms:
+                    # Moving long-lived objects out of the collector's reach keeps
+                    # full collections from stalling clients (see research/perf.md).
+                    gc.freeze()
+                    last_freeze = now
+                for hook in self.before_flush:
+                    hook()
+            except Exception:
+                log.exception("error in periodic task")
+
+    def _close_idle(self, timeout_s: int) -> None:
+        now = self.state.clock.now_ms()
+        for conn in list(self.connections):
+            client = conn.client
+            if client is None or client.blocked is not None:
+                continue
+            if (now - client.last_interaction_ms) // 1000 > timeout_s:
+                conn.close()
+
+
+def configure_gc() -> None:
+    # Fewer young collections: the server allocates many short-lived objects
+    # per command; the default threshold of 700 makes the collector run often.
+    gc.set_threshold(50_000, 20, 100)
+
+
+def run_loop(main) -> None:
+    """Run a coroutine on uvloop when it is installed, else on asyncio's loop."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency; keep working without it
+        asyncio.run(main)
+        return
+    uvloop.run(main)
+
+
+async def serve(server: Server, ready: Callable[[Server], None] | None = None) -> None:
+    await server.start()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, server.request_shutdown)
+        except (NotImplementedError, RuntimeError):
+            pass
+    if ready is not None:
+        ready(server)
+    await server.wait_closed()
+
+
+def run(config: Config) -> int:
+    """Run a server until SHUTDOWN or a signal; returns the process exit code."""
+    configure_gc()
+    server = Server(config)
+    from rillet.persistence import attach as attach_persistence
+
+    try:
+        attach_persistence(server)
+    except ReplyError as error:
+        log.error("%s", error.message)
+        return 1
+    run_loop(serve(server))
+    return 0

@@ -1,0 +1,297 @@
+"""Server state without I/O: the keyspace, clients, blocked clients, effects, stats.
+
+`ServerState` is what command handlers reach through `ctx.server`; the asyncio
+layer (server/) owns sockets and timers and drives this object. Keeping it
+free of asyncio lets tests run commands through `Dispatcher` with a fake clock.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rillet import __version__
+from rillet.clock import Clock, SystemClock
+from rillet.config import Config
+from rillet.engine.keyspace import Database, Keyspace
+
+Effect = tuple[int, list[bytes]]  # (db index, argv): one deterministic command to replay
+
+
+class Connection:
+    """What the state needs from a client's transport; server/ provides the real one."""
+
+    def send(self, payload: bytes) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    @property
+    def addr(self) -> str:
+        return ""
+
+    @property
+    def laddr(self) -> str:
+        return ""
+
+    @property
+    def fd(self) -> int:
+        return -1
+
+
+class Client:
+    """Per-connection state; it is the `ctx` every handler receives."""
+
+    __slots__ = (
+        "id", "server", "conn", "db", "resp3", "authenticated", "name", "lib_name", "lib_ver",
+        "multi", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
+        "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
+        "is_internal", "user",
+    )
+
+    def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
+        self.id = client_id
+        self.server = server
+        self.conn = conn
+        self.db: Database = server.keyspace[0]
+        self.resp3 = False
+        self.authenticated = not server.config["requirepass"]
+        self.name = b""
+        self.lib_name = b""
+        self.lib_ver = b""
+        self.multi: list[tuple[object, list[bytes]]] | None = None
+        self.multi_error = False
+        self.watched: set[tuple[int, bytes]] = set()
+        self.dirty_cas = False
+        now = server.clock.now_ms()
+        self.created_ms = now
+        self.last_interaction_ms = now
+        self.last_command = b"NULL"
+        self.blocked: BlockedClient | None = None
+        self.closing = False
+        self.in_exec = False
+        # True while a parked command is re-run after a key it waits on changed:
+        # the handler must answer or say "keep waiting", never block again.
+        self.blocked_retry = False
+        self.flags = "N"
+        self.is_internal = False
+        self.user = b"default"
+
+    # Helpers handlers use so that every mutation is seen by WATCH and by
+    # blocked clients, and counted for INFO / save rules.
+    def modified(self, key: bytes, changes: int = 1) -> None:
+        self.server.key_modified(self.db.index, key, changes)
+
+    def propagate(self, argv: list[bytes]) -> None:
+        """Replace this command's default effect (its own argv) with explicit ones."""
+        self.server.add_effect(self.db.index, argv)
+
+    @property
+    def clock(self) -> Clock:
+        return self.server.clock
+
+
+@dataclass(eq=False)
+class BlockedClient:
+    client: Client
+    keys: list[tuple[int, bytes]]
+    argv: list[bytes]
+    deadline_ms: int  # 0 = forever
+    timeout_reply: object
+    timer: object = None  # set by the server layer (its cancellable timer handle)
+    # What to send if the key the client waits on is deleted (None: keep waiting).
+    on_key_deleted: object = None
+
+
+@dataclass
+class Block:
+    """A handler's request to park the client until `keys` change or the timeout passes.
+
+    `argv` is the command to run again on wake-up, with inputs pinned (e.g.
+    XREAD's `$` replaced by the IDs current at block time).
+    """
+
+    keys: list[bytes]
+    timeout_ms: int
+    argv: list[bytes]
+    timeout_reply: object
+    on_key_deleted: object = None
+
+
+class KeepWaiting:
+    """Returned by a handler re-run for a blocked client that still has nothing."""
+
+    __slots__ = ()
+
+
+KEEP_WAITING = KeepWaiting()
+
+
+@dataclass
+class Stats:
+    start_time: float = field(default_factory=time.time)
+    connections_received: int = 0
+    commands_processed: int = 0
+    rejected_connections: int = 0
+    expired_keys: int = 0
+    net_input_bytes: int = 0
+    net_output_bytes: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    total_error_replies: int = 0
+    unexpected_error_replies: int = 0
+    keyspace_hits: int = 0
+    keyspace_misses: int = 0
+    blocked_clients: int = 0
+
+
+class ServerState:
+    def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
+        self.config = config or Config()
+        self.clock = clock or SystemClock()
+        self.keyspace = Keyspace(self.config["databases"], self.clock)  # type: ignore[arg-type]
+        for db in self.keyspace.dbs:
+            db.on_expire = self._on_expire
+        self.clients: dict[int, Client] = {}
+        self._next_client_id = 1
+        self.stats = Stats()
+        self.run_id = os.urandom(20).hex()
+        self.version = __version__
+        self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
+        self.loading = False
+        # Effects of the command being executed; None when it set none itself.
+        self._effects: list[Effect] | None = None
+        # Consumers of effects (AOF, replication): callables taking a list of Effect.
+        self.effect_sinks: list[Callable[[list[Effect]], None]] = []
+        # WATCH: (db, key) -> clients watching it.
+        self.watched_keys: dict[tuple[int, bytes], set[Client]] = {}
+        # Blocking: (db, key) -> FIFO of parked clients; keys signalled since the last serve.
+        self.blocking: dict[tuple[int, bytes], deque[BlockedClient]] = {}
+        self.ready_keys: dict[tuple[int, bytes], None] = {}
+        # Set by SHUTDOWN; the server layer polls it after each batch.
+        self.shutdown_requested: dict | None = None
+        # Hooks the server layer or persistence install (e.g. for INFO sections).
+        self.info_providers: dict[str, Callable[[], list[tuple[str, object]]]] = {}
+        self.write_guard: Callable[[], str | None] | None = None
+        self.commands_executed_since_gc = 0
+        self.extensions: dict[str, object] = {}
+
+    # --- clients --------------------------------------------------------------
+    def new_client(self, conn: Connection | None) -> Client:
+        client = Client(self, conn, self._next_client_id)
+        self._next_client_id += 1
+        self.clients[client.id] = client
+        return client
+
+    def internal_client(self) -> Client:
+        """A client for loading and replication: authenticated, not in `clients`."""
+        client = Client(self, None, 0)
+        client.authenticated = True
+        client.is_internal = True
+        return client
+
+    def remove_client(self, client: Client) -> None:
+        self.clients.pop(client.id, None)
+        self.unwatch_all(client)
+        if client.blocked is not None:
+            self.unblock(client)
+
+    # --- mutations ------------------------------------------------------------
+    def key_modified(self, db_index: int, key: bytes, changes: int = 1) -> None:
+        self.dirty += changes
+        slot = (db_index, key)
+        if self.watched_keys:
+            watchers = self.watched_keys.get(slot)
+            if watchers:
+                for client in watchers:
+                    client.dirty_cas = True
+        if slot in self.blocking:
+            self.ready_keys[slot] = None
+
+    def db_flushed(self, db_index: int | None) -> None:
+        """FLUSHDB/FLUSHALL: every watched key of the db(s) is touched."""
+        for (index, key), watchers in list(self.watched_keys.items()):
+            if db_index is None or index == db_index:
+                for client in watchers:
+                    client.dirty_cas = True
+        for slot in list(self.blocking):
+            if db_index is None or slot[0] == db_index:
+                self.ready_keys[slot] = None
+
+    def _on_expire(self, db: Database, key: bytes) -> None:
+        self.stats.expired_keys += 1
+        self.key_modified(db.index, key, 0)
+        if self.effect_sinks and not self.loading:
+            for sink in self.effect_sinks:
+                sink([(db.index, [b"DEL", key])])
+
+    # --- effects --------------------------------------------------------------
+    def add_effect(self, db_index: int, argv: list[bytes]) -> None:
+        if self._effects is None:
+            self._effects = []
+        self._effects.append((db_index, argv))
+
+    def take_effects(self) -> list[Effect] | None:
+        effects, self._effects = self._effects, None
+        return effects
+
+    def publish(self, effects: list[Effect]) -> None:
+        for sink in self.effect_sinks:
+            sink(effects)
+
+    # --- WATCH ----------------------------------------------------------------
+    def watch(self, client: Client, key: bytes) -> None:
+        slot = (client.db.index, key)
+        client.watched.add(slot)
+        self.watched_keys.setdefault(slot, set()).add(client)
+
+    def unwatch_all(self, client: Client) -> None:
+        for slot in client.watched:
+            watchers = self.watched_keys.get(slot)
+            if watchers is not None:
+                watchers.discard(client)
+                if not watchers:
+                    del self.watched_keys[slot]
+        client.watched.clear()
+        client.dirty_cas = False
+
+    # --- blocking -------------------------------------------------------------
+    def block(self, client: Client, request: Block) -> BlockedClient:
+        deadline = 0
+        if request.timeout_ms > 0:
+            deadline = self.clock.now_ms() + request.timeout_ms
+        slots = [(client.db.index, key) for key in request.keys]
+        entry = BlockedClient(client, slots, request.argv, deadline, request.timeout_reply,
+                              on_key_deleted=request.on_key_deleted)
+        client.blocked = entry
+        for slot in slots:
+            self.blocking.setdefault(slot, deque()).append(entry)
+        self.stats.blocked_clients += 1
+        return entry
+
+    def unblock(self, client: Client) -> BlockedClient | None:
+        entry = client.blocked
+        if entry is None:
+            return None
+        client.blocked = None
+        for slot in entry.keys:
+            queue = self.blocking.get(slot)
+            if queue is not None:
+                try:
+                    queue.remove(entry)
+                except ValueError:
+                    pass
+                if not queue:
+                    del self.blocking[slot]
+                    self.ready_keys.pop(slot, None)
+        self.stats.blocked_clients -= 1
+        return entry
+
+    def blocked_count(self) -> int:
+        return self.stats.blocked_clients
+
+    def info_uptime(self) -> int:
+        return int(time.time() - self.stats.start_time)
