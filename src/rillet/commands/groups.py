@@ -1,0 +1,1 @@
+"""groups commands (being written)."""

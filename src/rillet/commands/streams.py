@@ -1,0 +1,1 @@
+"""streams commands (being written)."""
