@@ -48,6 +48,7 @@ class CommandSpec:
     is_blocking: bool = False
     allowed_unauthenticated: bool = False
     allowed_in_multi: bool = True
+    name_bytes: bytes = b""
     # Per-command statistics for INFO commandstats.
     calls: int = 0
     usec: int = 0
@@ -85,6 +86,7 @@ def _container(name: str, group: str) -> CommandSpec:
 
 
 def _register(spec: CommandSpec) -> None:
+    spec.name_bytes = spec.name.encode()
     COMMANDS[spec.name] = spec
     raw = spec.name.encode()
     TABLE[raw] = spec
@@ -128,6 +130,7 @@ def command(
             parent_name, sub = name.split("|", 1)
             parent = _container(parent_name, group)
             spec.parent = parent
+            spec.name_bytes = name.encode()
             parent.subcommands[sub.encode()] = spec
             parent.subcommands[sub.upper().encode()] = spec
         else:
