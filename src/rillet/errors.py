@@ -116,3 +116,91 @@ TIMEOUT_NOT_INTEGER = "ERR timeout is not an integer or out of range"
 
 # --- consumer groups ------------------------------------------------------------
 BUSYGROUP = "BUSYGROUP Consumer Group name already exists"
+
+# --- stream engine (engine/ids.py, engine/stream.py) ------------------------------
+STREAM_INVALID_START_INTERVAL = "ERR invalid start ID for the interval"
+STREAM_INVALID_END_INTERVAL = "ERR invalid end ID for the interval"
+STREAM_ELEMENTS_TOO_LARGE = "ERR Elements are too large to be stored"
+
+
+def subcommand_syntax(sub: bytes, container: str) -> str:
+    """Redis's addReplySubcommandSyntaxError: a known subcommand given bad arguments."""
+    return (
+        f"ERR unknown subcommand or wrong number of arguments for '{_safe(sub)[:128]}'. "
+        f"Try {container.upper()} HELP."
+    )
+
+# --- consumer-group commands (commands/groups.py) ---------------------------------
+XGROUP_NO_KEY = (
+    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want "
+    "to use the MKSTREAM option to create an empty stream automatically."
+)
+NOGROUP_FOR_KEY = "NOGROUP No such consumer group '{}' for key name '{}'"
+NOGROUP_KEY_OR_GROUP = "NOGROUP No such key '{}' or consumer group '{}'"
+NOGROUP_XREADGROUP = (
+    "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option"
+)
+ENTRIESREAD_INVALID = "ERR value for ENTRIESREAD must be positive or -1"
+XREADGROUP_SPECIAL_ID = (
+    "ERR The {0} ID is meaningless in the context of XREADGROUP: you want to read the history "
+    "of this consumer by specifying a proper ID, or use the > ID to get new messages. "
+    "The {0} ID would just return an empty result set."
+)
+XREADGROUP_UNBALANCED = (
+    "ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' "
+    "must be specified."
+)
+XREADGROUP_MISSING_GROUP = "ERR Missing GROUP option for XREADGROUP"
+TIMEOUT_OUT_OF_RANGE = "ERR timeout is out of range"
+CLAIM_MIN_IDLE_NOT_INTEGER = "ERR min-idle-time is not an integer or out of range"
+CLAIM_MIN_IDLE_NEGATIVE = "ERR min-idle-time must be a positive integer"
+XCLAIM_INVALID_MIN_IDLE = "ERR Invalid min-idle-time argument for XCLAIM"
+XCLAIM_INVALID_IDLE = "ERR Invalid IDLE option argument for XCLAIM"
+XCLAIM_INVALID_TIME = "ERR Invalid TIME option argument for XCLAIM"
+XCLAIM_INVALID_RETRYCOUNT = "ERR Invalid RETRYCOUNT option argument for XCLAIM"
+XCLAIM_UNKNOWN_OPTION = "ERR Unrecognized XCLAIM option '{}'"
+XAUTOCLAIM_INVALID_MIN_IDLE = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
+XAUTOCLAIM_COUNT = "ERR COUNT must be > 0"
+IDS_NUMIDS_INVALID = "ERR Number of IDs must be a positive integer"
+IDS_NUMIDS_MISMATCH = "ERR The `numids` parameter must match the number of arguments"
+IDS_REQUIRED = "ERR IDS option is required"
+XNACK_MODE = "ERR mode must be SILENT, FAIL, or FATAL"
+XNACK_NUMIDS_INVALID = "ERR numids must be a positive integer"
+XNACK_NUMIDS_MISMATCH = "ERR number of IDs doesn't match numids"
+XNACK_RETRYCOUNT = "ERR Invalid RETRYCOUNT value, must be >= 0"
+XNACK_UNKNOWN_OPTION = "ERR Unrecognized XNACK option '{}'"
+XNACK_EXPECTED_IDS = "ERR syntax error, expected IDS keyword"
+
+
+# Redis formats command names and arguments into these messages with C's "%.*s":
+# the text stops at a NUL byte and the limit counts bytes, and the raw bytes go
+# out unchanged (CR and LF become spaces). These versions work on bytes and
+# carry non-UTF-8 bytes through `str` with surrogateescape (the encoder
+# reverses it), replacing the first drafts above.
+def _c_string(raw: bytes, limit: int) -> bytes:
+    nul = raw.find(b"\0")
+    return (raw if nul < 0 else raw[:nul])[:limit]
+
+
+def _message(raw: bytes) -> str:
+    return raw.replace(b"\r", b" ").replace(b"\n", b" ").decode("utf-8", "surrogateescape")
+
+
+def unknown_command(name: bytes, args: list[bytes]) -> str:  # noqa: F811
+    shown = b""
+    for arg in args:
+        if len(shown) >= 128:
+            break
+        shown += b"'" + _c_string(arg, 128 - len(shown)) + b"' "
+    return _message(b"ERR unknown command '" + _c_string(name, 128)
+                    + b"', with args beginning with: " + shown)
+
+
+def unknown_subcommand(sub: bytes, container: str) -> str:  # noqa: F811
+    return _message(b"ERR unknown subcommand '" + _c_string(sub, 128) + b"'. Try "
+                    + container.upper().encode() + b" HELP.")
+
+
+def subcommand_syntax(sub: bytes, container: str) -> str:  # noqa: F811
+    return _message(b"ERR unknown subcommand or wrong number of arguments for '"
+                    + _c_string(sub, 128) + b"'. Try " + container.upper().encode() + b" HELP.")

@@ -1,0 +1,279 @@
+"""One node of the stream log: up to `stream-node-max-entries` entries, packed.
+
+A node mirrors one of Redis's listpacks: a master ID (its first entry's ID, the
+radix-tree key), master field names shared by entries with the same fields
+(Redis's SAMEFIELDS flag), tombstones, and the exact byte size the listpack
+would have. Two shapes: the open tail keeps Python lists so XADD is a few
+appends; `pack()` turns it into arrays plus one bytes blob when it closes, so
+a closed node costs a handful of objects and no Python object per entry.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
+
+from rillet.engine.ids import StreamID
+from rillet.engine.listpack_size import (
+    ELEMENT_SIZES,
+    LISTPACK_EMPTY_SIZE,
+    diff_size,
+    int_size,
+)
+
+_tuple_new = tuple.__new__
+_size_of = ELEMENT_SIZES.__getitem__
+
+
+def _compact(values: list[int]) -> array:
+    """The narrowest unsigned array holding `values` (8-byte for IDs near 2**64)."""
+    top = max(values) if values else 0
+    if top < 256:
+        code = "B"
+    elif top < 65536:
+        code = "H"
+    elif top < 4294967296:
+        code = "I"
+    else:
+        code = "Q"
+    return array(code, values)
+
+
+class StreamNode:
+    """Entries of one node. Attribute names follow t_stream.c's listpack layout."""
+
+    __slots__ = (
+        "ms0",  # master ID: first entry's ID when the node was created (never changes)
+        "seq0",
+        "mf",  # master field names (list[bytes]), shared between nodes when equal
+        "k",  # len(mf)
+        "k2",  # 2 * k: len(fields) of a SAMEFIELDS entry
+        "k18",  # 18 * k: bound on text minus encoded size for k values
+        "fixed_text",  # master field names' total length + the 4 header bytes while n < 127
+        "n",  # entries in the node, live and deleted (Redis: count + deleted)
+        "live",  # entries not deleted (Redis's master entry 'count')
+        "dead",  # None, or set of deleted entry indexes (Redis's DELETED flag)
+        "head",  # index of the first live entry (n if none): trimming starts there
+        "body",  # listpack bytes except the count/deleted integers of the master entry
+        "same_fixed",  # bytes of flags + lp-count of a SAMEFIELDS entry
+        "ms",  # per entry: ms - ms0 (list while open, array once packed)
+        "seq",  # per entry: seq (absolute)
+        "elems",  # open only: flat list of stored elements (values, or fields+values)
+        "data",  # packed only: the stored elements concatenated
+        "offs",  # packed only: element boundaries in data (len = elements + 1)
+        "estart",  # None if every entry is SAMEFIELDS, else first element index per entry (+ end)
+        "same",  # None if every entry is SAMEFIELDS, else per-entry flag (1 = SAMEFIELDS)
+        "is_open",
+        "fast",  # is_open and every entry SAMEFIELDS: Stream.append's fast path applies
+        "fresh",  # never packed: Redis's listpack still has its 4 KiB pre-allocation
+    )
+
+    def __init__(self, ms0: int, seq0: int, master_fields: list[bytes]) -> None:
+        self.ms0 = ms0
+        self.seq0 = seq0
+        self.mf = master_fields
+        k = len(master_fields)
+        self.k = k
+        self.k2 = 2 * k
+        self.k18 = 18 * k
+        self.fixed_text = sum(map(len, master_fields)) + 4
+        self.n = 0
+        self.live = 0
+        self.dead: set[int] | None = None
+        self.head = 0
+        # empty listpack + num-fields + master field names + the master entry's 0 terminator
+        self.body = LISTPACK_EMPTY_SIZE + int_size(k) + sum(map(_size_of, master_fields)) + 2
+        self.same_fixed = 2 + int_size(k + 3)
+        self.ms: list[int] | array = []
+        self.seq: list[int] | array = []
+        self.elems: list[bytes] | None = []
+        self.data = b""
+        self.offs: array | None = None
+        self.estart: list[int] | array | None = None
+        self.same: bytearray | bytes | None = None
+        self.is_open = True
+        self.fast = True
+        self.fresh = True
+
+    # --- sizes -------------------------------------------------------------------
+
+    @property
+    def ndead(self) -> int:
+        return self.n - self.live
+
+    def lp_bytes(self) -> int:
+        """Exact lpBytes() of the equivalent Redis listpack."""
+        live, ndead = self.live, self.n - self.live
+        return (
+            self.body
+            + (2 if live < 128 else int_size(live))
+            + (2 if ndead < 128 else int_size(ndead))
+        )
+
+    # --- shape changes ---------------------------------------------------------------
+
+    def add_mixed(self, dms: int, seq: int, fields: list[bytes], same: bool, size: int) -> None:
+        """Append an entry in the general form (the first non-SAMEFIELDS entry, or after)."""
+        elems = self.elems
+        assert elems is not None
+        self.fast = False
+        if self.estart is None:
+            self.estart = (
+                list(range(0, self.n * self.k + 1, self.k)) if self.k else [0] * (self.n + 1)
+            )
+            self.same = bytearray(b"\x01" * self.n)
+        assert self.same is not None
+        if same:
+            elems.extend(fields[1::2])
+        else:
+            elems.extend(fields)
+        self.estart.append(len(elems))
+        self.same.append(1 if same else 0)
+        self.ms.append(dms)
+        self.seq.append(seq)
+        self.n += 1
+        self.live += 1
+        self.body += size
+
+    def pack(self) -> None:
+        """Close the node: lists become arrays and one bytes blob."""
+        if not self.is_open:
+            return
+        elems = self.elems
+        assert elems is not None
+        self.ms = _compact(self.ms)  # type: ignore[arg-type]
+        self.seq = _compact(self.seq)  # type: ignore[arg-type]
+        self.data = b"".join(elems)
+        self.offs = _compact(list(accumulate(map(len, elems), initial=0)))
+        if self.estart is not None:
+            self.estart = _compact(self.estart)  # type: ignore[arg-type]
+            self.same = bytes(self.same)  # type: ignore[arg-type]
+        self.elems = None
+        self.is_open = False
+        self.fast = False
+        self.fresh = False
+
+    def unpack(self) -> None:
+        """Reopen a packed node as the tail (its successors were all deleted)."""
+        if self.is_open:
+            return
+        offs, data = self.offs, self.data
+        assert offs is not None
+        self.elems = list(map(data.__getitem__, map(slice, offs, offs[1:])))
+        self.ms = list(self.ms)
+        self.seq = list(self.seq)
+        if self.estart is not None:
+            self.estart = list(self.estart)
+            self.same = bytearray(self.same)  # type: ignore[arg-type]
+        self.data = b""
+        self.offs = None
+        self.is_open = True
+        self.fast = self.estart is None
+
+    # --- reading ---------------------------------------------------------------------
+
+    def id_at(self, i: int) -> StreamID:
+        return _tuple_new(StreamID, (self.ms0 + self.ms[i], self.seq[i]))
+
+    def last_id_any(self) -> StreamID:
+        """ID of the last entry, tombstone or not (lpGetEdgeStreamID(lp, 0, ...))."""
+        return _tuple_new(StreamID, (self.ms0 + self.ms[-1], self.seq[-1]))
+
+    def is_dead(self, i: int) -> bool:
+        dead = self.dead
+        return dead is not None and i in dead
+
+    def fields_at(self, i: int) -> list[bytes]:
+        """The flat [field, value, ...] list of entry i."""
+        if self.estart is None and not self.is_open:
+            # Closed node, every entry SAMEFIELDS: the common read path.
+            k = self.k
+            offs, data, mf = self.offs, self.data, self.mf
+            a = i * k
+            if k == 1:
+                return [mf[0], data[offs[a] : offs[a + 1]]]  # type: ignore[index]
+            if k == 2:
+                o1 = offs[a + 1]  # type: ignore[index]
+                return [mf[0], data[offs[a] : o1], mf[1], data[o1 : offs[a + 2]]]  # type: ignore[index]
+        return self._fields_general(i)
+
+    def _fields_general(self, i: int) -> list[bytes]:
+        estart = self.estart
+        if estart is None:
+            a = i * self.k
+            b = a + self.k
+            same = True
+        else:
+            a = estart[i]
+            b = estart[i + 1]
+            same = self.same[i]  # type: ignore[index]
+        if self.is_open:
+            stored = self.elems[a:b]  # type: ignore[index]
+        else:
+            offs = self.offs[a : b + 1]  # type: ignore[index]
+            stored = list(map(self.data.__getitem__, map(slice, offs, offs[1:])))
+        if not same:
+            return stored
+        out: list[bytes] = [b""] * (2 * len(stored))
+        out[0::2] = self.mf
+        out[1::2] = stored
+        return out
+
+    def first_index_ge(self, ms: int, seq: int) -> int:
+        """Index of the first entry with ID >= (ms, seq), or n."""
+        dms = ms - self.ms0
+        if dms < 0:
+            return 0
+        ms_arr, n = self.ms, self.n
+        lo = bisect_left(ms_arr, dms, 0, n)
+        hi = bisect_right(ms_arr, dms, lo, n)
+        return bisect_left(self.seq, seq, lo, hi)
+
+    def last_index_le(self, ms: int, seq: int) -> int:
+        """Index of the last entry with ID <= (ms, seq), or -1."""
+        dms = ms - self.ms0
+        if dms < 0:
+            return -1
+        ms_arr = self.ms
+        hi = bisect_right(ms_arr, dms, 0, self.n)
+        lo = bisect_left(ms_arr, dms, 0, hi)
+        return bisect_right(self.seq, seq, lo, hi) - 1
+
+    def find(self, ms: int, seq: int) -> int:
+        """Index of the entry with exactly this ID (live or dead), or -1."""
+        i = self.first_index_ge(ms, seq)
+        if i < self.n and self.ms0 + self.ms[i] == ms and self.seq[i] == seq:
+            return i
+        return -1
+
+    def mark_deleted(self, i: int) -> None:
+        dead = self.dead
+        if dead is None:
+            dead = self.dead = {i}
+        else:
+            dead.add(i)
+        self.live -= 1
+        if i == self.head:
+            # Keeps `XADD ... MAXLEN = n` O(1): each trim starts past the tombstones.
+            head, n = i + 1, self.n
+            while head < n and head in dead:
+                head += 1
+            self.head = head
+
+    def entry_sizes_total(self) -> int:
+        """Recompute the listpack body from the entries (check_invariants only)."""
+        total = LISTPACK_EMPTY_SIZE + int_size(self.k) + sum(map(_size_of, self.mf)) + 2
+        for i in range(self.n):
+            ms = self.ms0 + self.ms[i]
+            seq = self.seq[i]
+            fields = self.fields_at(i)
+            nf = len(fields) // 2
+            same = self.estart is None or bool(self.same[i])  # type: ignore[index]
+            size = 2 + diff_size(ms, self.ms0) + diff_size(seq, self.seq0)
+            if same:
+                size += int_size(nf + 3) + sum(map(_size_of, fields[1::2]))
+            else:
+                size += int_size(nf) + int_size(2 * nf + 4) + sum(map(_size_of, fields))
+            total += size
+        return total
