@@ -52,6 +52,9 @@ class Dispatcher:
             if sub is None:
                 return self._reject(client, errors.unknown_subcommand(argv[1], spec.name))
             spec = sub
+        # Like Redis's c->lastcmd: set at lookup, so CLIENT LIST shows the command
+        # being run, and EXEC (not what it ran) once it is done.
+        client.last_command = spec.name_bytes
         argc = len(argv)
         arity = spec.arity
         if (arity > 0 and arity != argc) or argc < -arity:
@@ -91,14 +94,13 @@ class Dispatcher:
         except Exception:  # a bug: never take the server down with it
             log.exception("internal error running %r", argv[:3])
             spec.failed_calls += 1
-            message = "ERR internal error while running '%s'" % spec.name
+            message = f"ERR internal error while running '{spec.name}'"
             self._count_error(message)
             state.stats.unexpected_error_replies += 1
             reply = ReplyError(message)
         if started:
             spec.usec += (perf_counter_ns() - started) * TIMING_SAMPLE // 1000
         spec.calls += 1
-        client.last_command = spec.name_bytes
         if reply.__class__ is Block and (client.in_exec or client.is_internal):
             # Inside MULTI or while loading, a blocking command acts as if it timed out.
             reply = reply.timeout_reply  # type: ignore[attr-defined]
@@ -112,6 +114,10 @@ class Dispatcher:
         if self._tx_effects is not None:
             self._tx_effects.extend(effects)
         elif state.effect_sinks:
+            if len(effects) > 1:
+                # One command, several effects (XREADGROUP's XCLAIMs + SETID):
+                # wrapped so a replica or a torn AOF never applies half of it.
+                effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
             state.publish(effects)
         return reply
 
@@ -132,6 +138,13 @@ class Dispatcher:
             client.multi_error = True
         if spec is not None:
             spec.rejected_calls += 1
+            if spec.name == "exec":
+                # Redis's execCommandAbort: a rejected EXEC discards the transaction.
+                client.multi = None
+                client.multi_error = False
+                self.state.unwatch_all(client)
+                reason = message[4:] if message.startswith("ERR ") else message
+                message = f"EXECABORT Transaction discarded because of: {reason}"
         self._count_error(message)
         return ReplyError(message)
 

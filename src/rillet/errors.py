@@ -204,3 +204,46 @@ def unknown_subcommand(sub: bytes, container: str) -> str:  # noqa: F811
 def subcommand_syntax(sub: bytes, container: str) -> str:  # noqa: F811
     return _message(b"ERR unknown subcommand or wrong number of arguments for '"
                     + _c_string(sub, 128) + b"'. Try " + container.upper().encode() + b" HELP.")
+
+# --- stream commands (commands/streams.py, commands/stream_common.py) -----------------
+XADD_MAXLEN_NEGATIVE = "ERR The MAXLEN argument must be >= 0."
+XADD_LIMIT_NEGATIVE = "ERR The LIMIT argument must be >= 0."
+TRIM_MAXLEN_AND_MINID = (
+    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible"
+)
+TRIM_LIMIT_WITHOUT_APPROX = "ERR syntax error, LIMIT cannot be used without the special ~ option"
+TRIM_LIMIT_WITHOUT_STRATEGY = (
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"
+)
+XTRIM_NO_STRATEGY = "ERR syntax error, XTRIM must be called with a trimming strategy"
+XREAD_UNBALANCED = (
+    "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be "
+    "specified."
+)
+XREAD_GROUP_OPTION = "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+XREAD_NOACK_OPTION = "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+XREAD_GT_ID = (
+    "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+    "<consumer> option."
+)
+XSETID_SMALLER_THAN_TOP = "ERR The ID specified in XSETID is smaller than the target stream top item"
+XSETID_ENTRIES_ADDED_NEGATIVE = "ERR entries_added must be positive"
+XSETID_ENTRIES_ADDED_TOO_SMALL = (
+    "ERR The entries_added specified in XSETID is smaller than the target stream length"
+)
+XSETID_SMALLER_THAN_GIVEN_MAXDEL = (
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
+)
+XSETID_SMALLER_THAN_MAXDEL = (
+    "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id"
+)
+# Redis 8.6 idempotent production (not runnable here: texts from Redis's own test suite
+# and client libraries' tests against 8.6).
+IDMP_TWICE = "ERR IDMP/IDMPAUTO specified multiple times"
+IDMP_EXPLICIT_ID = "ERR IDMP/IDMPAUTO can be used only with auto-generated IDs"
+IDMP_EMPTY_PID = "ERR IDMP requires a non-empty producer ID"
+IDMP_EMPTY_IID = "ERR IDMP requires a non-empty idempotent ID"
+IDMPAUTO_EMPTY_PID = "ERR IDMPAUTO requires a non-empty producer ID"
+XCFGSET_NO_PARAMETER = "ERR At least one parameter (IDMP-DURATION or IDMP-MAXSIZE) is required"
+XCFGSET_DURATION_RANGE = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
+XCFGSET_MAXSIZE_RANGE = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"

@@ -7,6 +7,7 @@ free of asyncio lets tests run commands through `Dispatcher` with a fake clock.
 
 from __future__ import annotations
 
+import heapq
 import os
 import time
 from collections import deque
@@ -171,6 +172,9 @@ class ServerState:
         # Blocking: (db, key) -> FIFO of parked clients; keys signalled since the last serve.
         self.blocking: dict[tuple[int, bytes], deque[BlockedClient]] = {}
         self.ready_keys: dict[tuple[int, bytes], None] = {}
+        # (due_ms, db, key): keys to mark ready at a time, for waits that end
+        # by the clock rather than a write (XREADGROUP ... CLAIM min-idle).
+        self.key_wakeups: list[tuple[int, int, bytes]] = []
         # Set by SHUTDOWN; the server layer polls it after each batch.
         self.shutdown_requested: dict | None = None
         # Hooks the server layer or persistence install (e.g. for INFO sections).
@@ -213,7 +217,7 @@ class ServerState:
 
     def db_flushed(self, db_index: int | None) -> None:
         """FLUSHDB/FLUSHALL: every watched key of the db(s) is touched."""
-        for (index, key), watchers in list(self.watched_keys.items()):
+        for (index, _key), watchers in list(self.watched_keys.items()):
             if db_index is None or index == db_index:
                 for client in watchers:
                     client.dirty_cas = True
@@ -289,6 +293,21 @@ class ServerState:
                     self.ready_keys.pop(slot, None)
         self.stats.blocked_clients -= 1
         return entry
+
+    def wake_key_at(self, due_ms: int, db_index: int, key: bytes) -> None:
+        """Mark `key` ready at `due_ms`, so clients parked on it re-run their command."""
+        heapq.heappush(self.key_wakeups, (due_ms, db_index, key))
+
+    def fire_due_wakeups(self) -> int | None:
+        """Mark due keys ready; returns the next due time, or None if none is left."""
+        wakeups = self.key_wakeups
+        now = self.clock.now_ms()
+        while wakeups and wakeups[0][0] <= now:
+            _, db_index, key = heapq.heappop(wakeups)
+            slot = (db_index, key)
+            if slot in self.blocking:
+                self.ready_keys[slot] = None
+        return wakeups[0][0] if wakeups else None
 
     def blocked_count(self) -> int:
         return self.stats.blocked_clients

@@ -19,6 +19,11 @@ U64_MAX = (1 << 64) - 1
 LLONG_MAX = (1 << 63) - 1
 
 
+def _bump(count: int) -> int:
+    # Redis caps delivery counters at LLONG_MAX (XNACK FATAL puts them there).
+    return count + 1 if count < LLONG_MAX else count
+
+
 class ListStream:
     """Just enough of a stream: sorted IDs, bodies, Redis's counters."""
 
@@ -163,7 +168,7 @@ class GroupModel:
             exists = stream.get(sid) is not None
             if exists:
                 p = self.pel[sid]
-                self._touch_entry(sid, name, now, p.count + 1)
+                self._touch_entry(sid, name, now, _bump(p.count))
             out.append((sid, exists))
         return out
 
@@ -207,7 +212,7 @@ class GroupModel:
             else:
                 if p.owner is not None and min_idle > 0 and now - p.time < min_idle:
                     continue
-                count = retry if retry is not None else p.count + (0 if justid else 1)
+                count = retry if retry is not None else (p.count if justid else _bump(p.count))
             self._touch_entry(sid, name, delivery_time, count)
             claimed.append(sid)
             self.consumers[name]["active"] = now
@@ -241,7 +246,7 @@ class GroupModel:
                 continue
             if min_idle > 0 and now - p.time < min_idle:
                 continue
-            self._touch_entry(sid, name, now, p.count + (0 if justid else 1))
+            self._touch_entry(sid, name, now, p.count if justid else _bump(p.count))
             claimed.append(sid)
             remaining -= 1
             self.consumers[name]["active"] = now
@@ -268,7 +273,7 @@ class GroupModel:
                 continue
             idle = -1 if p.owner is None else max(0, now - p.time)
             claimed.append((sid, idle, p.count))
-            self._touch_entry(sid, name, now, p.count + 1)
+            self._touch_entry(sid, name, now, _bump(p.count))
         if claimed:
             self.consumers[name]["active"] = now
         return claimed, deleted

@@ -263,13 +263,17 @@ class ConsumerGroup:
         touched = out.touched
         pel = self.pel
         first_id = stream.first_id  # a property walk on Stream: once per call
+        # New IDs beyond every pending one (the usual case) need no PEL lookup.
+        top = pel.last_key()
+        if top is None:
+            top = -1
         for item in items:
             sid = item[0]
             self._advance_to(stream, sid, first_id)
             if noack:
                 continue
             key = id_key(sid)
-            entry = pel.get(key)
+            entry = pel.get(key) if key <= top else None
             if entry is None:
                 entry = self._add(key, consumer, now_ms, 1)
             else:

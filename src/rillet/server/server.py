@@ -12,7 +12,7 @@ import gc
 import logging
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from rillet import REDIS_COMPAT_VERSION, __version__
 from rillet.clock import Clock
@@ -35,13 +35,35 @@ class Server:
         self.connections: set[ClientConnection] = set()
         self._listeners: list[asyncio.base_events.Server] = []
         self._timers: dict[int, asyncio.TimerHandle] = {}
+        self._wakeup_timer: asyncio.TimerHandle | None = None
+        self._wakeup_due = 0
         self._stopped: asyncio.Event | None = None
         self._tasks: list[asyncio.Task] = []
         self.loop: asyncio.AbstractEventLoop | None = None
         self.port = 0
         # Called once per event-loop batch before replies are flushed (persistence).
         self.before_flush: list[Callable[[], None]] = []
-        self.on_shutdown: list[Callable[[bool], None]] = []
+        # Called with SHUTDOWN's choice: True (SAVE), False (NOSAVE), None (default:
+        # save if save points are configured, as on SIGTERM).
+        self.on_shutdown: list[Callable[[bool | None], None]] = []
+        # Durability gate (persistence installs `durability`), so no client sees a
+        # reply to a write the AOF does not hold yet:
+        # - `flush_before_send`: write the AOF buffer before the next reply goes
+        #   out (appendfsync everysec/no): `durability.flush_for_send() -> bool`.
+        # - `hold_replies`: replies wait in their connection, tagged with
+        #   `reply_ticket`; once per event-loop turn `flush_held` seals the ticket
+        #   (`durability.seal(ticket) -> bool`, True if durable now) and sends the
+        #   replies, else persistence calls `release_through(ticket)` when the
+        #   fsync is done (appendfsync always: one fsync per turn, overlapped).
+        self.durability: object | None = None
+        self.flush_before_send = False
+        self.hold_replies = False
+        self.reply_ticket = 1
+        self._held: list[ClientConnection] = []
+        self._flush_scheduled = False
+        self.cron_hooks: list[Callable[[], None]] = []  # run on every cron tick
+        self.startup_tasks: list[Callable[[], Awaitable[None]]] = []  # started once listening
+        self.exit_code = 0
 
     # --- start / stop -----------------------------------------------------------
     async def start(self) -> None:
@@ -70,6 +92,8 @@ class Server:
                 os.chmod(path, config["unixsocketperm"])  # type: ignore[arg-type]
             self._listeners.append(listener)
         self._tasks.append(asyncio.ensure_future(self._cron()))
+        for task in self.startup_tasks:
+            self._tasks.append(asyncio.ensure_future(task()))
         log.info(
             "rillet %s (Redis %s compatible) pid=%d ready to accept connections on port %d%s",
             __version__, REDIS_COMPAT_VERSION, os.getpid(), self.port,
@@ -80,7 +104,7 @@ class Server:
         assert self._stopped is not None
         await self._stopped.wait()
 
-    def request_shutdown(self, save: bool = False) -> None:
+    def request_shutdown(self, save: bool | None = None) -> None:
         if self._stopped is None or self._stopped.is_set():
             return
         log.info("User requested shutdown...")
@@ -103,13 +127,66 @@ class Server:
     # --- batches and blocking ------------------------------------------------------
     def after_batch(self) -> None:
         """End of one read: wake blocked clients, flush persistence, honour SHUTDOWN."""
+        if self.state.key_wakeups:
+            self._schedule_wakeups()
         if self.state.ready_keys:
             self.serve_ready()
         for hook in self.before_flush:
             hook()
         if self.state.shutdown_requested is not None:
             request, self.state.shutdown_requested = self.state.shutdown_requested, None
-            self.request_shutdown(save=bool(request.get("save")))
+            save = True if request.get("save") else (False if request.get("nosave") else None)
+            self.request_shutdown(save=save)
+
+    # --- durability gate -------------------------------------------------------------
+    def hold(self, conn: ClientConnection) -> None:
+        """`conn` started holding replies: make sure this turn's ticket gets sealed."""
+        self._held.append(conn)
+        self.schedule_flush()
+
+    def schedule_flush(self) -> None:
+        if self._flush_scheduled:
+            return
+        self._flush_scheduled = True
+        if self.loop is None:
+            self.flush_held()
+        else:
+            # Runs after every read callback of this loop iteration: one AOF write
+            # and one fsync serve all the clients and pipelines of the turn.
+            self.loop.call_soon(self.flush_held)
+
+    def flush_held(self) -> None:
+        self._flush_scheduled = False
+        ticket = self.reply_ticket
+        self.reply_ticket = ticket + 1
+        durability = self.durability
+        if durability is None or durability.seal(ticket):  # type: ignore[attr-defined]
+            self.release_through(ticket)
+
+    def release_through(self, ticket: int) -> None:
+        """Send every held reply tagged `ticket` or earlier."""
+        keep = []
+        for conn in self._held:
+            if conn.release_through(ticket):
+                keep.append(conn)
+        self._held = keep
+
+    def _schedule_wakeups(self) -> None:
+        """Fire due clock-based key wake-ups; arm one timer for the next one."""
+        next_due = self.state.fire_due_wakeups()
+        if next_due is None or self.loop is None:
+            return
+        if self._wakeup_timer is not None:
+            if self._wakeup_due <= next_due:
+                return
+            self._wakeup_timer.cancel()
+        delay = max(0, next_due - self.state.clock.now_ms()) / 1000
+        self._wakeup_due = next_due
+        self._wakeup_timer = self.loop.call_later(delay, self._wakeup_fired)
+
+    def _wakeup_fired(self) -> None:
+        self._wakeup_timer = None
+        self.after_batch()
 
     def park(self, conn: ClientConnection, request: Block) -> None:
         state = self.state
@@ -197,6 +274,8 @@ class Server:
                     last_freeze = now
                 for hook in self.before_flush:
                     hook()
+                for hook in self.cron_hooks:
+                    hook()
             except Exception:
                 log.exception("error in periodic task")
 
@@ -251,4 +330,4 @@ def run(config: Config) -> int:
         log.error("%s", error.message)
         return 1
     run_loop(serve(server))
-    return 0
+    return server.exit_code
