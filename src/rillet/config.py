@@ -51,30 +51,44 @@ def parse_bool(text: str) -> bool:
 @dataclass
 class Param:
     name: str
-    kind: str  # bool | int | memory | enum | string | save
+    kind: str  # bool | int | octal | memory | enum | string | save
     default: object
     minimum: int | None = None
     maximum: int | None = None
     choices: tuple[str, ...] = ()
     immutable: bool = False
     aliases: tuple[str, ...] = ()
+    # Accepted range is [minimum, maximum] but the value is then clamped to this
+    # (Redis's hz: any int is accepted, 1..500 is used and reported).
+    clamp: tuple[int, int] | None = None
     # Called with the new value after a successful CONFIG SET.
     on_change: list[Callable[[object], None]] = field(default_factory=list)
 
     def parse(self, text: str) -> object:
         if self.kind == "bool":
             return parse_bool(text)
-        if self.kind in ("int", "memory"):
+        if self.kind in ("int", "memory", "octal"):
             try:
-                value = parse_memory(text) if self.kind == "memory" else int(text)
+                if self.kind == "memory":
+                    value = parse_memory(text)
+                else:
+                    value = int(text, 8 if self.kind == "octal" else 10)
             except (ValueError, ConfigError):
-                raise ConfigError("argument couldn't be parsed into an integer") from None
+                raise ConfigError(
+                    "argument must be a memory value" if self.kind == "memory"
+                    else "argument couldn't be parsed into an integer"
+                ) from None
+            if self.kind == "memory" and value < 0:
+                raise ConfigError("argument must be a memory value")
             if (self.minimum is not None and value < self.minimum) or (
                 self.maximum is not None and value > self.maximum
             ):
-                raise ConfigError(
-                    f"argument must be between {self.minimum} and {self.maximum} inclusive"
-                )
+                low, high = self.minimum, self.maximum
+                if self.kind == "octal":
+                    low, high = f"{low:o}", f"{high:o}"  # type: ignore[str-format]
+                raise ConfigError(f"argument must be between {low} and {high} inclusive")
+            if self.clamp is not None:
+                value = min(max(value, self.clamp[0]), self.clamp[1])
             return value
         if self.kind == "enum":
             low = text.lower()
@@ -91,6 +105,8 @@ class Param:
             return "yes" if value else "no"
         if self.kind == "save":
             return " ".join(f"{s} {c}" for s, c in value)  # type: ignore[union-attr]
+        if self.kind == "octal":
+            return f"{value:o}"
         return str(value)
 
 
@@ -113,7 +129,7 @@ PARAMS = [
     Param("port", "int", 6379, 0, 65535, immutable=True),
     Param("bind", "string", "127.0.0.1", immutable=True),
     Param("unixsocket", "string", "", immutable=True),
-    Param("unixsocketperm", "int", 0, 0, 0o777, immutable=True),
+    Param("unixsocketperm", "octal", 0, 0, 0o777, immutable=True),
     Param("tcp-backlog", "int", 511, 0, _MAX32, immutable=True),
     Param("requirepass", "string", ""),
     Param("databases", "int", 16, 1, _MAX32, immutable=True),
@@ -134,7 +150,7 @@ PARAMS = [
     Param("auto-aof-rewrite-percentage", "int", 100, 0, _MAX32),
     Param("auto-aof-rewrite-min-size", "memory", 64 * 1024 * 1024, 0, _MAX64),
     Param("no-appendfsync-on-rewrite", "bool", False),
-    Param("maxclients", "int", 10000, 1, _MAX32),
+    Param("maxclients", "int", 10000, 1, 2**32 - 1),
     Param("timeout", "int", 0, 0, _MAX32),
     Param("tcp-keepalive", "int", 300, 0, _MAX32),
     Param("proto-max-bulk-len", "memory", 512 * 1024 * 1024, 1024 * 1024, _MAX64),
@@ -142,9 +158,9 @@ PARAMS = [
     Param("client-output-buffer-limit", "string", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
     Param("maxmemory", "memory", 0, 0, _MAX64),
     Param("maxmemory-policy", "enum", "noeviction", choices=(
-        "volatile-lru", "allkeys-lru", "volatile-lfu", "allkeys-lfu", "volatile-random",
-        "allkeys-random", "volatile-ttl", "noeviction")),
-    Param("hz", "int", 10, 1, 500),
+        "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
+        "allkeys-lfu", "allkeys-random", "noeviction")),
+    Param("hz", "int", 10, 0, _MAX32, clamp=(1, 500)),
     Param("stream-node-max-entries", "int", 100, 0, _MAX64),
     Param("stream-node-max-bytes", "memory", 4096, 0, _MAX64),
     Param("stream-idmp-duration", "int", 100, 1, 86400),
@@ -162,7 +178,7 @@ PARAMS = [
     Param("protected-mode", "bool", True),
     Param("io-threads", "int", 1, 1, 128, immutable=True),
     Param("list-max-listpack-size", "int", -2, -5, _MAX32),
-    Param("hash-max-listpack-entries", "int", 128, 0, _MAX64),
+    Param("hash-max-listpack-entries", "int", 512, 0, _MAX64),
     Param("set-max-intset-entries", "int", 512, 0, _MAX64),
     Param("zset-max-listpack-entries", "int", 128, 0, _MAX64),
     Param("latency-tracking", "bool", True),
@@ -199,22 +215,38 @@ class Config:
         return out
 
     def set_many(self, pairs: list[tuple[str, str]], startup: bool = False) -> None:
-        """Validate every pair first, then apply all of them: CONFIG SET is atomic."""
-        parsed: list[tuple[Param, object]] = []
+        """Validate every pair first, then apply all of them: CONFIG SET is atomic.
+
+        Same order of checks as Redis's configSetCommand: names first (the first bad
+        name decides), then values. A bad value is reported
+        under the parameter's registered (lower-case) name, the rest as typed.
+        """
+        params: list[tuple[str, Param, str]] = []
         seen: set[str] = set()
+        problem: ConfigError | None = None
         for name, text in pairs:
-            param = self.params.get(name.lower())
+            key = name.lower()
+            param = self.params.get(key)
+            if problem is not None:
+                continue  # the first bad name decides the reply
             if param is None:
                 raise KeyError(name)
             if param.immutable and not startup:
-                raise ConfigError("can't set immutable config", name)
-            if param.name in seen:
-                raise ConfigError("duplicate parameter", name)
-            seen.add(param.name)
+                problem = ConfigError("can't set immutable config", name)
+            elif key in seen:
+                # Redis registers an alias as a config of its own, so
+                # `slave-read-only` and `replica-read-only` may be set together.
+                problem = ConfigError("duplicate parameter", name)
+            seen.add(key)
+            params.append((key, param, text))
+        if problem is not None:
+            raise problem
+        parsed: list[tuple[Param, object]] = []
+        for key, param, text in params:
             try:
                 parsed.append((param, param.parse(text)))
             except ConfigError as error:
-                raise ConfigError(str(error), name) from None
+                raise ConfigError(str(error), key) from None
         for param, value in parsed:
             self.values[param.name] = value
             for callback in param.on_change:

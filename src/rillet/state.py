@@ -216,12 +216,16 @@ class ServerState:
             self.ready_keys[slot] = None
 
     def db_flushed(self, db_index: int | None) -> None:
-        """FLUSHDB/FLUSHALL: every watched key of the db(s) is touched."""
-        for (index, _key), watchers in list(self.watched_keys.items()):
-            if db_index is None or index == db_index:
+        """Call just BEFORE FLUSHDB/FLUSHALL empties db `db_index` (None: all).
+
+        Redis 7+ (touchAllWatchedKeysInDb) dirties only the WATCHed keys that
+        exist, so this must see the keyspace as it was.
+        """
+        for (index, key), watchers in self.watched_keys.items():
+            if (db_index is None or index == db_index) and self.keyspace[index].get(key) is not None:
                 for client in watchers:
                     client.dirty_cas = True
-        for slot in list(self.blocking):
+        for slot in self.blocking:
             if db_index is None or slot[0] == db_index:
                 self.ready_keys[slot] = None
 

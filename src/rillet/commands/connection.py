@@ -18,7 +18,7 @@ from rillet.state import Client
 RESET = SimpleString(b"RESET")
 
 
-@command("ping", -1, "fast stale loading", group="connection", since="1.0.0")
+@command("ping", -1, "fast", group="connection", since="1.0.0")
 def ping(ctx: Client, argv: list[bytes]) -> object:
     """PING [message]"""
     if len(argv) > 2:
@@ -63,8 +63,9 @@ def auth(ctx: Client, argv: list[bytes]) -> object:
 
 
 def _valid_name(name: bytes) -> bool:
-    # Redis allows printable ASCII except space (validateClientAttr).
-    return all(33 <= ch <= 126 for ch in name)
+    # Redis allows printable ASCII except space (validateClientAttr), and checks
+    # it as a C string: nothing after a NUL byte is looked at.
+    return all(33 <= ch <= 126 for ch in name.split(b"\0", 1)[0])
 
 
 @command("hello", -1, "noscript loading stale fast no_auth allow_busy", group="connection",
@@ -123,6 +124,9 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
 def select(ctx: Client, argv: list[bytes]) -> object:
     """SELECT index"""
     index = parse_int(argv[1])
+    if not -(2**31) <= index < 2**31:  # getIntFromObjectOrReply
+        raise ReplyError(
+            "ERR value is out of range, value must between -2147483648 and 2147483647")
     if not 0 <= index < len(ctx.server.keyspace):
         raise ReplyError(errors.OUT_OF_RANGE_DB)
     ctx.db = ctx.server.keyspace[index]
@@ -162,14 +166,29 @@ def client_info_line(client: Client, now_ms: int) -> str:
         f"fd={conn.fd if conn else -1} name={client.name.decode('utf-8', 'replace')} "
         f"age={(now_ms - client.created_ms) // 1000} "
         f"idle={(now_ms - client.last_interaction_ms) // 1000} "
-        f"flags={'b' if client.blocked else ''}{'x' if client.multi is not None else ''}"
-        f"{'N' if client.blocked is None and client.multi is None else ''} "
+        f"flags={_client_flags(client)} "
         f"db={client.db.index} sub=0 psub=0 ssub=0 multi={multi} watch={len(client.watched)} "
         f"qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 "
         f"tot-mem=1024 events=r cmd={client.last_command.decode()} user=default redir=-1 "
         f"resp={3 if client.resp3 else 2} lib-name={client.lib_name.decode('utf-8', 'replace')} "
-        f"lib-ver={client.lib_ver.decode('utf-8', 'replace')} io-thread=0"
+        f"lib-ver={client.lib_ver.decode('utf-8', 'replace')} io-thread=0 "
+        f"tot-net-in={getattr(conn, 'net_in', 0)} tot-net-out={getattr(conn, 'net_out', 0)} "
+        f"tot-cmds={getattr(conn, 'commands', 0)}"
     )
+
+
+def _client_flags(client: Client) -> str:
+    # In Redis's order (networking.c getClientInfoString); "N" when none apply.
+    flags = "" if client.flags == "N" else client.flags
+    if client.multi is not None:
+        flags += "x"
+    if client.blocked is not None:
+        flags += "b"
+    if client.dirty_cas and client.watched:
+        flags += "d"
+    if getattr(client.conn, "unix", False):
+        flags += "U"
+    return flags or "N"
 
 
 @command("client|id", 2, "noscript loading stale", group="connection", since="5.0.0")
@@ -198,9 +217,10 @@ def client_setinfo(ctx: Client, argv: list[bytes]) -> object:
     """CLIENT SETINFO <LIB-NAME libname | LIB-VER libver>"""
     attr = argv[2].upper()
     if attr not in (b"LIB-NAME", b"LIB-VER"):
-        raise ReplyError(errors.CLIENT_SETINFO_BAD_ATTR.format(argv[2].decode("utf-8", "replace")))
-    if not all(32 < ch < 127 for ch in argv[3]):
-        raise ReplyError(errors.CLIENT_SETINFO_BAD_VALUE.format(attr.decode().lower()))
+        shown = argv[2].split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+        raise ReplyError(errors.CLIENT_SETINFO_BAD_ATTR.format(shown))
+    if not _valid_name(argv[3]):
+        raise ReplyError(errors.CLIENT_SETINFO_BAD_VALUE.format(argv[2].decode()))
     if attr == b"LIB-NAME":
         ctx.lib_name = argv[3]
     else:
@@ -258,7 +278,7 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
         # Old form: CLIENT KILL addr, replies OK or an error.
         for client in list(server.clients.values()):
             if client.conn is not None and client.conn.addr == argv[2].decode():
-                _kill(client)
+                _kill(client, ctx)
                 return OK
         raise ReplyError(errors.NO_SUCH_CLIENT)
     filters = _KILL_FILTERS.parse(argv, 2)
@@ -276,7 +296,12 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError("ERR client-id should be greater than 0") from None
         if wanted_id <= 0:
             raise ReplyError("ERR client-id should be greater than 0")
-    max_age = parse_int(filters[b"MAXAGE"]) if b"MAXAGE" in filters else None  # type: ignore[arg-type]
+    if b"USER" in filters and filters[b"USER"] != b"default":
+        name = filters[b"USER"].decode("utf-8", "replace")  # type: ignore[union-attr]
+        raise ReplyError(f"ERR No such user '{name}'")
+    max_age = None
+    if b"MAXAGE" in filters:
+        max_age = parse_int(filters[b"MAXAGE"], "ERR maxage is not an integer or out of range")  # type: ignore[arg-type]
     now = server.clock.now_ms()
     killed = 0
     for client in list(server.clients.values()):
@@ -294,14 +319,15 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
             continue
         if max_age is not None and (now - client.created_ms) // 1000 < max_age:
             continue
-        _kill(client)
+        _kill(client, ctx)
         killed += 1
     return killed
 
 
-def _kill(client: Client) -> None:
+def _kill(client: Client, ctx: Client | None = None) -> None:
     client.closing = True
-    if client.conn is not None:
+    # A client killing itself still gets its reply: the connection closes after it.
+    if client.conn is not None and client is not ctx:
         client.conn.close()
 
 

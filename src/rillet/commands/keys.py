@@ -50,7 +50,8 @@ def type_(ctx: Client, argv: list[bytes]) -> object:
     return SimpleString(b"none" if value is None else type_name(value))
 
 
-@command("keys", 2, "readonly", group="generic", since="1.0.0")
+@command("keys", 2, "readonly", group="generic", since="1.0.0",
+         acl="keyspace read slow dangerous")
 def keys_(ctx: Client, argv: list[bytes]) -> object:
     """KEYS pattern"""
     pattern = argv[1]
@@ -138,21 +139,30 @@ def renamenx(ctx: Client, argv: list[bytes]) -> object:
 
 def _expire(ctx: Client, argv: list[bytes], unit_ms: int, absolute: bool) -> object:
     name = argv[0].decode().lower()
-    amount = parse_int(argv[2])
-    flags = {a.upper() for a in argv[3:]}
-    if not flags <= {b"NX", b"XX", b"GT", b"LT"}:
-        raise ReplyError(f"ERR Unsupported option {argv[3 + [a.upper() in (b'NX', b'XX', b'GT', b'LT') for a in argv[3:]].index(False)].decode('utf-8', 'replace')}")
+    # Redis checks the options before the time (parseExtendedExpireArgumentsOrReply).
+    flags = set()
+    for option in argv[3:]:
+        upper = option.upper()
+        if upper not in (b"NX", b"XX", b"GT", b"LT"):
+            shown = option.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+            raise ReplyError(f"ERR Unsupported option {shown}")
+        flags.add(upper)
     if b"NX" in flags and flags & {b"XX", b"GT", b"LT"}:
         raise ReplyError(errors.EXPIRE_OPTIONS)
     if b"GT" in flags and b"LT" in flags:
         raise ReplyError(errors.EXPIRE_GT_LT)
+    amount = parse_int(argv[2])
     now = ctx.clock.now_ms()
-    try:
-        deadline = amount * unit_ms if absolute else now + amount * unit_ms
-        if amount * unit_ms > MAX_EXPIRE_MS or amount * unit_ms < -MAX_EXPIRE_MS or deadline > MAX_EXPIRE_MS:
-            raise OverflowError
-    except OverflowError:
-        raise ReplyError(errors.INVALID_EXPIRE.format(name)) from None
+    # Redis's overflow checks (expireGenericCommand): the unit conversion, then
+    # adding the base time; a hugely negative time simply means "already expired".
+    if unit_ms == 1000:
+        if not -(MAX_EXPIRE_MS // 1000) <= amount <= MAX_EXPIRE_MS // 1000:
+            raise ReplyError(errors.INVALID_EXPIRE.format(name))
+        amount *= 1000
+    base = 0 if absolute else now
+    if amount > MAX_EXPIRE_MS - base:
+        raise ReplyError(errors.INVALID_EXPIRE.format(name))
+    deadline = amount + base
     db = ctx.db
     key = argv[1]
     if db.get(key) is None:
@@ -289,14 +299,25 @@ def object_help(ctx: Client, argv: list[bytes]) -> object:
 @command("memory|usage", -3, "readonly", keys=(2, 2, 1), group="server", since="4.0.0")
 def memory_usage(ctx: Client, argv: list[bytes]) -> object:
     """MEMORY USAGE key [SAMPLES count]"""
-    if len(argv) not in (3, 5) or (len(argv) == 5 and argv[3].upper() != b"SAMPLES"):
-        raise ReplyError(errors.SYNTAX)
-    if len(argv) == 5:
-        parse_int(argv[4])
+    samples = 5
+    j = 3
+    while j < len(argv):
+        # memoryCommand: SAMPLES may repeat, 0 means every element, negative is a syntax error.
+        if argv[j].upper() == b"SAMPLES" and j + 1 < len(argv):
+            samples = parse_int(argv[j + 1])
+            if samples < 0:
+                raise ReplyError(errors.SYNTAX)
+            j += 2
+        else:
+            raise ReplyError(errors.SYNTAX)
     key = argv[2]
     value = ctx.db.get(key)
     if value is None:
         return None
     if value.__class__ is bytes:
         return 16 + len(key) + len(value) + 16  # type: ignore[arg-type]
+    from rillet.commands.stream_common import Stream, stream_memory_usage
+
+    if value.__class__ is Stream:
+        return stream_memory_usage(ctx.db, key, value, samples)  # type: ignore[arg-type]
     return 16 + len(key) + value.memory_usage()  # type: ignore[attr-defined]

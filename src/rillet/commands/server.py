@@ -10,8 +10,9 @@ import time
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
+from rillet.commands.args import glob_match
 from rillet.commands.table import CommandSpec, command, unique_subcommands
-from rillet.config import ConfigError
+from rillet.config import ConfigError, Param
 from rillet.errors import ReplyError
 from rillet.resp.types import OK, Map, SetReply, SimpleString, Verbatim
 from rillet.state import Client, ServerState
@@ -174,6 +175,16 @@ def _section_keyspace(state: ServerState) -> list[tuple[str, object]]:
     return out
 
 
+def _section_modules(state: ServerState) -> list[tuple[str, object]]:
+    return []
+
+
+def _section_cluster(state: ServerState) -> list[tuple[str, object]]:
+    return [("cluster_enabled", 0)]
+
+
+# In Redis's output order; INFO renders requested sections in this order
+# whatever order they were asked in.
 SECTIONS = {
     "server": _section_server,
     "clients": _section_clients,
@@ -182,37 +193,37 @@ SECTIONS = {
     "stats": _section_stats,
     "replication": _section_replication,
     "cpu": _section_cpu,
+    "modules": _section_modules,
     "commandstats": _section_commandstats,
     "errorstats": _section_errorstats,
+    "cluster": _section_cluster,
     "keyspace": _section_keyspace,
 }
+_HEADERS = {"cpu": "CPU"}
 DEFAULT_SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication", "cpu",
-                    "errorstats", "keyspace"]
+                    "modules", "errorstats", "cluster", "keyspace"]
 
 
 def render_info(state: ServerState, wanted: list[str]) -> str:
-    names: list[str] = []
+    names: set[str] = set()
     for word in wanted or ["default"]:
         word = word.lower()
         if word in ("all", "everything"):
-            names.extend(SECTIONS)
+            names.update(SECTIONS)
         elif word == "default":
-            names.extend(DEFAULT_SECTIONS)
+            names.update(DEFAULT_SECTIONS)
         elif word in SECTIONS:
-            names.append(word)
-    seen: list[str] = []
-    for name in names:
-        if name not in seen:
-            seen.append(name)
+            names.add(word)
     parts = []
-    for name in seen:
-        lines = [f"# {name.capitalize() if name not in ('commandstats', 'errorstats') else name.capitalize()}"]
-        lines += [f"{k}:{v}" for k, v in SECTIONS[name](state)]
-        parts.append("\r\n".join(lines) + "\r\n")
+    for name, section in SECTIONS.items():
+        if name in names:
+            lines = [f"# {_HEADERS.get(name, name.capitalize())}"]
+            lines += [f"{k}:{v}" for k, v in section(state)]
+            parts.append("\r\n".join(lines) + "\r\n")
     return "\r\n".join(parts)
 
 
-@command("info", -1, "loading stale", group="server", since="1.0.0")
+@command("info", -1, "loading stale", group="server", since="1.0.0", acl="slow dangerous")
 def info(ctx: Client, argv: list[bytes]) -> object:
     """INFO [section [section ...]]"""
     text = render_info(ctx.server, [a.decode("utf-8", "replace") for a in argv[1:]])
@@ -224,18 +235,32 @@ def info(ctx: Client, argv: list[bytes]) -> object:
 @command("config|get", -3, "admin noscript loading stale", group="server", since="2.0.0")
 def config_get(ctx: Client, argv: list[bytes]) -> object:
     """CONFIG GET parameter [parameter ...]"""
-    found: dict[str, str] = {}
+    config = ctx.server.config
+    # Keyed by lower-case name, as Redis's case-insensitive `matches` dict. A
+    # plain name is echoed as typed; a glob matches case-insensitively.
+    found: dict[bytes, tuple[bytes, Param]] = {}
     for pattern in argv[2:]:
-        for name, value in ctx.server.config.get(pattern.decode("utf-8", "replace")):
-            found.setdefault(name, value)
-    return Map([(k.encode(), v.encode()) for k, v in found.items()])
+        if not any(ch in pattern for ch in b"[*?"):
+            key = pattern.lower()
+            param = config.params.get(key.decode("utf-8", "replace"))
+            if param is not None and key not in found:
+                found[key] = (pattern, param)
+            continue
+        for name, param in config.params.items():
+            raw = name.encode()
+            if raw not in found and glob_match(pattern, raw, nocase=True):
+                found[raw] = (raw, param)
+    return Map([
+        (shown, param.render(config.values[param.name]).encode())
+        for shown, param in found.values()
+    ])
 
 
 @command("config|set", -4, "admin noscript loading stale", group="server", since="2.0.0")
 def config_set(ctx: Client, argv: list[bytes]) -> object:
     """CONFIG SET parameter value [parameter value ...]"""
     if len(argv) % 2:
-        raise ReplyError(errors.wrong_arity("config|set"))
+        raise ReplyError(errors.SYNTAX)
     pairs = [(argv[i].decode("utf-8", "replace"), argv[i + 1].decode("utf-8", "replace"))
              for i in range(2, len(argv), 2)]
     try:
@@ -297,7 +322,7 @@ def config_help(ctx: Client, argv: list[bytes]) -> object:
 
 # --- keyspace-wide --------------------------------------------------------------------
 
-@command("dbsize", 1, "readonly fast", group="server", since="1.0.0")
+@command("dbsize", 1, "readonly fast", group="server", since="1.0.0", acl="keyspace read fast")
 def dbsize(ctx: Client, argv: list[bytes]) -> object:
     """DBSIZE"""
     return len(ctx.db)
@@ -308,26 +333,35 @@ def _flush_mode(argv: list[bytes], first: int) -> None:
         raise ReplyError(errors.SYNTAX)
 
 
-@command("flushdb", -1, "write", group="server", since="1.0.0")
+def _flush(state: ServerState, db_index: int | None) -> None:
+    """Empty one database (or all), telling WATCH and blocked clients first."""
+    state.db_flushed(db_index)
+    if db_index is None:
+        state.keyspace.flush_all()
+    else:
+        state.keyspace[db_index].flush()
+
+
+@command("flushdb", -1, "write", group="server", since="1.0.0",
+         acl="keyspace write slow dangerous")
 def flushdb(ctx: Client, argv: list[bytes]) -> object:
     """FLUSHDB [ASYNC | SYNC]"""
     _flush_mode(argv, 1)
     changes = len(ctx.db)
-    ctx.db.flush()
-    ctx.server.db_flushed(ctx.db.index)
+    _flush(ctx.server, ctx.db.index)
     ctx.server.dirty += changes + 1
     ctx.propagate([b"FLUSHDB"])
     return OK
 
 
-@command("flushall", -1, "write", group="server", since="1.0.0")
+@command("flushall", -1, "write", group="server", since="1.0.0",
+         acl="keyspace write slow dangerous")
 def flushall(ctx: Client, argv: list[bytes]) -> object:
     """FLUSHALL [ASYNC | SYNC]"""
     _flush_mode(argv, 1)
     state = ctx.server
     changes = sum(len(db) for db in state.keyspace.dbs)
-    state.keyspace.flush_all()
-    state.db_flushed(None)
+    _flush(state, None)
     state.dirty += changes + 1
     ctx.propagate([b"FLUSHALL"])
     return OK
@@ -363,11 +397,15 @@ def shutdown(ctx: Client, argv: list[bytes]) -> object:
 @command("function|flush", -2, "write noscript", group="scripting", since="7.0.0")
 def function_flush(ctx: Client, argv: list[bytes]) -> object:
     """FUNCTION FLUSH [ASYNC | SYNC]"""
-    _flush_mode(argv, 2)
+    if len(argv) > 3:
+        raise ReplyError(errors.subcommand_syntax(argv[1], "function"))
+    if len(argv) == 3 and argv[2].upper() not in (b"ASYNC", b"SYNC"):
+        raise ReplyError("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
     return OK
 
 
-@command("lastsave", 1, "loading stale fast", group="server", since="1.0.0")
+@command("lastsave", 1, "loading stale fast", group="server", since="1.0.0",
+         acl="admin fast dangerous")
 def lastsave(ctx: Client, argv: list[bytes]) -> object:
     """LASTSAVE"""
     provider = ctx.server.extensions.get("lastsave")
@@ -378,16 +416,74 @@ def lastsave(ctx: Client, argv: list[bytes]) -> object:
 
 # --- COMMAND ------------------------------------------------------------------------
 
+# Redis's order of command flags (server.h CMD_*), as COMMAND INFO lists them.
+_FLAG_ORDER = (
+    "write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript", "blocking",
+    "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth",
+    "may_replicate", "sentinel", "only_sentinel", "no_mandatory_keys", "protected",
+    "module_no_cluster", "no_async_loading", "no_multi", "movablekeys", "allow_busy",
+)
+_GROUP_CATEGORY = {
+    "generic": "keyspace", "string": "string", "connection": "connection",
+    "transactions": "transaction", "stream": "stream", "scripting": "scripting",
+}
+
+
 def _flag_set(spec: CommandSpec) -> SetReply:
-    flags = []
-    for flag in sorted(spec.flags):
-        flags.append(SimpleString(flag.replace("_", "-").encode()))
-    return SetReply(flags)
+    known = [f for f in _FLAG_ORDER if f in spec.flags]
+    known += sorted(f for f in spec.flags if f not in _FLAG_ORDER)
+    return SetReply([SimpleString(flag.encode()) for flag in known])
+
+
+# Redis's ACL category order (acl.c ACLCommandCategories).
+_CATEGORY_ORDER = (
+    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
+    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
+    "connection", "transaction", "scripting",
+)
+
+
+def acl_categories(spec: CommandSpec) -> list[str]:
+    if spec.acl_categories:
+        return list(spec.acl_categories)
+    if spec.handler is None:
+        return ["slow"]  # a container such as CONFIG: its subcommands carry the rest
+    flags = spec.flags
+    categories = {"fast" if "fast" in flags else "slow"}
+    if "write" in flags:
+        categories.add("write")
+    if "readonly" in flags:
+        categories.add("read")
+    if spec.group in _GROUP_CATEGORY:
+        categories.add(_GROUP_CATEGORY[spec.group])
+    if "admin" in flags:
+        categories |= {"admin", "dangerous"}
+    if "blocking" in flags:
+        categories.add("blocking")
+    return [c for c in _CATEGORY_ORDER if c in categories]
+
+
+def _key_specs(spec: CommandSpec) -> list:
+    """One range key spec from (first, last, step), Redis's COMMAND INFO shape."""
+    if spec.first_key <= 0:
+        return []
+    if spec.is_write:
+        flags = [b"RW", b"update"]
+    else:
+        flags = [b"RO", b"access"]
+    last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
+    return [Map([
+        (b"flags", SetReply([SimpleString(f) for f in flags])),
+        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", spec.first_key)]))])),
+        (b"find_keys", Map([
+            (b"type", b"range"),
+            (b"spec", Map([(b"lastkey", last), (b"keystep", spec.key_step or 1), (b"limit", 0)])),
+        ])),
+    ])]
 
 
 def command_info(spec: CommandSpec) -> list:
-    subs = [command_info(sub) for sub in unique_subcommands(spec)]
-    key_specs = []
+    subs = unique_subcommands(spec)
     return [
         spec.name.encode(),
         spec.arity,
@@ -395,10 +491,10 @@ def command_info(spec: CommandSpec) -> list:
         spec.first_key,
         spec.last_key,
         spec.key_step,
-        SetReply([SimpleString(b"@" + c.encode()) for c in (spec.acl_categories or (spec.group,))]),
-        [],
-        key_specs,
-        subs,
+        SetReply([SimpleString(b"@" + c.encode()) for c in acl_categories(spec)]),
+        SetReply([]),  # tips
+        SetReply(_key_specs(spec)),
+        [command_info(sub) for sub in subs] if subs else SetReply([]),
     ]
 
 
@@ -416,7 +512,7 @@ def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:
     return spec.name.encode(), Map(items)
 
 
-@command("command", -1, "loading stale", group="server", since="2.8.13")
+@command("command", -1, "loading stale", group="server", since="2.8.13", acl="slow connection")
 def command_(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND"""
     if len(argv) > 1:
@@ -424,7 +520,7 @@ def command_(ctx: Client, argv: list[bytes]) -> object:
     return [command_info(spec) for spec in table.COMMANDS.values()]
 
 
-@command("command|count", 2, "loading stale", group="server", since="2.8.13")
+@command("command|count", 2, "loading stale", group="server", since="2.8.13", acl="slow connection")
 def command_count(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND COUNT"""
     return len(table.COMMANDS)
@@ -440,7 +536,7 @@ def _resolve(name: bytes) -> CommandSpec | None:
     return table.lookup(name)
 
 
-@command("command|info", -2, "loading stale", group="server", since="2.8.13")
+@command("command|info", -2, "loading stale", group="server", since="2.8.13", acl="slow connection")
 def command_info_(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND INFO [command-name [command-name ...]]"""
     if len(argv) == 2:
@@ -452,7 +548,7 @@ def command_info_(ctx: Client, argv: list[bytes]) -> object:
     return out
 
 
-@command("command|docs", -2, "loading stale", group="server", since="7.0.0")
+@command("command|docs", -2, "loading stale", group="server", since="7.0.0", acl="slow connection")
 def command_docs_(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND DOCS [command-name [command-name ...]]"""
     if len(argv) == 2:
@@ -465,7 +561,7 @@ def command_docs_(ctx: Client, argv: list[bytes]) -> object:
     return Map(items)
 
 
-@command("command|list", -2, "loading stale", group="server", since="7.0.0")
+@command("command|list", -2, "loading stale", group="server", since="7.0.0", acl="slow connection")
 def command_list(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND LIST [FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]"""
     from rillet.commands.args import glob_match
@@ -483,13 +579,13 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
         return [s.name.encode() for s in names if glob_match(value, s.name.encode(), nocase=True)]
     if kind == b"ACLCAT":
         category = value.lower().decode("utf-8", "replace")
-        return [s.name.encode() for s in names if category in (s.acl_categories or (s.group,))]
+        return [s.name.encode() for s in names if category in acl_categories(s)]
     if kind == b"MODULE":
         return []
     raise ReplyError(errors.SYNTAX)
 
 
-@command("command|getkeys", -3, "loading stale", group="server", since="2.8.13")
+@command("command|getkeys", -3, "loading stale", group="server", since="2.8.13", acl="slow connection")
 def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND GETKEYS command [arg [arg ...]]"""
     spec = table.lookup(argv[2])
@@ -506,7 +602,7 @@ def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
     return [args[i] for i in keys_at if i < len(args)]
 
 
-@command("command|help", 2, "loading stale", group="server", since="5.0.0")
+@command("command|help", 2, "loading stale", group="server", since="5.0.0", acl="slow connection")
 def command_help(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND HELP"""
     return [SimpleString(line) for line in (

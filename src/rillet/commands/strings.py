@@ -52,7 +52,9 @@ def set_(ctx: Client, argv: list[bytes]) -> object:
             want_old = True
         elif option == b"KEEPTTL" and expiry_unit is None:
             keep_ttl = True
-        elif option in _SET_EXPIRY and expiry_unit is None and not keep_ttl and i + 1 < len(argv):
+        elif (option in _SET_EXPIRY and expiry_unit in (None, option) and not keep_ttl
+              and i + 1 < len(argv)):
+            # Repeating the same expiry option is allowed; the last value wins.
             expiry_unit = option
             i += 1
             expiry_raw = argv[i]

@@ -6,6 +6,9 @@ server does a single transport write for a whole pipeline.
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
+
 from rillet.errors import ReplyError
 from rillet.resp.types import (
     Map,
@@ -18,6 +21,8 @@ from rillet.resp.types import (
     Verbatim,
 )
 
+_INF = float("inf")
+_NEG_INF = float("-inf")
 # Small integers are encoded once: counters and lengths dominate integer replies.
 _INT_CACHE = [b":%d\r\n" % i for i in range(1024)]
 
@@ -52,16 +57,42 @@ def _double(out: bytearray, value: float, resp3: bool) -> None:
         _bulk(out, text, resp3)
 
 
+_HALF_LLONG_MAX = (2**63 - 1) // 2
+
+
 def format_double(value: float) -> bytes:
-    # Redis prints doubles with %.17g, and inf as "inf"/"-inf".
+    """Redis's d2string (7.2+): integers as integers, else fpconv_dtoa's layout.
+
+    The digits are the shortest that round-trip (repr's); fpconv (Grisu2) finds
+    the same ones for all but a few rare values such as 1e23.
+    """
     if value != value:
         return b"nan"
-    if value in (float("inf"), float("-inf")):
+    if value in (_INF, _NEG_INF):
         return b"inf" if value > 0 else b"-inf"
-    if value == int(value) and abs(value) < 1e17:
+    if value == 0:
+        return b"-0" if math.copysign(1.0, value) < 0 else b"0"
+    if -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX and value == int(value):
         return b"%d" % int(value)
-    # Redis 7.2+ prints the shortest representation that round-trips, as repr() does.
-    return repr(value).encode()
+    sign, digit_tuple, exponent = Decimal(repr(value)).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    return (("-" if sign else "") + _emit_digits(digits, int(exponent), bool(sign))).encode()
+
+
+def _emit_digits(digits: str, k: int, negative: bool) -> str:
+    """fpconv_dtoa.c emit_digits: plain, decimal or scientific, by Redis's thresholds."""
+    ndigits = len(digits)
+    exp = abs(k + ndigits - 1)
+    if k >= 0 and exp < ndigits + 7:
+        return digits + "0" * k
+    if k < 0 and (k > -7 or exp < 4):
+        offset = ndigits + k
+        if offset <= 0:
+            return "0." + "0" * -offset + digits
+        return digits[:offset] + "." + digits[offset:]
+    digits = digits[: 18 - negative]
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{mantissa}e{'-' if k + ndigits - 1 < 0 else '+'}{exp}"
 
 
 def _null(out: bytearray, value: None, resp3: bool) -> None:
@@ -110,7 +141,12 @@ def _simple(out: bytearray, value: SimpleString, resp3: bool) -> None:
 
 
 def _error(out: bytearray, value: ReplyError, resp3: bool) -> None:
-    out += b"-%s\r\n" % value.message.encode()
+    message = value.message
+    if "\r" in message or "\n" in message:
+        # An error echoing client input must not break the protocol line; as
+        # Redis's addReplyErrorFormat: trim CR/LF at the ends, spaces inside.
+        message = message.strip("\r\n").replace("\r", " ").replace("\n", " ")
+    out += b"-%s\r\n" % message.encode("utf-8", "surrogateescape")
 
 
 def _raw(out: bytearray, value: Raw, resp3: bool) -> None:

@@ -2,9 +2,10 @@
 
 The fast path is hiredis, which parses well-formed multibulk requests in C.
 Everything hiredis cannot judge the way Redis does (inline commands, protocol
-errors with Redis's exact texts, limits) goes through `SlowParser`, a direct
-port of Redis's processInlineBuffer/processMultibulkBuffer. The two agree on
-every valid request; the slow one decides every invalid one.
+errors with Redis's exact texts, limits, a command split across reads) goes
+through `SlowParser`, an incremental port of Redis's processInlineBuffer and
+processMultibulkBuffer. The two agree on every valid request; the slow one
+decides every invalid one.
 """
 
 from __future__ import annotations
@@ -16,10 +17,21 @@ INLINE_MAX_SIZE = 64 * 1024
 UNAUTH_MAX_MULTIBULK = 10
 UNAUTH_MAX_BULK = 16384
 INT_MAX = 2**31 - 1
+_ARG_OVERHEAD = 64  # approximate bytes of a Python bytes object and its list slot
+
+_pack = hiredis.pack_command
+# Translation table for the fast path's screening: digits become '0', and the
+# RESP type bytes hiredis accepts besides '*' and '$' become '+'.
+_SCREEN = bytes(
+    48 if 48 <= b <= 57 else 43 if b in b"+=(%~>|" else b for b in range(256)
+)
 
 
 class RequestError(Exception):
-    """A protocol error: the message (without '-') is sent, then the connection closes."""
+    """A protocol error: the message (without '-') is sent, then the connection closes.
+
+    An empty message closes the connection without a reply (query buffer limit).
+    """
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -31,7 +43,7 @@ def _string2ll(raw: bytes) -> int | None:
     if not raw or len(raw) > 20:
         return None
     body = raw[1:] if raw[:1] == b"-" else raw
-    if not body.isdigit() or (len(body) > 1 and body[:1] == b"0") or body == b"" or (
+    if not body.isdigit() or (len(body) > 1 and body[:1] == b"0") or (
         raw[:1] == b"-" and body == b"0"
     ):
         return None
@@ -41,13 +53,20 @@ def _string2ll(raw: bytes) -> int | None:
     return value
 
 
-_SPACE = b" \t\n\r\x0b\x0c"
+_SPACE = b" \t\n\r\x0b\x0c"  # C isspace()
+_TOKEN_END = b" \t\n\r"  # what ends an unquoted word in sdssplitargs
 _ESCAPES = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("b"): 8, ord("a"): 7}
 _HEX = b"0123456789abcdefABCDEF"
 
 
 def split_args(line: bytes) -> list[bytes] | None:
-    """Redis's sdssplitargs: shell-like splitting; None on unbalanced quotes."""
+    """Redis's sdssplitargs: shell-like splitting; None on unbalanced quotes.
+
+    Like the C original, the line ends at its first NUL byte.
+    """
+    nul = line.find(b"\0")
+    if nul >= 0:
+        line = line[:nul]
     args: list[bytes] = []
     i, n = 0, len(line)
     while True:
@@ -102,7 +121,7 @@ def split_args(line: bytes) -> list[bytes] | None:
                 if i >= n:
                     break
                 ch = line[i]
-                if ch in _SPACE:
+                if ch in _TOKEN_END:
                     break
                 if ch == 34:
                     in_dq = True
@@ -115,116 +134,184 @@ def split_args(line: bytes) -> list[bytes] | None:
 
 
 class SlowParser:
-    """Redis's own request parser, in Python: exact for inline and invalid input."""
+    """Redis's own request parser, in Python, incremental: exact for inline and invalid input.
+
+    State mirrors Redis's client fields: `_args` is the multibulk being read
+    (None between commands), `_remaining` its missing argument count
+    (multibulklen) and `_bulk_len` the announced length of the next argument
+    (bulklen, -1 while its `$` line is unread). `pos` is qb_pos.
+    """
+
+    __slots__ = (
+        "buf", "pos", "max_bulk_len", "authenticated", "_args", "_remaining", "_bulk_len",
+        "_args_size",
+    )
 
     def __init__(self, max_bulk_len: int) -> None:
         self.buf = bytearray()
+        self.pos = 0
         self.max_bulk_len = max_bulk_len
         self.authenticated = True
+        self._args: list[bytes] | None = None
+        self._remaining = 0
+        self._bulk_len = -1
+        self._args_size = 0
 
-    def parse(self, keep_empty: bool = False) -> tuple[list[list[bytes]], RequestError | None]:
-        """Consume whole commands from the buffer; stop at an error or a partial one.
+    @property
+    def unparsed(self) -> int:
+        return len(self.buf) - self.pos
 
-        Empty commands (`*0`, `*-1`, blank inline lines) are dropped unless
-        `keep_empty`, which lets the caller line them up with hiredis's output.
+    @property
+    def pending_size(self) -> int:
+        """Bytes held for unfinished work: unparsed input plus the half-read command.
+
+        Each argument is counted with a rough Python object overhead so that a
+        flood of tiny arguments is bounded like a flood of big ones.
         """
+        return len(self.buf) - self.pos + self._args_size
+
+    @property
+    def at_boundary(self) -> bool:
+        """True between commands (no multibulk half read)."""
+        return self._args is None
+
+    def take_rest(self) -> bytes:
+        rest = bytes(self.buf[self.pos :])
+        self.buf = bytearray()
+        self.pos = 0
+        return rest
+
+    def parse(self) -> tuple[list[list[bytes]], RequestError | None]:
+        """All whole non-empty commands now in the buffer, and the error that stopped them."""
         commands: list[list[bytes]] = []
-        while self.buf:
+        while True:
             try:
-                command = self._multibulk() if self.buf[0] == 42 else self._inline()
+                command = self.next_command()
             except RequestError as error:
                 return commands, error
             if command is None:
-                break
-            if command or keep_empty:
+                return commands, None
+            if command:
                 commands.append(command)
-        return commands, None
+
+    def next_command(self) -> list[bytes] | None:
+        """One whole command ([] for an empty one), or None until more bytes arrive."""
+        if self._args is None:
+            if self.pos >= len(self.buf):
+                self._compact()
+                return None
+            if self.buf[self.pos] != 42:  # '*'
+                return self._inline()
+            if not self._multibulk_header():
+                return None
+            if self._args is None:
+                return []
+        return self._bulks()
+
+    def _compact(self) -> None:
+        if self.pos:
+            del self.buf[: self.pos]
+            self.pos = 0
+
+    def _find(self, char: bytes, start: int) -> int:
+        # Redis looks for line ends with strchr(), which stops at a NUL byte:
+        # a NUL before the terminator means "no terminator yet".
+        end = self.buf.find(char, start)
+        if end < 0 or self.buf.find(b"\0", start, end) >= 0:
+            return -1
+        return end
 
     def _inline(self) -> list[bytes] | None:
-        buf = self.buf
-        newline = buf.find(b"\n")
+        buf, start = self.buf, self.pos
+        newline = self._find(b"\n", start)
         if newline < 0:
-            if len(buf) > INLINE_MAX_SIZE:
+            if len(buf) - start > INLINE_MAX_SIZE:
                 raise RequestError("ERR Protocol error: too big inline request")
             return None
-        end = newline - 1 if newline and buf[newline - 1] == 13 else newline
-        args = split_args(bytes(buf[:end]))
+        end = newline - 1 if newline > start and buf[newline - 1] == 13 else newline
+        args = split_args(bytes(buf[start:end]))
         if args is None:
             raise RequestError("ERR Protocol error: unbalanced quotes in request")
-        del buf[: newline + 1]
+        self.pos = newline + 1
+        self._compact()
         return args
 
-    def _line(self, start: int, too_big: str) -> tuple[bytes, int] | None:
-        buf = self.buf
-        cr = buf.find(b"\r", start)
+    def _multibulk_header(self) -> bool:
+        buf, start = self.buf, self.pos
+        cr = self._find(b"\r", start)
         if cr < 0:
             if len(buf) - start > INLINE_MAX_SIZE:
-                raise RequestError(too_big)
-            return None
-        if cr + 1 >= len(buf):
-            return None
-        return bytes(buf[start:cr]), cr + 2
-
-    def _multibulk(self) -> list[bytes] | None:
-        line = self._line(1, "ERR Protocol error: too big mbulk count string")
-        if line is None:
-            return None
-        count = _string2ll(line[0])
+                raise RequestError("ERR Protocol error: too big mbulk count string")
+            return False
+        if cr + 1 >= len(buf):  # the byte after '\r' is skipped unread, but must be there
+            return False
+        count = _string2ll(bytes(buf[start + 1 : cr]))
         if count is None or count > INT_MAX:
             raise RequestError("ERR Protocol error: invalid multibulk length")
-        if not self.authenticated and count > UNAUTH_MAX_MULTIBULK:
+        if count > UNAUTH_MAX_MULTIBULK and not self.authenticated:
             raise RequestError("ERR Protocol error: unauthenticated multibulk length")
-        pos = line[1]
-        if count <= 0:
-            del self.buf[:pos]
-            return []
-        args: list[bytes] = []
+        self.pos = cr + 2
+        if count > 0:
+            self._args = []
+            self._remaining = count
+            self._bulk_len = -1
+        else:
+            self._compact()
+        return True
+
+    def _bulks(self) -> list[bytes] | None:
         buf = self.buf
-        while len(args) < count:
-            if pos >= len(buf):
+        args = self._args
+        assert args is not None
+        while self._remaining:
+            pos = self.pos
+            if self._bulk_len < 0:
+                cr = self._find(b"\r", pos)
+                if cr < 0:
+                    if len(buf) - pos > INLINE_MAX_SIZE:
+                        raise RequestError("ERR Protocol error: too big bulk count string")
+                    return None
+                if cr + 1 >= len(buf):
+                    return None
+                if buf[pos] != 36:  # '$'
+                    raise RequestError(
+                        f"ERR Protocol error: expected '$', got '{chr(buf[pos])}'"
+                    )
+                size = _string2ll(bytes(buf[pos + 1 : cr]))
+                if size is None or size < 0 or size > self.max_bulk_len:
+                    raise RequestError("ERR Protocol error: invalid bulk length")
+                if size > UNAUTH_MAX_BULK and not self.authenticated:
+                    raise RequestError("ERR Protocol error: unauthenticated bulk length")
+                self._bulk_len = size
+                self.pos = pos = cr + 2
+            size = self._bulk_len
+            if len(buf) - pos < size + 2:
                 return None
-            if buf[pos] != 36:
-                raise RequestError(f"ERR Protocol error: expected '$', got '{chr(buf[pos])}'")
-            line = self._line(pos + 1, "ERR Protocol error: too big bulk count string")
-            if line is None:
-                return None
-            size = _string2ll(line[0])
-            if size is None or size < 0 or size > self.max_bulk_len:
-                raise RequestError("ERR Protocol error: invalid bulk length")
-            if not self.authenticated and size > UNAUTH_MAX_BULK:
-                raise RequestError("ERR Protocol error: unauthenticated bulk length")
-            start = line[1]
-            if len(buf) < start + size + 2:
-                return None
-            args.append(bytes(buf[start : start + size]))
-            pos = start + size + 2
-        del buf[:pos]
+            args.append(bytes(buf[pos : pos + size]))
+            self._args_size += size + _ARG_OVERHEAD
+            # Like Redis, the two bytes after the payload are skipped, not checked.
+            self.pos = pos + size + 2
+            self._bulk_len = -1
+            self._remaining -= 1
+        self._args = None
+        self._args_size = 0
+        self._compact()
         return args
 
 
 class RequestParser:
-    """hiredis for the common case, `SlowParser` for inline and suspect input.
+    """hiredis for whole well-formed multibulk requests, `SlowParser` for the rest.
 
-    `pending` keeps the raw bytes fed since hiredis last had an empty buffer,
-    so when hiredis balks the slow parser can re-read exactly those bytes,
-    skip the commands hiredis already returned, and judge the rest.
+    Between calls hiredis is always at a command boundary: a read that ends
+    inside a command hands that command's bytes to the slow parser, which
+    finishes it and gives the stream back to hiredis at the next boundary.
     """
 
-    __slots__ = (
-        "_reader",
-        "_pending",
-        "_returned",
-        "_slow",
-        "max_bulk_len",
-        "max_query_buffer",
-        "authenticated",
-    )
+    __slots__ = ("_reader", "_slow", "max_bulk_len", "max_query_buffer", "authenticated")
 
     def __init__(self, max_bulk_len: int = 512 * 1024 * 1024,
                  max_query_buffer: int = 1024 * 1024 * 1024) -> None:
         self._reader = hiredis.Reader()
-        self._pending: list[bytes] = []
-        self._returned = 0
         self._slow: SlowParser | None = None
         self.max_bulk_len = max_bulk_len
         self.max_query_buffer = max_query_buffer
@@ -232,87 +319,112 @@ class RequestParser:
 
     def feed(self, data: bytes) -> tuple[list[list[bytes]], RequestError | None]:
         """Return the whole commands in `data` and, if the stream broke, the error."""
+        if self._slow is None and data[:1] == b"*" and self.authenticated:
+            return self._feed_fast(data)
+        return self._feed_slow(data, True)
+
+    def _feed_fast(self, data: bytes) -> tuple[list[list[bytes]], RequestError | None]:
+        # One pass maps digits to '0' and the RESP type bytes other than '*' and
+        # '$' to '+', so the checks below are plain substring searches.
+        screened = data.translate(_SCREEN)
+        if b"*0000000" in screened or b"+0000000" in screened:
+            # hiredis allocates an announced array up front: "*2000000000" would
+            # stall the server for seconds. Huge counts take the slow parser,
+            # which grows argument lists as arguments arrive, as Redis does.
+            return self._reparse(data)
         reader = self._reader
-        if self._slow is None:
-            if reader.has_data():
-                self._pending.append(data)
-            elif data[:1] == b"*" and self.authenticated:
-                self._pending = [data]
-                self._returned = 0
-            else:
-                return self._feed_slow(data)
-            reader.feed(data)
-            commands: list[list[bytes]] = []
-            try:
-                while True:
-                    command = reader.gets()
-                    if command is False:
-                        break
-                    self._returned += 1
-                    if command.__class__ is not list:
-                        return self._fallback(commands, True)
-                    for arg in command:
-                        if arg.__class__ is not bytes:
-                            return self._fallback(commands, True)
-                    if command:
-                        commands.append(command)
-            except hiredis.ProtocolError:
-                return self._fallback(commands, False)
-            if reader.has_data():
-                # A partial command: let the slow parser vet its headers now, so
-                # an oversized or malformed length fails at once, as in Redis.
-                return self._check_partial(commands)
-            self._pending = []
-            return commands, None
-        return self._feed_slow(data)
+        reader.feed(data)
+        commands: list[list[bytes]] = []
+        empty = False
+        try:
+            while True:
+                command = reader.gets()
+                if command is False:
+                    break
+                if command.__class__ is not list:
+                    return self._reparse(data)
+                for arg in command:
+                    if arg.__class__ is not bytes:
+                        return self._reparse(data)
+                if not command:
+                    empty = True
+                commands.append(command)
+        except Exception:  # ProtocolError, or TypeError for a RESP3 map keyed by an array
+            return self._reparse(data)
+        # hiredis also returns +simple, =verbatim and (bignum elements as bytes and
+        # does not say whether it stopped between two commands or inside one.
+        # Any byte that could start a non-bulk RESP3 type sends the read through
+        # the exact byte-for-byte check. Otherwise the read ended between commands
+        # if each '*' in it started a command (a command cut short has its own
+        # '*'), or, failing that, if it ends with the canonical encoding of its
+        # last command: only a crafted argument can fake that, and the price is
+        # this one client's own stream being misread.
+        if (
+            commands
+            and b"+" not in screened
+            and not reader.has_data()
+            and (
+                (stars := screened.count(b"*")) == len(commands)
+                # XADD's '*' ID arrives as "$1\r\n*\r\n"; no command header looks so.
+                or stars - screened.count(b"\n*\r") == len(commands)
+                or data.endswith(_pack(tuple(commands[-1])))
+            )
+        ):
+            return ([c for c in commands if c] if empty else commands), None
+        return self._split(data, commands)
 
-    def _fallback(
-        self, commands: list[list[bytes]], counted_bad: bool
+    def _split(
+        self, data: bytes, commands: list[list[bytes]]
     ) -> tuple[list[list[bytes]], RequestError | None]:
-        """hiredis rejected or mis-typed something: re-judge the pending bytes in Python."""
-        # Items hiredis handed out from `pending` before the bad one, in this
-        # call and earlier ones, are skipped: they were already dispatched or
-        # are in `commands`.
-        skip = self._returned - (1 if counted_bad else 0) - len(commands)
-        slow = SlowParser(self.max_bulk_len)
-        slow.authenticated = self.authenticated
-        slow.buf += b"".join(self._pending)
-        self._reset_fast()
-        parsed, error = slow.parse(keep_empty=True)
-        out = commands + [c for c in parsed[skip + len(commands):] if c]
-        self._slow = slow if slow.buf and error is None else None
-        return out, error
-
-    def _check_partial(self, commands: list[list[bytes]]) -> tuple[list[list[bytes]], RequestError | None]:
-        pending_size = self._reader.len()
-        if pending_size > self.max_query_buffer:
-            return commands, RequestError("")  # Redis closes without a reply.
-        slow = SlowParser(self.max_bulk_len)
-        slow.authenticated = self.authenticated
-        # Only the tail after the last whole command matters; the reader holds
-        # exactly that many bytes.
-        slow.buf += b"".join(self._pending)[-pending_size:]
-        parsed, error = slow.parse()
-        if error is not None:
-            self._reset_fast()
-            return commands, error
-        return commands, None
-
-    def _reset_fast(self) -> None:
+        """Keep the commands whose bytes are canonical; the slow parser takes the rest."""
+        prefix = b"".join([_pack(tuple(c)) for c in commands])
+        if not data.startswith(prefix):
+            return self._reparse(data)
         self._reader = hiredis.Reader()
-        self._pending = []
-        self._returned = 0
+        commands = [c for c in commands if c]
+        if len(prefix) == len(data):
+            return commands, None
+        more, error = self._feed_slow(data[len(prefix) :], True)
+        return commands + more, error
 
-    def _feed_slow(self, data: bytes) -> tuple[list[list[bytes]], RequestError | None]:
+    def _reparse(self, data: bytes) -> tuple[list[list[bytes]], RequestError | None]:
+        """hiredis balked somewhere in `data`: the slow parser judges all of it."""
+        self._reader = hiredis.Reader()
+        # No hand-back to hiredis inside this read: it would only balk again.
+        return self._feed_slow(data, False)
+
+    def _feed_slow(
+        self, data: bytes, handoff: bool
+    ) -> tuple[list[list[bytes]], RequestError | None]:
         slow = self._slow
         if slow is None:
             slow = self._slow = SlowParser(self.max_bulk_len)
         slow.authenticated = self.authenticated
         slow.buf += data
-        if len(slow.buf) > self.max_query_buffer:
+        if slow.pending_size > self.max_query_buffer:
             self._slow = None
-            return [], RequestError("")
-        commands, error = slow.parse()
-        if error is not None or not slow.buf:
+            return [], RequestError("")  # Redis closes without a reply.
+        commands: list[list[bytes]] = []
+        while True:
+            try:
+                command = slow.next_command()
+            except RequestError as error:
+                self._slow = None
+                return commands, error
+            if command is None:
+                break
+            if command:
+                commands.append(command)
+            if (
+                handoff
+                and self.authenticated
+                and slow.at_boundary
+                and slow.unparsed
+                and slow.buf[slow.pos] == 42
+            ):
+                self._slow = None
+                more, error = self._feed_fast(slow.take_rest())
+                return commands + more, error
+        if slow.at_boundary and not slow.unparsed:
             self._slow = None
-        return commands, error
+        return commands, None

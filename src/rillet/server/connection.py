@@ -24,7 +24,7 @@ log = logging.getLogger("rillet")
 class ClientConnection(asyncio.Protocol, Connection):
     __slots__ = (
         "server", "state", "transport", "client", "parser", "backlog", "_addr", "_laddr", "_fd",
-        "_paused", "_closed",
+        "_paused", "_closed", "held", "net_in", "net_out", "commands", "unix",
     )
 
     def __init__(self, server: Server) -> None:
@@ -39,6 +39,13 @@ class ClientConnection(asyncio.Protocol, Connection):
         self._fd = -1
         self._paused = False
         self._closed = False
+        # Per-client totals for CLIENT LIST (tot-net-in, tot-net-out, tot-cmds).
+        self.net_in = 0
+        self.net_out = 0
+        self.commands = 0
+        self.unix = False
+        # (ticket, reply) pairs waiting for the server's durability gate (Server.hold).
+        self.held: list[tuple[int, bytes]] | None = None
 
     # --- Connection interface used by handlers (CLIENT LIST/KILL) ---------------
     @property
@@ -56,12 +63,46 @@ class ClientConnection(asyncio.Protocol, Connection):
     def send(self, payload: bytes) -> None:
         if self.transport is not None and not self._closed:
             self.state.stats.net_output_bytes += len(payload)
-            self.transport.write(payload)
+            self.net_out += len(payload)
+            server = self.server
+            if self.held is not None:
+                self.held.append((server.reply_ticket, payload))  # keep replies in order
+            elif server.hold_replies or (
+                server.flush_before_send and not server.durability.flush_for_send()  # type: ignore[union-attr]
+            ):
+                self.held = [(server.reply_ticket, payload)]
+                server.hold(self)
+            else:
+                self.transport.write(payload)
 
     def close(self) -> None:
         if self.transport is not None and not self._closed:
             self._closed = True
-            self.transport.close()
+            if self.held is None:  # else release_through closes after the last reply
+                self.transport.close()
+
+    def release_through(self, ticket: int) -> bool:
+        """Send held replies up to `ticket`; True if later ones are still held."""
+        held = self.held
+        if held is None:
+            return False
+        n = 0
+        while n < len(held) and held[n][0] <= ticket:
+            n += 1
+        out = [payload for _, payload in held[:n]]
+        rest = held[n:]
+        self.held = rest or None
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            self.held = None
+            return False
+        if out:
+            transport.write(b"".join(out))
+        if rest:
+            return True
+        if self._closed:
+            transport.close()
+        return False
 
     def authenticated(self) -> None:
         if self.parser is not None:
@@ -74,8 +115,13 @@ class ClientConnection(asyncio.Protocol, Connection):
         state.stats.connections_received += 1
         peer = transport.get_extra_info("peername")
         sock = transport.get_extra_info("sockname")
-        self._addr = _format_addr(peer)
-        self._laddr = _format_addr(sock)
+        if isinstance(sock, str):
+            # A unix socket client: Redis shows the socket path, port 0, for both.
+            self._addr = self._laddr = f"{sock}:0"
+            self.unix = True
+        else:
+            self._addr = _format_addr(peer)
+            self._laddr = _format_addr(sock)
         socket = transport.get_extra_info("socket")
         self._fd = socket.fileno() if socket is not None else -1
         if len(state.clients) >= state.config["maxclients"]:  # type: ignore[operator]
@@ -114,7 +160,12 @@ class ClientConnection(asyncio.Protocol, Connection):
         if client is None or self._closed:
             return
         self.state.stats.net_input_bytes += len(data)
-        commands, error = self.parser.feed(data)  # type: ignore[union-attr]
+        self.net_in += len(data)
+        parser = self.parser
+        # RESET (or a changed requirepass) can take authentication away again;
+        # the unauthenticated request-size limits must follow.
+        parser.authenticated = client.authenticated  # type: ignore[union-attr]
+        commands, error = parser.feed(data)  # type: ignore[union-attr]
         client.last_interaction_ms = self.state.clock.now_ms()
         out = bytearray()
         if commands:
@@ -124,7 +175,7 @@ class ClientConnection(asyncio.Protocol, Connection):
                 self._run(commands, out)
         if error is not None and not client.closing:
             if error.message:
-                out += b"-%s\r\n" % error.message.encode()
+                out += b"-%s\r\n" % error.message.encode("utf-8", "surrogateescape")
             client.closing = True
         if out:
             self.send(bytes(out))
@@ -139,12 +190,15 @@ class ClientConnection(asyncio.Protocol, Connection):
         for index, argv in enumerate(commands):
             reply = execute(client, argv)
             if reply.__class__ is Block:
+                self.commands += index + 1
                 self.backlog = commands[index + 1 :]
                 self.server.park(self, reply)  # type: ignore[arg-type]
                 return
             encode_into(out, reply, client.resp3)  # type: ignore[union-attr]
             if client.closing:  # type: ignore[union-attr]
+                self.commands += index + 1
                 return
+        self.commands += len(commands)
 
     def unblocked(self, entry: BlockedClient, reply: object) -> None:
         """The parked command got its answer: send it, then run what queued behind it."""
