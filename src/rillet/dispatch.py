@@ -20,30 +20,49 @@ from rillet.resp.types import QUEUED
 from rillet.state import Block, Client, Effect, ServerState
 
 log = logging.getLogger("rillet")
+_TABLE_GET = table.TABLE.get
 
 # Commands that run at once even inside MULTI (Redis: processCommand).
 TIMING_SAMPLE = 16
+TIMING_MASK = TIMING_SAMPLE - 1
 
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
 
 class Dispatcher:
-    __slots__ = ("state", "_tx_effects", "_tick")
+    __slots__ = ("state", "_tx_effects")
 
     def __init__(self, state: ServerState) -> None:
         self.state = state
         # While EXEC runs, effects of its commands gather here to be published
         # once, wrapped in MULTI/EXEC, so replicas apply the transaction whole.
         self._tx_effects: list[Effect] | None = None
-        self._tick = 0
 
     def execute(self, client: Client, argv: list[bytes]) -> object:
         """Run one command for `client`; returns a reply, or a `Block` to park it."""
-        spec = table.TABLE.get(argv[0])
+        spec = _TABLE_GET(argv[0])
+        if spec is None or spec.subcommands:
+            spec = self._resolve(client, argv)
+            if spec.__class__ is ReplyError:
+                return spec
+        # Like Redis's c->lastcmd: set at lookup, so CLIENT LIST shows the command
+        # being run, and EXEC (not what it ran) once it is done.
+        client.last_command = spec.name_bytes
+        if not spec.min_argc <= len(argv) <= spec.max_argc:
+            return self._reject(client, errors.wrong_arity(spec.name), spec)
+        # The rare states (not authenticated, in MULTI, loading, writes refused)
+        # are folded into two flags, so the common path costs two attribute reads.
+        if client.gated or self.state.gated:
+            refused = self._gate(client, spec, argv)
+            if refused is not None:
+                return refused
+        return self.call(client, spec, argv)
+
+    def _resolve(self, client: Client, argv: list[bytes]) -> CommandSpec | ReplyError:
+        """The spec for a mixed-case name or a container's subcommand, or the error."""
+        spec = _TABLE_GET(argv[0]) or _TABLE_GET(argv[0].lower())
         if spec is None:
-            spec = table.TABLE.get(argv[0].lower())
-            if spec is None:
-                return self._reject(client, errors.unknown_command(argv[0], argv[1:]))
+            return self._reject(client, errors.unknown_command(argv[0], argv[1:]))
         if spec.subcommands and (len(argv) >= 2 or spec.handler is None):
             # A container (CONFIG, CLIENT, XINFO...): the subcommand picks the spec.
             if len(argv) < 2:
@@ -52,13 +71,10 @@ class Dispatcher:
             if sub is None:
                 return self._reject(client, errors.unknown_subcommand(argv[1], spec.name))
             spec = sub
-        # Like Redis's c->lastcmd: set at lookup, so CLIENT LIST shows the command
-        # being run, and EXEC (not what it ran) once it is done.
-        client.last_command = spec.name_bytes
-        argc = len(argv)
-        arity = spec.arity
-        if (arity > 0 and arity != argc) or argc < -arity:
-            return self._reject(client, errors.wrong_arity(spec.name), spec)
+        return spec
+
+    def _gate(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object | None:
+        """Redis's checks after arity, in its order; None lets the command run."""
         if not client.authenticated and not spec.allowed_unauthenticated:
             return self._reject(client, errors.NOAUTH, spec)
         if client.multi is not None and spec.name not in _MULTI_IMMEDIATE:
@@ -73,41 +89,51 @@ class Dispatcher:
             problem = state.write_guard()
             if problem is not None:
                 return self._reject(client, problem, spec)
-        return self.call(client, spec, argv)
+        return None
 
     def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
-        """Run an already-checked command and publish its effects."""
-        state = self.state
-        dirty_before = state.dirty
-        state._effects = None
+        """Run an already-checked command (and publish its effects if it writes)."""
+        if spec.is_write:
+            return self._call_write(client, spec, argv)
         # Timing every call costs two clock reads (~0.1 us, a third of a PING);
-        # one call in TIMING_SAMPLE is timed and counted TIMING_SAMPLE times,
-        # so INFO commandstats' usec is an unbiased estimate.
-        self._tick = tick = (self._tick + 1) % TIMING_SAMPLE
-        started = perf_counter_ns() if tick == 0 else 0
+        # one call of each command in TIMING_SAMPLE is timed and counted
+        # TIMING_SAMPLE times, so INFO commandstats' usec is an estimate.
+        started = 0 if spec.calls & TIMING_MASK else perf_counter_ns()
         try:
             reply = spec.handler(client, argv)  # type: ignore[misc]
-        except ReplyError as error:
-            spec.failed_calls += 1
-            self._count_error(error.message)
-            reply = error
-        except Exception:  # a bug: never take the server down with it
-            log.exception("internal error running %r", argv[:3])
-            spec.failed_calls += 1
-            message = f"ERR internal error while running '{spec.name}'"
-            self._count_error(message)
-            state.stats.unexpected_error_replies += 1
-            reply = ReplyError(message)
+        except Exception as error:
+            reply = self._failed(spec, argv, error)
         if started:
             spec.usec += (perf_counter_ns() - started) * TIMING_SAMPLE // 1000
         spec.calls += 1
         if reply.__class__ is Block and (client.in_exec or client.is_internal):
             # Inside MULTI or while loading, a blocking command acts as if it timed out.
             reply = reply.timeout_reply  # type: ignore[attr-defined]
+        return reply
+
+    def _call_write(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
+        """`call` for write commands: the command's effects go to the AOF and replicas.
+
+        The effect is what the handler gave `ctx.propagate`, else the command's
+        own argv if it changed anything (server.dirty moved), as Redis does.
+        """
+        state = self.state
+        dirty_before = state.dirty
+        started = 0 if spec.calls & TIMING_MASK else perf_counter_ns()
+        try:
+            reply = spec.handler(client, argv)  # type: ignore[misc]
+        except Exception as error:
+            state._effects = None  # a handler that failed must leave no effect behind
+            reply = self._failed(spec, argv, error)
+        if started:
+            spec.usec += (perf_counter_ns() - started) * TIMING_SAMPLE // 1000
+        spec.calls += 1
+        if reply.__class__ is Block and (client.in_exec or client.is_internal):
+            reply = reply.timeout_reply  # type: ignore[attr-defined]
         effects = state._effects
         if effects is not None:
             state._effects = None
-        elif spec.is_write and state.dirty != dirty_before:
+        elif state.dirty != dirty_before:
             effects = [(client.db.index, argv)]
         else:
             return reply
@@ -120,6 +146,17 @@ class Dispatcher:
                 effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
             state.publish(effects)
         return reply
+
+    def _failed(self, spec: CommandSpec, argv: list[bytes], error: Exception) -> ReplyError:
+        """The reply for a handler that raised: its error, or a logged internal error."""
+        spec.failed_calls += 1
+        if error.__class__ is not ReplyError and not isinstance(error, ReplyError):
+            # A bug: never take the server down with it.
+            log.error("internal error running %r", argv[:3], exc_info=error)
+            error = ReplyError(f"ERR internal error while running '{spec.name}'")
+            self.state.stats.unexpected_error_replies += 1
+        self._count_error(error.message)  # type: ignore[attr-defined]
+        return error  # type: ignore[return-value]
 
     def begin_transaction(self) -> None:
         self._tx_effects = []

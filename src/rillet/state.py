@@ -48,8 +48,8 @@ class Client:
     """Per-connection state; it is the `ctx` every handler receives."""
 
     __slots__ = (
-        "id", "server", "conn", "db", "resp3", "authenticated", "name", "lib_name", "lib_ver",
-        "multi", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
+        "id", "server", "conn", "db", "resp3", "_authenticated", "name", "lib_name", "lib_ver",
+        "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
         "is_internal", "user",
     )
@@ -60,11 +60,14 @@ class Client:
         self.conn = conn
         self.db: Database = server.keyspace[0]
         self.resp3 = False
+        # `authenticated` and `multi` are properties that keep `gated` (either
+        # one off the common path) current: the dispatcher reads only `gated`.
+        self.gated = False
+        self._multi: list[tuple[object, list[bytes]]] | None = None
         self.authenticated = not server.config["requirepass"]
         self.name = b""
         self.lib_name = b""
         self.lib_ver = b""
-        self.multi: list[tuple[object, list[bytes]]] | None = None
         self.multi_error = False
         self.watched: set[tuple[int, bytes]] = set()
         self.dirty_cas = False
@@ -81,6 +84,25 @@ class Client:
         self.flags = "N"
         self.is_internal = False
         self.user = b"default"
+
+    @property
+    def authenticated(self) -> bool:
+        return self._authenticated
+
+    @authenticated.setter
+    def authenticated(self, value: bool) -> None:
+        self._authenticated = value
+        self.gated = not value or self._multi is not None
+
+    @property
+    def multi(self) -> list[tuple[object, list[bytes]]] | None:
+        """Commands queued since MULTI, or None outside a transaction."""
+        return self._multi
+
+    @multi.setter
+    def multi(self, queue: list[tuple[object, list[bytes]]] | None) -> None:
+        self._multi = queue
+        self.gated = queue is not None or not self._authenticated
 
     # Helpers handlers use so that every mutation is seen by WATCH and by
     # blocked clients, and counted for INFO / save rules.
@@ -162,7 +184,11 @@ class ServerState:
         self.run_id = os.urandom(20).hex()
         self.version = __version__
         self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
-        self.loading = False
+        # `loading` and `write_guard` are properties: setting either updates
+        # `gated`, the single flag the dispatcher's hot path reads.
+        self.gated = False
+        self._loading = False
+        self._write_guard: Callable[[], str | None] | None = None
         # Effects of the command being executed; None when it set none itself.
         self._effects: list[Effect] | None = None
         # Consumers of effects (AOF, replication): callables taking a list of Effect.
@@ -179,9 +205,27 @@ class ServerState:
         self.shutdown_requested: dict | None = None
         # Hooks the server layer or persistence install (e.g. for INFO sections).
         self.info_providers: dict[str, Callable[[], list[tuple[str, object]]]] = {}
-        self.write_guard: Callable[[], str | None] | None = None
         self.commands_executed_since_gc = 0
         self.extensions: dict[str, object] = {}
+
+    @property
+    def loading(self) -> bool:
+        return self._loading
+
+    @loading.setter
+    def loading(self, value: bool) -> None:
+        self._loading = value
+        self.gated = value or self._write_guard is not None
+
+    @property
+    def write_guard(self) -> Callable[[], str | None] | None:
+        """While set, write commands are refused with the error it returns (MISCONF)."""
+        return self._write_guard
+
+    @write_guard.setter
+    def write_guard(self, guard: Callable[[], str | None] | None) -> None:
+        self._write_guard = guard
+        self.gated = self._loading or guard is not None
 
     # --- clients --------------------------------------------------------------
     def new_client(self, conn: Connection | None) -> Client:

@@ -49,6 +49,9 @@ class CommandSpec:
     allowed_unauthenticated: bool = False
     allowed_in_multi: bool = True
     name_bytes: bytes = b""
+    # Arity as bounds on len(argv), so the dispatcher does one chained compare.
+    min_argc: int = 0
+    max_argc: int = 0
     # Per-command statistics for INFO commandstats.
     calls: int = 0
     usec: int = 0
@@ -85,7 +88,13 @@ def _container(name: str, group: str) -> CommandSpec:
     return spec
 
 
+def _arity_bounds(spec: CommandSpec) -> None:
+    spec.min_argc = abs(spec.arity)
+    spec.max_argc = spec.arity if spec.arity > 0 else 1 << 62
+
+
 def _register(spec: CommandSpec) -> None:
+    _arity_bounds(spec)
     spec.name_bytes = spec.name.encode()
     COMMANDS[spec.name] = spec
     raw = spec.name.encode()
@@ -131,6 +140,7 @@ def command(
             parent = _container(parent_name, group)
             spec.parent = parent
             spec.name_bytes = name.encode()
+            _arity_bounds(spec)
             parent.subcommands[sub.encode()] = spec
             parent.subcommands[sub.upper().encode()] = spec
         else:

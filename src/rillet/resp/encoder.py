@@ -11,6 +11,9 @@ from decimal import Decimal
 
 from rillet.errors import ReplyError
 from rillet.resp.types import (
+    OK,
+    PONG,
+    QUEUED,
     Map,
     NoReply,
     NullArray,
@@ -24,7 +27,9 @@ from rillet.resp.types import (
 _INF = float("inf")
 _NEG_INF = float("-inf")
 # Small integers are encoded once: counters and lengths dominate integer replies.
-_INT_CACHE = [b":%d\r\n" % i for i in range(1024)]
+INT_REPLIES = [b":%d\r\n" % i for i in range(1024)]
+# The status replies sent most, pre-encoded (the same bytes in RESP2 and RESP3).
+SIMPLE_REPLIES = {OK: b"+OK\r\n", PONG: b"+PONG\r\n", QUEUED: b"+QUEUED\r\n"}
 
 
 def _bulk(out: bytearray, value: bytes, resp3: bool) -> None:
@@ -37,7 +42,7 @@ def _str(out: bytearray, value: str, resp3: bool) -> None:
 
 def _int(out: bytearray, value: int, resp3: bool) -> None:
     if 0 <= value < 1024:
-        out += _INT_CACHE[value]
+        out += INT_REPLIES[value]
     else:
         out += b":%d\r\n" % value
 

@@ -10,6 +10,8 @@ decides every invalid one.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import hiredis
 
 # networking.c: PROTO_INLINE_MAX_SIZE bounds inline requests and count lines.
@@ -20,6 +22,7 @@ INT_MAX = 2**31 - 1
 _ARG_OVERHEAD = 64  # approximate bytes of a Python bytes object and its list slot
 
 _pack = hiredis.pack_command
+_BYTES_ONLY = frozenset({bytes})
 # Translation table for the fast path's screening: digits become '0', and the
 # RESP type bytes hiredis accepts besides '*' and '$' become '+'.
 _SCREEN = bytes(
@@ -335,22 +338,21 @@ class RequestParser:
         reader = self._reader
         reader.feed(data)
         commands: list[list[bytes]] = []
-        empty = False
+        append = commands.append
+        gets = reader.gets
         try:
-            while True:
-                command = reader.gets()
-                if command is False:
-                    break
-                if command.__class__ is not list:
-                    return self._reparse(data)
-                for arg in command:
-                    if arg.__class__ is not bytes:
-                        return self._reparse(data)
-                if not command:
-                    empty = True
-                commands.append(command)
-        except Exception:  # ProtocolError, or TypeError for a RESP3 map keyed by an array
+            command = gets()
+            while command is not False:
+                append(command)
+                command = gets()
+            # Every command must be a list of bytes: checked for the whole read at
+            # C speed (a non-list item makes chain() raise TypeError).
+            kinds = set(map(type, chain.from_iterable(commands)))
+        except Exception:  # ProtocolError, TypeError (a RESP3 map keyed by an array, `*-1`...)
             return self._reparse(data)
+        if not kinds <= _BYTES_ONLY:
+            return self._reparse(data)
+        empty = not all(commands)
         # hiredis also returns +simple, =verbatim and (bignum elements as bytes and
         # does not say whether it stopped between two commands or inside one.
         # Any byte that could start a non-bulk RESP3 type sends the read through

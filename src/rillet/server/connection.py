@@ -11,8 +11,9 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from rillet.resp.encoder import encode_into
+from rillet.resp.encoder import INT_REPLIES, SIMPLE_REPLIES, encode_into
 from rillet.resp.parser import RequestParser
+from rillet.resp.types import SimpleString
 from rillet.state import Block, BlockedClient, Connection
 
 if TYPE_CHECKING:
@@ -189,12 +190,22 @@ class ClientConnection(asyncio.Protocol, Connection):
         execute = self.server.dispatcher.execute
         for index, argv in enumerate(commands):
             reply = execute(client, argv)
-            if reply.__class__ is Block:
+            kind = reply.__class__
+            # The three commonest reply kinds are encoded inline: a call to the
+            # generic encoder costs as much as a whole PING.
+            if kind is bytes:
+                out += b"$%d\r\n%s\r\n" % (len(reply), reply)
+            elif kind is SimpleString:
+                out += SIMPLE_REPLIES.get(reply) or b"+%s\r\n" % reply
+            elif kind is int and 0 <= reply < 1024:
+                out += INT_REPLIES[reply]
+            elif kind is Block:
                 self.commands += index + 1
                 self.backlog = commands[index + 1 :]
                 self.server.park(self, reply)  # type: ignore[arg-type]
                 return
-            encode_into(out, reply, client.resp3)  # type: ignore[union-attr]
+            else:
+                encode_into(out, reply, client.resp3)  # type: ignore[union-attr]
             if client.closing:  # type: ignore[union-attr]
                 self.commands += index + 1
                 return
