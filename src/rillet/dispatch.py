@@ -139,7 +139,8 @@ class Dispatcher:
             return reply
         if self._tx_effects is not None:
             self._tx_effects.extend(effects)
-        elif state.effect_sinks:
+        elif state.effect_sinks and not state.loading:
+            # (Replayed commands are already in the files being loaded.)
             if len(effects) > 1:
                 # One command, several effects (XREADGROUP's XCLAIMs + SETID):
                 # wrapped so a replica or a torn AOF never applies half of it.
@@ -163,7 +164,7 @@ class Dispatcher:
 
     def end_transaction(self, db_index: int) -> None:
         effects, self._tx_effects = self._tx_effects, None
-        if not effects or not self.state.effect_sinks:
+        if not effects or not self.state.effect_sinks or self.state.loading:
             return
         if len(effects) > 1:
             effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]

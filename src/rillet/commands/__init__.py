@@ -3,11 +3,13 @@
 Importing this package registers every command in `table.TABLE`.
 """
 
-from rillet.commands import (  # noqa: F401  (imported for their registrations)
+from rillet.commands import (  # noqa: F401  (imported for their registrations)  # noqa: F401,E402,I001
     connection,
+    groups,
     keys,
+    persistence,  # noqa: F401,E402,I001
     server,
+    streams,
     strings,
     transactions,
 )
-from rillet.commands import streams, groups  # noqa: F401,E402,I001

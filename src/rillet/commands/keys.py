@@ -177,7 +177,9 @@ def _expire(ctx: Client, argv: list[bytes], unit_ms: int, absolute: bool) -> obj
         return 0
     if b"LT" in flags and current is not None and deadline >= current:
         return 0
-    if deadline <= now:
+    # While loading, a deadline already past keeps the key (Redis's checkAlreadyExpired):
+    # the DEL that expired it, if any, follows in the file being replayed.
+    if deadline <= now and not ctx.server.loading:
         db.delete(key)
         ctx.modified(key)
         ctx.propagate([b"DEL", key])

@@ -362,6 +362,14 @@ def flushall(ctx: Client, argv: list[bytes]) -> object:
     state = ctx.server
     changes = sum(len(db) for db in state.keyspace.dbs)
     _flush(state, None)
+    persistence = state.extensions.get("persistence")
+    if persistence is not None and state.config["save"] and not state.loading:
+        # Redis writes the (now empty) snapshot right away when save points are set,
+        # so a restart cannot bring the flushed data back from an older one.
+        try:
+            persistence.save()  # type: ignore[attr-defined]
+        except ReplyError:
+            pass
     state.dirty += changes + 1
     ctx.propagate([b"FLUSHALL"])
     return OK

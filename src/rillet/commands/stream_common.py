@@ -1,19 +1,21 @@
 """Pieces shared by the stream and consumer-group commands.
 
 Key lookup with WRONGTYPE, stream creation with the server's node limits,
-entry replies, the trimming clause of XADD/XTRIM with Redis 8.2's deletion
-policies (KEEPREF | DELREF | ACKED), its exact propagated form, and the
-`STREAMS key... id...` tail of XREAD/XREADGROUP.
+entry replies, the option list of XADD/XTRIM (trimming with Redis 8.2's
+KEEPREF | DELREF | ACKED policies, NOMKSTREAM, 8.6's IDMP/IDMPAUTO) and its
+exact propagated form, BLOCK timeouts, the `STREAMS key... id...` tail of
+XREAD, and the per-stream IDMP state (idempotent producers, Redis 8.6).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from hashlib import blake2b
 
 from rillet import errors
-from rillet.commands.args import parse_int
+from rillet.commands.args import INT64_MAX, parse_int
 from rillet.engine import groups as group_engine
-from rillet.engine.ids import StreamID, format_id, parse_strict_id
+from rillet.engine.ids import StreamID, format_id, parse_strict_id, parse_xadd_id
 from rillet.engine.stream import NodeLimits, Stream, default_trim_limit
 from rillet.errors import ReplyError
 from rillet.state import Client, ServerState
@@ -54,7 +56,7 @@ def entry_reply(sid: StreamID, fields: list[bytes] | None) -> list:
 
 
 def entries_reply(entries: list) -> list:
-    return [[format_id(sid), fields] for sid, fields in entries]
+    return [[b"%d-%d" % sid, fields] for sid, fields in entries]
 
 
 # --- trimming -----------------------------------------------------------------------
@@ -79,45 +81,46 @@ class Trim:
 def parse_trim_option(argv: list[bytes], i: int, trim: Trim | None) -> tuple[Trim, int]:
     """Parse MAXLEN/MINID at argv[i]; returns the clause and the index after it.
 
-    Errors are Redis's (streamParseAddOrTrimArgsOrReply); LIMIT is parsed by
-    `parse_limit_option` since it may come anywhere in the option list.
+    Redis's rules (streamParseAddOrTrimArgsOrReply): `~`/`=` is only taken as
+    the operator when a threshold follows it, so `MAXLEN ~` parses `~` as the
+    number. XADD/XTRIM only take MAXLEN/MINID as an option when an argument
+    follows (else it is XADD's ID or XTRIM's syntax error); here it is an error.
     """
-    word = argv[i].upper()
-    by_minid = word == b"MINID"
-    if trim is not None and trim.by_minid != by_minid:
-        raise ReplyError("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
-    if i + 1 >= len(argv):
+    more = len(argv) - 1 - i
+    if not more:
         raise ReplyError(errors.SYNTAX)
-    i += 1
+    by_minid = argv[i].upper() == b"MINID"
+    if trim is not None:
+        raise ReplyError(errors.TRIM_MAXLEN_AND_MINID)
     approx = False
-    if argv[i] in (b"~", b"="):
-        approx = argv[i] == b"~"
+    nxt = argv[i + 1]
+    if more >= 2 and nxt in (b"~", b"="):
+        approx = nxt == b"~"
         i += 1
-        if i >= len(argv):
-            raise ReplyError(errors.SYNTAX)
-    limit = trim.limit if trim is not None else None
     if by_minid:
-        clause = Trim(True, approx, minid=parse_strict_id(argv[i]), limit=limit)
-    else:
-        maxlen = parse_int(argv[i])
-        if maxlen < 0:
-            raise ReplyError("ERR The MAXLEN argument must be >= 0.")
-        clause = Trim(False, approx, maxlen=maxlen, limit=limit)
-    return clause, i + 1
+        return Trim(True, approx, minid=parse_strict_id(argv[i + 1])), i + 2
+    maxlen = parse_int(argv[i + 1])
+    if maxlen < 0:
+        raise ReplyError(errors.XADD_MAXLEN_NEGATIVE)
+    return Trim(False, approx, maxlen=maxlen), i + 2
 
 
 def parse_limit_option(argv: list[bytes], i: int) -> tuple[int, int]:
+    """LIMIT at argv[i] (with a value after it): (limit, index after it)."""
     if i + 1 >= len(argv):
         raise ReplyError(errors.SYNTAX)
     limit = parse_int(argv[i + 1])
     if limit < 0:
-        raise ReplyError("ERR The LIMIT argument must be >= 0.")
+        raise ReplyError(errors.XADD_LIMIT_NEGATIVE)
     return limit, i + 2
 
 
 def check_trim(trim: Trim | None, limit_given: bool) -> None:
-    if limit_given and (trim is None or not trim.approx):
-        raise ReplyError("ERR syntax error, LIMIT cannot be used without the special ~ option")
+    if limit_given:
+        if trim is None:
+            raise ReplyError(errors.TRIM_LIMIT_WITHOUT_STRATEGY)
+        if not trim.approx:
+            raise ReplyError(errors.TRIM_LIMIT_WITHOUT_APPROX)
 
 
 def policy_hooks(stream: Stream, policy: bytes):
@@ -149,6 +152,9 @@ def exact_trim_args(stream: Stream, trim: Trim) -> list[bytes]:
     MAXLEN ~ n becomes MAXLEN = <length after trimming>; MINID ~ id becomes
     MINID = <ID of the first node's first entry, tombstones included> — Redis's
     streamGetEdgeID without skipping tombstones (MAX_ID for an empty stream).
+    LIMIT is dropped: it only bounds `~` work, which `=` does not need (Redis
+    keeps it and has replicas ignore it; dropping it keeps the effect valid
+    for any client).
     """
     if not trim.approx:
         if trim.by_minid:
@@ -159,12 +165,269 @@ def exact_trim_args(stream: Stream, trim: Trim) -> list[bytes]:
     return [b"MAXLEN", b"=", b"%d" % stream.length]
 
 
+class AddTrimArgs:
+    """The options of XADD / XTRIM before the ID (streamAddTrimArgs, plus IDMP)."""
+
+    __slots__ = ("trim", "limit_given", "policy", "nomkstream", "id_pos", "id_ms", "id_seq",
+                 "idmp_pid", "idmp_iid", "idmp_auto")
+
+    def __init__(self) -> None:
+        self.trim: Trim | None = None
+        self.limit_given = False
+        self.policy: bytes | None = None  # None: not given (KEEPREF)
+        self.nomkstream = False
+        self.id_pos = 0  # XADD: index of the ID argument (len(argv) if none was found)
+        self.id_ms: int | None = None  # None with id_seq None: `*`
+        self.id_seq: int | None = None  # None: `*` or `ms-*`
+        self.idmp_pid: bytes | None = None
+        self.idmp_iid: bytes | None = None  # None with a pid: IDMPAUTO
+        self.idmp_auto = False
+
+    @property
+    def id_given(self) -> bool:
+        return self.id_ms is not None
+
+
+def parse_add_trim_args(argv: list[bytes], xadd: bool) -> AddTrimArgs:
+    """Redis 8.2's streamParseAddOrTrimArgsOrReply, extended with 8.6's IDMP options.
+
+    Options come in any order before XADD's ID. A word that is no option is
+    XADD's ID (so a misspelled option reads as an invalid ID, as in Redis) or,
+    for XTRIM, a syntax error. An option missing its value is not recognised
+    as an option at all (Redis's `moreargs` checks). Only one deletion policy
+    may be given: a second one is taken for the ID. LIMIT's constraints are
+    checked after the whole list, then IDMP's need of an auto-generated ID.
+    """
+    args = AddTrimArgs()
+    argc = len(argv)
+    i = 2
+    trim: Trim | None = None
+    limit: int | None = None
+    while i < argc:
+        more = argc - 1 - i
+        opt = argv[i]
+        if xadd and opt == b"*":
+            break
+        word = opt.upper()
+        if (word == b"MAXLEN" or word == b"MINID") and more:
+            trim, i = parse_trim_option(argv, i, trim)
+            continue
+        if word == b"LIMIT" and more:
+            limit, i = parse_limit_option(argv, i)
+            args.limit_given = True
+            continue
+        if xadd and word == b"NOMKSTREAM":
+            args.nomkstream = True
+        elif args.policy is None and word in POLICIES:
+            args.policy = word
+        elif xadd and word == b"IDMP" and more >= 2:
+            _parse_idmp(args, argv[i + 1], argv[i + 2])
+            i += 2
+        elif xadd and word == b"IDMPAUTO" and more:
+            if args.idmp_pid is not None:
+                raise ReplyError(errors.IDMP_TWICE)
+            if not argv[i + 1]:
+                raise ReplyError(errors.IDMPAUTO_EMPTY_PID)
+            args.idmp_pid = argv[i + 1]
+            args.idmp_auto = True
+            i += 1
+        elif xadd:
+            args.id_ms, args.id_seq = parse_xadd_id(opt)
+            break
+        else:
+            raise ReplyError(errors.SYNTAX)
+        i += 1
+    args.id_pos = i
+    if trim is not None:
+        trim.limit = limit
+    check_trim(trim, args.limit_given)
+    if not xadd and trim is None:
+        raise ReplyError(errors.XTRIM_NO_STRATEGY)
+    if args.idmp_pid is not None and args.id_ms is not None:
+        raise ReplyError(errors.IDMP_EXPLICIT_ID)
+    args.trim = trim
+    return args
+
+
+def _parse_idmp(args: AddTrimArgs, pid: bytes, iid: bytes) -> None:
+    if args.idmp_pid is not None:
+        raise ReplyError(errors.IDMP_TWICE)
+    if not pid:
+        raise ReplyError(errors.IDMP_EMPTY_PID)
+    if not iid:
+        raise ReplyError(errors.IDMP_EMPTY_IID)
+    args.idmp_pid = pid
+    args.idmp_iid = iid
+
+
+def effect_options(args: AddTrimArgs, stream: Stream) -> list[bytes]:
+    """The options of an XADD/XTRIM effect: NOMKSTREAM, the policy, the exact trim clause."""
+    words: list[bytes] = []
+    if args.nomkstream:
+        words.append(b"NOMKSTREAM")
+    if args.policy is not None and args.policy != KEEPREF:
+        words.append(args.policy)
+    if args.trim is not None:
+        words += exact_trim_args(stream, args.trim)
+    return words
+
+
+# --- BLOCK ------------------------------------------------------------------------------
+
+def parse_block_timeout(raw: bytes, now_ms: int) -> int:
+    """BLOCK milliseconds -> relative ms (0 = forever), getTimeoutFromObjectOrReply's errors."""
+    value = parse_int(raw, errors.TIMEOUT_NOT_INTEGER)
+    if value < 0:
+        raise ReplyError(errors.TIMEOUT_NEGATIVE)
+    if value > 0 and value > INT64_MAX - now_ms:
+        raise ReplyError(errors.TIMEOUT_OUT_OF_RANGE)
+    return value
+
+
 # --- STREAMS key [key ...] id [id ...] -------------------------------------------------
 
 def split_streams(argv: list[bytes], streams_at: int, command_name: str) -> tuple[list[bytes], list[bytes]]:
     """Split the tail after STREAMS into keys and IDs, with Redis's unbalanced error."""
     tail = argv[streams_at + 1 :]
     if not tail or len(tail) % 2:
+        if command_name == "xread":
+            raise ReplyError(errors.XREAD_UNBALANCED)
         raise ReplyError(errors.STREAM_UNBALANCED_XREAD.format(command_name))
     half = len(tail) // 2
     return tail[:half], tail[half:]
+
+
+# --- IDMP: idempotent producers (Redis 8.6) ---------------------------------------------
+
+IDMP_DURATION_MAX_S = 86400
+IDMP_MAXSIZE_MAX = 10000
+
+
+class Idmp:
+    """A stream's IDMP map: per producer ID, its recent idempotent IDs -> entry ID.
+
+    Each producer's dict is in insertion order, which is also entry-ID order
+    (IDMP only works with `*`), so the oldest iid is the first key: eviction
+    by IDMP-MAXSIZE and expiry by IDMP-DURATION both pop from the front. An
+    iid's time is its entry ID's milliseconds, which makes replaying an
+    XIDMPRECORD effect deterministic. `duration_s`/`maxsize` are None until
+    XCFGSET sets them; until then the server's stream-idmp-* defaults apply.
+    """
+
+    __slots__ = ("duration_s", "maxsize", "producers", "iids_added", "iids_duplicates")
+
+    def __init__(self) -> None:
+        self.duration_s: int | None = None
+        self.maxsize: int | None = None
+        self.producers: dict[bytes, dict[bytes, StreamID]] = {}
+        self.iids_added = 0
+        self.iids_duplicates = 0
+
+    def settings(self, server: ServerState) -> tuple[int, int]:
+        config = server.config
+        duration = self.duration_s if self.duration_s is not None else config["stream-idmp-duration"]
+        maxsize = self.maxsize if self.maxsize is not None else config["stream-idmp-maxsize"]
+        return duration, maxsize  # type: ignore[return-value]
+
+    def lookup(self, pid: bytes, iid: bytes, now_ms: int, duration_s: int) -> StreamID | None:
+        """The entry ID recorded for (pid, iid), unless it expired (then it is forgotten)."""
+        iids = self.producers.get(pid)
+        if iids is None:
+            return None
+        self._expire(pid, iids, now_ms, duration_s)
+        return iids.get(iid)
+
+    def record(self, pid: bytes, iid: bytes, sid: StreamID, now_ms: int, duration_s: int,
+               maxsize: int) -> None:
+        iids = self.producers.get(pid)
+        if iids is None:
+            iids = self.producers[pid] = {}
+        else:
+            self._expire(pid, iids, now_ms, duration_s)
+            iids.pop(iid, None)
+            while len(iids) >= maxsize:
+                del iids[next(iter(iids))]
+        iids[iid] = sid
+        self.producers[pid] = iids  # _expire drops a producer it empties
+        self.iids_added += 1
+
+    def _expire(self, pid: bytes, iids: dict[bytes, StreamID], now_ms: int, duration_s: int) -> None:
+        horizon = now_ms - duration_s * 1000
+        while iids:
+            oldest = next(iter(iids))
+            if iids[oldest][0] > horizon:
+                return
+            del iids[oldest]
+        del self.producers[pid]
+
+    def expire_all(self, now_ms: int, duration_s: int) -> None:
+        for pid, iids in list(self.producers.items()):
+            self._expire(pid, iids, now_ms, duration_s)
+
+    def clear(self) -> None:
+        """XCFGSET with a new setting forgets every producer (counters stay)."""
+        self.producers.clear()
+
+    @property
+    def iids_tracked(self) -> int:
+        return sum(map(len, self.producers.values()))
+
+
+def idmp_auto_iid(fields: list[bytes]) -> bytes:
+    """IDMPAUTO's iid: a digest of the field/value pairs that ignores their order.
+
+    Redis does not expose the iid it derives (only XIDMPRECORD effects carry
+    it), so any collision-resistant digest does; pairs are sorted and
+    length-prefixed so `a b` + `c d` cannot collide with `a bc` + `d`.
+    """
+    digest = blake2b(digest_size=16)
+    for name, value in sorted(zip(fields[0::2], fields[1::2], strict=True)):
+        digest.update(b"%d:%s%d:%s" % (len(name), name, len(value), value))
+    return digest.digest()
+
+
+def idmp_of(server: ServerState, stream: Stream) -> Idmp | None:
+    """The stream's IDMP state, None if it never used IDMP or XCFGSET."""
+    return stream.idmp  # type: ignore[return-value]
+
+
+def idmp_for(server: ServerState, stream: Stream) -> Idmp:
+    """The stream's IDMP state, created on first use."""
+    idmp = stream.idmp
+    if idmp is None:
+        idmp = stream.idmp = Idmp()
+    return idmp  # type: ignore[return-value]
+
+
+# --- MEMORY USAGE -----------------------------------------------------------------------
+
+def _jemalloc_q8(n: int) -> int:
+    """jemalloc's size class for n bytes as Redis 8 builds it (lg-quantum 3: 8, 16, 24...)."""
+    if n <= 8:
+        return 8
+    spacing = max(8, 1 << ((n - 1).bit_length() - 3))
+    return (n + spacing - 1) & -spacing
+
+
+def _sds_header(length: int) -> int:
+    if length < 1 << 5:
+        return 1
+    if length < 1 << 8:
+        return 3
+    if length < 1 << 16:
+        return 5
+    return 9 if length < 1 << 32 else 17
+
+
+def stream_memory_usage(db, key: bytes, stream: Stream, samples: int) -> int:
+    """MEMORY USAGE of a stream key as Redis 8 reports it (consumer groups not counted).
+
+    Redis 8 embeds the key in the value's object header (kvobj: 16-byte robj,
+    a header-size byte, the key as an sds, 8 more bytes with a TTL) and adds
+    a dict slot; measured against 8.2.3 for key lengths 1-128 and with a TTL.
+    7.0 counted the key differently (a separate sds and dictEntry: 8 to 16
+    bytes less for short keys); 8 wins.
+    """
+    n = len(key)
+    alloc = 16 + 1 + _sds_header(n) + n + 1 + (8 if key in db.expires else 0)
+    return stream.memory_usage(samples) + 8 + _jemalloc_q8(alloc)

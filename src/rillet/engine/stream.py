@@ -107,6 +107,7 @@ class Stream:
         "entries_added",  # entries ever added (XSETID may set it)
         "max_deleted_id",  # max-deleted-entry-id: highest ID removed by XDEL
         "groups",  # consumer groups by name (bytes), insertion-ordered
+        "idmp",  # XADD IDMP state (commands/stream_common.Idmp) or None; opaque here
         "_tree_version",
         "_tree_nodes_cache",
     )
@@ -127,6 +128,7 @@ class Stream:
         self.entries_added = 0
         self.max_deleted_id: StreamID = MIN_ID
         self.groups: dict[bytes, Any] = {}
+        self.idmp: Any = None
         self._tree_version = 0
         self._tree_nodes_cache: tuple[int, int] = (-1, 0)
 

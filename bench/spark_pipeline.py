@@ -1,0 +1,222 @@
+"""Benchmark: stream -> Spark -> Parquet against the raw paged-XRANGE read rate.
+
+For each server (an embedded rillet and Debian's redis-server, each on a free loopback
+port) it loads N entries, times a single-process paged XRANGE read through redis-py
+(raw replies, and redis-py's own xrange() parsing for reference), then times an
+availableNow Structured Streaming query `format("rillet")` -> Parquet on one shared
+local Spark session (after a warm-up query). Target: Spark >= 0.5 x the raw rate.
+
+    python bench/spark_pipeline.py [--entries 1000000] [--servers rillet,redis]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from rillet.pipelines.servers import (  # noqa: E402
+    ServerProcess,
+    ServerStartError,
+    redis_server,
+    rillet_server,
+)
+from rillet.spark.client import connect  # noqa: E402
+from rillet.spark.options import ConnectionOptions  # noqa: E402
+
+T0_MS = 1_700_000_000_000
+LOAD_BATCH = 5_000
+
+
+def load_entries(url: str, stream: str, count: int) -> float:
+    """XADD `count` sensor readings with explicit IDs (1 ms apart); returns entries/s."""
+    client = redis.Redis.from_url(url, socket_timeout=120)
+    client.delete(stream)
+    started = time.perf_counter()
+    for base in range(0, count, LOAD_BATCH):
+        pipe = client.pipeline(transaction=False)
+        for i in range(base, min(count, base + LOAD_BATCH)):
+            pipe.execute_command(
+                "XADD",
+                stream,
+                f"{T0_MS + i}-0",
+                "sensor-id",
+                f"sensor-{i % 16}",
+                "temperature",
+                f"{18 + (i % 100) / 10:.1f}",
+            )
+        pipe.execute()
+    elapsed = time.perf_counter() - started
+    assert client.xlen(stream) == count
+    client.close()
+    return count / elapsed
+
+
+def raw_xrange_rate(url: str, stream: str, chunk: int, parsed: bool) -> tuple[float, int]:
+    """One process paging through the whole stream with XRANGE ... COUNT chunk."""
+    if parsed:
+        client = redis.Redis.from_url(url, socket_timeout=120)
+    else:
+        client = connect(ConnectionOptions(url=url, socket_timeout_s=120))
+    seen = 0
+    low = "-"
+    started = time.perf_counter()
+    while True:
+        if parsed:
+            page = client.xrange(stream, min=low, max="+", count=chunk)
+        else:
+            page = client.execute_command("XRANGE", stream, low, "+", "COUNT", chunk)
+        if not page:
+            break
+        seen += len(page)
+        last = page[-1][0]
+        last = last.decode() if isinstance(last, bytes) else last
+        low = "(" + last
+        if len(page) < chunk:
+            break
+    elapsed = time.perf_counter() - started
+    client.close()
+    return seen / elapsed, seen
+
+
+def spark_to_parquet(spark, url: str, stream: str, out: Path, options: dict) -> tuple[float, int]:
+    shutil.rmtree(out, ignore_errors=True)
+    reader = (
+        spark.readStream.format("rillet")
+        .option("url", url)
+        .option("streams", stream)
+        .option("startingPosition", "earliest")
+    )
+    for key, value in options.items():
+        reader = reader.option(key, str(value))
+    started = time.perf_counter()
+    query = (
+        reader.load()
+        .writeStream.format("parquet")
+        .option("path", str(out / "data"))
+        .option("checkpointLocation", str(out / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    elapsed = time.perf_counter() - started
+    rows = sum(p["numInputRows"] for p in query.recentProgress)
+    return rows / elapsed, rows
+
+
+def start_server(kind: str) -> ServerProcess:
+    handle = rillet_server() if kind == "rillet" else redis_server()
+    return handle.start(timeout_s=30)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=1_000_000)
+    parser.add_argument("--servers", default="rillet,redis")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--chunk", type=int, default=10_000, help="XRANGE COUNT")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "out" / "spark_pipeline.json"))
+    args = parser.parse_args()
+
+    from rillet.spark.session import build_session
+
+    workdir = Path(tempfile.mkdtemp(prefix="rillet-spark-bench-"))
+    results: list[dict] = []
+    spark = None
+    try:
+        print(f"starting Spark ({args.master}) ...", flush=True)
+        t = time.perf_counter()
+        spark = build_session(args.master, "rillet-bench", {"spark.sql.shuffle.partitions": "2"})
+        print(f"  Spark ready in {time.perf_counter() - t:.1f}s", flush=True)
+        warmed = False
+        for kind in [s.strip() for s in args.servers.split(",") if s.strip()]:
+            row: dict = {"server": kind, "entries": args.entries}
+            try:
+                server = start_server(kind)
+            except (ServerStartError, OSError) as exc:
+                row["skipped"] = str(exc).splitlines()[0]
+                print(f"{kind}: skipped ({row['skipped']})", flush=True)
+                results.append(row)
+                continue
+            try:
+                url = server.url
+                print(f"{kind}: loading {args.entries:,} entries ...", flush=True)
+                try:
+                    row["xadd_per_s"] = load_entries(url, "bench", args.entries)
+                except redis.ResponseError as exc:
+                    row["skipped"] = f"server cannot serve the benchmark: {exc}"
+                    print(f"{kind}: skipped ({row['skipped']})", flush=True)
+                    results.append(row)
+                    continue
+                print(f"  XADD (pipelined, redis-py): {row['xadd_per_s']:,.0f}/s", flush=True)
+                row["raw_xrange_per_s"], _ = raw_xrange_rate(url, "bench", args.chunk, False)
+                print(
+                    f"  raw paged XRANGE (redis-py, raw replies): {row['raw_xrange_per_s']:,.0f}/s",
+                    flush=True,
+                )
+                row["redispy_xrange_per_s"], _ = raw_xrange_rate(url, "bench", args.chunk, True)
+                print(
+                    f"  redis-py xrange() with its parser:        {row['redispy_xrange_per_s']:,.0f}/s",
+                    flush=True,
+                )
+                if not warmed:  # JIT and Python workers: steady state is what we compare
+                    load_entries(url, "warmup", min(args.entries, 300_000))
+                    spark_to_parquet(spark, url, "warmup", workdir / "warmup", {})
+                    warmed = True
+                # One task per core: every task writes its own Parquet file, and more
+                # tasks than cores only adds files (measured slower on 2 cores).
+                options = {
+                    "maxPartitionsPerStream": spark.sparkContext.defaultParallelism,
+                    "chunkSize": args.chunk,
+                }
+                rate, rows = spark_to_parquet(
+                    spark, url, "bench", workdir / f"{kind}-parquet", options
+                )
+                assert rows == args.entries, (rows, args.entries)
+                written = spark.read.parquet(str(workdir / f"{kind}-parquet" / "data")).count()
+                assert written == args.entries, (written, args.entries)
+                row["spark_parquet_per_s"] = rate
+                row["ratio_spark_to_raw"] = rate / row["raw_xrange_per_s"]
+                print(
+                    f"  Spark stream -> Parquet: {rate:,.0f}/s "
+                    f"({row['ratio_spark_to_raw']:.2f} x raw XRANGE)",
+                    flush=True,
+                )
+            finally:
+                server.stop()
+            results.append(row)
+    finally:
+        if spark is not None:
+            spark.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    print()
+    header = f"{'server':<8}{'XADD/s':>12}{'raw XRANGE/s':>15}{'redis-py/s':>13}{'Spark->Parquet/s':>18}{'ratio':>8}"
+    print(header)
+    for row in results:
+        if "skipped" in row:
+            print(f"{row['server']:<8}  skipped: {row['skipped'][:90]}")
+            continue
+        print(
+            f"{row['server']:<8}{row['xadd_per_s']:>12,.0f}{row['raw_xrange_per_s']:>15,.0f}"
+            f"{row['redispy_xrange_per_s']:>13,.0f}{row['spark_parquet_per_s']:>18,.0f}"
+            f"{row['ratio_spark_to_raw']:>8.2f}"
+        )
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"master": args.master, "results": results}, indent=2))
+    print(f"\nresults: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""`rillet check-aof [--fix] FILE`: check and repair AOF files, like redis-check-aof.
+
+FILE is an incr/legacy AOF (RESP commands), a snapshot/base file, or a
+manifest (every file it lists is checked; only the last may be fixed, since
+cutting an earlier one would drop what later files build on). A RESP log is
+cut back to its last whole command (or to before an unfinished MULTI) with
+--fix; a snapshot is all or nothing (its CRC covers the whole file).
+Exit status: 0 valid or fixed, 1 not valid, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rillet.persistence import aoflog
+from rillet.persistence.aoflog import ManifestError, parse_manifest
+from rillet.persistence.snapshot import MappedFile, SnapshotError, is_snapshot, verify
+
+USAGE = "Usage: rillet check-aof [--fix] <file.manifest|file.aof|file.rdb>"
+
+
+def _check_log(path: str, fix: bool, can_fix: bool) -> bool:
+    name = os.path.basename(path)
+    with MappedFile(path) as mapped:
+        result = aoflog.scan(mapped.view, name)
+    size = result.size
+    print(f"AOF analyzed: filename={name}, size={size}, ok_up_to={result.ok_up_to}, "
+          f"commands={result.commands}, diff={size - result.ok_up_to}")
+    if result.valid:
+        print(f"AOF {name} is valid")
+        return True
+    print(result.message)
+    if result.open_multi_at >= 0:
+        print(f"Revert incomplete MULTI/EXEC transaction starting at offset {result.open_multi_at}")
+    if not fix:
+        print(f"AOF {name} is not valid. Use the --fix option to try fixing it.")
+        return False
+    if not can_fix:
+        print(f"AOF {name} is not the last file of its manifest: it cannot be truncated safely.")
+        return False
+    os.truncate(path, result.ok_up_to)
+    print(f"Successfully truncated AOF {name} to {result.ok_up_to} bytes"
+          f" ({size - result.ok_up_to} bytes removed)")
+    return True
+
+
+def _check_snapshot(path: str) -> bool:
+    name = os.path.basename(path)
+    with MappedFile(path) as mapped:
+        try:
+            verify(mapped.view, name)
+        except SnapshotError as error:
+            print(f"RDB preamble of {name} is not valid: {error}")
+            return False
+    print(f"RDB preamble {name} is valid ({os.path.getsize(path)} bytes, checksum ok)")
+    return True
+
+
+def check_file(path: str, fix: bool, can_fix: bool = True) -> bool:
+    with open(path, "rb") as handle:
+        head = handle.read(8)
+    if is_snapshot(head):
+        return _check_snapshot(path)
+    return _check_log(path, fix, can_fix)
+
+
+def check_manifest(path: str, fix: bool) -> bool:
+    directory = os.path.dirname(path)
+    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+        manifest = parse_manifest(handle.read(), os.path.basename(path))
+    files = manifest.files()
+    print(f"Start checking Multi Part AOF ({len(files)} files)")
+    ok = True
+    for index, info in enumerate(files):
+        file_path = os.path.join(directory, info.name)
+        if not os.path.exists(file_path):
+            print(f"AOF {info.name} listed in the manifest does not exist")
+            ok = False
+            continue
+        if not check_file(file_path, fix, can_fix=index == len(files) - 1):
+            ok = False
+            break
+    print("All AOF files and manifest are valid" if ok else "AOF is not valid")
+    return ok
+
+
+def main(argv: list[str]) -> int:
+    args = list(argv)
+    fix = False
+    if args and args[0] == "--fix":
+        fix = True
+        args.pop(0)
+    if len(args) != 1 or args[0].startswith("-"):
+        print(USAGE, file=sys.stderr)
+        return 2
+    path = args[0]
+    if not os.path.isfile(path):
+        print(f"Cannot open file {path}", file=sys.stderr)
+        return 1
+    try:
+        if path.endswith(".manifest"):
+            return 0 if check_manifest(path, fix) else 1
+        return 0 if check_file(path, fix) else 1
+    except ManifestError as error:
+        print(f"Invalid AOF manifest: {error}")
+        return 1

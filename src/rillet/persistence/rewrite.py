@@ -1,0 +1,46 @@
+"""The keyspace as commands: what rebuilds it when replayed through the dispatcher.
+
+Redis's rewriteAppendOnlyFileRio in command form: per database a SELECT,
+then per key the commands of its value type (SET; for a stream XADD with
+explicit IDs, XSETID with ENTRIESADDED / MAXDELETEDID, XGROUP CREATE with
+ENTRIESREAD, XGROUP CREATECONSUMER, and XCLAIM ... TIME ... RETRYCOUNT ...
+JUSTID FORCE per pending entry), then PEXPIREAT for a TTL. The AOF base is
+a binary snapshot instead (faster to write and to load); this form is for
+replication's full sync and for tools. Consumer seen/active times and
+stream node boundaries are not expressible as commands and are not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from rillet.persistence.aoflog import encode_command, encode_select
+from rillet.persistence.snapshot import CodecContext, type_of
+
+
+def keyspace_commands(state: Any) -> Iterator[tuple[int, list[bytes]]]:
+    """(db index, argv) for every key of every database, in an order that replays."""
+    from rillet.persistence import streams  # noqa: F401  (registers the stream type)
+
+    context = CodecContext(state)
+    for db in state.keyspace.dbs:
+        if not db.data:
+            continue
+        for key in db.keys():
+            value = db.data[key]
+            for argv in type_of(value).commands(key, value, context):
+                yield db.index, argv
+            deadline = db.expires.get(key)
+            if deadline is not None:
+                yield db.index, [b"PEXPIREAT", key, b"%d" % deadline]
+
+
+def keyspace_resp(state: Any) -> Iterator[bytes]:
+    """The same commands encoded as an AOF (RESP with SELECT where the db changes)."""
+    selected = -1
+    for db_index, argv in keyspace_commands(state):
+        if db_index != selected:
+            yield encode_select(db_index)
+            selected = db_index
+        yield encode_command(argv)

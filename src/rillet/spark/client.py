@@ -1,0 +1,113 @@
+"""The connector's Redis client: redis-py with raw replies, plus XINFO STREAM decoding.
+
+redis-py's reply parsers turn an entry's fields into a dict, which silently drops
+repeated field names, and decode differently under RESP2 and RESP3. The connector
+clears them and reads raw replies. A client is made where it is used (inside `read()`
+or `write()`, or lazily on the driver) and is never pickled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from rillet.spark.ids import StreamId, parse_id
+from rillet.spark.options import ConnectionOptions
+
+
+def connect(options: ConnectionOptions) -> redis.Redis:
+    """A RESP2 client whose replies are the server's raw bytes, ints and lists."""
+    client = redis.Redis.from_url(
+        options.url,
+        decode_responses=False,
+        socket_timeout=options.socket_timeout_s,
+        socket_connect_timeout=min(10.0, options.socket_timeout_s),
+        protocol=2,
+    )
+    client.response_callbacks.clear()
+    return client
+
+
+def is_error(reply: Any) -> bool:
+    return isinstance(reply, Exception)
+
+
+def _pairs(reply: Any) -> dict[str, Any]:
+    if isinstance(reply, Mapping):
+        return {_text(k): v for k, v in reply.items()}
+    items = list(reply)
+    return {_text(items[i]): items[i + 1] for i in range(0, len(items) - 1, 2)}
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _maybe_id(value: Any) -> StreamId | None:
+    if value is None:
+        return None
+    return parse_id(value)
+
+
+@dataclass(frozen=True)
+class StreamInfo:
+    """The XINFO STREAM counters the connector relies on.
+
+    `entries_added` and `max_deleted_id` are None on servers older than Redis 7.0.
+    """
+
+    length: int
+    last_generated_id: StreamId
+    entries_added: int | None
+    max_deleted_id: StreamId | None
+    first_id: StreamId | None
+
+    @classmethod
+    def from_reply(cls, reply: Any) -> StreamInfo:
+        info = _pairs(reply)
+        first_entry = info.get("first-entry")
+        first_id = _maybe_id(first_entry[0]) if first_entry else None
+        added = info.get("entries-added")
+        return cls(
+            length=int(info["length"]),
+            last_generated_id=parse_id(info["last-generated-id"]),
+            entries_added=None if added is None else int(added),
+            max_deleted_id=_maybe_id(info.get("max-deleted-entry-id")),
+            first_id=first_id,
+        )
+
+
+def stream_infos(client: redis.Redis, streams: Sequence[str]) -> dict[str, StreamInfo | None]:
+    """XINFO STREAM for many keys in one round trip; None for a missing or non-stream key."""
+    if not streams:
+        return {}
+    pipe = client.pipeline(transaction=False)
+    for stream in streams:
+        pipe.execute_command("XINFO", "STREAM", stream)
+    replies = pipe.execute(raise_on_error=False)
+    out: dict[str, StreamInfo | None] = {}
+    for stream, reply in zip(streams, replies, strict=True):
+        if is_error(reply):
+            message = str(reply)
+            if "no such key" in message or "WRONGTYPE" in message:
+                out[stream] = None
+                continue
+            raise reply
+        out[stream] = StreamInfo.from_reply(reply)
+    return out
+
+
+def scan_streams(client: redis.Redis, pattern: str, *, count: int = 1000) -> list[str]:
+    """Stream keys matching a glob pattern, via SCAN ... TYPE stream (bounded by the keyspace)."""
+    found: set[str] = set()
+    cursor: Any = b"0"
+    while True:
+        cursor, keys = client.execute_command(
+            "SCAN", cursor, "MATCH", pattern, "COUNT", count, "TYPE", "stream"
+        )
+        found.update(_text(k) for k in keys)
+        if cursor in (b"0", 0, "0"):
+            return sorted(found)

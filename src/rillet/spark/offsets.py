@@ -1,0 +1,135 @@
+"""Spark offsets for stream sources, and the partition plan derived from them.
+
+An offset maps each stream to its last included entry plus that entry's ordinal (the
+`entries-added` counter), e.g. `{"s": {"id": "17-3", "entriesRead": 42}}`; the ordinal
+makes trim-loss checks exact. Partitions are pure functions of (start, end, options).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from rillet.spark.ids import ZERO, StreamId, format_id, parse_id, split_range
+
+try:  # Partitions must subclass Spark's InputPartition; the maths works without Spark.
+    from pyspark.sql.datasource import InputPartition
+except ImportError:  # pragma: no cover - pyspark is the `spark` extra
+
+    class InputPartition:  # type: ignore[no-redef]
+        def __init__(self, value: Any) -> None:
+            self.value = value
+
+
+class StreamPosition(NamedTuple):
+    """The last entry a reader includes, plus that entry's ordinal when known."""
+
+    id: StreamId
+    entries_read: int | None = None
+
+
+START_OF_STREAM = StreamPosition(ZERO, 0)
+
+
+def position_from_json(value: Any) -> StreamPosition:
+    if isinstance(value, str):
+        return StreamPosition(parse_id(value), None)
+    if isinstance(value, Mapping) and "id" in value:
+        read = value.get("entriesRead")
+        return StreamPosition(parse_id(value["id"]), None if read is None else int(read))
+    raise ValueError(f"invalid stream offset {value!r}: expected an ID or {{'id': ...}}")
+
+
+def position_to_json(position: StreamPosition) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": format_id(position.id)}
+    if position.entries_read is not None:
+        out["entriesRead"] = position.entries_read
+    return out
+
+
+def offset_from_json(offset: Mapping[str, Any] | str) -> dict[str, StreamPosition]:
+    """Decode a Spark offset (a dict, or its JSON text) into positions per stream."""
+    if isinstance(offset, str):
+        offset = json.loads(offset)
+    return {str(stream): position_from_json(value) for stream, value in offset.items()}
+
+
+def offset_to_json(positions: Mapping[str, StreamPosition]) -> dict[str, Any]:
+    return {stream: position_to_json(pos) for stream, pos in sorted(positions.items())}
+
+
+def entries_between(start: StreamPosition, end: StreamPosition) -> int | None:
+    """Entries added in `(start, end]`, from the ordinals; None when either is unknown."""
+    if start.entries_read is None or end.entries_read is None:
+        return None
+    return max(0, end.entries_read - start.entries_read)
+
+
+class StreamRange(InputPartition):
+    """One Spark task's work: entries of `stream` with `lo < id <= hi`."""
+
+    def __init__(self, stream: str, lo: StreamId, hi: StreamId, index: int = 0) -> None:
+        super().__init__((stream, format_id(lo), format_id(hi)))
+        self.stream = stream
+        self.lo = lo
+        self.hi = hi
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"StreamRange({self.stream!r}, ({self.lo}, {self.hi}], #{self.index})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StreamRange) and (
+            (self.stream, self.lo, self.hi) == (other.stream, other.lo, other.hi)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.stream, self.lo, self.hi))
+
+
+@dataclass(frozen=True)
+class SplitPolicy:
+    """How many tasks read one stream's range.
+
+    `partitions_per_stream` > 0 fixes the count. Otherwise the count is the expected
+    number of entries divided by `entries_per_partition`, capped at
+    `max_partitions_per_stream`; with no estimate, the range is read by one task.
+    """
+
+    partitions_per_stream: int = 0
+    entries_per_partition: int = 100_000
+    max_partitions_per_stream: int = 32
+
+    def count(self, lo: StreamId, rows: int | None) -> int:
+        if self.partitions_per_stream > 0:
+            wanted = self.partitions_per_stream
+        elif rows is None:
+            return 1
+        else:
+            wanted = math.ceil(rows / max(1, self.entries_per_partition))
+        # A range starting at 0-0 has no time basis for slicing: it would put every
+        # entry into the last slice, so one task reads it.
+        if lo == ZERO:
+            return 1
+        return max(1, min(wanted, self.max_partitions_per_stream))
+
+
+def plan_partitions(
+    start: Mapping[str, StreamPosition],
+    end: Mapping[str, StreamPosition],
+    policy: SplitPolicy,
+) -> list[StreamRange]:
+    """Partitions of a micro-batch. Depends only on its arguments (Spark replays it)."""
+    ranges: list[StreamRange] = []
+    for stream in sorted(end):
+        hi = end[stream]
+        lo = start.get(stream, START_OF_STREAM)
+        if hi.id <= lo.id:
+            continue
+        parts = policy.count(lo.id, entries_between(lo, hi))
+        for a, b in split_range(lo.id, hi.id, parts):
+            ranges.append(StreamRange(stream, a, b, len(ranges)))
+    return ranges

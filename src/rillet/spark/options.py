@@ -1,0 +1,267 @@
+"""Connector options: parsed once on the driver into frozen, picklable dataclasses.
+
+Spark hands options over as a case-insensitive string map; every name, default and
+check lives here so readers and writers never look at raw strings. Unknown names are
+ignored (Spark passes its own, such as `path` and `checkpointLocation`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from rillet.spark.ids import MAX, SEQ_MAX, ZERO, StreamId, parse_id, prev_id
+from rillet.spark.offsets import SplitPolicy
+
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
+PATTERN_CHARS = frozenset("*?[")
+
+
+class OptionError(ValueError):
+    """An option is missing or malformed; the message names the option."""
+
+
+class _Options:
+    """Lower-cased view of Spark's options with typed getters."""
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.raw = {str(k).lower(): v for k, v in raw.items()}
+
+    def text(self, name: str, default: str | None = None) -> str | None:
+        value = self.raw.get(name.lower())
+        if value is None:
+            return default
+        value = str(value).strip()
+        return value if value else default
+
+    def integer(self, name: str, default: int, *, minimum: int = 0) -> int:
+        text = self.text(name)
+        if text is None:
+            return default
+        try:
+            value = int(text)
+        except ValueError:
+            raise OptionError(f"option {name}: expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise OptionError(f"option {name}: must be >= {minimum}, got {value}")
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        text = self.text(name)
+        if text is None:
+            return default
+        lowered = text.lower()
+        if lowered in ("true", "1", "yes", "on"):
+            return True
+        if lowered in ("false", "0", "no", "off"):
+            return False
+        raise OptionError(f"option {name}: expected true or false, got {text!r}")
+
+    def stream_id(self, name: str, *, default_seq: int = 0) -> StreamId | None:
+        text = self.text(name)
+        if text is None:
+            return None
+        try:
+            return parse_id(text, default_seq=default_seq)
+        except ValueError as exc:
+            raise OptionError(f"option {name}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ConnectionOptions:
+    url: str = DEFAULT_URL
+    socket_timeout_s: float = 60.0
+
+    @classmethod
+    def parse(cls, opts: _Options) -> ConnectionOptions:
+        timeout = opts.text("socketTimeout")
+        try:
+            timeout_s = float(timeout) if timeout is not None else 60.0
+        except ValueError:
+            raise OptionError(f"option socketTimeout: expected seconds, got {timeout!r}") from None
+        return cls(url=opts.text("url", DEFAULT_URL) or DEFAULT_URL, socket_timeout_s=timeout_s)
+
+
+def split_streams(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`a,b,sensor:*` -> (names, glob patterns). A JSON list is accepted too."""
+    text = text.strip()
+    items: list[str]
+    if text.startswith("["):
+        try:
+            items = [str(x) for x in json.loads(text)]
+        except json.JSONDecodeError as exc:
+            raise OptionError(f"option streams: invalid JSON list: {exc}") from None
+    else:
+        items = [part.strip() for part in text.split(",")]
+    names = tuple(dict.fromkeys(i for i in items if i and not (PATTERN_CHARS & set(i))))
+    patterns = tuple(dict.fromkeys(i for i in items if i and PATTERN_CHARS & set(i)))
+    return names, patterns
+
+
+def parse_timestamp_ms(text: str, name: str) -> int:
+    """Epoch milliseconds, or an ISO-8601 date/time (naive means UTC)."""
+    text = text.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise OptionError(
+            f"option {name}: expected epoch milliseconds or an ISO-8601 time, got {text!r}"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+@dataclass(frozen=True)
+class ReaderOptions:
+    """Options of the stream reader and the batch reader.
+
+    `starting` is "earliest", "latest", or a dict stream -> ID (entries after it are
+    read, as XREAD and XGROUP CREATE treat IDs). `first_id`/`last_id` bound batch reads
+    and cap streaming reads (`endId`), inclusive at both ends.
+    """
+
+    connection: ConnectionOptions = field(default_factory=ConnectionOptions)
+    streams: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    starting: str | dict[str, str] = "latest"
+    max_entries_per_trigger: int = 0
+    fail_on_data_loss: bool = True
+    split: SplitPolicy = field(default_factory=SplitPolicy)
+    chunk_size: int = 10_000
+    lossless: bool = False
+    progress_group: str | None = None
+    first_id: StreamId = ZERO
+    last_id: StreamId = MAX
+    pattern_refresh_ms: int = 5_000
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any], *, batch: bool = False) -> ReaderOptions:
+        opts = _Options(raw)
+        streams_text = opts.text("streams") or opts.text("stream")
+        if not streams_text:
+            raise OptionError("option streams is required: a comma list of keys or patterns")
+        names, patterns = split_streams(streams_text)
+        if not names and not patterns:
+            raise OptionError("option streams names no stream")
+
+        starting_text = opts.text("startingPosition", "earliest" if batch else "latest") or ""
+        starting: str | dict[str, str]
+        if starting_text.lower() in ("earliest", "latest"):
+            starting = starting_text.lower()
+        elif starting_text.startswith("{"):
+            try:
+                decoded = json.loads(starting_text)
+            except json.JSONDecodeError as exc:
+                raise OptionError(f"option startingPosition: invalid JSON: {exc}") from None
+            starting = {str(k): str(v) for k, v in decoded.items()}
+            for value in starting.values():
+                if value.lower() not in ("earliest", "latest"):
+                    parse_id(value)
+        else:
+            raise OptionError(
+                "option startingPosition: expected earliest, latest or a JSON object "
+                f'{{"stream": "<id>"}}, got {starting_text!r}'
+            )
+
+        fields_as = (opts.text("fieldsAs", "map") or "map").lower()
+        if fields_as not in ("map", "pairs"):
+            raise OptionError(f"option fieldsAs: expected map or pairs, got {fields_as!r}")
+
+        first_id = opts.stream_id("startId") or ZERO
+        last_id = opts.stream_id("endId", default_seq=SEQ_MAX) or MAX
+        from_text = opts.text("from")
+        to_text = opts.text("to")
+        if from_text is not None:
+            first_id = max(first_id, StreamId(parse_timestamp_ms(from_text, "from"), 0))
+        if to_text is not None:
+            # `to` is exclusive, so consecutive [from, to) windows never overlap.
+            to_ms = parse_timestamp_ms(to_text, "to")
+            last_id = min(last_id, prev_id(StreamId(max(0, to_ms), 0)))
+
+        return cls(
+            connection=ConnectionOptions.parse(opts),
+            streams=names,
+            patterns=patterns,
+            starting=starting,
+            max_entries_per_trigger=opts.integer("maxEntriesPerTrigger", 0),
+            fail_on_data_loss=opts.boolean("failOnDataLoss", True),
+            split=SplitPolicy(
+                partitions_per_stream=opts.integer("partitionsPerStream", 0),
+                entries_per_partition=opts.integer("entriesPerPartition", 100_000, minimum=1),
+                max_partitions_per_stream=opts.integer("maxPartitionsPerStream", 32, minimum=1),
+            ),
+            chunk_size=opts.integer("chunkSize", 10_000, minimum=1),
+            lossless=fields_as == "pairs",
+            progress_group=opts.text("progressGroup"),
+            first_id=first_id,
+            last_id=last_id,
+            pattern_refresh_ms=opts.integer("patternRefreshMs", 5_000),
+        )
+
+
+@dataclass(frozen=True)
+class WriterOptions:
+    """Options of the batch and streaming writers (XADD sink)."""
+
+    connection: ConnectionOptions = field(default_factory=ConnectionOptions)
+    stream: str | None = None
+    maxlen: int | None = None
+    minid: str | None = None
+    approximate_trim: bool = True
+    pipeline_size: int = 1_000
+    exactly_once: bool = False
+    max_entries_per_transaction: int = 10_000
+    sink_id: str | None = None
+    batch_id: int | None = None
+    id_column: str | None = None
+    marker_ttl_s: int = 7 * 24 * 3600
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> WriterOptions:
+        opts = _Options(raw)
+        maxlen_text = opts.text("maxlen")
+        batch_id_text = opts.text("batchId")
+        sink_id = opts.text("sinkId")
+        if sink_id is None:
+            checkpoint = opts.text("checkpointLocation")
+            if checkpoint is not None:
+                import hashlib
+
+                stream_part = opts.text("stream", "") or ""
+                digest = hashlib.sha1(f"{checkpoint}\0{stream_part}".encode()).hexdigest()
+                sink_id = digest[:16]
+        minid = opts.text("minid")
+        if minid is not None:
+            try:
+                parse_id(minid)
+            except ValueError as exc:
+                raise OptionError(f"option minid: {exc}") from None
+        return cls(
+            connection=ConnectionOptions.parse(opts),
+            stream=opts.text("stream"),
+            maxlen=opts.integer("maxlen", 0) if maxlen_text is not None else None,
+            minid=minid,
+            approximate_trim=opts.boolean("approximateTrim", True),
+            pipeline_size=opts.integer("pipelineSize", 1_000, minimum=1),
+            exactly_once=opts.boolean("exactlyOnce", False),
+            max_entries_per_transaction=opts.integer("maxEntriesPerTransaction", 10_000, minimum=1),
+            sink_id=sink_id,
+            batch_id=int(batch_id_text) if batch_id_text is not None else None,
+            id_column=opts.text("idColumn"),
+            marker_ttl_s=opts.integer("markerTtlSeconds", 7 * 24 * 3600, minimum=1),
+        )
+
+    def trim_args(self) -> list[str]:
+        """XADD's trimming arguments, placed before the ID."""
+        marker = ["~"] if self.approximate_trim else []
+        if self.maxlen is not None:
+            return ["MAXLEN", *marker, str(self.maxlen)]
+        if self.minid is not None:
+            return ["MINID", *marker, self.minid]
+        return []

@@ -1,0 +1,141 @@
+"""A SparkSession set up for rillet: one call that works on a fresh machine.
+
+Pins the Python workers to this interpreter (Spark would use whatever `python3` is on
+PATH), keeps local masters on loopback with the UI off, quiets logging, and registers
+the `rillet` format explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+class SparkSetupError(RuntimeError):
+    """Spark cannot start here (no Java, no pyspark); the message says what to install."""
+
+
+def _package_root() -> str:
+    import rillet
+
+    return str(Path(rillet.__file__).resolve().parent.parent)
+
+
+def prepare_environment(master: str) -> None:
+    """Environment for the JVM and Python workers Spark is about to start."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise SparkSetupError("pyspark is not installed: pip install 'rillet[spark]'") from None
+    if not os.environ.get("JAVA_HOME") and shutil.which("java") is None:
+        raise SparkSetupError(
+            "Spark needs a Java runtime (17 or newer): install one (e.g. apt-get install "
+            "openjdk-17-jre-headless) or set JAVA_HOME"
+        )
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        # Workers of a local master are our children: make sure they import this rillet.
+        root = _package_root()
+        paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if root not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
+
+
+_LOG4J2 = """\
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
+"""
+
+
+def _quiet_logging_options(level: str) -> str:
+    """JVM options pointing log4j2 at a config with `level`, so start-up stays quiet too."""
+    import tempfile
+
+    path = Path(tempfile.gettempdir()) / f"rillet-log4j2-{level.lower()}.properties"
+    if not path.exists():
+        path.write_text(_LOG4J2.format(level=level.lower()))
+    return f"-Dlog4j2.configurationFile={path.as_uri()}"
+
+
+def build_session(
+    master: str = "local[*]",
+    app_name: str = "rillet",
+    conf: Mapping[str, Any] | None = None,
+    *,
+    register: bool = True,
+    log_level: str = "ERROR",
+) -> Any:
+    """Get or create a SparkSession for rillet pipelines and register the `rillet` format.
+
+    `conf` entries override the defaults; `log_level` also applies while the JVM starts.
+    """
+    prepare_environment(master)
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*pandas >= 3.0.0.*", category=FutureWarning)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(master).appName(app_name)
+    defaults: dict[str, Any] = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.streaming.stopTimeout": "30s",
+        "spark.driver.extraJavaOptions": _quiet_logging_options(log_level),
+    }
+    if master.startswith("local"):
+        defaults.update(
+            {
+                "spark.driver.host": "127.0.0.1",
+                "spark.driver.bindAddress": "127.0.0.1",
+                "spark.sql.shuffle.partitions": str(max(2, min(8, os.cpu_count() or 2))),
+            }
+        )
+    extra = dict(conf or {})
+    java_options = extra.pop("spark.driver.extraJavaOptions", None)
+    defaults.update(extra)
+    if java_options:  # keep the logging option when a caller adds its own
+        defaults["spark.driver.extraJavaOptions"] += f" {java_options}"
+    for key, value in defaults.items():
+        builder = builder.config(key, str(value))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(log_level)
+    if register:
+        from rillet.spark.source import RilletDataSource
+
+        spark.dataSource.register(RilletDataSource)
+    return spark
+
+
+@contextmanager
+def spark_session(
+    master: str, app_name: str, conf: Mapping[str, Any] | None = None
+) -> Iterator[Any]:
+    """A session for one pipeline run: reuses an active session (and leaves it running),
+    otherwise builds one and stops it at the end."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        from rillet.spark.source import RilletDataSource
+
+        active.dataSource.register(RilletDataSource)
+        yield active
+        return
+    spark = build_session(master, app_name, conf)
+    try:
+        yield spark
+    finally:
+        spark.stop()

@@ -1,0 +1,139 @@
+"""Offset maths and partition planning, with no server and no Spark."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rillet.spark.ids import (
+    MAX,
+    SEQ_MAX,
+    ZERO,
+    StreamId,
+    next_id,
+    parse_id,
+    prev_id,
+    split_range,
+)
+from rillet.spark.offsets import (
+    START_OF_STREAM,
+    SplitPolicy,
+    StreamPosition,
+    StreamRange,
+    entries_between,
+    offset_from_json,
+    offset_to_json,
+    plan_partitions,
+)
+
+ids = st.builds(StreamId, st.integers(0, 2**50), st.integers(0, 5) | st.just(SEQ_MAX))
+
+
+def test_parse_and_format():
+    assert parse_id("17-3") == StreamId(17, 3)
+    assert parse_id(b"17-3") == StreamId(17, 3)
+    assert parse_id("17") == StreamId(17, 0)
+    assert parse_id("17", default_seq=SEQ_MAX) == StreamId(17, SEQ_MAX)
+    assert parse_id("-") == ZERO and parse_id("+") == MAX
+    assert str(StreamId(5, 0)) == "5-0"
+    for bad in ("", "x-1", "1-x", "-1-0", f"1-{2**64}"):
+        with pytest.raises(ValueError):
+            parse_id(bad)
+
+
+def test_next_and_prev_cross_milliseconds():
+    assert next_id(StreamId(5, SEQ_MAX)) == StreamId(6, 0)
+    assert prev_id(StreamId(6, 0)) == StreamId(5, SEQ_MAX)
+    assert prev_id(ZERO) == ZERO
+    with pytest.raises(ValueError):
+        next_id(MAX)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ids)
+def test_next_prev_roundtrip(i):
+    if i != MAX:
+        assert prev_id(next_id(i)) == i
+    if i != ZERO:
+        assert next_id(prev_id(i)) == i
+
+
+@settings(max_examples=300, deadline=None)
+@given(ids, ids, st.integers(1, 40))
+def test_split_range_is_an_exact_disjoint_cover(a, b, parts):
+    lo, hi = min(a, b), max(a, b)
+    ranges = split_range(lo, hi, parts)
+    if hi == lo:
+        assert ranges == []
+        return
+    assert 1 <= len(ranges) <= parts
+    assert ranges[0][0] == lo and ranges[-1][1] == hi
+    for (_, end), (start, _) in zip(ranges, ranges[1:], strict=False):
+        assert end == start  # contiguous: (lo, c1], (c1, c2], ...
+    assert all(x < y for x, y in ranges)
+    assert split_range(lo, hi, parts) == ranges  # deterministic
+
+
+def test_split_by_time_and_inside_one_millisecond():
+    parts = split_range(StreamId(1000, 0), StreamId(2000, 0), 4)
+    assert [p[1] for p in parts] == [
+        StreamId(1250, SEQ_MAX),
+        StreamId(1500, SEQ_MAX),
+        StreamId(1750, SEQ_MAX),
+        StreamId(2000, 0),
+    ]
+    same_ms = split_range(StreamId(7, 0), StreamId(7, 100), 2)
+    assert same_ms == [(StreamId(7, 0), StreamId(7, 50)), (StreamId(7, 50), StreamId(7, 100))]
+
+
+def test_offsets_json_roundtrip_and_plain_ids():
+    positions = {"b": StreamPosition(StreamId(5, 1), 9), "a": StreamPosition(StreamId(3, 0))}
+    encoded = offset_to_json(positions)
+    assert list(encoded) == ["a", "b"]
+    assert encoded == {"a": {"id": "3-0"}, "b": {"id": "5-1", "entriesRead": 9}}
+    assert offset_from_json(encoded) == positions
+    assert offset_from_json('{"a": "3-0"}') == {"a": StreamPosition(StreamId(3, 0), None)}
+    with pytest.raises(ValueError):
+        offset_from_json({"a": 5})
+
+
+def test_entries_between_needs_both_ordinals():
+    assert entries_between(StreamPosition(ZERO, 10), StreamPosition(StreamId(9, 0), 25)) == 15
+    assert entries_between(StreamPosition(ZERO), StreamPosition(StreamId(9, 0), 25)) is None
+
+
+def test_split_policy_counts():
+    policy = SplitPolicy(entries_per_partition=100, max_partitions_per_stream=8)
+    assert policy.count(StreamId(5, 0), None) == 1
+    assert policy.count(StreamId(5, 0), 250) == 3
+    assert policy.count(StreamId(5, 0), 10_000) == 8
+    assert policy.count(ZERO, 10_000) == 1  # no time basis from 0-0
+    assert SplitPolicy(partitions_per_stream=3).count(StreamId(5, 0), None) == 3
+
+
+def test_plan_partitions_only_streams_with_new_entries():
+    start = {"a": StreamPosition(StreamId(100, 0), 10), "b": StreamPosition(StreamId(50, 0), 4)}
+    end = {
+        "a": StreamPosition(StreamId(400, 0), 310),
+        "b": StreamPosition(StreamId(50, 0), 4),
+        "c": StreamPosition(StreamId(9, 0), 2),
+    }
+    plan = plan_partitions(start, end, SplitPolicy(entries_per_partition=100))
+    assert [(p.stream, str(p.lo), str(p.hi)) for p in plan] == [
+        ("a", "100-0", f"200-{SEQ_MAX}"),  # 300 entries / 100 per partition
+        ("a", f"200-{SEQ_MAX}", f"300-{SEQ_MAX}"),
+        ("a", f"300-{SEQ_MAX}", "400-0"),
+        ("c", "0-0", "9-0"),
+    ]
+    assert [p.index for p in plan] == [0, 1, 2, 3]
+    assert plan == plan_partitions(start, end, SplitPolicy(entries_per_partition=100))
+    assert START_OF_STREAM.id == ZERO
+
+
+def test_stream_range_pickles():
+    import pickle
+
+    part = StreamRange("s", StreamId(1, 0), StreamId(2, 0), 3)
+    copy = pickle.loads(pickle.dumps(part))
+    assert copy == part and copy.index == 3 and copy.lo == StreamId(1, 0)
