@@ -133,10 +133,10 @@ class Dispatcher:
         effects = state._effects
         if effects is not None:
             state._effects = None
-        elif state.dirty != dirty_before:
-            effects = [(client.db.index, argv)]
-        else:
+        elif state.dirty == dirty_before or not state.effect_sinks:
             return reply
+        else:
+            effects = [(client.db.index, argv)]
         if self._tx_effects is not None:
             self._tx_effects.extend(effects)
         elif state.effect_sinks and not state.loading:

@@ -120,13 +120,15 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.WRONGTYPE)
     sid = stream.next_id(None, None, server.clock.now_ms())  # type: ignore[union-attr]
     fields = argv[3:]
-    if (len(fields[0]) + len(fields[1]) if len(fields) == 2
-            else sum(map(len, fields))) > STREAM_LISTPACK_MAX_SIZE:
+    if sum(map(len, fields)) > STREAM_LISTPACK_MAX_SIZE:
         raise ReplyError(errors.STREAM_ELEMENTS_TOO_LARGE)
     if created:
         db.set(key, stream)
     stream.append(sid, fields)  # type: ignore[union-attr]
-    server.key_modified(db.index, key)
+    if server.watched_keys or server.blocking:
+        server.key_modified(db.index, key)
+    else:
+        server.dirty += 1  # key_modified's only work when nobody watches or waits
     sid_text = b"%d-%d" % sid
     if server.effect_sinks:
         ctx.propagate([argv[0], key, sid_text, *fields])

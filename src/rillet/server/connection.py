@@ -179,7 +179,7 @@ class ClientConnection(asyncio.Protocol, Connection):
                 out += b"-%s\r\n" % error.message.encode("utf-8", "surrogateescape")
             client.closing = True
         if out:
-            self.send(bytes(out))
+            self.send(out)
         if client.closing:
             self.close()
         self.server.after_batch()
@@ -218,7 +218,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         if self.backlog and not self.client.closing:  # type: ignore[union-attr]
             pending, self.backlog = self.backlog, []
             self._run(pending, out)
-        self.send(bytes(out))
+        self.send(out)
         if self.client.closing:  # type: ignore[union-attr]
             self.close()
 
