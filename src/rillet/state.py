@@ -158,7 +158,6 @@ KEEP_WAITING = KeepWaiting()
 class Stats:
     start_time: float = field(default_factory=time.time)
     connections_received: int = 0
-    commands_processed: int = 0
     rejected_connections: int = 0
     expired_keys: int = 0
     net_input_bytes: int = 0

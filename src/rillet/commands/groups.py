@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int
-from rillet.commands.stream_common import get_stream, new_stream
+from rillet.commands.stream_common import get_stream, new_stream, parse_block_timeout
 from rillet.commands.table import command
 from rillet.engine import groups as engine
 from rillet.engine.groups import ConsumerGroup
@@ -376,16 +376,6 @@ def xgroup_help(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XREADGROUP --------------------------------------------------------------------------
 
-def parse_block_ms(raw: bytes, now_ms: int) -> int:
-    """BLOCK milliseconds, with getTimeoutFromObjectOrReply's errors (Redis 7.4+)."""
-    value = parse_int(raw, errors.TIMEOUT_NOT_INTEGER)
-    if value < 0:
-        raise ReplyError(errors.TIMEOUT_NEGATIVE)
-    if value > 0 and value > INT64_MAX - now_ms:
-        raise ReplyError(errors.TIMEOUT_OUT_OF_RANGE)
-    return value
-
-
 @command("xreadgroup", -7, "write blocking movablekeys", group="stream", since="5.0.0",
          **_DOCS["xreadgroup"])
 def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
@@ -425,7 +415,7 @@ def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
                 count = 0
             i += 2
         elif word == b"BLOCK" and more:
-            timeout_ms = parse_block_ms(argv[i + 1], now)
+            timeout_ms = parse_block_timeout(argv[i + 1], now)
             i += 2
         elif word == b"CLAIM" and more:
             claim_ms = parse_int(argv[i + 1], errors.CLAIM_MIN_IDLE_NOT_INTEGER)
