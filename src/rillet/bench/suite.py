@@ -922,6 +922,11 @@ def write_results(suite: Suite, sections: list[dict], repo_dir: str) -> Path:
         report.targets_markdown(ordered),
         "",
     ]
+    # Why targets are missed is written by people, after profiling; it lives in
+    # ANALYSIS.md beside RESULTS.md and is carried into every regeneration.
+    analysis = out_dir / "ANALYSIS.md"
+    if analysis.exists():
+        lines += [analysis.read_text().rstrip(), ""]
     lines += [f"![{os.path.basename(p)}]({p})" for p in plots] + [""]
     for section in ordered:
         lines += [report.section_markdown(section), ""]
