@@ -156,7 +156,7 @@ class Dispatcher:
         if error.__class__ is not ReplyError and not isinstance(error, ReplyError):
             # A bug: never take the server down with it.
             log.error("internal error running %r", argv[:3], exc_info=error)
-            error = ReplyError(f"ERR internal error while running '{spec.name}'")
+            error = ReplyError(errors.INTERNAL_ERROR.format(spec.name))
             self.state.stats.unexpected_error_replies += 1
         self._count_error(error.message)  # type: ignore[attr-defined]
         return error  # type: ignore[return-value]
@@ -184,7 +184,7 @@ class Dispatcher:
                 client.multi_error = False
                 self.state.unwatch_all(client)
                 reason = message[4:] if message.startswith("ERR ") else message
-                message = f"EXECABORT Transaction discarded because of: {reason}"
+                message = errors.EXECABORT_BECAUSE.format(reason)
         self._count_error(message)
         return ReplyError(message)
 

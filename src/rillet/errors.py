@@ -50,8 +50,6 @@ MISCONF_AOF = "MISCONF Errors writing to the AOF file: {}"
 READONLY_REPLICA = "READONLY You can't write against a read only replica."
 EXPIRE_OPTIONS = "ERR NX and XX, GT or LT options at the same time are not compatible"
 EXPIRE_GT_LT = "ERR GT and LT options at the same time are not compatible"
-EXPIRE_NX_OPT = "ERR NX and XX, GT or LT options at the same time are not compatible"
-SET_GET_NX = "ERR syntax error"
 INVALID_CLIENT_NAME = "ERR Client names cannot contain spaces, newlines or special characters."
 NO_SUCH_CLIENT = "ERR No such client"
 CLIENT_SETINFO_BAD_ATTR = "ERR Unrecognized option '{}'"
@@ -60,30 +58,8 @@ CLIENT_SETINFO_BAD_VALUE = (
 )
 
 
-def unknown_command(name: bytes, args: list[bytes]) -> str:
-    # Redis quotes at most 128 chars of the name and lists args until the
-    # text would exceed 128 chars (server.c processCommand).
-    shown = ""
-    for arg in args:
-        if len(shown) >= 128:
-            break
-        remaining = 128 - len(shown)
-        shown += "'" + _safe(arg)[:remaining] + "' "
-    return f"ERR unknown command '{_safe(name)[:128]}', with args beginning with: {shown}"
-
-
 def wrong_arity(fullname: str) -> str:
     return f"ERR wrong number of arguments for '{fullname}' command"
-
-
-def unknown_subcommand(sub: bytes, container: str) -> str:
-    return f"ERR unknown subcommand '{_safe(sub)[:128]}'. Try {container.upper()} HELP."
-
-
-def _safe(raw: bytes) -> str:
-    # Redis sanitises names in error messages so they can't break the protocol line.
-    text = raw.decode("utf-8", "replace")
-    return "".join(" " if ch in "\r\n" else ch for ch in text)
 
 
 # --- transactions ---------------------------------------------------------------
@@ -122,13 +98,6 @@ STREAM_INVALID_START_INTERVAL = "ERR invalid start ID for the interval"
 STREAM_INVALID_END_INTERVAL = "ERR invalid end ID for the interval"
 STREAM_ELEMENTS_TOO_LARGE = "ERR Elements are too large to be stored"
 
-
-def subcommand_syntax(sub: bytes, container: str) -> str:
-    """Redis's addReplySubcommandSyntaxError: a known subcommand given bad arguments."""
-    return (
-        f"ERR unknown subcommand or wrong number of arguments for '{_safe(sub)[:128]}'. "
-        f"Try {container.upper()} HELP."
-    )
 
 # --- consumer-group commands (commands/groups.py) ---------------------------------
 XGROUP_NO_KEY = (
@@ -176,7 +145,7 @@ XNACK_EXPECTED_IDS = "ERR syntax error, expected IDS keyword"
 # the text stops at a NUL byte and the limit counts bytes, and the raw bytes go
 # out unchanged (CR and LF become spaces). These versions work on bytes and
 # carry non-UTF-8 bytes through `str` with surrogateescape (the encoder
-# reverses it), replacing the first drafts above.
+# reverses it).
 def _c_string(raw: bytes, limit: int) -> bytes:
     nul = raw.find(b"\0")
     return (raw if nul < 0 else raw[:nul])[:limit]
@@ -186,7 +155,7 @@ def _message(raw: bytes) -> str:
     return raw.replace(b"\r", b" ").replace(b"\n", b" ").decode("utf-8", "surrogateescape")
 
 
-def unknown_command(name: bytes, args: list[bytes]) -> str:  # noqa: F811
+def unknown_command(name: bytes, args: list[bytes]) -> str:
     shown = b""
     for arg in args:
         if len(shown) >= 128:
@@ -196,12 +165,13 @@ def unknown_command(name: bytes, args: list[bytes]) -> str:  # noqa: F811
                     + b"', with args beginning with: " + shown)
 
 
-def unknown_subcommand(sub: bytes, container: str) -> str:  # noqa: F811
+def unknown_subcommand(sub: bytes, container: str) -> str:
     return _message(b"ERR unknown subcommand '" + _c_string(sub, 128) + b"'. Try "
                     + container.upper().encode() + b" HELP.")
 
 
-def subcommand_syntax(sub: bytes, container: str) -> str:  # noqa: F811
+def subcommand_syntax(sub: bytes, container: str) -> str:
+    """Redis's addReplySubcommandSyntaxError: a known subcommand given bad arguments."""
     return _message(b"ERR unknown subcommand or wrong number of arguments for '"
                     + _c_string(sub, 128) + b"'. Try " + container.upper().encode() + b" HELP.")
 
@@ -247,3 +217,62 @@ IDMPAUTO_EMPTY_PID = "ERR IDMPAUTO requires a non-empty producer ID"
 XCFGSET_NO_PARAMETER = "ERR At least one parameter (IDMP-DURATION or IDMP-MAXSIZE) is required"
 XCFGSET_DURATION_RANGE = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
 XCFGSET_MAXSIZE_RANGE = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
+
+# --- connection, keyspace and server commands (commands/connection.py, keys.py,
+# strings.py, server.py) -------------------------------------------------------------
+HELLO_PROTOVER_NOT_INTEGER = "ERR Protocol version is not an integer or out of range"
+HELLO_BAD_OPTION = "ERR Syntax error in HELLO option '{}'"
+HELLO_NOAUTH = (
+    "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+    "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+    "select the RESP protocol version at the same time"
+)
+INT32_OUT_OF_RANGE = "ERR value is out of range, value must between -2147483648 and 2147483647"
+CLIENT_UNKNOWN_TYPE = "ERR Unknown client type '{}'"
+CLIENT_INVALID_ID = "ERR Invalid client ID"
+CLIENT_ID_NOT_POSITIVE = "ERR client-id should be greater than 0"
+NO_SUCH_USER = "ERR No such user '{}'"
+CLIENT_MAXAGE_NOT_INTEGER = "ERR maxage is not an integer or out of range"
+CLIENT_UNBLOCK_REASON = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+DECREMENT_OVERFLOW = "ERR decrement would overflow"
+INVALID_CURSOR = "ERR invalid cursor"
+EXPIRE_UNSUPPORTED_OPTION = "ERR Unsupported option {}"
+CONFIG_NO_FILE = "ERR The server is running without a config file"
+SHUTDOWN_NOT_IN_PROGRESS = "ERR No shutdown in progress."
+FUNCTION_FLUSH_MODE = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
+GETKEYS_INVALID_COMMAND = "ERR Invalid command specified"
+GETKEYS_WRONG_ARITY = "ERR Invalid number of arguments specified for command"
+GETKEYS_NO_KEYS = "ERR The command has no key arguments"
+
+# --- dispatch (dispatch.py) -------------------------------------------------------------
+INTERNAL_ERROR = "ERR internal error while running '{}'"
+EXECABORT_BECAUSE = "EXECABORT Transaction discarded because of: {}"
+
+# --- persistence (persistence/manager.py, commands/persistence.py) ----------------------
+DEBUG_DISABLED = (
+    'ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you'
+    " can run it from a local connection, otherwise you need to set this option in the"
+    " configuration file, and then restart the server."
+)
+PERSISTENCE_UNAVAILABLE = "ERR persistence is not available on this server"
+MISCONF_RDB = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist"
+    " to disk. Commands that may modify the data set are disabled, because this instance is"
+    " configured to report errors during writes if RDB snapshotting fails"
+    " (stop-writes-on-bgsave-error option). Please check the Redis logs for details about"
+    " the RDB error."
+)
+RDB_RELOAD_FAILED = "ERR Error trying to load the RDB dump, check server logs."
+AOF_LOAD_FAILED = "ERR Error loading the AOF: {}"
+SAVE_FAILED = "ERR"
+BGSAVE_IN_PROGRESS = "ERR Background save already in progress"
+BGSAVE_CHILD_ACTIVE = (
+    "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE"
+    " SCHEDULE in order to schedule a BGSAVE whenever possible."
+)
+BGREWRITEAOF_IN_PROGRESS = "ERR Background append only file rewriting already in progress"
+BGREWRITEAOF_FAILED = (
+    "ERR Can't execute an AOF background rewriting. Please check the server logs for"
+    " more information."
+)

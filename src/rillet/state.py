@@ -285,10 +285,6 @@ class ServerState:
             self._effects = []
         self._effects.append((db_index, argv))
 
-    def take_effects(self) -> list[Effect] | None:
-        effects, self._effects = self._effects, None
-        return effects
-
     def publish(self, effects: list[Effect]) -> None:
         for sink in self.effect_sinks:
             sink(effects)

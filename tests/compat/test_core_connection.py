@@ -272,6 +272,8 @@ def test_client_kill(pair):
     pair.check("CLIENT", "KILL", "SKIPME", "maybe")
     pair.check("CLIENT", "KILL", "TYPE", "pubsub")
     pair.check("CLIENT", "KILL", "USER", "nobody")
+    # A trailing filter with no value is a syntax error, not an internal error.
+    pair.check("CLIENT", "KILL", "ID", "999999", "USER")
 
 
 def test_client_kill_maxage(pair8):

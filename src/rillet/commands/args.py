@@ -34,34 +34,6 @@ def parse_int(raw: bytes, message: str = errors.NOT_INTEGER) -> int:
     return value
 
 
-def parse_nonneg(raw: bytes, message: str = errors.NOT_INTEGER) -> int:
-    value = parse_int(raw, message)
-    if value < 0:
-        raise ReplyError(message)
-    return value
-
-
-def parse_float(raw: bytes) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ReplyError(errors.NOT_FLOAT) from None
-    if value != value or raw.strip() != raw:
-        raise ReplyError(errors.NOT_FLOAT)
-    return value
-
-
-def parse_timeout_seconds(raw: bytes) -> int:
-    """BLOCK-style timeouts given in seconds (may be fractional); returns ms."""
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ReplyError(errors.TIMEOUT_NOT_INTEGER) from None
-    if value < 0:
-        raise ReplyError(errors.TIMEOUT_NEGATIVE)
-    return int(value * 1000)
-
-
 class Options:
     """Parse a tail of keyword options.
 
@@ -96,7 +68,7 @@ class Options:
                 found[word] = True
                 i += 1
                 continue
-            if i + count >= end + 1 or i + count > end:
+            if i + count >= end:  # the keyword's values run past the tail
                 raise ReplyError(self.syntax)
             values = argv[i + 1 : i + 1 + count]
             if convert is not None:

@@ -77,7 +77,7 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
         try:
             protover = parse_int(argv[1])
         except ReplyError:
-            raise ReplyError("ERR Protocol version is not an integer or out of range") from None
+            raise ReplyError(errors.HELLO_PROTOVER_NOT_INTEGER) from None
     i = 2
     auth_pair = None
     name = None
@@ -90,18 +90,14 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
             name = argv[i + 1]
             i += 2
         else:
-            raise ReplyError(f"ERR Syntax error in HELLO option '{argv[i].decode('utf-8', 'replace')}'")
+            raise ReplyError(errors.HELLO_BAD_OPTION.format(argv[i].decode("utf-8", "replace")))
     if protover is not None and protover not in (2, 3):
         raise ReplyError(errors.NOPROTO)
     if auth_pair is not None:
         _check_password(ctx, auth_pair[0], auth_pair[1])
         _authenticate(ctx)
     if not ctx.authenticated:
-        raise ReplyError(
-            "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
-            "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
-            "select the RESP protocol version at the same time"
-        )
+        raise ReplyError(errors.HELLO_NOAUTH)
     if name is not None:
         if not _valid_name(name):
             raise ReplyError(errors.INVALID_CLIENT_NAME)
@@ -125,8 +121,7 @@ def select(ctx: Client, argv: list[bytes]) -> object:
     """SELECT index"""
     index = parse_int(argv[1])
     if not -(2**31) <= index < 2**31:  # getIntFromObjectOrReply
-        raise ReplyError(
-            "ERR value is out of range, value must between -2147483648 and 2147483647")
+        raise ReplyError(errors.INT32_OUT_OF_RANGE)
     if not 0 <= index < len(ctx.server.keyspace):
         raise ReplyError(errors.OUT_OF_RANGE_DB)
     ctx.db = ctx.server.keyspace[index]
@@ -244,7 +239,7 @@ def client_list(ctx: Client, argv: list[bytes]) -> object:
         if option == b"TYPE" and i + 1 < len(argv):
             kind = argv[i + 1].lower()
             if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                raise ReplyError(f"ERR Unknown client type '{argv[i + 1].decode('utf-8', 'replace')}'")
+                raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(argv[i + 1].decode("utf-8", "replace")))
             if kind != b"normal":
                 clients = []
             i += 2
@@ -254,7 +249,7 @@ def client_list(ctx: Client, argv: list[bytes]) -> object:
                 try:
                     ids.add(parse_int(raw))
                 except ReplyError:
-                    raise ReplyError("ERR Invalid client ID") from None
+                    raise ReplyError(errors.CLIENT_INVALID_ID) from None
             clients = [c for c in clients if c.id in ids]
             i = len(argv)
         else:
@@ -293,15 +288,15 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
         try:
             wanted_id = parse_int(filters[b"ID"])  # type: ignore[arg-type]
         except ReplyError:
-            raise ReplyError("ERR client-id should be greater than 0") from None
+            raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE) from None
         if wanted_id <= 0:
-            raise ReplyError("ERR client-id should be greater than 0")
+            raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE)
     if b"USER" in filters and filters[b"USER"] != b"default":
         name = filters[b"USER"].decode("utf-8", "replace")  # type: ignore[union-attr]
-        raise ReplyError(f"ERR No such user '{name}'")
+        raise ReplyError(errors.NO_SUCH_USER.format(name))
     max_age = None
     if b"MAXAGE" in filters:
-        max_age = parse_int(filters[b"MAXAGE"], "ERR maxage is not an integer or out of range")  # type: ignore[arg-type]
+        max_age = parse_int(filters[b"MAXAGE"], errors.CLIENT_MAXAGE_NOT_INTEGER)  # type: ignore[arg-type]
     now = server.clock.now_ms()
     killed = 0
     for client in list(server.clients.values()):
@@ -337,14 +332,14 @@ def client_unblock(ctx: Client, argv: list[bytes]) -> object:
     target_id = parse_int(argv[2])
     mode = argv[3].upper() if len(argv) > 3 else b"TIMEOUT"
     if len(argv) > 4 or mode not in (b"TIMEOUT", b"ERROR"):
-        raise ReplyError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+        raise ReplyError(errors.CLIENT_UNBLOCK_REASON)
     target = ctx.server.clients.get(target_id)
     if target is None or target.blocked is None:
         return 0
     entry = ctx.server.unblock(target)
     reply: object = entry.timeout_reply  # type: ignore[union-attr]
     if mode == b"ERROR":
-        reply = ReplyError("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+        reply = ReplyError(errors.UNBLOCKED)
     unblocked = ctx.server.extensions.get("on_unblocked")
     if unblocked is not None:
         unblocked(target, entry, reply)  # type: ignore[operator]

@@ -68,7 +68,7 @@ def scan(ctx: Client, argv: list[bytes]) -> object:
         if cursor < 0 or cursor >= 2**64 or not argv[1].isdigit():
             raise ValueError
     except ValueError:
-        raise ReplyError("ERR invalid cursor") from None
+        raise ReplyError(errors.INVALID_CURSOR) from None
     pattern = None
     count = 10
     wanted_type = None
@@ -145,7 +145,7 @@ def _expire(ctx: Client, argv: list[bytes], unit_ms: int, absolute: bool) -> obj
         upper = option.upper()
         if upper not in (b"NX", b"XX", b"GT", b"LT"):
             shown = option.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
-            raise ReplyError(f"ERR Unsupported option {shown}")
+            raise ReplyError(errors.EXPIRE_UNSUPPORTED_OPTION.format(shown))
         flags.add(upper)
     if b"NX" in flags and flags & {b"XX", b"GT", b"LT"}:
         raise ReplyError(errors.EXPIRE_OPTIONS)

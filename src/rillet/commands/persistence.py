@@ -17,17 +17,11 @@ from rillet.errors import ReplyError
 from rillet.resp.types import OK, SimpleString
 from rillet.state import Client
 
-_DEBUG_DISABLED = (
-    'ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you'
-    " can run it from a local connection, otherwise you need to set this option in the"
-    " configuration file, and then restart the server."
-)
-
 
 def _persistence(ctx: Client):
     found = ctx.server.extensions.get("persistence")
     if found is None:
-        raise ReplyError("ERR persistence is not available on this server")
+        raise ReplyError(errors.PERSISTENCE_UNAVAILABLE)
     return found
 
 
@@ -66,7 +60,7 @@ def _check_debug_allowed(ctx: Client) -> None:
         addr = ctx.conn.addr
         if addr.startswith(("127.", "[::1]", "/")) or addr == "":
             return
-    raise ReplyError(_DEBUG_DISABLED)
+    raise ReplyError(errors.DEBUG_DISABLED)
 
 
 _DEBUG_FLAGS = "admin noscript loading stale"

@@ -14,7 +14,7 @@ from rillet.commands.args import glob_match
 from rillet.commands.table import CommandSpec, command, unique_subcommands
 from rillet.config import ConfigError, Param
 from rillet.errors import ReplyError
-from rillet.resp.types import OK, Map, SetReply, SimpleString, Verbatim
+from rillet.resp.types import NO_REPLY, OK, Map, SetReply, SimpleString, Verbatim
 from rillet.state import Client, ServerState
 
 # --- INFO -------------------------------------------------------------------------
@@ -292,7 +292,7 @@ def config_rewrite(ctx: Client, argv: list[bytes]) -> object:
     """CONFIG REWRITE"""
     path = ctx.server.extensions.get("config_file")
     if not path:
-        raise ReplyError("ERR The server is running without a config file")
+        raise ReplyError(errors.CONFIG_NO_FILE)
     config = ctx.server.config
     lines = []
     for name, param in config.params.items():
@@ -394,11 +394,9 @@ def shutdown(ctx: Client, argv: list[bytes]) -> object:
     if b"ABORT" in options:
         if len(options) > 1:
             raise ReplyError(errors.SYNTAX)
-        raise ReplyError("ERR No shutdown in progress.")
+        raise ReplyError(errors.SHUTDOWN_NOT_IN_PROGRESS)
     ctx.server.shutdown_requested = {"save": b"SAVE" in options, "nosave": b"NOSAVE" in options}
     ctx.closing = True
-    from rillet.resp.types import NO_REPLY
-
     return NO_REPLY
 
 
@@ -408,7 +406,7 @@ def function_flush(ctx: Client, argv: list[bytes]) -> object:
     if len(argv) > 3:
         raise ReplyError(errors.subcommand_syntax(argv[1], "function"))
     if len(argv) == 3 and argv[2].upper() not in (b"ASYNC", b"SYNC"):
-        raise ReplyError("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+        raise ReplyError(errors.FUNCTION_FLUSH_MODE)
     return OK
 
 
@@ -572,8 +570,6 @@ def command_docs_(ctx: Client, argv: list[bytes]) -> object:
 @command("command|list", -2, "loading stale", group="server", since="7.0.0", acl="slow connection")
 def command_list(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND LIST [FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]"""
-    from rillet.commands.args import glob_match
-
     names = []
     for spec in table.COMMANDS.values():
         names.append(spec)
@@ -598,15 +594,15 @@ def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND GETKEYS command [arg [arg ...]]"""
     spec = table.lookup(argv[2])
     if spec is None:
-        raise ReplyError("ERR Invalid command specified")
+        raise ReplyError(errors.GETKEYS_INVALID_COMMAND)
     args = argv[2:]
     if spec.handler is None and len(args) > 1:
         spec = spec.subcommands.get(args[1].lower()) or spec
     if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
-        raise ReplyError("ERR Invalid number of arguments specified for command")
+        raise ReplyError(errors.GETKEYS_WRONG_ARITY)
     keys_at = spec.key_indexes(len(args))
     if not keys_at:
-        raise ReplyError("ERR The command has no key arguments")
+        raise ReplyError(errors.GETKEYS_NO_KEYS)
     return [args[i] for i in keys_at if i < len(args)]
 
 

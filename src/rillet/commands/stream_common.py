@@ -183,10 +183,6 @@ class AddTrimArgs:
         self.idmp_iid: bytes | None = None  # None with a pid: IDMPAUTO
         self.idmp_auto = False
 
-    @property
-    def id_given(self) -> bool:
-        return self.id_ms is not None
-
 
 def parse_add_trim_args(argv: list[bytes], xadd: bool) -> AddTrimArgs:
     """Redis 8.2's streamParseAddOrTrimArgsOrReply, extended with 8.6's IDMP options.

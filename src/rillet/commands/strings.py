@@ -185,5 +185,5 @@ def decrby(ctx: Client, argv: list[bytes]) -> object:
     """DECRBY key decrement"""
     delta = parse_int(argv[2])
     if delta == INT64_MIN:
-        raise ReplyError("ERR decrement would overflow")
+        raise ReplyError(errors.DECREMENT_OVERFLOW)
     return _incr(ctx, argv[1], -delta)

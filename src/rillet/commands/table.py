@@ -63,10 +63,6 @@ class CommandSpec:
         doc = (self.handler.__doc__ or "") if self.handler else ""
         return doc.strip().splitlines()[0] if doc.strip() else self.name.upper()
 
-    @property
-    def display_name(self) -> str:
-        return self.name.split("|")[-1]
-
     def key_indexes(self, argc: int) -> list[int]:
         if self.first_key <= 0:
             return []

@@ -30,7 +30,6 @@ from typing import Any
 
 from rillet.persistence import disk
 from rillet.persistence.aoflog import (
-    AofFileInfo,
     Manifest,
     ManifestError,
     encode_select,
@@ -460,10 +459,6 @@ class AofWriter:
             log.warning("Fail to fsync the AOF file: %s", error.strerror)
         self.bio.drain()
         os.close(fd)
-
-
-def info_for(manifest: Manifest) -> list[AofFileInfo]:
-    return manifest.files()
 
 
 __all__ = ["AofWriter", "BackgroundIO", "ManifestError"]

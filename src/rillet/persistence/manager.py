@@ -45,15 +45,6 @@ COMPACT_MIN_BYTES = 1 << 20
 # Slice of event-loop time the startup loader takes before letting clients in.
 LOAD_SLICE_S = 0.02
 
-MISCONF_RDB = (
-    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist"
-    " to disk. Commands that may modify the data set are disabled, because this instance is"
-    " configured to report errors during writes if RDB snapshotting fails"
-    " (stop-writes-on-bgsave-error option). Please check the Redis logs for details about"
-    " the RDB error."
-)
-
-
 def write_snapshot_file(state: Any, path: str, target: str) -> int:
     """Write a snapshot to exactly `path` and fsync it (the rewrite child's job)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -256,7 +247,7 @@ class Persistence:
             if err:
                 return errors.MISCONF_AOF.format(os.strerror(err))
         if not self.last_bgsave_ok and self.config["save"]:
-            return MISCONF_RDB
+            return errors.MISCONF_RDB
         return None
 
     def update_guard(self) -> None:
@@ -375,7 +366,7 @@ class Persistence:
             self.save()
         path = self.snapshot_path()
         if not os.path.exists(path):
-            raise ReplyError("ERR Error trying to load the RDB dump, check server logs.")
+            raise ReplyError(errors.RDB_RELOAD_FAILED)
         if flush:
             self._flush_everything()
         progress = LoadProgress(total_bytes=os.path.getsize(path))
@@ -383,7 +374,7 @@ class Persistence:
             self.run_sync(load_snapshot(self.state, path, progress))
         except LoadError as error:
             log.warning("DEBUG RELOAD: %s", error)
-            raise ReplyError("ERR Error trying to load the RDB dump, check server logs.") from None
+            raise ReplyError(errors.RDB_RELOAD_FAILED) from None
         self.last_load = progress
         log.info("DB reloaded by DEBUG RELOAD")
 
@@ -401,7 +392,7 @@ class Persistence:
                                    bool(self.config["aof-load-truncated"]), progress))
         except LoadError as error:
             log.warning("DEBUG LOADAOF: %s", error)
-            raise ReplyError(f"ERR Error loading the AOF: {error}") from None
+            raise ReplyError(errors.AOF_LOAD_FAILED.format(error)) from None
         self.last_load = progress
         self.state.dirty = 0
         log.info("Append Only File loaded by DEBUG LOADAOF")
@@ -415,12 +406,12 @@ class Persistence:
     def save(self) -> None:
         """SAVE: write the snapshot in the foreground."""
         if self.child is not None and self.child.kind == fork.KIND_RDB:
-            raise ReplyError("ERR Background save already in progress")
+            raise ReplyError(errors.BGSAVE_IN_PROGRESS)
         try:
             keys, size = save_to_path(self.state, self.snapshot_path())
         except OSError as error:
             log.warning("Failed saving the DB: %s", error.strerror)
-            raise ReplyError("ERR") from None
+            raise ReplyError(errors.SAVE_FAILED) from None
         log.info("DB saved on disk (%d keys, %d bytes)", keys, size)
         self.lastsave = int(time.time())
         self.state.dirty = 0
@@ -431,16 +422,13 @@ class Persistence:
     def bgsave(self, schedule: bool = False) -> bytes:
         if self.child is not None:
             if self.child.kind == fork.KIND_RDB:
-                raise ReplyError("ERR Background save already in progress")
+                raise ReplyError(errors.BGSAVE_IN_PROGRESS)
             if schedule:
                 self.bgsave_scheduled = True
                 return b"Background saving scheduled"
-            raise ReplyError(
-                "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE"
-                " SCHEDULE in order to schedule a BGSAVE whenever possible."
-            )
+            raise ReplyError(errors.BGSAVE_CHILD_ACTIVE)
         if not self.start_bgsave():
-            raise ReplyError("ERR")
+            raise ReplyError(errors.SAVE_FAILED)
         return b"Background saving started"
 
     def start_bgsave(self) -> bool:
@@ -492,15 +480,12 @@ class Persistence:
     # --- AOF rewrite -----------------------------------------------------------------------------
     def bgrewriteaof(self, in_exec: bool = False) -> bytes:
         if self.child is not None and self.child.kind == fork.KIND_AOF:
-            raise ReplyError("ERR Background append only file rewriting already in progress")
+            raise ReplyError(errors.BGREWRITEAOF_IN_PROGRESS)
         if self.child is not None or in_exec:
             self.rewrite_scheduled = True
             return b"Background append only file rewriting scheduled"
         if not self.start_rewrite():
-            raise ReplyError(
-                "ERR Can't execute an AOF background rewriting. Please check the server logs for"
-                " more information."
-            )
+            raise ReplyError(errors.BGREWRITEAOF_FAILED)
         return b"Background append only file rewriting started"
 
     def start_rewrite(self) -> bool:
