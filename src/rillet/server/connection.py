@@ -25,12 +25,16 @@ log = logging.getLogger("rillet")
 class ClientConnection(asyncio.Protocol, Connection):
     __slots__ = (
         "server", "state", "transport", "client", "parser", "backlog", "_addr", "_laddr", "_fd",
-        "_paused", "_closed", "held", "net_in", "net_out", "commands", "unix",
+        "_paused", "_closed", "held", "net_in", "net_out", "commands", "unix", "_now_ms",
+        "_execute",
     )
 
     def __init__(self, server: Server) -> None:
         self.server = server
         self.state = server.state
+        # Bound methods looked up once: both are used on every request.
+        self._now_ms = server.state.clock.now_ms
+        self._execute = server.dispatcher.execute
         self.transport: asyncio.Transport | None = None
         self.client = None
         self.parser: RequestParser | None = None
@@ -160,14 +164,16 @@ class ClientConnection(asyncio.Protocol, Connection):
         client = self.client
         if client is None or self._closed:
             return
-        self.state.stats.net_input_bytes += len(data)
-        self.net_in += len(data)
+        state = self.state
+        size = len(data)
+        state.stats.net_input_bytes += size
+        self.net_in += size
         parser = self.parser
         # RESET (or a changed requirepass) can take authentication away again;
         # the unauthenticated request-size limits must follow.
         parser.authenticated = client.authenticated  # type: ignore[union-attr]
         commands, error = parser.feed(data)  # type: ignore[union-attr]
-        client.last_interaction_ms = self.state.clock.now_ms()
+        client.last_interaction_ms = self._now_ms()
         out = bytearray()
         if commands:
             if client.blocked is not None or self.backlog:
@@ -178,17 +184,40 @@ class ClientConnection(asyncio.Protocol, Connection):
             if error.message:
                 out += b"-%s\r\n" % error.message.encode("utf-8", "surrogateescape")
             client.closing = True
+        server = self.server
         if out:
-            self.send(out)
+            # send()'s common case inline (no reply held, no durability gate
+            # armed): at one command per read each Python call is ~5% of the cost.
+            if self.held is None and not (
+                server.hold_replies or server.flush_before_send or self._closed
+            ):
+                size = len(out)
+                state.stats.net_output_bytes += size
+                self.net_out += size
+                self.transport.write(out)  # type: ignore[union-attr]
+            else:
+                self.send(out)
         if client.closing:
             self.close()
-        self.server.after_batch()
+        # Server.after_batch's triggers, tested here so that a read with nothing
+        # for it to do costs no call (keep in step with after_batch).
+        if (
+            state.key_wakeups
+            or state.ready_keys
+            or server.before_flush
+            or state.shutdown_requested is not None
+        ):
+            server.after_batch()
 
     def _run(self, commands: list[list[bytes]], out: bytearray) -> None:
         """Execute commands in order until one blocks; the rest wait in the backlog."""
         client = self.client
-        execute = self.server.dispatcher.execute
-        for index, argv in enumerate(commands):
+        execute = self._execute
+        # A plain counter, not enumerate(): cheaper for the one-command reads
+        # of unpipelined clients.
+        done = 0
+        for argv in commands:
+            done += 1
             reply = execute(client, argv)
             kind = reply.__class__
             # The three commonest reply kinds are encoded inline: a call to the
@@ -200,16 +229,16 @@ class ClientConnection(asyncio.Protocol, Connection):
             elif kind is int and 0 <= reply < 1024:
                 out += INT_REPLIES[reply]
             elif kind is Block:
-                self.commands += index + 1
-                self.backlog = commands[index + 1 :]
+                self.commands += done
+                self.backlog = commands[done:]
                 self.server.park(self, reply)  # type: ignore[arg-type]
                 return
             else:
                 encode_into(out, reply, client.resp3)  # type: ignore[union-attr]
             if client.closing:  # type: ignore[union-attr]
-                self.commands += index + 1
+                self.commands += done
                 return
-        self.commands += len(commands)
+        self.commands += done
 
     def unblocked(self, entry: BlockedClient, reply: object) -> None:
         """The parked command got its answer: send it, then run what queued behind it."""

@@ -126,7 +126,11 @@ class Server:
 
     # --- batches and blocking ------------------------------------------------------
     def after_batch(self) -> None:
-        """End of one read: wake blocked clients, flush persistence, honour SHUTDOWN."""
+        """End of one read: wake blocked clients, flush persistence, honour SHUTDOWN.
+
+        ClientConnection.data_received calls this only when one of the triggers
+        tested below is set: a new trigger must be added to its test too.
+        """
         if self.state.key_wakeups:
             self._schedule_wakeups()
         if self.state.ready_keys:
