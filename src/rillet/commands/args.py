@@ -34,25 +34,36 @@ def parse_int(raw: bytes, message: str = errors.NOT_INTEGER) -> int:
     return value
 
 
+def int_in_range(low: int, high: int, message: str) -> Callable[[bytes], int]:
+    """An `Options` converter: an integer (Redis's rules) in [low, high], else `message`."""
+
+    def convert(raw: bytes) -> int:
+        value = parse_int(raw)
+        if not low <= value <= high:
+            raise ReplyError(message)
+        return value
+
+    return convert
+
+
 class Options:
     """Parse a tail of keyword options.
 
     `spec` maps an upper-case keyword to the number of values it takes and a
-    converter for them (None: a flag). Unknown keywords, missing values and
-    repeated keywords (unless `repeatable`) raise `syntax`.
+    converter for them (None: a flag). Converters run in argument order, so
+    their errors come in the order Redis reports them. Unknown keywords and
+    missing values raise `syntax`; a repeated keyword's last value wins.
     """
 
-    __slots__ = ("spec", "syntax", "repeatable")
+    __slots__ = ("spec", "syntax")
 
     def __init__(
         self,
         spec: dict[bytes, tuple[int, Callable[[bytes], object] | None]],
         syntax: str = errors.SYNTAX,
-        repeatable: bool = True,
     ) -> None:
         self.spec = spec
         self.syntax = syntax
-        self.repeatable = repeatable
 
     def parse(self, argv: list[bytes], start: int, stop: int | None = None) -> dict[bytes, object]:
         found: dict[bytes, object] = {}

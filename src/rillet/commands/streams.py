@@ -10,7 +10,7 @@ becomes the chosen ID, `~`/LIMIT trimming its exact `=` form.
 from __future__ import annotations
 
 from rillet import errors
-from rillet.commands.args import parse_int
+from rillet.commands.args import INT64_MAX, Options, int_in_range, parse_int
 from rillet.commands.stream_common import (
     IDMP_DURATION_MAX_S,
     IDMP_MAXSIZE_MAX,
@@ -433,23 +433,19 @@ def xsetid(ctx: Client, argv: list[bytes]) -> object:
     last entry, then ENTRIESADDED against the length.
     """
     last_id = parse_strict_id(argv[2])
-    entries_added: int | None = None
-    max_deleted: StreamID | None = None
-    argc = len(argv)
-    i = 3
-    while i < argc:
-        word = argv[i].upper()
-        if word == b"ENTRIESADDED" and i + 1 < argc:
-            entries_added = parse_int(argv[i + 1])
-            if entries_added < 0:
-                raise ReplyError(errors.XSETID_ENTRIES_ADDED_NEGATIVE)
-        elif word == b"MAXDELETEDID" and i + 1 < argc:
-            max_deleted = parse_strict_id(argv[i + 1])
-            if last_id < max_deleted:
-                raise ReplyError(errors.XSETID_SMALLER_THAN_GIVEN_MAXDEL)
-        else:
-            raise ReplyError(errors.SYNTAX)
-        i += 2
+
+    def max_deleted_id(raw: bytes) -> StreamID:
+        given = parse_strict_id(raw)
+        if last_id < given:
+            raise ReplyError(errors.XSETID_SMALLER_THAN_GIVEN_MAXDEL)
+        return given
+
+    options = Options({
+        b"ENTRIESADDED": (1, int_in_range(0, INT64_MAX, errors.XSETID_ENTRIES_ADDED_NEGATIVE)),
+        b"MAXDELETEDID": (1, max_deleted_id),
+    }).parse(argv, 3)
+    entries_added: int | None = options.get(b"ENTRIESADDED")  # type: ignore[assignment]
+    max_deleted: StreamID | None = options.get(b"MAXDELETEDID")  # type: ignore[assignment]
     key = argv[1]
     stream = get_stream(ctx, key)
     if stream is None:
@@ -566,6 +562,12 @@ def xinfo_help(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XCFGSET / XIDMPRECORD (Redis 8.6) -------------------------------------------------------------
 
+_XCFGSET_OPTIONS = Options({
+    b"IDMP-DURATION": (1, int_in_range(1, IDMP_DURATION_MAX_S, errors.XCFGSET_DURATION_RANGE)),
+    b"IDMP-MAXSIZE": (1, int_in_range(1, IDMP_MAXSIZE_MAX, errors.XCFGSET_MAXSIZE_RANGE)),
+})
+
+
 @command("xcfgset", -2, "write fast", keys=(1, 1, 1), group="stream", since="8.6.0",
          **_docs("xcfgset"))
 def xcfgset(ctx: Client, argv: list[bytes]) -> object:
@@ -579,22 +581,9 @@ def xcfgset(ctx: Client, argv: list[bytes]) -> object:
     argc = len(argv)
     if argc < 3:
         raise ReplyError(errors.XCFGSET_NO_PARAMETER)
-    duration_s: int | None = None
-    maxsize: int | None = None
-    i = 2
-    while i < argc:
-        word = argv[i].upper()
-        if word == b"IDMP-DURATION" and i + 1 < argc:
-            duration_s = parse_int(argv[i + 1])
-            if not 1 <= duration_s <= IDMP_DURATION_MAX_S:
-                raise ReplyError(errors.XCFGSET_DURATION_RANGE)
-        elif word == b"IDMP-MAXSIZE" and i + 1 < argc:
-            maxsize = parse_int(argv[i + 1])
-            if not 1 <= maxsize <= IDMP_MAXSIZE_MAX:
-                raise ReplyError(errors.XCFGSET_MAXSIZE_RANGE)
-        else:
-            raise ReplyError(errors.SYNTAX)
-        i += 2
+    options = _XCFGSET_OPTIONS.parse(argv, 2)
+    duration_s: int | None = options.get(b"IDMP-DURATION")  # type: ignore[assignment]
+    maxsize: int | None = options.get(b"IDMP-MAXSIZE")  # type: ignore[assignment]
     key = argv[1]
     stream = get_stream(ctx, key)
     if stream is None:
