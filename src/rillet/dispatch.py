@@ -147,7 +147,8 @@ class Dispatcher:
                 # One command, several effects (XREADGROUP's XCLAIMs + SETID):
                 # wrapped so a replica or a torn AOF never applies half of it.
                 effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
-            state.publish(effects)
+            for sink in state.effect_sinks:  # state.publish, inlined
+                sink(effects)
         return reply
 
     def _failed(self, spec: CommandSpec, argv: list[bytes], error: Exception) -> ReplyError:

@@ -111,7 +111,12 @@ class Client:
 
     def propagate(self, argv: list[bytes]) -> None:
         """Replace this command's default effect (its own argv) with explicit ones."""
-        self.server.add_effect(self.db.index, argv)
+        # ServerState.add_effect inlined: every XADD comes through here.
+        server = self.server
+        if server._effects is None:
+            server._effects = [(self.db.index, argv)]
+        else:
+            server._effects.append((self.db.index, argv))
 
     @property
     def clock(self) -> Clock:

@@ -248,3 +248,17 @@ def test_command_form_rebuilds_streams_and_groups():
         reply = target.run(*argv)
         assert reply.__class__.__name__ != "ReplyError", (argv[:3], reply)
     assert target.digest() == source.digest()
+
+
+def test_aof_feed_encodes_every_argument_kind_like_encode_command():
+    """feed() takes hiredis's C encoder, which refuses bytearray/memoryview: same bytes anyway."""
+    from rillet.persistence.aof import AofWriter
+
+    writer = AofWriter("/nonexistent", "appendonly.aof", ServerState().config, lambda: None)
+    plain = [b"XADD", b"s", b"1-1", b"f", b"\r\n\x00"]
+    mixed = [b"SET", bytearray(b"k"), memoryview(b"v")]
+    writer.feed([(0, plain), (3, mixed)])
+    assert bytes(writer.buf) == (
+        aoflog.encode_select(0) + aoflog.encode_command(plain)
+        + aoflog.encode_select(3) + aoflog.encode_command(mixed)
+    )
