@@ -10,7 +10,7 @@ import hmac
 
 from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands.args import Options, parse_int
-from rillet.commands.table import command
+from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.resp.types import OK, PONG, Map, SimpleString, Verbatim
 from rillet.state import Client
@@ -365,8 +365,8 @@ def client_no_touch(ctx: Client, argv: list[bytes]) -> object:
 @command("client|help", 2, "loading stale", group="connection", since="5.0.0")
 def client_help(ctx: Client, argv: list[bytes]) -> object:
     """CLIENT HELP"""
-    return [SimpleString(line) for line in (
-        b"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    return help_reply(
+        "CLIENT",
         b"ID", b"    Return the ID of the current connection.",
         b"INFO", b"    Return information about the current client connection.",
         b"KILL <ip:port>", b"    Kill connection made from <ip:port>.",
@@ -376,5 +376,4 @@ def client_help(ctx: Client, argv: list[bytes]) -> object:
         b"SETINFO <option> <value>", b"    Set client meta attr.",
         b"UNBLOCK <clientid> [TIMEOUT|ERROR]",
         b"    Unblock the specified blocked client.",
-        b"HELP", b"    Print this help.",
-    )]
+    )

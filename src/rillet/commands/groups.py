@@ -13,7 +13,7 @@ from __future__ import annotations
 from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int
 from rillet.commands.stream_common import get_stream, new_stream, parse_block_timeout
-from rillet.commands.table import command
+from rillet.commands.table import command, help_reply
 from rillet.engine import groups as engine
 from rillet.engine.groups import ConsumerGroup
 from rillet.engine.ids import (
@@ -29,7 +29,7 @@ from rillet.engine.ids import (
 from rillet.engine.pel import MAX_ID_KEY
 from rillet.engine.stream import Stream
 from rillet.errors import ReplyError
-from rillet.resp.types import NULL_ARRAY, OK, Map, SimpleString
+from rillet.resp.types import NULL_ARRAY, OK, Map
 from rillet.state import KEEP_WAITING, Block, Client
 
 # COMMAND DOCS text of Redis 8.2.3 (XNACK: src/commands/xnack.json of Redis 8.8).
@@ -346,8 +346,8 @@ def xgroup_delconsumer(ctx: Client, argv: list[bytes]) -> object:
     return pending
 
 
-_XGROUP_HELP = [SimpleString(line) for line in (
-    b"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+_XGROUP_HELP = help_reply(
+    "XGROUP",
     b"CREATE <key> <groupname> <id|$> [option]",
     b"    Create a new consumer group. Options are:",
     b"    * MKSTREAM",
@@ -362,9 +362,7 @@ _XGROUP_HELP = [SimpleString(line) for line in (
     b"    Remove the specified group.",
     b"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
     b"    Set the current group ID and entries_read counter.",
-    b"HELP",
-    b"    Print this help.",
-)]
+)
 
 
 @command("xgroup|help", 2, "loading stale", group="stream", since="5.0.0",

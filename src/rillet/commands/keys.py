@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rillet import errors
 from rillet.commands.args import glob_match, parse_int
-from rillet.commands.table import command
+from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.resp.types import OK, SimpleString
 from rillet.state import Client
@@ -291,11 +291,12 @@ def object_encoding(ctx: Client, argv: list[bytes]) -> object:
 @command("object|help", 2, "loading stale", group="generic", since="6.2.0")
 def object_help(ctx: Client, argv: list[bytes]) -> object:
     """OBJECT HELP"""
-    return [SimpleString(b"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"),
-            SimpleString(b"ENCODING <key>"),
-            SimpleString(b"    Return the kind of internal representation used in order to store the value"),
-            SimpleString(b"    associated with a <key>."),
-            SimpleString(b"HELP"), SimpleString(b"    Print this help.")]
+    return help_reply(
+        "OBJECT",
+        b"ENCODING <key>",
+        b"    Return the kind of internal representation used in order to store the value",
+        b"    associated with a <key>.",
+    )
 
 
 @command("memory|usage", -3, "readonly", keys=(2, 2, 1), group="server", since="4.0.0")

@@ -12,7 +12,7 @@ import errno
 import time
 
 from rillet import errors
-from rillet.commands.table import command
+from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.resp.types import OK, SimpleString
 from rillet.state import Client
@@ -170,8 +170,8 @@ def debug_persistence_fault(ctx: Client, argv: list[bytes]) -> object:
 @command("debug|help", 2, _DEBUG_FLAGS, group="server", since="1.0.0")
 def debug_help(ctx: Client, argv: list[bytes]) -> object:
     """DEBUG HELP"""
-    return [SimpleString(line) for line in (
-        b"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    return help_reply(
+        "DEBUG",
         b"DIGEST", b"    Output a hex signature representing the current DB content.",
         b"DIGEST-VALUE <key> [<key> ...]",
         b"    Output a hex signature of the values of all the specified keys.",
@@ -181,5 +181,4 @@ def debug_help(ctx: Client, argv: list[bytes]) -> object:
         b"SLEEP <seconds>", b"    Stop the server for <seconds>. Decimals allowed.",
         b"PERSISTENCE-FAULT <aof|snapshot> <count> [ENOSPC|EIO] [WRITE|FSYNC|ANY] | CLEAR",
         b"    Make the next <count> file operations fail (rillet test hook).",
-        b"HELP", b"    Print this help.",
-    )]
+    )

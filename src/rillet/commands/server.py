@@ -11,7 +11,7 @@ import time
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
 from rillet.commands.args import glob_match
-from rillet.commands.table import CommandSpec, command, unique_subcommands
+from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
 from rillet.config import ConfigError, Param
 from rillet.errors import ReplyError
 from rillet.resp.types import NO_REPLY, OK, Map, SetReply, SimpleString, Verbatim
@@ -310,14 +310,13 @@ def config_rewrite(ctx: Client, argv: list[bytes]) -> object:
 @command("config|help", 2, "loading stale", group="server", since="5.0.0")
 def config_help(ctx: Client, argv: list[bytes]) -> object:
     """CONFIG HELP"""
-    return [SimpleString(line) for line in (
-        b"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    return help_reply(
+        "CONFIG",
         b"GET <pattern>", b"    Return parameters matching the glob-like <pattern> and their values.",
         b"SET <directive> <value>", b"    Set the configuration <directive> to <value>.",
         b"RESETSTAT", b"    Reset statistics reported by the INFO command.",
         b"REWRITE", b"    Rewrite the configuration file.",
-        b"HELP", b"    Print this help.",
-    )]
+    )
 
 
 # --- keyspace-wide --------------------------------------------------------------------
@@ -609,13 +608,12 @@ def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
 @command("command|help", 2, "loading stale", group="server", since="5.0.0", acl="slow connection")
 def command_help(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND HELP"""
-    return [SimpleString(line) for line in (
-        b"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    return help_reply(
+        "COMMAND",
         b"(no subcommand)", b"    Return details about all commands.",
         b"COUNT", b"    Return the total number of commands in this server.",
         b"LIST", b"    Return a list of all commands in this server.",
         b"INFO [<command-name> ...]", b"    Return details about multiple commands.",
         b"DOCS [<command-name> ...]", b"    Return documentation details about multiple commands.",
         b"GETKEYS <full-command>", b"    Return the keys from a full command.",
-        b"HELP", b"    Print this help.",
-    )]
+    )

@@ -25,7 +25,7 @@ from rillet.commands.stream_common import (
     parse_add_trim_args,
     parse_block_timeout,
 )
-from rillet.commands.table import command
+from rillet.commands.table import command, help_reply
 from rillet.engine.ids import (
     MAX_ID,
     MIN_ID,
@@ -40,7 +40,7 @@ from rillet.engine.ids import (
 )
 from rillet.engine.stream import Stream, default_trim_limit
 from rillet.errors import ReplyError
-from rillet.resp.types import NULL_ARRAY, OK, Map, SimpleString
+from rillet.resp.types import NULL_ARRAY, OK, Map
 from rillet.state import KEEP_WAITING, Block, Client
 
 _XADD_ARITY = errors.wrong_arity("xadd")
@@ -541,17 +541,15 @@ def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
     return Map(fields)
 
 
-_XINFO_HELP = [SimpleString(line) for line in (
-    b"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+_XINFO_HELP = help_reply(
+    "XINFO",
     b"CONSUMERS <key> <groupname>",
     b"    Show consumers of <groupname>.",
     b"GROUPS <key>",
     b"    Show the stream consumer groups.",
     b"STREAM <key> [FULL [COUNT <count>]",
     b"    Show information about the stream.",
-    b"HELP",
-    b"    Print this help.",
-)]
+)
 
 
 @command("xinfo|help", 2, "loading stale", group="stream", since="5.0.0", **_docs("xinfo|help"))

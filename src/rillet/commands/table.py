@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rillet.resp.types import SimpleString
+
 Handler = Callable[..., object]
 
 # Flags with a meaning to the dispatcher; others are only reported by COMMAND.
@@ -161,3 +163,17 @@ def unique_subcommands(spec: CommandSpec) -> list[CommandSpec]:
     for sub in spec.subcommands.values():
         seen[sub.name] = sub
     return sorted(seen.values(), key=lambda s: s.name)
+
+
+def help_reply(container: str, *lines: bytes) -> list[SimpleString]:
+    """A `<CONTAINER> HELP` reply, framed as Redis's addReplyHelp frames it.
+
+    `lines` are the subcommand/description lines; the header and the closing
+    "HELP / Print this help." pair are added here, as Redis adds them.
+    """
+    return [SimpleString(line) for line in (
+        b"%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:" % container.encode(),
+        *lines,
+        b"HELP",
+        b"    Print this help.",
+    )]
