@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int
-from rillet.commands.stream_common import get_stream, new_stream, parse_block_timeout
+from rillet.commands.stream_common import (
+    existing_stream,
+    get_stream,
+    new_stream,
+    parse_block_timeout,
+)
 from rillet.commands.table import command, help_reply
 from rillet.engine import groups as engine
 from rillet.engine.groups import ConsumerGroup
@@ -804,18 +809,11 @@ def xautoclaim(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XINFO GROUPS / CONSUMERS ----------------------------------------------------------
 
-def _xinfo_stream(ctx: Client, key: bytes) -> Stream:
-    stream = get_stream(ctx, key)
-    if stream is None:
-        raise ReplyError(errors.NO_SUCH_KEY)
-    return stream
-
-
 @command("xinfo|groups", 3, "readonly", keys=(2, 2, 1), group="stream", since="5.0.0",
          **_DOCS["xinfo|groups"])
 def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
     """XINFO GROUPS key"""
-    stream = _xinfo_stream(ctx, argv[2])
+    stream = existing_stream(ctx, argv[2])
     return [
         Map([
             (b"name", group.name),
@@ -834,7 +832,7 @@ def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
 def xinfo_consumers(ctx: Client, argv: list[bytes]) -> object:
     """XINFO CONSUMERS key group"""
     key, group_name = argv[2], argv[3]
-    stream = _xinfo_stream(ctx, key)
+    stream = existing_stream(ctx, key)
     group = stream.groups.get(group_name)
     if group is None:
         raise ReplyError(errors.NOGROUP_FOR_KEY.format(_shown(group_name), _shown(key)))

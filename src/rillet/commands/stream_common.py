@@ -44,6 +44,14 @@ def get_stream(ctx: Client, key: bytes) -> Stream | None:
     raise ReplyError(errors.WRONGTYPE)
 
 
+def existing_stream(ctx: Client, key: bytes) -> Stream:
+    """The stream at `key`; `no such key` if missing, WRONGTYPE if not a stream."""
+    stream = get_stream(ctx, key)
+    if stream is None:
+        raise ReplyError(errors.NO_SUCH_KEY)
+    return stream
+
+
 def new_stream(ctx: Client, key: bytes) -> Stream:
     stream = Stream(limits=node_limits(ctx.server))
     ctx.db.set(key, stream)

@@ -17,6 +17,7 @@ from rillet.commands.stream_common import (
     apply_trim,
     effect_options,
     entries_reply,
+    existing_stream,
     get_stream,
     idmp_auto_iid,
     idmp_for,
@@ -447,9 +448,7 @@ def xsetid(ctx: Client, argv: list[bytes]) -> object:
     entries_added: int | None = options.get(b"ENTRIESADDED")  # type: ignore[assignment]
     max_deleted: StreamID | None = options.get(b"MAXDELETEDID")  # type: ignore[assignment]
     key = argv[1]
-    stream = get_stream(ctx, key)
-    if stream is None:
-        raise ReplyError(errors.NO_SUCH_KEY)
+    stream = existing_stream(ctx, key)
     if last_id < stream.max_deleted_id:
         raise ReplyError(errors.XSETID_SMALLER_THAN_MAXDEL)
     if stream.length:
@@ -506,9 +505,7 @@ def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
     if not (argc == 3 or (argc == 4 and full)
             or (argc == 6 and full and argv[4].upper() == b"COUNT")):
         raise ReplyError(errors.subcommand_syntax(argv[1], "xinfo"))
-    stream = get_stream(ctx, argv[2])
-    if stream is None:
-        raise ReplyError(errors.NO_SUCH_KEY)
+    stream = existing_stream(ctx, argv[2])
     count = 10
     if argc == 6:
         count = parse_int(argv[5])
@@ -583,9 +580,7 @@ def xcfgset(ctx: Client, argv: list[bytes]) -> object:
     duration_s: int | None = options.get(b"IDMP-DURATION")  # type: ignore[assignment]
     maxsize: int | None = options.get(b"IDMP-MAXSIZE")  # type: ignore[assignment]
     key = argv[1]
-    stream = get_stream(ctx, key)
-    if stream is None:
-        raise ReplyError(errors.NO_SUCH_KEY)
+    stream = existing_stream(ctx, key)
     server = ctx.server
     idmp = idmp_for(server, stream)
     old_duration, old_maxsize = idmp.settings(server)
@@ -613,9 +608,7 @@ def xidmprecord(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.IDMP_EMPTY_PID)
     if not iid:
         raise ReplyError(errors.IDMP_EMPTY_IID)
-    stream = get_stream(ctx, key)
-    if stream is None:
-        raise ReplyError(errors.NO_SUCH_KEY)
+    stream = existing_stream(ctx, key)
     server = ctx.server
     idmp = idmp_for(server, stream)
     duration_s, maxsize = idmp.settings(server)
