@@ -99,18 +99,15 @@ def debug_digest(ctx: Client, argv: list[bytes]) -> object:
     A digest of the whole keyspace (40 zeros when it is empty).
     """
     _check_debug_allowed(ctx)
-    from rillet.persistence.digest import keyspace_digest
-
-    return SimpleString(keyspace_digest(ctx.server).encode())
+    return SimpleString(_persistence(ctx).digest().encode())
 
 
 @command("debug|digest-value", -2, _DEBUG_FLAGS, group="server", since="1.0.0")
 def debug_digest_value(ctx: Client, argv: list[bytes]) -> object:
     """DEBUG DIGEST-VALUE [key ...]"""
     _check_debug_allowed(ctx)
-    from rillet.persistence.digest import key_digest
-
-    return [SimpleString(key_digest(ctx.server, ctx.db, key).encode()) for key in argv[2:]]
+    persistence = _persistence(ctx)
+    return [SimpleString(persistence.key_digest(ctx.db, key).encode()) for key in argv[2:]]
 
 
 @command("debug|sleep", 3, _DEBUG_FLAGS, group="server", since="1.0.0")
@@ -139,15 +136,14 @@ def debug_persistence_fault(ctx: Client, argv: list[bytes]) -> object:
     fail with the given errno (-1: until cleared). rillet-only, for tests.
     """
     _check_debug_allowed(ctx)
-    from rillet.persistence.disk import FAULTS, TARGETS
-
+    persistence = _persistence(ctx)
     if len(argv) == 3 and argv[2].upper() == b"CLEAR":
-        FAULTS.clear()
+        persistence.clear_faults()
         return OK
     if len(argv) < 4 or len(argv) > 6:
         raise ReplyError(errors.SYNTAX)
     target = argv[2].lower().decode("utf-8", "replace")
-    if target not in TARGETS:
+    if target not in persistence.fault_targets:
         raise ReplyError(errors.SYNTAX)
     try:
         count = int(argv[3])
@@ -163,7 +159,7 @@ def debug_persistence_fault(ctx: Client, argv: list[bytes]) -> object:
             op = upper.decode().lower()
         else:
             raise ReplyError(errors.SYNTAX)
-    FAULTS.set(target, count, code, op)
+    persistence.set_fault(target, count, code, op)
     return OK
 
 

@@ -21,6 +21,7 @@ from rillet.errors import ReplyError
 from rillet.persistence import disk, fork
 from rillet.persistence.aof import AofWriter
 from rillet.persistence.aoflog import Manifest, ManifestError
+from rillet.persistence.digest import key_digest, keyspace_digest
 from rillet.persistence.loader import (
     LoadError,
     LoadProgress,
@@ -396,6 +397,23 @@ class Persistence:
         self.last_load = progress
         self.state.dirty = 0
         log.info("Append Only File loaded by DEBUG LOADAOF")
+
+    # --- DEBUG's views of the persisted form (the commands layer reaches them here) ------
+    def digest(self) -> str:
+        """DEBUG DIGEST: the keyspace's hash, over each value's snapshot encoding."""
+        return keyspace_digest(self.state)
+
+    def key_digest(self, db: Any, key: bytes) -> str:
+        return key_digest(self.state, db, key)
+
+    fault_targets = disk.TARGETS
+
+    def set_fault(self, target: str, count: int, code: int, op: str) -> None:
+        """DEBUG PERSISTENCE-FAULT: make the next `count` file operations fail."""
+        disk.FAULTS.set(target, count, code, op)
+
+    def clear_faults(self) -> None:
+        disk.FAULTS.clear()
 
     def _flush_everything(self) -> None:
         state = self.state
