@@ -250,15 +250,26 @@ def test_command_form_rebuilds_streams_and_groups():
     assert target.digest() == source.digest()
 
 
-def test_aof_feed_encodes_every_argument_kind_like_encode_command():
-    """feed() takes hiredis's C encoder, which refuses bytearray/memoryview: same bytes anyway."""
-    from rillet.persistence.aof import AofWriter
 
-    writer = AofWriter("/nonexistent", "appendonly.aof", ServerState().config, lambda: None)
-    plain = [b"XADD", b"s", b"1-1", b"f", b"\r\n\x00"]
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "compiled"])
+def test_aof_feed_encodes_every_argument_kind_like_encode_command(compiled, monkeypatch):
+    """feed() takes a C encoder (_aofenc, or hiredis's, which refuses bytearray/memoryview): same bytes anyway."""
+    from rillet.persistence import aof
+
+    if compiled and aof._encode_effects is None:
+        pytest.skip("the compiled AOF encoder is not built")
+    if not compiled:
+        monkeypatch.setattr(aof, "_encode_effects", None)
+    writer = aof.AofWriter("/nonexistent", "appendonly.aof", ServerState().config, lambda: None)
+    plain = [b"XADD", b"s", b"1-1", b"f", b"\r\n\x00", b"", b"x" * 100_000]
     mixed = [b"SET", bytearray(b"k"), memoryview(b"v")]
+    as_tuple = (b"DEL", b"k")
     writer.feed([(0, plain), (3, mixed)])
+    writer.feed([(3, as_tuple), (0, [b"PING"])])
     assert bytes(writer.buf) == (
         aoflog.encode_select(0) + aoflog.encode_command(plain)
         + aoflog.encode_select(3) + aoflog.encode_command(mixed)
+        + aoflog.encode_command(list(as_tuple))
+        + aoflog.encode_select(0) + aoflog.encode_command([b"PING"])
     )
+    assert writer.selected_db == 0

@@ -43,6 +43,15 @@ log = logging.getLogger("rillet")
 
 _pack = hiredis.pack_command
 
+try:
+    # feed()'s loop compiled (see _aofenc.pyx); optional: without it, or with
+    # RILLET_PURE set, the Python loop below does the same.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.persistence._aofenc import encode_effects as _encode_effects
+except ImportError:
+    _encode_effects = None
+
 # How long a failed write waits before its warning is logged again (Redis: 30 s).
 WRITE_ERROR_LOG_INTERVAL_S = 30
 
@@ -295,16 +304,20 @@ class AofWriter:
         """The effect sink: append each command as RESP, SELECT when the db changes."""
         buf = self.buf
         was_empty = not buf
-        for db_index, argv in effects:
-            if db_index != self.selected_db:
-                buf += encode_select(db_index)
-                self.selected_db = db_index
-            try:
-                # hiredis encodes a command in C, about twice as fast as any
-                # bytes formatting in Python; it refuses bytearray/memoryview.
-                buf += _pack(tuple(argv))
-            except TypeError:
-                buf += encode_command(argv)
+        if _encode_effects is not None:
+            self.selected_db = _encode_effects(
+                buf, effects, self.selected_db, encode_select, encode_command)
+        else:
+            for db_index, argv in effects:
+                if db_index != self.selected_db:
+                    buf += encode_select(db_index)
+                    self.selected_db = db_index
+                try:
+                    # hiredis encodes a command in C, about twice as fast as any
+                    # bytes formatting in Python; it refuses bytearray/memoryview.
+                    buf += _pack(tuple(argv))
+                except TypeError:
+                    buf += encode_command(argv)
         if was_empty:
             self.on_buffered()
 
