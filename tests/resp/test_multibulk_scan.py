@@ -64,6 +64,14 @@ def test_scan_leaves_anything_else_to_the_python_parser(data):
     assert scan(data, 512 * 1024 * 1024) == ([], 0)
 
 
+def test_scan_leaves_other_types_and_huge_counts_alone():
+    ping = pack(b"PING")
+    assert scan(bytearray(ping), 100) == ([], 0)
+    assert scan(memoryview(ping), 100) == ([], 0)
+    assert scan(b"*70000\r\n" + b"$0\r\n\r\n" * 70000, 100) == ([], 0)
+    assert scan(b"*3\r\n$0\r\n\r\n", 100) == ([], 0)
+
+
 def test_scan_respects_proto_max_bulk_len():
     data = pack(b"ECHO", b"x" * 10)
     assert scan(data, 10)[1] == len(data)

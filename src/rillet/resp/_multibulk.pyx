@@ -16,8 +16,9 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from libc.string cimport memcmp
 
-# Commands with more arguments than this take the Python parser: a list of N
-# slots is allocated as soon as "*N" is read, before its arguments are seen.
+# Commands with more arguments than this take the Python parser (so do those
+# whose read is too short to hold N arguments): a list of N slots is allocated
+# as soon as "*N" is read, before its arguments are seen.
 cdef Py_ssize_t MAX_ARGS = 1 << 16
 # The last command name seen (see scan).
 cdef bytes _name = None
@@ -52,11 +53,13 @@ cdef inline Py_ssize_t _number(const char *buf, Py_ssize_t end, Py_ssize_t *pos,
     return value
 
 
-def scan(bytes data not None, Py_ssize_t max_bulk_len):
+def scan(object data, Py_ssize_t max_bulk_len):
     """(commands, used): the whole canonical commands that start `data`, and their size."""
+    cdef Py_ssize_t used = 0, pos, count, size, i
+    if type(data) is not bytes:  # (a bytearray, say: the Python parser takes it)
+        return [], 0
     cdef const char *buf = PyBytes_AS_STRING(data)
     cdef Py_ssize_t end = PyBytes_GET_SIZE(data)
-    cdef Py_ssize_t used = 0, pos, count, size, i
     cdef list commands = []
     cdef list argv
     cdef bytes arg
@@ -74,6 +77,8 @@ def scan(bytes data not None, Py_ssize_t max_bulk_len):
         count = _number(buf, end, &pos, MAX_ARGS)
         if count <= 0:  # "*0" (an empty command) and anything odd: the Python parser
             break
+        if end - pos < 6 * count:  # each argument takes at least "$0\r\n\r\n"
+            break  # (and the list below is never bigger than the read warrants)
         argv = PyList_New(count)
         i = 0
         while i < count:
