@@ -1,16 +1,16 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""`ClientConnection._run` compiled, with the dispatcher's common case inline.
+"""`ClientConnection.data_received` and `_run` compiled, the dispatcher's common case inline.
 
-At 64 pipelined PINGs per read the Python loop spends ~0.5 us per command on
+At 64 pipelined PINGs per read the Python loop spent ~0.5 us per command on
 a handler that costs ~0.1 us: the call into `Dispatcher.execute`, its checks
 and the reply encoding. Here a command takes the inline path only when it is
 a plain one: found in the table by its exact bytes, no subcommands, arity
 right, neither the client nor the server gated. Writes still go through
 `Dispatcher.call` (effects, persistence, replication); everything else, and
 every rejection, goes through `Dispatcher.execute`. So the Python modules stay
-the single source of every rare case; what is repeated here (the lines of
-`Dispatcher.call` for commands that do not write, and `_run`'s reply
-dispatch) is marked "keep in step" on both sides.
+the single source of every rare case. What is repeated here is marked "keep
+in step": the two connection methods (their Python originals say so too) and
+the lines of `Dispatcher.call` for a command that does not write.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
