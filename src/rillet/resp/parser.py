@@ -394,6 +394,10 @@ class RequestParser:
         if (
             commands
             and screened.find(b"+") < 0
+            # has_data() misses one thing: a read ending in a lone type byte
+            # ("$", ":"...) that hiredis has consumed to start a reply it waits
+            # for. A read of whole commands ends with their "\r\n".
+            and data[-1] == 10
             and not reader.has_data()
             and (
                 (stars := screened.count(b"*")) == len(commands)
