@@ -24,7 +24,7 @@ log = logging.getLogger("rillet")
 
 try:
     # The compiled command loop (see _fastpath.pyx); optional: without it, or
-    # with RILLET_PURE set, `ClientConnection._run` below runs as written.
+    # with RILLET_PURE set, `data_received` and `_run` below run as written.
     if os.environ.get("RILLET_PURE"):
         raise ImportError("RILLET_PURE is set")
     from rillet.server import _fastpath
