@@ -97,6 +97,14 @@ def test_split_right_after_an_argument_then_next_read_starts_with_dollar():
     assert feed_all([b"*2\r\n", b"$4\r\nECHO\r\n", b"$2\r\nhi\r\n"]) == ([[b"ECHO", b"hi"]], None)
 
 
+@pytest.mark.parametrize("tail", [b"$", b":", b"-", b"_", b",", b"#", b"!"])
+def test_read_ending_in_a_lone_type_byte_keeps_it(tail):
+    # hiredis consumes a lone type byte at the end of a read without saying so
+    # (has_data() is False): the byte starts an inline command in Redis.
+    data = pack("PING") + pack("ECHO", "a")
+    assert feed_all([data + tail, b"1\r\n"]) == ([[b"PING"], [b"ECHO", b"a"], [tail + b"1"]], None)
+
+
 def test_fast_path_resumes_after_a_split_command():
     parser = RequestParser()
     assert parser.feed(b"*1\r\n$4\r\nPI") == ([], None)

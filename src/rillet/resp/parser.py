@@ -10,9 +10,19 @@ decides every invalid one.
 
 from __future__ import annotations
 
+import os
 from itertools import chain
 
 import hiredis
+
+try:
+    # The compiled scan of canonical requests (see _multibulk.pyx); optional:
+    # without it, or with RILLET_PURE set, hiredis and SlowParser do it all.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.resp._multibulk import scan as _scan
+except ImportError:
+    _scan = None
 
 # networking.c: PROTO_INLINE_MAX_SIZE bounds inline requests and count lines.
 INLINE_MAX_SIZE = 64 * 1024
@@ -327,6 +337,14 @@ class RequestParser:
         """Return the whole commands in `data` and, if the stream broke, the error."""
         if self._slow is not None or data[:1] != b"*" or not self.authenticated:
             return self._feed_slow(data, True)
+        if _scan is not None:
+            commands, used = _scan(data, self.max_bulk_len)
+            if used == len(data):
+                return commands, None
+            if used:
+                # The rest starts on a command boundary: parsed as a read of its own.
+                more, error = self.feed(data[used:])
+                return commands + more, error
         # The hiredis path is inline, not a method of its own: one Python call
         # less on every read, which at one command per read is ~5% of its cost.
         # One pass maps digits to '0' and the RESP type bytes other than '*' and
@@ -376,6 +394,10 @@ class RequestParser:
         if (
             commands
             and screened.find(b"+") < 0
+            # has_data() misses one thing: a read ending in a lone type byte
+            # ("$", ":"...) that hiredis has consumed to start a reply it waits
+            # for. A read of whole commands ends with their "\r\n".
+            and data[-1] == 10
             and not reader.has_data()
             and (
                 (stars := screened.count(b"*")) == len(commands)

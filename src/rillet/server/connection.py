@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import TYPE_CHECKING
 
 from rillet.resp.encoder import INT_REPLIES, SIMPLE_REPLIES, encode_into
-from rillet.resp.parser import RequestParser
+from rillet.resp.parser import RequestError, RequestParser
 from rillet.resp.types import SimpleString
 from rillet.state import Block, BlockedClient, Connection
 
@@ -20,6 +21,15 @@ if TYPE_CHECKING:
     from rillet.server.server import Server
 
 log = logging.getLogger("rillet")
+
+try:
+    # The compiled command loop (see _fastpath.pyx); optional: without it, or
+    # with RILLET_PURE set, `data_received` and `_run` below run as written.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.server import _fastpath
+except ImportError:
+    _fastpath = None
 
 
 class ClientConnection(asyncio.Protocol, Connection):
@@ -161,6 +171,7 @@ class ClientConnection(asyncio.Protocol, Connection):
             self.transport.resume_reading()
 
     def data_received(self, data: bytes) -> None:
+        # `_fastpath.data_received` replaces this when built: keep the two in step.
         client = self.client
         if client is None or self._closed:
             return
@@ -181,9 +192,7 @@ class ClientConnection(asyncio.Protocol, Connection):
             else:
                 self._run(commands, out)
         if error is not None and not client.closing:
-            if error.message:
-                out += b"-%s\r\n" % error.message.encode("utf-8", "surrogateescape")
-            client.closing = True
+            self.protocol_error(error, out)
         server = self.server
         if out:
             # send()'s common case inline (no reply held, no durability gate
@@ -209,8 +218,17 @@ class ClientConnection(asyncio.Protocol, Connection):
         ):
             server.after_batch()
 
+    def protocol_error(self, error: RequestError, out: bytearray) -> None:
+        """The request stream broke: its error (if it has one) is the last reply."""
+        if error.message:
+            out += b"-%s\r\n" % error.message.encode("utf-8", "surrogateescape")
+        self.client.closing = True  # type: ignore[union-attr]
+
     def _run(self, commands: list[list[bytes]], out: bytearray) -> None:
-        """Execute commands in order until one blocks; the rest wait in the backlog."""
+        """Execute commands in order until one blocks; the rest wait in the backlog.
+
+        `_fastpath.run` replaces this when built: keep the two in step.
+        """
         client = self.client
         execute = self._execute
         # A plain counter, not enumerate(): cheaper for the one-command reads
@@ -229,9 +247,7 @@ class ClientConnection(asyncio.Protocol, Connection):
             elif kind is int and 0 <= reply < 1024:
                 out += INT_REPLIES[reply]
             elif kind is Block:
-                self.commands += done
-                self.backlog = commands[done:]
-                self.server.park(self, reply)  # type: ignore[arg-type]
+                self.park_rest(commands, done, reply)  # type: ignore[arg-type]
                 return
             else:
                 encode_into(out, reply, client.resp3)  # type: ignore[union-attr]
@@ -239,6 +255,17 @@ class ClientConnection(asyncio.Protocol, Connection):
                 self.commands += done
                 return
         self.commands += done
+
+    if _fastpath is not None:
+        # The same two methods, compiled (see _fastpath.pyx).
+        data_received = _fastpath.data_received  # noqa: F811
+        _run = _fastpath.run  # noqa: F811
+
+    def park_rest(self, commands: list[list[bytes]], done: int, request: Block) -> None:
+        """The `done`-th command blocked: park the client, keep the rest in the backlog."""
+        self.commands += done
+        self.backlog = commands[done:]
+        self.server.park(self, request)
 
     def unblocked(self, entry: BlockedClient, reply: object) -> None:
         """The parked command got its answer: send it, then run what queued behind it."""

@@ -1,0 +1,55 @@
+"""Builds the optional compiled hot path; everything else is in pyproject.toml.
+
+`rillet.resp._multibulk` and `rillet.server._fastpath` are Cython modules the
+pure-Python code uses when they import. If Cython or a C compiler is missing,
+or the build fails, the install goes on without them and rillet runs as pure
+Python (slower, same behaviour).
+"""
+
+import os
+import sys
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+MODULES = {
+    "rillet.resp._multibulk": "src/rillet/resp/_multibulk.pyx",
+    "rillet.server._fastpath": "src/rillet/server/_fastpath.pyx",
+}
+
+
+class OptionalBuildExt(build_ext):
+    """build_ext that warns instead of failing: the extensions only make rillet faster."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as error:  # no compiler, missing headers...
+            self._skip(error)
+
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except Exception as error:
+            self._skip(error, ext.name)
+
+    def _skip(self, error, name="the compiled hot path"):
+        print(f"warning: not building {name} ({error}); rillet runs as pure Python",
+              file=sys.stderr)
+
+
+def extensions():
+    if os.environ.get("RILLET_PURE") or sys.platform == "win32":
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        print("warning: Cython is not installed; rillet runs as pure Python", file=sys.stderr)
+        return []
+    from setuptools import Extension
+
+    modules = [Extension(name, [path]) for name, path in MODULES.items()]
+    return cythonize(modules, language_level=3, quiet=True)
+
+
+setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

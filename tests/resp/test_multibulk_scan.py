@@ -1,0 +1,115 @@
+"""The compiled scan of canonical requests (_multibulk.pyx) against the Python parser.
+
+`RequestParser.feed` must give the same commands and the same error with the
+scan as without it, however the bytes are cut into reads.
+"""
+
+from __future__ import annotations
+
+import random
+from unittest import mock
+
+import hiredis
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rillet.resp import parser as parser_module
+from rillet.resp.parser import RequestParser
+
+multibulk = pytest.importorskip("rillet.resp._multibulk")
+scan = multibulk.scan
+
+
+def pack(*args: bytes) -> bytes:
+    return hiredis.pack_command(tuple(args))
+
+
+def feed_all(chunks, pure: bool):
+    with mock.patch.object(parser_module, "_scan", None if pure else scan):
+        parser = RequestParser()
+        commands = []
+        for chunk in chunks:
+            got, error = parser.feed(chunk)
+            commands += got
+            if error is not None:
+                return commands, error.message
+        return commands, None
+
+
+def test_scan_takes_whole_canonical_commands_only():
+    ping = pack(b"PING")
+    assert scan(ping * 3, 100) == ([[b"PING"]] * 3, 3 * len(ping))
+    assert scan(ping + ping[:-1], 100) == ([[b"PING"]], len(ping))
+    assert scan(pack(b"SET", b"k", b"") + b"PING\r\n", 100) == (
+        [[b"SET", b"k", b""]], len(pack(b"SET", b"k", b"")))
+
+
+@pytest.mark.parametrize("data", [
+    b"*01\r\n$4\r\nPING\r\n",  # leading zero
+    b"*1\r\n$04\r\nPING\r\n",
+    b"*0\r\n",  # an empty command: the Python parser skips it
+    b"*-1\r\n",
+    b"*+1\r\n$4\r\nPING\r\n",
+    b"*1\r\n$-1\r\n",
+    b"*1 \r\n$4\r\nPING\r\n",
+    b"*1\rx$4\r\nPING\r\n",  # Redis skips the byte after '\r' unread
+    b"*1\r\n$4\r\nPINGxx",  # ... and the two after a bulk
+    b"*1\r\n:4\r\n",
+    b"*1\r\n$5\r\nPING\r\n",  # the bulk runs into its own CRLF
+    b"*1\r\n$4\r\nPING\r\n"[:-1],  # incomplete
+    b"*1\r\n$11\r\nhello world\r\n".replace(b"11", b"99999999999999999999"),
+])
+def test_scan_leaves_anything_else_to_the_python_parser(data):
+    assert scan(data, 512 * 1024 * 1024) == ([], 0)
+
+
+def test_scan_leaves_other_types_and_huge_counts_alone():
+    ping = pack(b"PING")
+    assert scan(bytearray(ping), 100) == ([], 0)
+    assert scan(memoryview(ping), 100) == ([], 0)
+    assert scan(b"*70000\r\n" + b"$0\r\n\r\n" * 70000, 100) == ([], 0)
+    assert scan(b"*3\r\n$0\r\n\r\n", 100) == ([], 0)
+
+
+def test_scan_respects_proto_max_bulk_len():
+    data = pack(b"ECHO", b"x" * 10)
+    assert scan(data, 10)[1] == len(data)
+    assert scan(data, 9) == ([], 0)
+
+
+def test_the_name_shared_across_commands_is_an_equal_bytes_object():
+    commands, _ = scan(pack(b"GET", b"a") + pack(b"GET", b"b") + pack(b"SET", b"c", b"d"), 100)
+    assert commands == [[b"GET", b"a"], [b"GET", b"b"], [b"SET", b"c", b"d"]]
+    assert all(type(arg) is bytes for command in commands for arg in command)
+
+
+pieces = st.one_of(
+    st.lists(st.binary(max_size=12), min_size=1, max_size=5).map(lambda c: pack(*c)),
+    st.sampled_from([
+        b"PING\r\n", b"*0\r\n", b"*01\r\n$1\r\na\r\n", b"*1\r\n$1\r\nax\r\n", b"*-1\r\n",
+        b"*1\r\n+a\r\n", b"$1\r\n", b"\r\n", b"*2\r\n$1\r\n*\r\n$1\r\n*\r\n", b"*1\r\n",
+    ]),
+    st.binary(max_size=8),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(pieces, max_size=12), st.randoms(use_true_random=False))
+def test_property_same_verdict_with_and_without_the_scan(parts, rng):
+    data = b"".join(parts)
+    whole = feed_all([data], pure=True)
+    assert feed_all([data], pure=False) == whole
+    cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, 5))) if len(data) > 1 else []
+    chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    assert feed_all(chunks, pure=False) == feed_all(chunks, pure=True) == whole
+
+
+def test_random_big_pipelines_agree():
+    rng = random.Random(7)
+    commands = [[rng.randbytes(rng.randint(0, 40)) for _ in range(rng.randint(1, 6))]
+                for _ in range(500)]
+    data = b"".join(pack(*c) for c in commands)
+    assert feed_all([data], pure=False) == (commands, None)
+    chunks = [data[i : i + 777] for i in range(0, len(data), 777)]
+    assert feed_all(chunks, pure=False) == feed_all(chunks, pure=True) == (commands, None)
