@@ -15,6 +15,7 @@ from setuptools.command.build_ext import build_ext
 MODULES = {
     "rillet.resp._multibulk": "src/rillet/resp/_multibulk.pyx",
     "rillet.server._fastpath": "src/rillet/server/_fastpath.pyx",
+    "rillet.persistence._aofenc": "src/rillet/persistence/_aofenc.pyx",
 }
 
 

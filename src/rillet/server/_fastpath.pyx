@@ -93,7 +93,8 @@ cdef object _execute(object dispatcher, object state, object client, list argv):
     client.last_command = entry.name_bytes
     spec = entry.spec
     if entry.write:
-        return dispatcher.call(client, spec, argv)
+        # Dispatcher.call's own first step for a write; effects stay in Python.
+        return dispatcher._call_write(client, spec, argv)
     # Dispatcher.call for a command that does not write (keep in step). `calls`
     # is read once: only CONFIG RESETSTAT changes it, and it is not inline.
     calls = spec.calls
