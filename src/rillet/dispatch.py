@@ -51,8 +51,8 @@ class Dispatcher:
         if not spec.min_argc <= len(argv) <= spec.max_argc:
             return self._reject(client, errors.wrong_arity(spec.name), spec)
         # The rare states (not authenticated, in MULTI, loading, writes refused)
-        # are folded into two flags, so the common path costs two attribute reads.
-        if client.gated or self.state.gated:
+        # are folded into one flag, so the common path costs one attribute read.
+        if client.gated:
             refused = self._gate(client, spec, argv)
             if refused is not None:
                 return refused

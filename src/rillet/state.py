@@ -60,8 +60,11 @@ class Client:
         self.conn = conn
         self.db: Database = server.keyspace[0]
         self.resp3 = False
-        # `authenticated` and `multi` are properties that keep `gated` (either
-        # one off the common path) current: the dispatcher reads only `gated`.
+        # `gated`: this client is off the common path (not authenticated, in
+        # MULTI) or the server is (ServerState.gated: loading, writes refused).
+        # The dispatcher reads only this flag; `authenticated` and `multi` are
+        # properties that keep it current, and the server updates every client
+        # when its own gate changes.
         self.gated = False
         self._multi: list[tuple[object, list[bytes]]] | None = None
         self.authenticated = not server.config["requirepass"]
@@ -92,7 +95,7 @@ class Client:
     @authenticated.setter
     def authenticated(self, value: bool) -> None:
         self._authenticated = value
-        self.gated = not value or self._multi is not None
+        self.update_gate()
 
     @property
     def multi(self) -> list[tuple[object, list[bytes]]] | None:
@@ -102,7 +105,10 @@ class Client:
     @multi.setter
     def multi(self, queue: list[tuple[object, list[bytes]]] | None) -> None:
         self._multi = queue
-        self.gated = queue is not None or not self._authenticated
+        self.update_gate()
+
+    def update_gate(self) -> None:
+        self.gated = not self._authenticated or self._multi is not None or self.server.gated
 
     # Helpers handlers use so that every mutation is seen by WATCH and by
     # blocked clients, and counted for INFO / save rules.
@@ -189,7 +195,8 @@ class ServerState:
         self.version = __version__
         self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
         # `loading` and `write_guard` are properties: setting either updates
-        # `gated`, the single flag the dispatcher's hot path reads.
+        # `gated`, and every client's (Client.gated, the single flag the
+        # dispatcher's hot path reads).
         self.gated = False
         self._loading = False
         self._write_guard: Callable[[], str | None] | None = None
@@ -219,7 +226,7 @@ class ServerState:
     @loading.setter
     def loading(self, value: bool) -> None:
         self._loading = value
-        self.gated = value or self._write_guard is not None
+        self._set_gated(value or self._write_guard is not None)
 
     @property
     def write_guard(self) -> Callable[[], str | None] | None:
@@ -229,7 +236,15 @@ class ServerState:
     @write_guard.setter
     def write_guard(self, guard: Callable[[], str | None] | None) -> None:
         self._write_guard = guard
-        self.gated = self._loading or guard is not None
+        self._set_gated(self._loading or guard is not None)
+
+    def _set_gated(self, gated: bool) -> None:
+        if gated != self.gated:
+            self.gated = gated
+            # Internal clients (loading) are not in `clients`: the checks they
+            # would take on the gated path all let them through anyway.
+            for client in self.clients.values():
+                client.update_gate()
 
     # --- clients --------------------------------------------------------------
     def new_client(self, conn: Connection | None) -> Client:

@@ -125,3 +125,19 @@ def test_compiled_path_is_the_one_in_use():
     assert connection.ClientConnection._run is _fastpath.run
     assert connection.ClientConnection.data_received is _fastpath.data_received
     assert parser._scan is not None
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+def test_counts_are_current_whenever_a_command_can_read_them(pure):
+    """The compiled path keeps a pipelined fast command's count aside: never visibly."""
+    ping = b"*1\r\n$4\r\nPING\r\n"
+    info = b"*2\r\n$4\r\nINFO\r\n$12\r\ncommandstats\r\n"
+    client_info = b"*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\n"
+    result = _run([ping * 2 + info + info + ping + client_info + ping], pure=pure)
+    out = result["out"]
+    # INFO is not fast: the second one counts the first; PING's two calls show in both.
+    assert out.count(b"cmdstat_ping:calls=2,") == 2
+    assert b"cmdstat_info:calls=1," in out
+    assert b" cmd=client|info " in out
+    assert result["calls"]["ping"][0] == 4
+    assert result["last"] == b"ping"
