@@ -188,7 +188,8 @@ def _send_big_set(port: int, size: int) -> bytes:
                 sock.sendall(value[i : i + 65536])
             sock.sendall(b"\r\n")
             return sock.recv(100)
-        except ConnectionResetError:
+        except (ConnectionResetError, BrokenPipeError):
+            # The server closed mid-upload: a reset, or a pipe broken under our write.
             return b""
 
 

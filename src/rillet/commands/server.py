@@ -11,6 +11,7 @@ import time
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
 from rillet.commands.args import glob_match
+from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
 from rillet.config import ConfigError, Param
 from rillet.errors import ReplyError
@@ -511,6 +512,10 @@ def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:
     ]
     if spec.complexity:
         items.append((b"complexity", spec.complexity.encode()))
+    if spec.handler is not None:
+        args = syntax_arguments(spec.syntax, spec.name)
+        if args:
+            items.append((b"arguments", args))
     subs = unique_subcommands(spec)
     if subs:
         items.append((b"subcommands", Map([command_docs(sub) for sub in subs])))
