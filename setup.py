@@ -1,7 +1,8 @@
 """Builds the optional compiled hot path; everything else is in pyproject.toml.
 
-`rillet.resp._multibulk` and `rillet.server._fastpath` are Cython modules the
-pure-Python code uses when they import. If Cython or a C compiler is missing,
+The modules in MODULES are Cython forms of hot Python functions, which the
+pure-Python code uses when they import (the Python originals stay the
+reference; RILLET_PURE=1 ignores the compiled ones). If Cython or a C compiler is missing,
 or the build fails, the install goes on without them and rillet runs as pure
 Python (slower, same behaviour).
 """
@@ -14,6 +15,7 @@ from setuptools.command.build_ext import build_ext
 
 MODULES = {
     "rillet.resp._multibulk": "src/rillet/resp/_multibulk.pyx",
+    "rillet.resp._encoder": "src/rillet/resp/_encoder.pyx",
     "rillet.server._fastpath": "src/rillet/server/_fastpath.pyx",
     "rillet.persistence._aofenc": "src/rillet/persistence/_aofenc.pyx",
 }

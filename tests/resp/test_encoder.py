@@ -169,3 +169,38 @@ def test_resp3_only_types_round_trip():
     assert _decode(encode(Verbatim(b"hello"), True)) == b"hello"
     push = _decode(encode(Push([b"message", b"c", b"m"]), True))
     assert list(push) == [b"message", b"c", b"m"]
+
+
+# Every reply type, nested, for comparing the compiled encoder with the Python one.
+_every_type = st.recursive(
+    st.one_of(
+        scalars,
+        st.integers(min_value=-(2**70), max_value=2**70),  # beyond int64: the Python writer
+        st.booleans(),
+        st.floats(allow_nan=True),
+        st.text(max_size=10),
+        st.binary(max_size=10).map(SimpleString),
+        st.just(NULL_ARRAY),
+        st.text(max_size=20).map(ReplyError),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5),
+        st.lists(inner, max_size=3).map(tuple),
+        st.lists(st.tuples(inner, inner), max_size=3).map(Map),
+        st.lists(inner, max_size=3).map(SetReply),
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_every_type, st.booleans())
+def test_compiled_encoder_writes_the_python_encoders_bytes(reply, resp3):
+    from rillet.resp import encoder
+
+    if encoder.encode_into is encoder.python_encode_into:
+        pytest.skip("the compiled encoder is not built (or RILLET_PURE is set)")
+    compiled, python = bytearray(b"x"), bytearray(b"x")
+    encoder.encode_into(compiled, reply, resp3)
+    encoder.python_encode_into(python, reply, resp3)
+    assert compiled == python

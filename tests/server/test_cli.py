@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -238,13 +239,17 @@ def test_redis_benchmark(rillet_server):
 
 def test_redis_cli_interactive(rillet_server):
     """Interactive redis-cli fetches COMMAND DOCS for its hints at start; it must cope."""
+    import fcntl
     import pty
     import select
+    import termios
 
     cli = tool("redis-cli")
     pid, fd = pty.fork()
     if pid == 0:  # pragma: no cover - the child becomes redis-cli
         os.execv(cli, [cli, "-p", str(rillet_server.port)])
+    # A screen size: linenoise shows no hints on a terminal 0 columns wide.
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
     out = b""
 
     def pump(seconds: float) -> None:
@@ -264,6 +269,13 @@ def test_redis_cli_interactive(rillet_server):
 
     try:
         pump(1.0)
+        # Typing a command name shows its arguments, built from COMMAND DOCS.
+        for char in b"xread ":
+            os.write(fd, bytes([char]))
+            pump(0.05)
+        pump(0.4)
+        hinted = out
+        os.write(fd, b"\x15")  # ^U: clear the line
         for line in (b"set tty-key hello\r", b"get tty-key\r", b"del tty-key\r", b"quit\r"):
             os.write(fd, line)
             pump(0.4)
@@ -278,4 +290,5 @@ def test_redis_cli_interactive(rillet_server):
         status = done[1]
     text = out.decode(errors="replace")
     assert os.WEXITSTATUS(status) == 0
+    assert b"[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]" in hinted
     assert "OK" in text and '"hello"' in text and "(integer) 1" in text

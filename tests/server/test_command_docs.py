@@ -9,13 +9,15 @@ import pytest
 import rillet.commands  # noqa: F401  (registers the commands)
 from rillet.commands.syntax import arguments
 from rillet.commands.table import COMMANDS, unique_subcommands
-from rillet.resp.types import Map
+from rillet.resp.types import Map, SetReply
 
 
 def _plain(value: object) -> object:
     """Maps as dicts with str keys, bytes as str: easy to compare."""
     if isinstance(value, Map):
         return {k.decode(): _plain(v) for k, v in value.items}
+    if isinstance(value, SetReply):
+        return [_plain(v) for v in value.items]
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, bytes):

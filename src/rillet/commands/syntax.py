@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from rillet.resp.types import Map
+from rillet.resp.types import Map, SetReply, SimpleString
 
 _SPLIT = re.compile(r"\.\.\.|[\[\]<>|]|[^\s\[\]<>|]+")
 _TOKEN = re.compile(r"^(?:[A-Z][A-Z0-9_-]*|[*$=~+-])$")
@@ -50,16 +50,19 @@ class _Arg:
         return self.name, self.type, tuple(child.shape() for child in self.children)
 
     def render(self) -> Map:
+        """Redis's addReplyCommandArgList: fields in its order, flags a set of statuses
+        (redis-cli asserts that they are)."""
         items: list[tuple[bytes, object]] = [(b"name", self.name.encode()), (b"type", self.type.encode())]
+        if self.type not in ("oneof", "block"):
+            items.append((b"display_text", self.name.encode()))
         if self.type == "key":
             items.append((b"key_spec_index", 0))
         if self.token is not None:
             items.append((b"token", self.token.encode()))
-        if self.type not in ("oneof", "block"):
-            items.append((b"display_text", self.name.encode()))
-        flags = [flag for flag, on in ((b"optional", self.optional), (b"multiple", self.multiple)) if on]
+        flags = [SimpleString(flag) for flag, on in
+                 ((b"optional", self.optional), (b"multiple", self.multiple)) if on]
         if flags:
-            items.append((b"flags", flags))
+            items.append((b"flags", SetReply(flags)))
         if self.children:
             items.append((b"arguments", [child.render() for child in self.children]))
         return Map(items)

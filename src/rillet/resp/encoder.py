@@ -7,6 +7,7 @@ server does a single transport write for a whole pipeline.
 from __future__ import annotations
 
 import math
+import os
 from decimal import Decimal
 
 from rillet.errors import ReplyError
@@ -204,3 +205,17 @@ def encode(reply: object, resp3: bool = False) -> bytes:
     out = bytearray()
     encode_into(out, reply, resp3)
     return bytes(out)
+
+
+# The pure-Python encoder, the reference for the compiled one below.
+python_encode_into = encode_into
+
+try:
+    # encode_into compiled for arrays, bulk strings and integers (see
+    # _encoder.pyx); optional: without it, or with RILLET_PURE set, the Python
+    # writers above do all of it.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.resp._encoder import encode_into  # noqa: F811
+except ImportError:
+    pass

@@ -1,0 +1,108 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""`encoder.encode_into` compiled for the reply shapes that carry stream data.
+
+XRANGE, XREAD and XREADGROUP answer with nested arrays of bulk strings
+([[id, [field, value, ...]], ...]); in Python each element costs a writer
+lookup and a call, ~40 per XRANGE COUNT 10. Here arrays (lists, tuples), bulk
+strings, integers, nulls and simple strings are written in C; every other
+type goes to its Python writer in encoder.py, which stays the reference
+(RILLET_PURE=1 uses it for everything; tests/resp compare the two).
+"""
+
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from libc.string cimport memcpy
+
+from rillet.resp import encoder as _python
+from rillet.resp.types import SimpleString
+
+cdef object _WRITERS = _python._WRITERS
+cdef list _INTS = _python.INT_REPLIES
+cdef Py_ssize_t _NINTS = len(_python.INT_REPLIES)
+cdef object _SimpleString = SimpleString
+
+
+cdef inline char *_grow(bytearray out, Py_ssize_t extra) except NULL:
+    cdef Py_ssize_t size = PyByteArray_GET_SIZE(out)
+    PyByteArray_Resize(out, size + extra)
+    return PyByteArray_AS_STRING(out) + size
+
+
+cdef inline int _header(bytearray out, char kind, long long n) except -1:
+    """`<kind><n>\\r\\n` for n >= -1 (lengths, counts, and -1 for RESP2 nulls)."""
+    cdef char digits[24]
+    cdef int width = 0, i
+    cdef bint negative = n < 0
+    cdef unsigned long long value = -n if negative else n
+    while True:
+        digits[width] = c'0' + value % 10
+        width += 1
+        value //= 10
+        if value == 0:
+            break
+    cdef char *at = _grow(out, width + negative + 3)
+    at[0] = kind
+    at += 1
+    if negative:
+        at[0] = c'-'
+        at += 1
+    for i in range(width):
+        at[i] = digits[width - 1 - i]
+    at[width] = c'\r'
+    at[width + 1] = c'\n'
+    return 0
+
+
+cdef int _put(bytearray out, object value, bint resp3) except -1:
+    cdef Py_ssize_t size, n, i
+    cdef char *at
+    cdef long long number
+    cdef int overflow
+    kind = type(value)
+    if kind is bytes:
+        size = PyBytes_GET_SIZE(value)
+        _header(out, c'$', size)
+        at = _grow(out, size + 2)
+        memcpy(at, PyBytes_AS_STRING(value), size)
+        at[size] = c'\r'
+        at[size + 1] = c'\n'
+    elif kind is list:
+        n = len(<list>value)
+        _header(out, c'*', n)
+        for i in range(n):
+            _put(out, (<list>value)[i], resp3)
+    elif kind is tuple:
+        n = len(<tuple>value)
+        _header(out, c'*', n)
+        for i in range(n):
+            _put(out, (<tuple>value)[i], resp3)
+    elif kind is int:
+        number = PyLong_AsLongLongAndOverflow(value, &overflow)
+        if overflow:
+            _WRITERS[kind](out, value, resp3)
+        elif 0 <= number < _NINTS:
+            out += <bytes>_INTS[number]
+        else:
+            # `:` then the digits: a negative count is rare, so the long way.
+            out += b":%d\r\n" % value
+    elif value is None:
+        if resp3:
+            out += b"_\r\n"
+        else:
+            out += b"$-1\r\n"
+    elif kind is _SimpleString:
+        size = PyBytes_GET_SIZE(value)
+        at = _grow(out, size + 3)
+        at[0] = c'+'
+        memcpy(at + 1, PyBytes_AS_STRING(value), size)
+        at[size + 1] = c'\r'
+        at[size + 2] = c'\n'
+    else:
+        _WRITERS[kind](out, value, resp3)
+    return 0
+
+
+def encode_into(bytearray out, object reply, bint resp3):
+    """encoder.encode_into (keep in step): append `reply` as RESP2 or RESP3."""
+    _put(out, reply, resp3)
