@@ -122,6 +122,7 @@ class Dispatcher:
         own argv if it changed anything (server.dirty moved), as Redis does.
         The timing/handler/Block lines repeat `call`'s on purpose: sharing them
         through a helper costs a Python call per command on the hottest path.
+        server/_fastpath.pyx repeats this method too: keep the three in step.
         """
         state = self.state
         dirty_before = state.dirty

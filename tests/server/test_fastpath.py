@@ -31,6 +31,12 @@ READS = [
     b"*1\r\n$4\r\nPiNg\r\n*2\r\n$7\r\nNOSUCHC\r\n$1\r\na\r\n*1\r\n$6\r\nDBSIZE\r\n",
     b"*1\r\n$5\r\nMULTI\r\n*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$4\r\nEXEC\r\n",
     b"*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n*3\r\n$6\r\nINCRBY\r\n$1\r\nn\r\n$4\r\n5000\r\n",
+    # Writes in a row (their effects are compared too), one that changes nothing,
+    # one that fails, and a transaction.
+    b"*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$3\r\n2-\x2a\r\n$1\r\nf\r\n$1\r\nv\r\n" * 3
+    + b"*3\r\n$3\r\nDEL\r\n$7\r\nmissing\r\n$4\r\nnone\r\n"
+    + b"*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n"
+    + b"*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n*1\r\n$4\r\nEXEC\r\n",
     b"*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$10\r\nmaxclients\r\n*1\r\n$4\r\nPING",  # split
     b"\r\n*2\r\n$4\r\nPING\r\n$2\r\nab\r\nPING\r\n",  # the split one ends, inline
     b"*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n*2\r\n$3\r\nGET\r\n$7\r\nmissing\r\n*1\r\n$4\r\nPING\r\n",
@@ -58,6 +64,8 @@ class Transport:
     def close(self): pass
 
 server = Server()
+effects = []  # what the AOF and replicas would get
+server.state.effect_sinks.append(effects.extend)
 conn = ClientConnection(server)
 transport = Transport()
 conn.connection_made(transport)
@@ -73,6 +81,7 @@ print(repr({
     "errors": stats.errors, "error_replies": stats.total_error_replies,
     "net": (stats.net_input_bytes, stats.net_output_bytes, conn.net_in, conn.net_out),
     "commands": conn.commands, "last": conn.client.last_command,
+    "effects": effects,
 }))
 """
 

@@ -5,12 +5,12 @@ At 64 pipelined PINGs per read the Python loop spent ~0.5 us per command on
 a handler that costs ~0.1 us: the call into `Dispatcher.execute`, its checks
 and the reply encoding. Here a command takes the inline path only when it is
 a plain one: found in the table by its exact bytes, no subcommands, arity
-right, neither the client nor the server gated. Writes still go through
-`Dispatcher.call` (effects, persistence, replication); everything else, and
-every rejection, goes through `Dispatcher.execute`. So the Python modules stay
-the single source of every rare case. What is repeated here is marked "keep
-in step": the two connection methods (their Python originals say so too) and
-the lines of `Dispatcher.call` for a command that does not write.
+right, the client not gated (Client.gated carries the server's gate too).
+Everything else, and every rejection, goes through `Dispatcher.execute`, so
+the Python modules stay the single source of every rare case. What is repeated
+here is marked "keep in step": the two connection methods, and the lines of
+`Dispatcher.call` and `Dispatcher._call_write` (stats, effects to the AOF and
+replicas); their Python originals say so too.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
@@ -95,7 +95,7 @@ cdef inline long long _now_ns() noexcept nogil:
     return ts.tv_sec * 1000000000LL + ts.tv_nsec
 
 
-cdef object _execute(object dispatcher, object client, list argv, _Counts counts):
+cdef object _execute(object dispatcher, object state, object client, list argv, _Counts counts):
     """Dispatcher.execute for `argv`, with the plain case inline."""
     cdef _Entry entry
     cdef Py_ssize_t argc = len(argv)
@@ -113,12 +113,7 @@ cdef object _execute(object dispatcher, object client, list argv, _Counts counts
         counts.flush()
         return dispatcher.execute(client, argv)
     spec = entry.spec
-    if entry.write:
-        counts.flush()
-        client.last_command = entry.name_bytes
-        # Dispatcher.call's own first step for a write; effects stay in Python.
-        return dispatcher._call_write(client, spec, argv)
-    # Dispatcher.call for a command that does not write (keep in step).
+    # Dispatcher.call, and _call_write for a write (keep in step).
     if counts.entry is entry:
         calls = counts.calls
     else:
@@ -127,10 +122,14 @@ cdef object _execute(object dispatcher, object client, list argv, _Counts counts
         calls = spec.calls
         if entry.fast:
             counts.entry = entry
+    if entry.write:
+        dirty_before = state.dirty
     started = 0 if calls & _MASK else _now_ns()
     try:
         reply = entry.handler(client, argv)
     except Exception as error:
+        if entry.write:
+            state._effects = None  # a handler that failed must leave no effect behind
         reply = dispatcher._failed(spec, argv, error)
     if started:
         spec.usec += (_now_ns() - started) * _SAMPLE // 1000
@@ -140,7 +139,33 @@ cdef object _execute(object dispatcher, object client, list argv, _Counts counts
         spec.calls = calls + 1
     if type(reply) is _Block and (client.in_exec or client.is_internal):
         reply = reply.timeout_reply
+    if entry.write:
+        _publish(dispatcher, state, client, argv, dirty_before)
     return reply
+
+
+cdef int _publish(object dispatcher, object state, object client, list argv,
+                  object dirty_before) except -1:
+    """The effects tail of Dispatcher._call_write (keep in step)."""
+    effects = state._effects
+    if effects is not None:
+        state._effects = None
+    else:
+        sinks = state.effect_sinks
+        if state.dirty == dirty_before or not sinks:
+            return 0
+        effects = [(client.db.index, argv)]
+    tx_effects = dispatcher._tx_effects
+    if tx_effects is not None:
+        tx_effects.extend(effects)
+        return 0
+    sinks = state.effect_sinks
+    if sinks and not (state.gated and state.loading):
+        if len(effects) > 1:
+            effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+        for sink in sinks:
+            sink(effects)
+    return 0
 
 
 cdef inline char *_grow(bytearray out, Py_ssize_t extra) except NULL:
@@ -222,10 +247,11 @@ def run(conn, list commands, bytearray out):
     cdef int overflow
     cdef _Counts counts = _Counts()
     client = conn.client
+    state = conn.state
     dispatcher = conn.server.dispatcher
     for argv in commands:
         done += 1
-        reply = _execute(dispatcher, client, argv, counts)
+        reply = _execute(dispatcher, state, client, argv, counts)
         kind = type(reply)
         if kind is bytes:
             _bulk(out, <bytes>reply)
