@@ -37,6 +37,10 @@ READS = [
     + b"*3\r\n$3\r\nDEL\r\n$7\r\nmissing\r\n$4\r\nnone\r\n"
     + b"*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n"
     + b"*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n*1\r\n$4\r\nEXEC\r\n",
+    # A write with several effects (wrapped in MULTI/EXEC); NOACK keeps the time out.
+    b"*5\r\n$6\r\nXGROUP\r\n$6\r\nCREATE\r\n$1\r\ns\r\n$1\r\ng\r\n$1\r\n0\r\n"
+    b"*8\r\n$10\r\nXREADGROUP\r\n$5\r\nGROUP\r\n$1\r\ng\r\n$1\r\nc\r\n$5\r\nNOACK\r\n"
+    b"$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n>\r\n",
     b"*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$10\r\nmaxclients\r\n*1\r\n$4\r\nPING",  # split
     b"\r\n*2\r\n$4\r\nPING\r\n$2\r\nab\r\nPING\r\n",  # the split one ends, inline
     b"*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n*2\r\n$3\r\nGET\r\n$7\r\nmissing\r\n*1\r\n$4\r\nPING\r\n",

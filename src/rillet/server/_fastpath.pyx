@@ -162,7 +162,9 @@ cdef int _publish(object dispatcher, object state, object client, list argv,
     sinks = state.effect_sinks
     if sinks and not (state.gated and state.loading):
         if len(effects) > 1:
-            effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+            # (No effects[-1]: this module is compiled with wraparound=False.)
+            effects = [(effects[0][0], [b"MULTI"]), *effects,
+                       (effects[len(effects) - 1][0], [b"EXEC"])]
         for sink in sinks:
             sink(effects)
     return 0
