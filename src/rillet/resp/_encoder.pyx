@@ -54,7 +54,7 @@ cdef inline int _header(bytearray out, char kind, long long n) except -1:
     return 0
 
 
-cdef int _put(bytearray out, object value, bint resp3) except -1:
+cdef int put(bytearray out, object value, bint resp3) except -1:
     cdef Py_ssize_t size, n, i
     cdef char *at
     cdef long long number
@@ -71,12 +71,12 @@ cdef int _put(bytearray out, object value, bint resp3) except -1:
         n = len(<list>value)
         _header(out, c'*', n)
         for i in range(n):
-            _put(out, (<list>value)[i], resp3)
+            put(out, (<list>value)[i], resp3)
     elif kind is tuple:
         n = len(<tuple>value)
         _header(out, c'*', n)
         for i in range(n):
-            _put(out, (<tuple>value)[i], resp3)
+            put(out, (<tuple>value)[i], resp3)
     elif kind is int:
         number = PyLong_AsLongLongAndOverflow(value, &overflow)
         if overflow:
@@ -105,4 +105,4 @@ cdef int _put(bytearray out, object value, bint resp3) except -1:
 
 def encode_into(bytearray out, object reply, bint resp3):
     """encoder.encode_into (keep in step): append `reply` as RESP2 or RESP3."""
-    _put(out, reply, resp3)
+    put(out, reply, resp3)

@@ -13,16 +13,12 @@ here is marked "keep in step": the two connection methods, and the lines of
 replicas); their Python originals say so too.
 """
 
-from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.long cimport PyLong_AsLongAndOverflow
-from libc.stdio cimport snprintf
-from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
+from rillet.resp._encoder cimport put
 
 from rillet.commands.table import TABLE
 from rillet.dispatch import TIMING_MASK, TIMING_SAMPLE
-from rillet.resp.encoder import INT_REPLIES, encode_into
 from rillet.resp.types import SimpleString
 from rillet.state import Block
 
@@ -30,8 +26,6 @@ cdef long long _MASK = TIMING_MASK
 cdef long long _SAMPLE = TIMING_SAMPLE
 cdef object _Block = Block
 cdef object _SimpleString = SimpleString
-cdef list _INTS = INT_REPLIES
-cdef Py_ssize_t _NINTS = len(INT_REPLIES)
 
 
 cdef class _Entry:
@@ -170,35 +164,6 @@ cdef int _publish(object dispatcher, object state, object client, list argv,
     return 0
 
 
-cdef inline char *_grow(bytearray out, Py_ssize_t extra) except NULL:
-    """Room for `extra` more bytes at the end of `out`; returns where they go."""
-    cdef Py_ssize_t size = PyByteArray_GET_SIZE(out)
-    PyByteArray_Resize(out, size + extra)
-    return PyByteArray_AS_STRING(out) + size
-
-
-cdef inline void _bulk(bytearray out, bytes value) except *:
-    # b"$%d\r\n%s\r\n" % (len(value), value)
-    cdef Py_ssize_t size = PyBytes_GET_SIZE(value)
-    cdef char head[32]
-    cdef int width = snprintf(head, sizeof(head), "$%zd\r\n", size)
-    cdef char *at = _grow(out, width + size + 2)
-    memcpy(at, head, width)
-    memcpy(at + width, PyBytes_AS_STRING(value), size)
-    at[width + size] = c'\r'
-    at[width + size + 1] = c'\n'
-
-
-cdef inline void _simple(bytearray out, bytes value) except *:
-    # b"+%s\r\n" % value
-    cdef Py_ssize_t size = PyBytes_GET_SIZE(value)
-    cdef char *at = _grow(out, size + 3)
-    at[0] = c'+'
-    memcpy(at + 1, PyBytes_AS_STRING(value), size)
-    at[size + 1] = c'\r'
-    at[size + 2] = c'\n'
-
-
 def data_received(conn, data):
     """ClientConnection.data_received (keep in step): one read, one write of its replies."""
     client = conn.client
@@ -245,8 +210,6 @@ def data_received(conn, data):
 def run(conn, list commands, bytearray out):
     """ClientConnection._run (keep in step): commands in order until one blocks."""
     cdef Py_ssize_t done = 0
-    cdef long small
-    cdef int overflow
     cdef _Counts counts = _Counts()
     client = conn.client
     state = conn.state
@@ -255,22 +218,12 @@ def run(conn, list commands, bytearray out):
         done += 1
         reply = _execute(dispatcher, state, client, argv, counts)
         kind = type(reply)
-        if kind is bytes:
-            _bulk(out, <bytes>reply)
-        elif kind is _SimpleString:
-            _simple(out, <bytes>reply)
-        elif kind is int:
-            small = PyLong_AsLongAndOverflow(reply, &overflow)
-            if not overflow and 0 <= small < _NINTS:
-                out += <bytes>_INTS[small]
-            else:
-                encode_into(out, reply, client.resp3)
-        elif kind is _Block:
+        if kind is _Block:
             counts.flush()
             conn.park_rest(commands, done, reply)
             return
-        else:
-            encode_into(out, reply, client.resp3)
+        # Bulk and simple strings read the same in RESP2 and RESP3: no need to ask.
+        put(out, reply, kind is not bytes and kind is not _SimpleString and client.resp3)
         if client.closing:
             counts.flush()
             conn.commands += done
