@@ -116,8 +116,11 @@ class Client:
         self.server.key_modified(self.db.index, key, changes)
 
     def propagate(self, argv: list[bytes]) -> None:
-        """Replace this command's default effect (its own argv) with explicit ones."""
-        # ServerState.add_effect inlined: every XADD comes through here.
+        """Replace this command's default effect (its own argv) with explicit ones.
+
+        They gather in the server's `_effects`, which the dispatcher publishes
+        once the command returns.
+        """
         server = self.server
         if server._effects is None:
             server._effects = [(self.db.index, argv)]
@@ -300,11 +303,6 @@ class ServerState:
                 sink([(db.index, [b"DEL", key])])
 
     # --- effects --------------------------------------------------------------
-    def add_effect(self, db_index: int, argv: list[bytes]) -> None:
-        if self._effects is None:
-            self._effects = []
-        self._effects.append((db_index, argv))
-
     def publish(self, effects: list[Effect]) -> None:
         for sink in self.effect_sinks:
             sink(effects)
