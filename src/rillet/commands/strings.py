@@ -38,6 +38,17 @@ _SET_EXPIRY = {b"EX": 1000, b"PX": 1, b"EXAT": 1000, b"PXAT": 1}
 @command("set", -3, "write denyoom", keys=(1, 1, 1), group="string", since="1.0.0")
 def set_(ctx: Client, argv: list[bytes]) -> object:
     """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
+    if len(argv) == 3:
+        # The common case, no options: the general path below gives the same
+        # reply and effects, after parsing options and reading the clock.
+        key, value = argv[1], argv[2]
+        db = ctx.db
+        if db.expires:
+            db.get(key)  # a due key expires first (its DEL is propagated), as below
+        db.set(key, value)
+        ctx.modified(key)
+        ctx.propagate([b"SET", key, value])
+        return OK
     condition = None
     want_old = False
     keep_ttl = False
