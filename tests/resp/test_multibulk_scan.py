@@ -9,32 +9,21 @@ from __future__ import annotations
 import random
 from unittest import mock
 
-import hiredis
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rillet.resp import parser as parser_module
-from rillet.resp.parser import RequestParser
+from tests.helpers.requests import feed_all as feed_chunks
+from tests.helpers.requests import pack
 
 multibulk = pytest.importorskip("rillet.resp._multibulk")
 scan = multibulk.scan
 
 
-def pack(*args: bytes) -> bytes:
-    return hiredis.pack_command(tuple(args))
-
-
 def feed_all(chunks, pure: bool):
     with mock.patch.object(parser_module, "_scan", None if pure else scan):
-        parser = RequestParser()
-        commands = []
-        for chunk in chunks:
-            got, error = parser.feed(chunk)
-            commands += got
-            if error is not None:
-                return commands, error.message
-        return commands, None
+        return feed_chunks(chunks)
 
 
 def test_scan_takes_whole_canonical_commands_only():

@@ -8,28 +8,12 @@ from __future__ import annotations
 
 import random
 
-import hiredis
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rillet.resp.parser import INLINE_MAX_SIZE, RequestParser, SlowParser, split_args
-
-
-def pack(*args: bytes | str) -> bytes:
-    return hiredis.pack_command(tuple(args))
-
-
-def feed_all(chunks, parser=None, **kwargs):
-    """Feed chunks in order; returns (commands, error message or None)."""
-    parser = parser or RequestParser(**kwargs)
-    commands = []
-    for chunk in chunks:
-        got, error = parser.feed(chunk)
-        commands += got
-        if error is not None:
-            return commands, error.message
-    return commands, None
+from tests.helpers.requests import feed_all, pack
 
 
 def split_randomly(data: bytes, rng: random.Random, max_cuts: int = 30) -> list[bytes]:
