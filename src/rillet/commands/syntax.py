@@ -137,12 +137,10 @@ def _repeat(items: list[_Arg], repeated: list[_Arg]) -> None:
     n = len(repeated)
     if not n:
         return
-    token = None
-    if len(items) >= n and [a.shape() for a in items[-n:]] == [b.shape() for b in repeated]:
-        token = items[-n].token if n == 1 else None
-        del items[-n:]
     target = repeated[0] if n == 1 else _combined("block", repeated)
-    target.token = token if n == 1 else target.token
+    if len(items) >= n and [a.shape() for a in items[-n:]] == [b.shape() for b in repeated]:
+        target.token = items[-n].token  # said once, before the first: `STREAMS key [key ...]`
+        del items[-n:]
     target.multiple = True
     items.append(target)
 
