@@ -294,7 +294,7 @@ class Server:
                 conn.close()
 
 
-def configure_gc() -> None:
+def configure_interpreter() -> None:
     """Interpreter settings for a server process (run() applies them)."""
     # Fewer young collections: the server allocates many short-lived objects
     # per command; the default threshold of 700 makes the collector run often.
@@ -332,7 +332,7 @@ async def serve(server: Server, ready: Callable[[Server], None] | None = None) -
 
 def run(config: Config) -> int:
     """Run a server until SHUTDOWN or a signal; returns the process exit code."""
-    configure_gc()
+    configure_interpreter()
     server = Server(config)
     from rillet.persistence import attach as attach_persistence
 
