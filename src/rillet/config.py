@@ -7,7 +7,6 @@ config file (redis.conf syntax), CONFIG GET and CONFIG SET all agree.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -200,19 +199,6 @@ class Config:
 
     def __getitem__(self, name: str) -> object:
         return self.values[self.params[name].name]
-
-    def get(self, pattern: str) -> list[tuple[str, str]]:
-        """CONFIG GET: (name, rendered value) for every parameter matching the glob."""
-        out = []
-        seen = set()
-        low = pattern.lower()
-        for name, param in self.params.items():
-            if name in seen:
-                continue
-            if fnmatch.fnmatchcase(name, low):
-                seen.add(name)
-                out.append((name, param.render(self.values[param.name])))
-        return out
 
     def set_many(self, pairs: list[tuple[str, str]], startup: bool = False) -> None:
         """Validate every pair first, then apply all of them: CONFIG SET is atomic.

@@ -10,11 +10,11 @@ import time
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
-from rillet.commands.args import glob_match
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
 from rillet.config import ConfigError, Param
 from rillet.errors import ReplyError
+from rillet.glob import glob_match
 from rillet.resp.types import NO_REPLY, OK, Map, SetReply, SimpleString, Verbatim
 from rillet.state import Client, ServerState
 
