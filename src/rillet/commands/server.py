@@ -265,7 +265,8 @@ def config_set(ctx: Client, argv: list[bytes]) -> object:
     pairs = [(argv[i].decode("utf-8", "replace"), argv[i + 1].decode("utf-8", "replace"))
              for i in range(2, len(argv), 2)]
     try:
-        ctx.server.config.set_many(pairs)
+        ctx.server.config.set_many(
+            pairs, allow_protected=ctx.protected_action_allowed("enable-protected-configs"))
     except KeyError as missing:
         raise ReplyError(errors.CONFIG_UNKNOWN_PARAM.format(missing.args[0])) from None
     except ConfigError as error:
