@@ -7,6 +7,7 @@ config file (redis.conf syntax), CONFIG GET and CONFIG SET all agree.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -202,6 +203,8 @@ class Config:
             for alias in param.aliases:
                 self.params[alias] = param
         self.values: dict[str, object] = {p.name: p.default for p in PARAMS}
+        # The file the server was started with (INFO config_file, CONFIG REWRITE).
+        self.path = ""
 
     def __getitem__(self, name: str) -> object:
         return self.values[self.params[name].name]
@@ -255,6 +258,8 @@ class Config:
 
     def load_file(self, path: str) -> None:
         """redis.conf syntax: one `name arg...` per line, # comments, include."""
+        if not self.path:
+            self.path = os.path.abspath(path)
         with open(path, encoding="utf-8") as handle:
             for lineno, line in enumerate(handle, 1):
                 stripped = line.strip()

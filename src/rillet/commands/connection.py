@@ -340,9 +340,9 @@ def client_unblock(ctx: Client, argv: list[bytes]) -> object:
     reply: object = entry.timeout_reply  # type: ignore[union-attr]
     if mode == b"ERROR":
         reply = ReplyError(errors.UNBLOCKED)
-    unblocked = ctx.server.extensions.get("on_unblocked")
+    unblocked = ctx.server.on_unblocked
     if unblocked is not None:
-        unblocked(target, entry, reply)  # type: ignore[operator]
+        unblocked(target, entry, reply)
     return 1
 
 

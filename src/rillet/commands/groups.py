@@ -270,7 +270,7 @@ def xgroup_create(ctx: Client, argv: list[bytes]) -> object:
     entries_read = _clamp_entries_read(stream, entries_read)
     if engine.create_group(stream, group_name, last_id, entries_read) is None:
         raise ReplyError(errors.BUSYGROUP)
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if dollar and ctx.server.effect_sinks:
         effect = [b"XGROUP", b"CREATE", key, group_name, format_id(last_id)]
         if mkstream:
@@ -300,7 +300,7 @@ def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
     last_id = stream.last_id if dollar else parse_id(raw_id)
     entries_read = _clamp_entries_read(stream, entries_read)
     group.set_id(last_id, entries_read)
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if dollar and ctx.server.effect_sinks:
         effect = [b"XGROUP", b"SETID", argv[2], argv[3], format_id(last_id)]
         ctx.propagate(_with_entries_read(effect, entries_read))
@@ -318,7 +318,7 @@ def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
     if group is None:
         return 0
     engine.destroy_group(stream, argv[3])
-    ctx.server.dirty += 1
+    ctx.changed(1)
     _wake(ctx, argv[2])
     return 1
 
@@ -331,7 +331,7 @@ def xgroup_createconsumer(ctx: Client, argv: list[bytes]) -> object:
     assert group is not None
     if group.create_consumer(argv[4], ctx.clock.now_ms()) is None:
         return 0
-    ctx.server.dirty += 1
+    ctx.changed(1)
     return 1
 
 
@@ -347,7 +347,7 @@ def xgroup_delconsumer(ctx: Client, argv: list[bytes]) -> object:
     pending = group.delete_consumer(argv[4])
     if pending is None:
         return 0
-    ctx.server.dirty += 1
+    ctx.changed(1)
     return pending
 
 
@@ -496,11 +496,11 @@ def _read_new(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, gro
         if claim.consumer_created:
             _consumer_created(ctx, key, group_name, consumer_name, sinks)
         if claim.dropped:
-            ctx.server.dirty += 1
+            ctx.changed(1)
             if sinks:
                 _propagate_dropped(ctx, key, group, group_name, claim.dropped)
         if claim.claimed:
-            ctx.server.dirty += 1
+            ctx.changed(1)
             last = format_id(group.last_id) if sinks else b""
             for (sid, fields), (idle, prior_count), entry in zip(
                 claim.claimed, claim.prior, claim.touched, strict=True
@@ -520,7 +520,7 @@ def _read_new(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, gro
     new = delivery.entries
     if not new:
         return entries
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if claim_ms >= 0:
         entries.extend([format_id(sid), fields, 0, 0] for sid, fields in new)
     else:
@@ -555,7 +555,7 @@ def _read_history(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup,
 
 def _consumer_created(ctx: Client, key: bytes, group_name: bytes, consumer_name: bytes,
                       sinks: bool) -> None:
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if sinks:
         ctx.propagate(_createconsumer_effect(key, group_name, consumer_name))
 
@@ -625,7 +625,7 @@ def xack(ctx: Client, argv: list[bytes]) -> object:
         return 0
     acked = group.ack(_parse_ids(argv, 3))
     if acked:
-        ctx.server.dirty += acked
+        ctx.changed(acked)
     return acked
 
 
@@ -734,7 +734,7 @@ def xclaim(ctx: Client, argv: list[bytes]) -> object:
     if result.last_id_moved and not (result.claimed or any(
         e.consumer is not None for e in result.dropped
     )):
-        ctx.server.dirty += 1
+        ctx.changed(1)
         if ctx.server.effect_sinks:
             ctx.propagate(_setid_effect(key, group, group_name))
     if justid:
@@ -748,7 +748,7 @@ def _propagate_claims(ctx: Client, key: bytes, group: ConsumerGroup, group_name:
     changes = len(result.claimed) + len(result.dropped) + (1 if result.consumer_created else 0)
     if not changes:
         return
-    state.dirty += changes
+    ctx.changed(changes)
     if not state.effect_sinks:
         return
     if result.consumer_created:
@@ -955,7 +955,7 @@ def xdelex(ctx: Client, argv: list[bytes]) -> object:
     if deleted:
         ctx.modified(key, deleted)
     elif refs:
-        ctx.server.dirty += refs
+        ctx.changed(refs)
     return replies
 
 
@@ -993,7 +993,7 @@ def xackdel(ctx: Client, argv: list[bytes]) -> object:
     if deleted:
         ctx.modified(key, acked + deleted)
     elif acked:
-        ctx.server.dirty += acked
+        ctx.changed(acked)
     return replies
 
 
@@ -1057,7 +1057,7 @@ def xnack(ctx: Client, argv: list[bytes]) -> object:
     ids = [parse_strict_id(raw) for raw in argv[first:first + numids]]
     released = group.nack(stream, ids, mode, retry_count, force)
     if released:
-        ctx.server.dirty += released
+        ctx.changed(released)
         _wake(ctx, key)
     return released
 

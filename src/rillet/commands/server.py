@@ -50,7 +50,7 @@ def _section_server(state: ServerState) -> list[tuple[str, object]]:
         ("uptime_in_days", uptime // 86400),
         ("hz", state.config["hz"]),
         ("executable", sys.argv[0] if sys.argv else ""),
-        ("config_file", state.extensions.get("config_file", "")),
+        ("config_file", state.config.path),
     ]
 
 
@@ -292,7 +292,7 @@ def config_resetstat(ctx: Client, argv: list[bytes]) -> object:
 @command("config|rewrite", 2, "admin noscript loading stale", group="server", since="2.8.0")
 def config_rewrite(ctx: Client, argv: list[bytes]) -> object:
     """CONFIG REWRITE"""
-    path = ctx.server.extensions.get("config_file")
+    path = ctx.server.config.path
     if not path:
         raise ReplyError(errors.CONFIG_NO_FILE)
     config = ctx.server.config
@@ -350,7 +350,7 @@ def flushdb(ctx: Client, argv: list[bytes]) -> object:
     _flush_mode(argv, 1)
     changes = len(ctx.db)
     _flush(ctx.server, ctx.db.index)
-    ctx.server.dirty += changes + 1
+    ctx.changed(changes + 1)
     ctx.propagate([b"FLUSHDB"])
     return OK
 
@@ -363,15 +363,15 @@ def flushall(ctx: Client, argv: list[bytes]) -> object:
     state = ctx.server
     changes = sum(len(db) for db in state.keyspace.dbs)
     _flush(state, None)
-    persistence = state.extensions.get("persistence")
+    persistence = state.persistence
     if persistence is not None and state.config["save"] and not state.loading:
         # Redis writes the (now empty) snapshot right away when save points are set,
         # so a restart cannot bring the flushed data back from an older one.
         try:
-            persistence.save()  # type: ignore[attr-defined]
+            persistence.save()
         except ReplyError:
             pass
-    state.dirty += changes + 1
+    ctx.changed(changes + 1)
     ctx.propagate([b"FLUSHALL"])
     return OK
 
@@ -415,9 +415,9 @@ def function_flush(ctx: Client, argv: list[bytes]) -> object:
          acl="admin fast dangerous")
 def lastsave(ctx: Client, argv: list[bytes]) -> object:
     """LASTSAVE"""
-    provider = ctx.server.extensions.get("lastsave")
-    if provider is not None:
-        return provider()  # type: ignore[operator]
+    persistence = ctx.server.persistence
+    if persistence is not None:
+        return persistence.lastsave
     return int(ctx.server.stats.start_time)
 
 

@@ -97,8 +97,7 @@ class Persistence:
     # --- wiring ----------------------------------------------------------------------
     def install(self) -> None:
         state = self.state
-        state.extensions["persistence"] = self
-        state.extensions["lastsave"] = lambda: self.lastsave
+        state.persistence = self
         state.info_providers["persistence"] = self.info
         self.config.watch("appendonly", self._appendonly_changed)
         self.config.watch("dir", lambda _value: self._paths_changed())
