@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import resource
@@ -295,17 +296,25 @@ def config_rewrite(ctx: Client, argv: list[bytes]) -> object:
     path = ctx.server.config.path
     if not path:
         raise ReplyError(errors.CONFIG_NO_FILE)
-    config = ctx.server.config
-    lines = []
-    for name, param in config.params.items():
-        if name != param.name:
-            continue
-        value = config.values[name]
-        if value != param.default:
-            rendered = param.render(value)
-            lines.append(f"{name} {rendered if rendered else chr(34) * 2}")
-    with open(path, "w", encoding="utf-8") as handle:  # type: ignore[arg-type]
-        handle.write("\n".join(lines) + "\n")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            old = handle.read()
+    except FileNotFoundError:
+        old = ""
+    except OSError as error:
+        raise ReplyError(errors.CONFIG_REWRITE_FAILED.format(error.strerror)) from None
+    # A new file beside the old one, then rename: a crash leaves one or the other whole.
+    temp = f"{path}.rewrite-{os.getpid()}"
+    try:
+        with open(temp, "w", encoding="utf-8") as handle:
+            handle.write(ctx.server.config.rewritten(old))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise ReplyError(errors.CONFIG_REWRITE_FAILED.format(error.strerror)) from None
     return OK
 
 
