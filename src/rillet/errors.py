@@ -174,6 +174,11 @@ def _message(raw: bytes) -> str:
     return raw.replace(b"\r", b" ").replace(b"\n", b" ").decode("utf-8", "surrogateescape")
 
 
+def c_text(raw: bytes) -> str:
+    """A client's bytes as C's "%s" puts them into an error: up to the first NUL, raw."""
+    return _message(_c_string(raw, len(raw)))
+
+
 def unknown_command(name: bytes, args: list[bytes]) -> str:
     shown = b""
     for arg in args:

@@ -90,7 +90,7 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
             name = argv[i + 1]
             i += 2
         else:
-            raise ReplyError(errors.HELLO_BAD_OPTION.format(argv[i].decode("utf-8", "replace")))
+            raise ReplyError(errors.HELLO_BAD_OPTION.format(errors.c_text(argv[i])))
     if protover is not None and protover not in (2, 3):
         raise ReplyError(errors.NOPROTO)
     if auth_pair is not None:
@@ -239,7 +239,7 @@ def client_list(ctx: Client, argv: list[bytes]) -> object:
         if option == b"TYPE" and i + 1 < len(argv):
             kind = argv[i + 1].lower()
             if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(argv[i + 1].decode("utf-8", "replace")))
+                raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_text(argv[i + 1])))
             if kind != b"normal":
                 clients = []
             i += 2

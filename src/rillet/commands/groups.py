@@ -141,13 +141,8 @@ _LASTID = b"LASTID"
 _GT = b">"
 
 
-def _shown(raw: bytes) -> str:
-    # addReplyErrorFormat turns CR/LF into spaces so a name cannot break the line.
-    return raw.decode("utf-8", "replace").replace("\r", " ").replace("\n", " ")
-
-
 def _nogroup(key: bytes, group: bytes) -> ReplyError:
-    return ReplyError(errors.NOGROUP_KEY_OR_GROUP.format(_shown(key), _shown(group)))
+    return ReplyError(errors.NOGROUP_KEY_OR_GROUP.format(errors.c_text(key), errors.c_text(group)))
 
 
 def _stream_and_group(ctx: Client, key: bytes, group_name: bytes) -> tuple[Stream, ConsumerGroup]:
@@ -234,7 +229,7 @@ def _xgroup_prepare(ctx: Client, argv: list[bytes]) -> tuple[Stream | None, Cons
             raise ReplyError(errors.XGROUP_NO_KEY)
         group = stream.groups.get(group_name)
         if group is None and sub in (b"SETID", b"CREATECONSUMER", b"DELCONSUMER"):
-            raise ReplyError(errors.NOGROUP_FOR_KEY.format(_shown(group_name), _shown(key)))
+            raise ReplyError(errors.NOGROUP_FOR_KEY.format(errors.c_text(group_name), errors.c_text(key)))
     elif stream is not None:
         group = stream.groups.get(group_name)
     return stream, group, mkstream, entries_read
@@ -448,7 +443,7 @@ def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError(errors.WRONGTYPE)
         group = stream.groups.get(group_name) if stream is not None else None
         if group is None:
-            raise ReplyError(errors.NOGROUP_XREADGROUP.format(_shown(key), _shown(group_name)))
+            raise ReplyError(errors.NOGROUP_XREADGROUP.format(errors.c_text(key), errors.c_text(group_name)))
         if raw == _GT:
             after = None
         elif raw == b"$" or raw == b"+":
@@ -725,7 +720,7 @@ def xclaim(ctx: Client, argv: list[bytes]) -> object:
             j += 1
             last_id = parse_strict_id(argv[j])
         else:
-            raise ReplyError(errors.XCLAIM_UNKNOWN_OPTION.format(_shown(argv[j])))
+            raise ReplyError(errors.XCLAIM_UNKNOWN_OPTION.format(errors.c_text(argv[j])))
         j += 1
     result = group.claim(stream, consumer_name, min_idle, ids, now,
                          delivery_time_ms=delivery_time, retry_count=retry_count, force=force,
@@ -835,7 +830,7 @@ def xinfo_consumers(ctx: Client, argv: list[bytes]) -> object:
     stream = existing_stream(ctx, key)
     group = stream.groups.get(group_name)
     if group is None:
-        raise ReplyError(errors.NOGROUP_FOR_KEY.format(_shown(group_name), _shown(key)))
+        raise ReplyError(errors.NOGROUP_FOR_KEY.format(errors.c_text(group_name), errors.c_text(key)))
     now = ctx.clock.now_ms()
     return [
         Map([
@@ -1050,7 +1045,7 @@ def xnack(ctx: Client, argv: list[bytes]) -> object:
             if retry_count < 0:
                 raise ReplyError(errors.XNACK_RETRYCOUNT)
         else:
-            raise ReplyError(errors.XNACK_UNKNOWN_OPTION.format(_shown(argv[i])))
+            raise ReplyError(errors.XNACK_UNKNOWN_OPTION.format(errors.c_text(argv[i])))
         i += 1
     if not first:
         raise ReplyError(errors.XNACK_EXPECTED_IDS)

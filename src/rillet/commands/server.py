@@ -263,13 +263,16 @@ def config_set(ctx: Client, argv: list[bytes]) -> object:
     """CONFIG SET parameter value [parameter value ...]"""
     if len(argv) % 2:
         raise ReplyError(errors.SYNTAX)
-    pairs = [(argv[i].decode("utf-8", "replace"), argv[i + 1].decode("utf-8", "replace"))
+    # surrogateescape: a name Redis does not know is echoed in the error as sent.
+    pairs = [(argv[i].decode("utf-8", "surrogateescape"),
+              argv[i + 1].decode("utf-8", "surrogateescape"))
              for i in range(2, len(argv), 2)]
     try:
         ctx.server.config.set_many(
             pairs, allow_protected=ctx.protected_action_allowed("enable-protected-configs"))
     except KeyError as missing:
-        raise ReplyError(errors.CONFIG_UNKNOWN_PARAM.format(missing.args[0])) from None
+        name = missing.args[0].encode("utf-8", "surrogateescape")
+        raise ReplyError(errors.CONFIG_UNKNOWN_PARAM.format(errors.c_text(name))) from None
     except ConfigError as error:
         raise ReplyError(errors.CONFIG_SET_FAILED.format(error.name, error)) from None
     return OK

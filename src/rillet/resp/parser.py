@@ -290,9 +290,11 @@ class SlowParser:
                 if cr + 1 >= len(buf):
                     return None
                 if buf[pos] != 36:  # '$'
-                    raise RequestError(
-                        f"ERR Protocol error: expected '$', got '{chr(buf[pos])}'"
-                    )
+                    # The byte goes out raw, as Redis's %c, but never CR or LF:
+                    # addReplyErrorFormat makes them spaces so the line holds.
+                    got = buf[pos]
+                    shown = " " if got in (10, 13) else bytes([got]).decode("utf-8", "surrogateescape")
+                    raise RequestError(f"ERR Protocol error: expected '$', got '{shown}'")
                 size = _string2ll(bytes(buf[pos + 1 : cr]))
                 if size is None or size < 0 or size > self.max_bulk_len:
                     raise RequestError("ERR Protocol error: invalid bulk length")
