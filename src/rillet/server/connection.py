@@ -248,6 +248,8 @@ class ClientConnection(asyncio.Protocol, Connection):
         """The request stream broke: its error (if it has one) is the last reply."""
         if error.message:
             out += b"-%s\r\n" % error.message.encode("utf-8", "surrogateescape")
+        if error.log:
+            log.warning("%s (client %s)", error.log, self._addr)
         self.client.closing = True  # type: ignore[union-attr]
 
     def _run(self, commands: list[list[bytes]], out: bytearray) -> None:
