@@ -52,7 +52,7 @@ def parse_bool(text: str) -> bool:
 @dataclass
 class Param:
     name: str
-    kind: str  # bool | int | octal | memory | enum | string | save
+    kind: str  # bool | int | octal | memory | enum | string | save | obuf
     default: object
     minimum: int | None = None
     maximum: int | None = None
@@ -102,6 +102,8 @@ class Param:
             return low
         if self.kind == "save":
             return parse_save(text)
+        if self.kind == "obuf":
+            return parse_output_buffer_limits(text)
         return text
 
     def render(self, value: object) -> str:
@@ -109,6 +111,9 @@ class Param:
             return "yes" if value else "no"
         if self.kind == "save":
             return " ".join(f"{s} {c}" for s, c in value)  # type: ignore[union-attr]
+        if self.kind == "obuf":
+            return " ".join(f"{OBUF_SHOWN[name]} {h} {s} {secs}"
+                            for name, (h, s, secs) in value.items())  # type: ignore[union-attr]
         if self.kind == "octal":
             return f"{value:o}"
         return str(value)
@@ -124,6 +129,37 @@ def parse_save(text: str) -> list[tuple[int, int]]:
             raise ConfigError("Invalid save parameters")
         rules.append((int(parts[i]), int(parts[i + 1])))
     return rules
+
+
+# client-output-buffer-limit: Redis's class names (getClientTypeByName) and how
+# CONFIG GET shows them; a value is {class: (hard bytes, soft bytes, soft seconds)}.
+OBUF_CLASSES = {"normal": "normal", "slave": "replica", "replica": "replica", "pubsub": "pubsub"}
+OBUF_SHOWN = {"normal": "normal", "replica": "slave", "pubsub": "pubsub"}
+OutputLimits = dict[str, tuple[int, int, int]]
+
+
+def parse_output_buffer_limits(text: str) -> OutputLimits:
+    """`<class> <hard> <soft> <soft-seconds>` groups; the classes given replace theirs only."""
+    words = text.split()
+    if len(words) % 4:
+        raise ConfigError("Wrong number of arguments in buffer limit configuration.")
+    limits: OutputLimits = {}
+    for j in range(0, len(words), 4):
+        name = OBUF_CLASSES.get(words[j].lower())
+        if name is None:
+            raise ConfigError("Invalid client class specified in buffer limit configuration.")
+        numbers = []
+        for word in words[j + 1 : j + 4]:
+            try:
+                number = parse_memory(word)
+            except ConfigError:
+                number = -1
+            if number < 0:
+                raise ConfigError("Error in hard, soft or soft_seconds setting in buffer limit"
+                                  " configuration.")
+            numbers.append(number)
+        limits[name] = (numbers[0], numbers[1], numbers[2])
+    return limits
 
 
 _MAX32 = 2**31 - 1
@@ -159,7 +195,9 @@ PARAMS = [
     Param("tcp-keepalive", "int", 300, 0, _MAX32),
     Param("proto-max-bulk-len", "memory", 512 * 1024 * 1024, 1024 * 1024, _MAX64),
     Param("client-query-buffer-limit", "memory", 1024 * 1024 * 1024, 1024 * 1024, _MAX64),
-    Param("client-output-buffer-limit", "string", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    Param("client-output-buffer-limit", "obuf", {
+        "normal": (0, 0, 0), "replica": (256 * 1024 * 1024, 64 * 1024 * 1024, 60),
+        "pubsub": (32 * 1024 * 1024, 8 * 1024 * 1024, 60)}),
     Param("maxmemory", "memory", 0, 0, _MAX64),
     Param("maxmemory-policy", "enum", "noeviction", choices=(
         "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
@@ -250,6 +288,8 @@ class Config:
             except ConfigError as error:
                 raise ConfigError(str(error), key) from None
         for param, value in parsed:
+            if param.kind == "obuf":
+                value = {**self.values[param.name], **value}  # type: ignore[dict-item]
             self.values[param.name] = value
             for callback in param.on_change:
                 callback(value)

@@ -72,6 +72,16 @@ class Connection:
         """Redis's islocalClient: a unix socket, or a TCP peer at exactly 127.0.0.1 or ::1."""
         return False
 
+    @property
+    def output_buffer_size(self) -> int:
+        """Reply bytes queued and not yet sent (CLIENT LIST omem)."""
+        return 0
+
+    @property
+    def query_buffer_size(self) -> int:
+        """Request bytes received and not yet parsed into commands (CLIENT LIST qbuf)."""
+        return 0
+
 
 class Client:
     """Per-connection state; it is the `ctx` every handler receives."""
@@ -80,7 +90,7 @@ class Client:
         "id", "server", "conn", "db", "resp3", "_authenticated", "name", "lib_name", "lib_ver",
         "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
-        "is_internal", "user",
+        "is_internal", "user", "obuf_class",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -116,6 +126,8 @@ class Client:
         self.flags = "N"
         self.is_internal = False
         self.user = b"default"
+        # Which client-output-buffer-limit class applies: normal, replica, pubsub.
+        self.obuf_class = "normal"
 
     @property
     def authenticated(self) -> bool:
@@ -226,6 +238,8 @@ class Stats:
     keyspace_hits: int = 0
     keyspace_misses: int = 0
     blocked_clients: int = 0
+    output_buffer_limit_disconnections: int = 0
+    query_buffer_limit_disconnections: int = 0
 
 
 class ServerState:

@@ -156,6 +156,8 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
 def client_info_line(client: Client, now_ms: int) -> str:
     conn = client.conn
     multi = -1 if client.multi is None else len(client.multi)
+    qbuf = conn.query_buffer_size if conn else 0
+    omem = conn.output_buffer_size if conn else 0
     return (
         f"id={client.id} addr={conn.addr if conn else ''} laddr={conn.laddr if conn else ''} "
         f"fd={conn.fd if conn else -1} name={client.name.decode('utf-8', 'replace')} "
@@ -163,8 +165,8 @@ def client_info_line(client: Client, now_ms: int) -> str:
         f"idle={(now_ms - client.last_interaction_ms) // 1000} "
         f"flags={_client_flags(client)} "
         f"db={client.db.index} sub=0 psub=0 ssub=0 multi={multi} watch={len(client.watched)} "
-        f"qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 "
-        f"tot-mem=1024 events=r cmd={client.last_command.decode()} user=default redir=-1 "
+        f"qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem={omem} "
+        f"tot-mem={1024 + qbuf + omem} events=r cmd={client.last_command.decode()} user=default redir=-1 "
         f"resp={3 if client.resp3 else 2} lib-name={client.lib_name.decode('utf-8', 'replace')} "
         f"lib-ver={client.lib_ver.decode('utf-8', 'replace')} io-thread=0 "
         f"tot-net-in={getattr(conn, 'net_in', 0)} tot-net-out={getattr(conn, 'net_out', 0)} "

@@ -59,6 +59,11 @@ def _section_clients(state: ServerState) -> list[tuple[str, object]]:
     return [
         ("connected_clients", len(state.clients)),
         ("maxclients", state.config["maxclients"]),
+        # The largest buffers among the clients connected now.
+        ("client_recent_max_input_buffer", max(
+            (c.conn.query_buffer_size for c in state.clients.values() if c.conn), default=0)),
+        ("client_recent_max_output_buffer", max(
+            (c.conn.output_buffer_size for c in state.clients.values() if c.conn), default=0)),
         ("blocked_clients", state.blocked_count()),
         ("watching_clients", sum(1 for c in state.clients.values() if c.watched)),
         ("total_watched_keys", len(state.watched_keys)),
@@ -124,8 +129,11 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("keyspace_hits", s.keyspace_hits),
         ("keyspace_misses", s.keyspace_misses),
         ("pubsub_channels", 0),
-        ("total_error_replies", s.total_error_replies),
+        # Redis's order: these two come after the error counters.
         ("unexpected_error_replies", s.unexpected_error_replies),
+        ("total_error_replies", s.total_error_replies),
+        ("client_query_buffer_limit_disconnections", s.query_buffer_limit_disconnections),
+        ("client_output_buffer_limit_disconnections", s.output_buffer_limit_disconnections),
     ]
 
 

@@ -70,6 +70,7 @@ class Server:
         self._held: list[ClientConnection] = []
         self._flush_scheduled = False
         self.cron_hooks: list[Callable[[], None]] = []  # run on every cron tick
+        self.config.watch("client-output-buffer-limit", lambda _value: self._output_limits_changed())
         self.startup_tasks: list[Callable[[], Awaitable[None]]] = []  # started once listening
         self.exit_code = 0
 
@@ -183,6 +184,28 @@ class Server:
                 keep.append(conn)
         self._held = keep
 
+    # --- clients that must wait their turn -------------------------------------------
+    def run_later(self, conn: ClientConnection) -> None:
+        """Run `conn`'s deferred commands in a later loop turn, after other clients' reads."""
+        if self.loop is None:
+            conn.run_backlog()  # no loop (tests driving a connection by hand): now
+        else:
+            self.loop.call_soon(self._run_deferred, conn)
+
+    def _run_deferred(self, conn: ClientConnection) -> None:
+        conn.run_backlog()
+        self.after_batch()  # its writes may have readied keys, or need the AOF flushed
+
+    def _output_limits_changed(self) -> None:
+        for conn in self.connections:
+            conn.output_limits_changed()
+
+    def _check_output_limits(self) -> None:
+        """A soft limit's time runs while a client reads nothing: the cron looks too."""
+        for conn in list(self.connections):
+            if conn.obuf_limited and conn.output_buffer_size and conn.over_output_limit():
+                conn.close_for_output_limit()
+
     def _schedule_wakeups(self) -> None:
         """Fire due clock-based key wake-ups; arm one timer for the next one."""
         next_due = self.state.fire_due_wakeups()
@@ -275,8 +298,10 @@ class Server:
                 if self.state.ready_keys:
                     self.serve_ready()
                 timeout = int(self.config["timeout"])  # type: ignore[arg-type]
-                if timeout and ticks % hz == 0:
-                    self._close_idle(timeout)
+                if ticks % hz == 0:
+                    if timeout:
+                        self._close_idle(timeout)
+                    self._check_output_limits()
                 interval_ms = int(self.config["gc-freeze-interval"])  # type: ignore[arg-type]
                 now = loop.time()
                 if interval_ms and (now - last_freeze) * 1000 >= interval_ms:
