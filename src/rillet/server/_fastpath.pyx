@@ -187,7 +187,7 @@ def data_received(conn, data):
 def run(conn, list commands, bytearray out):
     """ClientConnection._run (keep in step): commands in order until one blocks."""
     cdef Py_ssize_t done = 0
-    cdef Py_ssize_t chunk = conn.REPLY_CHUNK
+    cdef Py_ssize_t chunk = conn.reply_chunk
     cdef _Counts counts = _Counts()
     client = conn.client
     state = conn.state

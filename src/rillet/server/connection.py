@@ -50,11 +50,10 @@ except ImportError:
 
 
 class ClientConnection(asyncio.Protocol, Connection):
-    REPLY_CHUNK = REPLY_CHUNK  # read by the compiled loop once per batch
     __slots__ = (
         "server", "state", "transport", "client", "parser", "backlog", "_addr", "_laddr", "_fd",
         "_paused", "_closed", "held", "net_in", "net_out", "commands", "unix", "_now_ms",
-        "_execute", "_peer_host", "obuf_limited", "_soft_since",
+        "_execute", "_peer_host", "obuf_limited", "_soft_since", "reply_chunk",
     )
 
     def __init__(self, server: Server) -> None:
@@ -84,6 +83,9 @@ class ClientConnection(asyncio.Protocol, Connection):
         # through send(), which checks it (the inline write path reads only this).
         self.obuf_limited = False
         self._soft_since = 0  # ms when the soft output limit was first seen passed
+        # Without an event loop (a connection driven by hand) there is no later
+        # turn to defer to, and no other client to serve meanwhile.
+        self.reply_chunk = REPLY_CHUNK if server.loop is not None else 1 << 62
 
     # --- Connection interface used by handlers (CLIENT LIST/KILL) ---------------
     @property
@@ -366,7 +368,7 @@ class ClientConnection(asyncio.Protocol, Connection):
             if client.closing:  # type: ignore[union-attr]
                 self.commands += done
                 return
-            if len(out) > REPLY_CHUNK and done < len(commands):
+            if len(out) > self.reply_chunk and done < len(commands):
                 self.defer_rest(commands, done)
                 return
         self.commands += done

@@ -187,10 +187,8 @@ class Server:
     # --- clients that must wait their turn -------------------------------------------
     def run_later(self, conn: ClientConnection) -> None:
         """Run `conn`'s deferred commands in a later loop turn, after other clients' reads."""
-        if self.loop is None:
-            conn.run_backlog()  # no loop (tests driving a connection by hand): now
-        else:
-            self.loop.call_soon(self._run_deferred, conn)
+        assert self.loop is not None, "connections without a loop never defer"
+        self.loop.call_soon(self._run_deferred, conn)
 
     def _run_deferred(self, conn: ClientConnection) -> None:
         conn.run_backlog()
