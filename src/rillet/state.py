@@ -191,6 +191,11 @@ class ServerState:
         self.keyspace = Keyspace(self.config["databases"], self.clock)  # type: ignore[arg-type]
         for db in self.keyspace.dbs:
             db.on_expire = self._on_expire
+        limits = self.keyspace.stream_limits
+        limits.node_max_entries = self.config["stream-node-max-entries"]  # type: ignore[assignment]
+        limits.node_max_bytes = self.config["stream-node-max-bytes"]  # type: ignore[assignment]
+        self.config.watch("stream-node-max-entries", lambda v: setattr(limits, "node_max_entries", v))
+        self.config.watch("stream-node-max-bytes", lambda v: setattr(limits, "node_max_bytes", v))
         self.clients: dict[int, Client] = {}
         self._next_client_id = 1
         self.stats = Stats()
