@@ -24,6 +24,7 @@ stream ("rillet-idmp"), which Redis 8.2 ignores: see docs/compat.md.
 
 from __future__ import annotations
 
+import os
 import struct
 from array import array
 from typing import Any
@@ -177,9 +178,13 @@ def _int(element: Any, what: str) -> int:
     return element
 
 
-def node_from_listpack(ms0: int, seq0: int, lp: bytes,
-                       shared: dict[tuple[bytes, ...], list[bytes]]) -> StreamNode:
-    """A packed StreamNode from a Redis stream listpack; ValueError if it is not valid."""
+def stream_lp_decode(lp: bytes, seq0: int) -> tuple:
+    """Decode a stream listpack: (live, ndead, fields, ms, seq, data, offs, estart, same, dead).
+
+    `ms` holds ms-diffs (uint64), `seq` absolute seqs, `data`/`offs` the
+    stored elements (arrays as StreamNode keeps them); `estart`/`same` are
+    None when every entry is SAMEFIELDS. ValueError if it is not a valid node.
+    """
     elements = lp_decode(lp)
     if len(elements) < 4:
         raise ValueError("stream listpack without a master entry")
@@ -189,23 +194,22 @@ def node_from_listpack(ms0: int, seq0: int, lp: bytes,
     if k < 0 or len(elements) < 4 + k:
         raise ValueError("stream listpack master entry truncated")
     fields = [e if e.__class__ is bytes else b"%d" % e for e in elements[3 : 3 + k]]
-    master_fields = shared.setdefault(tuple(fields), fields)
     p = 4 + k
-    if elements[p - 1] != 0:
-        raise ValueError("stream listpack master entry not terminated by 0")
+    if elements[p - 1] != 0 or elements[p - 1].__class__ is not int:
+        raise ValueError("stream master entry not terminated by 0")
     total = len(elements)
     ms_list: list[int] = []
     seq_list: list[int] = []
     stored: list[bytes] = []
     estart: list[int] = []
-    same: list[int] = []
-    dead: set[int] = set()
+    same = bytearray()
+    dead: list[int] = []
     mixed = False
     i = 0
     while p < total:
         flags = _int(elements[p], "entry flags")
-        dms = _int(elements[p + 1], "ms-diff") % _U64
-        seq = (seq0 + _int(elements[p + 2], "seq-diff")) % _U64
+        ms_list.append(_int(elements[p + 1], "ms-diff") % _U64)
+        seq_list.append((seq0 + _int(elements[p + 2], "seq-diff")) % _U64)
         p += 3
         estart.append(len(stored))
         if flags & FLAG_SAMEFIELDS:
@@ -220,31 +224,36 @@ def node_from_listpack(ms0: int, seq0: int, lp: bytes,
             same.append(0)
             mixed = True
             lp_count = 2 * nf + 4
-        if p >= total or elements[p] != lp_count:
+        if p >= total or elements[p] != lp_count or elements[p].__class__ is not int:
             raise ValueError("stream entry with a wrong lp-count")
         p += 1
         stored += [e if e.__class__ is bytes else b"%d" % e for e in values]
         if flags & FLAG_DELETED:
-            dead.add(i)
-        ms_list.append(dms)
-        seq_list.append(seq)
+            dead.append(i)
         i += 1
     if len(dead) != ndead or i - ndead != live:
         raise ValueError("stream listpack counts disagree with its entries")
-    if ms_list and ms_list[0] != 0 and ms0 + ms_list[0] < ms0:
-        raise ValueError("stream entry before its master ID")
     estart.append(len(stored))
-    offs = array("Q", [0])
+    offs = [0]
     pos = 0
     for item in stored:
         pos += len(item)
         offs.append(pos)
+    return (live, ndead, fields, _compact(ms_list), _compact(seq_list), b"".join(stored),
+            _compact(offs), _compact(estart) if mixed else None,
+            bytes(same) if mixed else None, dead)
+
+
+def node_from_listpack(ms0: int, seq0: int, lp: bytes,
+                       shared: dict[tuple[bytes, ...], list[bytes]]) -> StreamNode:
+    """A packed StreamNode from a Redis stream listpack; ValueError if it is not valid."""
+    live, ndead, fields, ms, seq, data, offs, estart, same, dead = _decode(lp, seq0)
+    # Runs of nodes with the same master fields share one list, as the engine does.
+    master_fields = shared.setdefault(tuple(fields), fields)
     body = len(lp) - int_size(live) - int_size(ndead)
-    return StreamNode.from_packed(
-        ms0, seq0, master_fields, _compact(ms_list), _compact(seq_list), b"".join(stored),
-        _compact(offs), dead=dead or None,
-        estart=_compact(estart) if mixed else None,
-        same=bytes(same) if mixed else None, body=body)
+    return StreamNode.from_packed(ms0, seq0, master_fields, ms, seq, data, offs,
+                                  dead=set(dead) if dead else None, estart=estart, same=same,
+                                  body=body)
 
 
 def _compact(values: Any) -> array:
@@ -339,6 +348,14 @@ def _load_group(reader: RDBReader, rdb_type: int, stream: Stream) -> Any:
     # Idle order: oldest delivery first, ties by ID (the group PEL's order).
     records = sorted(map(tuple, pending.values()), key=lambda r: r[2])
     group.restore_pending(records)  # type: ignore[arg-type]
+
+
+_decode = stream_lp_decode
+if not os.environ.get("RILLET_PURE"):
+    try:  # the compiled form (same results; tests/persistence/test_rdb_format.py compares)
+        from rillet.persistence._rdbfast import stream_lp_decode as _decode  # type: ignore[no-redef]
+    except ImportError:
+        pass
 
 
 rdb.register(rdb.RDBCodec(
