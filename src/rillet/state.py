@@ -249,6 +249,11 @@ class ServerState:
         self.keyspace = Keyspace(self.config["databases"], self.clock)  # type: ignore[arg-type]
         for db in self.keyspace.dbs:
             db.on_expire = self._on_expire
+        limits = self.keyspace.stream_limits
+        limits.node_max_entries = self.config["stream-node-max-entries"]  # type: ignore[assignment]
+        limits.node_max_bytes = self.config["stream-node-max-bytes"]  # type: ignore[assignment]
+        self.config.watch("stream-node-max-entries", lambda v: setattr(limits, "node_max_entries", v))
+        self.config.watch("stream-node-max-bytes", lambda v: setattr(limits, "node_max_bytes", v))
         self.clients: dict[int, Client] = {}
         self._next_client_id = 1
         self.stats = Stats()
@@ -284,7 +289,6 @@ class ServerState:
         self.transactions: Transactions | None = None
         # Delivers a reply to a client unblocked from outside (CLIENT UNBLOCK).
         self.on_unblocked: Callable[[Client, BlockedClient, object], None] | None = None
-        self.extensions: dict[str, object] = {}
 
     @property
     def loading(self) -> bool:

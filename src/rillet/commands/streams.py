@@ -12,8 +12,6 @@ from __future__ import annotations
 from rillet import errors
 from rillet.commands.args import INT64_MAX, Options, int_in_range, parse_int
 from rillet.commands.stream_common import (
-    IDMP_DURATION_MAX_S,
-    IDMP_MAXSIZE_MAX,
     apply_trim,
     effect_options,
     entries_reply,
@@ -22,11 +20,13 @@ from rillet.commands.stream_common import (
     idmp_auto_iid,
     idmp_for,
     idmp_of,
+    idmp_settings,
     node_limits,
     parse_add_trim_args,
     parse_block_timeout,
 )
 from rillet.commands.table import command, help_reply
+from rillet.engine.idmp import IDMP_DURATION_MAX_S, IDMP_MAXSIZE_MAX
 from rillet.engine.ids import (
     MAX_ID,
     MIN_ID,
@@ -199,7 +199,7 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
         if stream is not None:
             idmp = idmp_of(server, stream)
             if idmp is not None:
-                duration_s, _ = idmp.settings(server)
+                duration_s, _ = idmp_settings(server, idmp)
                 seen = idmp.lookup(pid, iid, now_ms, duration_s)
                 if seen is not None:
                     idmp.iids_duplicates += 1
@@ -218,7 +218,7 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
     sid_text = format_id(sid)
     if pid is not None:
         idmp = idmp_for(server, stream)  # type: ignore[arg-type]
-        duration_s, maxsize = idmp.settings(server)
+        duration_s, maxsize = idmp_settings(server, idmp)
         idmp.record(pid, iid, sid, now_ms, duration_s, maxsize)
     ctx.modified(key)
     if server.effect_sinks:
@@ -471,7 +471,7 @@ def _idmp_fields(ctx: Client, stream: Stream) -> list[tuple[bytes, int]]:
                 (b"idmp-maxsize", config["stream-idmp-maxsize"]),
                 (b"pids-tracked", 0), (b"iids-tracked", 0), (b"iids-added", 0),
                 (b"iids-duplicates", 0)]
-    duration_s, maxsize = idmp.settings(server)
+    duration_s, maxsize = idmp_settings(server, idmp)
     idmp.expire_all(server.clock.now_ms(), duration_s)
     return [(b"idmp-duration", duration_s), (b"idmp-maxsize", maxsize),
             (b"pids-tracked", len(idmp.producers)), (b"iids-tracked", idmp.iids_tracked),
@@ -581,7 +581,7 @@ def xcfgset(ctx: Client, argv: list[bytes]) -> object:
     stream = existing_stream(ctx, key)
     server = ctx.server
     idmp = idmp_for(server, stream)
-    old_duration, old_maxsize = idmp.settings(server)
+    old_duration, old_maxsize = idmp_settings(server, idmp)
     new_duration = old_duration if duration_s is None else duration_s
     new_maxsize = old_maxsize if maxsize is None else maxsize
     if (new_duration, new_maxsize) != (old_duration, old_maxsize):
@@ -609,7 +609,7 @@ def xidmprecord(ctx: Client, argv: list[bytes]) -> object:
     stream = existing_stream(ctx, key)
     server = ctx.server
     idmp = idmp_for(server, stream)
-    duration_s, maxsize = idmp.settings(server)
+    duration_s, maxsize = idmp_settings(server, idmp)
     idmp.record(pid, iid, sid, server.clock.now_ms(), duration_s, maxsize)
     ctx.modified(key)
     return OK
