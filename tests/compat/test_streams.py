@@ -559,6 +559,11 @@ def test_xinfo_stream(pair):
         XINFO STREAM nokey
         XINFO STREAM nokey FULL
         XINFO STREAM nokey FULL COUNT x
+        # found by the command fuzzer: the key is looked up before the options are read
+        XINFO STREAM nokey FULL COUNT 1 2
+        XINFO STREAM nokey FOO
+        SET str v
+        XINFO STREAM str FULL COUNT x COUNT
         XADD s 1-1 f v
         XADD s 1-2 a b c d
         XINFO STREAM s

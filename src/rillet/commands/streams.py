@@ -501,11 +501,12 @@ def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
     with at most COUNT PEL entries each.
     """
     argc = len(argv)
+    # Redis's xinfoCommand looks the key up before it reads the options.
+    stream = existing_stream(ctx, argv[2])
     full = argc >= 4 and argv[3].upper() == b"FULL"
     if not (argc == 3 or (argc == 4 and full)
             or (argc == 6 and full and argv[4].upper() == b"COUNT")):
         raise ReplyError(errors.subcommand_syntax(argv[1], "xinfo"))
-    stream = existing_stream(ctx, argv[2])
     count = 10
     if argc == 6:
         count = parse_int(argv[5])
