@@ -155,6 +155,11 @@ def _message(raw: bytes) -> str:
     return raw.replace(b"\r", b" ").replace(b"\n", b" ").decode("utf-8", "surrogateescape")
 
 
+def c_arg(raw: bytes) -> str:
+    """An argument as Redis's "%s" formats it: up to the first NUL, CR/LF as spaces."""
+    return _message(_c_string(raw, len(raw)))
+
+
 def unknown_command(name: bytes, args: list[bytes]) -> str:
     shown = b""
     for arg in args:

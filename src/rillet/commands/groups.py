@@ -142,8 +142,9 @@ _GT = b">"
 
 
 def _shown(raw: bytes) -> str:
-    # addReplyErrorFormat turns CR/LF into spaces so a name cannot break the line.
-    return raw.decode("utf-8", "replace").replace("\r", " ").replace("\n", " ")
+    # Redis formats keys, groups and options into these errors with "%s": the text
+    # stops at a NUL byte, other bytes go out unchanged (CR/LF become spaces).
+    return errors.c_arg(raw)
 
 
 def _nogroup(key: bytes, group: bytes) -> ReplyError:
