@@ -62,7 +62,7 @@ def test_hello_reply(pair, args):
     ("4",), ("1",), ("0",), ("-1",), ("abc",), ("2.0",), ("99999999999999999999",),
     ("3", "FOO"), ("3", "AUTH"), ("3", "AUTH", "default"), ("3", "SETNAME"),
     ("3", "AUTH", "nouser", "pw"), ("3", "SETNAME", "has space"), ("3", "SETNAME", "new\nline"),
-    ("4", "AUTH", "nouser", "pw"), ("abc", "FOO"),
+    ("4", "AUTH", "nouser", "pw"), ("abc", "FOO"), ("3", "F\x00O\xff"),
 ])
 def test_hello_errors(pair, args):
     pair.check("HELLO", *args, normalise=hello_normalise)
@@ -247,6 +247,11 @@ def test_client_list_filters(pair8):
     pair8.check("CLIENT", "LIST", "ID", "abc")
     pair8.check("CLIENT", "LIST", "ID")
     pair8.check("CLIENT", "LIST", "FOO")
+    # found by the command fuzzer: TYPE comes alone, ID takes every argument after it
+    pair8.check("CLIENT", "LIST", "TYPE", "master", "ID", "1")
+    pair8.check("CLIENT", "LIST", "TYPE", "pubsub", "TYPE", "master")
+    pair8.check("CLIENT", "LIST", "ID", "999999", "TYPE", "normal")
+    pair8.check("CLIENT", "LIST", "TYPE", "bo\x00gus")
     ours, ref = pair8.both("CLIENT", "LIST", "TYPE", "normal")
     assert ours.startswith(b"$") and ref.startswith(b"$")
 

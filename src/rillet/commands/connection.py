@@ -90,7 +90,7 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
             name = argv[i + 1]
             i += 2
         else:
-            raise ReplyError(errors.HELLO_BAD_OPTION.format(argv[i].decode("utf-8", "replace")))
+            raise ReplyError(errors.HELLO_BAD_OPTION.format(errors.c_arg(argv[i])))
     if protover is not None and protover not in (2, 3):
         raise ReplyError(errors.NOPROTO)
     if auth_pair is not None:
@@ -231,29 +231,29 @@ def client_info(ctx: Client, argv: list[bytes]) -> object:
 
 @command("client|list", -2, "admin noscript loading stale", group="connection", since="2.4.0")
 def client_list(ctx: Client, argv: list[bytes]) -> object:
-    """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]"""
+    """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]
+
+    As in Redis, TYPE comes alone (CLIENT LIST TYPE t) and ID takes the rest of
+    the arguments; any other shape is a syntax error.
+    """
     clients = list(ctx.server.clients.values())
-    i = 2
-    while i < len(argv):
-        option = argv[i].upper()
-        if option == b"TYPE" and i + 1 < len(argv):
-            kind = argv[i + 1].lower()
-            if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(argv[i + 1].decode("utf-8", "replace")))
-            if kind != b"normal":
-                clients = []
-            i += 2
-        elif option == b"ID" and i + 1 < len(argv):
-            ids = set()
-            for raw in argv[i + 1 :]:
-                try:
-                    ids.add(parse_int(raw))
-                except ReplyError:
-                    raise ReplyError(errors.CLIENT_INVALID_ID) from None
-            clients = [c for c in clients if c.id in ids]
-            i = len(argv)
-        else:
-            raise ReplyError(errors.SYNTAX)
+    option = argv[2].upper() if len(argv) > 2 else b""
+    if len(argv) == 4 and option == b"TYPE":
+        kind = argv[3].lower()
+        if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+            raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_arg(argv[3])))
+        if kind != b"normal":
+            clients = []
+    elif len(argv) > 3 and option == b"ID":
+        ids = set()
+        for raw in argv[3:]:
+            try:
+                ids.add(parse_int(raw))
+            except ReplyError:
+                raise ReplyError(errors.CLIENT_INVALID_ID) from None
+        clients = [c for c in clients if c.id in ids]
+    elif len(argv) != 2:
+        raise ReplyError(errors.SYNTAX)
     now = ctx.server.clock.now_ms()
     text = "".join(client_info_line(c, now) + "\n" for c in clients)
     return Verbatim(text.encode())
