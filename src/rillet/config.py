@@ -7,10 +7,10 @@ config file (redis.conf syntax), CONFIG GET and CONFIG SET all agree.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rillet import errors
 from rillet.resp.parser import split_args
 
 
@@ -57,6 +57,9 @@ class Param:
     maximum: int | None = None
     choices: tuple[str, ...] = ()
     immutable: bool = False
+    # Redis's PROTECTED_CONFIG: settable at run time only where
+    # `enable-protected-configs` allows (they name files the server writes).
+    protected: bool = False
     aliases: tuple[str, ...] = ()
     # Accepted range is [minimum, maximum] but the value is then clamped to this
     # (Redis's hz: any int is accepted, 1..500 is used and reported).
@@ -133,13 +136,13 @@ PARAMS = [
     Param("tcp-backlog", "int", 511, 0, _MAX32, immutable=True),
     Param("requirepass", "string", ""),
     Param("databases", "int", 16, 1, _MAX32, immutable=True),
-    Param("dir", "string", ".", immutable=False),
+    Param("dir", "string", ".", protected=True),
     Param("loglevel", "enum", "notice", choices=("debug", "verbose", "notice", "warning", "nothing")),
     Param("logfile", "string", "", immutable=True),
     Param("daemonize", "bool", False, immutable=True),
     Param("pidfile", "string", "", immutable=True),
     Param("save", "save", [(3600, 1), (300, 100), (60, 10000)]),
-    Param("dbfilename", "string", "dump.rdb"),
+    Param("dbfilename", "string", "dump.rdb", protected=True),
     Param("rdbcompression", "bool", True),
     Param("rdbchecksum", "bool", True),
     Param("appendonly", "bool", False),
@@ -183,6 +186,8 @@ PARAMS = [
     Param("zset-max-listpack-entries", "int", 128, 0, _MAX64),
     Param("latency-tracking", "bool", True),
     Param("enable-debug-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),
+    Param("enable-protected-configs", "enum", "no", choices=("no", "yes", "local"), immutable=True),
+    Param("enable-module-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),
     Param("gc-freeze-interval", "int", 1000, 0, _MAX32),
 ]
 
@@ -201,20 +206,8 @@ class Config:
     def __getitem__(self, name: str) -> object:
         return self.values[self.params[name].name]
 
-    def get(self, pattern: str) -> list[tuple[str, str]]:
-        """CONFIG GET: (name, rendered value) for every parameter matching the glob."""
-        out = []
-        seen = set()
-        low = pattern.lower()
-        for name, param in self.params.items():
-            if name in seen:
-                continue
-            if fnmatch.fnmatchcase(name, low):
-                seen.add(name)
-                out.append((name, param.render(self.values[param.name])))
-        return out
-
-    def set_many(self, pairs: list[tuple[str, str]], startup: bool = False) -> None:
+    def set_many(self, pairs: list[tuple[str, str]], startup: bool = False,
+                 allow_protected: bool = False) -> None:
         """Validate every pair first, then apply all of them: CONFIG SET is atomic.
 
         Same order of checks as Redis's configSetCommand: names first (the first bad
@@ -232,7 +225,9 @@ class Config:
             if param is None:
                 raise KeyError(name)
             if param.immutable and not startup:
-                problem = ConfigError("can't set immutable config", name)
+                problem = ConfigError(errors.CONFIG_IMMUTABLE, name)
+            elif param.protected and not (startup or allow_protected):
+                problem = ConfigError(errors.CONFIG_PROTECTED, name)
             elif key in seen:
                 # Redis registers an alias as a config of its own, so
                 # `slave-read-only` and `replica-read-only` may be set together.

@@ -43,6 +43,11 @@ class Connection:
     def fd(self) -> int:
         return -1
 
+    @property
+    def is_local(self) -> bool:
+        """Redis's islocalClient: a unix socket, or a TCP peer at exactly 127.0.0.1 or ::1."""
+        return False
+
 
 class Client:
     """Per-connection state; it is the `ctx` every handler receives."""
@@ -130,6 +135,13 @@ class Client:
     @property
     def clock(self) -> Clock:
         return self.server.clock
+
+    def protected_action_allowed(self, setting: str) -> bool:
+        """Redis's allowProtectedAction for `enable-debug-command` and its kin (no|yes|local)."""
+        mode = self.server.config[setting]
+        if mode == "yes" or self.is_internal:
+            return True
+        return mode == "local" and self.conn is not None and self.conn.is_local
 
 
 @dataclass(eq=False)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from rillet import errors
-from rillet.commands.args import glob_match, parse_int
+from rillet.commands.args import parse_int
 from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
+from rillet.glob import glob_match
 from rillet.resp.types import OK, SimpleString
 from rillet.state import Client
 

@@ -53,14 +53,8 @@ def bgrewriteaof(ctx: Client, argv: list[bytes]) -> object:
 # --- DEBUG ----------------------------------------------------------------------------
 
 def _check_debug_allowed(ctx: Client) -> None:
-    mode = ctx.server.config["enable-debug-command"]
-    if mode == "yes" or ctx.is_internal:
-        return
-    if mode == "local" and ctx.conn is not None:
-        addr = ctx.conn.addr
-        if addr.startswith(("127.", "[::1]", "/")) or addr == "":
-            return
-    raise ReplyError(errors.DEBUG_DISABLED)
+    if not ctx.protected_action_allowed("enable-debug-command"):
+        raise ReplyError(errors.DEBUG_DISABLED)
 
 
 _DEBUG_FLAGS = "admin noscript loading stale"

@@ -10,11 +10,11 @@ import time
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
-from rillet.commands.args import glob_match
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
 from rillet.config import ConfigError, Param
 from rillet.errors import ReplyError
+from rillet.glob import glob_match
 from rillet.resp.types import NO_REPLY, OK, Map, SetReply, SimpleString, Verbatim
 from rillet.state import Client, ServerState
 
@@ -265,7 +265,8 @@ def config_set(ctx: Client, argv: list[bytes]) -> object:
     pairs = [(argv[i].decode("utf-8", "replace"), argv[i + 1].decode("utf-8", "replace"))
              for i in range(2, len(argv), 2)]
     try:
-        ctx.server.config.set_many(pairs)
+        ctx.server.config.set_many(
+            pairs, allow_protected=ctx.protected_action_allowed("enable-protected-configs"))
     except KeyError as missing:
         raise ReplyError(errors.CONFIG_UNKNOWN_PARAM.format(missing.args[0])) from None
     except ConfigError as error:
