@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import command, help_reply
@@ -61,15 +63,33 @@ def keys_(ctx: Client, argv: list[bytes]) -> object:
     return [key for key in ctx.db.keys() if glob_match(pattern, key)]
 
 
+_STRTOULL = re.compile(rb"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
+
+
+def _scan_cursor(raw: bytes) -> int:
+    """Redis's string2ull on the C string (up to a NUL byte): string2ll, refusing
+    negatives, and where string2ll fails C's strtoull, which takes leading spaces,
+    a '+', leading zeros and a '-' (the value wraps around 2**64)."""
+    text = raw.split(b"\0", 1)[0]
+    try:
+        value = parse_int(text)
+    except ReplyError:
+        pass
+    else:
+        if value < 0:
+            raise ReplyError(errors.INVALID_CURSOR)
+        return value
+    match = _STRTOULL.fullmatch(text)
+    if match is None or int(match.group(2)) >= 2**64:
+        raise ReplyError(errors.INVALID_CURSOR)
+    value = int(match.group(2))
+    return (2**64 - value) % 2**64 if match.group(1) == b"-" else value
+
+
 @command("scan", -2, "readonly", group="generic", since="2.8.0")
 def scan(ctx: Client, argv: list[bytes]) -> object:
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
-    try:
-        cursor = int(argv[1])
-        if cursor < 0 or cursor >= 2**64 or not argv[1].isdigit():
-            raise ValueError
-    except ValueError:
-        raise ReplyError(errors.INVALID_CURSOR) from None
+    cursor = _scan_cursor(argv[1])
     pattern = None
     count = 10
     wanted_type = None
