@@ -540,6 +540,27 @@ XPENDING s g
 """)
 
 
+def test_xautoclaim_reports_deleted_entries_after_xsetid_lowers_maxdeletedid(pair8):
+    """Found by the command fuzzer: young pending entries deleted above a MAXDELETEDID
+    that XSETID lowered are still reported as deleted (Redis checks existence first)."""
+    run(pair8, """
+XADD s 1-0 f v
+XADD s 2-0 f v
+XADD s 3-0 f v
+XADD s 4-0 f v
+XGROUP CREATE s g 0
+XREADGROUP GROUP g alice STREAMS s >
+XDEL s 3-0
+XSETID s 4-0 MAXDELETEDID 1-0
+XAUTOCLAIM s g bob 3600000000 0 JUSTID
+XDEL s 2-0
+XSETID s 4-0 MAXDELETEDID 0-1
+XAUTOCLAIM s g bob 3600000000 0
+XPENDING s g
+XINFO GROUPS s
+""")
+
+
 # --- XINFO GROUPS / CONSUMERS ---------------------------------------------------------------------
 
 def test_xinfo_groups_and_consumers(pair):

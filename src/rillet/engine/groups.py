@@ -469,14 +469,15 @@ class ConsumerGroup:
         at_end = False
         # Fetching a body costs far more than the rest of a step, and most
         # entries of a scan are skipped as too young. A pending entry after
-        # max_deleted_id and not before the first live entry cannot have been
-        # removed (XDEL raises max_deleted_id, KEEPREF trims cut a prefix,
-        # DELREF/ACKED never remove a pending entry), so such an entry is
-        # tested for idleness before its body is fetched.
-        # (XSETID lowering MAXDELETEDID could only make us skip, not claim, a
-        # deleted young entry: its body is always fetched before a claim.)
+        # every deleted ID (deleted_mark: XDEL raises it, XSETID's MAXDELETEDID
+        # cannot lower it) and not before the first live entry cannot have been
+        # removed (KEEPREF trims cut a prefix, DELREF/ACKED never remove a
+        # pending entry), so such an entry is tested for idleness before its
+        # body is fetched. Below that, a deleted entry is reported whatever its
+        # idle time, as Redis checks existence first.
         if stream.length:
-            surely_alive_above = max(id_key(stream.max_deleted_id), id_key(stream.first_id) - 1)
+            surely_alive_above = max(id_key(stream.max_deleted_id), id_key(stream.deleted_mark),
+                                     id_key(stream.first_id) - 1)
         else:
             surely_alive_above = MAX_ID_KEY
         threshold = now_ms - min_idle_ms if min_idle_ms > 0 else None

@@ -106,6 +106,11 @@ class Stream:
         "last_id",  # last-generated-id: the top ID ever added, or set by XSETID
         "entries_added",  # entries ever added (XSETID may set it)
         "max_deleted_id",  # max-deleted-entry-id: highest ID removed by XDEL
+        # The highest ID ever deleted or given as MAXDELETEDID: XSETID may lower
+        # max_deleted_id, and entries above it may still be gone; this never goes
+        # down (XAUTOCLAIM's scan trusts entries above it to be alive). In memory
+        # only: a loaded stream has MIN_ID here and readers take the max of both.
+        "deleted_mark",
         "groups",  # consumer groups by name (bytes), insertion-ordered
         "idmp",  # XADD IDMP state (commands/stream_common.Idmp) or None; opaque here
         "_tree_version",
@@ -127,6 +132,7 @@ class Stream:
         self.last_id: StreamID = MIN_ID
         self.entries_added = 0
         self.max_deleted_id: StreamID = MIN_ID
+        self.deleted_mark: StreamID = MIN_ID
         self.groups: dict[bytes, Any] = {}
         self.idmp: Any = None
         self._tree_version = 0
@@ -405,6 +411,8 @@ class Stream:
         self.length -= 1
         if sid > self.max_deleted_id:
             self.max_deleted_id = _tuple_new(StreamID, (sid[0], sid[1]))
+            if sid > self.deleted_mark:
+                self.deleted_mark = self.max_deleted_id
         return True
 
     def _remove_node(self, ni: int) -> None:
@@ -540,6 +548,8 @@ class Stream:
         if entries_added is not None:
             self.entries_added = entries_added
         if max_deleted_id is not None and max_deleted_id != MIN_ID:
+            if self.max_deleted_id > self.deleted_mark:
+                self.deleted_mark = self.max_deleted_id
             self.max_deleted_id = max_deleted_id
 
     def range_has_tombstones(
