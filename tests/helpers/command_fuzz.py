@@ -65,12 +65,15 @@ def seed_commands() -> list[list[bytes]]:
     cmds += [
         [b"XGROUP", b"CREATE", b"x2", b"g1", b"0-0", b"ENTRIESREAD", b"0"],
         [b"XREADGROUP", b"GROUP", b"g1", b"c1", b"COUNT", b"3", b"STREAMS", b"x2", b">"],
+        [b"XGROUP", b"CREATE", b"x2", b"g2", b"$"],
     ]
     # x3 spans two stream nodes (stream-node-max-entries is 100).
     cmds += _xadds(b"x3", [f"5-{n}" for n in range(130)])
     cmds += [
         [b"XGROUP", b"CREATE", b"x3", b"g1", b"0"],
         [b"XREADGROUP", b"GROUP", b"g1", b"c1", b"COUNT", b"110", b"STREAMS", b"x3", b">"],
+        [b"XGROUP", b"CREATE", b"x3", b"g2", b"5-120", b"ENTRIESREAD", b"3"],
+        [b"XREADGROUP", b"GROUP", b"g2", b"c2", b"STREAMS", b"x3", b">"],
         [b"XDEL", b"x3", b"5-3", b"5-50", b"5-101"],
         [b"XGROUP", b"CREATE", b"xe", b"g1", b"$", b"MKSTREAM"],
     ]
@@ -176,6 +179,7 @@ class Generator:
         self.rng = rng
         self.differential = differential
         self.hostile_globs = hostile_globs
+        self.sane = False
         specs = all_specs()
         names = [n for n in specs if n not in EXCLUDED]
         if differential:
@@ -188,7 +192,9 @@ class Generator:
 
     def key(self, cmd: str = "") -> bytes:
         r = self.rng.random()
-        if r < (0.75 if cmd.startswith("x") else 0.4):
+        if self.sane:
+            return self.rng.choice(STREAM_KEYS[:3] if cmd.startswith("x") else STRING_KEYS[:3])
+        if r < (0.75 if cmd.startswith("x") else 0.15):
             return self.rng.choice(STREAM_KEYS)
         if r < 0.85:
             return self.rng.choice(STRING_KEYS)
@@ -196,8 +202,14 @@ class Generator:
             return self.rng.choice(MISSING_KEYS)
         return self.rng.choice([LONG_KEY, b"\x00", b"", b"k" * 70000])
 
-    def stream_id(self, name: str) -> bytes:
+    def stream_id(self, name: str, cmd: str = "") -> bytes:
         r = self.rng.random()
+        if self.sane:
+            if cmd == "xadd":
+                return self.rng.choice([b"*", b"6-*", b"7-1", b"100-*", b"%d-*" % FUTURE_MS,
+                                        b"%d-9" % FUTURE_MS, b"5-200"])
+            pool = EXISTING_IDS + ([b"-", b"+"] if name in ("start", "end") else [b"0", b"$"])
+            return self.rng.choice(pool)
         if r < 0.5:
             value = self.rng.choice(EXISTING_IDS)
         elif r < 0.9:
@@ -210,7 +222,7 @@ class Generator:
         return value
 
     def integer(self) -> bytes:
-        if self.rng.random() < 0.6:
+        if self.sane or self.rng.random() < 0.6:
             return self.rng.choice(SMALL_INTS)
         return self.rng.choice(HOSTILE_INTS)
 
@@ -225,6 +237,8 @@ class Generator:
 
     def min_idle(self) -> bytes:
         """0 (everything) or far beyond any idle time the run makes: never in between."""
+        if self.sane:
+            return self.rng.choice([b"0", b"0", b"3600000000"])
         return self.rng.choice([b"0", b"0", b"3600000000", b"-1", str(INT64_MAX).encode(),
                                 str(INT64_MAX + 1).encode(), b"x"])
 
@@ -247,12 +261,16 @@ class Generator:
             return self.pattern()
         if token == "BLOCK":
             # Never 0 or long: a blocked read would stall the run.
+            if self.sane:
+                return rng.choice([b"1", b"5"])
             return rng.choice([b"1", b"5", b"10", b"-1", b"x", str(INT64_MAX + 1).encode()])
         if name in ("id", "start", "end", "lastid", "last-id", "max-deleted-id", "stream-id"):
-            return self.stream_id(name)
+            return self.stream_id(name, cmd)
         if name == "threshold":
             return self.stream_id(name) if rng.random() < 0.5 else self.integer()
         if name == "group":
+            if self.sane:
+                return rng.choice(GROUPS[:2])
             return rng.choice(GROUPS) if rng.random() < 0.95 else rng.choice([b"", b"G" * 1000])
         if name == "consumer":
             return rng.choice(CONSUMERS) if rng.random() < 0.95 else rng.choice([b"", b"C" * 1000])
@@ -303,7 +321,7 @@ class Generator:
         times = 1
         if arg.multiple:
             times = rng.choice([1, 1, 1, 2, 2, 3, 4, 8])
-        elif arg.optional and rng.random() < 0.06:
+        elif arg.optional and not self.sane and rng.random() < 0.06:
             times = 2  # an option given twice
         for n in range(times):
             if arg.type == "oneof":
@@ -329,6 +347,9 @@ class Generator:
         return self.for_spec(spec)
 
     def for_spec(self, spec: Spec) -> list[bytes]:
+        # Half the commands are well-formed with values that exist (they reach the
+        # commands' effects), half are hostile (they reach the error paths).
+        self.sane = self.rng.random() < 0.5
         for _ in range(20):
             groups: list[list[bytes]] = []
             for item in spec.items:
@@ -337,7 +358,8 @@ class Generator:
             if groups is not None:
                 break
         argv = [w for g in (groups or []) for w in g]
-        argv = self._mangle(spec, argv)
+        if not self.sane:
+            argv = self._mangle(spec, argv)
         return spec.words + argv
 
     def _fix(self, cmd: str, groups: list[list[bytes]]) -> list[list[bytes]] | None:
@@ -358,9 +380,12 @@ class Generator:
             keys = [g for g in groups if g and g[0] == b"STREAMS"]
             if keys:
                 head = groups[:groups.index(keys[0])]
-                stream_keys = [self.key() for _ in range(rng.choice([1, 1, 1, 2, 3]))]
-                ids = [rng.choice([b">", b"0", b"$", b"+", b"1-1", b"5-100"]) if rng.random() < 0.7
-                       else self.stream_id("id") for _ in stream_keys]
+                stream_keys = [self.key(cmd) for _ in range(rng.choice([1, 1, 1, 2, 3]))]
+                ids = [rng.choice([b">", b"0", b"$", b"+", b"1-1", b"5-100"])
+                       if self.sane or rng.random() < 0.7 else self.stream_id("id")
+                       for _ in stream_keys]
+                if self.sane and cmd == "xreadgroup":
+                    ids = [rng.choice([b">", b">", b"0", b"1-1", b"5-100"]) for _ in stream_keys]
                 groups = head + [[b"STREAMS"], stream_keys, ids]
         if cmd in ("xackdel", "xdelex", "xnack") and rng.random() < 0.85:
             # IDS numids id...: numids says how many follow.
