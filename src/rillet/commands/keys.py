@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import command, help_reply
+from rillet.engine.ids import string2ull
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.resp.types import OK, SimpleString
@@ -63,27 +62,14 @@ def keys_(ctx: Client, argv: list[bytes]) -> object:
     return [key for key in ctx.db.keys() if glob_match(pattern, key)]
 
 
-_STRTOULL = re.compile(rb"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
-
-
 def _scan_cursor(raw: bytes) -> int:
-    """Redis's string2ull on the C string (up to a NUL byte): string2ll, refusing
-    negatives, and where string2ll fails C's strtoull, which takes leading spaces,
-    a '+', leading zeros and a '-' (the value wraps around 2**64)."""
-    text = raw.split(b"\0", 1)[0]
-    try:
-        value = parse_int(text)
-    except ReplyError:
-        pass
-    else:
-        if value < 0:
-            raise ReplyError(errors.INVALID_CURSOR)
-        return value
-    match = _STRTOULL.fullmatch(text)
-    if match is None or int(match.group(2)) >= 2**64:
+    """Redis's parseScanCursorOrReply: string2ull of the C string (up to a NUL byte),
+    which takes what C's strtoull takes where string2ll fails (leading spaces, '+',
+    leading zeros, a '-' that wraps around 2**64)."""
+    cursor = string2ull(raw.split(b"\0", 1)[0])
+    if cursor is None:
         raise ReplyError(errors.INVALID_CURSOR)
-    value = int(match.group(2))
-    return (2**64 - value) % 2**64 if match.group(1) == b"-" else value
+    return cursor
 
 
 @command("scan", -2, "readonly", group="generic", since="2.8.0")
