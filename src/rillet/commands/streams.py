@@ -27,6 +27,7 @@ from rillet.commands.stream_common import (
     parse_block_timeout,
 )
 from rillet.commands.table import command, help_reply
+from rillet.engine.groups import as_long_long
 from rillet.engine.ids import (
     MAX_ID,
     MIN_ID,
@@ -518,7 +519,7 @@ def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
         (b"radix-tree-nodes", stream.radix_tree_nodes),
         (b"last-generated-id", format_id(stream.last_id)),
         (b"max-deleted-entry-id", format_id(stream.max_deleted_id)),
-        (b"entries-added", stream.entries_added),
+        (b"entries-added", as_long_long(stream.entries_added)),
         (b"recorded-first-entry-id", format_id(stream.first_id)),
     ]
     fields += _idmp_fields(ctx, stream)

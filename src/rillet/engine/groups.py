@@ -755,6 +755,14 @@ def groups_in_order(stream: Any) -> list[ConsumerGroup]:
     return [groups[name] for name in sorted(groups)]
 
 
+def as_long_long(value: int) -> int:
+    """A counter as Redis shows it: entries-added, entries-read and lag are C long
+    longs that wrap past INT64_MAX (XSETID ENTRIESADDED and XGROUP ENTRIESREAD can
+    put them there). rillet keeps the unwrapped counts (persistence writes them as
+    they are) and wraps what it reports."""
+    return ((value + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
 def range_has_tombstones(stream: Any, start: StreamID | None, end: StreamID | None = None) -> bool:
     """Redis's streamRangeHasTombstones: may [start, end] hold a deleted entry?"""
     max_deleted = stream.max_deleted_id
@@ -807,11 +815,11 @@ def group_lag(stream: Any, group: ConsumerGroup) -> int | None:
         # Everything left in the stream is after the group: all of it is lag.
         return stream.length
     if group.entries_read is not None and not range_has_tombstones(stream, group.last_id):
-        return entries_added - group.entries_read
+        return as_long_long(entries_added - group.entries_read)
     entries_read = estimate_entries_read(stream, group.last_id)
     if entries_read is None:
         return None
-    return entries_added - entries_read
+    return as_long_long(entries_added - entries_read)
 
 
 def is_referenced(stream: Any, sid: StreamID) -> bool:
