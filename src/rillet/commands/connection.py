@@ -71,13 +71,19 @@ def _valid_name(name: bytes) -> bool:
 @command("hello", -1, "noscript loading stale fast no_auth allow_busy", group="connection",
          since="6.0.0")
 def hello(ctx: Client, argv: list[bytes]) -> object:
-    """HELLO [protover [AUTH username password] [SETNAME clientname]]"""
+    """HELLO [protover [AUTH username password] [SETNAME clientname]]
+
+    Checked in Redis's order: the version (NOPROTO before any option), then
+    each option as it comes, a SETNAME's name included.
+    """
     protover = None
     if len(argv) >= 2:
         try:
             protover = parse_int(argv[1])
         except ReplyError:
             raise ReplyError(errors.HELLO_PROTOVER_NOT_INTEGER) from None
+        if protover not in (2, 3):
+            raise ReplyError(errors.NOPROTO)
     i = 2
     auth_pair = None
     name = None
@@ -88,19 +94,17 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
             i += 3
         elif option == b"SETNAME" and i + 1 < len(argv):
             name = argv[i + 1]
+            if not _valid_name(name):
+                raise ReplyError(errors.INVALID_CLIENT_NAME)
             i += 2
         else:
             raise ReplyError(errors.HELLO_BAD_OPTION.format(errors.c_arg(argv[i])))
-    if protover is not None and protover not in (2, 3):
-        raise ReplyError(errors.NOPROTO)
     if auth_pair is not None:
         _check_password(ctx, auth_pair[0], auth_pair[1])
         _authenticate(ctx)
     if not ctx.authenticated:
         raise ReplyError(errors.HELLO_NOAUTH)
     if name is not None:
-        if not _valid_name(name):
-            raise ReplyError(errors.INVALID_CLIENT_NAME)
         ctx.name = name
     if protover is not None:
         ctx.resp3 = protover == 3
