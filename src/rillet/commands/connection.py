@@ -71,13 +71,19 @@ def _valid_name(name: bytes) -> bool:
 @command("hello", -1, "noscript loading stale fast no_auth allow_busy", group="connection",
          since="6.0.0")
 def hello(ctx: Client, argv: list[bytes]) -> object:
-    """HELLO [protover [AUTH username password] [SETNAME clientname]]"""
+    """HELLO [protover [AUTH username password] [SETNAME clientname]]
+
+    Checked in Redis's order: the version (NOPROTO before any option), then
+    each option as it comes, a SETNAME's name included.
+    """
     protover = None
     if len(argv) >= 2:
         try:
             protover = parse_int(argv[1])
         except ReplyError:
             raise ReplyError(errors.HELLO_PROTOVER_NOT_INTEGER) from None
+        if protover not in (2, 3):
+            raise ReplyError(errors.NOPROTO)
     i = 2
     auth_pair = None
     name = None
@@ -88,19 +94,17 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
             i += 3
         elif option == b"SETNAME" and i + 1 < len(argv):
             name = argv[i + 1]
+            if not _valid_name(name):
+                raise ReplyError(errors.INVALID_CLIENT_NAME)
             i += 2
         else:
             raise ReplyError(errors.HELLO_BAD_OPTION.format(errors.c_text(argv[i])))
-    if protover is not None and protover not in (2, 3):
-        raise ReplyError(errors.NOPROTO)
     if auth_pair is not None:
         _check_password(ctx, auth_pair[0], auth_pair[1])
         _authenticate(ctx)
     if not ctx.authenticated:
         raise ReplyError(errors.HELLO_NOAUTH)
     if name is not None:
-        if not _valid_name(name):
-            raise ReplyError(errors.INVALID_CLIENT_NAME)
         ctx.name = name
     if protover is not None:
         ctx.resp3 = protover == 3
@@ -233,29 +237,29 @@ def client_info(ctx: Client, argv: list[bytes]) -> object:
 
 @command("client|list", -2, "admin noscript loading stale", group="connection", since="2.4.0")
 def client_list(ctx: Client, argv: list[bytes]) -> object:
-    """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]"""
+    """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]
+
+    As in Redis, TYPE comes alone (CLIENT LIST TYPE t) and ID takes the rest of
+    the arguments; any other shape is a syntax error.
+    """
     clients = list(ctx.server.clients.values())
-    i = 2
-    while i < len(argv):
-        option = argv[i].upper()
-        if option == b"TYPE" and i + 1 < len(argv):
-            kind = argv[i + 1].lower()
-            if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_text(argv[i + 1])))
-            if kind != b"normal":
-                clients = []
-            i += 2
-        elif option == b"ID" and i + 1 < len(argv):
-            ids = set()
-            for raw in argv[i + 1 :]:
-                try:
-                    ids.add(parse_int(raw))
-                except ReplyError:
-                    raise ReplyError(errors.CLIENT_INVALID_ID) from None
-            clients = [c for c in clients if c.id in ids]
-            i = len(argv)
-        else:
-            raise ReplyError(errors.SYNTAX)
+    option = argv[2].upper() if len(argv) > 2 else b""
+    if len(argv) == 4 and option == b"TYPE":
+        kind = argv[3].lower()
+        if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+            raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_text(argv[3])))
+        if kind != b"normal":
+            clients = []
+    elif len(argv) > 3 and option == b"ID":
+        ids = set()
+        for raw in argv[3:]:
+            try:
+                ids.add(parse_int(raw))
+            except ReplyError:
+                raise ReplyError(errors.CLIENT_INVALID_ID) from None
+        clients = [c for c in clients if c.id in ids]
+    elif len(argv) != 2:
+        raise ReplyError(errors.SYNTAX)
     now = ctx.server.clock.now_ms()
     text = "".join(client_info_line(c, now) + "\n" for c in clients)
     return Verbatim(text.encode())

@@ -804,6 +804,11 @@ def xautoclaim(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XINFO GROUPS / CONSUMERS ----------------------------------------------------------
 
+def _reported_entries_read(group: ConsumerGroup) -> int | None:
+    read = group.entries_read
+    return None if read is None else engine.as_long_long(read)
+
+
 @command("xinfo|groups", 3, "readonly", keys=(2, 2, 1), group="stream", since="5.0.0",
          **_DOCS["xinfo|groups"])
 def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
@@ -815,7 +820,7 @@ def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
             (b"consumers", len(group.consumers)),
             (b"pending", len(group.pel)),
             (b"last-delivered-id", format_id(group.last_id)),
-            (b"entries-read", group.entries_read),
+            (b"entries-read", _reported_entries_read(group)),
             (b"lag", engine.group_lag(stream, group)),
         ])
         for group in engine.groups_in_order(stream)
@@ -874,7 +879,7 @@ def xinfo_full_groups(stream: Stream, count: int, now_ms: int = 0, nacked: bool 
         fields = [
             (b"name", group.name),
             (b"last-delivered-id", format_id(group.last_id)),
-            (b"entries-read", group.entries_read),
+            (b"entries-read", _reported_entries_read(group)),
             (b"lag", engine.group_lag(stream, group)),
             (b"pel-count", len(group.pel)),
         ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import command, help_reply
+from rillet.engine.ids import string2ull
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.resp.types import OK, SimpleString
@@ -61,15 +62,20 @@ def keys_(ctx: Client, argv: list[bytes]) -> object:
     return [key for key in ctx.db.keys() if glob_match(pattern, key)]
 
 
+def _scan_cursor(raw: bytes) -> int:
+    """Redis's parseScanCursorOrReply: string2ull of the C string (up to a NUL byte),
+    which takes what C's strtoull takes where string2ll fails (leading spaces, '+',
+    leading zeros, a '-' that wraps around 2**64)."""
+    cursor = string2ull(raw.split(b"\0", 1)[0])
+    if cursor is None:
+        raise ReplyError(errors.INVALID_CURSOR)
+    return cursor
+
+
 @command("scan", -2, "readonly", group="generic", since="2.8.0")
 def scan(ctx: Client, argv: list[bytes]) -> object:
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
-    try:
-        cursor = int(argv[1])
-        if cursor < 0 or cursor >= 2**64 or not argv[1].isdigit():
-            raise ValueError
-    except ValueError:
-        raise ReplyError(errors.INVALID_CURSOR) from None
+    cursor = _scan_cursor(argv[1])
     pattern = None
     count = 10
     wanted_type = None

@@ -614,21 +614,66 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
     raise ReplyError(errors.SYNTAX)
 
 
+# Redis's key specs for the commands whose keys follow a keyword: (keyword, where
+# the search starts); the keys are the first half of what follows the keyword.
+_KEYWORD_KEYS = {"xread": (b"STREAMS", 1), "xreadgroup": (b"STREAMS", 4)}
+
+
+def _keyword_keys(args: list[bytes], keyword: bytes, start: int) -> list[bytes]:
+    """Redis's keyword key spec (getKeysUsingKeySpecs), then xreadGetKeys as its fallback."""
+    argc = len(args)
+    for i in range(start, argc - 1):  # Redis's search never looks at the last argument
+        if args[i].upper() == keyword:
+            first = i + 1
+            count = (argc - first) // 2
+            if count:
+                return args[first:first + count]
+            break
+    else:
+        return []  # no keyword: no keys, and no fallback
+    # The spec gave nothing: xreadGetKeys skips the options to find STREAMS.
+    i, streams_at = 1, -1
+    while i < argc:
+        word = args[i].upper()
+        if word in (b"BLOCK", b"COUNT"):
+            i += 2
+        elif word == b"GROUP":
+            i += 3
+        elif word == b"NOACK":
+            i += 1
+        else:
+            streams_at = i if word == b"STREAMS" else -1
+            break
+    rest = argc - streams_at - 1
+    if streams_at < 0 or rest == 0 or rest % 2:
+        return []
+    return args[streams_at + 1:streams_at + 1 + rest // 2]
+
+
 @command("command|getkeys", -3, "loading stale", group="server", since="2.8.13", acl="slow connection")
 def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
-    """COMMAND GETKEYS command [arg [arg ...]]"""
-    spec = table.lookup(argv[2])
+    """COMMAND GETKEYS command [arg [arg ...]]
+
+    Checked in Redis's order: the command (a container with an unknown
+    subcommand is none), whether it has keys at all, then its arity.
+    """
+    args = argv[2:]
+    spec = table.lookup(args[0])
+    if spec is not None and spec.subcommands and len(args) > 1:
+        spec = spec.subcommands.get(args[1].lower())
     if spec is None:
         raise ReplyError(errors.GETKEYS_INVALID_COMMAND)
-    args = argv[2:]
-    if spec.handler is None and len(args) > 1:
-        spec = spec.subcommands.get(args[1].lower()) or spec
+    keyword = _KEYWORD_KEYS.get(spec.name)
+    if keyword is None and spec.first_key <= 0:
+        raise ReplyError(errors.GETKEYS_NO_KEYS)
     if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
         raise ReplyError(errors.GETKEYS_WRONG_ARITY)
-    keys_at = spec.key_indexes(len(args))
-    if not keys_at:
-        raise ReplyError(errors.GETKEYS_NO_KEYS)
-    return [args[i] for i in keys_at if i < len(args)]
+    if keyword is not None:
+        keys = _keyword_keys(args, *keyword)
+        if not keys:
+            raise ReplyError(errors.GETKEYS_INVALID_ARGS)
+        return keys
+    return [args[i] for i in spec.key_indexes(len(args)) if i < len(args)]
 
 
 @command("command|help", 2, "loading stale", group="server", since="5.0.0", acl="slow connection")

@@ -26,6 +26,7 @@ from rillet.commands.stream_common import (
     parse_block_timeout,
 )
 from rillet.commands.table import command, help_reply
+from rillet.engine.groups import as_long_long
 from rillet.engine.idmp import IDMP_DURATION_MAX_S, IDMP_MAXSIZE_MAX
 from rillet.engine.ids import (
     MAX_ID,
@@ -499,11 +500,12 @@ def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
     with at most COUNT PEL entries each.
     """
     argc = len(argv)
+    # Redis's xinfoCommand looks the key up before it reads the options.
+    stream = existing_stream(ctx, argv[2])
     full = argc >= 4 and argv[3].upper() == b"FULL"
     if not (argc == 3 or (argc == 4 and full)
             or (argc == 6 and full and argv[4].upper() == b"COUNT")):
         raise ReplyError(errors.subcommand_syntax(argv[1], "xinfo"))
-    stream = existing_stream(ctx, argv[2])
     count = 10
     if argc == 6:
         count = parse_int(argv[5])
@@ -515,7 +517,7 @@ def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
         (b"radix-tree-nodes", stream.radix_tree_nodes),
         (b"last-generated-id", format_id(stream.last_id)),
         (b"max-deleted-entry-id", format_id(stream.max_deleted_id)),
-        (b"entries-added", stream.entries_added),
+        (b"entries-added", as_long_long(stream.entries_added)),
         (b"recorded-first-entry-id", format_id(stream.first_id)),
     ]
     fields += _idmp_fields(ctx, stream)

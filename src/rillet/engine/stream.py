@@ -110,6 +110,11 @@ class Stream:
         "last_id",  # last-generated-id: the top ID ever added, or set by XSETID
         "entries_added",  # entries ever added (XSETID may set it)
         "max_deleted_id",  # max-deleted-entry-id: highest ID removed by XDEL
+        # The highest ID ever deleted or given as MAXDELETEDID: XSETID may lower
+        # max_deleted_id, and entries above it may still be gone; this never goes
+        # down (XAUTOCLAIM's scan trusts entries above it to be alive). In memory
+        # only: a loaded stream has MIN_ID here and readers take the max of both.
+        "deleted_mark",
         "groups",  # consumer groups by name (bytes), insertion-ordered
         "idmp",  # XADD IDMP state (engine.idmp.Idmp) or None
         "_tree_version",
@@ -131,6 +136,7 @@ class Stream:
         self.last_id: StreamID = MIN_ID
         self.entries_added = 0
         self.max_deleted_id: StreamID = MIN_ID
+        self.deleted_mark: StreamID = MIN_ID
         self.groups: dict[bytes, Any] = {}
         self.idmp: Idmp | None = None
         self._tree_version = 0
@@ -456,6 +462,8 @@ class Stream:
         self.length -= 1
         if sid > self.max_deleted_id:
             self.max_deleted_id = _tuple_new(StreamID, (sid[0], sid[1]))
+            if sid > self.deleted_mark:
+                self.deleted_mark = self.max_deleted_id
         return True
 
     def _remove_node(self, ni: int) -> None:
@@ -591,6 +599,8 @@ class Stream:
         if entries_added is not None:
             self.entries_added = entries_added
         if max_deleted_id is not None and max_deleted_id != MIN_ID:
+            if self.max_deleted_id > self.deleted_mark:
+                self.deleted_mark = self.max_deleted_id
             self.max_deleted_id = max_deleted_id
 
     def range_has_tombstones(
