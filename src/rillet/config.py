@@ -136,6 +136,9 @@ PARAMS = [
     Param("unixsocketperm", "octal", 0, 0, 0o777, immutable=True),
     Param("tcp-backlog", "int", 511, 0, _MAX32, immutable=True),
     Param("requirepass", "string", ""),
+    Param("aclfile", "string", "", immutable=True),
+    Param("acllog-max-len", "int", 128, minimum=0, maximum=2**63 - 1),
+    Param("acl-pubsub-default", "enum", "resetchannels", choices=("allchannels", "resetchannels")),
     Param("databases", "int", 16, 1, _MAX32, immutable=True),
     Param("dir", "string", ".", protected=True),
     Param("loglevel", "enum", "notice", choices=("debug", "verbose", "notice", "warning", "nothing")),
@@ -209,6 +212,24 @@ class Config:
         self.values: dict[str, object] = {p.name: p.default for p in PARAMS}
         # The file the server was started with (INFO config_file, CONFIG REWRITE).
         self.path = ""
+        # Directives that are not parameters: `user <name> <rules...>` lines (the
+        # ACL's, with where they came from) and `rename-command old new`.
+        self.users: list[tuple[str, list[bytes]]] = []
+        self.renamed_commands: list[tuple[bytes, bytes]] = []
+
+    def directive(self, name: str, words: list[bytes], where: str) -> bool:
+        """Take a `user` or `rename-command` directive; False if `name` is neither."""
+        if name == "user":
+            if len(words) < 2:
+                raise ConfigError(f"{where}: Bad directive or wrong number of arguments")
+            self.users.append((where, [b"user", *words[1:]]))
+            return True
+        if name == "rename-command":
+            if len(words) != 3:
+                raise ConfigError(f"{where}: Bad directive or wrong number of arguments")
+            self.renamed_commands.append((words[1], words[2]))
+            return True
+        return False
 
     def __getitem__(self, name: str) -> object:
         return self.values[self.params[name].name]
@@ -310,6 +331,8 @@ class Config:
                 args = [w.decode() for w in words[1:]]
                 if name == "include":
                     self.load_file(args[0])
+                    continue
+                if self.directive(name, words, f"{path}:{lineno}"):
                     continue
                 if name not in self.params:
                     raise ConfigError(f"{path}:{lineno}: Bad directive or wrong number of arguments")

@@ -17,6 +17,7 @@ from rillet.commands.stream_common import (
     get_stream,
     new_stream,
     parse_block_timeout,
+    streams_keys,
 )
 from rillet.commands.table import command, help_reply
 from rillet.engine import groups as engine
@@ -380,7 +381,7 @@ def xgroup_help(ctx: Client, argv: list[bytes]) -> object:
 # --- XREADGROUP --------------------------------------------------------------------------
 
 @command("xreadgroup", -7, "write blocking movablekeys", group="stream", since="5.0.0",
-         **_DOCS["xreadgroup"])
+         find_keys=streams_keys(4), **_DOCS["xreadgroup"])
 def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
     """XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]
 

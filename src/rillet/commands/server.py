@@ -439,10 +439,6 @@ _FLAG_ORDER = (
     "may_replicate", "sentinel", "only_sentinel", "no_mandatory_keys", "protected",
     "module_no_cluster", "no_async_loading", "no_multi", "movablekeys", "allow_busy",
 )
-_GROUP_CATEGORY = {
-    "generic": "keyspace", "string": "string", "connection": "connection",
-    "transactions": "transaction", "stream": "stream", "scripting": "scripting",
-}
 
 
 def _flag_set(spec: CommandSpec) -> SetReply:
@@ -451,51 +447,27 @@ def _flag_set(spec: CommandSpec) -> SetReply:
     return SetReply([SimpleString(flag.encode()) for flag in known])
 
 
-# Redis's ACL category order (acl.c ACLCommandCategories).
-_CATEGORY_ORDER = (
-    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
-    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
-    "connection", "transaction", "scripting",
-)
-
-
-def acl_categories(spec: CommandSpec) -> list[str]:
-    if spec.acl_categories:
-        return list(spec.acl_categories)
-    if spec.handler is None:
-        return ["slow"]  # a container such as CONFIG: its subcommands carry the rest
-    flags = spec.flags
-    categories = {"fast" if "fast" in flags else "slow"}
-    if "write" in flags:
-        categories.add("write")
-    if "readonly" in flags:
-        categories.add("read")
-    if spec.group in _GROUP_CATEGORY:
-        categories.add(_GROUP_CATEGORY[spec.group])
-    if "admin" in flags:
-        categories |= {"admin", "dangerous"}
-    if "blocking" in flags:
-        categories.add("blocking")
-    return [c for c in _CATEGORY_ORDER if c in categories]
+acl_categories = table.acl_categories
 
 
 def _key_specs(spec: CommandSpec) -> list:
-    """One range key spec from (first, last, step), Redis's COMMAND INFO shape."""
+    """Key specs from (first, last, step) and the flags in the table, Redis's COMMAND INFO shape."""
     if spec.first_key <= 0:
         return []
-    if spec.is_write:
-        flags = [b"RW", b"update"]
+    flags = spec.key_spec_flags()
+    if len(flags) > 1:  # one spec per key position (RENAME's source and destination)
+        ranges = [(spec.first_key + n, 0, 1, f) for n, f in enumerate(flags)]
     else:
-        flags = [b"RO", b"access"]
-    last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
+        last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
+        ranges = [(spec.first_key, last, spec.key_step or 1, flags[0])]
     return [Map([
-        (b"flags", SetReply([SimpleString(f) for f in flags])),
-        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", spec.first_key)]))])),
+        (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
+        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", index)]))])),
         (b"find_keys", Map([
             (b"type", b"range"),
-            (b"spec", Map([(b"lastkey", last), (b"keystep", spec.key_step or 1), (b"limit", 0)])),
+            (b"spec", Map([(b"lastkey", last), (b"keystep", step), (b"limit", 0)])),
         ])),
-    ])]
+    ]) for index, last, step, text in ranges]
 
 
 def command_info(spec: CommandSpec) -> list:
@@ -614,10 +586,10 @@ def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
         spec = spec.subcommands.get(args[1].lower()) or spec
     if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
         raise ReplyError(errors.GETKEYS_WRONG_ARITY)
-    keys_at = spec.key_indexes(len(args))
+    keys_at = [i for i, _ in spec.keys_with_flags(args)]
     if not keys_at:
         raise ReplyError(errors.GETKEYS_NO_KEYS)
-    return [args[i] for i in keys_at if i < len(args)]
+    return [args[i] for i in keys_at]
 
 
 @command("command|help", 2, "loading stale", group="server", since="5.0.0", acl="slow connection")

@@ -435,3 +435,17 @@ def stream_memory_usage(db, key: bytes, stream: Stream, samples: int) -> int:
     n = len(key)
     alloc = 16 + 1 + _sds_header(n) + n + 1 + (8 if key in db.expires else 0)
     return stream.memory_usage(samples) + 8 + _jemalloc_q8(alloc)
+
+
+def streams_keys(start: int):
+    """XREAD/XREADGROUP's keys: the first half of what follows STREAMS (Redis's keyword
+    key spec: STREAMS searched from `start`, then half the remaining arguments)."""
+
+    def find(argv: list[bytes]) -> list[tuple[int, str]]:
+        for i in range(start, len(argv)):
+            if argv[i].upper() == b"STREAMS":
+                count = (len(argv) - i - 1) // 2
+                return [(i + 1 + n, "RO access") for n in range(count)]
+        return []
+
+    return find

@@ -17,7 +17,10 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from rillet import REDIS_COMPAT_VERSION, __version__
+from rillet.acl import RuleError
 from rillet.clock import Clock
+from rillet.commands import table
+from rillet.commands.acl import load_startup_users
 from rillet.config import Config
 from rillet.dispatch import Dispatcher
 from rillet.errors import ReplyError
@@ -340,7 +343,17 @@ async def serve(server: Server, ready: Callable[[Server], None] | None = None) -
 def run(config: Config) -> int:
     """Run a server until SHUTDOWN or a signal; returns the process exit code."""
     configure_interpreter()
+    for old, new in config.renamed_commands:
+        problem = table.rename(old, new)
+        if problem is not None:
+            log.error("%s", problem)
+            return 1
     server = Server(config)
+    try:
+        load_startup_users(server.state.acl, config)
+    except RuleError as error:
+        log.error("Aborting Redis startup because of ACL errors: %s", error.reason)
+        return 1
     from rillet.persistence import attach as attach_persistence
 
     try:
