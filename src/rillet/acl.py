@@ -211,20 +211,22 @@ class Selector:
         if self.allkeys:
             raise RuleError(KEYS_AFTER_ALL)
         if op[:1] == b"%":
-            tilde = op.find(b"~")
-            if tilde < 0:
-                raise RuleError(SYNTAX)
-            flags = 0
-            for ch in op[1:tilde].upper():
-                if ch == ord("R"):
+            # Redis reads R/W up to a '~' (or the end: "%R" is the empty pattern).
+            flags, offset = 0, 1
+            while offset < len(op):
+                ch = op[offset:offset + 1].upper()
+                offset += 1
+                if ch == b"R":
                     flags |= READ
-                elif ch == ord("W"):
+                elif ch == b"W":
                     flags |= WRITE
+                elif ch == b"~":
+                    break
                 else:
                     raise RuleError(SYNTAX)
             if not flags:
                 raise RuleError(SYNTAX)
-            pattern = op[tilde + 1:]
+            pattern = op[offset:]
         else:
             flags, pattern = ALL, op[1:]
         if _has_spaces(pattern):
@@ -591,10 +593,18 @@ class Acl:
                     raise RuleError(f"{where}: {error.reason}. ") from None
             if b"default" not in seen:
                 self.users[b"default"] = saved_default
-                self.default = saved_default
         except RuleError:
             self.users, self.default = saved_users, saved_default
             raise
+        # A user that is still there keeps its identity (and its clients stay
+        # authenticated, with the new rules); the clients of users that went are
+        # disconnected by the caller.
+        for name, user in list(self.users.items()):
+            old = saved_users.get(name)
+            if old is not None and old is not user:
+                old.__dict__.update(user.__dict__)
+                self.users[name] = old
+        self.default = self.users[b"default"]
         return saved_users
 
     def dump(self) -> str:

@@ -11,7 +11,7 @@ from rillet.commands.args import parse_int
 from rillet.commands.connection import client_info_line
 from rillet.commands.table import acl_categories, all_specs, command, help_reply, lookup
 from rillet.errors import ReplyError
-from rillet.resp.types import OK, Map
+from rillet.resp.types import OK, Map, SetReply
 from rillet.state import Client
 
 _ADMIN = "admin noscript loading stale"
@@ -67,7 +67,7 @@ def acl_getuser(ctx: Client, argv: list[bytes]) -> object:
     if user is None:
         return None
     return Map([
-        (b"flags", [f.encode() for f in user.flag_names()]),
+        (b"flags", SetReply([f.encode() for f in user.flag_names()])),
         (b"passwords", [h.encode() for h in user.passwords]),
         *_selector_map(user.root),
         (b"selectors", [Map(_selector_map(s)) for s in user.selectors]),
@@ -116,7 +116,8 @@ def acl_cat(ctx: Client, argv: list[bytes]) -> object:
     category = argv[2].decode("utf-8", "replace").lower()
     if category not in model.CATEGORIES:
         raise ReplyError(errors.ACL_UNKNOWN_CATEGORY.format(_text(argv[2])))
-    return [s.name.encode() for s in all_specs() if category in acl_categories(s)]
+    return [s.name.encode() for s in all_specs()
+            if category in acl_categories(s) and not (s.parent is not None and s.parent.one_command)]
 
 
 @command("acl|genpass", -2, _PLAIN, group="server", since="6.0.0")
@@ -143,9 +144,7 @@ def acl_log(ctx: Client, argv: list[bytes]) -> object:
         if argv[2].upper() == b"RESET":
             log.clear()
             return OK
-        count = parse_int(argv[2])
-        if count < 0:
-            raise ReplyError(errors.NOT_INTEGER)
+        count = max(parse_int(argv[2]), 0)
     now = ctx.server.clock.now_ms()
     return [Map([
         (b"count", e.count),

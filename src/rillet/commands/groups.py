@@ -249,6 +249,7 @@ def _clamp_entries_read(stream: Stream, entries_read: int | None) -> int | None:
 
 
 @command("xgroup|create", -5, "write denyoom", keys=(2, 2, 1), group="stream", since="5.0.0",
+         key_flags="RW insert",
          **_DOCS["xgroup|create"])
 def xgroup_create(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP CREATE key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]
@@ -309,6 +310,7 @@ def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xgroup|destroy", 4, "write", keys=(2, 2, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_DOCS["xgroup|destroy"])
 def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP DESTROY key group
@@ -325,7 +327,8 @@ def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xgroup|createconsumer", 5, "write denyoom", keys=(2, 2, 1), group="stream",
-         since="6.2.0", **_DOCS["xgroup|createconsumer"])
+         since="6.2.0", key_flags="RW insert",
+         **_DOCS["xgroup|createconsumer"])
 def xgroup_createconsumer(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP CREATECONSUMER key group consumer"""
     _, group, _, _ = _xgroup_prepare(ctx, argv)
@@ -337,6 +340,7 @@ def xgroup_createconsumer(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xgroup|delconsumer", 5, "write", keys=(2, 2, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_DOCS["xgroup|delconsumer"])
 def xgroup_delconsumer(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP DELCONSUMER key group consumer
@@ -768,6 +772,7 @@ _AUTOCLAIM_MAX_COUNT = INT64_MAX // 16
 
 
 @command("xautoclaim", -6, "write fast", keys=(1, 1, 1), group="stream", since="6.2.0",
+         key_flags="RW delete",
          **_DOCS["xautoclaim"])
 def xautoclaim(ctx: Client, argv: list[bytes]) -> object:
     """XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
@@ -925,6 +930,7 @@ def _parse_ackdel(argv: list[bytes], start: int) -> tuple[bytes, int, int]:
 
 
 @command("xdelex", -5, "write fast", keys=(1, 1, 1), group="stream", since="8.2.0",
+         key_flags="RW delete",
          **_DOCS["xdelex"])
 def xdelex(ctx: Client, argv: list[bytes]) -> object:
     """XDELEX key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]
@@ -961,6 +967,7 @@ def xdelex(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xackdel", -6, "write fast", keys=(1, 1, 1), group="stream", since="8.2.0",
+         key_flags="RW update delete",
          **_DOCS["xackdel"])
 def xackdel(ctx: Client, argv: list[bytes]) -> object:
     """XACKDEL key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]

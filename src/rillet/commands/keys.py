@@ -19,7 +19,8 @@ def type_name(value: object) -> bytes:
     return getattr(value, "TYPE_NAME", b"none")
 
 
-@command("del", -2, "write", keys=(1, -1, 1), group="generic", since="1.0.0")
+@command("del", -2, "write", keys=(1, -1, 1), group="generic", since="1.0.0",
+         key_flags="RM delete")
 def del_(ctx: Client, argv: list[bytes]) -> object:
     """DEL key [key ...]"""
     db = ctx.db
@@ -31,7 +32,8 @@ def del_(ctx: Client, argv: list[bytes]) -> object:
     return deleted
 
 
-@command("unlink", -2, "write fast", keys=(1, -1, 1), group="generic", since="4.0.0")
+@command("unlink", -2, "write fast", keys=(1, -1, 1), group="generic", since="4.0.0",
+         key_flags="RM delete")
 def unlink(ctx: Client, argv: list[bytes]) -> object:
     """UNLINK key [key ...]"""
     return del_(ctx, argv)

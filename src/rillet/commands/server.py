@@ -126,6 +126,7 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("pubsub_channels", 0),
         ("total_error_replies", s.total_error_replies),
         ("unexpected_error_replies", s.unexpected_error_replies),
+        *((f"acl_access_denied_{kind}", n) for kind, n in state.acl.denied.items()),
     ]
 
 

@@ -282,6 +282,7 @@ def xrevrange(ctx: Client, argv: list[bytes]) -> object:
 # --- XDEL / XTRIM -----------------------------------------------------------------------------
 
 @command("xdel", -3, "write fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_docs("xdel"))
 def xdel(ctx: Client, argv: list[bytes]) -> object:
     """XDEL key id [id ...]
@@ -304,6 +305,7 @@ def xdel(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_docs("xtrim"))
 def xtrim(ctx: Client, argv: list[bytes]) -> object:
     """XTRIM key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]

@@ -145,7 +145,8 @@ def mget(ctx: Client, argv: list[bytes]) -> object:
     return out
 
 
-@command("mset", -3, "write denyoom", keys=(1, -1, 2), group="string", since="1.0.1")
+@command("mset", -3, "write denyoom", keys=(1, -1, 2), group="string", since="1.0.1",
+         key_flags="OW update")
 def mset(ctx: Client, argv: list[bytes]) -> object:
     """MSET key value [key value ...]"""
     if len(argv) % 2 == 0:
@@ -163,7 +164,8 @@ def strlen(ctx: Client, argv: list[bytes]) -> object:
     return 0 if value is None else len(value)
 
 
-@command("append", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="2.0.0")
+@command("append", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="2.0.0",
+         key_flags="RW insert")
 def append(ctx: Client, argv: list[bytes]) -> object:
     """APPEND key value"""
     value = (get_string(ctx, argv[1]) or b"") + argv[2]

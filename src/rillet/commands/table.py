@@ -51,6 +51,8 @@ class CommandSpec:
     find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None
     subcommands: dict[bytes, CommandSpec] = field(default_factory=dict)
     parent: CommandSpec | None = None
+    # Redis knows this container as one command (DEBUG): ACL CAT lists it alone.
+    one_command: bool = False
     # Precomputed for the hot path: attribute reads beat set lookups.
     is_write: bool = False
     is_blocking: bool = False
@@ -194,7 +196,9 @@ def rename(old: bytes, new: bytes) -> str | None:
 
 def container(name: str, group: str, acl: str) -> None:
     """Declare a container whose own categories Redis reports (DEBUG: one command in Redis)."""
-    _container(name, group).acl_categories = tuple(acl.split())
+    spec = _container(name, group)
+    spec.acl_categories = tuple(acl.split())
+    spec.one_command = True
 
 
 # Redis's ACL category order (acl.c ACLCommandCategories).
