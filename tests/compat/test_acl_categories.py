@@ -38,7 +38,7 @@ def test_categories_and_key_flags_match_redis(rillet_server, redis8_server, name
         ours_wire.close()
         ref_wire.close()
     assert ours[6] == ref[6], f"{name}: categories {ours[6]} vs Redis {ref[6]}"
-    ours_flags = [sorted(dict(zip(k[::2], k[1::2]))[b"flags"]) for k in ours[8]]
-    ref_flags = [sorted(dict(zip(k[::2], k[1::2]))[b"flags"]) for k in ref[8]]
+    ours_flags = [sorted(dict(zip(k[::2], k[1::2], strict=True))[b"flags"]) for k in ours[8]]
+    ref_flags = [sorted(dict(zip(k[::2], k[1::2], strict=True))[b"flags"]) for k in ref[8]]
     if ref[3] != 0:  # keyword-based specs (XREAD's STREAMS) are described differently
         assert ours_flags == ref_flags, f"{name}: key spec flags"
