@@ -317,7 +317,7 @@ class Selector:
 
     # --- the check ----------------------------------------------------------------
     def check(self, spec: Any, argv: list[bytes], keys: list[tuple[int, int]],
-              channels: list[int]) -> tuple[int, int]:
+              channels: Iterable[int]) -> tuple[int, int]:
         """(outcome, argv index at fault) for one command (acl.c ACLSelectorCheckCmd)."""
         if not self.allcommands and "no_auth" not in spec.flags and spec.name not in self.allowed:
             base = spec.parent.name if spec.parent is not None else spec.name
@@ -325,11 +325,11 @@ class Selector:
             at = 2 if spec.parent is not None else 1
             if not allowed or len(argv) <= at or argv[at].lower() not in allowed:
                 return DENIED_CMD, 0
-        if not self.allkeys:
+        if keys and not self.allkeys:
             for index, need in keys:
                 if not self.key_allowed(argv[index], need):
                     return DENIED_KEY, index
-        if not self.allchannels:
+        if channels and not self.allchannels:
             for index in channels:
                 if not any(glob_match(p, argv[index]) for p in self.channels):
                     return DENIED_CHANNEL, index

@@ -256,13 +256,31 @@ def acl_dryrun(ctx: Client, argv: list[bytes]) -> object:
                        errors.DRYRUN_KEY, errors.DRYRUN_CHANNEL).encode("utf-8", "surrogateescape")
 
 
+_NEEDS: dict[object, int] = {}
+
+
+def _one_key_need(spec) -> int:
+    need = _NEEDS.get(spec)
+    if need is None:
+        need = _NEEDS[spec] = model.key_need(spec.key_spec_flags()[0])
+    return need
+
+
 def check(user: model.User, spec, argv: list[bytes]) -> tuple[int, int]:
     """Redis's ACLCheckAllUserCommandPerm: any selector allowing wins; else the most
     relevant denial (a later key or channel beats an earlier one)."""
-    keys = [(i, model.key_need(flags)) for i, flags in spec.keys_with_flags(argv)]
-    best, best_index = model.DENIED_CMD, 0
-    for selector in user.all_selectors():
-        outcome, index = selector.check(spec, argv, keys, [])
+    first = spec.first_key
+    if spec.find_keys is None and first == spec.last_key:
+        # No key, or one at a fixed place (most commands): no key list to build.
+        keys = [(first, _one_key_need(spec))] if 0 < first < len(argv) else []
+    else:
+        keys = [(i, model.key_need(flags)) for i, flags in spec.keys_with_flags(argv)]
+    outcome, index = user.root.check(spec, argv, keys, ())
+    if outcome == model.OK or not user.selectors:
+        return outcome, index
+    best, best_index = outcome, index
+    for selector in user.selectors:
+        outcome, index = selector.check(spec, argv, keys, ())
         if outcome == model.OK:
             return model.OK, 0
         if outcome > best or (outcome == best and index > best_index):
