@@ -170,8 +170,32 @@ PARAMS = [
     Param("bind", "string", "127.0.0.1", immutable=True),
     Param("unixsocket", "string", "", immutable=True),
     Param("unixsocketperm", "octal", 0, 0, 0o777, immutable=True),
+    # TLS (server/tls.py), read when the listeners start.
+    Param("tls-port", "int", 0, 0, 65535, immutable=True),
+    Param("tls-cert-file", "string", "", immutable=True),
+    Param("tls-key-file", "string", "", immutable=True),
+    Param("tls-key-file-pass", "string", "", immutable=True),
+    Param("tls-client-cert-file", "string", "", immutable=True),
+    Param("tls-client-key-file", "string", "", immutable=True),
+    Param("tls-client-key-file-pass", "string", "", immutable=True),
+    Param("tls-dh-params-file", "string", "", immutable=True),
+    Param("tls-ca-cert-file", "string", "", immutable=True),
+    Param("tls-ca-cert-dir", "string", "", immutable=True),
+    Param("tls-auth-clients", "enum", "yes", choices=("no", "yes", "optional"), immutable=True),
+    Param("tls-protocols", "string", "", immutable=True),
+    Param("tls-ciphers", "string", "", immutable=True),
+    Param("tls-ciphersuites", "string", "", immutable=True),
+    Param("tls-prefer-server-ciphers", "bool", False, immutable=True),
+    Param("tls-session-caching", "bool", True, immutable=True),
+    Param("tls-session-cache-size", "int", 20480, 0, 2**31 - 1, immutable=True),
+    Param("tls-session-cache-timeout", "int", 300, 0, 2**31 - 1, immutable=True),
+    Param("tls-replication", "bool", False),
+    Param("tls-cluster", "bool", False),
     Param("tcp-backlog", "int", 511, 0, _MAX32, immutable=True),
     Param("requirepass", "string", ""),
+    Param("aclfile", "string", "", immutable=True),
+    Param("acl-pubsub-default", "enum", "resetchannels", choices=("allchannels", "resetchannels")),
+    Param("acllog-max-len", "int", 128, minimum=0, maximum=2**63 - 1),
     Param("databases", "int", 16, 1, _MAX32, immutable=True),
     Param("dir", "string", ".", protected=True),
     Param("loglevel", "enum", "notice", choices=("debug", "verbose", "notice", "warning", "nothing")),
@@ -247,6 +271,24 @@ class Config:
         self.values: dict[str, object] = {p.name: p.default for p in PARAMS}
         # The file the server was started with (INFO config_file, CONFIG REWRITE).
         self.path = ""
+        # Directives that are not parameters: `user <name> <rules...>` lines (the
+        # ACL's, with where they came from) and `rename-command old new`.
+        self.users: list[tuple[str, list[bytes]]] = []
+        self.renamed_commands: list[tuple[bytes, bytes]] = []
+
+    def directive(self, name: str, words: list[bytes], where: str) -> bool:
+        """Take a `user` or `rename-command` directive; False if `name` is neither."""
+        if name == "user":
+            if len(words) < 2:
+                raise ConfigError(f"{where}: Bad directive or wrong number of arguments")
+            self.users.append((where, [b"user", *words[1:]]))
+            return True
+        if name == "rename-command":
+            if len(words) != 3:
+                raise ConfigError(f"{where}: Bad directive or wrong number of arguments")
+            self.renamed_commands.append((words[1], words[2]))
+            return True
+        return False
 
     def __getitem__(self, name: str) -> object:
         return self.values[self.params[name].name]
@@ -350,6 +392,8 @@ class Config:
                 args = [w.decode() for w in words[1:]]
                 if name == "include":
                     self.load_file(args[0])
+                    continue
+                if self.directive(name, words, f"{path}:{lineno}"):
                     continue
                 if name not in self.params:
                     raise ConfigError(f"{path}:{lineno}: Bad directive or wrong number of arguments")

@@ -355,3 +355,43 @@ def stream_memory_usage(db, key: bytes, stream: Stream, samples: int) -> int:
     n = len(key)
     alloc = 16 + 1 + _sds_header(n) + n + 1 + (8 if key in db.expires else 0)
     return stream.memory_usage(samples) + 8 + _jemalloc_q8(alloc)
+
+
+def streams_keys(start: int):
+    """XREAD/XREADGROUP's keys, as Redis finds them for COMMAND GETKEYS and ACL checks.
+
+    First the keyword key spec: STREAMS searched from `start` (never in the last
+    argument), the keys the first half of what follows. If that finds STREAMS
+    but no key, xreadGetKeys is the fallback: it skips the options to find
+    STREAMS and needs an even, non-zero number of arguments after it.
+    """
+
+    def find(argv: list[bytes]) -> list[tuple[int, str]]:
+        argc = len(argv)
+        for i in range(start, argc - 1):
+            if argv[i].upper() == b"STREAMS":
+                first = i + 1
+                count = (argc - first) // 2
+                if count:
+                    return [(first + n, "RO access") for n in range(count)]
+                break
+        else:
+            return []  # no keyword: no keys, and no fallback
+        i, streams_at = 1, -1
+        while i < argc:
+            word = argv[i].upper()
+            if word in (b"BLOCK", b"COUNT"):
+                i += 2
+            elif word == b"GROUP":
+                i += 3
+            elif word == b"NOACK":
+                i += 1
+            else:
+                streams_at = i if word == b"STREAMS" else -1
+                break
+        rest = argc - streams_at - 1
+        if streams_at < 0 or rest == 0 or rest % 2:
+            return []
+        return [(streams_at + 1 + n, "RO access") for n in range(rest // 2)]
+
+    return find

@@ -24,6 +24,7 @@ from rillet.commands.stream_common import (
     node_limits,
     parse_add_trim_args,
     parse_block_timeout,
+    streams_keys,
 )
 from rillet.commands.table import command, help_reply
 from rillet.engine.groups import as_long_long
@@ -231,7 +232,7 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XLEN / XRANGE / XREVRANGE -------------------------------------------------------------
 
-@command("xlen", 2, "readonly fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xlen", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO", group="stream", since="5.0.0",
          **_docs("xlen"))
 def xlen(ctx: Client, argv: list[bytes]) -> object:
     """XLEN key"""
@@ -282,6 +283,7 @@ def xrevrange(ctx: Client, argv: list[bytes]) -> object:
 # --- XDEL / XTRIM -----------------------------------------------------------------------------
 
 @command("xdel", -3, "write fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_docs("xdel"))
 def xdel(ctx: Client, argv: list[bytes]) -> object:
     """XDEL key id [id ...]
@@ -304,6 +306,7 @@ def xdel(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_docs("xtrim"))
 def xtrim(ctx: Client, argv: list[bytes]) -> object:
     """XTRIM key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]
@@ -328,7 +331,7 @@ def xtrim(ctx: Client, argv: list[bytes]) -> object:
 # --- XREAD ------------------------------------------------------------------------------------
 
 @command("xread", -4, "readonly blocking movablekeys", keys=(0, 0, 0), group="stream",
-         since="5.0.0", **_docs("xread"))
+         since="5.0.0", find_keys=streams_keys(1), **_docs("xread"))
 def xread(ctx: Client, argv: list[bytes]) -> object:
     """XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
 

@@ -251,7 +251,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         wider than `is_local`, which is Redis's islocalClient.
         """
         config = self.state.config
-        if not config["protected-mode"] or config["requirepass"] or self.unix:
+        if not config["protected-mode"] or self.state.acl.default_has_password or self.unix:
             return False
         return not (self._peer_host.startswith("127.") or self._peer_host == "::1")
 
