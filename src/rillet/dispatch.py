@@ -89,6 +89,13 @@ class Dispatcher:
             problem = state.write_guard()
             if problem is not None:
                 return self._reject(client, problem, spec)
+        # Replication hook (replication/core.py command_guard): MASTERDOWN on a
+        # replica whose link is down with replica-serve-stale-data no.
+        guard = state.extensions.get("command_guard")
+        if guard is not None and "stale" not in spec.flags and not client.is_internal:
+            problem = guard()
+            if problem is not None:
+                return self._reject(client, problem, spec)
         return None
 
     def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:

@@ -276,3 +276,25 @@ BGREWRITEAOF_FAILED = (
     "ERR Can't execute an AOF background rewriting. Please check the server logs for"
     " more information."
 )
+
+# --- replication (rillet/replication, commands/replication.py) --------------------------
+NOREPLICAS = "NOREPLICAS Not enough good replicas to write."
+MASTERDOWN = (
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+)
+INVALID_MASTER_PORT = "ERR Invalid master port"
+WAIT_ON_REPLICA = (
+    "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0"
+    " if a replica is configured to be writable (which is not the default) writes to replicas"
+    " are just local and are not propagated."
+)
+WAITAOF_ON_REPLICA = (
+    "ERR WAITAOF cannot be used with replica instances. Please also note that writes to"
+    " replicas are just local and are not propagated."
+)
+WAITAOF_APPENDONLY_OFF = (
+    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled."
+)
+REPLICAOF_DURING_FAILOVER = "ERR REPLICAOF not allowed while failing over."
+REPLCONF_UNRECOGNIZED = "ERR Unrecognized REPLCONF option: {}"
+REPLICA_ALREADY_CONNECTED = "OK Already connected to specified master"

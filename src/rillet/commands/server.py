@@ -118,6 +118,7 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("total_net_input_bytes", s.net_input_bytes),
         ("total_net_output_bytes", s.net_output_bytes),
         ("rejected_connections", s.rejected_connections),
+        *_provided(state, "replication_stats"),
         ("expired_keys", s.expired_keys),
         ("evicted_keys", 0),
         ("keyspace_hits", s.keyspace_hits),
@@ -126,6 +127,11 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("total_error_replies", s.total_error_replies),
         ("unexpected_error_replies", s.unexpected_error_replies),
     ]
+
+
+def _provided(state: ServerState, name: str) -> list[tuple[str, object]]:
+    provider = state.info_providers.get(name)
+    return provider() if provider is not None else []
 
 
 def _section_replication(state: ServerState) -> list[tuple[str, object]]:

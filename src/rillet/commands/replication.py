@@ -1,0 +1,178 @@
+"""Replication commands: REPLICAOF/SLAVEOF, PSYNC/SYNC, REPLCONF, ROLE, WAIT, WAITAOF.
+
+The state they act on is rillet.replication's `Replication` (one per server).
+"""
+
+from __future__ import annotations
+
+from rillet import errors
+from rillet.commands.args import parse_int
+from rillet.commands.table import command
+from rillet.errors import ReplyError
+from rillet.replication import of as replication_of
+from rillet.replication.master import Waiter
+from rillet.resp.types import NO_REPLY, OK, SimpleString
+from rillet.state import Block, Client
+
+_UNAVAILABLE = "ERR replication is not available on this server"
+
+
+def _replication(ctx: Client):
+    found = replication_of(ctx.server)
+    if found is None:
+        raise ReplyError(_UNAVAILABLE)
+    return found
+
+
+def _replicaof(ctx: Client, argv: list[bytes]) -> object:
+    repl = _replication(ctx)
+    if argv[1].lower() == b"no" and argv[2].lower() == b"one":
+        repl.replicaof(None)
+        return OK
+    port = parse_int(argv[2], errors.INVALID_MASTER_PORT)
+    if not 0 <= port <= 65535:
+        raise ReplyError(errors.INVALID_MASTER_PORT)
+    if not repl.replicaof(argv[1].decode("utf-8", "replace"), port):
+        return SimpleString(errors.REPLICA_ALREADY_CONNECTED.encode())
+    return OK
+
+
+@command("replicaof", 3, "admin noscript stale no_async_loading", group="server", since="5.0.0")
+def replicaof(ctx: Client, argv: list[bytes]) -> object:
+    """REPLICAOF <host port | NO ONE>"""
+    return _replicaof(ctx, argv)
+
+
+@command("slaveof", 3, "admin noscript stale no_async_loading", group="server", since="1.0.0")
+def slaveof(ctx: Client, argv: list[bytes]) -> object:
+    """SLAVEOF <host port | NO ONE>"""
+    return _replicaof(ctx, argv)
+
+
+@command("psync", -3, "admin noscript no_async_loading no_multi", group="server", since="2.8.0")
+def psync(ctx: Client, argv: list[bytes]) -> object:
+    """PSYNC replicationid offset"""
+    return _sync(ctx, argv[1], argv[2], False)
+
+
+@command("sync", 1, "admin noscript no_async_loading no_multi", group="server", since="1.0.0")
+def sync(ctx: Client, argv: list[bytes]) -> object:
+    """SYNC"""
+    return _sync(ctx, b"?", b"-1", True)
+
+
+def _sync(ctx: Client, replid: bytes, offset_raw: bytes, sync_cmd: bool) -> object:
+    repl = _replication(ctx)
+    if ctx.flags == "S":
+        return NO_REPLY  # Redis ignores SYNC from a client that is already a replica
+    if repl.is_replica and (repl.link is None or not repl.link.up):
+        raise ReplyError("NOMASTERLINK Can't SYNC while not connected with my master")
+    if ctx.conn is None:
+        raise ReplyError(_UNAVAILABLE)
+    try:
+        offset = int(offset_raw)
+    except ValueError:
+        offset = -1
+    repl.master_side.psync(ctx, replid, offset, sync_cmd)
+    return NO_REPLY
+
+
+@command("replconf", -1, "admin noscript loading stale allow_busy", group="server",
+         since="3.0.0")
+def replconf(ctx: Client, argv: list[bytes]) -> object:
+    """REPLCONF"""
+    if len(argv) % 2 == 0:
+        raise ReplyError(errors.SYNTAX)
+    repl = _replication(ctx)
+    side = repl.master_side
+    for i in range(1, len(argv), 2):
+        option = argv[i].lower()
+        value = argv[i + 1]
+        if option == b"listening-port":
+            side.handshake(ctx)["port"] = parse_int(value)
+        elif option == b"ip-address":
+            side.handshake(ctx)["ip"] = value.decode("utf-8", "replace")
+        elif option == b"capa":
+            side.handshake(ctx)["capa"].add(value.lower())
+        elif option == b"ack":
+            # Sent by replicas once a second; never answered.
+            try:
+                offset = int(value)
+            except ValueError:
+                return NO_REPLY
+            side.ack(ctx, offset)
+            return NO_REPLY
+        elif option == b"getack":
+            if repl.link is not None:
+                repl.link.send_ack()
+            return NO_REPLY
+        elif option in (b"rdb-only", b"rdb-filter-only", b"rdb-channel", b"main-ch-client-id",
+                        b"version"):
+            pass
+        else:
+            raise ReplyError(errors.REPLCONF_UNRECOGNIZED.format(
+                argv[i].decode("utf-8", "replace")))
+    return OK
+
+
+@command("role", 1, "noscript loading stale fast", group="server", since="2.8.12")
+def role(ctx: Client, argv: list[bytes]) -> object:
+    """ROLE"""
+    repl = _replication(ctx)
+    if repl.is_replica:
+        link = repl.link
+        state = link.link_state if link is not None else "connect"
+        return [b"slave", repl.master_host.encode(), repl.master_port, state.encode(),
+                repl.master_repl_offset if link is not None and link.up else -1]
+    replicas = [[e.ip.encode(), b"%d" % e.port, b"%d" % e.ack_offset]
+                for e in repl.master_side.online() if e.state == "online"]
+    return [b"master", repl.master_repl_offset, replicas]
+
+
+def _timeout_ms(raw: bytes) -> int:
+    timeout = parse_int(raw, errors.TIMEOUT_NOT_INTEGER)
+    if timeout < 0:
+        raise ReplyError(errors.TIMEOUT_NEGATIVE)
+    return timeout
+
+
+@command("wait", 3, "noscript", group="generic", since="3.0.0")
+def wait(ctx: Client, argv: list[bytes]) -> object:
+    """WAIT numreplicas timeout"""
+    repl = _replication(ctx)
+    if repl.is_replica:
+        raise ReplyError(errors.WAIT_ON_REPLICA)
+    numreplicas = parse_int(argv[1])
+    timeout = _timeout_ms(argv[2])
+    side = repl.master_side
+    offset = repl.master_repl_offset
+    acked = side.acked(offset)
+    if ctx.in_exec or acked >= numreplicas or ctx.is_internal:
+        return acked
+    side.add_waiter(Waiter(ctx, offset, numreplicas), timeout)
+    return Block([], 0, argv, acked)
+
+
+@command("waitaof", 4, "noscript", group="generic", since="7.2.0")
+def waitaof(ctx: Client, argv: list[bytes]) -> object:
+    """WAITAOF numlocal numreplicas timeout"""
+    repl = _replication(ctx)
+    if repl.is_replica:
+        raise ReplyError(errors.WAITAOF_ON_REPLICA)
+    numlocal = parse_int(argv[1])
+    numreplicas = parse_int(argv[2])
+    timeout = _timeout_ms(argv[3])
+    persistence = ctx.server.extensions.get("persistence")
+    aof_on = persistence is not None and persistence.aof_state != "off"
+    if numlocal and not aof_on:
+        raise ReplyError(errors.WAITAOF_APPENDONLY_OFF)
+    # Replies to writes leave only once the AOF holds them (the durability gate),
+    # so the local AOF already has everything this client was told about.
+    local = 1 if aof_on else 0
+    side = repl.master_side
+    offset = repl.master_repl_offset
+    acked = side.acked(offset)
+    if ctx.in_exec or acked >= numreplicas or ctx.is_internal:
+        return [local, acked]
+    side.add_waiter(Waiter(ctx, offset, numreplicas, aof=True, numlocal=local), timeout)
+    return Block([], 0, argv, [local, acked])
