@@ -40,7 +40,7 @@ def run(client: redis.Redis, seed: int, steps: int) -> dict[str, int]:
         if op < 30:
             argv = ["XADD", key]
             if rng.random() < 0.2:
-                argv += ["IDMP", "p%d" % rng.randrange(3), "i%d" % rng.randrange(20)]
+                argv += ["IDMP", f"p{rng.randrange(3)}", f"i{rng.randrange(20)}"]
             if rng.random() < 0.3:
                 argv += ["MAXLEN", rng.choice(["=", "~"]), rng.randrange(5, 40)]
             argv += ["*", "f", rng.randrange(1000)]

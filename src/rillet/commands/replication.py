@@ -145,7 +145,7 @@ def wait(ctx: Client, argv: list[bytes]) -> object:
     numreplicas = parse_int(argv[1])
     timeout = _timeout_ms(argv[2])
     side = repl.master_side
-    offset = repl.master_repl_offset
+    offset = repl.write_offset
     acked = side.acked(offset)
     if ctx.in_exec or acked >= numreplicas or ctx.is_internal:
         return acked
@@ -170,7 +170,7 @@ def waitaof(ctx: Client, argv: list[bytes]) -> object:
     # so the local AOF already has everything this client was told about.
     local = 1 if aof_on else 0
     side = repl.master_side
-    offset = repl.master_repl_offset
+    offset = repl.write_offset
     acked = side.acked(offset)
     if ctx.in_exec or acked >= numreplicas or ctx.is_internal:
         return [local, acked]

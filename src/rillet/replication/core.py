@@ -42,6 +42,9 @@ class Replication:
         self.replid2 = NO_ID
         self.second_repl_offset = -1
         self.master_repl_offset = 0
+        # The offset just after the last write's effects (not our PINGs and
+        # GETACKs): what WAIT waits for, as Redis's per-client woff would.
+        self.write_offset = 0
         self.backlog: Backlog | None = None
         self.selected_db = -1  # Redis's server.slaveseldb
         # Role: None when master; else our master's address and the link to it.
@@ -103,6 +106,7 @@ class Replication:
             return  # a replica forwards its master's bytes instead (see MasterLink.apply)
         data, self.selected_db = encode_effects(effects, self.selected_db)
         self.feed_raw(data)
+        self.write_offset = self.master_repl_offset
 
     def feed_raw(self, data: bytes) -> None:
         """Append stream bytes: offset, backlog, and every attached replica."""

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rillet.persistence import fork
-from rillet.replication.protocol import encode_command
 from rillet.replication.payload import write_payload
+from rillet.replication.protocol import encode_command
 
 log = logging.getLogger("rillet")
 

@@ -91,7 +91,7 @@ class MasterLink:
                 await self.session()
             except asyncio.CancelledError:
                 raise
-            except (OSError, LinkError, StreamError, asyncio.TimeoutError, EOFError) as error:
+            except (TimeoutError, OSError, LinkError, StreamError, EOFError) as error:
                 if not self._stopped:
                     log.warning("Replication link to MASTER %s:%d: %s", self.host, self.port,
                                 error or type(error).__name__)
