@@ -61,6 +61,10 @@ class Replication:
         self.no_replicas_since = time.monotonic()
         self._sink_registered = False
         self._ticks = 0
+        # Stream bytes of this event-loop turn, sent (and added to the backlog) in
+        # one go by flush_out: one write per replica per turn, not per command.
+        self._out = bytearray()
+        self._flush_scheduled = False
 
     # --- wiring ---------------------------------------------------------------------
     def install(self) -> None:
@@ -104,16 +108,44 @@ class Replication:
         """The effect sink (registered while a backlog exists on a master)."""
         if self.master_host is not None:
             return  # a replica forwards its master's bytes instead (see MasterLink.apply)
-        data, self.selected_db = encode_effects(effects, self.selected_db)
-        self.feed_raw(data)
+        out = self._out
+        before = len(out)
+        self.selected_db = encode_effects(out, effects, self.selected_db)
+        self.master_repl_offset += len(out) - before
         self.write_offset = self.master_repl_offset
+        if not self._flush_scheduled:
+            self._schedule_flush()
 
     def feed_raw(self, data: bytes) -> None:
-        """Append stream bytes: offset, backlog, and every attached replica."""
+        """Append stream bytes: counted now; backlog and replicas get them at flush_out."""
         if self.backlog is None:
             return
+        self._out += data
         self.master_repl_offset += len(data)
-        self.backlog.append(data)
+        if not self._flush_scheduled:
+            self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        loop = self.server.loop
+        if loop is None:
+            self.flush_out()
+        else:
+            self._flush_scheduled = True
+            loop.call_soon(self.flush_out)
+
+    def flush_out(self) -> None:
+        """Move this turn's stream bytes to the backlog and every replica.
+
+        Also called before anything reads the backlog or starts a replica's
+        buffer (PSYNC, a fork), so no byte is sent twice or missed.
+        """
+        self._flush_scheduled = False
+        if not self._out:
+            return
+        data = bytes(self._out)
+        self._out.clear()
+        if self.backlog is not None:
+            self.backlog.append(data)
         self.master_side.send_all(data)
 
     def create_backlog(self) -> None:
@@ -125,6 +157,7 @@ class Replication:
             self._sink_registered = True
 
     def free_backlog(self) -> None:
+        self.flush_out()
         self.backlog = None
         if self._sink_registered:
             self.state.effect_sinks.remove(self.feed)
@@ -196,6 +229,7 @@ class Replication:
 
     # --- full sync results (called by MasterLink) -----------------------------------------
     def synced_full(self, replid: str, offset: int) -> None:
+        self._out.clear()
         self.replid = replid
         self.replid2 = NO_ID
         self.second_repl_offset = -1

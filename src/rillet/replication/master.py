@@ -84,6 +84,7 @@ class MasterSide:
     def psync(self, client: Any, replid: bytes, offset: int, sync_cmd: bool = False) -> None:
         """PSYNC replid offset (or SYNC): continue from the backlog, or start a full sync."""
         repl = self.repl
+        repl.flush_out()  # the backlog and the replicas' buffers are current from here
         info = self.handshakes.pop(client.id, None) or {"port": 0, "ip": None, "capa": set()}
         ip = info["ip"] or _host_of(client.conn.addr if client.conn is not None else "")
         entry = ReplicaEntry(client, ip, info["port"], info["capa"])
@@ -150,6 +151,7 @@ class MasterSide:
 
     def _start_child(self) -> None:
         repl = self.repl
+        repl.flush_out()  # bytes counted before the fork must not land in `pending`
         waiting = [e for e in self.entries.values()
                    if e.state == WAIT_BGSAVE_START and not e.closed()]
         if not waiting:
@@ -243,6 +245,7 @@ class MasterSide:
             conn.close()
 
     def disconnect_all(self) -> None:
+        self.repl.flush_out()
         for entry in list(self.entries.values()):
             self.drop(entry)
 

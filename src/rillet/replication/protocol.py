@@ -6,20 +6,32 @@ parser returns each command together with its exact encoded length.
 
 from __future__ import annotations
 
+import os
+
 from rillet.persistence.aoflog import encode_command, encode_select
 
 __all__ = ["StreamParser", "StreamError", "encode_command", "encode_select", "encode_effects"]
 
+try:
+    # The AOF's compiled encoder: the replication stream is the same RESP.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.persistence._aofenc import encode_effects as _compiled
+except ImportError:
+    _compiled = None
 
-def encode_effects(effects: list[tuple[int, list[bytes]]], selected_db: int) -> tuple[bytes, int]:
-    """RESP for `effects`, with a SELECT before each change of db; returns (bytes, db)."""
-    parts = []
+
+def encode_effects(out: bytearray, effects: list[tuple[int, list[bytes]]],
+                   selected_db: int) -> int:
+    """Append RESP for `effects` to `out`, SELECT before each change of db; returns the db."""
+    if _compiled is not None:
+        return _compiled(out, effects, selected_db, encode_select, encode_command)
     for db_index, argv in effects:
         if db_index != selected_db:
-            parts.append(encode_select(db_index))
+            out += encode_select(db_index)
             selected_db = db_index
-        parts.append(encode_command(argv))
-    return b"".join(parts), selected_db
+        out += encode_command(argv)
+    return selected_db
 
 
 class StreamError(Exception):
