@@ -138,3 +138,108 @@ def test_replicaof_errors_and_no_one(pair):
     assert r.execute_command("SLAVEOF", "NO", "ONE") in (True, b"OK")
     r.xadd("s", {"a": "1"})  # writable now
     assert support.info(r)["role"] == "master"
+
+
+def test_client_kill_type_master_reconnects_partially(pair):
+    master, replica, m, r = pair
+    _xadd(m, 10)
+    support.wait_synced(m, r)
+    before = support.stats(m)
+    assert r.execute_command("CLIENT", "KILL", "TYPE", "master") == 1
+    _xadd(m, 10)
+    support.wait_synced(m, r)
+    after = support.stats(m)
+    assert after["sync_partial_ok"] == before["sync_partial_ok"] + 1
+    assert after["sync_full"] == before["sync_full"]
+    assert r.xlen("s") == 20
+
+
+def test_replica_leaves_expiry_to_its_master(pair):
+    """A due key reads as missing on the replica but stays until the master's DEL (Redis 7+)."""
+    master, replica, m, r = pair
+    m.xadd("soon", {"a": "1"})
+    m.pexpire("soon", 400)
+    support.wait_synced(m, r)
+    master.stop(sig_kill=True)  # no DEL will ever come
+    support.wait_until(lambda: not r.exists("soon"), 10, "the key to read as expired")
+    assert r.dbsize() == 1  # still there: a replica does not expire keys itself
+    assert r.xrange("soon") == []
+    r.execute_command("REPLICAOF", "NO", "ONE")
+    support.wait_until(lambda: r.dbsize() == 0, 10, "the promoted replica to expire it")
+
+
+def test_output_buffer_limit_disconnects_a_replica_that_stops_reading(pair):
+    master, replica, m, r = pair
+    m.config_set("client-output-buffer-limit", "normal 0 0 0 replica 65536 65536 0")
+    before = support.stats(m)
+    fake = socket.create_connection(("127.0.0.1", master.port))
+    try:
+        fake.sendall(b"REPLCONF listening-port 1\r\n")
+        fake.recv(100)
+        fake.sendall(b"PSYNC ? -1\r\n")
+        support.wait_until(lambda: support.info(m)["connected_slaves"] == 2, 10, "attach")
+        fake.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        for _ in range(20):
+            _xadd(m, 200, size=1000)
+            if support.info(m)["connected_slaves"] == 1:
+                break
+        support.wait_until(lambda: support.info(m)["connected_slaves"] == 1, 20,
+                           "the stalled replica to be dropped")
+    finally:
+        fake.close()
+    assert support.stats(m)["sync_full"] == before["sync_full"] + 1
+    support.wait_synced(m, r)  # the real replica was not affected
+
+
+def _fake_master(payload_header: bytes, payload: bytes):
+    """A master that answers the handshake, then sends `payload_header + payload` and dies."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    served = threading.Event()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            buf = b""
+            while b"PSYNC" not in buf:
+                data = conn.recv(4096)
+                if not data:
+                    return
+                buf += data
+                # The replica sends one command at a time: answer what this read holds.
+                replies = b""
+                for word in (b"PING", b"listening-port", b"capa"):
+                    if word in data:
+                        replies += b"+PONG\r\n" if word == b"PING" else b"+OK\r\n"
+                conn.sendall(replies)
+            conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 1000\r\n" + payload_header + payload)
+        served.set()
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], served
+
+
+@pytest.mark.parametrize("case", ["dies mid-payload", "damaged payload"])
+def test_master_failing_during_full_sync_leaves_nothing_half_loaded(pair, case):
+    master, replica, m, r = pair
+    _xadd(m, 10)
+    support.wait_synced(m, r)
+    if case == "dies mid-payload":
+        port, served = _fake_master(b"$100000\r\n", b"RILLETDB0001" + b"\0" * 100)
+    else:
+        port, served = _fake_master(b"$64\r\n", b"RILLETDB0001" + b"\xff" * 52)
+    r.execute_command("REPLICAOF", "127.0.0.1", str(port))
+    assert served.wait(10)
+    support.wait_until(lambda: support.info(r)["master_sync_in_progress"] == 0
+                       and support.info(r)["master_link_status"] == "down", 10, "sync to fail")
+    if case == "dies mid-payload":
+        assert r.xlen("s") == 10  # the old data stays until a payload is whole
+    else:
+        assert r.dbsize() == 0  # a payload that does not load leaves an empty dataset
+    r.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
+    support.wait_synced(m, r)
+    assert r.xlen("s") == 10

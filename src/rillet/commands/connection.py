@@ -319,6 +319,13 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
             continue
         _kill(client, ctx)
         killed += 1
+    if b"TYPE" in filters and filters[b"TYPE"].lower() == b"master":  # type: ignore[union-attr]
+        # The master link's client is the replication's own, not in `clients`.
+        replication = server.extensions.get("replication")
+        link = replication.link if replication is not None else None
+        if link is not None and link.up:
+            link.kill()
+            killed += 1
     return killed
 
 

@@ -39,6 +39,9 @@ class ReplicaEntry:
     ack_offset: int = 0
     ack_time: float = field(default_factory=time.monotonic)
     pending: list[bytes] | None = None  # stream bytes since the child's fork
+    # The payload's size: it sits in the output buffer for a while and, as in
+    # Redis, does not count against client-output-buffer-limit.
+    payload_size: int = 0
 
     @property
     def conn(self) -> Any:
@@ -226,6 +229,7 @@ class MasterSide:
             entry.pending = None
             entry.state = ONLINE
             entry.ack_time = time.monotonic()
+            entry.payload_size = len(header) + len(payload)
             entry.conn.send(header + payload + b"".join(pending))
             log.info("Synchronization with replica %s:%d succeeded", entry.ip, entry.port)
 
@@ -335,7 +339,11 @@ class MasterSide:
                 self.drop(entry)
                 continue
             transport = getattr(entry.conn, "transport", None)
-            if hard and transport is not None and transport.get_write_buffer_size() > hard:
+            if entry.payload_size and transport is not None and \
+                    transport.get_write_buffer_size() <= hard:
+                entry.payload_size = 0  # the payload has left
+            if hard and transport is not None and \
+                    transport.get_write_buffer_size() > hard + entry.payload_size:
                 log.warning("Client %s scheduled to be closed ASAP for overcoming of output "
                             "buffer limits.", entry.conn.addr)
                 self.drop(entry)

@@ -112,6 +112,7 @@ class MasterLink:
         self.link_state = "connecting"
         self.current_attempts += 1
         self.total_attempts += 1
+        self.last_io = time.monotonic()
         self.reader, self.writer = await asyncio.wait_for(
             asyncio.open_connection(self.host, self.port), timeout)
         self.parser = StreamParser()
@@ -192,8 +193,10 @@ class MasterLink:
             await self._read(timeout)
 
     async def _read(self, timeout: float) -> None:
+        # No wait_for here (a timer and a task per read): cron() closes a link
+        # silent for longer than repl-timeout, which ends this read.
         assert self.reader is not None
-        data = await asyncio.wait_for(self.reader.read(_READ_BYTES), timeout)
+        data = await self.reader.read(_READ_BYTES)
         if not data:
             raise EOFError("connection lost")
         self.last_io = time.monotonic()
@@ -345,6 +348,16 @@ class MasterLink:
         writer.write(encode_command([b"REPLCONF", b"ACK", b"%d" % offset]))
 
     def cron(self, now: float) -> None:
-        """Once a second: REPLCONF ACK (the master's lag and WAIT come from it)."""
+        """Once a second: REPLCONF ACK (the master's lag and WAIT come from it), repl-timeout."""
+        if self.writer is not None and self.link_state != "connect":
+            timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+            if now - self.last_io > timeout:
+                log.warning("MASTER timeout: no data nor PING received...")
+                self._close()
+                return
         if self.up:
             self.send_ack()
+
+    def kill(self) -> None:
+        """CLIENT KILL TYPE master: drop the link; it reconnects and continues partially."""
+        self._close()
