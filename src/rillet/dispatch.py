@@ -90,11 +90,14 @@ class Dispatcher:
             if problem is not None:
                 return self._reject(client, problem, spec)
         # Replication hook (replication/core.py command_guard): MASTERDOWN on a
-        # replica whose link is down with replica-serve-stale-data no.
+        # replica whose link is down (replica-serve-stale-data no); while FAILOVER
+        # pauses writes, a Block that parks the client until they resume.
         guard = state.extensions.get("command_guard")
-        if guard is not None and "stale" not in spec.flags and not client.is_internal:
-            problem = guard()
+        if guard is not None and not client.is_internal:
+            problem = guard(client, spec, argv)
             if problem is not None:
+                if problem.__class__ is Block:
+                    return problem
                 return self._reject(client, problem, spec)
         return None
 

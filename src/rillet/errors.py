@@ -298,3 +298,14 @@ WAITAOF_APPENDONLY_OFF = (
 REPLICAOF_DURING_FAILOVER = "ERR REPLICAOF not allowed while failing over."
 REPLCONF_UNRECOGNIZED = "ERR Unrecognized REPLCONF option: {}"
 REPLICA_ALREADY_CONNECTED = "OK Already connected to specified master"
+PSYNC_FAILOVER_REPLID = "ERR PSYNC FAILOVER replid must match my replid."
+FAILOVER_NOT_IN_PROGRESS = "ERR No failover in progress."
+FAILOVER_IN_PROGRESS = "ERR FAILOVER already in progress."
+FAILOVER_ON_REPLICA = "ERR FAILOVER is not valid when server is a replica."
+FAILOVER_NO_REPLICAS = "ERR FAILOVER requires connected replicas."
+FAILOVER_FORCE = (
+    "ERR FAILOVER with force option requires both a timeout and target HOST and IP."
+)
+FAILOVER_NOT_A_REPLICA = "ERR FAILOVER target HOST and PORT is not a replica."
+FAILOVER_NOT_ONLINE = "ERR FAILOVER target replica is not online."
+FAILOVER_TIMEOUT = "ERR FAILOVER timeout must be greater than 0"

@@ -243,3 +243,56 @@ def test_master_failing_during_full_sync_leaves_nothing_half_loaded(pair, case):
     r.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
     support.wait_synced(m, r)
     assert r.xlen("s") == 10
+
+
+def test_failover_switches_roles_without_losing_writes(pair):
+    master, replica, m, r = pair
+    _xadd(m, 100)
+    with pytest.raises(redis.ResponseError, match="^FAILOVER is not valid when server is a replica.$"):
+        r.execute_command("FAILOVER")
+    with pytest.raises(redis.ResponseError, match="^FAILOVER timeout must be greater than 0$"):
+        m.execute_command("FAILOVER", "TIMEOUT", 0)
+    with pytest.raises(redis.ResponseError, match="^FAILOVER target HOST and PORT is not a replica.$"):
+        m.execute_command("FAILOVER", "TO", "127.0.0.1", 1)
+    assert m.execute_command("FAILOVER", "TO", "127.0.0.1", replica.port, "TIMEOUT", 5000) in (True, b"OK")
+    support.wait_until(lambda: support.info(r)["role"] == "master"
+                       and support.info(m)["role"] == "slave"
+                       and support.info(m)["master_failover_state"] == "no-failover", 10, "switch")
+    support.wait_synced(r, m)
+    assert m.xlen("s") == r.xlen("s") == 100
+    with pytest.raises(redis.ResponseError, match="^You can't write against a read only replica.$"):
+        m.xadd("s", {"a": "1"})
+    r.xadd("s", {"a": "1"})
+    support.wait_synced(r, m)
+    assert m.xlen("s") == 101
+    stats = support.stats(r)
+    assert stats["sync_partial_ok"] == 1 and stats["sync_full"] == 0
+    with pytest.raises(redis.ResponseError, match="^No failover in progress.$"):
+        r.execute_command("FAILOVER", "ABORT")
+
+
+def test_failover_pauses_writes_and_abort_releases_them(pair):
+    """While FAILOVER waits for its target, writers wait; ABORT lets them through."""
+    import threading
+
+    master, replica, m, r = pair
+    replica.stop()  # a replica that never acknowledges: a connection that sent PSYNC
+    fake = socket.create_connection(("127.0.0.1", master.port))
+    try:
+        fake.sendall(b"PSYNC ? -1\r\n")
+        support.wait_until(lambda: support.info(m)["connected_slaves"] == 1, 10, "attach")
+        m.xadd("s", {"a": "0"})
+        assert m.execute_command("FAILOVER") in (True, b"OK")
+        assert support.info(m)["master_failover_state"] == "waiting-for-sync"
+        result = {}
+        writer = threading.Thread(target=lambda: result.setdefault("id", m.xadd("s", {"a": "1"})))
+        writer.start()
+        support.wait_until(lambda: support.info(m, "clients")["blocked_clients"] == 1, 10,
+                           "the write to wait")
+        assert m.xlen("s") == 1  # reads go on
+        assert m.execute_command("FAILOVER", "ABORT") in (True, b"OK")
+        writer.join(10)
+        assert result.get("id") and m.xlen("s") == 2
+        assert support.info(m)["master_failover_state"] == "no-failover"
+    finally:
+        fake.close()

@@ -26,6 +26,8 @@ def _replication(ctx: Client):
 
 def _replicaof(ctx: Client, argv: list[bytes]) -> object:
     repl = _replication(ctx)
+    if repl.failover.paused:
+        raise ReplyError(errors.REPLICAOF_DURING_FAILOVER)
     if argv[1].lower() == b"no" and argv[2].lower() == b"one":
         repl.replicaof(None)
         return OK
@@ -52,6 +54,12 @@ def slaveof(ctx: Client, argv: list[bytes]) -> object:
 @command("psync", -3, "admin noscript no_async_loading no_multi", group="server", since="2.8.0")
 def psync(ctx: Client, argv: list[bytes]) -> object:
     """PSYNC replicationid offset"""
+    if len(argv) > 3 and argv[3].lower() == b"failover":
+        # FAILOVER's hand-over: our master asks us to take its place first.
+        repl = _replication(ctx)
+        if argv[1].decode("utf-8", "replace") != repl.replid:
+            raise ReplyError(errors.PSYNC_FAILOVER_REPLID)
+        repl.replicaof(None)
     return _sync(ctx, argv[1], argv[2], False)
 
 
@@ -176,3 +184,51 @@ def waitaof(ctx: Client, argv: list[bytes]) -> object:
         return [local, acked]
     side.add_waiter(Waiter(ctx, offset, numreplicas, aof=True, numlocal=local), timeout)
     return Block([], 0, argv, [local, acked])
+
+
+@command("failover", -1, "admin noscript stale", group="server", since="6.2.0")
+def failover(ctx: Client, argv: list[bytes]) -> object:
+    """FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]"""
+    repl = _replication(ctx)
+    if len(argv) == 2 and argv[1].lower() == b"abort":
+        if not repl.failover.paused:
+            raise ReplyError(errors.FAILOVER_NOT_IN_PROGRESS)
+        repl.failover.abort("Failover manually aborted")
+        return OK
+    host: str | None = None
+    port = 0
+    timeout = 0
+    force = False
+    i = 1
+    while i < len(argv):
+        option = argv[i].lower()
+        if option == b"to" and i + 2 < len(argv) and host is None:
+            host = argv[i + 1].decode("utf-8", "replace")
+            port = parse_int(argv[i + 2])
+            i += 3
+        elif option == b"timeout" and i + 1 < len(argv) and not timeout:
+            timeout = parse_int(argv[i + 1])
+            if timeout <= 0:
+                raise ReplyError(errors.FAILOVER_TIMEOUT)
+            i += 2
+        elif option == b"force" and not force:
+            force = True
+            i += 1
+        else:
+            raise ReplyError(errors.SYNTAX)
+    if repl.failover.paused:
+        raise ReplyError(errors.FAILOVER_IN_PROGRESS)
+    if repl.is_replica:
+        raise ReplyError(errors.FAILOVER_ON_REPLICA)
+    if not repl.master_side.online():
+        raise ReplyError(errors.FAILOVER_NO_REPLICAS)
+    if force and (not timeout or host is None):
+        raise ReplyError(errors.FAILOVER_FORCE)
+    if host is not None:
+        entry = next((e for e in repl.master_side.online() if (e.ip, e.port) == (host, port)), None)
+        if entry is None:
+            raise ReplyError(errors.FAILOVER_NOT_A_REPLICA)
+        if entry.state != "online":
+            raise ReplyError(errors.FAILOVER_NOT_ONLINE)
+    repl.failover.start(host, port, timeout, force)
+    return OK

@@ -16,6 +16,7 @@ from typing import Any
 
 from rillet import errors
 from rillet.replication.backlog import Backlog
+from rillet.replication.failover import Failover
 from rillet.replication.master import MasterSide
 from rillet.replication.protocol import encode_command, encode_effects
 
@@ -55,6 +56,7 @@ class Replication:
         # former master, or a replica that synced. Else PSYNC asks "? -1".
         self.has_history = False
         self.master_side = MasterSide(self)
+        self.failover = Failover(self)
         self.sync_full = 0
         self.sync_partial_ok = 0
         self.sync_partial_err = 0
@@ -172,8 +174,11 @@ class Replication:
                  "New replication ID is %s", self.replid2, self.second_repl_offset, self.replid)
 
     # --- roles ------------------------------------------------------------------------
-    def replicaof(self, host: str | None, port: int = 0) -> bool:
-        """REPLICAOF host port (host None: NO ONE); False if already replicating that master."""
+    def replicaof(self, host: str | None, port: int = 0, failover: bool = False) -> bool:
+        """REPLICAOF host port (host None: NO ONE); False if already replicating that master.
+
+        `failover`: FAILOVER's hand-over (our PSYNC asks the target to promote itself).
+        """
         if host is None:
             if self.master_host is None:
                 return True
@@ -209,13 +214,14 @@ class Replication:
         self.master_side.abort_waits()
         self.update_guard()
         if not self.state.loading:
-            self._start_link()
+            self._start_link(failover)
         return True
 
-    def _start_link(self) -> None:
+    def _start_link(self, failover: bool = False) -> None:
         from rillet.replication.replica import MasterLink
 
-        self.link = MasterLink(self, self.master_host, self.master_port)  # type: ignore[arg-type]
+        self.link = MasterLink(self, self.master_host, self.master_port,  # type: ignore[arg-type]
+                               failover)
         self.link.start()
 
     def _stop_link(self) -> None:
@@ -262,7 +268,8 @@ class Replication:
     def update_guard(self) -> None:
         """Install the write guard while it may refuse something (replica, min-replicas)."""
         state = self.state
-        needed = self.master_host is not None or bool(self.config["min-replicas-to-write"])
+        needed = (self.master_host is not None or bool(self.config["min-replicas-to-write"])
+                  or self.failover.paused)
         state.write_guard = self.write_guard if needed else None
         persistence = state.extensions.get("persistence")
         if persistence is not None:
@@ -276,11 +283,13 @@ class Replication:
             return errors.NOREPLICAS
         return None
 
-    def command_guard(self) -> str | None:
-        """Any command not flagged `stale`, on a replica whose link is down (dispatch hook)."""
+    def command_guard(self, client: Any, spec: Any, argv: list[bytes]) -> object:
+        """The dispatcher's replication hook: an error, a Block (paused write) or None."""
         if (self.master_host is not None and not self.config["replica-serve-stale-data"]
-                and (self.link is None or not self.link.up)):
+                and "stale" not in spec.flags and (self.link is None or not self.link.up)):
             return errors.MASTERDOWN
+        if self.failover.paused:
+            return self.failover.hold(client, spec, argv)
         return None
 
     # --- periodic work ----------------------------------------------------------------------
@@ -359,7 +368,7 @@ class Replication:
         fields += self.master_side.info_lines()
         backlog = self.backlog
         fields += [
-            ("master_failover_state", "no-failover"),
+            ("master_failover_state", self.failover.state),
             ("master_replid", self.replid),
             ("master_replid2", self.replid2),
             ("master_repl_offset", self.master_repl_offset),

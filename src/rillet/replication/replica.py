@@ -34,7 +34,7 @@ class LinkError(Exception):
 
 
 class MasterLink:
-    def __init__(self, replication: Any, host: str, port: int) -> None:
+    def __init__(self, replication: Any, host: str, port: int, failover: bool = False) -> None:
         self.repl = replication
         self.state = replication.state
         self.config = replication.config
@@ -58,6 +58,7 @@ class MasterLink:
         self.current_attempts = 0
         self.total_attempts = 0
         self._stopped = False
+        self.failover = failover  # the first PSYNC carries FAILOVER (see failover.py)
 
     # --- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
@@ -140,7 +141,12 @@ class MasterLink:
         else:
             psync = [b"PSYNC", b"?", b"-1"]
         self.link_state = "sync"
+        failover, self.failover = self.failover, False
+        if failover:
+            psync.append(b"FAILOVER")
         reply = await self.call(psync)
+        if failover:
+            repl.failover.psync_answered(reply.startswith((b"+FULLRESYNC", b"+CONTINUE")))
         if reply.startswith(b"+FULLRESYNC"):
             words = reply.split()
             if len(words) != 3:
