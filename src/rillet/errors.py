@@ -74,6 +74,25 @@ COMMAND_NOT_ALLOWED_IN_MULTI = "ERR Command not allowed inside a transaction"
 CONFIG_UNKNOWN_PARAM = "ERR Unknown option or number of arguments for CONFIG SET - '{}'"
 CONFIG_SET_FAILED = "ERR CONFIG SET failed (possibly related to argument '{}') - {}"
 CONFIG_DUPLICATE = "ERR CONFIG SET failed (possibly related to argument '{}') - duplicate parameter"
+CONFIG_IMMUTABLE = "can't set immutable config"
+CONFIG_PROTECTED = "can't set protected config"
+
+# --- connections (server/connection.py) ---------------------------------------------------
+PROTECTED_MODE_DENIED = (
+    "DENIED Redis is running in protected mode because protected mode is enabled and no"
+    " password is set for the default user. In this mode connections are only accepted from"
+    " the loopback interface. If you want to connect from external computers to Redis you may"
+    " adopt one of the following solutions: 1) Just disable protected mode sending the command"
+    " 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from"
+    " the same host the server is running, however MAKE SURE Redis is not publicly accessible"
+    " from internet if you do so. Use CONFIG REWRITE to make this change permanent."
+    " 2) Alternatively you can just disable the protected mode by editing the Redis"
+    " configuration file, and setting the protected mode option to 'no', and then restarting"
+    " the server. 3) If you started the server manually just for testing, restart it with the"
+    " '--protected-mode no' option. 4) Set up an authentication password for the default"
+    " user. NOTE: You only need to do one of the above things in order for the server to start"
+    " accepting connections from the outside."
+)
 
 # --- streams ------------------------------------------------------------------
 STREAM_INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
@@ -153,6 +172,11 @@ def _c_string(raw: bytes, limit: int) -> bytes:
 
 def _message(raw: bytes) -> str:
     return raw.replace(b"\r", b" ").replace(b"\n", b" ").decode("utf-8", "surrogateescape")
+
+
+def c_text(raw: bytes) -> str:
+    """A client's bytes as C's "%s" puts them into an error: up to the first NUL, raw."""
+    return _message(_c_string(raw, len(raw)))
 
 
 def unknown_command(name: bytes, args: list[bytes]) -> str:
@@ -239,6 +263,7 @@ DECREMENT_OVERFLOW = "ERR decrement would overflow"
 INVALID_CURSOR = "ERR invalid cursor"
 EXPIRE_UNSUPPORTED_OPTION = "ERR Unsupported option {}"
 CONFIG_NO_FILE = "ERR The server is running without a config file"
+CONFIG_REWRITE_FAILED = "ERR Rewriting config file: {}"
 SHUTDOWN_NOT_IN_PROGRESS = "ERR No shutdown in progress."
 FUNCTION_FLUSH_MODE = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
 GETKEYS_INVALID_COMMAND = "ERR Invalid command specified"

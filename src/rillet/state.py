@@ -13,6 +13,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from rillet import __version__
 from rillet.clock import Clock, SystemClock
@@ -20,6 +21,29 @@ from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
 
 Effect = tuple[int, list[bytes]]  # (db index, argv): one deterministic command to replay
+EffectSink = Callable[[list[Effect]], None]
+
+
+class Persistence(Protocol):
+    """What commands may ask of persistence (persistence/manager.py provides it)."""
+
+    lastsave: int
+
+    def save(self) -> None: ...
+    def bgsave(self, schedule: bool = False) -> bytes: ...
+    def bgrewriteaof(self, in_exec: bool = False) -> bytes: ...
+    def debug_reload(self, save: bool = True, flush: bool = True) -> None: ...
+    def debug_loadaof(self) -> None: ...
+    def digest(self) -> str: ...
+    def key_digest(self, db: Any, key: bytes) -> str: ...
+    def set_fault(self, target: str, count: int, code: int, op: str) -> None: ...
+    def clear_faults(self) -> None: ...
+
+
+class Transactions(Protocol):
+    """What EXEC needs of the dispatcher: run its queue as one transaction."""
+
+    def run_transaction(self, client: Client, queued: list[tuple[Any, list[bytes]]]) -> list: ...
 
 
 class Connection:
@@ -42,6 +66,11 @@ class Connection:
     @property
     def fd(self) -> int:
         return -1
+
+    @property
+    def is_local(self) -> bool:
+        """Redis's islocalClient: a unix socket, or a TCP peer at exactly 127.0.0.1 or ::1."""
+        return False
 
 
 class Client:
@@ -115,11 +144,19 @@ class Client:
     def modified(self, key: bytes, changes: int = 1) -> None:
         self.server.key_modified(self.db.index, key, changes)
 
+    def changed(self, changes: int = 1) -> None:
+        """A change Redis does not signal to WATCH or blocked readers (XACK, a group's state).
+
+        Counted for the save rules; like `modified`, it makes the command's own
+        argv its effect unless the handler `propagate`s explicit ones.
+        """
+        self.server.dirty += changes
+
     def propagate(self, argv: list[bytes]) -> None:
         """Replace this command's default effect (its own argv) with explicit ones.
 
-        They gather in the server's `_effects`, which the dispatcher publishes
-        once the command returns.
+        They gather in the server's `_effects` until the publish step
+        (ServerState.publish_write) takes them when the command returns.
         """
         server = self.server
         if server._effects is None:
@@ -130,6 +167,13 @@ class Client:
     @property
     def clock(self) -> Clock:
         return self.server.clock
+
+    def protected_action_allowed(self, setting: str) -> bool:
+        """Redis's allowProtectedAction for `enable-debug-command` and its kin (no|yes|local)."""
+        mode = self.server.config[setting]
+        if mode == "yes" or self.is_internal:
+            return True
+        return mode == "local" and self.conn is not None and self.conn.is_local
 
 
 @dataclass(eq=False)
@@ -203,10 +247,12 @@ class ServerState:
         self.gated = False
         self._loading = False
         self._write_guard: Callable[[], str | None] | None = None
-        # Effects of the command being executed; None when it set none itself.
+        # The write path (see "effects" below). Effects of the command being
+        # executed, None when it set none itself; those of a running EXEC,
+        # published together; the consumers (AOF, replication).
         self._effects: list[Effect] | None = None
-        # Consumers of effects (AOF, replication): callables taking a list of Effect.
-        self.effect_sinks: list[Callable[[list[Effect]], None]] = []
+        self._tx_effects: list[Effect] | None = None
+        self.effect_sinks: list[EffectSink] = []
         # WATCH: (db, key) -> clients watching it.
         self.watched_keys: dict[tuple[int, bytes], set[Client]] = {}
         # Blocking: (db, key) -> FIFO of parked clients; keys signalled since the last serve.
@@ -219,7 +265,15 @@ class ServerState:
         self.shutdown_requested: dict | None = None
         # Hooks the server layer or persistence install (e.g. for INFO sections).
         self.info_providers: dict[str, Callable[[], list[tuple[str, object]]]] = {}
-        self.commands_executed_since_gc = 0
+        # Wiring set by the layers above, typed so handlers need no casts.
+        self.persistence: Persistence | None = None
+        self.transactions: Transactions | None = None
+        # Delivers a reply to a client unblocked from outside (CLIENT UNBLOCK).
+        self.on_unblocked: Callable[[Client, BlockedClient, object], None] | None = None
+        # Replication (replication/core.py's Replication, set by replication.attach),
+        # and its dispatcher hook: (client, spec, argv) -> an error, a Block or None.
+        self.replication: Any = None
+        self.command_guard: Callable[[Client, Any, list[bytes]], object] | None = None
         self.extensions: dict[str, object] = {}
 
     @property
@@ -271,13 +325,16 @@ class ServerState:
 
     # --- mutations ------------------------------------------------------------
     def key_modified(self, db_index: int, key: bytes, changes: int = 1) -> None:
+        """Redis's signalModifiedKey plus the change count: WATCH, blocked readers, save rules."""
         self.dirty += changes
+        # Most writes happen with nobody watching or waiting: two reads, no tuple.
+        if not (self.watched_keys or self.blocking):
+            return
         slot = (db_index, key)
-        if self.watched_keys:
-            watchers = self.watched_keys.get(slot)
-            if watchers:
-                for client in watchers:
-                    client.dirty_cas = True
+        watchers = self.watched_keys.get(slot)
+        if watchers:
+            for client in watchers:
+                client.dirty_cas = True
         if slot in self.blocking:
             self.ready_keys[slot] = None
 
@@ -298,13 +355,58 @@ class ServerState:
     def _on_expire(self, db: Database, key: bytes) -> None:
         self.stats.expired_keys += 1
         self.key_modified(db.index, key, 0)
-        if self.effect_sinks and not self.loading:
-            for sink in self.effect_sinks:
-                sink([(db.index, [b"DEL", key])])
+        self.publish([(db.index, [b"DEL", key])])
 
-    # --- effects --------------------------------------------------------------
+    # --- effects: the one write path --------------------------------------------
+    # Every change leaves here as deterministic effects, (db, argv) commands
+    # that replay to the same state: a command's through publish_write (the
+    # dispatcher and its compiled fast path call it after every write
+    # command), a transaction's at end_transaction, an expiry's DEL through
+    # publish. The sinks (AOF, replication) see nothing else.
+    def publish_write(self, db_index: int, argv: list[bytes], dirty_before: int) -> None:
+        """A write command returned: publish its effects, or queue them inside EXEC.
+
+        The effects are what the handler gave `propagate`, else the command's
+        own argv if it changed anything (`dirty` moved, through `modified` or
+        `changed`), as Redis does.
+        """
+        effects = self._effects
+        if effects is not None:
+            self._effects = None
+        elif self.dirty == dirty_before or not self.effect_sinks:
+            return
+        else:
+            effects = [(db_index, argv)]
+        self.publish(effects)
+
+    def drop_effects(self) -> None:
+        """The command failed: whatever it propagated must not leave."""
+        self._effects = None
+
+    def begin_transaction(self) -> None:
+        self._tx_effects = []
+
+    def end_transaction(self) -> None:
+        effects, self._tx_effects = self._tx_effects, None
+        if effects:
+            self.publish(effects)
+
     def publish(self, effects: list[Effect]) -> None:
-        for sink in self.effect_sinks:
+        """Hand effects to the sinks (inside EXEC: to the transaction's), several
+        wrapped in MULTI/EXEC so that a replica or a torn AOF never applies half.
+
+        Not while loading: replayed commands are already in the files being loaded.
+        (`gated` is False whenever not loading: it spares the property call.)
+        """
+        sinks = self.effect_sinks
+        if not sinks or (self.gated and self._loading):
+            return
+        if self._tx_effects is not None:
+            self._tx_effects.extend(effects)  # an expiry inside EXEC joins the transaction
+            return
+        if len(effects) > 1:
+            effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+        for sink in sinks:
             sink(effects)
 
     # --- WATCH ----------------------------------------------------------------

@@ -90,7 +90,7 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
             name = argv[i + 1]
             i += 2
         else:
-            raise ReplyError(errors.HELLO_BAD_OPTION.format(argv[i].decode("utf-8", "replace")))
+            raise ReplyError(errors.HELLO_BAD_OPTION.format(errors.c_text(argv[i])))
     if protover is not None and protover not in (2, 3):
         raise ReplyError(errors.NOPROTO)
     if auth_pair is not None:
@@ -104,7 +104,7 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
         ctx.name = name
     if protover is not None:
         ctx.resp3 = protover == 3
-    replication = ctx.server.extensions.get("replication")
+    replication = ctx.server.replication
     is_replica = replication.is_replica if replication is not None else bool(
         ctx.server.config["replicaof"])
     role = b"replica" if is_replica else b"master"
@@ -242,7 +242,7 @@ def client_list(ctx: Client, argv: list[bytes]) -> object:
         if option == b"TYPE" and i + 1 < len(argv):
             kind = argv[i + 1].lower()
             if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(argv[i + 1].decode("utf-8", "replace")))
+                raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_text(argv[i + 1])))
             clients = [c for c in clients if _client_type(c) == _TYPE_ALIASES.get(kind, kind)]
             i += 2
         elif option == b"ID" and i + 1 < len(argv):
@@ -321,7 +321,7 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
         killed += 1
     if b"TYPE" in filters and filters[b"TYPE"].lower() == b"master":  # type: ignore[union-attr]
         # The master link's client is the replication's own, not in `clients`.
-        replication = server.extensions.get("replication")
+        replication = server.replication
         link = replication.link if replication is not None else None
         if link is not None and link.up:
             link.kill()
@@ -362,9 +362,9 @@ def client_unblock(ctx: Client, argv: list[bytes]) -> object:
     reply: object = entry.timeout_reply  # type: ignore[union-attr]
     if mode == b"ERROR":
         reply = ReplyError(errors.UNBLOCKED)
-    unblocked = ctx.server.extensions.get("on_unblocked")
+    unblocked = ctx.server.on_unblocked
     if unblocked is not None:
-        unblocked(target, entry, reply)  # type: ignore[operator]
+        unblocked(target, entry, reply)
     return 1
 
 

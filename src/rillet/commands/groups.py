@@ -141,13 +141,8 @@ _LASTID = b"LASTID"
 _GT = b">"
 
 
-def _shown(raw: bytes) -> str:
-    # addReplyErrorFormat turns CR/LF into spaces so a name cannot break the line.
-    return raw.decode("utf-8", "replace").replace("\r", " ").replace("\n", " ")
-
-
 def _nogroup(key: bytes, group: bytes) -> ReplyError:
-    return ReplyError(errors.NOGROUP_KEY_OR_GROUP.format(_shown(key), _shown(group)))
+    return ReplyError(errors.NOGROUP_KEY_OR_GROUP.format(errors.c_text(key), errors.c_text(group)))
 
 
 def _stream_and_group(ctx: Client, key: bytes, group_name: bytes) -> tuple[Stream, ConsumerGroup]:
@@ -234,7 +229,7 @@ def _xgroup_prepare(ctx: Client, argv: list[bytes]) -> tuple[Stream | None, Cons
             raise ReplyError(errors.XGROUP_NO_KEY)
         group = stream.groups.get(group_name)
         if group is None and sub in (b"SETID", b"CREATECONSUMER", b"DELCONSUMER"):
-            raise ReplyError(errors.NOGROUP_FOR_KEY.format(_shown(group_name), _shown(key)))
+            raise ReplyError(errors.NOGROUP_FOR_KEY.format(errors.c_text(group_name), errors.c_text(key)))
     elif stream is not None:
         group = stream.groups.get(group_name)
     return stream, group, mkstream, entries_read
@@ -270,7 +265,7 @@ def xgroup_create(ctx: Client, argv: list[bytes]) -> object:
     entries_read = _clamp_entries_read(stream, entries_read)
     if engine.create_group(stream, group_name, last_id, entries_read) is None:
         raise ReplyError(errors.BUSYGROUP)
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if dollar and ctx.server.effect_sinks:
         effect = [b"XGROUP", b"CREATE", key, group_name, format_id(last_id)]
         if mkstream:
@@ -300,7 +295,7 @@ def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
     last_id = stream.last_id if dollar else parse_id(raw_id)
     entries_read = _clamp_entries_read(stream, entries_read)
     group.set_id(last_id, entries_read)
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if dollar and ctx.server.effect_sinks:
         effect = [b"XGROUP", b"SETID", argv[2], argv[3], format_id(last_id)]
         ctx.propagate(_with_entries_read(effect, entries_read))
@@ -318,7 +313,7 @@ def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
     if group is None:
         return 0
     engine.destroy_group(stream, argv[3])
-    ctx.server.dirty += 1
+    ctx.changed(1)
     _wake(ctx, argv[2])
     return 1
 
@@ -331,7 +326,7 @@ def xgroup_createconsumer(ctx: Client, argv: list[bytes]) -> object:
     assert group is not None
     if group.create_consumer(argv[4], ctx.clock.now_ms()) is None:
         return 0
-    ctx.server.dirty += 1
+    ctx.changed(1)
     return 1
 
 
@@ -347,7 +342,7 @@ def xgroup_delconsumer(ctx: Client, argv: list[bytes]) -> object:
     pending = group.delete_consumer(argv[4])
     if pending is None:
         return 0
-    ctx.server.dirty += 1
+    ctx.changed(1)
     return pending
 
 
@@ -448,7 +443,7 @@ def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError(errors.WRONGTYPE)
         group = stream.groups.get(group_name) if stream is not None else None
         if group is None:
-            raise ReplyError(errors.NOGROUP_XREADGROUP.format(_shown(key), _shown(group_name)))
+            raise ReplyError(errors.NOGROUP_XREADGROUP.format(errors.c_text(key), errors.c_text(group_name)))
         if raw == _GT:
             after = None
         elif raw == b"$" or raw == b"+":
@@ -496,11 +491,11 @@ def _read_new(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, gro
         if claim.consumer_created:
             _consumer_created(ctx, key, group_name, consumer_name, sinks)
         if claim.dropped:
-            ctx.server.dirty += 1
+            ctx.changed(1)
             if sinks:
                 _propagate_dropped(ctx, key, group, group_name, claim.dropped)
         if claim.claimed:
-            ctx.server.dirty += 1
+            ctx.changed(1)
             last = format_id(group.last_id) if sinks else b""
             for (sid, fields), (idle, prior_count), entry in zip(
                 claim.claimed, claim.prior, claim.touched, strict=True
@@ -520,7 +515,7 @@ def _read_new(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, gro
     new = delivery.entries
     if not new:
         return entries
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if claim_ms >= 0:
         entries.extend([format_id(sid), fields, 0, 0] for sid, fields in new)
     else:
@@ -555,7 +550,7 @@ def _read_history(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup,
 
 def _consumer_created(ctx: Client, key: bytes, group_name: bytes, consumer_name: bytes,
                       sinks: bool) -> None:
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if sinks:
         ctx.propagate(_createconsumer_effect(key, group_name, consumer_name))
 
@@ -625,7 +620,7 @@ def xack(ctx: Client, argv: list[bytes]) -> object:
         return 0
     acked = group.ack(_parse_ids(argv, 3))
     if acked:
-        ctx.server.dirty += acked
+        ctx.changed(acked)
     return acked
 
 
@@ -725,7 +720,7 @@ def xclaim(ctx: Client, argv: list[bytes]) -> object:
             j += 1
             last_id = parse_strict_id(argv[j])
         else:
-            raise ReplyError(errors.XCLAIM_UNKNOWN_OPTION.format(_shown(argv[j])))
+            raise ReplyError(errors.XCLAIM_UNKNOWN_OPTION.format(errors.c_text(argv[j])))
         j += 1
     result = group.claim(stream, consumer_name, min_idle, ids, now,
                          delivery_time_ms=delivery_time, retry_count=retry_count, force=force,
@@ -734,7 +729,7 @@ def xclaim(ctx: Client, argv: list[bytes]) -> object:
     if result.last_id_moved and not (result.claimed or any(
         e.consumer is not None for e in result.dropped
     )):
-        ctx.server.dirty += 1
+        ctx.changed(1)
         if ctx.server.effect_sinks:
             ctx.propagate(_setid_effect(key, group, group_name))
     if justid:
@@ -748,7 +743,7 @@ def _propagate_claims(ctx: Client, key: bytes, group: ConsumerGroup, group_name:
     changes = len(result.claimed) + len(result.dropped) + (1 if result.consumer_created else 0)
     if not changes:
         return
-    state.dirty += changes
+    ctx.changed(changes)
     if not state.effect_sinks:
         return
     if result.consumer_created:
@@ -835,7 +830,7 @@ def xinfo_consumers(ctx: Client, argv: list[bytes]) -> object:
     stream = existing_stream(ctx, key)
     group = stream.groups.get(group_name)
     if group is None:
-        raise ReplyError(errors.NOGROUP_FOR_KEY.format(_shown(group_name), _shown(key)))
+        raise ReplyError(errors.NOGROUP_FOR_KEY.format(errors.c_text(group_name), errors.c_text(key)))
     now = ctx.clock.now_ms()
     return [
         Map([
@@ -955,7 +950,7 @@ def xdelex(ctx: Client, argv: list[bytes]) -> object:
     if deleted:
         ctx.modified(key, deleted)
     elif refs:
-        ctx.server.dirty += refs
+        ctx.changed(refs)
     return replies
 
 
@@ -993,7 +988,7 @@ def xackdel(ctx: Client, argv: list[bytes]) -> object:
     if deleted:
         ctx.modified(key, acked + deleted)
     elif acked:
-        ctx.server.dirty += acked
+        ctx.changed(acked)
     return replies
 
 
@@ -1050,14 +1045,14 @@ def xnack(ctx: Client, argv: list[bytes]) -> object:
             if retry_count < 0:
                 raise ReplyError(errors.XNACK_RETRYCOUNT)
         else:
-            raise ReplyError(errors.XNACK_UNKNOWN_OPTION.format(_shown(argv[i])))
+            raise ReplyError(errors.XNACK_UNKNOWN_OPTION.format(errors.c_text(argv[i])))
         i += 1
     if not first:
         raise ReplyError(errors.XNACK_EXPECTED_IDS)
     ids = [parse_strict_id(raw) for raw in argv[first:first + numids]]
     released = group.nack(stream, ids, mode, retry_count, force)
     if released:
-        ctx.server.dirty += released
+        ctx.changed(released)
         _wake(ctx, key)
     return released
 

@@ -3,7 +3,7 @@
 DEBUG RELOAD / LOADAOF / DIGEST / DIGEST-VALUE / SLEEP follow Redis;
 DEBUG PERSISTENCE-FAULT is rillet's own fault injector for the AOF and
 snapshot files. DEBUG is refused unless `enable-debug-command` allows it.
-LASTSAVE lives in commands/server.py and reads the `lastsave` extension.
+LASTSAVE lives in commands/server.py and reads `ServerState.persistence`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from rillet import errors
 from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.resp.types import OK, SimpleString
-from rillet.state import Client
+from rillet.state import Client, Persistence
 
 
-def _persistence(ctx: Client):
-    found = ctx.server.extensions.get("persistence")
+def _persistence(ctx: Client) -> Persistence:
+    found = ctx.server.persistence
     if found is None:
         raise ReplyError(errors.PERSISTENCE_UNAVAILABLE)
     return found
@@ -53,14 +53,8 @@ def bgrewriteaof(ctx: Client, argv: list[bytes]) -> object:
 # --- DEBUG ----------------------------------------------------------------------------
 
 def _check_debug_allowed(ctx: Client) -> None:
-    mode = ctx.server.config["enable-debug-command"]
-    if mode == "yes" or ctx.is_internal:
-        return
-    if mode == "local" and ctx.conn is not None:
-        addr = ctx.conn.addr
-        if addr.startswith(("127.", "[::1]", "/")) or addr == "":
-            return
-    raise ReplyError(errors.DEBUG_DISABLED)
+    if not ctx.protected_action_allowed("enable-debug-command"):
+        raise ReplyError(errors.DEBUG_DISABLED)
 
 
 _DEBUG_FLAGS = "admin noscript loading stale"

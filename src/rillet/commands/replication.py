@@ -170,7 +170,7 @@ def waitaof(ctx: Client, argv: list[bytes]) -> object:
     numlocal = parse_int(argv[1])
     numreplicas = parse_int(argv[2])
     timeout = _timeout_ms(argv[3])
-    persistence = ctx.server.extensions.get("persistence")
+    persistence = ctx.server.persistence
     aof_on = persistence is not None and persistence.aof_state != "off"
     if numlocal and not aof_on:
         raise ReplyError(errors.WAITAOF_APPENDONLY_OFF)

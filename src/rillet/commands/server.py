@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import resource
@@ -50,7 +51,7 @@ def _section_server(state: ServerState) -> list[tuple[str, object]]:
         ("uptime_in_days", uptime // 86400),
         ("hz", state.config["hz"]),
         ("executable", sys.argv[0] if sys.argv else ""),
-        ("config_file", state.extensions.get("config_file", "")),
+        ("config_file", state.config.path),
     ]
 
 
@@ -268,12 +269,16 @@ def config_set(ctx: Client, argv: list[bytes]) -> object:
     """CONFIG SET parameter value [parameter value ...]"""
     if len(argv) % 2:
         raise ReplyError(errors.SYNTAX)
-    pairs = [(argv[i].decode("utf-8", "replace"), argv[i + 1].decode("utf-8", "replace"))
+    # surrogateescape: a name Redis does not know is echoed in the error as sent.
+    pairs = [(argv[i].decode("utf-8", "surrogateescape"),
+              argv[i + 1].decode("utf-8", "surrogateescape"))
              for i in range(2, len(argv), 2)]
     try:
-        ctx.server.config.set_many(pairs)
+        ctx.server.config.set_many(
+            pairs, allow_protected=ctx.protected_action_allowed("enable-protected-configs"))
     except KeyError as missing:
-        raise ReplyError(errors.CONFIG_UNKNOWN_PARAM.format(missing.args[0])) from None
+        name = missing.args[0].encode("utf-8", "surrogateescape")
+        raise ReplyError(errors.CONFIG_UNKNOWN_PARAM.format(errors.c_text(name))) from None
     except ConfigError as error:
         raise ReplyError(errors.CONFIG_SET_FAILED.format(error.name, error)) from None
     return OK
@@ -297,20 +302,28 @@ def config_resetstat(ctx: Client, argv: list[bytes]) -> object:
 @command("config|rewrite", 2, "admin noscript loading stale", group="server", since="2.8.0")
 def config_rewrite(ctx: Client, argv: list[bytes]) -> object:
     """CONFIG REWRITE"""
-    path = ctx.server.extensions.get("config_file")
+    path = ctx.server.config.path
     if not path:
         raise ReplyError(errors.CONFIG_NO_FILE)
-    config = ctx.server.config
-    lines = []
-    for name, param in config.params.items():
-        if name != param.name:
-            continue
-        value = config.values[name]
-        if value != param.default:
-            rendered = param.render(value)
-            lines.append(f"{name} {rendered if rendered else chr(34) * 2}")
-    with open(path, "w", encoding="utf-8") as handle:  # type: ignore[arg-type]
-        handle.write("\n".join(lines) + "\n")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            old = handle.read()
+    except FileNotFoundError:
+        old = ""
+    except OSError as error:
+        raise ReplyError(errors.CONFIG_REWRITE_FAILED.format(error.strerror)) from None
+    # A new file beside the old one, then rename: a crash leaves one or the other whole.
+    temp = f"{path}.rewrite-{os.getpid()}"
+    try:
+        with open(temp, "w", encoding="utf-8") as handle:
+            handle.write(ctx.server.config.rewritten(old))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise ReplyError(errors.CONFIG_REWRITE_FAILED.format(error.strerror)) from None
     return OK
 
 
@@ -355,7 +368,7 @@ def flushdb(ctx: Client, argv: list[bytes]) -> object:
     _flush_mode(argv, 1)
     changes = len(ctx.db)
     _flush(ctx.server, ctx.db.index)
-    ctx.server.dirty += changes + 1
+    ctx.changed(changes + 1)
     ctx.propagate([b"FLUSHDB"])
     return OK
 
@@ -368,15 +381,15 @@ def flushall(ctx: Client, argv: list[bytes]) -> object:
     state = ctx.server
     changes = sum(len(db) for db in state.keyspace.dbs)
     _flush(state, None)
-    persistence = state.extensions.get("persistence")
+    persistence = state.persistence
     if persistence is not None and state.config["save"] and not state.loading:
         # Redis writes the (now empty) snapshot right away when save points are set,
         # so a restart cannot bring the flushed data back from an older one.
         try:
-            persistence.save()  # type: ignore[attr-defined]
+            persistence.save()
         except ReplyError:
             pass
-    state.dirty += changes + 1
+    ctx.changed(changes + 1)
     ctx.propagate([b"FLUSHALL"])
     return OK
 
@@ -420,9 +433,9 @@ def function_flush(ctx: Client, argv: list[bytes]) -> object:
          acl="admin fast dangerous")
 def lastsave(ctx: Client, argv: list[bytes]) -> object:
     """LASTSAVE"""
-    provider = ctx.server.extensions.get("lastsave")
-    if provider is not None:
-        return provider()  # type: ignore[operator]
+    persistence = ctx.server.persistence
+    if persistence is not None:
+        return persistence.lastsave
     return int(ctx.server.stats.start_time)
 
 

@@ -107,7 +107,8 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
             return _xadd_maxlen(ctx, argv)
         return _xadd_general(ctx, argv)
     # The common case, `XADD key * field value ...`: nothing to parse, no
-    # helper objects; the general path below gives the same replies and effects.
+    # helper objects. _xadd_general gives the same replies and effects
+    # (tests/server/test_fast_bodies.py holds both fast bodies to it).
     if not len(argv) & 1:
         raise ReplyError(_XADD_ARITY)
     key = argv[1]
@@ -126,10 +127,7 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
     if created:
         db.set(key, stream)
     stream.append(sid, fields)  # type: ignore[union-attr]
-    if server.watched_keys or server.blocking:
-        server.key_modified(db.index, key)
-    else:
-        server.dirty += 1  # key_modified's only work when nobody watches or waits
+    server.key_modified(db.index, key)
     sid_text = b"%d-%d" % sid
     if server.effect_sinks:
         ctx.propagate([argv[0], key, sid_text, *fields])

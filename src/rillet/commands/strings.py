@@ -49,6 +49,11 @@ def set_(ctx: Client, argv: list[bytes]) -> object:
         ctx.modified(key)
         ctx.propagate([b"SET", key, value])
         return OK
+    return _set_general(ctx, argv)
+
+
+def _set_general(ctx: Client, argv: list[bytes]) -> object:
+    """SET with options (any SET; tests/server/test_fast_bodies.py holds `set_` to it)."""
     condition = None
     want_old = False
     keep_ttl = False

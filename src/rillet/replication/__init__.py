@@ -25,4 +25,4 @@ def attach(server: Any) -> Any:
 
 def of(state: Any) -> Any:
     """The server's `Replication`, or None (a bare `ServerState` in unit tests)."""
-    return state.extensions.get("replication")
+    return state.replication

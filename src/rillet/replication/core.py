@@ -72,8 +72,8 @@ class Replication:
     def install(self) -> None:
         state = self.state
         server = self.server
-        state.extensions["replication"] = self
-        state.extensions["command_guard"] = self.command_guard
+        state.replication = self
+        state.command_guard = self.command_guard
         state.info_providers["replication"] = self.info
         state.info_providers["replication_stats"] = self.info_stats
         server.cron_hooks.append(self.cron)
@@ -271,7 +271,7 @@ class Replication:
         needed = (self.master_host is not None or bool(self.config["min-replicas-to-write"])
                   or self.failover.paused)
         state.write_guard = self.write_guard if needed else None
-        persistence = state.extensions.get("persistence")
+        persistence = state.persistence
         if persistence is not None:
             persistence.update_guard()  # re-chains its MISCONF guard over ours
 

@@ -241,7 +241,7 @@ class MasterLink:
         self.repl.synced_full(replid, offset)
         self.syncing = False
         log.info("MASTER <-> REPLICA sync: Finished with success")
-        persistence = self.state.extensions.get("persistence")
+        persistence = self.state.persistence
         if persistence is not None and persistence.aof_state != "off":
             # Redis restarts the AOF after a full sync: the new base is the loaded data.
             try:

@@ -12,6 +12,7 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
+from rillet import errors
 from rillet.resp.encoder import INT_REPLIES, SIMPLE_REPLIES, encode_into
 from rillet.resp.parser import RequestError, RequestParser
 from rillet.resp.types import SimpleString
@@ -36,7 +37,7 @@ class ClientConnection(asyncio.Protocol, Connection):
     __slots__ = (
         "server", "state", "transport", "client", "parser", "backlog", "_addr", "_laddr", "_fd",
         "_paused", "_closed", "held", "net_in", "net_out", "commands", "unix", "_now_ms",
-        "_execute",
+        "_execute", "_peer_host",
     )
 
     def __init__(self, server: Server) -> None:
@@ -52,6 +53,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         self._addr = ""
         self._laddr = ""
         self._fd = -1
+        self._peer_host = ""
         self._paused = False
         self._closed = False
         # Per-client totals for CLIENT LIST (tot-net-in, tot-net-out, tot-cmds).
@@ -74,6 +76,10 @@ class ClientConnection(asyncio.Protocol, Connection):
     @property
     def fd(self) -> int:
         return self._fd
+
+    @property
+    def is_local(self) -> bool:
+        return self.unix or self._peer_host in ("127.0.0.1", "::1")
 
     def send(self, payload: bytes) -> None:
         if self.transport is not None and not self._closed:
@@ -137,13 +143,16 @@ class ClientConnection(asyncio.Protocol, Connection):
         else:
             self._addr = _format_addr(peer)
             self._laddr = _format_addr(sock)
+            if isinstance(peer, tuple):
+                self._peer_host = str(peer[0])
         socket = transport.get_extra_info("socket")
         self._fd = socket.fileno() if socket is not None else -1
+        # Redis's order: the client limit at accept, then protected mode.
         if len(state.clients) >= state.config["maxclients"]:  # type: ignore[operator]
-            state.stats.rejected_connections += 1
-            transport.write(b"-ERR max number of clients reached\r\n")  # type: ignore[attr-defined]
-            self._closed = True
-            transport.close()
+            self._refuse(errors.MAXCLIENTS)
+            return
+        if self._protected_mode_denies():
+            self._refuse(errors.PROTECTED_MODE_DENIED)
             return
         self.client = state.new_client(self)
         config = state.config
@@ -152,6 +161,23 @@ class ClientConnection(asyncio.Protocol, Connection):
         # Back-pressure: a client that does not read its replies stops being read.
         transport.set_write_buffer_limits(high=4 * 1024 * 1024)  # type: ignore[attr-defined]
         self.server.connections.add(self)
+
+    def _protected_mode_denies(self) -> bool:
+        """Redis's protected mode: no password for the default user, and a peer off loopback.
+
+        Loopback here is Redis's connIsLocal (any 127.x or ::1, or a unix socket),
+        wider than `is_local`, which is Redis's islocalClient.
+        """
+        config = self.state.config
+        if not config["protected-mode"] or config["requirepass"] or self.unix:
+            return False
+        return not (self._peer_host.startswith("127.") or self._peer_host == "::1")
+
+    def _refuse(self, message: str) -> None:
+        self.state.stats.rejected_connections += 1
+        self.transport.write(b"-%s\r\n" % message.encode())  # type: ignore[union-attr]
+        self._closed = True
+        self.transport.close()  # type: ignore[union-attr]
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
@@ -222,6 +248,8 @@ class ClientConnection(asyncio.Protocol, Connection):
         """The request stream broke: its error (if it has one) is the last reply."""
         if error.message:
             out += b"-%s\r\n" % error.message.encode("utf-8", "surrogateescape")
+        if error.log:
+            log.warning("%s (client %s)", error.log, self._addr)
         self.client.closing = True  # type: ignore[union-attr]
 
     def _run(self, commands: list[list[bytes]], out: bytearray) -> None:

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from rillet import REDIS_COMPAT_VERSION, __version__
 from rillet.clock import Clock
@@ -26,13 +27,19 @@ from rillet.state import KEEP_WAITING, Block, BlockedClient, Client, ServerState
 log = logging.getLogger("rillet")
 
 
+class Durability(Protocol):
+    """The AOF's gate on replies (persistence/manager.py provides it; see Server.__init__)."""
+
+    def flush_for_send(self) -> bool: ...
+    def seal(self, ticket: int) -> bool: ...
+
+
 class Server:
     def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
         self.state = ServerState(config, clock)
         self.config = self.state.config
         self.dispatcher = Dispatcher(self.state)
-        self.state.extensions["dispatcher"] = self.dispatcher
-        self.state.extensions["on_unblocked"] = self._deliver
+        self.state.on_unblocked = self._deliver
         self.connections: set[ClientConnection] = set()
         self._listeners: list[asyncio.base_events.Server] = []
         self._timers: dict[int, asyncio.TimerHandle] = {}
@@ -56,7 +63,7 @@ class Server:
         #   (`durability.seal(ticket) -> bool`, True if durable now) and sends the
         #   replies, else persistence calls `release_through(ticket)` when the
         #   fsync is done (appendfsync always: one fsync per turn, overlapped).
-        self.durability: object | None = None
+        self.durability: Durability | None = None
         self.flush_before_send = False
         self.hold_replies = False
         self.reply_ticket = 1
@@ -165,7 +172,7 @@ class Server:
         ticket = self.reply_ticket
         self.reply_ticket = ticket + 1
         durability = self.durability
-        if durability is None or durability.seal(ticket):  # type: ignore[attr-defined]
+        if durability is None or durability.seal(ticket):
             self.release_through(ticket)
 
     def release_through(self, ticket: int) -> None:
