@@ -58,7 +58,8 @@ class Server:
         if self.kind == "rillet":
             argv = [PYTHON, "-m", "rillet", "server", *common]
         else:
-            argv = [self.binary, *common, "--daemonize", "no",
+            # Redis's full sync starts at once, as rillet's does (diskless waits 5 s by default).
+            argv = [self.binary, *common, "--daemonize", "no", "--repl-diskless-sync-delay", "0",
                     "--logfile", os.path.join(self.dir, "log")]
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
         log = open(os.path.join(self.dir, "stdout"), "ab")  # noqa: SIM115
