@@ -134,49 +134,54 @@ def section_throughput(kinds, requests: int) -> None:
             master.cleanup()
 
 
+def _lag_run(master: Server, replica: Server, rate: int, seconds: float) -> list[float]:
+    """Per-entry delays (ms) from the producer's clock to a reader blocked on the replica."""
+    m, r = master.client(), replica.client()
+    r.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
+    m.xadd("lag", {"t": "0"})
+    wait_synced(m, r)
+    delays: list[float] = []
+    done = threading.Event()
+
+    def reader() -> None:
+        last = "$"
+        client = replica.client()
+        while not done.is_set():
+            got = client.xread({"lag": last}, block=200, count=1000)
+            now = time.time()
+            for _, entries in got or []:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    delays.append((now - float(fields[b"t"])) * 1000)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    time.sleep(0.2)
+    per_tick = max(1, rate // 1000)
+    start = time.monotonic()
+    tick = 0
+    while time.monotonic() - start < seconds:
+        pipe = m.pipeline(transaction=False)
+        for _ in range(per_tick):
+            pipe.xadd("lag", {"t": repr(time.time())})
+        pipe.execute()
+        tick += 1
+        pause = start + tick / 1000 - time.monotonic()
+        if pause > 0:
+            time.sleep(pause)
+    time.sleep(0.5)
+    done.set()
+    thread.join()
+    return sorted(delays)
+
+
 def section_lag(kinds, rate: int, seconds: float) -> None:
     print(f"\n## replica lag at {rate} msg/s for {seconds:.0f} s (ms, producer clock to replica reader)")
     print(f"{'server':8} {'p50':>7} {'p99':>7} {'max':>7} {'entries':>8}")
     for kind, binary in kinds:
         master, replica = pair(kind, binary)
         try:
-            m, r = master.client(), replica.client()
-            r.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
-            m.xadd("lag", {"t": "0"})
-            wait_synced(m, r)
-            delays: list[float] = []
-            done = threading.Event()
-
-            def reader() -> None:
-                last = "$"
-                client = replica.client()
-                while not done.is_set():
-                    got = client.xread({"lag": last}, block=200, count=1000)
-                    now = time.time()
-                    for _, entries in got or []:
-                        for entry_id, fields in entries:
-                            last = entry_id
-                            delays.append((now - float(fields[b"t"])) * 1000)
-
-            thread = threading.Thread(target=reader)
-            thread.start()
-            time.sleep(0.2)
-            per_tick = max(1, rate // 1000)
-            start = time.monotonic()
-            tick = 0
-            while time.monotonic() - start < seconds:
-                pipe = m.pipeline(transaction=False)
-                for _ in range(per_tick):
-                    pipe.xadd("lag", {"t": repr(time.time())})
-                pipe.execute()
-                tick += 1
-                pause = start + tick / 1000 - time.monotonic()
-                if pause > 0:
-                    time.sleep(pause)
-            time.sleep(0.5)
-            done.set()
-            thread.join()
-            delays.sort()
+            delays = _lag_run(master, replica, rate, seconds)
             if delays:
                 p50 = delays[len(delays) // 2]
                 p99 = delays[min(len(delays) - 1, int(len(delays) * 0.99))]
