@@ -228,10 +228,13 @@ def test_master_failing_during_full_sync_leaves_nothing_half_loaded(pair, case):
     master, replica, m, r = pair
     _xadd(m, 10)
     support.wait_synced(m, r)
+    from rillet.replication.payload import payload_prefix
+
     if case == "dies mid-payload":
-        port, served = _fake_master(b"$100000\r\n", b"RILLETDB0001" + b"\0" * 100)
+        port, served = _fake_master(b"$100000\r\n", payload_prefix(-1) + b"RILLETDB0001")
     else:
-        port, served = _fake_master(b"$64\r\n", b"RILLETDB0001" + b"\xff" * 52)
+        body = payload_prefix(-1) + b"RILLETDB0001" + b"\xff" * 52
+        port, served = _fake_master(b"$%d\r\n" % len(body), body)
     r.execute_command("REPLICAOF", "127.0.0.1", str(port))
     assert served.wait(10)
     support.wait_until(lambda: support.info(r)["master_sync_in_progress"] == 0
@@ -296,3 +299,22 @@ def test_failover_pauses_writes_and_abort_releases_them(pair):
         assert support.info(m)["master_failover_state"] == "no-failover"
     finally:
         fake.close()
+
+
+def test_sub_replica_starts_in_the_db_its_stream_has_selected(pair):
+    """A replica's full sync passes on the db its master's stream is in (repl-stream-db)."""
+    master, replica, m, r = pair
+    m3 = master.client(db=3)
+    m3.xadd("s", {"a": "1"})  # the stream now has SELECT 3, and will not repeat it
+    support.wait_synced(m, r)
+    sub = support.start("rillet", "--replicaof", "127.0.0.1", str(replica.port))
+    try:
+        s = sub.client()
+        support.wait_synced(r, s)
+        m3.xadd("s", {"a": "2"})
+        support.wait_synced(m, r)
+        support.wait_synced(r, s)
+        assert sub.client(db=3).xlen("s") == 2
+        assert s.dbsize() == 0
+    finally:
+        sub.stop()

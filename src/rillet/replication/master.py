@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rillet.persistence import fork
-from rillet.replication.payload import write_payload
+from rillet.replication.payload import payload_prefix, write_payload
 from rillet.replication.protocol import encode_command
 
 log = logging.getLogger("rillet")
@@ -76,6 +76,7 @@ class MasterSide:
         self.child: fork.Child | None = None
         self.child_offset = 0
         self.child_entries: list[ReplicaEntry] = []
+        self.child_stream_db = -1
         self._poll_timer: Any = None
         self.waiters: list[Waiter] = []
         self._ack_requested = False
@@ -161,8 +162,11 @@ class MasterSide:
             return
         state = self.state
         directory = str(self.config["dir"]) or "."
-        # The stream re-selects after a full sync, as Redis's slaveseldb = -1.
+        # The stream re-selects after a full sync, as Redis's slaveseldb = -1; a
+        # replica forwards its master's bytes and passes on the db they are in.
         repl.selected_db = -1
+        link = repl.link
+        stream_db = link.client.db.index if repl.is_replica and link and link.client else -1
         offset = repl.master_repl_offset
         try:
             child = fork.start(
@@ -178,6 +182,7 @@ class MasterSide:
         log.info("Starting BGSAVE for SYNC with target: disk (pid %d)", child.pid)
         self.child = child
         self.child_offset = offset
+        self.child_stream_db = stream_db
         self.child_entries = waiting
         for entry in waiting:
             self._attach(entry, offset)
@@ -220,6 +225,7 @@ class MasterSide:
             for entry in entries:
                 self.drop(entry)
             return
+        payload = payload_prefix(self.child_stream_db) + payload
         header = b"$%d\r\n" % len(payload)
         for entry in entries:
             if entry.closed():

@@ -8,11 +8,36 @@ RDB) changes these two functions only.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from typing import Any
 
 from rillet.persistence.loader import LoadProgress, load_snapshot
 from rillet.persistence.manager import write_snapshot_file
+
+
+# The payload starts with a short envelope carrying the db the stream has
+# selected at the snapshot's offset (Redis's "repl-stream-db" RDB aux field):
+# a replica's own replicas get its master's bytes, which re-select only when
+# the db changes, so their master client must start in that db. -1: the next
+# command is preceded by a SELECT (the master resets its stream's db on a fork).
+_PREFIX = struct.Struct("<8si")
+_MAGIC = b"RLREPL01"
+PREFIX_LEN = _PREFIX.size
+
+
+def payload_prefix(stream_db: int) -> bytes:
+    return _PREFIX.pack(_MAGIC, stream_db)
+
+
+def read_prefix(data: bytes) -> int:
+    """The stream db from a payload's first PREFIX_LEN bytes; ValueError if not ours."""
+    if len(data) != PREFIX_LEN:
+        raise ValueError("short full-sync payload")
+    magic, stream_db = _PREFIX.unpack(data)
+    if magic != _MAGIC:
+        raise ValueError("not a rillet full-sync payload")
+    return stream_db
 
 
 def write_payload(state: Any, path: str) -> int:
