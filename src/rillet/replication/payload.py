@@ -15,7 +15,6 @@ from typing import Any
 from rillet.persistence.loader import LoadProgress, load_snapshot
 from rillet.persistence.manager import write_snapshot_file
 
-
 # The payload starts with a short envelope carrying the db the stream has
 # selected at the snapshot's offset (Redis's "repl-stream-db" RDB aux field):
 # a replica's own replicas get its master's bytes, which re-select only when
