@@ -40,7 +40,8 @@ def test_waitaof_needs_appendonly(pair):
     master, replica, m, r = pair
     with pytest.raises(redis.ResponseError, match="^WAITAOF cannot be used when numlocal"):
         m.execute_command("WAITAOF", 1, 0, 0)
-    assert m.execute_command("WAITAOF", 0, 1, 0) == [0, 1]
+    m.xadd("s", {"a": "1"})
+    assert m.execute_command("WAITAOF", 0, 1, 100) == [0, 0]  # no AOF on the replica
 
 
 def test_min_replicas_to_write(pair):
@@ -86,3 +87,22 @@ def test_failover_without_loss(pair):
     present = {entry[0] for entry in r.xrange("s")}
     assert not [i for i in confirmed if i not in present]
     r.xadd("s", {"after": "failover"})
+
+
+def test_waitaof_counts_replicas_with_an_aof():
+    master = support.start("rillet", "--appendonly", "yes", "--appendfsync", "always")
+    replica = support.start("rillet", "--replicaof", "127.0.0.1", str(master.port))
+    try:
+        m, r = master.client(), replica.client()
+        support.wait_synced(m, r)
+        m.xadd("s", {"a": "1"})
+        # The replica has no AOF: it never counts (as in Redis); the local AOF does.
+        assert m.execute_command("WAITAOF", 1, 1, 300) == [1, 0]
+        r.config_set("appendonly", "yes")
+        support.wait_until(lambda: r.info("persistence")["aof_rewrite_in_progress"] == 0
+                           and r.info("persistence")["aof_enabled"] == 1, 20, "replica AOF")
+        m.xadd("s", {"a": "2"})
+        assert m.execute_command("WAITAOF", 1, 1, 0) == [1, 1]
+    finally:
+        replica.stop()
+        master.stop()

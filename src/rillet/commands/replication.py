@@ -10,7 +10,7 @@ from rillet.commands.args import parse_int
 from rillet.commands.table import command
 from rillet.errors import ReplyError
 from rillet.replication import of as replication_of
-from rillet.replication.master import Waiter
+from rillet.replication.master import Waiter, aof_position
 from rillet.resp.types import NO_REPLY, OK, SimpleString
 from rillet.state import Block, Client
 
@@ -103,12 +103,15 @@ def replconf(ctx: Client, argv: list[bytes]) -> object:
         elif option == b"capa":
             side.handshake(ctx)["capa"].add(value.lower())
         elif option == b"ack":
-            # Sent by replicas once a second; never answered.
+            # Sent by replicas once a second (with FACK, their AOF's fsynced
+            # offset); never answered.
             try:
                 offset = int(value)
+                fack = int(argv[i + 3]) if len(argv) > i + 3 and argv[i + 2].lower() == b"fack" \
+                    else -1
             except ValueError:
                 return NO_REPLY
-            side.ack(ctx, offset)
+            side.ack(ctx, offset, fack)
             return NO_REPLY
         elif option == b"getack":
             if repl.link is not None:
@@ -174,15 +177,15 @@ def waitaof(ctx: Client, argv: list[bytes]) -> object:
     aof_on = persistence is not None and persistence.aof_state != "off"
     if numlocal and not aof_on:
         raise ReplyError(errors.WAITAOF_APPENDONLY_OFF)
-    # Replies to writes leave only once the AOF holds them (the durability gate),
-    # so the local AOF already has everything this client was told about.
-    local = 1 if aof_on else 0
     side = repl.master_side
     offset = repl.write_offset
-    acked = side.acked(offset)
-    if ctx.in_exec or acked >= numreplicas or ctx.is_internal:
+    aof_bytes = aof_position(persistence) if aof_on else 0
+    local = side.local_aof_durable(aof_bytes)
+    acked = side.acked(offset, aof=True)
+    if ctx.in_exec or ctx.is_internal or (acked >= numreplicas and local >= numlocal):
         return [local, acked]
-    side.add_waiter(Waiter(ctx, offset, numreplicas, aof=True, numlocal=local), timeout)
+    side.add_waiter(Waiter(ctx, offset, numreplicas, aof=True, numlocal=numlocal,
+                           aof_bytes=aof_bytes), timeout)
     return Block([], 0, argv, [local, acked])
 
 

@@ -37,6 +37,7 @@ class ReplicaEntry:
     capa: set[bytes] = field(default_factory=set)
     state: str = WAIT_BGSAVE_START
     ack_offset: int = 0
+    aof_ack_offset: int = 0  # REPLCONF ACK ... FACK: what the replica's AOF has fsynced
     ack_time: float = field(default_factory=time.monotonic)
     pending: list[bytes] | None = None  # stream bytes since the child's fork
     # The payload's size: it sits in the output buffer for a while and, as in
@@ -55,14 +56,15 @@ class ReplicaEntry:
 
 @dataclass(eq=False)
 class Waiter:
-    """A client blocked in WAIT until `numreplicas` acknowledged `offset`."""
+    """A client blocked in WAIT (or WAITAOF) until enough copies hold `offset`."""
 
     client: Any
     offset: int
     numreplicas: int
     timer: Any = None
-    aof: bool = False  # WAITAOF: reply [numlocal, acked]
+    aof: bool = False  # WAITAOF: replicas' fsynced offsets, and the local AOF
     numlocal: int = 0
+    aof_bytes: int = 0  # WAITAOF: the local AOF's size to be durable
 
 
 class MasterSide:
@@ -260,19 +262,29 @@ class MasterSide:
             self.drop(entry)
 
     # --- ACKs and WAIT ------------------------------------------------------------------------
-    def ack(self, client: Any, offset: int) -> None:
+    def ack(self, client: Any, offset: int, aof_offset: int = -1) -> None:
         entry = self.entries.get(client.id)
         if entry is None:
             return
         if offset > entry.ack_offset:
             entry.ack_offset = offset
+        if aof_offset > entry.aof_ack_offset:
+            entry.aof_ack_offset = aof_offset
         entry.ack_time = time.monotonic()
         if self.waiters:
             self._serve_waiters()
 
-    def acked(self, offset: int) -> int:
+    def acked(self, offset: int, aof: bool = False) -> int:
         return sum(1 for e in self.entries.values()
-                   if e.state == ONLINE and e.ack_offset >= offset and not e.closed())
+                   if e.state == ONLINE and not e.closed()
+                   and (e.aof_ack_offset if aof else e.ack_offset) >= offset)
+
+    def local_aof_durable(self, aof_bytes: int) -> int:
+        """1 if the local AOF has fsynced its first `aof_bytes` bytes (WAITAOF numlocal)."""
+        persistence = self.state.persistence
+        if persistence is None or persistence.aof_state == "off":
+            return 0
+        return 1 if _aof_durable(persistence, self.config) >= aof_bytes else 0
 
     def good_replicas(self) -> int:
         max_lag = int(self.config["min-replicas-max-lag"])  # type: ignore[arg-type]
@@ -303,10 +315,24 @@ class MasterSide:
         if timeout_ms > 0 and loop is not None:
             waiter.timer = loop.call_later(timeout_ms / 1000, self._finish, waiter)
         self.request_ack()
+        if waiter.aof and loop is not None:
+            loop.call_later(_POLL_S, self._poll_aof_waiters)
+
+    def _poll_aof_waiters(self) -> None:
+        # The local AOF's fsync completes in the background: look again soon.
+        self._serve_waiters()
+        loop = self.repl.server.loop
+        if loop is not None and any(w.aof for w in self.waiters):
+            loop.call_later(_POLL_S, self._poll_aof_waiters)
+
+    def _ready(self, waiter: Waiter) -> bool:
+        if self.acked(waiter.offset, waiter.aof) < waiter.numreplicas:
+            return False
+        return not waiter.aof or self.local_aof_durable(waiter.aof_bytes) >= waiter.numlocal
 
     def _serve_waiters(self) -> None:
         for waiter in list(self.waiters):
-            if self.acked(waiter.offset) >= waiter.numreplicas:
+            if self._ready(waiter):
                 self._finish(waiter)
 
     def _finish(self, waiter: Waiter) -> None:
@@ -318,8 +344,11 @@ class MasterSide:
         client = waiter.client
         if client.blocked is None:
             return  # disconnected or unblocked meanwhile
-        acked = self.acked(waiter.offset)
-        reply: object = [waiter.numlocal, acked] if waiter.aof else acked
+        acked = self.acked(waiter.offset, waiter.aof)
+        if waiter.aof:
+            reply: object = [self.local_aof_durable(waiter.aof_bytes), acked]
+        else:
+            reply = acked
         server = self.repl.server
         entry = self.state.unblock(client)
         server._deliver(client, entry, reply)
@@ -399,3 +428,20 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+def _aof_durable(persistence: Any, config: Any) -> int:
+    """Bytes of the AOF that are durable as far as WAITAOF goes (written, under `no`)."""
+    aof = persistence.aof
+    policy = config["appendfsync"]
+    if policy == "no":
+        return aof.written_total
+    if policy == "everysec" and not aof.bio.fsync_pending:
+        # The background fsync of the incr file is done up to synced_size.
+        return max(aof.synced_total, aof.written_total - (aof.incr_size - aof.synced_size))
+    return aof.synced_total
+
+
+def aof_position(persistence: Any) -> int:
+    """The AOF's size including what is buffered: what must become durable."""
+    return persistence.aof.fed_total

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 import time
+from collections import deque
 from typing import Any
 
 from rillet.persistence.loader import LoadError, LoadProgress
@@ -59,6 +60,10 @@ class MasterLink:
         self.total_attempts = 0
         self._stopped = False
         self.failover = failover  # the first PSYNC carries FAILOVER (see failover.py)
+        # WAITAOF: (AOF size, offset) after each applied chunk; the offset whose
+        # AOF bytes are durable goes to the master as REPLCONF ACK ... FACK.
+        self.aof_marks: deque[tuple[int, int]] = deque()
+        self.fack = 0
 
     # --- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
@@ -346,6 +351,9 @@ class MasterLink:
             for db in dbs:
                 db.expire_mode = EXPIRE_REPLICA_READ
         raw = bytes(parser.buf[start : parser.pos])
+        persistence = self.state.persistence
+        if raw and persistence is not None and persistence.aof_state != "off":
+            self.aof_marks.append((persistence.aof.fed_total, applied))
         if raw:
             repl.feed_raw(raw)
             if repl.backlog is None:  # (no backlog: still count what we applied)
@@ -358,7 +366,24 @@ class MasterLink:
             return
         if offset is None:
             offset = self.repl.master_repl_offset
-        writer.write(encode_command([b"REPLCONF", b"ACK", b"%d" % offset]))
+        writer.write(encode_command([b"REPLCONF", b"ACK", b"%d" % offset,
+                                     b"FACK", b"%d" % self._aof_offset(offset)]))
+
+    def _aof_offset(self, offset: int) -> int:
+        """The stream offset our AOF holds durably (0 without an AOF, as Redis's replicas)."""
+        persistence = self.state.persistence
+        if persistence is None or persistence.aof_state == "off":
+            self.aof_marks.clear()
+            return 0
+        from rillet.replication.master import _aof_durable
+
+        durable = _aof_durable(persistence, self.config)
+        marks = self.aof_marks
+        while marks and marks[0][0] <= durable:
+            self.fack = marks.popleft()[1]
+        if not marks and durable >= persistence.aof.fed_total:
+            self.fack = offset  # nothing of ours is waiting for the disk
+        return self.fack
 
     def cron(self, now: float) -> None:
         """Once a second: REPLCONF ACK (the master's lag and WAIT come from it), repl-timeout."""
