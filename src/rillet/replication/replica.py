@@ -64,6 +64,7 @@ class MasterLink:
         # AOF bytes are durable goes to the master as REPLCONF ACK ... FACK.
         self.aof_marks: deque[tuple[int, int]] = deque()
         self.fack = 0
+        self.held = bytearray()  # an unfinished transaction's bytes (see apply)
 
     # --- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
@@ -75,6 +76,15 @@ class MasterLink:
             self.task.cancel()
         self._close()
         self._mark_down()
+        self._discard_partial()
+
+    def _discard_partial(self) -> None:
+        """Drop a transaction the link broke in: it was not counted, it will come again."""
+        self.held.clear()
+        client = self.client
+        if client is not None and client.multi is not None:
+            client.multi = None
+            client.multi_error = False
 
     def _close(self) -> None:
         writer, self.writer = self.writer, None
@@ -106,6 +116,7 @@ class MasterLink:
             finally:
                 self._close()
                 self._mark_down()
+                self._discard_partial()
                 if self.syncing and self.state.loading:
                     self.state.loading = False
             if self._stopped:
@@ -320,7 +331,9 @@ class MasterLink:
         from rillet.replication.core import EXPIRE_MASTER_STREAM, EXPIRE_REPLICA_READ
 
         parser = self.parser
-        start = parser.pos
+        buf = parser.buf
+        held = self.held
+        committed = bytearray()
         repl = self.repl
         server = repl.server
         execute = server.dispatcher.execute
@@ -331,6 +344,7 @@ class MasterLink:
         applied = repl.master_repl_offset
         try:
             while True:
+                begin = parser.pos
                 got = parser.command()
                 if got is None:
                     break
@@ -346,11 +360,22 @@ class MasterLink:
                     if reply.__class__.__name__ == "ReplyError":
                         log.debug("command from master failed: %r: %s", argv[:3],
                                   getattr(reply, "message", reply))
+                if client.multi is not None:
+                    # Inside a transaction: its bytes count (and go on to our
+                    # replicas) at EXEC, as Redis's reploff, so a link lost
+                    # mid-transaction resumes at its MULTI (see _discard_partial).
+                    held += buf[begin : parser.pos]
+                    continue
+                if held:
+                    committed += held
+                    applied += len(held)
+                    held.clear()
+                committed += buf[begin : parser.pos]
                 applied += size
         finally:
             for db in dbs:
                 db.expire_mode = EXPIRE_REPLICA_READ
-        raw = bytes(parser.buf[start : parser.pos])
+        raw = bytes(committed)
         persistence = self.state.persistence
         if raw and persistence is not None and persistence.aof_state != "off":
             self.aof_marks.append((persistence.aof.fed_total, applied))
