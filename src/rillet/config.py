@@ -174,7 +174,7 @@ PARAMS = [
     Param("slowlog-max-len", "int", 128, 0, _MAX64),
     Param("lua-time-limit", "int", 5000, 0, _MAX64, aliases=("busy-reply-threshold",)),
     Param("notify-keyspace-events", "string", ""),
-    Param("replicaof", "string", "", aliases=("slaveof",)),
+    Param("replicaof", "string", "", aliases=("slaveof",), immutable=True),
     Param("replica-read-only", "bool", True, aliases=("slave-read-only",)),
     Param("repl-backlog-size", "memory", 1024 * 1024, 1, _MAX64),
     Param("min-replicas-to-write", "int", 0, 0, _MAX32, aliases=("min-slaves-to-write",)),
