@@ -227,8 +227,8 @@ class MasterSide:
             for entry in entries:
                 self.drop(entry)
             return
-        payload = payload_prefix(self.child_stream_db) + payload
-        header = b"$%d\r\n" % len(payload)
+        prefix = payload_prefix(self.child_stream_db)
+        header = b"$%d\r\n" % (len(prefix) + len(payload)) + prefix
         for entry in entries:
             if entry.closed():
                 self.entries.pop(entry.client.id, None)
@@ -238,7 +238,11 @@ class MasterSide:
             entry.state = ONLINE
             entry.ack_time = time.monotonic()
             entry.payload_size = len(header) + len(payload)
-            entry.conn.send(header + payload + b"".join(pending))
+            # Three writes, not one concatenation: the payload is not copied again.
+            entry.conn.send(header)
+            entry.conn.send(payload)
+            if pending:
+                entry.conn.send(b"".join(pending))
             log.info("Synchronization with replica %s:%d succeeded", entry.ip, entry.port)
 
     # --- the stream -----------------------------------------------------------------------

@@ -12,8 +12,10 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
+import os
+
 from rillet.persistence.loader import LoadProgress, load_snapshot
-from rillet.persistence.manager import write_snapshot_file
+from rillet.persistence.snapshot import SnapshotWriter, write_keyspace
 
 # The payload starts with a short envelope carrying the db the stream has
 # selected at the snapshot's offset (Redis's "repl-stream-db" RDB aux field):
@@ -40,8 +42,17 @@ def read_prefix(data: bytes) -> int:
 
 
 def write_payload(state: Any, path: str) -> int:
-    """Write the whole keyspace to `path`; returns its size in bytes."""
-    return write_snapshot_file(state, path, "snapshot")
+    """Write the whole keyspace to `path`; returns its size in bytes.
+
+    No fsync: the file only lives until it is sent.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        writer = SnapshotWriter(fd, "snapshot")
+        write_keyspace(writer, state)
+    finally:
+        os.close(fd)
+    return writer.size
 
 
 def load_payload(state: Any, path: str, progress: LoadProgress) -> Iterator[None]:

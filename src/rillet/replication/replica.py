@@ -25,6 +25,7 @@ from rillet.replication.protocol import StreamError, StreamParser, encode_comman
 log = logging.getLogger("rillet")
 
 _READ_BYTES = 1 << 16
+_PAYLOAD_READ_BYTES = 1 << 22
 _LOAD_SLICE_S = 0.02
 _RETRY_S = 1.0
 _EOF_MARK_LEN = 40
@@ -130,8 +131,9 @@ class MasterLink:
         self.current_attempts += 1
         self.total_attempts += 1
         self.last_io = time.monotonic()
+        # A large read buffer: the full-sync payload comes in big reads.
         self.reader, self.writer = await asyncio.wait_for(
-            asyncio.open_connection(self.host, self.port), timeout)
+            asyncio.open_connection(self.host, self.port, limit=_PAYLOAD_READ_BYTES), timeout)
         self.parser = StreamParser()
         log.info("MASTER <-> REPLICA sync started")
         self.link_state = "handshake"
@@ -249,6 +251,8 @@ class MasterLink:
             with open(path, "wb") as handle:
                 splitter = _PrefixSplitter(handle)
                 await self._receive(splitter, eof_mark, timeout)
+            log.info("MASTER <-> REPLICA sync: receiving %d bytes from master to disk",
+                     self.sync_read)
             try:
                 stream_db = read_prefix(splitter.head)
             except ValueError as error:
@@ -276,14 +280,19 @@ class MasterLink:
         parser = self.parser
         if eof_mark is None:
             left = self.sync_total
-            while left > 0:
-                if not parser.pending():
-                    await self._read(timeout)
-                chunk = parser.take(left)
+            chunk = parser.take(left)  # what came with the header
+            while True:
                 handle.write(chunk)
                 left -= len(chunk)
                 self.sync_read += len(chunk)
-            return
+                if left <= 0:
+                    return
+                # Straight from the socket to the file, in large reads.
+                assert self.reader is not None
+                chunk = await self.reader.read(min(left, _PAYLOAD_READ_BYTES))
+                if not chunk:
+                    raise EOFError("connection lost during the full sync")
+                self.last_io = time.monotonic()
         # Diskless form: bytes until the 40-byte mark (kept back until we know).
         tail = b""
         while True:
