@@ -8,11 +8,10 @@ RDB) changes these two functions only.
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Iterator
 from typing import Any
-
-import os
 
 from rillet.persistence.loader import LoadProgress, load_snapshot
 from rillet.persistence.snapshot import SnapshotWriter, write_keyspace
