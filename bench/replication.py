@@ -115,20 +115,33 @@ def xadd_benchmark(port: int, requests: int) -> float:
     return float(row.split(",")[1].strip('"'))
 
 
+def _cpu_us_per_op(server: Server, requests: int) -> tuple[float, float]:
+    """(ops/s, the master's CPU microseconds per XADD) for one redis-benchmark run."""
+    from rillet.bench.procinfo import cpu_seconds
+
+    before = cpu_seconds(server.proc.pid)
+    ops = xadd_benchmark(server.port, requests)
+    return ops, (cpu_seconds(server.proc.pid) - before) * 1e6 / requests
+
+
 def section_throughput(kinds, requests: int) -> None:
-    print(f"\n## XADD -P 64 -c 50, {requests} requests (ops/s)")
-    print(f"{'server':8} {'alone':>10} {'1 replica':>10} {'cost':>7}")
+    print(f"\n## XADD -P 64 -c 50, {requests} requests: ops/s, and the master's CPU us per op")
+    print("(on a shared 2-core machine the replica and the benchmark client compete with the")
+    print(" master for CPU, so the ops/s cost overstates it; the CPU per op is the master's own)")
+    print(f"{'server':8} {'alone':>10} {'1 replica':>10} {'cost':>7} {'us/op':>7} "
+          f"{'us/op+r':>8} {'cpu cost':>8}")
     for kind, binary in kinds:
         master, replica = pair(kind, binary)
         try:
-            alone = xadd_benchmark(master.port, requests)
+            alone, cpu_alone = _cpu_us_per_op(master, requests)
             master.client().flushall()
             replica.client().execute_command("REPLICAOF", "127.0.0.1", str(master.port))
             wait_synced(master.client(), replica.client())
-            with_replica = xadd_benchmark(master.port, requests)
+            with_replica, cpu_with = _cpu_us_per_op(master, requests)
             wait_synced(master.client(), replica.client())
             assert master.client().xlen("s") == replica.client().xlen("s")
-            print(f"{kind:8} {alone:10.0f} {with_replica:10.0f} {1 - with_replica / alone:7.1%}")
+            print(f"{kind:8} {alone:10.0f} {with_replica:10.0f} {1 - with_replica / alone:7.1%} "
+                  f"{cpu_alone:7.2f} {cpu_with:8.2f} {cpu_with / cpu_alone - 1:8.1%}")
         finally:
             replica.cleanup()
             master.cleanup()
