@@ -324,3 +324,35 @@ ACL_NO_FILE = ("ERR This Redis instance is not configured to use an ACL file. Yo
                "Redis configuration.")
 ACL_SAVE_FAILED = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
 ACL_LOAD_FAILED = "ERR Error loading ACLs, {}"
+# --- replication (rillet/replication, commands/replication.py) --------------------------
+NOREPLICAS = "NOREPLICAS Not enough good replicas to write."
+MASTERDOWN = (
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+)
+INVALID_MASTER_PORT = "ERR Invalid master port"
+WAIT_ON_REPLICA = (
+    "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0"
+    " if a replica is configured to be writable (which is not the default) writes to replicas"
+    " are just local and are not propagated."
+)
+WAITAOF_ON_REPLICA = (
+    "ERR WAITAOF cannot be used with replica instances. Please also note that writes to"
+    " replicas are just local and are not propagated."
+)
+WAITAOF_APPENDONLY_OFF = (
+    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled."
+)
+REPLICAOF_DURING_FAILOVER = "ERR REPLICAOF not allowed while failing over."
+REPLCONF_UNRECOGNIZED = "ERR Unrecognized REPLCONF option: {}"
+REPLICA_ALREADY_CONNECTED = "OK Already connected to specified master"
+PSYNC_FAILOVER_REPLID = "ERR PSYNC FAILOVER replid must match my replid."
+FAILOVER_NOT_IN_PROGRESS = "ERR No failover in progress."
+FAILOVER_IN_PROGRESS = "ERR FAILOVER already in progress."
+FAILOVER_ON_REPLICA = "ERR FAILOVER is not valid when server is a replica."
+FAILOVER_NO_REPLICAS = "ERR FAILOVER requires connected replicas."
+FAILOVER_FORCE = (
+    "ERR FAILOVER with force option requires both a timeout and target HOST and IP."
+)
+FAILOVER_NOT_A_REPLICA = "ERR FAILOVER target HOST and PORT is not a replica."
+FAILOVER_NOT_ONLINE = "ERR FAILOVER target replica is not online."
+FAILOVER_TIMEOUT = "ERR FAILOVER timeout must be greater than 0"

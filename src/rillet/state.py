@@ -305,6 +305,12 @@ class ServerState:
         self.transactions: Transactions | None = None
         # Delivers a reply to a client unblocked from outside (CLIENT UNBLOCK).
         self.on_unblocked: Callable[[Client, BlockedClient, object], None] | None = None
+        # Replication (replication/core.py's Replication, set by replication.attach),
+        # and its dispatcher hook: (client, spec, argv) -> an error, a Block or None.
+        self.replication: Any = None
+        self.command_guard: Callable[[Client, Any, list[bytes]], object] | None = None
+        # Channel subscriptions (commands/pubsub.py's Channels), made on first use.
+        self.pubsub: Any = None
 
     @property
     def loading(self) -> bool:

@@ -149,6 +149,13 @@ EXCLUDED = {
     "config|resetstat", "client|kill", "client|unblock", "client|no-evict", "quit",
     "debug|sleep", "debug|reload", "debug|loadaof", "debug|persistence-fault", "debug|help",
     "debug|digest", "debug|digest-value", "select",
+    # The connection would stop being a plain client: a replica link, subscribed
+    # mode, MONITOR, no replies, every client paused, or waiting on replicas.
+    "sync", "psync", "replconf", "replicaof", "slaveof", "failover", "wait", "waitaof",
+    "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe",
+    "monitor", "client|pause", "client|reply",
+    # Would lock the fuzzer out (a user switched off) or touch files.
+    "acl|setuser", "acl|deluser", "acl|load", "acl|save",
 }
 # Newer than Redis 8.2.3 (8.4-8.8): only in the rillet-only run.
 RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord"}

@@ -9,6 +9,8 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     groups,
     keys,
     persistence,  # noqa: F401,E402,I001
+    pubsub,
+    replication,
     server,
     streams,
     strings,

@@ -232,6 +232,8 @@ def acl_categories(spec: CommandSpec) -> list[str]:
         categories |= {"admin", "dangerous"}
     if BLOCKING in flags:
         categories.add("blocking")
+    if "pubsub" in flags:
+        categories.add("pubsub")
     return [c for c in CATEGORY_ORDER if c in categories]
 
 
