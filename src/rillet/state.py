@@ -332,8 +332,9 @@ class ServerState:
     def internal_client(self) -> Client:
         """A client for loading and replication: authenticated, not in `clients`."""
         client = Client(self, None, 0)
-        client.authenticated = True
         client.is_internal = True
+        client.restricted = False  # loading replays what was allowed when it was written
+        client.authenticated = True
         return client
 
     def remove_client(self, client: Client) -> None:

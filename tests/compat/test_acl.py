@@ -380,3 +380,26 @@ def _start_redis_with_conf(binary: str, conf: str):
     handle = servers.ServerHandle("redis8", port, proc, workdir, args)
     servers.wait_ready(port, proc)
     return handle
+
+
+def test_config_rewrite_writes_users(tmp_path):
+    binary = servers.redis8_binary()
+    if binary is None:
+        pytest.skip("Redis 8.2.3 not available")
+    texts = {}
+    for kind in ("rillet", "redis8"):
+        conf = tmp_path / f"{kind}.conf"
+        conf.write_text("user alice on >pw ~k* +get\n# comment\nuser zed off\n")
+        handle = (_start_rillet_with_conf(str(conf)) if kind == "rillet"
+                  else _start_redis_with_conf(binary, str(conf)))
+        try:
+            wire = Wire(handle.port)
+            assert wire.call("ACL", "SETUSER", "bob", "on", "nopass", "+ping") == b"+OK\r\n"
+            assert wire.call("ACL", "DELUSER", "zed") == b":1\r\n"
+            assert wire.call("CONFIG", "REWRITE") == b"+OK\r\n"
+            wire.close()
+        finally:
+            handle.stop()
+        lines = conf.read_text().splitlines()
+        texts[kind] = [line for line in lines if line.startswith(("user ", "# comment"))]
+    assert texts["rillet"] == texts["redis8"]
