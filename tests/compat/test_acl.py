@@ -184,6 +184,7 @@ def test_selectors_and_transactions(p, acl_servers):
         s.check("EXEC")
     finally:
         s.close()
+    p.check("ACL", "LOG", "3", normalise=_mask_log)  # context "multi" for those refused in MULTI
     p.check("ACL", "DRYRUN", "sel", "set", "a1", "v")
     p.check("ACL", "DRYRUN", "sel", "set", "b1", "v")
     p.check("ACL", "DRYRUN", "sel", "get", "b1")
@@ -403,3 +404,17 @@ def test_config_rewrite_writes_users(tmp_path):
         lines = conf.read_text().splitlines()
         texts[kind] = [line for line in lines if line.startswith(("user ", "# comment"))]
     assert texts["rillet"] == texts["redis8"]
+
+
+def test_rules_changed_before_exec(p, acl_servers):
+    p.check("ACL", "SETUSER", "bob", "on", ">pw", "~*", "+@all")
+    b = _as(acl_servers, "bob")
+    try:
+        for args in (("MULTI",), ("GET", "k"), ("SET", "k", "v"), ("PING",), ("SET", "x", "1")):
+            b.check(*args)
+        p.check("ACL", "SETUSER", "bob", "resetkeys", "~x", "-ping")
+        b.check("EXEC")
+        b.check("GET", "x")
+    finally:
+        b.close()
+    p.check("ACL", "LOG", "3", normalise=_mask_log)

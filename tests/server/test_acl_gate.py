@@ -79,3 +79,12 @@ def test_rename_command_keeps_original_names_for_loading():
     finally:
         table.TABLE.clear()
         table.TABLE.update(saved)
+
+
+def test_internal_client_never_checked():
+    state, dispatcher = _setup()
+    admin = state.new_client(None)
+    _run(dispatcher, admin, b"ACL", b"SETUSER", b"default", b"resetkeys", b"-set")
+    loader = state.internal_client()
+    assert not loader.restricted
+    assert _run(dispatcher, loader, b"SET", b"k", b"v") == b"OK"
