@@ -418,3 +418,13 @@ def test_rules_changed_before_exec(p, acl_servers):
     finally:
         b.close()
     p.check("ACL", "LOG", "3", normalise=_mask_log)
+
+
+def test_acl_pubsub_default_allchannels(p):
+    p.check("CONFIG", "SET", "acl-pubsub-default", "allchannels")
+    try:
+        p.check("ACL", "SETUSER", "t", "reset")
+        p.check("ACL", "SETUSER", "bob", "(+get)", "resetchannels", "&x")
+        p.check("ACL", "LIST")
+    finally:
+        p.check("CONFIG", "SET", "acl-pubsub-default", "resetchannels")

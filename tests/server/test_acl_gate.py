@@ -88,3 +88,11 @@ def test_internal_client_never_checked():
     loader = state.internal_client()
     assert not loader.restricted
     assert _run(dispatcher, loader, b"SET", b"k", b"v") == b"OK"
+
+
+def test_acl_pubsub_default_applies_to_new_users():
+    state, dispatcher = _setup()
+    admin = state.new_client(None)
+    _run(dispatcher, admin, b"CONFIG", b"SET", b"acl-pubsub-default", b"allchannels")
+    _run(dispatcher, admin, b"ACL", b"SETUSER", b"n")
+    assert state.acl.users[b"n"].root.allchannels
