@@ -358,22 +358,30 @@ class Config:
     def watch(self, name: str, callback: Callable[[object], None]) -> None:
         self.params[name].on_change.append(callback)
 
-    def rewritten(self, old_text: str) -> str:
+    def rewritten(self, old_text: str, users: list[str] | None = None) -> str:
         """CONFIG REWRITE's new text for a file that held `old_text`, as Redis writes it.
 
         Comments, blank lines, order and lines rillet does not own (include,
         unknown directives) stay; each parameter's first line takes its current
         value and its repeats go; parameters that differ from their default and
-        had no line are appended under Redis's marker comment.
+        had no line are appended under Redis's marker comment. `users` are the
+        ACL's `user ...` lines: they replace the file's in order, the rest come
+        last (None, with an aclfile: the file's user lines are dropped).
         """
         out: list[str] = []
         written: set[str] = set()
+        pending_users = list(users or [])
         for line in old_text.splitlines():
             stripped = line.strip()
             if stripped == REWRITE_MARKER:
                 continue
             words = split_args(stripped.encode()) if stripped and not stripped.startswith("#") else None
-            param = self.params.get(words[0].decode("utf-8", "replace").lower()) if words else None
+            name = words[0].decode("utf-8", "replace").lower() if words else ""
+            if name == "user":
+                if pending_users:
+                    out.append(pending_users.pop(0))
+                continue
+            param = self.params.get(name) if words else None
             if param is None:
                 out.append(line)
             elif param.name not in written:
@@ -381,6 +389,7 @@ class Config:
                 out.append(self._directive(param))
         added = [self._directive(p) for p in PARAMS
                  if p.name not in written and self.values[p.name] != p.default]
+        added += pending_users
         if added:
             out += [REWRITE_MARKER, *added]
         return "\n".join(out) + "\n"

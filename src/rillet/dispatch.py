@@ -148,6 +148,13 @@ class Dispatcher:
         state.begin_transaction()
         try:
             for spec, argv in queued:
+                if client.restricted:
+                    # Redis checks again at EXEC: the user's rules may have changed.
+                    refused = acl_refusal(client, spec, argv, at_exec=True)
+                    if refused is not None:
+                        self._count_error(refused)
+                        replies.append(ReplyError(refused))
+                        continue
                 replies.append(self.call(client, spec, argv))
         finally:
             client.in_exec = False

@@ -307,6 +307,8 @@ BGREWRITEAOF_FAILED = (
 NOPERM_COMMAND = "NOPERM User {} has no permissions to run the '{}' command"
 NOPERM_KEY = "NOPERM No permissions to access a key"
 NOPERM_CHANNEL = "NOPERM No permissions to access a channel"
+NOPERM_AT_EXEC = ("NOPERM ACLs rules changed between the moment the transaction was accumulated "
+                  "and the EXEC call. This command is no longer allowed for the following reason: {}")
 DRYRUN_COMMAND = "User {} has no permissions to run the '{}' command"
 DRYRUN_KEY = "User {} has no permissions to access the '{}' key"
 DRYRUN_CHANNEL = "User {} has no permissions to access the '{}' channel"

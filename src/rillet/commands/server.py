@@ -325,7 +325,9 @@ def config_rewrite(ctx: Client, argv: list[bytes]) -> object:
     temp = f"{path}.rewrite-{os.getpid()}"
     try:
         with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(ctx.server.config.rewritten(old))
+            config = ctx.server.config
+            users = None if config["aclfile"] else ctx.server.acl.dump().splitlines()
+            handle.write(config.rewritten(old, users))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)
