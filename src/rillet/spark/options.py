@@ -195,6 +195,7 @@ class ReaderOptions:
                 partitions_per_stream=opts.integer("partitionsPerStream", 0),
                 entries_per_partition=opts.integer("entriesPerPartition", 100_000, minimum=1),
                 max_partitions_per_stream=opts.integer("maxPartitionsPerStream", 32, minimum=1),
+                min_partitions=opts.integer("minPartitions", 0),
             ),
             chunk_size=opts.integer("chunkSize", 10_000, minimum=1),
             lossless=fields_as == "pairs",

@@ -22,7 +22,14 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from rillet.spark.client import StreamInfo, connect, is_error, scan_streams, stream_infos
+from rillet.spark.client import (
+    StreamInfo,
+    connect,
+    is_error,
+    range_floors,
+    scan_streams,
+    stream_infos,
+)
 from rillet.spark.ids import format_id, next_id, parse_id, prev_id
 from rillet.spark.offsets import (
     START_OF_STREAM,
@@ -30,6 +37,7 @@ from rillet.spark.offsets import (
     offset_from_json,
     offset_to_json,
     plan_partitions,
+    split_counts,
 )
 from rillet.spark.options import ReaderOptions
 from rillet.spark.reading import read_range
@@ -269,7 +277,16 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return offset_to_json(latest) if latest else None
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        return plan_partitions(offset_from_json(start), offset_from_json(end), self.options.split)
+        begin, stop = offset_from_json(start), offset_from_json(end)
+        policy = self.options.split
+        split = {
+            s: (begin.get(s, START_OF_STREAM).id, stop[s].id)
+            for s, n in split_counts(begin, stop, policy).items()
+            if n > 1
+        }
+        # The cuts follow the data (its first entry), which a replay of the same
+        # (start, end] finds again: entries in the range are retained until committed.
+        return plan_partitions(begin, stop, policy, range_floors(self.client, split))
 
     def commit(self, end: dict) -> None:
         group = self.options.progress_group
