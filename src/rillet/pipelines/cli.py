@@ -44,7 +44,7 @@ def spark_conf(args: argparse.Namespace) -> dict[str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from rillet.pipelines import archive, demo, ingest
+    from rillet.pipelines import archive, demo, ingest, lag
 
     parser = argparse.ArgumentParser(
         prog="rillet pipeline",
@@ -60,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(sub)
         add_spark_arguments(sub)
         sub.set_defaults(runner=module.run)
+    sub = commands.add_parser(
+        "lag", help="entries a query is behind, per stream", description=lag.__doc__
+    )
+    lag.add_arguments(sub)
+    sub.set_defaults(runner=lag.run)
     return parser
 
 

@@ -120,25 +120,12 @@ class Producer:
             client.close()
 
 
-def _entries_read(offset_json: str | None) -> dict[str, int]:
-    if not offset_json:
-        return {}
-    decoded = json.loads(offset_json)
-    return {
-        stream: value["entriesRead"]
-        for stream, value in decoded.items()
-        if isinstance(value, dict) and "entriesRead" in value
-    }
-
-
 def lag_from_progress(progress: dict[str, Any]) -> int | None:
-    """Entries added to the source but not yet in a batch: latest minus end ordinals."""
-    source = (progress.get("sources") or [{}])[0]
-    latest = _entries_read(source.get("latestOffset"))
-    end = _entries_read(source.get("endOffset"))
-    if not latest or not end:
-        return None
-    return sum(max(0, latest[s] - end.get(s, 0)) for s in latest)
+    """Entries added to the source but not yet in a batch (the sum over streams)."""
+    from rillet.spark.progress import source_lag
+
+    lag = source_lag(progress)
+    return sum(lag["perStream"].values()) if lag else None
 
 
 def build_query(spark: Any, args: argparse.Namespace, url: str, out: str) -> Any:

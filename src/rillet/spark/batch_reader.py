@@ -50,7 +50,7 @@ class RilletBatchReader(DataSourceReader):
                 if info is None or info.first_id is None:
                     continue
                 lo = max(prev_id(opts.first_id), prev_id(info.first_id))
-                hi = min(opts.last_id, info.last_generated_id)
+                hi = min(opts.last_id_of(stream), info.last_generated_id)
                 if hi <= lo:
                     continue
                 bounds[stream] = (lo, hi)

@@ -20,8 +20,14 @@ from rillet.spark.options import ConnectionOptions
 
 def connect(options: ConnectionOptions) -> redis.Redis:
     """A RESP2 client whose replies are the server's raw bytes, ints and lists."""
+    credentials: dict[str, Any] = {}
+    if options.username is not None:
+        credentials["username"] = options.username
+    if options.password is not None:
+        credentials["password"] = options.password
     client = redis.Redis.from_url(
         options.url,
+        **credentials,
         decode_responses=False,
         socket_timeout=options.socket_timeout_s,
         socket_connect_timeout=min(10.0, options.socket_timeout_s),
