@@ -18,6 +18,7 @@ USAGE = """usage: rillet <command> [args]
 commands:
   server [config-file] [--name value ...]   run the stream server (redis-server flags)
   pipeline <demo|archive|ingest> [...]      run a Spark pipeline
+  lag (--checkpoint DIR | --group G) [...]  entries a Spark query is behind, per stream
   bench <latency|...> [...]                 benchmarks
   check-aof [--fix] FILE                    check and repair an append-only file
   version                                   print the version
@@ -88,10 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     if command in ("version", "--version", "-v"):
         print(f"rillet {__version__} (Redis {REDIS_COMPAT_VERSION} compatible)")
         return 0
-    if command == "pipeline":
+    if command in ("pipeline", "lag"):
         from rillet.pipelines.cli import main as pipeline_main
 
-        return pipeline_main(rest)
+        return pipeline_main(rest if command == "pipeline" else ["lag", *rest])
     if command == "bench":
         from rillet.bench.cli import main as bench_main
 
