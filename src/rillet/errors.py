@@ -296,3 +296,23 @@ BGREWRITEAOF_FAILED = (
     "ERR Can't execute an AOF background rewriting. Please check the server logs for"
     " more information."
 )
+
+# --- collections: hashes, lists, sets, sorted sets ----------------------------------
+HASH_NOT_INTEGER = "ERR hash value is not an integer"
+HASH_NOT_FLOAT = "ERR hash value is not a float"
+FLOAT_NAN_OR_INF = "ERR value is NaN or Infinity"
+INCR_NAN_OR_INF = "ERR increment would produce NaN or Infinity"
+RANDOM_COUNT_RANGE = (
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+)
+VALUE_OUT_OF_RANGE = "ERR value is out of range"
+HFE_NUMFIELDS_MISMATCH = "ERR The `numfields` parameter must match the number of arguments"
+HFE_NUMFIELDS_POSITIVE = "ERR Parameter `numFields` should be greater than 0"
+HFE_NUMFIELDS_COUNT = "ERR Number of fields must be a positive integer"
+HFE_INVALID_NUMFIELDS = "ERR invalid number of fields"
+HFE_UNKNOWN_ARGUMENT = "ERR unknown argument: {}"
+HFE_FIELDS_MISSING = "ERR Mandatory argument FIELDS is missing or not at the right position"
+HFE_NEGATIVE = "ERR invalid expire time, must be >= 0"
+HFE_FNX_FXX = "ERR Only one of FXX or FNX arguments can be specified"
+HFE_ONE_EXPIRY = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
+STRING_NOT_FLOAT = "ERR value is not a valid float"

@@ -213,6 +213,7 @@ SETUP = [
     ["XGROUP", "CREATE", "s", "g", "0"],
     ["XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "s", ">"],
     ["SET", "k", "10"], ["SET", "t", "x"], ["SET", "e", "x", "EX", "100"],
+    ["HSET", "h", "a", "1", "b", "2.5"], ["HPEXPIRE", "h", "100000", "FIELDS", "1", "b"],
 ]
 WRITES = {
     "append": ["APPEND", "t", "y"], "decr": ["DECR", "k"], "decrby": ["DECRBY", "k", "3"],
@@ -238,6 +239,17 @@ WRITES = {
     "xgroup|createconsumer": ["XGROUP", "CREATECONSUMER", "s", "g", "c9"],
     "xgroup|delconsumer": ["XGROUP", "DELCONSUMER", "s", "g", "c"],
     "function|flush": ["FUNCTION", "FLUSH"],
+    "hset": ["HSET", "h", "c", "3"], "hmset": ["HMSET", "h", "c", "3"],
+    "hsetnx": ["HSETNX", "h", "c", "3"], "hdel": ["HDEL", "h", "a"],
+    "hincrby": ["HINCRBY", "h", "a", "2"], "hincrbyfloat": ["HINCRBYFLOAT", "h", "b", "0.5"],
+    "hexpire": ["HEXPIRE", "h", "100", "FIELDS", "1", "a"],
+    "hpexpire": ["HPEXPIRE", "h", "100", "FIELDS", "1", "a"],
+    "hexpireat": ["HEXPIREAT", "h", "4000000000", "FIELDS", "1", "a"],
+    "hpexpireat": ["HPEXPIREAT", "h", "4000000000000", "FIELDS", "1", "a"],
+    "hpersist": ["HPERSIST", "h", "FIELDS", "1", "b"],
+    "hgetex": ["HGETEX", "h", "EX", "100", "FIELDS", "1", "a"],
+    "hsetex": ["HSETEX", "h", "EX", "100", "FIELDS", "1", "a", "9"],
+    "hgetdel": ["HGETDEL", "h", "FIELDS", "2", "a", "b"],
 }
 # Writes that change nothing here: rillet has no functions to flush yet.
 NO_EFFECT = {"function|flush"}

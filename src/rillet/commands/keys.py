@@ -286,6 +286,9 @@ def object_encoding(ctx: Client, argv: list[bytes]) -> object:
         return None
     if value.__class__ is bytes:
         return _string_encoding(value)  # type: ignore[arg-type]
+    encoding = getattr(value, "encoding", None)
+    if encoding is not None:
+        return encoding()
     return getattr(value, "ENCODING", type_name(value))
 
 

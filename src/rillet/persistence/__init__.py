@@ -15,7 +15,7 @@ from typing import Any
 
 def attach(server: Any) -> Any:
     """Create the server's `Persistence`, install its hooks, and schedule loading."""
-    from rillet.persistence import streams  # noqa: F401  (registers the stream codec)
+    from rillet.persistence import containers, streams  # noqa: F401  (register the value codecs)
     from rillet.persistence.manager import Persistence
 
     persistence = Persistence(server.state, server.dispatcher, server)
