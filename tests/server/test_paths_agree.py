@@ -214,6 +214,7 @@ SETUP = [
     ["XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "s", ">"],
     ["SET", "k", "10"], ["SET", "t", "x"], ["SET", "e", "x", "EX", "100"],
     ["HSET", "h", "a", "1", "b", "2.5"], ["HPEXPIRE", "h", "100000", "FIELDS", "1", "b"],
+    ["SADD", "st", "a", "b", "c"], ["SADD", "st2", "b", "z"],
 ]
 WRITES = {
     "append": ["APPEND", "t", "y"], "decr": ["DECR", "k"], "decrby": ["DECRBY", "k", "3"],
@@ -250,6 +251,9 @@ WRITES = {
     "hgetex": ["HGETEX", "h", "EX", "100", "FIELDS", "1", "a"],
     "hsetex": ["HSETEX", "h", "EX", "100", "FIELDS", "1", "a", "9"],
     "hgetdel": ["HGETDEL", "h", "FIELDS", "2", "a", "b"],
+    "sadd": ["SADD", "st", "d"], "srem": ["SREM", "st", "a"], "spop": ["SPOP", "st", "2"],
+    "smove": ["SMOVE", "st", "st2", "a"], "sinterstore": ["SINTERSTORE", "d", "st", "st2"],
+    "sunionstore": ["SUNIONSTORE", "d", "st", "st2"], "sdiffstore": ["SDIFFSTORE", "d", "st", "st2"],
 }
 # Writes that change nothing here: rillet has no functions to flush yet.
 NO_EFFECT = {"function|flush"}

@@ -10,6 +10,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     keys,
     persistence,  # noqa: F401,E402,I001
     server,
+    sets,
     streams,
     strings,
     transactions,

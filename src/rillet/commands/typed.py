@@ -45,6 +45,9 @@ def parse_cursor(raw: bytes) -> int:
     return int(raw)
 
 
+_ONLY_IN = {b"NOVALUES": errors.NOVALUES_ONLY_HSCAN}
+
+
 def parse_scan(argv: list[bytes], flags: tuple[bytes, ...] = ()) -> tuple[int, bytes | None, int, set[bytes]]:
     """KEY cursor [MATCH pattern] [COUNT count] [flag...]: (cursor, pattern, count, flags)."""
     cursor = parse_cursor(argv[2])
@@ -58,6 +61,8 @@ def parse_scan(argv: list[bytes], flags: tuple[bytes, ...] = ()) -> tuple[int, b
             seen.add(word)
             i += 1
             continue
+        if word in _ONLY_IN:
+            raise ReplyError(_ONLY_IN[word])
         if i + 1 >= len(argv):
             raise ReplyError(errors.SYNTAX)
         if word == b"MATCH":

@@ -85,7 +85,14 @@ class Set:
         if self.kind == INTSET:
             if all(is_int64(m) for m in added) and n <= intset_max:
                 return
-            # intset -> listpack if it would fit, else hashtable
+            # Redis adds one by one: the ints before the first conversion were
+            # kept sorted in the intset; the rest follow in insertion order.
+            fresh = set(added)
+            ints = [m for m in self.members if m not in fresh]
+            cut = 0
+            while cut < len(added) and is_int64(added[cut]) and len(ints) + cut < intset_max:
+                cut += 1
+            self.members = dict.fromkeys(sorted(ints + added[:cut], key=int) + added[cut:])
             self.kind = LISTPACK
         if self.kind == LISTPACK:
             if n > lp_entries or any(len(m) > lp_value for m in added):
