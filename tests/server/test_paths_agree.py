@@ -251,7 +251,7 @@ WRITES = {
     "hgetex": ["HGETEX", "h", "EX", "100", "FIELDS", "1", "a"],
     "hsetex": ["HSETEX", "h", "EX", "100", "FIELDS", "1", "a", "9"],
     "hgetdel": ["HGETDEL", "h", "FIELDS", "2", "a", "b"],
-    "sadd": ["SADD", "st", "d"], "srem": ["SREM", "st", "a"], "spop": ["SPOP", "st", "2"],
+    "sadd": ["SADD", "st", "d"], "srem": ["SREM", "st", "a"], "spop": ["SPOP", "st", "5"],
     "smove": ["SMOVE", "st", "st2", "a"], "sinterstore": ["SINTERSTORE", "d", "st", "st2"],
     "sunionstore": ["SUNIONSTORE", "d", "st", "st2"], "sdiffstore": ["SDIFFSTORE", "d", "st", "st2"],
 }
