@@ -321,3 +321,12 @@ NUMKEYS_TOO_MANY = "ERR Number of keys can't be greater than number of args"
 LIMIT_NEGATIVE = "ERR LIMIT can't be negative"
 COUNT_MUST_BE_POSITIVE = "ERR value is out of range, must be positive"
 NOVALUES_ONLY_HSCAN = "ERR NOVALUES option can only be used in HSCAN"
+INDEX_OUT_OF_RANGE = "ERR index out of range"
+LPOS_RANK_ZERO = (
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use"
+    " negative to start from the end of the list"
+)
+COUNT_NEGATIVE = "ERR COUNT can't be negative"
+MAXLEN_NEGATIVE = "ERR MAXLEN can't be negative"
+COUNT_POSITIVE = "ERR count should be greater than 0"
+TIMEOUT_NOT_FLOAT = "ERR timeout is not a float or out of range"

@@ -215,6 +215,7 @@ SETUP = [
     ["SET", "k", "10"], ["SET", "t", "x"], ["SET", "e", "x", "EX", "100"],
     ["HSET", "h", "a", "1", "b", "2.5"], ["HPEXPIRE", "h", "100000", "FIELDS", "1", "b"],
     ["SADD", "st", "a", "b", "c"], ["SADD", "st2", "b", "z"],
+    ["RPUSH", "l", "a", "b", "c", "a"],
 ]
 WRITES = {
     "append": ["APPEND", "t", "y"], "decr": ["DECR", "k"], "decrby": ["DECRBY", "k", "3"],
@@ -254,6 +255,14 @@ WRITES = {
     "sadd": ["SADD", "st", "d"], "srem": ["SREM", "st", "a"], "spop": ["SPOP", "st", "5"],
     "smove": ["SMOVE", "st", "st2", "a"], "sinterstore": ["SINTERSTORE", "d", "st", "st2"],
     "sunionstore": ["SUNIONSTORE", "d", "st", "st2"], "sdiffstore": ["SDIFFSTORE", "d", "st", "st2"],
+    "lpush": ["LPUSH", "l", "x"], "rpush": ["RPUSH", "l", "x"], "lpushx": ["LPUSHX", "l", "x"],
+    "rpushx": ["RPUSHX", "l", "x"], "lpop": ["LPOP", "l", "2"], "rpop": ["RPOP", "l"],
+    "lset": ["LSET", "l", "0", "z"], "ltrim": ["LTRIM", "l", "1", "-1"],
+    "linsert": ["LINSERT", "l", "BEFORE", "b", "z"], "lrem": ["LREM", "l", "0", "a"],
+    "lmove": ["LMOVE", "l", "l2", "LEFT", "RIGHT"], "rpoplpush": ["RPOPLPUSH", "l", "l2"],
+    "lmpop": ["LMPOP", "2", "nokey", "l", "LEFT", "COUNT", "2"], "blpop": ["BLPOP", "l", "0"],
+    "brpop": ["BRPOP", "l", "0"], "blmove": ["BLMOVE", "l", "l2", "LEFT", "LEFT", "0"],
+    "brpoplpush": ["BRPOPLPUSH", "l", "l2", "0"], "blmpop": ["BLMPOP", "0", "1", "l", "RIGHT"],
 }
 # Writes that change nothing here: rillet has no functions to flush yet.
 NO_EFFECT = {"function|flush"}

@@ -15,6 +15,14 @@ from collections.abc import Iterable
 from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE, element_size
 
 _SIZE_LIMITS = {-1: 4096, -2: 8192, -3: 16384, -4: 32768, -5: 65536}
+_SAFETY_LIMIT = 8192  # quicklist's SIZE_SAFETY_LIMIT for count-limited nodes
+
+
+def _exceeds(max_size: int, nbytes: int, count: int) -> bool:
+    """quicklistNodeExceedsLimit."""
+    if max_size < 0:
+        return nbytes > _SIZE_LIMITS.get(max_size, 8192)
+    return nbytes > _SAFETY_LIMIT or count > max_size
 
 
 class List:
@@ -62,17 +70,24 @@ class List:
         self.nbytes += element_size(value)
 
     def note_size(self, max_size: int) -> None:
-        """After a write: Redis's listTypeTryConversion in both directions."""
-        if max_size < 0:
-            limit = _SIZE_LIMITS.get(max_size, 8192)
-            over = self.nbytes > limit
-            under_half = self.nbytes <= limit // 2
-        else:
-            over = len(self.items) > max_size
-            under_half = len(self.items) <= max_size // 2
-        if not self.big and over:
+        """For a list built whole (loading): the encoding its content gets."""
+        self.big = _exceeds(max_size, self.nbytes, len(self.items))
+
+    def will_add(self, values: list[bytes], max_size: int) -> None:
+        """Before adding `values`: Redis's listTypeTryConvertListpack (raw lengths, checked first)."""
+        if not self.big and _exceeds(max_size, self.nbytes + sum(map(len, values)),
+                                     len(self.items) + len(values)):
             self.big = True
-        elif self.big and under_half:
+
+    def shrunk(self, max_size: int) -> None:
+        """After removing: listTypeTryConvertQuicklist back under half the limit."""
+        if not self.big:
+            return
+        if max_size < 0:
+            small = self.nbytes <= _SIZE_LIMITS.get(max_size, 8192) // 2
+        else:
+            small = len(self.items) <= max_size // 2 and self.nbytes <= _SAFETY_LIMIT // 2
+        if small:
             self.big = False
 
     def encoding(self) -> bytes:
