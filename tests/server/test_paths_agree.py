@@ -215,7 +215,7 @@ SETUP = [
     ["SET", "k", "10"], ["SET", "t", "x"], ["SET", "e", "x", "EX", "100"],
     ["HSET", "h", "a", "1", "b", "2.5"], ["HPEXPIRE", "h", "100000", "FIELDS", "1", "b"],
     ["SADD", "st", "a", "b", "c"], ["SADD", "st2", "b", "z"],
-    ["RPUSH", "l", "a", "b", "c", "a"],
+    ["RPUSH", "l", "a", "b", "c", "a"], ["ZADD", "z", "1", "a", "2", "b", "3", "c"],
 ]
 WRITES = {
     "append": ["APPEND", "t", "y"], "decr": ["DECR", "k"], "decrby": ["DECRBY", "k", "3"],
@@ -263,6 +263,16 @@ WRITES = {
     "lmpop": ["LMPOP", "2", "nokey", "l", "LEFT", "COUNT", "2"], "blpop": ["BLPOP", "l", "0"],
     "brpop": ["BRPOP", "l", "0"], "blmove": ["BLMOVE", "l", "l2", "LEFT", "LEFT", "0"],
     "brpoplpush": ["BRPOPLPUSH", "l", "l2", "0"], "blmpop": ["BLMPOP", "0", "1", "l", "RIGHT"],
+    "zadd": ["ZADD", "z", "GT", "CH", "5", "a"], "zincrby": ["ZINCRBY", "z", "1.5", "b"],
+    "zrem": ["ZREM", "z", "a"], "zrangestore": ["ZRANGESTORE", "d", "z", "0", "1"],
+    "zremrangebyrank": ["ZREMRANGEBYRANK", "z", "0", "0"],
+    "zremrangebyscore": ["ZREMRANGEBYSCORE", "z", "(1", "2"],
+    "zremrangebylex": ["ZREMRANGEBYLEX", "z", "-", "[a"], "zpopmin": ["ZPOPMIN", "z"],
+    "zpopmax": ["ZPOPMAX", "z", "2"], "zmpop": ["ZMPOP", "1", "z", "MAX"],
+    "bzpopmin": ["BZPOPMIN", "z", "0"], "bzpopmax": ["BZPOPMAX", "z", "0"],
+    "bzmpop": ["BZMPOP", "0", "1", "z", "MIN", "COUNT", "2"],
+    "zunionstore": ["ZUNIONSTORE", "d", "2", "z", "st", "WEIGHTS", "2", "1"],
+    "zinterstore": ["ZINTERSTORE", "d", "2", "z", "st"], "zdiffstore": ["ZDIFFSTORE", "d", "1", "z"],
 }
 # Writes that change nothing here: rillet has no functions to flush yet.
 NO_EFFECT = {"function|flush"}

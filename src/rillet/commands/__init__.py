@@ -15,4 +15,5 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     streams,
     strings,
     transactions,
+    zsets,
 )
