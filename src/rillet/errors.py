@@ -264,6 +264,7 @@ FUNCTION_FLUSH_MODE = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
 GETKEYS_INVALID_COMMAND = "ERR Invalid command specified"
 GETKEYS_WRONG_ARITY = "ERR Invalid number of arguments specified for command"
 GETKEYS_NO_KEYS = "ERR The command has no key arguments"
+GETKEYS_INVALID_ARGS = "ERR Invalid arguments specified for command"
 
 # --- dispatch (dispatch.py) -------------------------------------------------------------
 INTERNAL_ERROR = "ERR internal error while running '{}'"

@@ -330,25 +330,25 @@ def _hexpire(ctx: Client, argv: list[bytes], unit_ms: int, absolute: bool) -> ob
     return _set_field_ttls(ctx, argv[1], h, fields, deadline, condition)
 
 
-@command("hexpire", -6, "write denyoom fast", keys=(1, 1, 1), group="hash", since="7.4.0")
+@command("hexpire", -6, "write fast", keys=(1, 1, 1), group="hash", since="7.4.0")
 def hexpire(ctx: Client, argv: list[bytes]) -> object:
     """HEXPIRE key seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]"""
     return _hexpire(ctx, argv, 1000, False)
 
 
-@command("hpexpire", -6, "write denyoom fast", keys=(1, 1, 1), group="hash", since="7.4.0")
+@command("hpexpire", -6, "write fast", keys=(1, 1, 1), group="hash", since="7.4.0")
 def hpexpire(ctx: Client, argv: list[bytes]) -> object:
     """HPEXPIRE key milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]"""
     return _hexpire(ctx, argv, 1, False)
 
 
-@command("hexpireat", -6, "write denyoom fast", keys=(1, 1, 1), group="hash", since="7.4.0")
+@command("hexpireat", -6, "write fast", keys=(1, 1, 1), group="hash", since="7.4.0")
 def hexpireat(ctx: Client, argv: list[bytes]) -> object:
     """HEXPIREAT key unix-time-seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]"""
     return _hexpire(ctx, argv, 1000, True)
 
 
-@command("hpexpireat", -6, "write denyoom fast", keys=(1, 1, 1), group="hash", since="7.4.0")
+@command("hpexpireat", -6, "write fast", keys=(1, 1, 1), group="hash", since="7.4.0")
 def hpexpireat(ctx: Client, argv: list[bytes]) -> object:
     """HPEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT] FIELDS numfields field [field ...]"""
     return _hexpire(ctx, argv, 1, True)

@@ -382,7 +382,7 @@ def _mpop(ctx: Client, keys: list[bytes], left: bool, count: int) -> object:
     return None
 
 
-@command("lmpop", -4, "write", keys=(0, 0, 0), group="list", since="7.0.0")
+@command("lmpop", -4, "write movablekeys", keys=(0, 0, 0), group="list", since="7.0.0")
 def lmpop(ctx: Client, argv: list[bytes]) -> object:
     """LMPOP numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"""
     keys, left, count = _parse_mpop(argv, 1)
@@ -468,7 +468,7 @@ def brpoplpush(ctx: Client, argv: list[bytes]) -> object:
     return _bmove(ctx, argv, False, True, argv[3])
 
 
-@command("blmpop", -5, "write blocking", keys=(0, 0, 0), group="list", since="7.0.0")
+@command("blmpop", -5, "write blocking movablekeys", keys=(0, 0, 0), group="list", since="7.0.0")
 def blmpop(ctx: Client, argv: list[bytes]) -> object:
     """BLMPOP timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"""
     timeout_ms = parse_timeout(ctx, argv[1])

@@ -8,6 +8,7 @@ import platform
 import resource
 import sys
 import time
+from collections.abc import Callable
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
@@ -604,6 +605,42 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
     raise ReplyError(errors.SYNTAX)
 
 
+def _keynum(at: int, dest: bool = False) -> Callable[[list[bytes]], list[int]]:
+    """Keys counted by the argument at `at` (Redis's genericGetKeys), after a destination."""
+
+    def find(args: list[bytes]) -> list[int]:
+        try:
+            n = int(args[at])
+        except (ValueError, IndexError):
+            n = -1
+        if n <= 0 or at + n >= len(args):
+            raise ReplyError(errors.GETKEYS_INVALID_ARGS)
+        return ([1] if dest else []) + list(range(at + 1, at + 1 + n))
+
+    return find
+
+
+def _streams_keys(args: list[bytes]) -> list[int]:
+    """xreadGetKeys: the keys are the first half of what follows STREAMS."""
+    for i in range(1, len(args)):
+        if args[i].upper() == b"STREAMS":
+            rest = len(args) - i - 1
+            if rest == 0 or rest % 2:
+                break
+            return list(range(i + 1, i + 1 + rest // 2))
+    raise ReplyError(errors.GETKEYS_INVALID_ARGS)
+
+
+# Commands whose keys move with their arguments (Redis's "movablekeys").
+_MOVABLE_KEYS: dict[str, Callable[[list[bytes]], list[int]]] = {
+    **{name: _keynum(1) for name in ("sintercard", "zintercard", "zunion", "zinter", "zdiff",
+                                      "lmpop", "zmpop")},
+    **{name: _keynum(2) for name in ("blmpop", "bzmpop")},
+    **{name: _keynum(2, dest=True) for name in ("zunionstore", "zinterstore", "zdiffstore")},
+    "xread": _streams_keys, "xreadgroup": _streams_keys,
+}
+
+
 @command("command|getkeys", -3, "loading stale", group="server", since="2.8.13", acl="slow connection")
 def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND GETKEYS command [arg [arg ...]]"""
@@ -615,7 +652,8 @@ def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
         spec = spec.subcommands.get(args[1].lower()) or spec
     if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
         raise ReplyError(errors.GETKEYS_WRONG_ARITY)
-    keys_at = spec.key_indexes(len(args))
+    movable = _MOVABLE_KEYS.get(spec.name)
+    keys_at = spec.key_indexes(len(args)) if movable is None else movable(args)
     if not keys_at:
         raise ReplyError(errors.GETKEYS_NO_KEYS)
     return [args[i] for i in keys_at if i < len(args)]

@@ -291,7 +291,7 @@ def parse_numkeys(argv: list[bytes], at: int) -> list[bytes]:
     return argv[at + 1:at + 1 + n]
 
 
-@command("sintercard", -3, "readonly", keys=(0, 0, 0), group="set", since="7.0.0")
+@command("sintercard", -3, "readonly movablekeys", keys=(0, 0, 0), group="set", since="7.0.0")
 def sintercard(ctx: Client, argv: list[bytes]) -> object:
     """SINTERCARD numkeys key [key ...] [LIMIT limit]"""
     keys = parse_numkeys(argv, 1)

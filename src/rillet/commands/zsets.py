@@ -546,7 +546,7 @@ def _zmpop(ctx: Client, keys: list[bytes], maximum: bool, count: int) -> object:
     return None
 
 
-@command("zmpop", -4, "write", keys=(0, 0, 0), group="sorted-set", since="7.0.0")
+@command("zmpop", -4, "write movablekeys", keys=(0, 0, 0), group="sorted-set", since="7.0.0")
 def zmpop(ctx: Client, argv: list[bytes]) -> object:
     """ZMPOP numkeys key [key ...] <MIN | MAX> [COUNT count]"""
     keys, maximum, count = _parse_zmpop(argv, 1)
@@ -579,7 +579,7 @@ def bzpopmax(ctx: Client, argv: list[bytes]) -> object:
     return _bzpop(ctx, argv, True)
 
 
-@command("bzmpop", -5, "write blocking", keys=(0, 0, 0), group="sorted-set", since="7.0.0")
+@command("bzmpop", -5, "write blocking movablekeys", keys=(0, 0, 0), group="sorted-set", since="7.0.0")
 def bzmpop(ctx: Client, argv: list[bytes]) -> object:
     """BZMPOP timeout numkeys key [key ...] <MIN | MAX> [COUNT count]"""
     timeout_ms = parse_timeout(ctx, argv[1])
@@ -719,43 +719,43 @@ def _algebra_reply(ctx: Client, result: dict[bytes, float], withscores: bool) ->
     return _pairs_reply(ctx, [(m, s) for s, m in pairs], withscores)
 
 
-@command("zunion", -3, "readonly", keys=(0, 0, 0), group="sorted-set", since="6.2.0")
+@command("zunion", -3, "readonly movablekeys", keys=(0, 0, 0), group="sorted-set", since="6.2.0")
 def zunion(ctx: Client, argv: list[bytes]) -> object:
     """ZUNION numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>] [WITHSCORES]"""
     return _algebra_reply(ctx, *_algebra(ctx, argv, 1, "union", "zunion", False))
 
 
-@command("zinter", -3, "readonly", keys=(0, 0, 0), group="sorted-set", since="6.2.0")
+@command("zinter", -3, "readonly movablekeys", keys=(0, 0, 0), group="sorted-set", since="6.2.0")
 def zinter(ctx: Client, argv: list[bytes]) -> object:
     """ZINTER numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>] [WITHSCORES]"""
     return _algebra_reply(ctx, *_algebra(ctx, argv, 1, "inter", "zinter", False))
 
 
-@command("zdiff", -3, "readonly", keys=(0, 0, 0), group="sorted-set", since="6.2.0")
+@command("zdiff", -3, "readonly movablekeys", keys=(0, 0, 0), group="sorted-set", since="6.2.0")
 def zdiff(ctx: Client, argv: list[bytes]) -> object:
     """ZDIFF numkeys key [key ...] [WITHSCORES]"""
     return _algebra_reply(ctx, *_algebra(ctx, argv, 1, "diff", "zdiff", False))
 
 
-@command("zunionstore", -4, "write denyoom", keys=(1, 1, 1), group="sorted-set", since="2.0.0")
+@command("zunionstore", -4, "write denyoom movablekeys", keys=(1, 1, 1), group="sorted-set", since="2.0.0")
 def zunionstore(ctx: Client, argv: list[bytes]) -> object:
     """ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>]"""
     return _store_zset(ctx, argv[1], _algebra(ctx, argv, 2, "union", "zunionstore", True)[0])
 
 
-@command("zinterstore", -4, "write denyoom", keys=(1, 1, 1), group="sorted-set", since="2.0.0")
+@command("zinterstore", -4, "write denyoom movablekeys", keys=(1, 1, 1), group="sorted-set", since="2.0.0")
 def zinterstore(ctx: Client, argv: list[bytes]) -> object:
     """ZINTERSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>]"""
     return _store_zset(ctx, argv[1], _algebra(ctx, argv, 2, "inter", "zinterstore", True)[0])
 
 
-@command("zdiffstore", -4, "write denyoom", keys=(1, 1, 1), group="sorted-set", since="6.2.0")
+@command("zdiffstore", -4, "write denyoom movablekeys", keys=(1, 1, 1), group="sorted-set", since="6.2.0")
 def zdiffstore(ctx: Client, argv: list[bytes]) -> object:
     """ZDIFFSTORE destination numkeys key [key ...]"""
     return _store_zset(ctx, argv[1], _algebra(ctx, argv, 2, "diff", "zdiffstore", True)[0])
 
 
-@command("zintercard", -3, "readonly", keys=(0, 0, 0), group="sorted-set", since="7.0.0")
+@command("zintercard", -3, "readonly movablekeys", keys=(0, 0, 0), group="sorted-set", since="7.0.0")
 def zintercard(ctx: Client, argv: list[bytes]) -> object:
     """ZINTERCARD numkeys key [key ...] [LIMIT limit]"""
     n = parse_int(argv[1])
