@@ -343,3 +343,19 @@ ZRANGE_LIMIT_RANK = (
 ZRANGE_WITHSCORES_LEX = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
 ZSET_NEED_KEY = "ERR at least 1 input key is needed for '{}' command"
 ZSET_WEIGHT_FLOAT = "ERR weight value is not a float"
+STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+OFFSET_OUT_OF_RANGE = "ERR offset is out of range"
+LCS_NOT_STRINGS = "ERR The specified keys must contain string values"
+LCS_LEN_AND_IDX = "ERR If you want both the length and indexes, please just use IDX."
+LCS_TOO_BIG = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+SAME_OBJECT = "ERR source and destination objects are the same"
+SWAPDB_FIRST = "ERR invalid first DB index"
+SWAPDB_SECOND = "ERR invalid second DB index"
+NO_LFU = (
+    "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that"
+    " when switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+NO_LRU = (
+    "ERR An LRU maxmemory policy is selected, idle time not tracked. Please note that when"
+    " switching between policies at runtime LRU and LFU data will take some time to adjust."
+)

@@ -272,6 +272,11 @@ WRITES = {
     "bzpopmin": ["BZPOPMIN", "z", "0"], "bzpopmax": ["BZPOPMAX", "z", "0"],
     "bzmpop": ["BZMPOP", "0", "1", "z", "MIN", "COUNT", "2"],
     "zunionstore": ["ZUNIONSTORE", "d", "2", "z", "st", "WEIGHTS", "2", "1"],
+    "setex": ["SETEX", "k", "100", "v"], "psetex": ["PSETEX", "k", "100000", "v"],
+    "getex": ["GETEX", "t", "EX", "100"], "getset": ["GETSET", "t", "v"],
+    "setrange": ["SETRANGE", "t", "3", "abc"], "msetnx": ["MSETNX", "n1", "1", "n2", "2"],
+    "incrbyfloat": ["INCRBYFLOAT", "k", "0.1"], "copy": ["COPY", "h", "h2"], "move": ["MOVE", "t", "3"],
+    "swapdb": ["SWAPDB", "0", "1"],
     "zinterstore": ["ZINTERSTORE", "d", "2", "z", "st"], "zdiffstore": ["ZDIFFSTORE", "d", "1", "z"],
 }
 # Writes that change nothing here: rillet has no functions to flush yet.

@@ -13,6 +13,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     server,
     sets,
     streams,
+    string_family,
     strings,
     transactions,
     zsets,

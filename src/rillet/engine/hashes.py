@@ -71,6 +71,9 @@ class Hash:
         if len(self.fields) > max_entries or any(len(x) > max_value for x in items):
             self.big = True
 
+    def copy(self) -> Hash:
+        return Hash.from_dict(self.fields, self.ttls, self.big)
+
     def encoding(self) -> bytes:
         if self.big:
             return b"hashtable"

@@ -90,6 +90,11 @@ class List:
         if small:
             self.big = False
 
+    def copy(self) -> List:
+        value = List(self.items)
+        value.big = self.big
+        return value
+
     def encoding(self) -> bytes:
         return b"quicklist" if self.big else b"listpack"
 

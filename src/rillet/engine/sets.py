@@ -98,6 +98,12 @@ class Set:
             if n > lp_entries or any(len(m) > lp_value for m in added):
                 self.kind = HASHTABLE
 
+    def copy(self) -> Set:
+        value = Set()
+        value.members = dict(self.members)
+        value.kind = self.kind
+        return value
+
     def encoding(self) -> bytes:
         return _NAMES[self.kind]
 

@@ -94,6 +94,13 @@ class ZSet:
     def fresh_big(self, max_entries: int, max_value: int) -> bool:
         return len(self.scores) > max_entries or any(len(m) > max_value for m in self.scores)
 
+    def copy(self) -> ZSet:
+        value = ZSet()
+        value.scores = dict(self.scores)
+        value.order = list(self.order)
+        value.big = self.big
+        return value
+
     def encoding(self) -> bytes:
         return b"skiplist" if self.big else b"listpack"
 
