@@ -276,7 +276,8 @@ WRITES = {
     "getex": ["GETEX", "t", "EX", "100"], "getset": ["GETSET", "t", "v"],
     "setrange": ["SETRANGE", "t", "3", "abc"], "msetnx": ["MSETNX", "n1", "1", "n2", "2"],
     "incrbyfloat": ["INCRBYFLOAT", "k", "0.1"], "copy": ["COPY", "h", "h2"], "move": ["MOVE", "t", "3"],
-    "swapdb": ["SWAPDB", "0", "1"],
+    "swapdb": ["SWAPDB", "0", "1"], "delex": ["DELEX", "t", "IFEQ", "x"],
+    "msetex": ["MSETEX", "2", "m1", "1", "m2", "2", "PX", "100000"],
     "zinterstore": ["ZINTERSTORE", "d", "2", "z", "st"], "zdiffstore": ["ZDIFFSTORE", "d", "1", "z"],
 }
 # Writes that change nothing here: rillet has no functions to flush yet.

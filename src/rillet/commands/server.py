@@ -638,7 +638,18 @@ _MOVABLE_KEYS: dict[str, Callable[[list[bytes]], list[int]]] = {
     **{name: _keynum(2) for name in ("blmpop", "bzmpop")},
     **{name: _keynum(2, dest=True) for name in ("zunionstore", "zinterstore", "zdiffstore")},
     "xread": _streams_keys, "xreadgroup": _streams_keys,
+    "msetex": lambda args: _msetex_keys(args),
 }
+
+
+def _msetex_keys(args: list[bytes]) -> list[int]:
+    try:
+        n = int(args[1])
+    except (ValueError, IndexError):
+        n = -1
+    if n <= 0 or 1 + 2 * n >= len(args):
+        raise ReplyError(errors.GETKEYS_INVALID_ARGS)
+    return list(range(2, 2 + 2 * n, 2))
 
 
 @command("command|getkeys", -3, "loading stale", group="server", since="2.8.13", acl="slow connection")

@@ -13,7 +13,7 @@ from array import array
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.keys import MAX_EXPIRE_MS
-from rillet.commands.strings import get_string
+from rillet.commands.strings import IF_CONDITIONS, get_string, if_condition_holds, value_digest
 from rillet.commands.table import command
 from rillet.commands.typed import config_int
 from rillet.engine import longdouble
@@ -286,3 +286,78 @@ def _lcs(ctx: Client, a: bytes, b: bytes, get_len: bool, get_idx: bool, with_len
     if get_idx:
         return Map([(b"matches", matches), (b"len", table[alen * width + blen])])
     return bytes(result)
+
+
+# --- Redis 8.4: DELEX, DIGEST, MSETEX ----------------------------------------------------------
+
+@command("digest", 2, "readonly fast", keys=(1, 1, 1), group="string", since="8.4.0")
+def digest(ctx: Client, argv: list[bytes]) -> object:
+    """DIGEST key"""
+    value = get_string(ctx, argv[1])
+    return None if value is None else value_digest(value)
+
+
+@command("delex", -2, "write fast", keys=(1, 1, 1), group="string", since="8.4.0")
+def delex(ctx: Client, argv: list[bytes]) -> object:
+    """DELEX key [IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest]"""
+    key = argv[1]
+    if len(argv) == 2:
+        if not ctx.db.delete(key):
+            return 0
+    else:
+        condition = argv[2].upper()
+        if len(argv) != 4 or condition not in IF_CONDITIONS:
+            raise ReplyError(errors.SYNTAX)
+        current = get_string(ctx, key)
+        if current is None or not if_condition_holds(condition, argv[3], current):
+            return 0
+        ctx.db.delete(key)
+    ctx.modified(key)
+    ctx.propagate([b"DEL", key])
+    return 1
+
+
+@command("msetex", -4, "write denyoom movablekeys", group="string", since="8.4.0")
+def msetex(ctx: Client, argv: list[bytes]) -> object:
+    """MSETEX numkeys key value [key value ...] [NX | XX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
+    n = parse_int(argv[1], errors.NUMKEYS_POSITIVE)
+    if n <= 0:
+        raise ReplyError(errors.NUMKEYS_POSITIVE)
+    if 2 + 2 * n > len(argv):
+        raise ReplyError(errors.wrong_arity("msetex"))
+    pairs = argv[2:2 + 2 * n]
+    condition = None
+    keep_ttl = False
+    deadline = None
+    i = 2 + 2 * n
+    while i < len(argv):
+        word = argv[i].upper()
+        if word in (b"NX", b"XX") and condition is None:
+            condition = word
+            i += 1
+        elif word == b"KEEPTTL" and deadline is None and not keep_ttl:
+            keep_ttl = True
+            i += 1
+        elif word in _GETEX_UNITS and deadline is None and not keep_ttl and i + 1 < len(argv):
+            ms, absolute = _GETEX_UNITS[word]
+            deadline = _deadline(ctx, argv[i + 1], ms, absolute, "msetex")
+            i += 2
+        else:
+            raise ReplyError(errors.SYNTAX)
+    db = ctx.db
+    keys = pairs[0::2]
+    present = [db.get(k) is not None for k in keys]
+    if (condition == b"NX" and any(present)) or (condition == b"XX" and not all(present)):
+        return 0
+    for j in range(0, len(pairs), 2):
+        key, value = pairs[j], pairs[j + 1]
+        db.set(key, value, keep_ttl=keep_ttl)
+        effect = [b"SET", key, value]
+        if deadline is not None:
+            db.set_expire(key, deadline)
+            effect += [b"PXAT", b"%d" % deadline]
+        elif keep_ttl:
+            effect.append(b"KEEPTTL")
+        ctx.modified(key)
+        ctx.propagate(effect)
+    return 1
