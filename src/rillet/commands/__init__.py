@@ -7,12 +7,20 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     acl,
     connection,
     groups,
+    hashes,
+    keyfinders,  # noqa: E402
     keys,
+    lists,
     persistence,  # noqa: F401,E402,I001
     pubsub,
     replication,
     server,
+    sets,
     streams,
+    string_family,
     strings,
     transactions,
+    zsets,
 )
+
+keyfinders.install()

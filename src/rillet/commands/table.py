@@ -210,6 +210,7 @@ CATEGORY_ORDER = (
 _GROUP_CATEGORY = {
     "generic": "keyspace", "string": "string", "connection": "connection",
     "transactions": "transaction", "stream": "stream", "scripting": "scripting",
+    "hash": "hash", "list": "list", "set": "set", "sorted-set": "sortedset",
 }
 
 

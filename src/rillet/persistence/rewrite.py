@@ -21,7 +21,7 @@ from rillet.persistence.snapshot import CodecContext, type_of
 
 def keyspace_commands(state: Any) -> Iterator[tuple[int, list[bytes]]]:
     """(db index, argv) for every key of every database, in an order that replays."""
-    from rillet.persistence import streams  # noqa: F401  (registers the stream type)
+    from rillet.persistence import containers, streams  # noqa: F401  (register the value codecs)
 
     context = CodecContext(state)
     for db in state.keyspace.dbs:
