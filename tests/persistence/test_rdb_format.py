@@ -138,3 +138,44 @@ def test_redis_stream_listpack_decodes_the_same_both_ways():
 def test_node_listpack_round_trip():
     node = rdb_stream.node_from_listpack(1, 1, REDIS_LP, {})
     assert rdb_stream.node_listpack(node) == REDIS_LP
+
+
+def _random_stream(seed: int):
+    from rillet.engine.ids import StreamID
+    from rillet.engine.stream import Stream
+
+    rnd = random.Random(seed)
+    stream = Stream(node_max_entries=rnd.choice([5, 100, 0]), node_max_bytes=rnd.choice([0, 4096]))
+    ms = rnd.choice([0, 1, 2**63 - 5, 2**64 - 400])
+    for i in range(rnd.randint(1, 300)):
+        ms += rnd.randint(0, 1)
+        if rnd.random() < 0.7:
+            fields = [b"a", b"%d" % rnd.randint(-2**63, 2**63 - 1), b"b", os.urandom(3)]
+        else:
+            fields = [os.urandom(2), b"x" * rnd.choice([0, 1, 70, 5000]), b"-0", b"007"]
+        stream.append(StreamID(ms, i if ms < 2**64 - 1 else i), fields)
+    for node in stream.nodes:
+        for i in range(node.n):
+            if rnd.random() < 0.2 and node.live > 1:
+                stream.delete(node.id_at(i))
+    return stream
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_stream_listpacks_encode_decode_both_forms(seed):
+    pure = _py("rdb_stream")
+    stream = _random_stream(seed)
+    for node in stream.nodes:
+        lp = pure.node_listpack(node)
+        back = pure.node_from_listpack(node.ms0, node.seq0, lp, {})
+        assert pure.node_listpack(back) == lp
+        assert back.lp_bytes() == len(lp) == node.lp_bytes() or node.fresh
+        assert [back.fields_at(i) for i in range(back.n)] == [node.fields_at(i)
+                                                             for i in range(node.n)]
+        if _rdbfast is not None:
+            assert rdb_stream._node_listpack_fast(node) == lp
+            got = _rdbfast.stream_lp_decode(lp, node.seq0)
+            want = pure.stream_lp_decode(lp, node.seq0)
+            assert got[:3] == want[:3] and got[5] == want[5] and got[8:] == want[8:]
+            for a, b in zip(got[3:8], want[3:8], strict=True):
+                assert (a is None and b is None) or list(a) == list(b)

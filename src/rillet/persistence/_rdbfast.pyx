@@ -563,3 +563,214 @@ def stream_lp_decode(lp, uint64_t seq0):
         PyMem_Free(offs_b.data)
         PyMem_Free(estart_b.data)
         PyMem_Free(data_b.data)
+
+
+# --- stream listpack encoding --------------------------------------------------------------
+
+cdef int _put_backlen(ByteBuf *b, Py_ssize_t n) except -1:
+    cdef char tmp[5]
+    cdef Py_ssize_t k
+    if n < 128:
+        tmp[0] = <char> n
+        k = 1
+    elif n < 16384:
+        tmp[0] = <char> (n >> 7)
+        tmp[1] = <char> ((n & 127) | 128)
+        k = 2
+    elif n < 2097152:
+        tmp[0] = <char> (n >> 14)
+        tmp[1] = <char> (((n >> 7) & 127) | 128)
+        tmp[2] = <char> ((n & 127) | 128)
+        k = 3
+    elif n < 268435456:
+        tmp[0] = <char> (n >> 21)
+        tmp[1] = <char> (((n >> 14) & 127) | 128)
+        tmp[2] = <char> (((n >> 7) & 127) | 128)
+        tmp[3] = <char> ((n & 127) | 128)
+        k = 4
+    else:
+        tmp[0] = <char> (n >> 28)
+        tmp[1] = <char> (((n >> 21) & 127) | 128)
+        tmp[2] = <char> (((n >> 14) & 127) | 128)
+        tmp[3] = <char> (((n >> 7) & 127) | 128)
+        tmp[4] = <char> ((n & 127) | 128)
+        k = 5
+    _bytes_push(b, tmp, k)
+    return 0
+
+
+cdef int _put_int(ByteBuf *b, int64_t v) except -1:
+    cdef char tmp[10]
+    cdef Py_ssize_t k
+    cdef uint64_t u = <uint64_t> v
+    if 0 <= v <= 127:
+        tmp[0] = <char> v
+        tmp[1] = 1
+        k = 2
+    elif -4096 <= v <= 4095:
+        u = u & 0x1FFF
+        tmp[0] = <char> ((u >> 8) | 0xC0)
+        tmp[1] = <char> (u & 0xFF)
+        tmp[2] = 2
+        k = 3
+    elif -32768 <= v <= 32767:
+        tmp[0] = <char> 0xF1
+        tmp[1] = <char> (u & 0xFF)
+        tmp[2] = <char> ((u >> 8) & 0xFF)
+        tmp[3] = 3
+        k = 4
+    elif -8388608 <= v <= 8388607:
+        tmp[0] = <char> 0xF2
+        tmp[1] = <char> (u & 0xFF)
+        tmp[2] = <char> ((u >> 8) & 0xFF)
+        tmp[3] = <char> ((u >> 16) & 0xFF)
+        tmp[4] = 4
+        k = 5
+    elif -2147483648 <= v <= 2147483647:
+        tmp[0] = <char> 0xF3
+        tmp[1] = <char> (u & 0xFF)
+        tmp[2] = <char> ((u >> 8) & 0xFF)
+        tmp[3] = <char> ((u >> 16) & 0xFF)
+        tmp[4] = <char> ((u >> 24) & 0xFF)
+        tmp[5] = 5
+        k = 6
+    else:
+        tmp[0] = <char> 0xF4
+        memcpy(tmp + 1, &u, 8)
+        tmp[9] = 9
+        k = 10
+    _bytes_push(b, tmp, k)
+    return 0
+
+
+cdef bint _as_int(const char *s, Py_ssize_t n, int64_t *out) noexcept nogil:
+    """lpStringToInt64: canonical decimal int64 only (no '+', spaces, leading zeros, "-0")."""
+    cdef Py_ssize_t i = 0
+    cdef uint64_t v = 0, limit
+    cdef bint neg = False
+    if n == 0 or n > 20:
+        return False
+    if n == 1 and s[0] == 48:
+        out[0] = 0
+        return True
+    if s[0] == 45:
+        neg = True
+        i = 1
+        if n == 1:
+            return False
+    if s[i] < 49 or s[i] > 57:
+        return False
+    while i < n:
+        if s[i] < 48 or s[i] > 57:
+            return False
+        if v > 1844674407370955161ULL:
+            return False
+        v = v * 10
+        if v > 18446744073709551615ULL - <uint64_t> (s[i] - 48):
+            return False
+        v += s[i] - 48
+        i += 1
+    if neg:
+        limit = 9223372036854775808ULL
+        if v > limit:
+            return False
+        out[0] = <int64_t> (0 - v)
+    else:
+        if v > 9223372036854775807ULL:
+            return False
+        out[0] = <int64_t> v
+    return True
+
+
+cdef int _put_element(ByteBuf *b, const char *s, Py_ssize_t n) except -1:
+    cdef int64_t v
+    cdef char head[5]
+    cdef Py_ssize_t h
+    if n < 21 and _as_int(s, n, &v):
+        return _put_int(b, v)
+    if n < 64:
+        head[0] = <char> (0x80 | n)
+        h = 1
+    elif n < 4096:
+        head[0] = <char> ((n >> 8) | 0xE0)
+        head[1] = <char> (n & 0xFF)
+        h = 2
+    else:
+        head[0] = <char> 0xF0
+        head[1] = <char> (n & 0xFF)
+        head[2] = <char> ((n >> 8) & 0xFF)
+        head[3] = <char> ((n >> 16) & 0xFF)
+        head[4] = <char> ((n >> 24) & 0xFF)
+        h = 5
+    _bytes_push(b, head, h)
+    _bytes_push(b, s, n)
+    _put_backlen(b, h + n)
+    return 0
+
+
+def stream_lp_encode(int64_t live, int64_t ndead, list mf, ms, seq, uint64_t seq0,
+                     bytes data, offs, estart, same, dead):
+    """The listpack Redis holds for a stream node (rdb_stream.node_listpack's body)."""
+    cdef const uint64_t[::1] ms_v = _array("Q", ms)
+    cdef const uint64_t[::1] seq_v = _array("Q", seq)
+    cdef const uint64_t[::1] offs_v = _array("Q", offs)
+    cdef const uint64_t[::1] est_v
+    cdef const uint8_t[::1] same_v
+    cdef bint mixed = estart is not None
+    if mixed:
+        est_v = _array("Q", estart)
+        same_v = same
+    cdef Py_ssize_t k = len(mf), n = ms_v.shape[0], i, a, e, nelem
+    cdef const char *src = data
+    cdef ByteBuf b
+    cdef int64_t count = 4 + k, flags, nf = 0
+    cdef bint is_same
+    memset(&b, 0, sizeof(ByteBuf))
+    try:
+        _bytes_push(&b, b"\0\0\0\0\0\0", 6)
+        _put_int(&b, live)
+        _put_int(&b, ndead)
+        _put_int(&b, k)
+        for field in mf:
+            _put_element(&b, <const char *> field, len(<bytes> field))
+        _put_int(&b, 0)
+        for i in range(n):
+            if mixed:
+                a = est_v[i]
+                e = est_v[i + 1]
+                is_same = same_v[i] != 0
+            else:
+                a = i * k
+                e = a + k
+                is_same = True
+            flags = 2 if is_same else 0
+            if dead is not None and i in dead:
+                flags |= 1
+            _put_int(&b, flags)
+            _put_int(&b, <int64_t> ms_v[i])
+            _put_int(&b, <int64_t> (seq_v[i] - seq0))
+            nelem = e - a
+            if not is_same:
+                nf = nelem >> 1
+                _put_int(&b, nf)
+            while a < e:
+                _put_element(&b, src + offs_v[a], <Py_ssize_t> (offs_v[a + 1] - offs_v[a]))
+                a += 1
+            if is_same:
+                _put_int(&b, k + 3)
+                count += 4 + k
+            else:
+                _put_int(&b, 2 * nf + 4)
+                count += 5 + 2 * nf
+        _bytes_push(&b, b"\xff", 1)
+        b.data[0] = <char> (b.n & 0xFF)
+        b.data[1] = <char> ((b.n >> 8) & 0xFF)
+        b.data[2] = <char> ((b.n >> 16) & 0xFF)
+        b.data[3] = <char> ((b.n >> 24) & 0xFF)
+        if count > 65535:
+            count = 65535
+        b.data[4] = <char> (count & 0xFF)
+        b.data[5] = <char> ((count >> 8) & 0xFF)
+        return PyBytes_FromStringAndSize(b.data, b.n)
+    finally:
+        PyMem_Free(b.data)
