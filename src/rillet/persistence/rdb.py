@@ -487,6 +487,51 @@ def load_keyspace(state: Any, data: bytes | Any, name: str = "RDB",
     return stats
 
 
+# --- DUMP / RESTORE payloads -------------------------------------------------------------
+
+def dump_value(value: Any, compress: bool = True) -> bytes:
+    """DUMP's payload: type, value, 2-byte RDB version, CRC-64 of all that (LE)."""
+    chunks: list[bytes] = []
+    writer = RDBWriter(lambda data: chunks.append(bytes(data)), compress, checksum=False)
+    writer.u8(type_of(value))
+    write_value(writer, value)
+    writer.flush()
+    body = b"".join(chunks) + RDB_VERSION.to_bytes(2, "little")
+    return body + crc64(0, body).to_bytes(8, "little")
+
+
+def verify_payload(payload: bytes) -> bool:
+    """verifyDumpPayload: a footer with a known RDB version and a matching CRC-64."""
+    if len(payload) < 10:
+        return False
+    version = int.from_bytes(payload[-10:-8], "little")
+    if version > RDB_VERSION:
+        return False
+    return crc64(0, payload[:-8]) == int.from_bytes(payload[-8:], "little")
+
+
+def restore_value(payload: bytes, state: Any) -> Any:
+    """The value in a verified DUMP payload; RDBError if it is not one value of a known type."""
+    reader = RDBReader(payload, 0, len(payload) - 10, "DUMP payload")
+    rdb_type = reader.u8("a value type")
+    if rdb_type == TYPE_STRING:
+        value: Any = reader.string("a string value")
+    else:
+        codec = CODECS_BY_TYPE.get(rdb_type)
+        if codec is None:
+            raise reader.fail(f"a value type rillet knows (got {rdb_type})", 0)
+        value = codec.load(reader, rdb_type, LoadContext(state))
+        if hasattr(value, "send"):
+            try:
+                while True:
+                    next(value)
+            except StopIteration as done:
+                value = done.value
+    if reader.pos != reader.end:
+        raise reader.fail("the end of the value")
+    return value
+
+
 def _env_int(name: str) -> int:
     # Test hooks (like Redis's key-load-delay / rdb-key-save-delay), in microseconds.
     try:
