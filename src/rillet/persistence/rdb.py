@@ -337,6 +337,9 @@ class LoadStats:
     bytes_total: int = 0
     bytes_loaded: int = 0
     version: int = 0
+    keys_read: int = 0  # every key parsed (a dry run counts here only)
+    expires: int = 0  # keys read with a TTL
+    aux: list[tuple[int, bytes, bytes]] | None = None  # (offset, name, value) when a list
 
 
 def verify(data: Any, name: str = "RDB") -> int:
@@ -357,8 +360,8 @@ def verify(data: Any, name: str = "RDB") -> int:
     actual = crc64(0, memoryview(data)[: size - 8])
     if actual == expected:
         return version
-    message = (f"{name}: wrong checksum (the file says {expected:#x}, its content gives"
-               f" {actual:#x}); the file is truncated or damaged ({size} bytes)")
+    message = (f"{name}: wrong checksum (the file says {expected:#x} at offset {size - 8},"
+               f" bytes 0-{size - 9} give {actual:#x}); the file is truncated or damaged")
     try:
         for _ in parse(None, data, LoadStats(), name, dry=True):
             pass
@@ -414,6 +417,8 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
         if op == OP_AUX:
             aux_name = reader.string("an AUX field name")
             aux_value = reader.string("an AUX field value")
+            if stats.aux is not None:
+                stats.aux.append((at, aux_name, aux_value))
             if aux_name in AUX_EXTENSIONS:
                 aux_pending.append((aux_name, aux_value))
             continue
@@ -447,6 +452,9 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
             value = codec.load(reader, op, context)
             if hasattr(value, "send"):  # a generator: drive it, yielding as it does
                 value = yield from value
+        stats.keys_read += 1
+        if deadline is not None:
+            stats.expires += 1
         if not dry:
             if deadline is not None and skip_expired and deadline <= now:
                 stats.keys_expired += 1
