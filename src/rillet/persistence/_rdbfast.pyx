@@ -11,11 +11,12 @@ from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
-cdef uint64_t CRC_TABLE[256]
+cdef uint64_t CRC_TABLE[8][256]
 cdef bint _crc_ready = False
 
 
-cdef void _crc_init():
+cdef void _crc_init() noexcept:
+    """Slicing-by-8 tables for the reflected Jones polynomial (crc64.c's crcspeed idea)."""
     global _crc_ready
     cdef uint64_t crc
     cdef int byte, k
@@ -26,19 +27,110 @@ cdef void _crc_init():
                 crc = (crc >> 1) ^ 0x95AC9329AC4BC9B5ULL
             else:
                 crc = crc >> 1
-        CRC_TABLE[byte] = crc
+        CRC_TABLE[0][byte] = crc
+    for byte in range(256):
+        crc = CRC_TABLE[0][byte]
+        for k in range(1, 8):
+            crc = (crc >> 8) ^ CRC_TABLE[0][crc & 0xFF]
+            CRC_TABLE[k][byte] = crc
     _crc_ready = True
 
 
 def crc64(uint64_t crc, data):
     cdef const uint8_t[::1] view = memoryview(data).cast("B")
-    cdef Py_ssize_t i, n = view.shape[0]
+    cdef Py_ssize_t i = 0, n = view.shape[0]
+    cdef uint64_t word
     if not _crc_ready:
         _crc_init()
+    if n == 0:
+        return crc
+    cdef const uint8_t *p = &view[0]
     with nogil:
-        for i in range(n):
-            crc = CRC_TABLE[(crc ^ view[i]) & 0xFF] ^ (crc >> 8)
+        while i + 8 <= n:
+            memcpy(&word, p + i, 8)  # little-endian hosts (x86-64, arm64)
+            crc ^= word
+            crc = (CRC_TABLE[7][crc & 0xFF] ^ CRC_TABLE[6][(crc >> 8) & 0xFF]
+                   ^ CRC_TABLE[5][(crc >> 16) & 0xFF] ^ CRC_TABLE[4][(crc >> 24) & 0xFF]
+                   ^ CRC_TABLE[3][(crc >> 32) & 0xFF] ^ CRC_TABLE[2][(crc >> 40) & 0xFF]
+                   ^ CRC_TABLE[1][(crc >> 48) & 0xFF] ^ CRC_TABLE[0][crc >> 56])
+            i += 8
+        while i < n:
+            crc = CRC_TABLE[0][(crc ^ p[i]) & 0xFF] ^ (crc >> 8)
+            i += 1
     return crc
+
+
+def read_string(data, Py_ssize_t pos, Py_ssize_t end):
+    """One RDB string at `pos` (raw, int-encoded or LZF): (bytes, next pos).
+
+    Raises ValueError("...") naming what was wrong; the caller adds the offset.
+    """
+    cdef const uint8_t[::1] view = memoryview(data).cast("B")
+    if end > view.shape[0]:
+        end = view.shape[0]
+    if pos >= end:
+        raise ValueError("unexpected end of file reading a string length")
+    cdef const uint8_t *p = &view[0]
+    cdef uint8_t first = p[pos]
+    cdef uint64_t n = 0, clen = 0
+    cdef int kind = first >> 6
+    pos += 1
+    if kind == 0:
+        n = first & 0x3F
+    elif kind == 1:
+        if pos >= end:
+            raise ValueError("unexpected end of file reading a string length")
+        n = ((first & 0x3F) << 8) | p[pos]
+        pos += 1
+    elif first == 0x80:
+        if pos + 4 > end:
+            raise ValueError("unexpected end of file reading a string length")
+        n = (<uint64_t> p[pos] << 24) | (p[pos + 1] << 16) | (p[pos + 2] << 8) | p[pos + 3]
+        pos += 4
+    elif first == 0x81:
+        if pos + 8 > end:
+            raise ValueError("unexpected end of file reading a string length")
+        for k in range(8):
+            n = (n << 8) | p[pos + k]
+        pos += 8
+    elif kind == 3 and (first & 0x3F) == 3:
+        clen, pos = _read_len(p, pos, end)
+        n, pos = _read_len(p, pos, end)
+        if pos + <Py_ssize_t> clen > end:
+            raise ValueError("unexpected end of file reading LZF data")
+        return lzf_decompress(view[pos : pos + <Py_ssize_t> clen], n), pos + <Py_ssize_t> clen
+    else:
+        return None, pos - 1  # an int encoding: the Python reader handles it
+    if pos + <Py_ssize_t> n > end:
+        raise ValueError(f"unexpected end of file reading a string ({n} bytes)")
+    return PyBytes_FromStringAndSize(<const char *> p + pos, n), pos + <Py_ssize_t> n
+
+
+cdef tuple _read_len(const uint8_t *p, Py_ssize_t pos, Py_ssize_t end):
+    if pos >= end:
+        raise ValueError("unexpected end of file reading a length")
+    cdef uint8_t first = p[pos]
+    cdef uint64_t n = 0
+    cdef int kind = first >> 6
+    pos += 1
+    if kind == 0:
+        return first & 0x3F, pos
+    if kind == 1:
+        if pos >= end:
+            raise ValueError("unexpected end of file reading a length")
+        return ((first & 0x3F) << 8) | p[pos], pos + 1
+    if first == 0x80:
+        if pos + 4 > end:
+            raise ValueError("unexpected end of file reading a length")
+        n = (<uint64_t> p[pos] << 24) | (p[pos + 1] << 16) | (p[pos + 2] << 8) | p[pos + 3]
+        return n, pos + 4
+    if first == 0x81:
+        if pos + 8 > end:
+            raise ValueError("unexpected end of file reading a length")
+        for k in range(8):
+            n = (n << 8) | p[pos + k]
+        return n, pos + 8
+    raise ValueError(f"a length (got byte {first:#04x})")
 
 
 # --- LZF -------------------------------------------------------------------------
@@ -467,7 +559,9 @@ def stream_lp_decode(lp, uint64_t seq0):
     cdef char num[24]
     cdef Py_ssize_t numlen
     cdef U64Buf ms_b, seq_b, offs_b, estart_b
-    cdef ByteBuf data_b
+    cdef ByteBuf data_b, same_b
+    cdef char one = 1, zero = 0
+    memset(&same_b, 0, sizeof(ByteBuf))
     memset(&ms_b, 0, sizeof(U64Buf))
     memset(&seq_b, 0, sizeof(U64Buf))
     memset(&offs_b, 0, sizeof(U64Buf))
@@ -475,7 +569,6 @@ def stream_lp_decode(lp, uint64_t seq0):
     memset(&data_b, 0, sizeof(ByteBuf))
     fields = []
     dead = []
-    same = bytearray()
     cdef bint mixed = False
     cdef Py_ssize_t entry = 0, stored = 0
     try:
@@ -519,14 +612,14 @@ def stream_lp_decode(lp, uint64_t seq0):
             if flags & 2:
                 nvals = k
                 lp_count = k + 3
-                same.append(1)
+                _bytes_push(&same_b, &one, 1)
             else:
                 if p >= end or _lp_next(buf, p, end, &nf, &sstart, &slen, &nextp) != 1 or nf < 0:
                     raise ValueError("stream entry field count is not an integer")
                 p = nextp
                 nvals = 2 * nf
                 lp_count = 2 * nf + 4
-                same.append(0)
+                _bytes_push(&same_b, &zero, 1)
                 mixed = True
             for j in range(nvals):
                 if p >= end:
@@ -556,13 +649,15 @@ def stream_lp_decode(lp, uint64_t seq0):
         _u64_push(&estart_b, stored)
         data = PyBytes_FromStringAndSize(data_b.data, data_b.n) if data_b.n else b""
         return (live, ndead, fields, _narrow(&ms_b), _narrow(&seq_b), data, _narrow(&offs_b),
-                _narrow(&estart_b) if mixed else None, bytes(same) if mixed else None, dead)
+                _narrow(&estart_b) if mixed else None,
+                PyBytes_FromStringAndSize(same_b.data, same_b.n) if mixed else None, dead)
     finally:
         PyMem_Free(ms_b.data)
         PyMem_Free(seq_b.data)
         PyMem_Free(offs_b.data)
         PyMem_Free(estart_b.data)
         PyMem_Free(data_b.data)
+        PyMem_Free(same_b.data)
 
 
 # --- stream listpack encoding --------------------------------------------------------------
