@@ -3,9 +3,11 @@
 `attach(server)` wires persistence into a server according to its config:
 effects flow to the AOF (aof.py) and replies wait for it (Server.flush_held),
 snapshots and rewrites run in forked children (fork.py), the dataset loads at
-start while clients get -LOADING (loader.py). File formats: snapshot.py (the
-snapshot / AOF base), aoflog.py (RESP incr files and the manifest); value
-types register their codecs in snapshot.py (strings) and streams.py.
+start while clients get -LOADING (loader.py). File formats: rdb.py (Redis's
+RDB: dbfilename, the AOF base, DUMP/RESTORE; primitives in rdb_format.py, the
+stream codec in rdb_stream.py), aoflog.py (RESP incr files and the manifest),
+snapshot.py (rillet's old format, loaded once for the upgrade; its ValueType
+registry still serves DEBUG DIGEST and the command-form rewrite).
 """
 
 from __future__ import annotations
