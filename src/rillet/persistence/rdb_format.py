@@ -535,6 +535,9 @@ def as_bytes(element) -> bytes:
     return element if element.__class__ is bytes else b"%d" % element
 
 
+# The Python originals stay reachable (tests compare them with the compiled forms).
+py_crc64, py_lp_decode, py_lzf_compress, py_lzf_decompress = (
+    crc64, lp_decode, lzf_compress, lzf_decompress)
 _read_string = None
 if not os.environ.get("RILLET_PURE"):
     try:  # the compiled forms (same behaviour, checked by tests/persistence/test_rdb_format.py)

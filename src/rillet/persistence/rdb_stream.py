@@ -125,7 +125,7 @@ def node_listpack(node: StreamNode) -> bytes:
     return lp_finish(b"".join(parts), count)
 
 
-def _node_listpack_fast(node: StreamNode) -> bytes:
+def _node_listpack_fast(node: StreamNode, encode: Any = None) -> bytes:
     if node.is_open:
         # Pack a copy: the live node must not change under a foreground SAVE.
         elems = node.elems or []
@@ -133,7 +133,7 @@ def _node_listpack_fast(node: StreamNode) -> bytes:
         offs = list(accumulate(map(len, elems), initial=0))
     else:
         data, offs = node.data, node.offs
-    return _encode(node.live, node.n - node.live, node.mf, node.ms, node.seq, node.seq0,
+    return (encode or _encode)(node.live, node.n - node.live, node.mf, node.ms, node.seq, node.seq0,
                    data, offs, node.estart, node.same, node.dead)
 
 
@@ -365,6 +365,7 @@ def _load_group(reader: RDBReader, rdb_type: int, stream: Stream) -> Any:
 
 _decode = stream_lp_decode
 _listpack = node_listpack
+_encode: Any = None
 if not os.environ.get("RILLET_PURE"):
     try:  # the compiled forms (same results; tests/persistence/test_rdb_format.py compares)
         from rillet.persistence._rdbfast import stream_lp_decode as _decode  # type: ignore[no-redef]
