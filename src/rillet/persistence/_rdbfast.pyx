@@ -328,8 +328,8 @@ cdef inline Py_ssize_t _backlen_size(Py_ssize_t n) nogil:
     return 5
 
 
-cdef int _lp_next(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_t *ival,
-                  Py_ssize_t *sstart, Py_ssize_t *slen, Py_ssize_t *nextp) nogil:
+cdef inline int _lp_next(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_t *ival,
+                  Py_ssize_t *sstart, Py_ssize_t *slen, Py_ssize_t *nextp) noexcept nogil:
     """Decode the element at p: returns 1 for an int (ival), 2 for a string, 0 on error."""
     cdef uint8_t b = lp[p]
     cdef Py_ssize_t start = p, n
@@ -447,7 +447,7 @@ cdef struct U64Buf:
     Py_ssize_t cap
 
 
-cdef int _u64_push(U64Buf *b, uint64_t v) except -1:
+cdef inline int _u64_push(U64Buf *b, uint64_t v) except -1:
     cdef uint64_t *grown
     if b.n == b.cap:
         b.cap = b.cap * 2 if b.cap else 64
@@ -498,7 +498,7 @@ cdef struct ByteBuf:
     Py_ssize_t cap
 
 
-cdef int _bytes_push(ByteBuf *b, const char *src, Py_ssize_t n) except -1:
+cdef inline int _bytes_push(ByteBuf *b, const char *src, Py_ssize_t n) except -1:
     cdef char *grown
     if b.n + n > b.cap:
         b.cap = max(b.cap * 2, b.n + n + 256)
@@ -511,7 +511,7 @@ cdef int _bytes_push(ByteBuf *b, const char *src, Py_ssize_t n) except -1:
     return 0
 
 
-cdef Py_ssize_t _fmt_i64(int64_t v, char *out) nogil:
+cdef inline Py_ssize_t _fmt_i64(int64_t v, char *out) noexcept nogil:
     cdef char tmp[24]
     cdef Py_ssize_t n = 0, i
     cdef uint64_t u
