@@ -21,7 +21,7 @@ def _generate(seed: int) -> InProcess:
     run("CONFIG", "SET", "stream-node-max-entries", rnd.choice([3, 10, 100]))
     for n in range(4):
         key = f"s{n}"
-        for i in range(rnd.randint(0, 120)):
+        for _ in range(rnd.randint(0, 120)):
             if rnd.random() < 0.7:
                 run("XADD", key, "*", "f", rnd.randint(0, 9), "g", "x" * rnd.randint(0, 90))
             else:
