@@ -1,4 +1,4 @@
-"""The `rillet` command line: server, pipeline, bench, check-aof.
+"""The `rillet` command line: server, pipeline, bench, check-aof, check-rdb.
 
 `rillet server [config-file] [--name value ...]` takes redis-server's flags:
 any config parameter as `--name value` (values run until the next `--`),
@@ -21,6 +21,7 @@ commands:
   lag (--checkpoint DIR | --group G) [...]  entries a Spark query is behind, per stream
   bench <latency|...> [...]                 benchmarks
   check-aof [--fix] FILE                    check and repair an append-only file
+  check-rdb FILE                            check an RDB file (like redis-check-rdb)
   version                                   print the version
 """
 
@@ -101,5 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         from rillet.persistence.check import main as check_main
 
         return check_main(rest)
+    if command == "check-rdb":
+        from rillet.persistence.check_rdb import main as check_rdb_main
+
+        return check_rdb_main(rest)
     print(USAGE, file=sys.stderr)
     return 2

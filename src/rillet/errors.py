@@ -419,3 +419,10 @@ NO_LRU = (
     "ERR An LRU maxmemory policy is selected, idle time not tracked. Please note that when"
     " switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
+# --- DUMP / RESTORE (commands/dump.py, persistence/rdb.py) ------------------------------
+BUSYKEY = "BUSYKEY Target key name already exists."
+RESTORE_BAD_TTL = "ERR Invalid TTL value, must be >= 0"
+RESTORE_BAD_IDLETIME = "ERR Invalid IDLETIME value, must be >= 0"
+RESTORE_BAD_FREQ = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+RESTORE_BAD_PAYLOAD = "ERR DUMP payload version or checksum are wrong"
+RESTORE_BAD_FORMAT = "ERR Bad data format"

@@ -5,7 +5,7 @@ then per key the commands of its value type (SET; for a stream XADD with
 explicit IDs, XSETID with ENTRIESADDED / MAXDELETEDID, XGROUP CREATE with
 ENTRIESREAD, XGROUP CREATECONSUMER, and XCLAIM ... TIME ... RETRYCOUNT ...
 JUSTID FORCE per pending entry), then PEXPIREAT for a TTL. The AOF base is
-a binary snapshot instead (faster to write and to load); this form is for
+an RDB instead (persistence/rdb.py: faster to write and to load); this form is for
 replication's full sync and for tools. Consumer seen/active times and
 stream node boundaries are not expressible as commands and are not kept.
 """
