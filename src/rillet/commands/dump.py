@@ -27,7 +27,8 @@ def dump(ctx: Client, argv: list[bytes]) -> object:
     return rdb.dump_value(value, bool(ctx.server.config["rdbcompression"]))
 
 
-@command("restore", -4, "write denyoom", keys=(1, 1, 1), group="generic", since="2.6.0")
+@command("restore", -4, "write denyoom", keys=(1, 1, 1), key_flags="OW update", group="generic",
+         since="2.6.0", acl="keyspace write slow dangerous")
 def restore(ctx: Client, argv: list[bytes]) -> object:
     """RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]"""
     replace = absttl = False
