@@ -81,6 +81,10 @@ class Dispatcher:
             client.multi.append((spec, argv))
             return QUEUED
         state = self.state
+        if state.script_busy is not None and "allow_busy" not in spec.flags:
+            # A script ran past busy-reply-threshold (Redis's processCommand order: before loading).
+            return self._reject(client, errors.BUSY_EVAL if state.script_busy.is_eval
+                                else errors.BUSY_FUNCTION, spec)
         if state.loading and "loading" not in spec.flags and not client.is_internal:
             return self._reject(client, errors.LOADING, spec)
         if spec.is_write and state.write_guard is not None and not client.is_internal:

@@ -296,3 +296,33 @@ BGREWRITEAOF_FAILED = (
     "ERR Can't execute an AOF background rewriting. Please check the server logs for"
     " more information."
 )
+
+
+# --- scripting (EVAL, SCRIPT, FUNCTION, FCALL) --------------------------------------
+NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
+NOTBUSY = "NOTBUSY No scripts in execution right now."
+UNKILLABLE = (
+    "UNKILLABLE Sorry the script already executed write commands against the dataset. "
+    "You can either wait the script termination or kill the server in a hard way using "
+    "the SHUTDOWN NOSAVE command."
+)
+BUSY_EVAL = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+BUSY_FUNCTION = (
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+)
+SCRIPT_KILLED_BY_USER = "Script killed by user with {} KILL..."
+SCRIPT_COMPILE = "ERR Error compiling script (new function): {}"
+SCRIPT_BAD_ENGINE = "ERR Unexpected engine in script shebang: {}"
+SCRIPT_BAD_SHEBANG_OPTION = "ERR Unknown lua shebang option: {}"
+SCRIPT_BAD_FLAG = "ERR Unexpected flag in script shebang: {}"
+SCRIPT_NUMKEYS_TOO_MANY = "ERR Number of keys can't be greater than number of args"
+SCRIPT_NUMKEYS_NEGATIVE = "ERR Number of keys can't be negative"
+SCRIPT_CALL_OUTSIDE = "ERR redis.call/pcall can only be called inside a script invocation"
+SCRIPT_CALL_NO_ARGS = "ERR Please specify at least one argument for this redis lib call"
+SCRIPT_CALL_BAD_ARG = "ERR Lua redis lib command arguments must be strings or integers"
+SCRIPT_UNKNOWN_COMMAND = "ERR Unknown Redis command called from script"
+SCRIPT_WRONG_ARITY = "ERR Wrong number of args calling Redis command from script"
+SCRIPT_NOT_ALLOWED = "ERR This Redis command is not allowed from script"
+SCRIPT_WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
+SCRIPT_ACL_CHECK_INVALID = "ERR Invalid command passed to redis.acl_check_cmd()"
+SCRIPT_FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"

@@ -44,6 +44,7 @@ class Transactions(Protocol):
     """What EXEC needs of the dispatcher: run its queue as one transaction."""
 
     def run_transaction(self, client: Client, queued: list[tuple[Any, list[bytes]]]) -> list: ...
+    def call(self, client: Client, spec: Any, argv: list[bytes]) -> object: ...
 
 
 class Connection:
@@ -247,6 +248,11 @@ class ServerState:
         self.gated = False
         self._loading = False
         self._write_guard: Callable[[], str | None] | None = None
+        # The script running past busy-reply-threshold (scripting.engine.Run), or
+        # None; while set, clients get BUSY for all but allow_busy commands.
+        self._script_busy: Any = None
+        # The Lua engine (scripting.engine.LuaEngine), created on first use.
+        self.scripting: Any = None
         # The write path (see "effects" below). Effects of the command being
         # executed, None when it set none itself; those of a running EXEC,
         # published together; the consumers (AOF, replication).
@@ -270,6 +276,8 @@ class ServerState:
         self.transactions: Transactions | None = None
         # Delivers a reply to a client unblocked from outside (CLIENT UNBLOCK).
         self.on_unblocked: Callable[[Client, BlockedClient, object], None] | None = None
+        # Serves other clients while a script is busy (server/busy.py); the script's client is skipped.
+        self.serve_while_busy: Callable[[Client], None] | None = None
         self.extensions: dict[str, object] = {}
 
     @property
@@ -279,7 +287,7 @@ class ServerState:
     @loading.setter
     def loading(self, value: bool) -> None:
         self._loading = value
-        self._set_gated(value or self._write_guard is not None)
+        self._set_gated(value or self._write_guard is not None or self._script_busy is not None)
 
     @property
     def write_guard(self) -> Callable[[], str | None] | None:
@@ -289,7 +297,16 @@ class ServerState:
     @write_guard.setter
     def write_guard(self, guard: Callable[[], str | None] | None) -> None:
         self._write_guard = guard
-        self._set_gated(self._loading or guard is not None)
+        self._set_gated(self._loading or guard is not None or self._script_busy is not None)
+
+    @property
+    def script_busy(self) -> Any:
+        return self._script_busy
+
+    @script_busy.setter
+    def script_busy(self, run: Any) -> None:
+        self._script_busy = run
+        self._set_gated(self._loading or self._write_guard is not None or run is not None)
 
     def _set_gated(self, gated: bool) -> None:
         if gated != self.gated:
@@ -378,6 +395,20 @@ class ServerState:
     def drop_effects(self) -> None:
         """The command failed: whatever it propagated must not leave."""
         self._effects = None
+
+    @property
+    def in_transaction(self) -> bool:
+        """True while a transaction's effects gather (EXEC, or a script's run)."""
+        return self._tx_effects is not None
+
+    def effects_mark(self) -> int:
+        """How many effects the open transaction holds (for drop_effects_since)."""
+        return len(self._tx_effects) if self._tx_effects is not None else 0
+
+    def drop_effects_since(self, mark: int) -> None:
+        """redis.set_repl(REPL_NONE): the effects gathered after `mark` do not leave."""
+        if self._tx_effects is not None:
+            del self._tx_effects[mark:]
 
     def begin_transaction(self) -> None:
         self._tx_effects = []

@@ -8,6 +8,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     groups,
     keys,
     persistence,  # noqa: F401,E402,I001
+    scripting,
     server,
     streams,
     strings,

@@ -21,6 +21,7 @@ from rillet.clock import Clock
 from rillet.config import Config
 from rillet.dispatch import Dispatcher
 from rillet.errors import ReplyError
+from rillet.server import busy
 from rillet.server.connection import ClientConnection
 from rillet.state import KEEP_WAITING, Block, BlockedClient, Client, ServerState
 
@@ -40,6 +41,7 @@ class Server:
         self.config = self.state.config
         self.dispatcher = Dispatcher(self.state)
         self.state.on_unblocked = self._deliver
+        self.state.serve_while_busy = lambda running: busy.serve_others(self, running)
         self.connections: set[ClientConnection] = set()
         self._listeners: list[asyncio.base_events.Server] = []
         self._timers: dict[int, asyncio.TimerHandle] = {}
