@@ -213,7 +213,20 @@ SETUP = [
     ["XGROUP", "CREATE", "s", "g", "0"],
     ["XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "s", ">"],
     ["SET", "k", "10"], ["SET", "t", "x"], ["SET", "e", "x", "EX", "100"],
+    ["FUNCTION", "LOAD", "#!lua name=setuplib\nredis.register_function('sf', function() return 1 end)"],
 ]
+
+
+def _function_payload(code: bytes) -> bytes:
+    """A FUNCTION DUMP payload (rillet's format: scripting/functions.py) holding one library."""
+    import zlib
+
+    from rillet.scripting.functions import DUMP_MAGIC
+
+    body = DUMP_MAGIC + len(code).to_bytes(4, "big") + code
+    return body + zlib.crc32(body).to_bytes(4, "big")
+
+
 WRITES = {
     "append": ["APPEND", "t", "y"], "decr": ["DECR", "k"], "decrby": ["DECRBY", "k", "3"],
     "del": ["DEL", "k", "t"], "expire": ["EXPIRE", "k", "100"], "expireat": ["EXPIREAT", "k", "4000000000"],
@@ -238,9 +251,14 @@ WRITES = {
     "xgroup|createconsumer": ["XGROUP", "CREATECONSUMER", "s", "g", "c9"],
     "xgroup|delconsumer": ["XGROUP", "DELCONSUMER", "s", "g", "c"],
     "function|flush": ["FUNCTION", "FLUSH"],
+    "function|load": ["FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('f2', function() return 2 end)"],
+    "function|delete": ["FUNCTION", "DELETE", "setuplib"],
+    "function|restore": ["FUNCTION", "RESTORE",
+                         _function_payload(b"#!lua name=lib3\nredis.register_function('f3', function() return 3 end)"),
+                         "REPLACE"],
 }
-# Writes that change nothing here: rillet has no functions to flush yet.
-NO_EFFECT = {"function|flush"}
+# Writes that change nothing here.
+NO_EFFECT: set[str] = set()
 
 
 def _write_specs() -> list[str]:

@@ -9,6 +9,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     keys,
     persistence,  # noqa: F401,E402,I001
     scripting,
+    functions,
     server,
     streams,
     strings,

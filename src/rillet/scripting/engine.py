@@ -23,6 +23,7 @@ from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands import table as command_table
 from rillet.errors import ReplyError
 from rillet.scripting.convert import from_lua, to_lua
+from rillet.scripting.functions import Functions
 from rillet.scripting.libs import make_libraries
 
 if TYPE_CHECKING:
@@ -116,6 +117,7 @@ class LuaEngine:
         self.state = state
         self.scripts: dict[str, Script] = {}
         self.current: Run | None = None
+        self.functions = Functions(self)
         self._new_runtime()
 
     def _new_runtime(self) -> None:
@@ -142,9 +144,32 @@ class LuaEngine:
         set_version(version.encode(), (major << 16) | (minor << 8) | patch)
 
     def reset(self) -> None:
-        """SCRIPT FLUSH: a new Lua state, an empty cache."""
+        """SCRIPT FLUSH: an empty cache (and a new Lua state, unless functions live in this one)."""
         self.scripts.clear()
-        self._new_runtime()
+        if not self.functions.libraries:
+            self._new_runtime()
+
+    def run_library(self, body: bytes, register: Callable) -> tuple[bool, object]:
+        """Run a library's code once (FUNCTION LOAD), its register_function bound to `register`."""
+        def raising(*args: object) -> None:
+            register(*args)
+        run = Run(self.state.internal_client(), "", True, False, time.monotonic())
+        if self.current is not None:
+            raise ReplyError(errors.SCRIPT_NOT_ALLOWED)
+        self.current = run
+        try:
+            return self._run_library(body, b"@user_function", raising)  # type: ignore[no-any-return]
+        finally:
+            self.current = None
+
+    def run_function(self, client: Client, function: Any, keys: list[bytes], args: list[bytes],
+                     read_only: bool) -> object:
+        """FCALL / FCALL_RO of a registered function."""
+        no_writes = read_only or "no-writes" in function.flags
+        run = Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
+                  time.monotonic())
+        table = self._table
+        return self._execute(run, self._run_function, function.callback, table(keys), table(args))
 
     # --- the script cache ---------------------------------------------------------
     def load(self, body: bytes) -> Script:

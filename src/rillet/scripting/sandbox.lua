@@ -9,7 +9,7 @@ local dbg = debug
 local setfenv, getfenv, loadstring_, type_, error_, tostring_ = setfenv, getfenv, loadstring, type, error, tostring
 local rawget_, setmetatable_ = rawget, setmetatable
 -- Captured before the real globals are emptied below.
-local string, select, table, rawset, load, ipairs, os = string, select, table, rawset, load, ipairs, os
+local string, select, table, rawset, load, ipairs, pairs, os = string, select, table, rawset, load, ipairs, pairs, os
 local xpcall_, pcall_ = xpcall, pcall
 
 -- redis.call is the Python function itself (a C function to Lua, as in Redis,
@@ -234,29 +234,53 @@ local function run(f, keys, argv)
     return ok, result
 end
 
--- A function library (FUNCTION LOAD) runs its body with only redis.register_function.
-local function run_library(body, chunkname, register, log)
-    local f, e = loadstring_(body, chunkname)
-    if not f then return false, e end
-    local lib_redis = {register_function = register, log = redis.log, setresp = redis.setresp,
-        LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
-        REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM}
-    local lib_env = setmetatable_({}, {
+-- A function library (FUNCTION LOAD) runs its body once, where `redis` offers
+-- register_function and little else; its functions, called later by FCALL,
+-- see the full `redis` object. Both through the same read-only globals.
+local loading = false
+local function protect(t)
+    return setmetatable_(t, {
         __index = function(_, key)
-            if key == "redis" then return lib_redis end
-            local value = rawget_(env, key)
-            if value == nil or key == "KEYS" or key == "ARGV" then
-                error_("Script attempted to access nonexistent global variable '" .. tostring_(key) .. "'", 2)
-            end
-            return value
+            error_("Script attempted to access nonexistent global variable '" .. tostring_(key) .. "'", 2)
         end,
         __newindex = function() error_("Attempt to modify a readonly table", 2) end,
         __metatable = false,
     })
+end
+local lib_redis_fields = {}
+local lib_redis = protect(lib_redis_fields)
+local lib_env = setmetatable_({}, {
+    __index = function(_, key)
+        if key == "redis" then
+            if loading then return lib_redis end
+            return redis
+        end
+        -- While the library loads, `redis` is all there is (as Redis 8).
+        local value = (not loading) and rawget_(env, key) or nil
+        if value == nil or key == "KEYS" or key == "ARGV" then
+            error_("Script attempted to access nonexistent global variable '" .. tostring_(key) .. "'", 2)
+        end
+        return value
+    end,
+    __newindex = function() error_("Attempt to modify a readonly table", 2) end,
+    __metatable = false,
+})
+
+local function run_library(body, chunkname, register)
+    local f, e = loadstring_(body, chunkname)
+    if not f then return nil, e end
+    for k in pairs(lib_redis_fields) do rawset(lib_redis_fields, k, nil) end
+    for _, name in ipairs({"log", "setresp", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING",
+                           "REDIS_VERSION", "REDIS_VERSION_NUM"}) do
+        rawset(lib_redis_fields, name, redis[name])
+    end
+    rawset(lib_redis_fields, "register_function", register)
     setfenv(f, lib_env)
+    loading = true
     sethook(hook, "", 100000)
     local ok, result = xpcall_(f, err_handler)
     sethook()
+    loading = false
     return ok, result
 end
 
