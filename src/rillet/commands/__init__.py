@@ -5,11 +5,11 @@ Importing this package registers every command in `table.TABLE`.
 
 from rillet.commands import (  # noqa: F401  (imported for their registrations)  # noqa: F401,E402,I001
     connection,
+    functions,
     groups,
     keys,
     persistence,  # noqa: F401,E402,I001
     scripting,
-    functions,
     server,
     streams,
     strings,
