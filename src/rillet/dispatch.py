@@ -27,6 +27,9 @@ TIMING_MASK = TIMING_SAMPLE - 1
 
 # Commands that run at once even inside MULTI (Redis: processCommand).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+# What a RESP2 client may run while subscribed (Redis's processCommand).
+_PUBSUB_ALLOWED = frozenset({"subscribe", "ssubscribe", "sunsubscribe", "psubscribe", "unsubscribe",
+                             "punsubscribe", "ping", "quit", "reset"})
 
 
 class Dispatcher:
@@ -75,6 +78,9 @@ class Dispatcher:
         """Redis's checks after arity, in its order; None lets the command run."""
         if not client.authenticated and not spec.allowed_unauthenticated:
             return self._reject(client, errors.NOAUTH, spec)
+        subs = client.pubsub
+        if subs is not None and not client.resp3 and spec.name not in _PUBSUB_ALLOWED and subs.total():
+            return self._reject(client, errors.PUBSUB_CONTEXT.format(spec.name), spec)
         if client.multi is not None and spec.name not in _MULTI_IMMEDIATE:
             if not spec.allowed_in_multi:
                 return self._reject(client, errors.COMMAND_NOT_ALLOWED_IN_MULTI, spec)

@@ -357,3 +357,9 @@ FUNCTION_LIST_BAD_OPTION = "ERR Unknown argument {}"
 FUNCTION_LIST_NO_LIBRARYNAME = "ERR library name argument was not given"
 FCALL_BAD_NUMKEYS = "ERR Bad number of keys provided"
 FUNCTION_COMPILE = "ERR Error compiling function: {}"
+
+# --- pub/sub --------------------------------------------------------------------------
+PUBSUB_CONTEXT = (
+    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+    "are allowed in this context"
+)

@@ -19,6 +19,7 @@ from rillet import __version__
 from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
+from rillet.pubsub import PubSub
 
 Effect = tuple[int, list[bytes]]  # (db index, argv): one deterministic command to replay
 EffectSink = Callable[[list[Effect]], None]
@@ -73,6 +74,14 @@ class Connection:
         """Redis's islocalClient: a unix socket, or a TCP peer at exactly 127.0.0.1 or ::1."""
         return False
 
+    def pending_output(self) -> int:
+        """Bytes sent but not yet written to the peer (pub/sub's output limit)."""
+        return 0
+
+    def abort(self) -> None:
+        """Drop the connection now, unsent output included (an output limit was passed)."""
+        self.close()
+
 
 class Client:
     """Per-connection state; it is the `ctx` every handler receives."""
@@ -81,7 +90,7 @@ class Client:
         "id", "server", "conn", "db", "resp3", "_authenticated", "name", "lib_name", "lib_ver",
         "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
-        "is_internal", "user",
+        "is_internal", "user", "pubsub",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -97,6 +106,8 @@ class Client:
         # when its own gate changes.
         self.gated = False
         self._multi: list[tuple[object, list[bytes]]] | None = None
+        # pubsub.Subscriptions once the client subscribes to anything, else None.
+        self.pubsub: Any = None
         self.authenticated = not server.config["requirepass"]
         self.name = b""
         self.lib_name = b""
@@ -138,7 +149,8 @@ class Client:
         self.update_gate()
 
     def update_gate(self) -> None:
-        self.gated = not self._authenticated or self._multi is not None or self.server.gated
+        self.gated = (not self._authenticated or self._multi is not None or self.server.gated
+                      or self.pubsub is not None)
 
     # Helpers handlers use so that every mutation is seen by WATCH and by
     # blocked clients, and counted for INFO / save rules.
@@ -251,6 +263,7 @@ class ServerState:
         # The script running past busy-reply-threshold (scripting.engine.Run), or
         # None; while set, clients get BUSY for all but allow_busy commands.
         self._script_busy: Any = None
+        self.pubsub = PubSub(self)
         # The Lua engine (scripting.engine.LuaEngine), created on first use.
         self.scripting: Any = None
         # The write path (see "effects" below). Effects of the command being
@@ -332,6 +345,8 @@ class ServerState:
 
     def remove_client(self, client: Client) -> None:
         self.clients.pop(client.id, None)
+        if client.pubsub is not None:
+            self.pubsub.forget(client)
         self.unwatch_all(client)
         if client.blocked is not None:
             self.unblock(client)

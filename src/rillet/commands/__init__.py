@@ -8,7 +8,8 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     functions,
     groups,
     keys,
-    persistence,  # noqa: F401,E402,I001
+    persistence,
+    pubsub,  # noqa: F401,E402,I001
     scripting,
     server,
     streams,

@@ -23,6 +23,9 @@ def ping(ctx: Client, argv: list[bytes]) -> object:
     """PING [message]"""
     if len(argv) > 2:
         raise ReplyError(errors.wrong_arity("ping"))
+    if ctx.pubsub is not None and not ctx.resp3:
+        # In RESP2's subscribed mode PING answers as a message frame would.
+        return [b"pong", argv[1] if len(argv) == 2 else b""]
     return argv[1] if len(argv) == 2 else PONG
 
 
@@ -144,6 +147,7 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
     ctx.multi = None
     ctx.multi_error = False
     server.unwatch_all(ctx)
+    server.pubsub.forget(ctx)
     ctx.db = server.keyspace[0]
     ctx.resp3 = False
     ctx.name = b""
@@ -155,6 +159,7 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
 
 def client_info_line(client: Client, now_ms: int) -> str:
     conn = client.conn
+    subs = client.pubsub
     multi = -1 if client.multi is None else len(client.multi)
     return (
         f"id={client.id} addr={conn.addr if conn else ''} laddr={conn.laddr if conn else ''} "
@@ -162,7 +167,9 @@ def client_info_line(client: Client, now_ms: int) -> str:
         f"age={(now_ms - client.created_ms) // 1000} "
         f"idle={(now_ms - client.last_interaction_ms) // 1000} "
         f"flags={_client_flags(client)} "
-        f"db={client.db.index} sub=0 psub=0 ssub=0 multi={multi} watch={len(client.watched)} "
+        f"db={client.db.index} sub={len(subs.channels) if subs else 0} "
+        f"psub={len(subs.patterns) if subs else 0} ssub={len(subs.shard) if subs else 0} "
+        f"multi={multi} watch={len(client.watched)} "
         f"qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 "
         f"tot-mem=1024 events=r cmd={client.last_command.decode()} user=default redir=-1 "
         f"resp={3 if client.resp3 else 2} lib-name={client.lib_name.decode('utf-8', 'replace')} "

@@ -81,6 +81,16 @@ class ClientConnection(asyncio.Protocol, Connection):
     def is_local(self) -> bool:
         return self.unix or self._peer_host in ("127.0.0.1", "::1")
 
+    def pending_output(self) -> int:
+        transport = self.transport
+        return transport.get_write_buffer_size() if transport is not None else 0
+
+    def abort(self) -> None:
+        if self.transport is not None and not self._closed:
+            self._closed = True
+            self.held = None
+            self.transport.abort()
+
     def send(self, payload: bytes) -> None:
         if self.transport is not None and not self._closed:
             self.state.stats.net_output_bytes += len(payload)

@@ -1,0 +1,186 @@
+"""Pub/sub without I/O: who is subscribed to what, and delivery of one message.
+
+Channels, patterns and shard channels map to their subscribers (insertion
+ordered); each client keeps its own three maps (`Client.pubsub`, None until
+its first subscription). A message is encoded once per protocol and handed to
+each subscriber's connection (`conn.send`). Patterns are matched with
+glob.glob_match (Redis's stringmatchlen), never a regex.
+
+A subscriber that does not read is disconnected once its pending output passes
+`client-output-buffer-limit pubsub`'s hard limit, or stays above the soft
+limit for its seconds, as in Redis.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rillet.glob import glob_match
+
+if TYPE_CHECKING:
+    from rillet.state import Client, ServerState
+
+
+class Subscriptions:
+    """One client's subscriptions."""
+
+    __slots__ = ("channels", "patterns", "shard", "soft_since")
+
+    def __init__(self) -> None:
+        self.channels: dict[bytes, None] = {}
+        self.patterns: dict[bytes, None] = {}
+        self.shard: dict[bytes, None] = {}
+        self.soft_since = 0.0  # when the output first went over the soft limit (0: it is not)
+
+    def count(self) -> int:
+        """SUBSCRIBE/PSUBSCRIBE's count: channels and patterns (shard channels apart)."""
+        return len(self.channels) + len(self.patterns)
+
+    def total(self) -> int:
+        return len(self.channels) + len(self.patterns) + len(self.shard)
+
+
+def _bulk(value: bytes) -> bytes:
+    return b"$%d\r\n%s\r\n" % (len(value), value)
+
+
+def frame(resp3: bool, *items: bytes | int | None) -> bytes:
+    """A pub/sub frame: an array in RESP2, a push in RESP3."""
+    out = bytearray(b">%d\r\n" % len(items) if resp3 else b"*%d\r\n" % len(items))
+    for item in items:
+        if item is None:
+            out += b"_\r\n" if resp3 else b"$-1\r\n"
+        elif item.__class__ is int:
+            out += b":%d\r\n" % item
+        else:
+            out += _bulk(item)  # type: ignore[arg-type]
+    return bytes(out)
+
+
+class PubSub:
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self.channels: dict[bytes, dict[Client, None]] = {}
+        self.patterns: dict[bytes, dict[Client, None]] = {}
+        self.shard: dict[bytes, dict[Client, None]] = {}
+
+    # --- subscribing ------------------------------------------------------------------
+    @staticmethod
+    def of(client: Client) -> Subscriptions:
+        subs = client.pubsub
+        if subs is None:
+            subs = client.pubsub = Subscriptions()
+            client.update_gate()
+        return subs  # type: ignore[no-any-return]
+
+    def subscribe(self, client: Client, kind: str, name: bytes) -> bool:
+        """Add one subscription (kind: channels, patterns or shard); False if it existed."""
+        own = getattr(self.of(client), kind)
+        if name in own:
+            return False
+        own[name] = None
+        getattr(self, kind).setdefault(name, {})[client] = None
+        return True
+
+    def unsubscribe(self, client: Client, kind: str, name: bytes) -> bool:
+        subs = client.pubsub
+        if subs is None:
+            return False
+        own = getattr(subs, kind)
+        if name not in own:
+            return False
+        del own[name]
+        registry = getattr(self, kind)
+        members = registry.get(name)
+        if members is not None:
+            members.pop(client, None)
+            if not members:
+                del registry[name]
+        return True
+
+    def forget(self, client: Client) -> None:
+        """The client left (or RESET): every subscription goes."""
+        subs = client.pubsub
+        if subs is None:
+            return
+        for kind in ("channels", "patterns", "shard"):
+            for name in list(getattr(subs, kind)):
+                self.unsubscribe(client, kind, name)
+        client.pubsub = None
+        client.update_gate()
+
+    # --- publishing -------------------------------------------------------------------
+    def publish(self, channel: bytes, message: bytes, shard: bool = False) -> int:
+        """Deliver `message`; the number of clients that received it."""
+        receivers = 0
+        frames: list[bytes | None] = [None, None]  # RESP2, RESP3: encoded on first use
+        kind = b"smessage" if shard else b"message"
+        members = (self.shard if shard else self.channels).get(channel)
+        if members:
+            for client in list(members):
+                resp3 = client.resp3
+                data = frames[resp3]
+                if data is None:
+                    data = frames[resp3] = frame(resp3, kind, channel, message)
+                self._deliver(client, data)
+                receivers += 1
+        if not shard and self.patterns:
+            for pattern, members in list(self.patterns.items()):
+                if not glob_match(pattern, channel):
+                    continue
+                pframes: list[bytes | None] = [None, None]
+                for client in list(members):
+                    resp3 = client.resp3
+                    data = pframes[resp3]
+                    if data is None:
+                        data = pframes[resp3] = frame(resp3, b"pmessage", pattern, channel, message)
+                    self._deliver(client, data)
+                    receivers += 1
+        return receivers
+
+    def _deliver(self, client: Client, data: bytes) -> None:
+        conn = client.conn
+        if conn is None or client.closing:
+            return
+        conn.send(data)
+        pending = conn.pending_output()
+        if pending and self._over_limit(client, pending):
+            # Redis frees such a client at once: its subscriptions go now, its output is dropped.
+            client.closing = True
+            self.forget(client)
+            conn.abort()
+
+    def _over_limit(self, client: Client, pending: int) -> bool:
+        hard, soft, seconds = self.limits()
+        if hard and pending >= hard:
+            return True
+        subs = client.pubsub
+        if not soft or pending < soft or subs is None:
+            if subs is not None:
+                subs.soft_since = 0.0
+            return False
+        now = self.state.clock.now_ms() / 1000
+        if not subs.soft_since:
+            subs.soft_since = now
+            return False
+        return now - subs.soft_since >= seconds
+
+    def limits(self) -> tuple[int, int, int]:
+        """client-output-buffer-limit's pubsub class: (hard, soft, soft seconds)."""
+        words = str(self.state.config["client-output-buffer-limit"]).split()
+        for i in range(0, len(words) - 3, 4):
+            if words[i].lower() == "pubsub":
+                try:
+                    return _memory(words[i + 1]), _memory(words[i + 2]), int(words[i + 3])
+                except ValueError:
+                    break
+        return 32 * 1024 * 1024, 8 * 1024 * 1024, 60
+
+
+def _memory(text: str) -> int:
+    units = {"k": 1000, "kb": 1024, "m": 1000**2, "mb": 1024**2, "g": 1000**3, "gb": 1024**3}
+    lower = text.lower()
+    for suffix in ("kb", "mb", "gb", "k", "m", "g"):
+        if lower.endswith(suffix):
+            return int(lower[: -len(suffix)]) * units[suffix]
+    return int(lower)
