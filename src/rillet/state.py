@@ -19,6 +19,7 @@ from rillet import __version__
 from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
+from rillet.notify import EXPIRED, KEYEVENT, KEYSPACE
 from rillet.pubsub import PubSub
 
 Effect = tuple[int, list[bytes]]  # (db index, argv): one deterministic command to replay
@@ -164,6 +165,10 @@ class Client:
         argv its effect unless the handler `propagate`s explicit ones.
         """
         self.server.dirty += changes
+
+    def notify(self, event_class: int, event: bytes, key: bytes) -> None:
+        """A keyspace notification for `key` in this client's db (Redis's notifyKeyspaceEvent)."""
+        self.server.notify(event_class, event, key, self.db.index)
 
     def propagate(self, argv: list[bytes]) -> None:
         """Replace this command's default effect (its own argv) with explicit ones.
@@ -366,6 +371,16 @@ class ServerState:
         if slot in self.blocking:
             self.ready_keys[slot] = None
 
+    def notify(self, event_class: int, event: bytes, key: bytes, db_index: int) -> None:
+        """Publish a keyspace event if its class is enabled (notify-keyspace-events)."""
+        flags = self.config.values["notify-keyspace-events"]
+        if not flags & event_class:  # type: ignore[operator]
+            return
+        if flags & KEYSPACE:  # type: ignore[operator]
+            self.pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event)
+        if flags & KEYEVENT:  # type: ignore[operator]
+            self.pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key)
+
     def db_flushed(self, db_index: int | None) -> None:
         """Call just BEFORE FLUSHDB/FLUSHALL empties db `db_index` (None: all).
 
@@ -383,6 +398,7 @@ class ServerState:
     def _on_expire(self, db: Database, key: bytes) -> None:
         self.stats.expired_keys += 1
         self.key_modified(db.index, key, 0)
+        self.notify(EXPIRED, b"expired", key, db.index)
         self.publish([(db.index, [b"DEL", key])])
 
     # --- effects: the one write path --------------------------------------------
