@@ -13,6 +13,7 @@ limit for its seconds, as in Redis.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rillet.glob import glob_match
@@ -60,6 +61,12 @@ def frame(resp3: bool, *items: bytes | int | None) -> bytes:
 class PubSub:
     def __init__(self, state: ServerState) -> None:
         self.state = state
+        # Frames waiting for the end of the current read, per subscriber: one
+        # write per subscriber per read, not one per message. The server layer
+        # sets `on_pending` (called when the first frame waits) and calls
+        # `flush`; without it (no event loop) frames are sent at once.
+        self.pending: dict[Client, list[bytes]] = {}
+        self.on_pending: Callable[[], None] | None = None
         self.channels: dict[bytes, dict[Client, None]] = {}
         self.patterns: dict[bytes, dict[Client, None]] = {}
         self.shard: dict[bytes, dict[Client, None]] = {}
@@ -139,6 +146,24 @@ class PubSub:
         return receivers
 
     def _deliver(self, client: Client, data: bytes) -> None:
+        if self.on_pending is None:
+            self._send(client, data)
+            return
+        chunks = self.pending.get(client)
+        if chunks is None:
+            if not self.pending:
+                self.on_pending()
+            self.pending[client] = [data]
+        else:
+            chunks.append(data)
+
+    def flush(self) -> None:
+        """Send what waits, in order, one write per subscriber."""
+        pending, self.pending = self.pending, {}
+        for client, chunks in pending.items():
+            self._send(client, chunks[0] if len(chunks) == 1 else b"".join(chunks))
+
+    def _send(self, client: Client, data: bytes) -> None:
         conn = client.conn
         if conn is None or client.closing:
             return

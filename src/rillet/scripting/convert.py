@@ -18,16 +18,31 @@ from rillet.resp.types import Map, NullArray, Push, Raw, SetReply, SimpleString,
 _lua_type = lua51.lua_type
 
 
-def to_lua(value: object, resp3: bool, table: Callable) -> object:
-    """A reply value as Lua sees it (`table` builds a Lua table from a list or dict)."""
+class Builders:
+    """Lua-side constructors (sandbox.lua): `table` (lupa's table_from) for the rare shapes."""
+
+    __slots__ = ("array", "error", "status", "table")
+
+    def __init__(self, table: Callable, status: Callable, error: Callable, array: Callable) -> None:
+        self.table = table
+        self.status = status
+        self.error = error
+        self.array = array
+
+
+def to_lua(value: object, resp3: bool, build: Builders) -> object:
+    """A reply value as Lua sees it."""
     cls = value.__class__
     if cls is bytes or cls is int:
         return value
     if cls is SimpleString:
-        return table({b"ok": bytes(value)})
+        return build.status(bytes(value))  # type: ignore[arg-type]
     if cls is list or cls is tuple or cls is Push:
         items = value.items if cls is Push else value  # type: ignore[attr-defined]
-        return table([to_lua(item, resp3, table) for item in items])
+        converted = [to_lua(item, resp3, build) for item in items]
+        if len(converted) > 256:  # varargs live on Lua's C stack (8000 slots at most)
+            return build.table(converted)
+        return build.array(*converted)
     if cls is str:
         return value.encode()  # type: ignore[attr-defined]
     if cls is bool:
@@ -36,30 +51,30 @@ def to_lua(value: object, resp3: bool, table: Callable) -> object:
         # RESP2's null is false (a nil would end an array); RESP3's is nil.
         return None if resp3 else False
     if cls is float:
-        return table({b"double": value}) if resp3 else format_double(value)  # type: ignore[arg-type]
+        return build.table({b"double": value}) if resp3 else format_double(value)  # type: ignore[arg-type]
     if cls is Map:
         if resp3:
-            return table({b"map": table({to_lua(k, resp3, table): to_lua(v, resp3, table)
+            return build.table({b"map": build.table({to_lua(k, resp3, build): to_lua(v, resp3, build)
                                            for k, v in value.items})})  # type: ignore[attr-defined]
         flat = []
         for k, v in value.items:  # type: ignore[attr-defined]
-            flat.append(to_lua(k, resp3, table))
-            flat.append(to_lua(v, resp3, table))
-        return table(flat)
+            flat.append(to_lua(k, resp3, build))
+            flat.append(to_lua(v, resp3, build))
+        return build.table(flat)
     if cls is SetReply:
         if resp3:
-            return table({b"set": table({to_lua(k, resp3, table): True
+            return build.table({b"set": build.table({to_lua(k, resp3, build): True
                                            for k in value.items})})  # type: ignore[attr-defined]
-        return table([to_lua(item, resp3, table) for item in value.items])  # type: ignore[attr-defined]
+        return build.table([to_lua(item, resp3, build) for item in value.items])  # type: ignore[attr-defined]
     if cls is Verbatim:
         if resp3:
-            return table({b"verbatim_string": table({b"format": value.fmt, b"string": value.text})})  # type: ignore[attr-defined]
+            return build.table({b"verbatim_string": build.table({b"format": value.fmt, b"string": value.text})})  # type: ignore[attr-defined]
         return value.text  # type: ignore[attr-defined]
     if isinstance(value, ReplyError):
-        return table({b"err": value.message.encode("utf-8", "surrogateescape")})
+        return build.error(value.message.encode("utf-8", "surrogateescape"))
     if cls is Raw:
         parsed, _ = _parse_raw(bytes(value), 0)  # type: ignore[arg-type]
-        return to_lua(parsed, resp3, table)
+        return to_lua(parsed, resp3, build)
     if isinstance(value, bytes):
         return bytes(value)
     if isinstance(value, int):

@@ -22,7 +22,7 @@ from lupa import lua51
 from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands import table as command_table
 from rillet.errors import ReplyError
-from rillet.scripting.convert import from_lua, to_lua
+from rillet.scripting.convert import Builders, from_lua, to_lua
 from rillet.scripting.functions import Functions
 from rillet.scripting.libs import make_libraries
 
@@ -138,7 +138,10 @@ class LuaEngine:
                          b"if not f then error(e) end; return f end")
         loader = chunk(source, b"=rillet")
         (self._compile, self._run, self._run_library, self._run_function, set_version,
-         self._lua_type) = loader(self._call_raising, self._call, self._log, self._sha1hex, self._hook, lib)
+         self._lua_type, status, error, array) = loader(
+            self._call_raising, self._call, self._log, self._sha1hex, self._hook, lib)
+        self._build = Builders(self._table, status, error, array)
+        self._specs: dict[bytes, Any] = {}
         version = REDIS_COMPAT_VERSION
         major, minor, patch = (int(p) for p in (version.split(".") + ["0", "0"])[:3])
         set_version(version.encode(), (major << 16) | (minor << 8) | patch)
@@ -168,8 +171,7 @@ class LuaEngine:
         no_writes = read_only or "no-writes" in function.flags
         run = Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
                   time.monotonic())
-        table = self._table
-        return self._execute(run, self._run_function, function.callback, table(keys), table(args))
+        return self._execute(run, self._run_function, function.callback, len(keys), *keys, *args)
 
     # --- the script cache ---------------------------------------------------------
     def load(self, body: bytes) -> Script:
@@ -191,8 +193,7 @@ class LuaEngine:
         flags = script.flags
         no_writes = read_only or (flags is not None and "no-writes" in flags)
         run = Run(client, script.sha, no_writes, True, time.monotonic())
-        table = self._table
-        return self._execute(run, self._run, script.function, table(keys), table(args))
+        return self._execute(run, self._run, script.function, len(keys), *keys, *args)
 
     def _execute(self, run: Run, runner: Callable, *lua_args: object) -> object:
         if self.current is not None:
@@ -245,55 +246,69 @@ class LuaEngine:
         """redis.pcall: the reply as Lua sees it, a command's error as {err=...}."""
         reply = self._dispatch(args)
         if reply.__class__ is str:
-            return self._table({b"err": reply.encode("utf-8", "surrogateescape")})  # type: ignore[union-attr]
+            return self._build.error(reply.encode("utf-8", "surrogateescape"))  # type: ignore[union-attr]
         return reply
 
     def _dispatch(self, args: tuple) -> object:
         """Run one command for the script: its Lua value, or its error text (a str)."""
         run = self.current
         if run is None:
-            return (errors.SCRIPT_CALL_OUTSIDE)
+            return errors.SCRIPT_CALL_OUTSIDE
         if not args:
-            return (errors.SCRIPT_CALL_NO_ARGS)
-        argv = []
-        for value in args:
-            raw = _arg_bytes(value)
-            if raw is None:
-                return (errors.SCRIPT_CALL_BAD_ARG)
-            argv.append(raw)
-        spec = command_table.lookup(argv[0])
-        if spec is not None and spec.subcommands and (len(argv) >= 2 or spec.handler is None):
-            if len(argv) < 2:
-                return (errors.SCRIPT_WRONG_ARITY)
-            sub = spec.subcommands.get(argv[1]) or spec.subcommands.get(argv[1].lower())
-            spec = sub
+            return errors.SCRIPT_CALL_NO_ARGS
+        argv = [value if value.__class__ is bytes else _arg_bytes(value) for value in args]
+        if None in argv:
+            return errors.SCRIPT_CALL_BAD_ARG
+        # Specs that need no subcommand lookup and may run in scripts, by their raw name.
+        spec = self._specs.get(argv[0])  # type: ignore[arg-type]
         if spec is None:
-            return (errors.SCRIPT_UNKNOWN_COMMAND)
+            spec = self._lookup(argv)  # type: ignore[arg-type]
+            if spec.__class__ is str:
+                return spec
         if not spec.min_argc <= len(argv) <= spec.max_argc:
-            return (errors.SCRIPT_WRONG_ARITY)
-        if "noscript" in spec.flags:
-            return (errors.SCRIPT_NOT_ALLOWED)
+            return errors.SCRIPT_WRONG_ARITY
         state = self.state
+        client = run.client
         if spec.is_write:
             if run.read_only:
-                return (errors.SCRIPT_WRITE_IN_READONLY)
+                return errors.SCRIPT_WRITE_IN_READONLY
             guard = state.write_guard
-            if guard is not None and not run.client.is_internal:
+            if guard is not None and not client.is_internal:
                 problem = guard()
                 if problem is not None:
                     return problem
             run.wrote = True
-        client = run.client
-        client.resp3 = run.resp == 3
-        mark = state.effects_mark()
-        dispatcher = state.transactions
-        assert dispatcher is not None
-        reply = dispatcher.call(client, spec, argv)
-        if run.repl == 0:
+        resp3 = run.resp == 3
+        client.resp3 = resp3
+        if run.repl:
+            reply = self._dispatcher_call(client, spec, argv)
+        else:
+            mark = state.effects_mark()
+            reply = self._dispatcher_call(client, spec, argv)
             state.drop_effects_since(mark)
         if isinstance(reply, ReplyError):
             return reply.message
-        return to_lua(reply, run.resp == 3, self._table)
+        return to_lua(reply, resp3, self._build)
+
+    def _lookup(self, argv: list[bytes]) -> Any:
+        """The spec for a script's command, or the error text (scriptCall's checks)."""
+        spec = command_table.lookup(argv[0])
+        if spec is not None and spec.subcommands and (len(argv) >= 2 or spec.handler is None):
+            if len(argv) < 2:
+                return errors.SCRIPT_WRONG_ARITY
+            spec = spec.subcommands.get(argv[1]) or spec.subcommands.get(argv[1].lower())
+        elif spec is not None and "noscript" not in spec.flags and not spec.subcommands:
+            self._specs[argv[0]] = spec
+        if spec is None:
+            return errors.SCRIPT_UNKNOWN_COMMAND
+        if "noscript" in spec.flags:
+            return errors.SCRIPT_NOT_ALLOWED
+        return spec
+
+    def _dispatcher_call(self, client: Client, spec: Any, argv: list[bytes]) -> object:
+        dispatcher = self.state.transactions
+        assert dispatcher is not None
+        return dispatcher.call(client, spec, argv)
 
     def _log(self, level: int, message: bytes) -> None:
         levels = (logging.DEBUG, logging.INFO, logging.WARNING, logging.WARNING)
