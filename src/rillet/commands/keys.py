@@ -8,6 +8,7 @@ from rillet.commands.table import command, help_reply
 from rillet.engine.ids import string2ull
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
+from rillet.notify import GENERIC
 from rillet.resp.types import OK, SimpleString
 from rillet.state import Client
 
@@ -29,6 +30,7 @@ def del_(ctx: Client, argv: list[bytes]) -> object:
     for key in argv[1:]:
         if db.delete(key):
             ctx.modified(key)
+            ctx.notify(GENERIC, b"del", key)
             deleted += 1
     return deleted
 
@@ -129,6 +131,8 @@ def _rename(ctx: Client, argv: list[bytes], nx: bool) -> object:
         db.rename(old, new)
         ctx.modified(old)
         ctx.modified(new)
+        ctx.notify(GENERIC, b"rename_from", old)
+        ctx.notify(GENERIC, b"rename_to", new)
     return 1 if nx else OK
 
 
@@ -192,10 +196,12 @@ def _expire(ctx: Client, argv: list[bytes], unit_ms: int, absolute: bool) -> obj
     if deadline <= now and not ctx.server.loading:
         db.delete(key)
         ctx.modified(key)
+        ctx.notify(GENERIC, b"del", key)
         ctx.propagate([b"DEL", key])
         return 1
     db.set_expire(key, deadline)
     ctx.modified(key)
+    ctx.notify(GENERIC, b"expire", key)
     ctx.propagate([b"PEXPIREAT", key, b"%d" % deadline])
     return 1
 
@@ -273,6 +279,7 @@ def persist(ctx: Client, argv: list[bytes]) -> object:
     if db.get(argv[1]) is None or not db.persist(argv[1]):
         return 0
     ctx.modified(argv[1])
+    ctx.notify(GENERIC, b"persist", argv[1])
     return 1
 
 

@@ -430,16 +430,6 @@ def shutdown(ctx: Client, argv: list[bytes]) -> object:
     return NO_REPLY
 
 
-@command("function|flush", -2, "write noscript", group="scripting", since="7.0.0")
-def function_flush(ctx: Client, argv: list[bytes]) -> object:
-    """FUNCTION FLUSH [ASYNC | SYNC]"""
-    if len(argv) > 3:
-        raise ReplyError(errors.subcommand_syntax(argv[1], "function"))
-    if len(argv) == 3 and argv[2].upper() not in (b"ASYNC", b"SYNC"):
-        raise ReplyError(errors.FUNCTION_FLUSH_MODE)
-    return OK
-
-
 @command("lastsave", 1, "loading stale fast", group="server", since="1.0.0",
          acl="admin fast dangerous")
 def lastsave(ctx: Client, argv: list[bytes]) -> object:
