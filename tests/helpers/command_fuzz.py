@@ -294,7 +294,9 @@ class Generator:
         if name in ("command-name", "command"):
             return rng.choice([b"xadd", b"GET", b"xreadgroup", b"xinfo", b"xinfo|stream",
                                b"nosuch", b"set", b"xread", b"mset", b"del"])
-        if name in ("parameter",):
+        if name == "parameter":
+            if rng.random() < 0.3:
+                return self.pattern()
             return rng.choice([b"maxmemory", b"*max*", b"stream-node-*", b"port", b"nosuch"])
         if kind == "integer":
             return self.integer()
