@@ -1,9 +1,9 @@
 """The one entry point for running a command: checks, call, effects, stats.
 
 `Dispatcher.execute(client, argv)` runs Redis's processCommand checks in
-Redis's order (unknown command, arity, auth, MULTI queueing, loading, write
-guard), calls the handler, and publishes the command's deterministic effects
-to the AOF and replicas. Network clients, the AOF loader and a replica link
+Redis's order (unknown command, arity, auth, ACL permissions, MULTI queueing, loading,
+write guard), calls the handler, and hands a write's effects to the publish step
+(ServerState.publish_write), which feeds the AOF and replicas. Network clients, the AOF loader and a replica link
 all come through here, so there is one code path and one set of bugs.
 """
 
@@ -14,29 +14,29 @@ from time import perf_counter_ns
 
 from rillet import errors
 from rillet.commands import table
+from rillet.commands.acl import refuse as acl_refusal
 from rillet.commands.table import CommandSpec
 from rillet.errors import ReplyError
 from rillet.resp.types import QUEUED
-from rillet.state import Block, Client, Effect, ServerState
+from rillet.state import Block, Client, ServerState
 
 log = logging.getLogger("rillet")
 _TABLE_GET = table.TABLE.get
 
-# Commands that run at once even inside MULTI (Redis: processCommand).
 TIMING_SAMPLE = 16
 TIMING_MASK = TIMING_SAMPLE - 1
 
+# Commands that run at once even inside MULTI (Redis: processCommand).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
 
 class Dispatcher:
-    __slots__ = ("state", "_tx_effects")
+    __slots__ = ("state",)
 
     def __init__(self, state: ServerState) -> None:
         self.state = state
-        # While EXEC runs, effects of its commands gather here to be published
-        # once, wrapped in MULTI/EXEC, so replicas apply the transaction whole.
-        self._tx_effects: list[Effect] | None = None
+        state.transactions = self
+        state.acl.commands.load(table.COMMANDS.values(), table.acl_categories)
 
     def execute(self, client: Client, argv: list[bytes]) -> object:
         """Run one command for `client`; returns a reply, or a `Block` to park it."""
@@ -61,6 +61,9 @@ class Dispatcher:
     def _resolve(self, client: Client, argv: list[bytes]) -> CommandSpec | ReplyError:
         """The spec for a mixed-case name or a container's subcommand, or the error."""
         spec = _TABLE_GET(argv[0]) or _TABLE_GET(argv[0].lower())
+        if spec is None and client.is_internal:
+            # Loading and replication speak the original names (rename-command is for clients).
+            spec = table.COMMANDS.get(argv[0].lower().decode("utf-8", "replace"))
         if spec is None:
             return self._reject(client, errors.unknown_command(argv[0], argv[1:]))
         if spec.subcommands and (len(argv) >= 2 or spec.handler is None):
@@ -77,6 +80,11 @@ class Dispatcher:
         """Redis's checks after arity, in its order; None lets the command run."""
         if not client.authenticated and not spec.allowed_unauthenticated:
             return self._reject(client, errors.NOAUTH, spec)
+        if client.restricted:
+            # The user's ACL limits something (an unrestricted user never gets here).
+            refused = acl_refusal(client, spec, argv)
+            if refused is not None:
+                return self._reject(client, refused, spec)
         if client.multi is not None and spec.name not in _MULTI_IMMEDIATE:
             if not spec.allowed_in_multi:
                 return self._reject(client, errors.COMMAND_NOT_ALLOWED_IN_MULTI, spec)
@@ -92,13 +100,16 @@ class Dispatcher:
         return None
 
     def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
-        """Run an already-checked command (and publish its effects if it writes).
+        """Run an already-checked command; a write's effects go through the publish step.
 
-        server/_fastpath.pyx repeats the lines for a command that does not
-        write: keep the two in step.
+        server/_fastpath.pyx repeats these lines for a plain command (keep in
+        step); tests/server/test_fastpath.py runs generated pipelines through
+        both and compares replies, effects and stats.
         """
-        if spec.is_write:
-            return self._call_write(client, spec, argv)
+        state = self.state
+        write = spec.is_write
+        if write:
+            dirty_before = state.dirty
         # Timing every call costs two clock reads (~0.1 us, a third of a PING);
         # one call of each command in TIMING_SAMPLE is timed and counted
         # TIMING_SAMPLE times, so INFO commandstats' usec is an estimate.
@@ -106,6 +117,8 @@ class Dispatcher:
         try:
             reply = spec.handler(client, argv)  # type: ignore[misc]
         except Exception as error:
+            if write:
+                state.drop_effects()  # a handler that failed must leave no effect behind
             reply = self._failed(spec, argv, error)
         if started:
             spec.usec += (perf_counter_ns() - started) * TIMING_SAMPLE // 1000
@@ -113,49 +126,23 @@ class Dispatcher:
         if reply.__class__ is Block and (client.in_exec or client.is_internal):
             # Inside MULTI or while loading, a blocking command acts as if it timed out.
             reply = reply.timeout_reply  # type: ignore[attr-defined]
+        if write:
+            state.publish_write(client.db.index, argv, dirty_before)
         return reply
 
-    def _call_write(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
-        """`call` for write commands: the command's effects go to the AOF and replicas.
-
-        The effect is what the handler gave `ctx.propagate`, else the command's
-        own argv if it changed anything (server.dirty moved), as Redis does.
-        The timing/handler/Block lines repeat `call`'s on purpose: sharing them
-        through a helper costs a Python call per command on the hottest path.
-        server/_fastpath.pyx repeats this method too: keep the three in step.
-        """
+    def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list:
+        """EXEC's body: the queued commands in order, their effects published as one."""
         state = self.state
-        dirty_before = state.dirty
-        started = 0 if spec.calls & TIMING_MASK else perf_counter_ns()
+        replies = []
+        client.in_exec = True
+        state.begin_transaction()
         try:
-            reply = spec.handler(client, argv)  # type: ignore[misc]
-        except Exception as error:
-            state._effects = None  # a handler that failed must leave no effect behind
-            reply = self._failed(spec, argv, error)
-        if started:
-            spec.usec += (perf_counter_ns() - started) * TIMING_SAMPLE // 1000
-        spec.calls += 1
-        if reply.__class__ is Block and (client.in_exec or client.is_internal):
-            reply = reply.timeout_reply  # type: ignore[attr-defined]
-        effects = state._effects
-        if effects is not None:
-            state._effects = None
-        elif state.dirty == dirty_before or not state.effect_sinks:
-            return reply
-        else:
-            effects = [(client.db.index, argv)]
-        if self._tx_effects is not None:
-            self._tx_effects.extend(effects)
-        elif state.effect_sinks and not (state.gated and state.loading):
-            # (Replayed commands are already in the files being loaded.) `gated`
-            # is False whenever not loading: it spares the property call.
-            if len(effects) > 1:
-                # One command, several effects (XREADGROUP's XCLAIMs + SETID):
-                # wrapped so a replica or a torn AOF never applies half of it.
-                effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
-            for sink in state.effect_sinks:  # state.publish, inlined
-                sink(effects)
-        return reply
+            for spec, argv in queued:
+                replies.append(self.call(client, spec, argv))
+        finally:
+            client.in_exec = False
+            state.end_transaction()
+        return replies
 
     def _failed(self, spec: CommandSpec, argv: list[bytes], error: Exception) -> ReplyError:
         """The reply for a handler that raised: its error, or a logged internal error."""
@@ -167,17 +154,6 @@ class Dispatcher:
             self.state.stats.unexpected_error_replies += 1
         self._count_error(error.message)  # type: ignore[attr-defined]
         return error  # type: ignore[return-value]
-
-    def begin_transaction(self) -> None:
-        self._tx_effects = []
-
-    def end_transaction(self, db_index: int) -> None:
-        effects, self._tx_effects = self._tx_effects, None
-        if not effects or not self.state.effect_sinks or self.state.loading:
-            return
-        if len(effects) > 1:
-            effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
-        self.state.publish(effects)
 
     def _reject(self, client: Client, message: str, spec: CommandSpec | None = None) -> ReplyError:
         if client.multi is not None:

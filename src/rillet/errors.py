@@ -174,8 +174,8 @@ def _message(raw: bytes) -> str:
     return raw.replace(b"\r", b" ").replace(b"\n", b" ").decode("utf-8", "surrogateescape")
 
 
-def c_arg(raw: bytes) -> str:
-    """An argument as Redis's "%s" formats it: up to the first NUL, CR/LF as spaces."""
+def c_text(raw: bytes) -> str:
+    """A client's bytes as C's "%s" puts them into an error: up to the first NUL, raw."""
     return _message(_c_string(raw, len(raw)))
 
 
@@ -263,6 +263,7 @@ DECREMENT_OVERFLOW = "ERR decrement would overflow"
 INVALID_CURSOR = "ERR invalid cursor"
 EXPIRE_UNSUPPORTED_OPTION = "ERR Unsupported option {}"
 CONFIG_NO_FILE = "ERR The server is running without a config file"
+CONFIG_REWRITE_FAILED = "ERR Rewriting config file: {}"
 SHUTDOWN_NOT_IN_PROGRESS = "ERR No shutdown in progress."
 FUNCTION_FLUSH_MODE = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
 GETKEYS_INVALID_COMMAND = "ERR Invalid command specified"
@@ -301,3 +302,25 @@ BGREWRITEAOF_FAILED = (
     "ERR Can't execute an AOF background rewriting. Please check the server logs for"
     " more information."
 )
+
+# --- ACL (acl.c) ---------------------------------------------------------------
+NOPERM_COMMAND = "NOPERM User {} has no permissions to run the '{}' command"
+NOPERM_KEY = "NOPERM No permissions to access a key"
+NOPERM_CHANNEL = "NOPERM No permissions to access a channel"
+DRYRUN_COMMAND = "User {} has no permissions to run the '{}' command"
+DRYRUN_KEY = "User {} has no permissions to access the '{}' key"
+DRYRUN_CHANNEL = "User {} has no permissions to access the '{}' channel"
+ACL_SETUSER_RULE = "ERR Error in ACL SETUSER modifier '{}': {}"
+ACL_BAD_USERNAME = "ERR Usernames can't contain spaces or null characters"
+ACL_DEFAULT_UNDELETABLE = "ERR The 'default' user cannot be removed"
+ACL_UNKNOWN_CATEGORY = "ERR Unknown category '{}'"
+ACL_GENPASS_BITS = ("ERR ACL GENPASS argument must be the number of bits for the output password, "
+                    "a positive number up to 4096")
+ACL_USER_NOT_FOUND = "ERR User '{}' not found"
+ACL_COMMAND_NOT_FOUND = "ERR Command '{}' not found"
+ACL_NO_FILE = ("ERR This Redis instance is not configured to use an ACL file. You may want to "
+               "specify users via the ACL SETUSER command and then issue a CONFIG REWRITE "
+               "(assuming you have a Redis configuration file set) in order to store users in the "
+               "Redis configuration.")
+ACL_SAVE_FAILED = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
+ACL_LOAD_FAILED = "ERR Error loading ACLs, {}"

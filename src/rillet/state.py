@@ -13,13 +13,38 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from rillet import __version__
+from rillet.acl import Acl, User
 from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
 
 Effect = tuple[int, list[bytes]]  # (db index, argv): one deterministic command to replay
+EffectSink = Callable[[list[Effect]], None]
+
+
+class Persistence(Protocol):
+    """What commands may ask of persistence (persistence/manager.py provides it)."""
+
+    lastsave: int
+
+    def save(self) -> None: ...
+    def bgsave(self, schedule: bool = False) -> bytes: ...
+    def bgrewriteaof(self, in_exec: bool = False) -> bytes: ...
+    def debug_reload(self, save: bool = True, flush: bool = True) -> None: ...
+    def debug_loadaof(self) -> None: ...
+    def digest(self) -> str: ...
+    def key_digest(self, db: Any, key: bytes) -> str: ...
+    def set_fault(self, target: str, count: int, code: int, op: str) -> None: ...
+    def clear_faults(self) -> None: ...
+
+
+class Transactions(Protocol):
+    """What EXEC needs of the dispatcher: run its queue as one transaction."""
+
+    def run_transaction(self, client: Client, queued: list[tuple[Any, list[bytes]]]) -> list: ...
 
 
 class Connection:
@@ -48,6 +73,16 @@ class Connection:
         """Redis's islocalClient: a unix socket, or a TCP peer at exactly 127.0.0.1 or ::1."""
         return False
 
+    @property
+    def output_buffer_size(self) -> int:
+        """Reply bytes queued and not yet sent (CLIENT LIST omem)."""
+        return 0
+
+    @property
+    def query_buffer_size(self) -> int:
+        """Request bytes received and not yet parsed into commands (CLIENT LIST qbuf)."""
+        return 0
+
 
 class Client:
     """Per-connection state; it is the `ctx` every handler receives."""
@@ -56,7 +91,7 @@ class Client:
         "id", "server", "conn", "db", "resp3", "_authenticated", "name", "lib_name", "lib_ver",
         "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
-        "is_internal", "user",
+        "is_internal", "user", "restricted", "obuf_class",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -72,7 +107,11 @@ class Client:
         # when its own gate changes.
         self.gated = False
         self._multi: list[tuple[object, list[bytes]]] | None = None
-        self.authenticated = not server.config["requirepass"]
+        # The ACL user; `restricted` (its rules limit something) puts the
+        # client on the gated path, where the dispatcher checks permissions.
+        self.user: User = server.acl.default
+        self.restricted = not self.user.unrestricted
+        self.authenticated = server.acl.default_open
         self.name = b""
         self.lib_name = b""
         self.lib_ver = b""
@@ -91,7 +130,8 @@ class Client:
         self.blocked_retry = False
         self.flags = "N"
         self.is_internal = False
-        self.user = b"default"
+        # Which client-output-buffer-limit class applies: normal, replica, pubsub.
+        self.obuf_class = "normal"
 
     @property
     def authenticated(self) -> bool:
@@ -113,18 +153,33 @@ class Client:
         self.update_gate()
 
     def update_gate(self) -> None:
-        self.gated = not self._authenticated or self._multi is not None or self.server.gated
+        self.gated = (not self._authenticated or self._multi is not None or self.restricted
+                      or self.server.gated)
+
+    def set_user(self, user: User) -> None:
+        """AUTH/HELLO succeeded as `user` (or an ACL change touched it): recompute the gate."""
+        self.user = user
+        self.restricted = not user.unrestricted and not self.is_internal
+        self.update_gate()
 
     # Helpers handlers use so that every mutation is seen by WATCH and by
     # blocked clients, and counted for INFO / save rules.
     def modified(self, key: bytes, changes: int = 1) -> None:
         self.server.key_modified(self.db.index, key, changes)
 
+    def changed(self, changes: int = 1) -> None:
+        """A change Redis does not signal to WATCH or blocked readers (XACK, a group's state).
+
+        Counted for the save rules; like `modified`, it makes the command's own
+        argv its effect unless the handler `propagate`s explicit ones.
+        """
+        self.server.dirty += changes
+
     def propagate(self, argv: list[bytes]) -> None:
         """Replace this command's default effect (its own argv) with explicit ones.
 
-        They gather in the server's `_effects`, which the dispatcher publishes
-        once the command returns.
+        They gather in the server's `_effects` until the publish step
+        (ServerState.publish_write) takes them when the command returns.
         """
         server = self.server
         if server._effects is None:
@@ -194,15 +249,27 @@ class Stats:
     keyspace_hits: int = 0
     keyspace_misses: int = 0
     blocked_clients: int = 0
+    output_buffer_limit_disconnections: int = 0
+    query_buffer_limit_disconnections: int = 0
 
 
 class ServerState:
     def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
         self.config = config or Config()
         self.clock = clock or SystemClock()
+        # Users and permissions; `requirepass` is the default user's password.
+        self.acl = Acl(pubsub_default_all=self.config["acl-pubsub-default"] == "allchannels")
+        self.acl.set_default_password(self.config["requirepass"])  # type: ignore[arg-type]
+        self.config.watch("requirepass", self.acl.set_default_password)  # type: ignore[arg-type]
+        self.acl.on_change.append(self._users_changed)
         self.keyspace = Keyspace(self.config["databases"], self.clock)  # type: ignore[arg-type]
         for db in self.keyspace.dbs:
             db.on_expire = self._on_expire
+        limits = self.keyspace.stream_limits
+        limits.node_max_entries = self.config["stream-node-max-entries"]  # type: ignore[assignment]
+        limits.node_max_bytes = self.config["stream-node-max-bytes"]  # type: ignore[assignment]
+        self.config.watch("stream-node-max-entries", lambda v: setattr(limits, "node_max_entries", v))
+        self.config.watch("stream-node-max-bytes", lambda v: setattr(limits, "node_max_bytes", v))
         self.clients: dict[int, Client] = {}
         self._next_client_id = 1
         self.stats = Stats()
@@ -215,10 +282,12 @@ class ServerState:
         self.gated = False
         self._loading = False
         self._write_guard: Callable[[], str | None] | None = None
-        # Effects of the command being executed; None when it set none itself.
+        # The write path (see "effects" below). Effects of the command being
+        # executed, None when it set none itself; those of a running EXEC,
+        # published together; the consumers (AOF, replication).
         self._effects: list[Effect] | None = None
-        # Consumers of effects (AOF, replication): callables taking a list of Effect.
-        self.effect_sinks: list[Callable[[list[Effect]], None]] = []
+        self._tx_effects: list[Effect] | None = None
+        self.effect_sinks: list[EffectSink] = []
         # WATCH: (db, key) -> clients watching it.
         self.watched_keys: dict[tuple[int, bytes], set[Client]] = {}
         # Blocking: (db, key) -> FIFO of parked clients; keys signalled since the last serve.
@@ -231,8 +300,11 @@ class ServerState:
         self.shutdown_requested: dict | None = None
         # Hooks the server layer or persistence install (e.g. for INFO sections).
         self.info_providers: dict[str, Callable[[], list[tuple[str, object]]]] = {}
-        self.commands_executed_since_gc = 0
-        self.extensions: dict[str, object] = {}
+        # Wiring set by the layers above, typed so handlers need no casts.
+        self.persistence: Persistence | None = None
+        self.transactions: Transactions | None = None
+        # Delivers a reply to a client unblocked from outside (CLIENT UNBLOCK).
+        self.on_unblocked: Callable[[Client, BlockedClient, object], None] | None = None
 
     @property
     def loading(self) -> bool:
@@ -261,6 +333,13 @@ class ServerState:
             for client in self.clients.values():
                 client.update_gate()
 
+    def _users_changed(self, user: User | None) -> None:
+        """An ACL user's rules changed: its clients' gates follow (ACL DELUSER and
+        ACL LOAD disconnect the clients of users that went, commands/acl.py)."""
+        for client in self.clients.values():
+            if user is None or client.user is user:
+                client.set_user(client.user)
+
     # --- clients --------------------------------------------------------------
     def new_client(self, conn: Connection | None) -> Client:
         client = Client(self, conn, self._next_client_id)
@@ -283,13 +362,16 @@ class ServerState:
 
     # --- mutations ------------------------------------------------------------
     def key_modified(self, db_index: int, key: bytes, changes: int = 1) -> None:
+        """Redis's signalModifiedKey plus the change count: WATCH, blocked readers, save rules."""
         self.dirty += changes
+        # Most writes happen with nobody watching or waiting: two reads, no tuple.
+        if not (self.watched_keys or self.blocking):
+            return
         slot = (db_index, key)
-        if self.watched_keys:
-            watchers = self.watched_keys.get(slot)
-            if watchers:
-                for client in watchers:
-                    client.dirty_cas = True
+        watchers = self.watched_keys.get(slot)
+        if watchers:
+            for client in watchers:
+                client.dirty_cas = True
         if slot in self.blocking:
             self.ready_keys[slot] = None
 
@@ -310,13 +392,58 @@ class ServerState:
     def _on_expire(self, db: Database, key: bytes) -> None:
         self.stats.expired_keys += 1
         self.key_modified(db.index, key, 0)
-        if self.effect_sinks and not self.loading:
-            for sink in self.effect_sinks:
-                sink([(db.index, [b"DEL", key])])
+        self.publish([(db.index, [b"DEL", key])])
 
-    # --- effects --------------------------------------------------------------
+    # --- effects: the one write path --------------------------------------------
+    # Every change leaves here as deterministic effects, (db, argv) commands
+    # that replay to the same state: a command's through publish_write (the
+    # dispatcher and its compiled fast path call it after every write
+    # command), a transaction's at end_transaction, an expiry's DEL through
+    # publish. The sinks (AOF, replication) see nothing else.
+    def publish_write(self, db_index: int, argv: list[bytes], dirty_before: int) -> None:
+        """A write command returned: publish its effects, or queue them inside EXEC.
+
+        The effects are what the handler gave `propagate`, else the command's
+        own argv if it changed anything (`dirty` moved, through `modified` or
+        `changed`), as Redis does.
+        """
+        effects = self._effects
+        if effects is not None:
+            self._effects = None
+        elif self.dirty == dirty_before or not self.effect_sinks:
+            return
+        else:
+            effects = [(db_index, argv)]
+        self.publish(effects)
+
+    def drop_effects(self) -> None:
+        """The command failed: whatever it propagated must not leave."""
+        self._effects = None
+
+    def begin_transaction(self) -> None:
+        self._tx_effects = []
+
+    def end_transaction(self) -> None:
+        effects, self._tx_effects = self._tx_effects, None
+        if effects:
+            self.publish(effects)
+
     def publish(self, effects: list[Effect]) -> None:
-        for sink in self.effect_sinks:
+        """Hand effects to the sinks (inside EXEC: to the transaction's), several
+        wrapped in MULTI/EXEC so that a replica or a torn AOF never applies half.
+
+        Not while loading: replayed commands are already in the files being loaded.
+        (`gated` is False whenever not loading: it spares the property call.)
+        """
+        sinks = self.effect_sinks
+        if not sinks or (self.gated and self._loading):
+            return
+        if self._tx_effects is not None:
+            self._tx_effects.extend(effects)  # an expiry inside EXEC joins the transaction
+            return
+        if len(effects) > 1:
+            effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+        for sink in sinks:
             sink(effects)
 
     # --- WATCH ----------------------------------------------------------------

@@ -59,6 +59,8 @@ NOT_COMPARED = {
     "info", "time", "lastsave", "client|id", "client|info", "client|list", "command",
     "command|count", "command|info", "command|list", "hello", "randomkey", "memory|usage",
     "config|get", "scan",
+    # ACL LOG holds client addresses and ages; ACL GENPASS is random.
+    "acl|log", "acl|genpass",
     # docs/compat.md: COMMAND DOCS derives `arguments` from the syntax line.
     "command|docs",
     # docs/compat.md: these HELP replies list only the subcommands rillet has.

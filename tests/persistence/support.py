@@ -95,7 +95,6 @@ class InProcess:
 
         self.state = ServerState()
         self.dispatcher = Dispatcher(self.state)
-        self.state.extensions["dispatcher"] = self.dispatcher
         self.client = self.state.new_client(None)
         self.client.authenticated = True
         self.effects: list = []

@@ -50,16 +50,12 @@ class HeldWrite(threading.Thread):
             self.error = error
 
 
-@pytest.mark.parametrize(("policy", "code", "op", "text"), [
-    ("everysec", "ENOSPC", "WRITE", "No space left on device"),
-    ("always", "ENOSPC", "WRITE", "No space left on device"),
-    ("always", "EIO", "FSYNC", "Input/output error"),
-])
-def test_aof_write_error_gives_misconf_then_recovers(node_factory, policy, code, op, text):
-    node = node_factory("--appendonly", "yes", "--appendfsync", policy).start()
+def test_aof_write_error_gives_misconf_then_recovers(node_factory):
+    """appendfsync everysec: writes are refused with MISCONF until the disk works again."""
+    node = node_factory("--appendonly", "yes", "--appendfsync", "everysec").start()
     client = node.client()
     client.set("before", "1")
-    fault(client, "aof", "-1", code, op)
+    fault(client, "aof", "-1", "ENOSPC", "WRITE")
     # The write that meets the fault is applied in memory but not acknowledged.
     held = HeldWrite(node, "during", "2")
     held.start()
@@ -67,7 +63,7 @@ def test_aof_write_error_gives_misconf_then_recovers(node_factory, policy, code,
     assert held.is_alive() and held.reply is None
     with pytest.raises(redis.ResponseError) as refused:
         client.set("refused", "x")
-    assert str(refused.value) == f"MISCONF Errors writing to the AOF file: {text}"
+    assert str(refused.value) == "MISCONF Errors writing to the AOF file: No space left on device"
     assert client.get("before") == b"1"  # reads still work
     assert client.info("persistence")["aof_last_write_status"] == "err"
     fault(client, "CLEAR")
@@ -79,6 +75,32 @@ def test_aof_write_error_gives_misconf_then_recovers(node_factory, policy, code,
     node.start()
     client = node.client()
     assert client.mget("before", "during", "after", "refused") == [b"1", b"2", b"3", None]
+
+
+@pytest.mark.parametrize(("code", "op", "text"), [
+    ("ENOSPC", "WRITE", "No space left on device"),
+    ("EIO", "FSYNC", "Input/output error"),
+])
+def test_always_policy_exits_on_aof_error(node_factory, code, op, text):
+    """appendfsync always, as Redis: the server exits; no error reply ever covers an applied write.
+
+    The write that met the fault was applied in memory, and its reply held: its
+    client sees the connection close (an unknown outcome, as after a crash),
+    never an error for a write that a later save could keep.
+    """
+    node = node_factory("--appendonly", "yes", "--appendfsync", "always").start()
+    client = node.client()
+    client.set("before", "1")
+    fault(client, "aof", "-1", code, op)
+    held = HeldWrite(node, "during", "2")
+    held.start()
+    held.join(15)
+    assert held.reply is None and isinstance(held.error, redis.ConnectionError)
+    assert node.handle.proc.wait(15) == 1
+    assert f"AOF fsync policy is 'always': {text}. Exiting..." in node.log()
+    node.start()
+    client = node.client()
+    assert client.mget("before", "during") == [b"1", None]
 
 
 def test_everysec_background_fsync_error(node_factory):

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from tests.helpers import servers
+from tests.helpers.wire import Wire
 
 INLINE_MAX = 64 * 1024
 
@@ -206,3 +207,48 @@ def test_client_query_buffer_limit(ports):
             finally:
                 admin.call("CONFIG", "SET", "client-query-buffer-limit", "1gb")
                 admin.call("DEL", "big-key")
+
+
+def _send_pipeline(port: int, sizes: list[int]) -> bytes:
+    """SETs of the given sizes in one write; every reply until the server closes or 5 s."""
+    payload = b"".join(
+        b"*3\r\n$3\r\nSET\r\n$7\r\nbig-key\r\n$%d\r\n%s\r\n" % (size, b"x" * size) for size in sizes)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        try:
+            sock.sendall(payload)
+            received = b""
+            while received.count(b"\r\n") < len(sizes):
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                received += chunk
+            return received
+        except (ConnectionResetError, BrokenPipeError):
+            return b""
+
+
+def test_query_buffer_limit_is_per_request_not_per_pipeline(ports):
+    """Three 900 kB SETs in one write under a 1 MB limit: all answered, as Redis does."""
+    from tests.helpers.wire import Wire
+
+    for port in ports:
+        with Wire(port) as admin:
+            assert admin.call("CONFIG", "SET", "client-query-buffer-limit", "1mb") == b"+OK\r\n"
+            try:
+                assert _send_pipeline(port, [900_000] * 3) == b"+OK\r\n" * 3
+            finally:
+                admin.call("CONFIG", "SET", "client-query-buffer-limit", "1gb")
+                admin.call("DEL", "big-key")
+
+
+def test_query_buffer_limit_is_logged():
+    handle = servers.start_rillet("--client-query-buffer-limit", "1mb")
+    try:
+        assert _send_big_set(handle.port, 2_000_000) == b""
+        with Wire(handle.port) as wire:
+            assert wire.call("PING") == b"+PONG\r\n"
+        handle.stop()
+        with open(f"{handle.dir}/server.log", encoding="utf-8", errors="replace") as log:
+            assert "Closing client that reached max query buffer length" in log.read()
+    finally:
+        handle.stop(sig_kill=True)

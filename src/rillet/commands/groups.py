@@ -17,6 +17,7 @@ from rillet.commands.stream_common import (
     get_stream,
     new_stream,
     parse_block_timeout,
+    streams_keys,
 )
 from rillet.commands.table import command, help_reply
 from rillet.engine import groups as engine
@@ -141,14 +142,8 @@ _LASTID = b"LASTID"
 _GT = b">"
 
 
-def _shown(raw: bytes) -> str:
-    # Redis formats keys, groups and options into these errors with "%s": the text
-    # stops at a NUL byte, other bytes go out unchanged (CR/LF become spaces).
-    return errors.c_arg(raw)
-
-
 def _nogroup(key: bytes, group: bytes) -> ReplyError:
-    return ReplyError(errors.NOGROUP_KEY_OR_GROUP.format(_shown(key), _shown(group)))
+    return ReplyError(errors.NOGROUP_KEY_OR_GROUP.format(errors.c_text(key), errors.c_text(group)))
 
 
 def _stream_and_group(ctx: Client, key: bytes, group_name: bytes) -> tuple[Stream, ConsumerGroup]:
@@ -235,7 +230,7 @@ def _xgroup_prepare(ctx: Client, argv: list[bytes]) -> tuple[Stream | None, Cons
             raise ReplyError(errors.XGROUP_NO_KEY)
         group = stream.groups.get(group_name)
         if group is None and sub in (b"SETID", b"CREATECONSUMER", b"DELCONSUMER"):
-            raise ReplyError(errors.NOGROUP_FOR_KEY.format(_shown(group_name), _shown(key)))
+            raise ReplyError(errors.NOGROUP_FOR_KEY.format(errors.c_text(group_name), errors.c_text(key)))
     elif stream is not None:
         group = stream.groups.get(group_name)
     return stream, group, mkstream, entries_read
@@ -249,6 +244,7 @@ def _clamp_entries_read(stream: Stream, entries_read: int | None) -> int | None:
 
 
 @command("xgroup|create", -5, "write denyoom", keys=(2, 2, 1), group="stream", since="5.0.0",
+         key_flags="RW insert",
          **_DOCS["xgroup|create"])
 def xgroup_create(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP CREATE key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]
@@ -271,7 +267,7 @@ def xgroup_create(ctx: Client, argv: list[bytes]) -> object:
     entries_read = _clamp_entries_read(stream, entries_read)
     if engine.create_group(stream, group_name, last_id, entries_read) is None:
         raise ReplyError(errors.BUSYGROUP)
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if dollar and ctx.server.effect_sinks:
         effect = [b"XGROUP", b"CREATE", key, group_name, format_id(last_id)]
         if mkstream:
@@ -301,7 +297,7 @@ def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
     last_id = stream.last_id if dollar else parse_id(raw_id)
     entries_read = _clamp_entries_read(stream, entries_read)
     group.set_id(last_id, entries_read)
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if dollar and ctx.server.effect_sinks:
         effect = [b"XGROUP", b"SETID", argv[2], argv[3], format_id(last_id)]
         ctx.propagate(_with_entries_read(effect, entries_read))
@@ -309,6 +305,7 @@ def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xgroup|destroy", 4, "write", keys=(2, 2, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_DOCS["xgroup|destroy"])
 def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP DESTROY key group
@@ -319,24 +316,26 @@ def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
     if group is None:
         return 0
     engine.destroy_group(stream, argv[3])
-    ctx.server.dirty += 1
+    ctx.changed(1)
     _wake(ctx, argv[2])
     return 1
 
 
 @command("xgroup|createconsumer", 5, "write denyoom", keys=(2, 2, 1), group="stream",
-         since="6.2.0", **_DOCS["xgroup|createconsumer"])
+         since="6.2.0", key_flags="RW insert",
+         **_DOCS["xgroup|createconsumer"])
 def xgroup_createconsumer(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP CREATECONSUMER key group consumer"""
     _, group, _, _ = _xgroup_prepare(ctx, argv)
     assert group is not None
     if group.create_consumer(argv[4], ctx.clock.now_ms()) is None:
         return 0
-    ctx.server.dirty += 1
+    ctx.changed(1)
     return 1
 
 
 @command("xgroup|delconsumer", 5, "write", keys=(2, 2, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_DOCS["xgroup|delconsumer"])
 def xgroup_delconsumer(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP DELCONSUMER key group consumer
@@ -348,7 +347,7 @@ def xgroup_delconsumer(ctx: Client, argv: list[bytes]) -> object:
     pending = group.delete_consumer(argv[4])
     if pending is None:
         return 0
-    ctx.server.dirty += 1
+    ctx.changed(1)
     return pending
 
 
@@ -381,7 +380,7 @@ def xgroup_help(ctx: Client, argv: list[bytes]) -> object:
 # --- XREADGROUP --------------------------------------------------------------------------
 
 @command("xreadgroup", -7, "write blocking movablekeys", group="stream", since="5.0.0",
-         **_DOCS["xreadgroup"])
+         find_keys=streams_keys(4), **_DOCS["xreadgroup"])
 def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
     """XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]
 
@@ -449,7 +448,7 @@ def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError(errors.WRONGTYPE)
         group = stream.groups.get(group_name) if stream is not None else None
         if group is None:
-            raise ReplyError(errors.NOGROUP_XREADGROUP.format(_shown(key), _shown(group_name)))
+            raise ReplyError(errors.NOGROUP_XREADGROUP.format(errors.c_text(key), errors.c_text(group_name)))
         if raw == _GT:
             after = None
         elif raw == b"$" or raw == b"+":
@@ -497,11 +496,11 @@ def _read_new(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, gro
         if claim.consumer_created:
             _consumer_created(ctx, key, group_name, consumer_name, sinks)
         if claim.dropped:
-            ctx.server.dirty += 1
+            ctx.changed(1)
             if sinks:
                 _propagate_dropped(ctx, key, group, group_name, claim.dropped)
         if claim.claimed:
-            ctx.server.dirty += 1
+            ctx.changed(1)
             last = format_id(group.last_id) if sinks else b""
             for (sid, fields), (idle, prior_count), entry in zip(
                 claim.claimed, claim.prior, claim.touched, strict=True
@@ -521,7 +520,7 @@ def _read_new(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, gro
     new = delivery.entries
     if not new:
         return entries
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if claim_ms >= 0:
         entries.extend([format_id(sid), fields, 0, 0] for sid, fields in new)
     else:
@@ -556,7 +555,7 @@ def _read_history(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup,
 
 def _consumer_created(ctx: Client, key: bytes, group_name: bytes, consumer_name: bytes,
                       sinks: bool) -> None:
-    ctx.server.dirty += 1
+    ctx.changed(1)
     if sinks:
         ctx.propagate(_createconsumer_effect(key, group_name, consumer_name))
 
@@ -626,7 +625,7 @@ def xack(ctx: Client, argv: list[bytes]) -> object:
         return 0
     acked = group.ack(_parse_ids(argv, 3))
     if acked:
-        ctx.server.dirty += acked
+        ctx.changed(acked)
     return acked
 
 
@@ -726,7 +725,7 @@ def xclaim(ctx: Client, argv: list[bytes]) -> object:
             j += 1
             last_id = parse_strict_id(argv[j])
         else:
-            raise ReplyError(errors.XCLAIM_UNKNOWN_OPTION.format(_shown(argv[j])))
+            raise ReplyError(errors.XCLAIM_UNKNOWN_OPTION.format(errors.c_text(argv[j])))
         j += 1
     result = group.claim(stream, consumer_name, min_idle, ids, now,
                          delivery_time_ms=delivery_time, retry_count=retry_count, force=force,
@@ -735,7 +734,7 @@ def xclaim(ctx: Client, argv: list[bytes]) -> object:
     if result.last_id_moved and not (result.claimed or any(
         e.consumer is not None for e in result.dropped
     )):
-        ctx.server.dirty += 1
+        ctx.changed(1)
         if ctx.server.effect_sinks:
             ctx.propagate(_setid_effect(key, group, group_name))
     if justid:
@@ -749,7 +748,7 @@ def _propagate_claims(ctx: Client, key: bytes, group: ConsumerGroup, group_name:
     changes = len(result.claimed) + len(result.dropped) + (1 if result.consumer_created else 0)
     if not changes:
         return
-    state.dirty += changes
+    ctx.changed(changes)
     if not state.effect_sinks:
         return
     if result.consumer_created:
@@ -768,6 +767,7 @@ _AUTOCLAIM_MAX_COUNT = INT64_MAX // 16
 
 
 @command("xautoclaim", -6, "write fast", keys=(1, 1, 1), group="stream", since="6.2.0",
+         key_flags="RW delete",
          **_DOCS["xautoclaim"])
 def xautoclaim(ctx: Client, argv: list[bytes]) -> object:
     """XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
@@ -841,7 +841,7 @@ def xinfo_consumers(ctx: Client, argv: list[bytes]) -> object:
     stream = existing_stream(ctx, key)
     group = stream.groups.get(group_name)
     if group is None:
-        raise ReplyError(errors.NOGROUP_FOR_KEY.format(_shown(group_name), _shown(key)))
+        raise ReplyError(errors.NOGROUP_FOR_KEY.format(errors.c_text(group_name), errors.c_text(key)))
     now = ctx.clock.now_ms()
     return [
         Map([
@@ -930,6 +930,7 @@ def _parse_ackdel(argv: list[bytes], start: int) -> tuple[bytes, int, int]:
 
 
 @command("xdelex", -5, "write fast", keys=(1, 1, 1), group="stream", since="8.2.0",
+         key_flags="RW delete",
          **_DOCS["xdelex"])
 def xdelex(ctx: Client, argv: list[bytes]) -> object:
     """XDELEX key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]
@@ -961,11 +962,12 @@ def xdelex(ctx: Client, argv: list[bytes]) -> object:
     if deleted:
         ctx.modified(key, deleted)
     elif refs:
-        ctx.server.dirty += refs
+        ctx.changed(refs)
     return replies
 
 
 @command("xackdel", -6, "write fast", keys=(1, 1, 1), group="stream", since="8.2.0",
+         key_flags="RW update delete",
          **_DOCS["xackdel"])
 def xackdel(ctx: Client, argv: list[bytes]) -> object:
     """XACKDEL key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]
@@ -999,7 +1001,7 @@ def xackdel(ctx: Client, argv: list[bytes]) -> object:
     if deleted:
         ctx.modified(key, acked + deleted)
     elif acked:
-        ctx.server.dirty += acked
+        ctx.changed(acked)
     return replies
 
 
@@ -1056,14 +1058,14 @@ def xnack(ctx: Client, argv: list[bytes]) -> object:
             if retry_count < 0:
                 raise ReplyError(errors.XNACK_RETRYCOUNT)
         else:
-            raise ReplyError(errors.XNACK_UNKNOWN_OPTION.format(_shown(argv[i])))
+            raise ReplyError(errors.XNACK_UNKNOWN_OPTION.format(errors.c_text(argv[i])))
         i += 1
     if not first:
         raise ReplyError(errors.XNACK_EXPECTED_IDS)
     ids = [parse_strict_id(raw) for raw in argv[first:first + numids]]
     released = group.nack(stream, ids, mode, retry_count, force)
     if released:
-        ctx.server.dirty += released
+        ctx.changed(released)
         _wake(ctx, key)
     return released
 

@@ -3,7 +3,7 @@
 DEBUG RELOAD / LOADAOF / DIGEST / DIGEST-VALUE / SLEEP follow Redis;
 DEBUG PERSISTENCE-FAULT is rillet's own fault injector for the AOF and
 snapshot files. DEBUG is refused unless `enable-debug-command` allows it.
-LASTSAVE lives in commands/server.py and reads the `lastsave` extension.
+LASTSAVE lives in commands/server.py and reads `ServerState.persistence`.
 """
 
 from __future__ import annotations
@@ -12,14 +12,15 @@ import errno
 import time
 
 from rillet import errors
+from rillet.commands import table
 from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.resp.types import OK, SimpleString
-from rillet.state import Client
+from rillet.state import Client, Persistence
 
 
-def _persistence(ctx: Client):
-    found = ctx.server.extensions.get("persistence")
+def _persistence(ctx: Client) -> Persistence:
+    found = ctx.server.persistence
     if found is None:
         raise ReplyError(errors.PERSISTENCE_UNAVAILABLE)
     return found
@@ -58,6 +59,10 @@ def _check_debug_allowed(ctx: Client) -> None:
 
 
 _DEBUG_FLAGS = "admin noscript loading stale"
+
+
+# DEBUG is one command in Redis (its categories are its own); here each subcommand is a spec.
+table.container("debug", "server", "admin slow dangerous")
 
 
 @command("debug|reload", -2, _DEBUG_FLAGS, group="server", since="1.0.0")

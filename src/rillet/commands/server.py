@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import resource
@@ -50,7 +51,7 @@ def _section_server(state: ServerState) -> list[tuple[str, object]]:
         ("uptime_in_days", uptime // 86400),
         ("hz", state.config["hz"]),
         ("executable", sys.argv[0] if sys.argv else ""),
-        ("config_file", state.extensions.get("config_file", "")),
+        ("config_file", state.config.path),
     ]
 
 
@@ -58,6 +59,11 @@ def _section_clients(state: ServerState) -> list[tuple[str, object]]:
     return [
         ("connected_clients", len(state.clients)),
         ("maxclients", state.config["maxclients"]),
+        # The largest buffers among the clients connected now.
+        ("client_recent_max_input_buffer", max(
+            (c.conn.query_buffer_size for c in state.clients.values() if c.conn), default=0)),
+        ("client_recent_max_output_buffer", max(
+            (c.conn.output_buffer_size for c in state.clients.values() if c.conn), default=0)),
         ("blocked_clients", state.blocked_count()),
         ("watching_clients", sum(1 for c in state.clients.values() if c.watched)),
         ("total_watched_keys", len(state.watched_keys)),
@@ -123,8 +129,12 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("keyspace_hits", s.keyspace_hits),
         ("keyspace_misses", s.keyspace_misses),
         ("pubsub_channels", 0),
-        ("total_error_replies", s.total_error_replies),
+        # Redis's order: these two come after the error counters.
         ("unexpected_error_replies", s.unexpected_error_replies),
+        ("total_error_replies", s.total_error_replies),
+        ("client_query_buffer_limit_disconnections", s.query_buffer_limit_disconnections),
+        ("client_output_buffer_limit_disconnections", s.output_buffer_limit_disconnections),
+        *((f"acl_access_denied_{kind}", n) for kind, n in state.acl.denied.items()),
     ]
 
 
@@ -262,13 +272,16 @@ def config_set(ctx: Client, argv: list[bytes]) -> object:
     """CONFIG SET parameter value [parameter value ...]"""
     if len(argv) % 2:
         raise ReplyError(errors.SYNTAX)
-    pairs = [(argv[i].decode("utf-8", "replace"), argv[i + 1].decode("utf-8", "replace"))
+    # surrogateescape: a name Redis does not know is echoed in the error as sent.
+    pairs = [(argv[i].decode("utf-8", "surrogateescape"),
+              argv[i + 1].decode("utf-8", "surrogateescape"))
              for i in range(2, len(argv), 2)]
     try:
         ctx.server.config.set_many(
             pairs, allow_protected=ctx.protected_action_allowed("enable-protected-configs"))
     except KeyError as missing:
-        raise ReplyError(errors.CONFIG_UNKNOWN_PARAM.format(missing.args[0])) from None
+        name = missing.args[0].encode("utf-8", "surrogateescape")
+        raise ReplyError(errors.CONFIG_UNKNOWN_PARAM.format(errors.c_text(name))) from None
     except ConfigError as error:
         raise ReplyError(errors.CONFIG_SET_FAILED.format(error.name, error)) from None
     return OK
@@ -292,20 +305,28 @@ def config_resetstat(ctx: Client, argv: list[bytes]) -> object:
 @command("config|rewrite", 2, "admin noscript loading stale", group="server", since="2.8.0")
 def config_rewrite(ctx: Client, argv: list[bytes]) -> object:
     """CONFIG REWRITE"""
-    path = ctx.server.extensions.get("config_file")
+    path = ctx.server.config.path
     if not path:
         raise ReplyError(errors.CONFIG_NO_FILE)
-    config = ctx.server.config
-    lines = []
-    for name, param in config.params.items():
-        if name != param.name:
-            continue
-        value = config.values[name]
-        if value != param.default:
-            rendered = param.render(value)
-            lines.append(f"{name} {rendered if rendered else chr(34) * 2}")
-    with open(path, "w", encoding="utf-8") as handle:  # type: ignore[arg-type]
-        handle.write("\n".join(lines) + "\n")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            old = handle.read()
+    except FileNotFoundError:
+        old = ""
+    except OSError as error:
+        raise ReplyError(errors.CONFIG_REWRITE_FAILED.format(error.strerror)) from None
+    # A new file beside the old one, then rename: a crash leaves one or the other whole.
+    temp = f"{path}.rewrite-{os.getpid()}"
+    try:
+        with open(temp, "w", encoding="utf-8") as handle:
+            handle.write(ctx.server.config.rewritten(old))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise ReplyError(errors.CONFIG_REWRITE_FAILED.format(error.strerror)) from None
     return OK
 
 
@@ -350,7 +371,7 @@ def flushdb(ctx: Client, argv: list[bytes]) -> object:
     _flush_mode(argv, 1)
     changes = len(ctx.db)
     _flush(ctx.server, ctx.db.index)
-    ctx.server.dirty += changes + 1
+    ctx.changed(changes + 1)
     ctx.propagate([b"FLUSHDB"])
     return OK
 
@@ -363,15 +384,15 @@ def flushall(ctx: Client, argv: list[bytes]) -> object:
     state = ctx.server
     changes = sum(len(db) for db in state.keyspace.dbs)
     _flush(state, None)
-    persistence = state.extensions.get("persistence")
+    persistence = state.persistence
     if persistence is not None and state.config["save"] and not state.loading:
         # Redis writes the (now empty) snapshot right away when save points are set,
         # so a restart cannot bring the flushed data back from an older one.
         try:
-            persistence.save()  # type: ignore[attr-defined]
+            persistence.save()
         except ReplyError:
             pass
-    state.dirty += changes + 1
+    ctx.changed(changes + 1)
     ctx.propagate([b"FLUSHALL"])
     return OK
 
@@ -415,9 +436,9 @@ def function_flush(ctx: Client, argv: list[bytes]) -> object:
          acl="admin fast dangerous")
 def lastsave(ctx: Client, argv: list[bytes]) -> object:
     """LASTSAVE"""
-    provider = ctx.server.extensions.get("lastsave")
-    if provider is not None:
-        return provider()  # type: ignore[operator]
+    persistence = ctx.server.persistence
+    if persistence is not None:
+        return persistence.lastsave
     return int(ctx.server.stats.start_time)
 
 
@@ -430,10 +451,6 @@ _FLAG_ORDER = (
     "may_replicate", "sentinel", "only_sentinel", "no_mandatory_keys", "protected",
     "module_no_cluster", "no_async_loading", "no_multi", "movablekeys", "allow_busy",
 )
-_GROUP_CATEGORY = {
-    "generic": "keyspace", "string": "string", "connection": "connection",
-    "transactions": "transaction", "stream": "stream", "scripting": "scripting",
-}
 
 
 def _flag_set(spec: CommandSpec) -> SetReply:
@@ -442,51 +459,27 @@ def _flag_set(spec: CommandSpec) -> SetReply:
     return SetReply([SimpleString(flag.encode()) for flag in known])
 
 
-# Redis's ACL category order (acl.c ACLCommandCategories).
-_CATEGORY_ORDER = (
-    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
-    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
-    "connection", "transaction", "scripting",
-)
-
-
-def acl_categories(spec: CommandSpec) -> list[str]:
-    if spec.acl_categories:
-        return list(spec.acl_categories)
-    if spec.handler is None:
-        return ["slow"]  # a container such as CONFIG: its subcommands carry the rest
-    flags = spec.flags
-    categories = {"fast" if "fast" in flags else "slow"}
-    if "write" in flags:
-        categories.add("write")
-    if "readonly" in flags:
-        categories.add("read")
-    if spec.group in _GROUP_CATEGORY:
-        categories.add(_GROUP_CATEGORY[spec.group])
-    if "admin" in flags:
-        categories |= {"admin", "dangerous"}
-    if "blocking" in flags:
-        categories.add("blocking")
-    return [c for c in _CATEGORY_ORDER if c in categories]
+acl_categories = table.acl_categories
 
 
 def _key_specs(spec: CommandSpec) -> list:
-    """One range key spec from (first, last, step), Redis's COMMAND INFO shape."""
+    """Key specs from (first, last, step) and the flags in the table, Redis's COMMAND INFO shape."""
     if spec.first_key <= 0:
         return []
-    if spec.is_write:
-        flags = [b"RW", b"update"]
+    flags = spec.key_spec_flags()
+    if len(flags) > 1:  # one spec per key position (RENAME's source and destination)
+        ranges = [(spec.first_key + n, 0, 1, f) for n, f in enumerate(flags)]
     else:
-        flags = [b"RO", b"access"]
-    last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
+        last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
+        ranges = [(spec.first_key, last, spec.key_step or 1, flags[0])]
     return [Map([
-        (b"flags", SetReply([SimpleString(f) for f in flags])),
-        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", spec.first_key)]))])),
+        (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
+        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", index)]))])),
         (b"find_keys", Map([
             (b"type", b"range"),
-            (b"spec", Map([(b"lastkey", last), (b"keystep", spec.key_step or 1), (b"limit", 0)])),
+            (b"spec", Map([(b"lastkey", last), (b"keystep", step), (b"limit", 0)])),
         ])),
-    ])]
+    ]) for index, last, step, text in ranges]
 
 
 def command_info(spec: CommandSpec) -> list:
@@ -594,42 +587,6 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
     raise ReplyError(errors.SYNTAX)
 
 
-# Redis's key specs for the commands whose keys follow a keyword: (keyword, where
-# the search starts); the keys are the first half of what follows the keyword.
-_KEYWORD_KEYS = {"xread": (b"STREAMS", 1), "xreadgroup": (b"STREAMS", 4)}
-
-
-def _keyword_keys(args: list[bytes], keyword: bytes, start: int) -> list[bytes]:
-    """Redis's keyword key spec (getKeysUsingKeySpecs), then xreadGetKeys as its fallback."""
-    argc = len(args)
-    for i in range(start, argc - 1):  # Redis's search never looks at the last argument
-        if args[i].upper() == keyword:
-            first = i + 1
-            count = (argc - first) // 2
-            if count:
-                return args[first:first + count]
-            break
-    else:
-        return []  # no keyword: no keys, and no fallback
-    # The spec gave nothing: xreadGetKeys skips the options to find STREAMS.
-    i, streams_at = 1, -1
-    while i < argc:
-        word = args[i].upper()
-        if word in (b"BLOCK", b"COUNT"):
-            i += 2
-        elif word == b"GROUP":
-            i += 3
-        elif word == b"NOACK":
-            i += 1
-        else:
-            streams_at = i if word == b"STREAMS" else -1
-            break
-    rest = argc - streams_at - 1
-    if streams_at < 0 or rest == 0 or rest % 2:
-        return []
-    return args[streams_at + 1:streams_at + 1 + rest // 2]
-
-
 @command("command|getkeys", -3, "loading stale", group="server", since="2.8.13", acl="slow connection")
 def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND GETKEYS command [arg [arg ...]]
@@ -643,17 +600,14 @@ def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
         spec = spec.subcommands.get(args[1].lower())
     if spec is None:
         raise ReplyError(errors.GETKEYS_INVALID_COMMAND)
-    keyword = _KEYWORD_KEYS.get(spec.name)
-    if keyword is None and spec.first_key <= 0:
+    if spec.find_keys is None and spec.first_key <= 0:
         raise ReplyError(errors.GETKEYS_NO_KEYS)
     if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
         raise ReplyError(errors.GETKEYS_WRONG_ARITY)
-    if keyword is not None:
-        keys = _keyword_keys(args, *keyword)
-        if not keys:
-            raise ReplyError(errors.GETKEYS_INVALID_ARGS)
-        return keys
-    return [args[i] for i in spec.key_indexes(len(args)) if i < len(args)]
+    keys = [args[i] for i, _ in spec.keys_with_flags(args)]
+    if not keys:
+        raise ReplyError(errors.GETKEYS_INVALID_ARGS)
+    return keys
 
 
 @command("command|help", 2, "loading stale", group="server", since="5.0.0", acl="slow connection")

@@ -53,20 +53,11 @@ def exec_(ctx: Client, argv: list[bytes]) -> object:
         server.unwatch_all(ctx)
         return NULL_ARRAY
     server.unwatch_all(ctx)
-    dispatcher = server.extensions["dispatcher"]
-    replies = []
-    ctx.in_exec = True
-    dispatcher.begin_transaction()  # type: ignore[attr-defined]
-    try:
-        for spec, queued_argv in queued:
-            replies.append(dispatcher.call(ctx, spec, queued_argv))  # type: ignore[attr-defined]
-    finally:
-        ctx.in_exec = False
-        dispatcher.end_transaction(ctx.db.index)  # type: ignore[attr-defined]
-    return replies
+    assert server.transactions is not None, "a Dispatcher wires itself in"
+    return server.transactions.run_transaction(ctx, queued)
 
 
-@command("watch", -2, "noscript loading stale fast allow_busy", keys=(1, -1, 1),
+@command("watch", -2, "noscript loading stale fast allow_busy", keys=(1, -1, 1), key_flags="RO",
          group="transactions", since="2.2.0")
 def watch(ctx: Client, argv: list[bytes]) -> object:
     """WATCH key [key ...]"""

@@ -231,6 +231,46 @@ class ConsumerGroup:
         consumers = self.consumers
         return [consumers[n] for n in names]
 
+    # --- persistence -------------------------------------------------------
+    def restore_pending(self, records: list[tuple[int, Consumer | None, int, int]]) -> None:
+        """Fill the empty PELs from (id key, owner or None, delivery ms, count) records.
+
+        Records come in idle order (oldest delivery first; ties in the order
+        they were touched), which becomes the touch order. Owners must be
+        consumers of this group. Raises ValueError on a duplicate ID.
+        """
+        if self.pel:
+            raise ValueError("restore_pending needs an empty PEL")
+        entries = [PendingEntry(key, (time_ms << TOUCH_BITS) | touch, owner, count)
+                   for touch, (key, owner, time_ms, count) in enumerate(records)]
+        by_time = sorted(entries, key=lambda entry: entry.tkey)
+        self.idle_index.fill_sorted([entry.tkey for entry in by_time], by_time)
+        entries.sort(key=lambda entry: entry.key)
+        keys = [entry.key for entry in entries]
+        if any(a == b for a, b in zip(keys, keys[1:], strict=False)):
+            raise ValueError("duplicate ID in a consumer group PEL")
+        self.pel.fill_sorted(keys, entries)
+        per_owner: dict[int, list[PendingEntry]] = {}
+        nacked = 0
+        for entry in entries:
+            owner = entry.consumer
+            if owner is None:
+                nacked += 1
+            else:
+                if self.consumers.get(owner.name) is not owner:
+                    raise ValueError("PEL entry owned by a consumer of another group")
+                per_owner.setdefault(id(owner), []).append(entry)
+        for consumer in self.consumers.values():
+            mine = per_owner.get(id(consumer))
+            if mine:
+                consumer.pel.fill_sorted([entry.key for entry in mine], mine)
+        self._touch_seq = len(entries)
+        self.nacked_count = nacked
+
+    def pending_in_idle_order(self) -> list[PendingEntry]:
+        """Every pending entry, oldest delivery first (what restore_pending takes back)."""
+        return list(self.idle_index)
+
     # --- XREADGROUP ---------------------------------------------------------
     def read_new(
         self,

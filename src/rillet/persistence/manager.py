@@ -14,6 +14,7 @@ import logging
 import os
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from rillet import errors
@@ -30,7 +31,7 @@ from rillet.persistence.loader import (
     load_aof,
     load_snapshot,
 )
-from rillet.persistence.snapshot import SnapshotWriter, save_to_path, write_keyspace
+from rillet.persistence.rdb import save_to_path, write_file
 
 log = logging.getLogger("rillet")
 
@@ -47,15 +48,8 @@ COMPACT_MIN_BYTES = 1 << 20
 LOAD_SLICE_S = 0.02
 
 def write_snapshot_file(state: Any, path: str, target: str) -> int:
-    """Write a snapshot to exactly `path` and fsync it (the rewrite child's job)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        writer = SnapshotWriter(fd, target)
-        write_keyspace(writer, state)
-        disk.fsync(fd, target)
-    finally:
-        os.close(fd)
-    return writer.size
+    """Write an AOF base (an RDB, as aof-use-rdb-preamble yes) to exactly `path` and fsync it."""
+    return write_file(state, path, target, aof_base=True)
 
 
 class Persistence:
@@ -64,6 +58,9 @@ class Persistence:
         self.dispatcher = dispatcher
         self.server = server
         self.config = state.config
+        # How the process ends when the AOF cannot keep `appendfsync always`'s
+        # promise (tests that run persistence in-process replace it).
+        self.exit: Callable[[int], None] = os._exit
         self.aof_state = AOF_OFF
         self.aof = AofWriter(self.aof_dir(), str(self.config["appendfilename"]), self.config,
                              self._on_buffered)
@@ -97,8 +94,7 @@ class Persistence:
     # --- wiring ----------------------------------------------------------------------
     def install(self) -> None:
         state = self.state
-        state.extensions["persistence"] = self
-        state.extensions["lastsave"] = lambda: self.lastsave
+        state.persistence = self
         state.info_providers["persistence"] = self.info
         self.config.watch("appendonly", self._appendonly_changed)
         self.config.watch("dir", lambda _value: self._paths_changed())
@@ -226,6 +222,17 @@ class Persistence:
         self._advance()
 
     def _gate_after_error(self) -> None:
+        if self.config["appendfsync"] == "always" and self.aof_state != AOF_OFF:
+            # As Redis: the failed write is applied in memory and cannot be rolled
+            # back, and replies that saw it are held; going on would let a later
+            # save keep a write whose client was told nothing, or MISCONF on a
+            # retry of it. Exit without saving: no reply ever acknowledged it.
+            log.warning("Can't recover from AOF write error when the AOF fsync policy is"
+                        " 'always': %s. Exiting...", os.strerror(self.aof.status_errno or 5))
+            for handler in logging.getLogger().handlers + log.handlers:
+                handler.flush()
+            self.exit(1)
+            return
         # Held replies stay held until a retry works; new replies go out (writes
         # are refused with MISCONF meanwhile), so reads keep working.
         self.update_guard()

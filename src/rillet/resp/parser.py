@@ -46,12 +46,14 @@ _SCREEN = bytes(
 class RequestError(Exception):
     """A protocol error: the message (without '-') is sent, then the connection closes.
 
-    An empty message closes the connection without a reply (query buffer limit).
+    An empty message closes the connection without a reply (query buffer
+    limit); `log` is then what the server logs about it, as Redis does.
     """
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, log: str = "") -> None:
         super().__init__(message)
         self.message = message
+        self.log = log
 
 
 def _string2ll(raw: bytes) -> int | None:
@@ -290,9 +292,11 @@ class SlowParser:
                 if cr + 1 >= len(buf):
                     return None
                 if buf[pos] != 36:  # '$'
-                    raise RequestError(
-                        f"ERR Protocol error: expected '$', got '{chr(buf[pos])}'"
-                    )
+                    # The byte goes out raw, as Redis's %c, but never CR or LF:
+                    # addReplyErrorFormat makes them spaces so the line holds.
+                    got = buf[pos]
+                    shown = " " if got in (10, 13) else bytes([got]).decode("utf-8", "surrogateescape")
+                    raise RequestError(f"ERR Protocol error: expected '$', got '{shown}'")
                 size = _string2ll(bytes(buf[pos + 1 : cr]))
                 if size is None or size < 0 or size > self.max_bulk_len:
                     raise RequestError("ERR Protocol error: invalid bulk length")
@@ -332,6 +336,11 @@ class RequestParser:
         self.max_bulk_len = max_bulk_len
         self.max_query_buffer = max_query_buffer
         self.authenticated = True
+
+    @property
+    def pending_size(self) -> int:
+        """Bytes of a request received and not yet complete (CLIENT LIST qbuf)."""
+        return self._slow.pending_size if self._slow is not None else 0
 
     def feed(self, data: bytes) -> tuple[list[list[bytes]], RequestError | None]:
         """Return the whole commands in `data` and, if the stream broke, the error."""
@@ -437,9 +446,6 @@ class RequestParser:
             slow = self._slow = SlowParser(self.max_bulk_len)
         slow.authenticated = self.authenticated
         slow.buf += data
-        if slow.pending_size > self.max_query_buffer:
-            self._slow = None
-            return [], RequestError("")  # Redis closes without a reply.
         commands: list[list[bytes]] = []
         while True:
             try:
@@ -462,6 +468,16 @@ class RequestParser:
                 # feed() takes the hiredis path: it is at a boundary, on a '*'.
                 more, error = self.feed(slow.take_rest())
                 return commands + more, error
+        # The limit is on what is still unparsed after the whole commands are
+        # taken: one request too big, never a pipeline of complete ones (Redis
+        # reads 16 kB at a time, so its buffer holds no more than that).
+        pending = slow.pending_size
+        if pending > self.max_query_buffer:
+            head = bytes(slow.buf[slow.pos : slow.pos + 32])
+            self._slow = None
+            return commands, RequestError("", log=(
+                f"Closing client that reached max query buffer length: {pending} bytes"
+                f" (qbuf initial bytes: {head!r})"))
         if slow.at_boundary and not slow.unparsed:
             self._slow = None
         return commands, None

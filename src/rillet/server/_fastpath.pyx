@@ -7,10 +7,12 @@ and the reply encoding. Here a command takes the inline path only when it is
 a plain one: found in the table by its exact bytes, no subcommands, arity
 right, the client not gated (Client.gated carries the server's gate too).
 Everything else, and every rejection, goes through `Dispatcher.execute`, so
-the Python modules stay the single source of every rare case. What is repeated
-here is marked "keep in step": the two connection methods, and the lines of
-`Dispatcher.call` and `Dispatcher._call_write` (stats, effects to the AOF and
-replicas); their Python originals say so too.
+the Python modules stay the single source of every rare case. A write's
+effects leave through ServerState.publish_write, as on the general path. What
+is repeated here is marked "keep in step": the two connection methods and the
+lines of `Dispatcher.call` (stats, timing); their Python originals say so too,
+and tests/server/test_fastpath.py runs generated pipelines through both paths
+and compares replies, effects and stats.
 """
 
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
@@ -107,7 +109,7 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         counts.flush()
         return dispatcher.execute(client, argv)
     spec = entry.spec
-    # Dispatcher.call, and _call_write for a write (keep in step).
+    # Dispatcher.call (keep in step).
     if counts.entry is entry:
         calls = counts.calls
     else:
@@ -123,7 +125,7 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         reply = entry.handler(client, argv)
     except Exception as error:
         if entry.write:
-            state._effects = None  # a handler that failed must leave no effect behind
+            state.drop_effects()  # a handler that failed must leave no effect behind
         reply = dispatcher._failed(spec, argv, error)
     if started:
         spec.usec += (_now_ns() - started) * _SAMPLE // 1000
@@ -134,34 +136,8 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
     if type(reply) is _Block and (client.in_exec or client.is_internal):
         reply = reply.timeout_reply
     if entry.write:
-        _publish(dispatcher, state, client, argv, dirty_before)
+        state.publish_write(client.db.index, argv, dirty_before)
     return reply
-
-
-cdef int _publish(object dispatcher, object state, object client, list argv,
-                  object dirty_before) except -1:
-    """The effects tail of Dispatcher._call_write (keep in step)."""
-    effects = state._effects
-    if effects is not None:
-        state._effects = None
-    else:
-        sinks = state.effect_sinks
-        if state.dirty == dirty_before or not sinks:
-            return 0
-        effects = [(client.db.index, argv)]
-    tx_effects = dispatcher._tx_effects
-    if tx_effects is not None:
-        tx_effects.extend(effects)
-        return 0
-    sinks = state.effect_sinks
-    if sinks and not (state.gated and state.loading):
-        if len(effects) > 1:
-            # (No effects[-1]: this module is compiled with wraparound=False.)
-            effects = [(effects[0][0], [b"MULTI"]), *effects,
-                       (effects[len(effects) - 1][0], [b"EXEC"])]
-        for sink in sinks:
-            sink(effects)
-    return 0
 
 
 def data_received(conn, data):
@@ -189,6 +165,7 @@ def data_received(conn, data):
     if out:
         if conn.held is None and not (
             server.hold_replies or server.flush_before_send or conn._closed
+            or conn.obuf_limited
         ):
             size = len(out)
             state.stats.net_output_bytes += size
@@ -210,6 +187,7 @@ def data_received(conn, data):
 def run(conn, list commands, bytearray out):
     """ClientConnection._run (keep in step): commands in order until one blocks."""
     cdef Py_ssize_t done = 0
+    cdef Py_ssize_t chunk = conn.reply_chunk
     cdef _Counts counts = _Counts()
     client = conn.client
     state = conn.state
@@ -227,6 +205,10 @@ def run(conn, list commands, bytearray out):
         if client.closing:
             counts.flush()
             conn.commands += done
+            return
+        if len(out) > chunk and done < len(commands):
+            counts.flush()
+            conn.defer_rest(commands, done)
             return
     counts.flush()
     conn.commands += done
