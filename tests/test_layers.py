@@ -98,6 +98,12 @@ def test_persistence_never_imports_commands():
     assert _violations("rillet.persistence", ("rillet.commands",)) == []
 
 
+def test_replication_never_imports_commands_or_server():
+    # The server and its dispatcher reach replication through the objects they pass it.
+    assert _violations("rillet.replication", ("rillet.commands", "rillet.server",
+                                              "rillet.dispatch")) == []
+
+
 def test_resp_imports_only_itself():
     assert _violations("rillet.resp", (
         "rillet.engine", "rillet.commands", "rillet.server", "rillet.persistence",

@@ -236,17 +236,38 @@ PARAMS = [
     Param("slowlog-max-len", "int", 128, 0, _MAX64),
     Param("lua-time-limit", "int", 5000, 0, _MAX64, aliases=("busy-reply-threshold",)),
     Param("notify-keyspace-events", "string", ""),
-    Param("replicaof", "string", "", aliases=("slaveof",)),
+    Param("replicaof", "string", "", aliases=("slaveof",), immutable=True),
     Param("replica-read-only", "bool", True, aliases=("slave-read-only",)),
     Param("repl-backlog-size", "memory", 1024 * 1024, 1, _MAX64),
     Param("min-replicas-to-write", "int", 0, 0, _MAX32, aliases=("min-slaves-to-write",)),
+    # Replication (rillet.replication), Redis's names and defaults.
+    Param("min-replicas-max-lag", "int", 10, 0, _MAX32, aliases=("min-slaves-max-lag",)),
+    Param("masterauth", "string", ""),
+    Param("masteruser", "string", ""),
+    Param("repl-backlog-ttl", "int", 3600, 0, _MAX32),
+    Param("repl-ping-replica-period", "int", 10, 1, _MAX32, aliases=("repl-ping-slave-period",)),
+    Param("repl-timeout", "int", 60, 1, _MAX32),
+    Param("replica-serve-stale-data", "bool", True, aliases=("slave-serve-stale-data",)),
+    Param("replica-priority", "int", 100, 0, _MAX32, aliases=("slave-priority",)),
+    Param("replica-announced", "bool", True),
+    Param("replica-announce-ip", "string", "", aliases=("slave-announce-ip",)),
+    Param("replica-announce-port", "int", 0, 0, 65535, aliases=("slave-announce-port",)),
+    Param("repl-diskless-sync", "bool", True),
+    Param("repl-diskless-sync-delay", "int", 5, 0, _MAX32),
+    Param("repl-diskless-load", "enum", "disabled", choices=("disabled", "on-empty-db", "swapdb")),
+    Param("repl-disable-tcp-nodelay", "bool", False),
     Param("cluster-enabled", "bool", False, immutable=True),
     Param("protected-mode", "bool", True),
     Param("io-threads", "int", 1, 1, 128, immutable=True),
     Param("list-max-listpack-size", "int", -2, -5, _MAX32),
     Param("hash-max-listpack-entries", "int", 512, 0, _MAX64),
+    Param("hash-max-listpack-value", "memory", 64, 0, _MAX64),
     Param("set-max-intset-entries", "int", 512, 0, _MAX64),
+    Param("set-max-listpack-entries", "int", 128, 0, _MAX64),
+    Param("set-max-listpack-value", "memory", 64, 0, _MAX64),
     Param("zset-max-listpack-entries", "int", 128, 0, _MAX64),
+    Param("zset-max-listpack-value", "memory", 64, 0, _MAX64),
+    Param("list-compress-depth", "int", 0, 0, _MAX32),
     Param("latency-tracking", "bool", True),
     Param("enable-debug-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),
     Param("enable-protected-configs", "enum", "no", choices=("no", "yes", "local"), immutable=True),
@@ -342,22 +363,30 @@ class Config:
     def watch(self, name: str, callback: Callable[[object], None]) -> None:
         self.params[name].on_change.append(callback)
 
-    def rewritten(self, old_text: str) -> str:
+    def rewritten(self, old_text: str, users: list[str] | None = None) -> str:
         """CONFIG REWRITE's new text for a file that held `old_text`, as Redis writes it.
 
         Comments, blank lines, order and lines rillet does not own (include,
         unknown directives) stay; each parameter's first line takes its current
         value and its repeats go; parameters that differ from their default and
-        had no line are appended under Redis's marker comment.
+        had no line are appended under Redis's marker comment. `users` are the
+        ACL's `user ...` lines: they replace the file's in order, the rest come
+        last (None, with an aclfile: the file's user lines are dropped).
         """
         out: list[str] = []
         written: set[str] = set()
+        pending_users = list(users or [])
         for line in old_text.splitlines():
             stripped = line.strip()
             if stripped == REWRITE_MARKER:
                 continue
             words = split_args(stripped.encode()) if stripped and not stripped.startswith("#") else None
-            param = self.params.get(words[0].decode("utf-8", "replace").lower()) if words else None
+            name = words[0].decode("utf-8", "replace").lower() if words else ""
+            if name == "user":
+                if pending_users:
+                    out.append(pending_users.pop(0))
+                continue
+            param = self.params.get(name) if words else None
             if param is None:
                 out.append(line)
             elif param.name not in written:
@@ -365,6 +394,7 @@ class Config:
                 out.append(self._directive(param))
         added = [self._directive(p) for p in PARAMS
                  if p.name not in written and self.values[p.name] != p.default]
+        added += pending_users
         if added:
             out += [REWRITE_MARKER, *added]
         return "\n".join(out) + "\n"

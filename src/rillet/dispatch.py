@@ -97,6 +97,16 @@ class Dispatcher:
             problem = state.write_guard()
             if problem is not None:
                 return self._reject(client, problem, spec)
+        # Replication hook (replication/core.py command_guard): MASTERDOWN on a
+        # replica whose link is down (replica-serve-stale-data no); while FAILOVER
+        # pauses writes, a Block that parks the client until they resume.
+        guard = state.command_guard
+        if guard is not None and not client.is_internal:
+            problem = guard(client, spec, argv)
+            if problem is not None:
+                if problem.__class__ is Block:
+                    return problem
+                return self._reject(client, problem, spec)
         return None
 
     def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
@@ -138,6 +148,13 @@ class Dispatcher:
         state.begin_transaction()
         try:
             for spec, argv in queued:
+                if client.restricted:
+                    # Redis checks again at EXEC: the user's rules may have changed.
+                    refused = acl_refusal(client, spec, argv, at_exec=True)
+                    if refused is not None:
+                        self._count_error(refused)
+                        replies.append(ReplyError(refused))
+                        continue
                 replies.append(self.call(client, spec, argv))
         finally:
             client.in_exec = False

@@ -307,6 +307,8 @@ BGREWRITEAOF_FAILED = (
 NOPERM_COMMAND = "NOPERM User {} has no permissions to run the '{}' command"
 NOPERM_KEY = "NOPERM No permissions to access a key"
 NOPERM_CHANNEL = "NOPERM No permissions to access a channel"
+NOPERM_AT_EXEC = ("NOPERM ACLs rules changed between the moment the transaction was accumulated "
+                  "and the EXEC call. This command is no longer allowed for the following reason: {}")
 DRYRUN_COMMAND = "User {} has no permissions to run the '{}' command"
 DRYRUN_KEY = "User {} has no permissions to access the '{}' key"
 DRYRUN_CHANNEL = "User {} has no permissions to access the '{}' channel"
@@ -324,3 +326,103 @@ ACL_NO_FILE = ("ERR This Redis instance is not configured to use an ACL file. Yo
                "Redis configuration.")
 ACL_SAVE_FAILED = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
 ACL_LOAD_FAILED = "ERR Error loading ACLs, {}"
+# --- replication (rillet/replication, commands/replication.py) --------------------------
+NOREPLICAS = "NOREPLICAS Not enough good replicas to write."
+MASTERDOWN = (
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+)
+INVALID_MASTER_PORT = "ERR Invalid master port"
+WAIT_ON_REPLICA = (
+    "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0"
+    " if a replica is configured to be writable (which is not the default) writes to replicas"
+    " are just local and are not propagated."
+)
+WAITAOF_ON_REPLICA = (
+    "ERR WAITAOF cannot be used with replica instances. Please also note that writes to"
+    " replicas are just local and are not propagated."
+)
+WAITAOF_APPENDONLY_OFF = (
+    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled."
+)
+REPLICAOF_DURING_FAILOVER = "ERR REPLICAOF not allowed while failing over."
+REPLCONF_UNRECOGNIZED = "ERR Unrecognized REPLCONF option: {}"
+REPLICA_ALREADY_CONNECTED = "OK Already connected to specified master"
+PSYNC_FAILOVER_REPLID = "ERR PSYNC FAILOVER replid must match my replid."
+FAILOVER_NOT_IN_PROGRESS = "ERR No failover in progress."
+FAILOVER_IN_PROGRESS = "ERR FAILOVER already in progress."
+FAILOVER_ON_REPLICA = "ERR FAILOVER is not valid when server is a replica."
+FAILOVER_NO_REPLICAS = "ERR FAILOVER requires connected replicas."
+FAILOVER_FORCE = (
+    "ERR FAILOVER with force option requires both a timeout and target HOST and IP."
+)
+FAILOVER_NOT_A_REPLICA = "ERR FAILOVER target HOST and PORT is not a replica."
+FAILOVER_NOT_ONLINE = "ERR FAILOVER target replica is not online."
+FAILOVER_TIMEOUT = "ERR FAILOVER timeout must be greater than 0"
+# --- collections: hashes, lists, sets, sorted sets ----------------------------------
+HASH_NOT_INTEGER = "ERR hash value is not an integer"
+HASH_NOT_FLOAT = "ERR hash value is not a float"
+FLOAT_NAN_OR_INF = "ERR value is NaN or Infinity"
+INCR_NAN_OR_INF = "ERR increment would produce NaN or Infinity"
+RANDOM_COUNT_RANGE = (
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+)
+VALUE_OUT_OF_RANGE = "ERR value is out of range"
+HFE_NUMFIELDS_MISMATCH = "ERR The `numfields` parameter must match the number of arguments"
+HFE_NUMFIELDS_POSITIVE = "ERR Parameter `numFields` should be greater than 0"
+HFE_NUMFIELDS_COUNT = "ERR Number of fields must be a positive integer"
+HFE_INVALID_NUMFIELDS = "ERR invalid number of fields"
+HFE_UNKNOWN_ARGUMENT = "ERR unknown argument: {}"
+HFE_FIELDS_MISSING = "ERR Mandatory argument FIELDS is missing or not at the right position"
+HFE_NEGATIVE = "ERR invalid expire time, must be >= 0"
+HFE_FNX_FXX = "ERR Only one of FXX or FNX arguments can be specified"
+HFE_ONE_EXPIRY = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
+STRING_NOT_FLOAT = "ERR value is not a valid float"
+NUMKEYS_POSITIVE = "ERR numkeys should be greater than 0"
+NUMKEYS_TOO_MANY = "ERR Number of keys can't be greater than number of args"
+LIMIT_NEGATIVE = "ERR LIMIT can't be negative"
+COUNT_MUST_BE_POSITIVE = "ERR value is out of range, must be positive"
+NOVALUES_ONLY_HSCAN = "ERR NOVALUES option can only be used in HSCAN"
+INDEX_OUT_OF_RANGE = "ERR index out of range"
+LPOS_RANK_ZERO = (
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use"
+    " negative to start from the end of the list"
+)
+COUNT_NEGATIVE = "ERR COUNT can't be negative"
+MAXLEN_NEGATIVE = "ERR MAXLEN can't be negative"
+COUNT_POSITIVE = "ERR count should be greater than 0"
+TIMEOUT_NOT_FLOAT = "ERR timeout is not a float or out of range"
+ZADD_XX_NX = "ERR XX and NX options at the same time are not compatible"
+ZADD_GT_LT_NX = "ERR GT, LT, and/or NX options at the same time are not compatible"
+ZADD_INCR_PAIR = "ERR INCR option supports a single increment-element pair"
+ZSET_NAN_SCORE = "ERR resulting score is not a number (NaN)"
+ZSET_MIN_MAX_FLOAT = "ERR min or max is not a float"
+ZSET_MIN_MAX_LEX = "ERR min or max not valid string range item"
+ZRANGE_LIMIT_RANK = (
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+)
+ZRANGE_WITHSCORES_LEX = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+ZSET_NEED_KEY = "ERR at least 1 input key is needed for '{}' command"
+ZSET_WEIGHT_FLOAT = "ERR weight value is not a float"
+STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+OFFSET_OUT_OF_RANGE = "ERR offset is out of range"
+LCS_NOT_STRINGS = "ERR The specified keys must contain string values"
+LCS_LEN_AND_IDX = "ERR If you want both the length and indexes, please just use IDX."
+LCS_TOO_BIG = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+SAME_OBJECT = "ERR source and destination objects are the same"
+SWAPDB_FIRST = "ERR invalid first DB index"
+SWAPDB_SECOND = "ERR invalid second DB index"
+NO_LFU = (
+    "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that"
+    " when switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+NO_LRU = (
+    "ERR An LRU maxmemory policy is selected, idle time not tracked. Please note that when"
+    " switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+# --- DUMP / RESTORE (commands/dump.py, persistence/rdb.py) ------------------------------
+BUSYKEY = "BUSYKEY Target key name already exists."
+RESTORE_BAD_TTL = "ERR Invalid TTL value, must be >= 0"
+RESTORE_BAD_IDLETIME = "ERR Invalid IDLETIME value, must be >= 0"
+RESTORE_BAD_FREQ = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+RESTORE_BAD_PAYLOAD = "ERR DUMP payload version or checksum are wrong"
+RESTORE_BAD_FORMAT = "ERR Bad data format"

@@ -261,6 +261,7 @@ class ServerState:
         self.acl = Acl(pubsub_default_all=self.config["acl-pubsub-default"] == "allchannels")
         self.acl.set_default_password(self.config["requirepass"])  # type: ignore[arg-type]
         self.config.watch("requirepass", self.acl.set_default_password)  # type: ignore[arg-type]
+        self.config.watch("acl-pubsub-default", self._pubsub_default_changed)
         self.acl.on_change.append(self._users_changed)
         self.keyspace = Keyspace(self.config["databases"], self.clock)  # type: ignore[arg-type]
         for db in self.keyspace.dbs:
@@ -305,6 +306,12 @@ class ServerState:
         self.transactions: Transactions | None = None
         # Delivers a reply to a client unblocked from outside (CLIENT UNBLOCK).
         self.on_unblocked: Callable[[Client, BlockedClient, object], None] | None = None
+        # Replication (replication/core.py's Replication, set by replication.attach),
+        # and its dispatcher hook: (client, spec, argv) -> an error, a Block or None.
+        self.replication: Any = None
+        self.command_guard: Callable[[Client, Any, list[bytes]], object] | None = None
+        # Channel subscriptions (commands/pubsub.py's Channels), made on first use.
+        self.pubsub: Any = None
 
     @property
     def loading(self) -> bool:
@@ -333,6 +340,10 @@ class ServerState:
             for client in self.clients.values():
                 client.update_gate()
 
+    def _pubsub_default_changed(self, value: object) -> None:
+        # For users and selectors created from now on, as in Redis.
+        self.acl.pubsub_default_all = value == "allchannels"
+
     def _users_changed(self, user: User | None) -> None:
         """An ACL user's rules changed: its clients' gates follow (ACL DELUSER and
         ACL LOAD disconnect the clients of users that went, commands/acl.py)."""
@@ -350,8 +361,9 @@ class ServerState:
     def internal_client(self) -> Client:
         """A client for loading and replication: authenticated, not in `clients`."""
         client = Client(self, None, 0)
-        client.authenticated = True
         client.is_internal = True
+        client.restricted = False  # loading replays what was allowed when it was written
+        client.authenticated = True
         return client
 
     def remove_client(self, client: Client) -> None:

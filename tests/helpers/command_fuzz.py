@@ -156,9 +156,28 @@ EXCLUDED = {
     "config|resetstat", "client|kill", "client|unblock", "client|no-evict", "quit",
     "debug|sleep", "debug|reload", "debug|loadaof", "debug|persistence-fault", "debug|help",
     "debug|digest", "debug|digest-value", "select",
+    # The connection would stop being a plain client: a replica link, subscribed
+    # mode, MONITOR, no replies, every client paused, or waiting on replicas.
+    "sync", "psync", "replconf", "replicaof", "slaveof", "failover", "wait", "waitaof",
+    "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe",
+    "monitor", "client|pause", "client|reply",
+    # Would lock the fuzzer out (a user switched off) or touch files.
+    "acl|setuser", "acl|deluser", "acl|load", "acl|save",
 }
 # Newer than Redis 8.2.3 (8.4-8.8): only in the rillet-only run.
-RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord"}
+RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord", "digest", "delex", "msetex"}
+# The data types added after this fuzzer was written (hashes, lists, sets, sorted
+# sets, the rest of the string and key commands) have differential tests of
+# their own; the fuzzer's generators do not know their values yet, so they are
+# left out of its runs until they do.
+NOT_YET_FUZZED_MODULES = {
+    "rillet.commands.hashes", "rillet.commands.lists", "rillet.commands.sets",
+    "rillet.commands.zsets", "rillet.commands.string_family",
+}
+NOT_YET_FUZZED = {"copy", "move", "swapdb", "touch", "randomkey", "object|freq",
+                  "object|idletime", "object|refcount"}
+# SET's conditions from Redis 8.4: Redis 8.2.3 answers them with a syntax error.
+SET_84_OPTIONS = {b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE"}
 # How often each command is drawn: streams and groups most.
 WEIGHTS = {
     "xadd": 8, "xrange": 4, "xrevrange": 4, "xread": 4, "xtrim": 4, "xdel": 3, "xdelex": 4,
@@ -188,7 +207,8 @@ class Generator:
         self.hostile_globs = hostile_globs
         self.sane = False
         specs = all_specs()
-        names = [n for n in specs if n not in EXCLUDED]
+        names = [n for n in specs if n not in EXCLUDED and n not in NOT_YET_FUZZED
+                 and specs[n].spec.handler.__module__ not in NOT_YET_FUZZED_MODULES]
         if differential:
             names = [n for n in names if n not in RILLET_ONLY]
         names.sort()
@@ -388,6 +408,8 @@ class Generator:
             if cmd == "xadd" and (b"IDMP" in flat or b"IDMPAUTO" in flat):
                 return None
             if cmd == "xreadgroup" and b"CLAIM" in flat:
+                return None
+            if cmd == "set" and SET_84_OPTIONS & {w.upper() for w in flat}:
                 return None
             # Redis 8.2.3 trims nothing for `~` with DELREF/ACKED (redis#14623); rillet
             # has the fix (docs/compat.md, "Known differences").

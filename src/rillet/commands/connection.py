@@ -115,7 +115,10 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
         ctx.name = name
     if protover is not None:
         ctx.resp3 = protover == 3
-    role = b"replica" if ctx.server.config["replicaof"] else b"master"
+    replication = ctx.server.replication
+    is_replica = replication.is_replica if replication is not None else bool(
+        ctx.server.config["replicaof"])
+    role = b"replica" if is_replica else b"master"
     return Map([
         (b"server", b"redis"),
         (b"version", REDIS_COMPAT_VERSION.encode()),
@@ -257,8 +260,7 @@ def client_list(ctx: Client, argv: list[bytes]) -> object:
         kind = argv[3].lower()
         if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
             raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_text(argv[3])))
-        if kind != b"normal":
-            clients = []
+        clients = [c for c in clients if _client_type(c) == _TYPE_ALIASES.get(kind, kind)]
     elif len(argv) > 3 and option == b"ID":
         ids = set()
         for raw in argv[3:]:
@@ -325,13 +327,33 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
             continue
         if b"USER" in filters and filters[b"USER"] != client.user.name:
             continue
-        if b"TYPE" in filters and filters[b"TYPE"].lower() != b"normal":  # type: ignore[union-attr]
+        if b"TYPE" in filters and _client_type(client) != _TYPE_ALIASES.get(
+                filters[b"TYPE"].lower(), filters[b"TYPE"].lower()):  # type: ignore[union-attr]
             continue
         if max_age is not None and (now - client.created_ms) // 1000 < max_age:
             continue
         _kill(client, ctx)
         killed += 1
+    if b"TYPE" in filters and filters[b"TYPE"].lower() == b"master":  # type: ignore[union-attr]
+        # The master link's client is the replication's own, not in `clients`.
+        replication = server.replication
+        link = replication.link if replication is not None else None
+        if link is not None and link.up:
+            link.kill()
+            killed += 1
     return killed
+
+
+_TYPE_ALIASES = {b"slave": b"replica"}
+
+
+def _client_type(client: Client) -> bytes:
+    """CLIENT LIST/KILL's TYPE: flag S marks a replica attached to us (replication)."""
+    if "S" in client.flags:
+        return b"replica"
+    if "M" in client.flags:
+        return b"master"
+    return b"normal"
 
 
 def _kill(client: Client, ctx: Client | None = None) -> None:

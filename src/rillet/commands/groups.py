@@ -281,7 +281,7 @@ def _with_entries_read(effect: list[bytes], entries_read: int | None) -> list[by
     return effect
 
 
-@command("xgroup|setid", -5, "write", keys=(2, 2, 1), group="stream", since="5.0.0",
+@command("xgroup|setid", -5, "write", keys=(2, 2, 1), key_flags="RW update", group="stream", since="5.0.0",
          **_DOCS["xgroup|setid"])
 def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP SETID key group <id | $> [ENTRIESREAD entries-read]
@@ -607,7 +607,7 @@ def _parse_ids(argv: list[bytes], start: int) -> list[StreamID]:
     return out
 
 
-@command("xack", -4, "write fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xack", -4, "write fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
          **_DOCS["xack"])
 def xack(ctx: Client, argv: list[bytes]) -> object:
     """XACK key group id [id ...]
@@ -631,7 +631,7 @@ def xack(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XPENDING --------------------------------------------------------------------------
 
-@command("xpending", -3, "readonly", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xpending", -3, "readonly", keys=(1, 1, 1), key_flags="RO access", group="stream", since="5.0.0",
          **_DOCS["xpending"])
 def xpending(ctx: Client, argv: list[bytes]) -> object:
     """XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
@@ -675,7 +675,7 @@ def xpending(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XCLAIM ----------------------------------------------------------------------------
 
-@command("xclaim", -6, "write fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xclaim", -6, "write fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
          **_DOCS["xclaim"])
 def xclaim(ctx: Client, argv: list[bytes]) -> object:
     """XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]
@@ -815,7 +815,7 @@ def _reported_entries_read(group: ConsumerGroup) -> int | None:
     return None if read is None else engine.as_long_long(read)
 
 
-@command("xinfo|groups", 3, "readonly", keys=(2, 2, 1), group="stream", since="5.0.0",
+@command("xinfo|groups", 3, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0",
          **_DOCS["xinfo|groups"])
 def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
     """XINFO GROUPS key"""
@@ -833,7 +833,7 @@ def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
     ]
 
 
-@command("xinfo|consumers", 4, "readonly", keys=(2, 2, 1), group="stream", since="5.0.0",
+@command("xinfo|consumers", 4, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0",
          **_DOCS["xinfo|consumers"])
 def xinfo_consumers(ctx: Client, argv: list[bytes]) -> object:
     """XINFO CONSUMERS key group"""

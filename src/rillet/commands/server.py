@@ -124,6 +124,7 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("total_net_input_bytes", s.net_input_bytes),
         ("total_net_output_bytes", s.net_output_bytes),
         ("rejected_connections", s.rejected_connections),
+        *_provided(state, "replication_stats"),
         ("expired_keys", s.expired_keys),
         ("evicted_keys", 0),
         ("keyspace_hits", s.keyspace_hits),
@@ -136,6 +137,11 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("client_output_buffer_limit_disconnections", s.output_buffer_limit_disconnections),
         *((f"acl_access_denied_{kind}", n) for kind, n in state.acl.denied.items()),
     ]
+
+
+def _provided(state: ServerState, name: str) -> list[tuple[str, object]]:
+    provider = state.info_providers.get(name)
+    return provider() if provider is not None else []
 
 
 def _section_replication(state: ServerState) -> list[tuple[str, object]]:
@@ -319,7 +325,9 @@ def config_rewrite(ctx: Client, argv: list[bytes]) -> object:
     temp = f"{path}.rewrite-{os.getpid()}"
     try:
         with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(ctx.server.config.rewritten(old))
+            config = ctx.server.config
+            users = None if config["aclfile"] else ctx.server.acl.dump().splitlines()
+            handle.write(config.rewritten(old, users))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)

@@ -88,7 +88,7 @@ def _docs(name: str) -> dict[str, str]:
 
 # --- XADD -------------------------------------------------------------------------------
 
-@command("xadd", -5, "write denyoom fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xadd", -5, "write denyoom fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
          **_docs("xadd"))
 def xadd(ctx: Client, argv: list[bytes]) -> object:
     """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]
@@ -261,7 +261,7 @@ def _xrange(ctx: Client, argv: list[bytes], reverse: bool) -> object:
     return entries_reply(stream.range(start, end, count if count > 0 else None, reverse))
 
 
-@command("xrange", -4, "readonly", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xrange", -4, "readonly", keys=(1, 1, 1), key_flags="RO access", group="stream", since="5.0.0",
          **_docs("xrange"))
 def xrange(ctx: Client, argv: list[bytes]) -> object:
     """XRANGE key start end [COUNT count]
@@ -273,7 +273,7 @@ def xrange(ctx: Client, argv: list[bytes]) -> object:
     return _xrange(ctx, argv, False)
 
 
-@command("xrevrange", -4, "readonly", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xrevrange", -4, "readonly", keys=(1, 1, 1), key_flags="RO access", group="stream", since="5.0.0",
          **_docs("xrevrange"))
 def xrevrange(ctx: Client, argv: list[bytes]) -> object:
     """XREVRANGE key end start [COUNT count]"""
@@ -426,7 +426,7 @@ def xread(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XSETID -----------------------------------------------------------------------------------
 
-@command("xsetid", -3, "write denyoom fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xsetid", -3, "write denyoom fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
          **_docs("xsetid"))
 def xsetid(ctx: Client, argv: list[bytes]) -> object:
     """XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]
@@ -491,7 +491,7 @@ def _full_groups(stream: Stream, count: int, now_ms: int) -> list:
     return [] if render is None else render(stream, count, now_ms)
 
 
-@command("xinfo|stream", -3, "readonly", keys=(2, 2, 1), group="stream", since="5.0.0",
+@command("xinfo|stream", -3, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0",
          **_docs("xinfo|stream"))
 def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
     """XINFO STREAM key [FULL [COUNT count]]

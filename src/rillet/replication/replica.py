@@ -1,0 +1,451 @@
+"""The replica side: the link to our master (Redis's replication handshake and stream).
+
+`MasterLink.run` connects, goes through PING, AUTH, REPLCONF listening-port,
+REPLCONF capa eof capa psync2 and PSYNC <replid> <offset+1> (our own ID and
+offset: after a restart, a promotion or a lost link we continue partially when
+the master still has our history), then either loads a full-sync payload or
+continues, and applies the stream. Commands go through the dispatcher as an
+internal client (the master client: never refused, never blocked); the exact
+bytes are forwarded to our own replicas and counted into our offset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections import deque
+from typing import Any
+
+from rillet.persistence.loader import LoadError, LoadProgress
+from rillet.replication.payload import PREFIX_LEN, load_payload, read_prefix
+from rillet.replication.protocol import StreamError, StreamParser, encode_command
+
+log = logging.getLogger("rillet")
+
+_READ_BYTES = 1 << 16
+_PAYLOAD_READ_BYTES = 1 << 22
+_LOAD_SLICE_S = 0.02
+_RETRY_S = 1.0
+_EOF_MARK_LEN = 40
+
+
+class LinkError(Exception):
+    """The handshake or the sync failed; the link retries after a pause."""
+
+
+class MasterLink:
+    def __init__(self, replication: Any, host: str, port: int, failover: bool = False) -> None:
+        self.repl = replication
+        self.state = replication.state
+        self.config = replication.config
+        self.host = host
+        self.port = port
+        self.task: asyncio.Task | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.reader: asyncio.StreamReader | None = None
+        self.parser = StreamParser()
+        self.client: Any = None  # the master client, kept across reconnections (its db)
+        self.link_state = "connect"  # ROLE's connect / connecting / sync / connected
+        self.up = False
+        self.syncing = False
+        self.sync_total = -1
+        self.sync_read = 0
+        now = time.monotonic()
+        self.last_io = 0.0
+        self.up_since = now
+        self.down_since = now
+        self.disconnected_s = 0.0
+        self.current_attempts = 0
+        self.total_attempts = 0
+        self._stopped = False
+        self.failover = failover  # the first PSYNC carries FAILOVER (see failover.py)
+        # WAITAOF: (AOF size, offset) after each applied chunk; the offset whose
+        # AOF bytes are durable goes to the master as REPLCONF ACK ... FACK.
+        self.aof_marks: deque[tuple[int, int]] = deque()
+        self.fack = 0
+        self.held = bytearray()  # an unfinished transaction's bytes (see apply)
+
+    # --- lifecycle --------------------------------------------------------------------
+    def start(self) -> None:
+        self.task = asyncio.ensure_future(self.run())
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self.task is not None:
+            self.task.cancel()
+        self._close()
+        self._mark_down()
+        self._discard_partial()
+
+    def _discard_partial(self) -> None:
+        """Drop a transaction the link broke in: it was not counted, it will come again."""
+        self.held.clear()
+        client = self.client
+        if client is not None and client.multi is not None:
+            client.multi = None
+            client.multi_error = False
+
+    def _close(self) -> None:
+        writer, self.writer = self.writer, None
+        if writer is not None:
+            writer.close()
+
+    def _mark_down(self) -> None:
+        if self.up:
+            self.up = False
+            self.down_since = time.monotonic()
+        self.syncing = False
+        self.link_state = "connect"
+
+    def disconnected_total(self, now: float) -> float:
+        return self.disconnected_s + (0 if self.up else now - self.down_since)
+
+    async def run(self) -> None:
+        while not self._stopped:
+            try:
+                await self.session()
+            except asyncio.CancelledError:
+                raise
+            except (TimeoutError, OSError, LinkError, StreamError, EOFError) as error:
+                if not self._stopped:
+                    log.warning("Replication link to MASTER %s:%d: %s", self.host, self.port,
+                                error or type(error).__name__)
+            except Exception:
+                log.exception("internal error in the replication link")
+            finally:
+                self._close()
+                self._mark_down()
+                self._discard_partial()
+                if self.syncing and self.state.loading:
+                    self.state.loading = False
+            if self._stopped:
+                return
+            await asyncio.sleep(_RETRY_S)
+
+    # --- one connection -----------------------------------------------------------------
+    async def session(self) -> None:
+        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        self.link_state = "connecting"
+        self.current_attempts += 1
+        self.total_attempts += 1
+        self.last_io = time.monotonic()
+        # A large read buffer: the full-sync payload comes in big reads.
+        self.reader, self.writer = await asyncio.wait_for(
+            asyncio.open_connection(self.host, self.port, limit=_PAYLOAD_READ_BYTES), timeout)
+        self.parser = StreamParser()
+        log.info("MASTER <-> REPLICA sync started")
+        self.link_state = "handshake"
+        reply = await self.call([b"PING"])
+        if reply.startswith(b"-") and not reply.startswith((b"-NOAUTH", b"-NOPERM", b"-ERR operation not permitted")):
+            raise LinkError(f"Error reply to PING from master: '{reply.decode(errors='replace')}'")
+        password = str(self.config["masterauth"])
+        if password:
+            user = str(self.config["masteruser"])
+            argv = [b"AUTH", user.encode(), password.encode()] if user else [b"AUTH", password.encode()]
+            reply = await self.call(argv)
+            if reply.startswith(b"-"):
+                raise LinkError(f"Unable to AUTH to MASTER: {reply.decode(errors='replace')}")
+        port = int(self.config["replica-announce-port"] or self.config["port"])  # type: ignore[arg-type]
+        await self.call([b"REPLCONF", b"listening-port", b"%d" % port])
+        announce_ip = str(self.config["replica-announce-ip"])
+        if announce_ip:
+            await self.call([b"REPLCONF", b"ip-address", announce_ip.encode()])
+        await self.call([b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])
+        repl = self.repl
+        if repl.has_history:
+            psync = [b"PSYNC", repl.replid.encode(), b"%d" % (repl.master_repl_offset + 1)]
+        else:
+            psync = [b"PSYNC", b"?", b"-1"]
+        self.link_state = "sync"
+        failover, self.failover = self.failover, False
+        if failover:
+            psync.append(b"FAILOVER")
+        reply = await self.call(psync)
+        if failover:
+            repl.failover.psync_answered(reply.startswith((b"+FULLRESYNC", b"+CONTINUE")))
+        if reply.startswith(b"+FULLRESYNC"):
+            words = reply.split()
+            if len(words) != 3:
+                raise LinkError("Master replied with wrong +FULLRESYNC syntax.")
+            await self.full_sync(words[1].decode(), int(words[2]))
+        elif reply.startswith(b"+CONTINUE"):
+            words = reply.split()
+            new_id = words[1].decode() if len(words) > 1 else None
+            log.info("Successful partial resynchronization with master.")
+            repl.continued(new_id)
+            if self.client is None:
+                self.client = self._new_client()
+        else:
+            raise LinkError(f"Unexpected reply to PSYNC from master: "
+                            f"{reply.decode(errors='replace')}")
+        self._mark_up()
+        await self.stream(timeout)
+
+    def _mark_up(self) -> None:
+        now = time.monotonic()
+        if not self.up:
+            self.disconnected_s += now - self.down_since
+        self.up = True
+        self.up_since = now
+        self.link_state = "connected"
+        self.current_attempts = 0
+        self.last_io = now
+        log.info("MASTER <-> REPLICA link is up")
+
+    def _new_client(self) -> Any:
+        client = self.state.internal_client()
+        client.flags = "M"
+        return client
+
+    async def call(self, argv: list[bytes]) -> bytes:
+        """Send one handshake command; its reply line (a lone newline is a keepalive)."""
+        assert self.writer is not None
+        self.writer.write(encode_command(argv))
+        while True:
+            line = await self.read_line()
+            if line:
+                return line
+
+    async def read_line(self) -> bytes:
+        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        while True:
+            line = self.parser.line()
+            if line is not None:
+                return line.lstrip(b"\n")  # newlines are the master's keepalives
+            await self._read(timeout)
+
+    async def _read(self, timeout: float) -> None:
+        # No wait_for here (a timer and a task per read): cron() closes a link
+        # silent for longer than repl-timeout, which ends this read.
+        assert self.reader is not None
+        data = await self.reader.read(_READ_BYTES)
+        if not data:
+            raise EOFError("connection lost")
+        self.last_io = time.monotonic()
+        self.parser.feed(data)
+
+    # --- full sync --------------------------------------------------------------------------
+    async def full_sync(self, replid: str, offset: int) -> None:
+        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        log.info("Full resync from master: %s:%d", replid, offset)
+        self.syncing = True
+        self.sync_total = -1
+        self.sync_read = 0
+        header = b""
+        while not header:
+            header = await self.read_line()  # newlines before the payload are keepalives
+        if not header.startswith(b"$"):
+            raise LinkError(f"Bad protocol from MASTER, the first byte is not '$': {header[:40]!r}")
+        eof_mark = None
+        if header.startswith(b"$EOF:"):
+            eof_mark = header[5:]
+            if len(eof_mark) != _EOF_MARK_LEN:
+                raise LinkError("Bad EOF mark from MASTER")
+        else:
+            self.sync_total = int(header[1:])
+        directory = str(self.config["dir"]) or "."
+        path = os.path.join(directory, f"temp-{int(time.time())}.{os.getpid()}.rdb")
+        try:
+            with open(path, "wb") as handle:
+                splitter = _PrefixSplitter(handle)
+                await self._receive(splitter, eof_mark, timeout)
+            log.info("MASTER <-> REPLICA sync: receiving %d bytes from master to disk",
+                     self.sync_read)
+            try:
+                stream_db = read_prefix(splitter.head)
+            except ValueError as error:
+                raise LinkError(f"Bad full-sync payload from MASTER: {error}") from None
+            await self._load(path)
+            if 0 <= stream_db < len(self.state.keyspace.dbs):
+                self.client.db = self.state.keyspace[stream_db]
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        self.repl.synced_full(replid, offset)
+        self.syncing = False
+        log.info("MASTER <-> REPLICA sync: Finished with success")
+        persistence = self.state.persistence
+        if persistence is not None and persistence.aof_state != "off":
+            # Redis restarts the AOF after a full sync: the new base is the loaded data.
+            try:
+                persistence.bgrewriteaof()
+            except Exception as error:  # noqa: BLE001 - logged; the AOF keeps its old base
+                log.warning("Could not rewrite the AOF after a full sync: %s", error)
+
+    async def _receive(self, handle: Any, eof_mark: bytes | None, timeout: float) -> None:
+        parser = self.parser
+        if eof_mark is None:
+            left = self.sync_total
+            chunk = parser.take(left)  # what came with the header
+            while True:
+                handle.write(chunk)
+                left -= len(chunk)
+                self.sync_read += len(chunk)
+                if left <= 0:
+                    return
+                # Straight from the socket to the file, in large reads.
+                assert self.reader is not None
+                chunk = await self.reader.read(min(left, _PAYLOAD_READ_BYTES))
+                if not chunk:
+                    raise EOFError("connection lost during the full sync")
+                self.last_io = time.monotonic()
+        # Diskless form: bytes until the 40-byte mark (kept back until we know).
+        tail = b""
+        while True:
+            if not parser.pending():
+                await self._read(timeout)
+            data = tail + parser.take(parser.pending())
+            self.sync_read += len(data) - len(tail)
+            if data.endswith(eof_mark):
+                handle.write(data[:-_EOF_MARK_LEN])
+                return
+            handle.write(data[:-_EOF_MARK_LEN])
+            tail = data[-_EOF_MARK_LEN:]
+
+    async def _load(self, path: str) -> None:
+        state = self.state
+        state.keyspace.flush_all()
+        state.db_flushed(None)
+        self.repl.sync_failed()  # until loaded, we have no history anyone can continue from
+        state.loading = True
+        progress = LoadProgress(total_bytes=os.path.getsize(path))
+        deadline = time.perf_counter() + _LOAD_SLICE_S
+        try:
+            for _ in load_payload(state, path, progress):
+                if time.perf_counter() >= deadline:
+                    await asyncio.sleep(0)
+                    deadline = time.perf_counter() + _LOAD_SLICE_S
+        except LoadError as error:
+            state.keyspace.flush_all()  # nothing half-loaded
+            raise LinkError(f"Failed trying to load the MASTER synchronization DB: {error}") from None
+        finally:
+            state.loading = False
+        self.client = self._new_client()
+        log.info("MASTER <-> REPLICA sync: Loaded %d keys", progress.keys_loaded)
+
+    # --- the stream ---------------------------------------------------------------------------
+    async def stream(self, timeout: int) -> None:
+        if self.parser.pending():
+            self.apply()
+        while True:
+            await self._read(timeout)
+            self.apply()
+
+    def apply(self) -> None:
+        """Run every complete command buffered; forward and count their bytes."""
+        from rillet.replication.core import EXPIRE_MASTER_STREAM, EXPIRE_REPLICA_READ
+
+        parser = self.parser
+        buf = parser.buf
+        held = self.held
+        committed = bytearray()
+        repl = self.repl
+        server = repl.server
+        execute = server.dispatcher.execute
+        client = self.client
+        dbs = self.state.keyspace.dbs
+        for db in dbs:
+            db.expire_mode = EXPIRE_MASTER_STREAM
+        applied = repl.master_repl_offset
+        try:
+            while True:
+                begin = parser.pos
+                got = parser.command()
+                if got is None:
+                    break
+                argv, size = got
+                if not argv:
+                    continue
+                name = argv[0].lower()
+                if name == b"replconf":
+                    if len(argv) >= 2 and argv[1].lower() == b"getack":
+                        self.send_ack(applied)
+                elif name != b"ping":
+                    reply = execute(client, argv)
+                    if reply.__class__.__name__ == "ReplyError":
+                        log.debug("command from master failed: %r: %s", argv[:3],
+                                  getattr(reply, "message", reply))
+                if client.multi is not None:
+                    # Inside a transaction: its bytes count (and go on to our
+                    # replicas) at EXEC, as Redis's reploff, so a link lost
+                    # mid-transaction resumes at its MULTI (see _discard_partial).
+                    held += buf[begin : parser.pos]
+                    continue
+                if held:
+                    committed += held
+                    applied += len(held)
+                    held.clear()
+                committed += buf[begin : parser.pos]
+                applied += size
+        finally:
+            for db in dbs:
+                db.expire_mode = EXPIRE_REPLICA_READ
+        raw = bytes(committed)
+        persistence = self.state.persistence
+        if raw and persistence is not None and persistence.aof_state != "off":
+            self.aof_marks.append((persistence.aof.fed_total, applied))
+        if raw:
+            repl.feed_raw(raw)
+            if repl.backlog is None:  # (no backlog: still count what we applied)
+                repl.master_repl_offset += len(raw)
+        server.after_batch()
+
+    def send_ack(self, offset: int | None = None) -> None:
+        writer = self.writer
+        if writer is None or not self.up:
+            return
+        if offset is None:
+            offset = self.repl.master_repl_offset
+        writer.write(encode_command([b"REPLCONF", b"ACK", b"%d" % offset,
+                                     b"FACK", b"%d" % self._aof_offset(offset)]))
+
+    def _aof_offset(self, offset: int) -> int:
+        """The stream offset our AOF holds durably (0 without an AOF, as Redis's replicas)."""
+        persistence = self.state.persistence
+        if persistence is None or persistence.aof_state == "off":
+            self.aof_marks.clear()
+            return 0
+        from rillet.replication.master import _aof_durable
+
+        durable = _aof_durable(persistence, self.config)
+        marks = self.aof_marks
+        while marks and marks[0][0] <= durable:
+            self.fack = marks.popleft()[1]
+        if not marks and durable >= persistence.aof.fed_total:
+            self.fack = offset  # nothing of ours is waiting for the disk
+        return self.fack
+
+    def cron(self, now: float) -> None:
+        """Once a second: REPLCONF ACK (the master's lag and WAIT come from it), repl-timeout."""
+        if self.writer is not None and self.link_state != "connect":
+            timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+            if now - self.last_io > timeout:
+                log.warning("MASTER timeout: no data nor PING received...")
+                self._close()
+                return
+        if self.up:
+            self.send_ack()
+
+    def kill(self) -> None:
+        """CLIENT KILL TYPE master: drop the link; it reconnects and continues partially."""
+        self._close()
+
+
+class _PrefixSplitter:
+    """Writes a payload to `handle`, keeping its envelope (payload.py) apart."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        self.head = b""
+
+    def write(self, data: bytes) -> None:
+        if len(self.head) < PREFIX_LEN:
+            take = PREFIX_LEN - len(self.head)
+            self.head += data[:take]
+            data = data[take:]
+        if data:
+            self.handle.write(data)
