@@ -43,7 +43,8 @@ def acl_setuser(ctx: Client, argv: list[bytes]) -> object:
     if model._has_spaces(name):
         raise ReplyError(errors.ACL_BAD_USERNAME)
     try:
-        ctx.server.acl.setuser(name, argv[3:])
+        # An empty rule is a no-op in Redis (ACLSetUser with oplen 0).
+        ctx.server.acl.setuser(name, [rule for rule in argv[3:] if rule])
     except model.RuleError as error:
         rule = getattr(error, "rule", None)
         if rule is None:  # an unmatched parenthesis: its own message
