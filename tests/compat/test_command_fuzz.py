@@ -64,8 +64,6 @@ NOT_COMPARED = {
     "dump",
     # ACL LOG holds client addresses and ages; ACL GENPASS is random.
     "acl|log", "acl|genpass",
-    # A stream's DUMP holds its PEL's delivery times and its consumers' seen times.
-    "dump",
     # docs/compat.md: COMMAND DOCS derives `arguments` from the syntax line.
     "command|docs",
     # docs/compat.md: these HELP replies list only the subcommands rillet has.
