@@ -184,8 +184,11 @@ def strlen(ctx: Client, argv: list[bytes]) -> object:
 @command("append", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="2.0.0")
 def append(ctx: Client, argv: list[bytes]) -> object:
     """APPEND key value"""
-    value = (get_string(ctx, argv[1]) or b"") + argv[2]
+    current = get_string(ctx, argv[1])
+    value = (current or b"") + argv[2]
     ctx.db.set(argv[1], value, keep_ttl=True)
+    if current is not None:
+        ctx.db.encodings[argv[1]] = b"raw"  # appended in place: Redis reports `raw`
     ctx.modified(argv[1])
     return len(value)
 

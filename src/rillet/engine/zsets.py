@@ -12,9 +12,6 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
-_INF = float("inf")
-_MAX_MEMBER = b"\xff" * 8  # only used with explicit exclusivity flags below
-
 
 class ZSet:
     TYPE_NAME = b"zset"
@@ -76,15 +73,44 @@ class ZSet:
         hi = _score_left(order, high) if high_ex else _score_right(order, high)
         return lo, max(lo, hi)
 
-    def lex_bounds(self, low: tuple[int, bytes], high: tuple[int, bytes]) -> tuple[int, int]:
-        """Lex range over a set whose scores are all equal (else unspecified, as in Redis).
+    def lex_bounds(self, low: tuple[int, bytes], high: tuple[int, bytes],
+                   reverse: bool = False) -> tuple[int, int]:
+        """Lex range, a bound being (kind, member): kind -1 = '-', 1 = '+', 0 inclusive, 2 exclusive.
 
-        A bound is (kind, member): kind -1 = '-', 1 = '+', 0 inclusive, 2 exclusive.
+        Redis defines it on equal scores (bisect then); with mixed scores this walks
+        the order as its listpack code does (zzlFirstInLexRange / zzlLastInLexRange),
+        from the head, or from the tail for a reverse range.
         """
-        members = [m for _, m in self.order]
-        lo = _lex_left(members, low)
-        hi = _lex_right(members, high)
-        return lo, max(lo, hi)
+        order = self.order
+        n = len(order)
+        if not n:
+            return 0, 0
+        if order[0][0] == order[-1][0]:
+            members = [m for _, m in order]
+            lo = _lex_left(members, low)
+            hi = _lex_right(members, high)
+            return lo, max(lo, hi)
+        if not (_gte_min(order[-1][1], low) and _lte_max(order[0][1], high)):
+            return 0, 0
+        if reverse:
+            hi = n
+            while hi > 0 and not _lte_max(order[hi - 1][1], high):
+                hi -= 1
+            if hi == 0 or not _gte_min(order[hi - 1][1], low):
+                return 0, 0
+            lo = hi - 1
+            while lo > 0 and _gte_min(order[lo - 1][1], low):
+                lo -= 1
+            return lo, hi
+        lo = 0
+        while lo < n and not _gte_min(order[lo][1], low):
+            lo += 1
+        if lo == n or not _lte_max(order[lo][1], high):
+            return 0, 0
+        hi = lo + 1
+        while hi < n and _lte_max(order[hi][1], high):
+            hi += 1
+        return lo, hi
 
     def note_sizes(self, max_entries: int, max_value: int, added: list[bytes]) -> None:
         if not self.big and (len(self.scores) > max_entries
@@ -146,3 +172,21 @@ def _lex_right(members: list[bytes], bound: tuple[int, bytes]) -> int:
     if kind == 1:
         return len(members)
     return bisect_right(members, value) if kind == 0 else bisect_left(members, value)
+
+
+def _gte_min(member: bytes, bound: tuple[int, bytes]) -> bool:
+    kind, value = bound
+    if kind == -1:
+        return True
+    if kind == 1:
+        return False
+    return member >= value if kind == 0 else member > value
+
+
+def _lte_max(member: bytes, bound: tuple[int, bytes]) -> bool:
+    kind, value = bound
+    if kind == 1:
+        return True
+    if kind == -1:
+        return False
+    return member <= value if kind == 0 else member < value
