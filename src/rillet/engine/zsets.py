@@ -1,7 +1,7 @@
 """The sorted set type: member -> score, ordered by (score, member).
 
-`scores` maps member to score; `order` is the sorted list of (score, member)
-pairs (bisect for ranks and ranges, memmove inserts). OBJECT ENCODING:
+`scores` maps member to score; `order` is the sorted (score, member) pairs in
+a chunked `SortedList` (bisect for ranks and ranges, bounded inserts). OBJECT ENCODING:
 `listpack` while the count fits zset-max-listpack-entries and members fit
 zset-max-listpack-value, `skiplist` after (back to `listpack` only when a
 command builds a new set, as Redis's zsetTypeCreate does).
@@ -12,6 +12,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
+from rillet.engine.sortedlist import SortedList
+
 
 class ZSet:
     TYPE_NAME = b"zset"
@@ -19,14 +21,14 @@ class ZSet:
 
     def __init__(self) -> None:
         self.scores: dict[bytes, float] = {}
-        self.order: list[tuple[float, bytes]] = []
+        self.order = SortedList()
         self.big = False
 
     @classmethod
     def from_dict(cls, scores: dict[bytes, float], big: bool = False) -> ZSet:
         z = cls()
         z.scores = dict(scores)
-        z.order = sorted((s, m) for m, s in z.scores.items())
+        z.order = SortedList([(s, m) for m, s in z.scores.items()])
         z.big = big
         return z
 
@@ -45,26 +47,26 @@ class ZSet:
         if old is not None:
             if old == score:
                 return False
-            del self.order[bisect_left(self.order, (old, member))]
+            self.order.remove((old, member))
             self.scores[member] = score
-            self.order.insert(bisect_left(self.order, (score, member)), (score, member))
+            self.order.add((score, member))
             return False
         self.scores[member] = score
-        self.order.insert(bisect_left(self.order, (score, member)), (score, member))
+        self.order.add((score, member))
         return True
 
     def remove(self, member: bytes) -> bool:
         old = self.scores.pop(member, None)
         if old is None:
             return False
-        del self.order[bisect_left(self.order, (old, member))]
+        self.order.remove((old, member))
         return True
 
     def rank(self, member: bytes) -> int | None:
         s = self.scores.get(member)
         if s is None:
             return None
-        return bisect_left(self.order, (s, member))
+        return self.order.bisect_left((s, member))
 
     # --- ranges: each returns a slice [lo, hi) of `order` ------------------------
     def score_bounds(self, low: float, low_ex: bool, high: float, high_ex: bool) -> tuple[int, int]:
@@ -123,7 +125,7 @@ class ZSet:
     def copy(self) -> ZSet:
         value = ZSet()
         value.scores = dict(self.scores)
-        value.order = list(self.order)
+        value.order = self.order.copy()
         value.big = self.big
         return value
 
@@ -139,21 +141,33 @@ class ZSet:
         return self.order[lo:hi]
 
 
-def _score_left(order: list[tuple[float, bytes]], score: float) -> int:
+# (score, _TOP) sorts after every (score, member): members are bytes, never above this.
+class _Top:
+    __slots__ = ()
+
+    def __gt__(self, other: object) -> bool:
+        return True
+
+    def __lt__(self, other: object) -> bool:
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    __hash__ = object.__hash__
+
+
+_TOP = _Top()
+
+
+def _score_left(order: SortedList, score: float) -> int:
     """First index with score >= `score`."""
-    return bisect_left(order, (score,))
+    return order.bisect_left((score,))
 
 
-def _score_right(order: list[tuple[float, bytes]], score: float) -> int:
+def _score_right(order: SortedList, score: float) -> int:
     """First index with score > `score`."""
-    lo, hi = 0, len(order)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if order[mid][0] <= score:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return order.bisect_left((score, _TOP))
 
 
 def _lex_left(members: list[bytes], bound: tuple[int, bytes]) -> int:
