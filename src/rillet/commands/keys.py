@@ -301,7 +301,7 @@ def object_encoding(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         return None
     if value.__class__ is bytes:
-        return _string_encoding(value)  # type: ignore[arg-type]
+        return ctx.db.encodings.get(argv[2]) or _string_encoding(value)  # type: ignore[arg-type]
     encoding = getattr(value, "encoding", None)
     if encoding is not None:
         return encoding()
@@ -418,6 +418,8 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
             return 0
         dst.delete(dst_key)
     dst.set(dst_key, copy_value(value))
+    if src_key in src.encodings:
+        dst.encodings[dst_key] = src.encodings[src_key]
     deadline = src.expires.get(src_key)
     if deadline is not None:
         dst.set_expire(dst_key, deadline)
@@ -442,8 +444,11 @@ def move(ctx: Client, argv: list[bytes]) -> object:
     if dst.get(key) is not None:
         return 0
     deadline = src.expires.get(key)
+    encoding = src.encodings.get(key)
     src.delete(key)
     dst.set(key, value)
+    if encoding is not None:
+        dst.encodings[key] = encoding
     if deadline is not None:
         dst.set_expire(key, deadline)
     ctx.modified(key)

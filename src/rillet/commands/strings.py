@@ -202,8 +202,11 @@ def strlen(ctx: Client, argv: list[bytes]) -> object:
          key_flags="RW insert")
 def append(ctx: Client, argv: list[bytes]) -> object:
     """APPEND key value"""
-    value = (get_string(ctx, argv[1]) or b"") + argv[2]
+    current = get_string(ctx, argv[1])
+    value = (current or b"") + argv[2]
     ctx.db.set(argv[1], value, keep_ttl=True)
+    if current is not None:
+        ctx.db.encodings[argv[1]] = b"raw"  # appended in place: Redis reports `raw`
     ctx.modified(argv[1])
     ctx.notify(STRING, b"append", argv[1])
     return len(value)
