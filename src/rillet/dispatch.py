@@ -1,10 +1,12 @@
 """The one entry point for running a command: checks, call, effects, stats.
 
 `Dispatcher.execute(client, argv)` runs Redis's processCommand checks in
-Redis's order (unknown command, arity, auth, ACL permissions, MULTI queueing, loading,
-write guard), calls the handler, and hands a write's effects to the publish step
-(ServerState.publish_write), which feeds the AOF and replicas. Network clients, the AOF loader and a replica link
-all come through here, so there is one code path and one set of bugs.
+Redis's order (unknown command, arity, auth, ACL permissions, subscribed
+mode, MULTI queueing, busy script, loading, write guard, replication), calls
+the handler, and hands a write's effects to the publish step
+(ServerState.publish_write), which feeds the AOF and replicas. Network
+clients, the AOF loader and a replica link all come through here, so there is
+one code path and one set of bugs.
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ class Dispatcher:
         """Run an already-checked command; a write's effects go through the publish step.
 
         server/_fastpath.pyx repeats these lines for a plain command (keep in
-        step); tests/server/test_fastpath.py runs generated pipelines through
+        step); tests/server/test_paths_agree.py runs generated pipelines through
         both and compares replies, effects and stats.
         """
         state = self.state
