@@ -55,6 +55,7 @@ class Replication:
         # Whether our ID and offset name data we hold (Redis's cached master): a
         # former master, or a replica that synced. Else PSYNC asks "? -1".
         self.has_history = False
+        self.stream_db = 0  # see replicaof(): where a continued stream starts
         self.master_side = MasterSide(self)
         self.failover = Failover(self)
         self.sync_full = 0
@@ -202,8 +203,15 @@ class Replication:
         if self.master_host == host and self.master_port == port and self.link is not None:
             return False
         log.info("Connecting to MASTER %s:%d", host, port)
-        self._stop_link()
         was_master = self.master_host is None
+        # The db the stream is in at our offset, for a partial resync with the new
+        # master: our old master client's, or (a demoted master) our own stream's.
+        old = self.link
+        if old is not None and old.client is not None:
+            self.stream_db = old.client.db.index
+        elif was_master:
+            self.stream_db = max(0, self.selected_db)
+        self._stop_link()
         self.master_host = host
         self.master_port = port
         self.config.values["replicaof"] = f"{host} {port}"

@@ -177,6 +177,8 @@ class MasterLink:
             repl.continued(new_id)
             if self.client is None:
                 self.client = self._new_client()
+                if 0 <= repl.stream_db < len(self.state.keyspace.dbs):
+                    self.client.db = self.state.keyspace[repl.stream_db]
         else:
             raise LinkError(f"Unexpected reply to PSYNC from master: "
                             f"{reply.decode(errors='replace')}")
