@@ -79,6 +79,8 @@ class Replication:
         state.info_providers["replication_stats"] = self.info_stats
         server.cron_hooks.append(self.cron)
         server.startup_tasks.append(self.startup)
+        # The last writes' bytes go to the replicas' sockets before they close.
+        server.on_shutdown.append(lambda _save: self.flush_out())
         self.config.watch("repl-backlog-size", self._backlog_size_changed)
         self.config.watch("min-replicas-to-write", lambda _v: self.update_guard())
         self.config.watch("replica-read-only", lambda _v: self.update_guard())
