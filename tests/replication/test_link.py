@@ -318,3 +318,29 @@ def test_sub_replica_starts_in_the_db_its_stream_has_selected(pair):
         assert s.dbsize() == 0
     finally:
         sub.stop()
+
+
+@pytest.mark.parametrize("persist", [["--appendonly", "yes"], ["--save", "3600 1"]])
+def test_replica_restart_continues_partially(persist):
+    master = support.start("rillet")
+    replica = support.start("rillet", "--replicaof", "127.0.0.1", str(master.port), *persist)
+    try:
+        m = master.client()
+        support.wait_synced(m, replica.client())
+        _xadd(m, 30)
+        support.wait_synced(m, replica.client())
+        before = support.stats(m)
+        replica.client().shutdown()
+        replica.proc.wait(30)
+        _xadd(m, 5)  # written while the replica is down
+        replica = support.start("rillet", "--replicaof", "127.0.0.1", str(master.port), *persist,
+                                dir=replica.dir)
+        r = replica.client()
+        support.wait_synced(m, r)
+        after = support.stats(m)
+        assert after["sync_partial_ok"] == before["sync_partial_ok"] + 1
+        assert after["sync_full"] == before["sync_full"]
+        assert r.xrange("s") == m.xrange("s")
+    finally:
+        replica.stop()
+        master.stop()

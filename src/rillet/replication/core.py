@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from rillet import errors
+from rillet.replication import resume
 from rillet.replication.backlog import Backlog
 from rillet.replication.failover import Failover
 from rillet.replication.master import MasterSide
@@ -79,8 +80,8 @@ class Replication:
         state.info_providers["replication_stats"] = self.info_stats
         server.cron_hooks.append(self.cron)
         server.startup_tasks.append(self.startup)
-        # The last writes' bytes go to the replicas' sockets before they close.
-        server.on_shutdown.append(lambda _save: self.flush_out())
+        # (After persistence's hook: it has closed the AOF / saved by then.)
+        server.on_shutdown.append(self.on_shutdown)
         self.config.watch("repl-backlog-size", self._backlog_size_changed)
         self.config.watch("min-replicas-to-write", lambda _v: self.update_guard())
         self.config.watch("replica-read-only", lambda _v: self.update_guard())
@@ -97,8 +98,31 @@ class Replication:
 
         while self.state.loading:
             await asyncio.sleep(0.05)
+        saved = resume.take(str(self.config["dir"]))
+        if saved is not None and self.master_host is not None:
+            # Our data is what it was at this offset: ask to continue from there.
+            self.replid, self.master_repl_offset, self.stream_db = saved
+            self.has_history = True
+            self.create_backlog()
+            log.info("Replication state loaded: ID %s, offset %d", self.replid,
+                     self.master_repl_offset)
         if self.master_host is not None and self.link is None:
             self._start_link()
+
+    def on_shutdown(self, save: bool | None) -> None:
+        # The last writes' bytes go to the replicas' sockets before they close.
+        self.flush_out()
+        link = self.link
+        if self.master_host is None or link is None or link.client is None or link.syncing:
+            return
+        persistence = self.state.persistence
+        if persistence is None or self.state.loading:
+            return
+        aof_ok = persistence.aof_state == "on" and not persistence.aof.status_errno
+        saved = save is True or (save is None and bool(self.config["save"]))
+        if aof_ok or (saved and persistence.last_bgsave_ok):
+            resume.save(str(self.config["dir"]), self.replid, self.master_repl_offset,
+                        link.client.db.index)
 
     def _backlog_size_changed(self, value: object) -> None:
         if self.backlog is not None:
