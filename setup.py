@@ -18,6 +18,7 @@ MODULES = {
     "rillet.resp._encoder": "src/rillet/resp/_encoder.pyx",
     "rillet.server._fastpath": "src/rillet/server/_fastpath.pyx",
     "rillet.persistence._aofenc": "src/rillet/persistence/_aofenc.pyx",
+    "rillet.persistence._rdbfast": "src/rillet/persistence/_rdbfast.pyx",
     "rillet._glob": "src/rillet/_glob.pyx",
 }
 

@@ -38,6 +38,8 @@ def parse_server_args(argv: list[str]) -> Config:
         else:
             raise ConfigError(f"unexpected argument {arg!r}")
     for name, values in pairs:
+        if config.directive(name, [name.encode(), *(v.encode() for v in values)], "command line"):
+            continue
         if name not in config.params:
             raise ConfigError(f"Bad directive or wrong number of arguments: {name}")
         config.set(name, " ".join(values), startup=True)

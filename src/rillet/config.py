@@ -52,7 +52,7 @@ def parse_bool(text: str) -> bool:
 @dataclass
 class Param:
     name: str
-    kind: str  # bool | int | octal | memory | enum | string | save
+    kind: str  # bool | int | octal | memory | enum | string | save | obuf
     default: object
     minimum: int | None = None
     maximum: int | None = None
@@ -102,6 +102,8 @@ class Param:
             return low
         if self.kind == "save":
             return parse_save(text)
+        if self.kind == "obuf":
+            return parse_output_buffer_limits(text)
         return text
 
     def render(self, value: object) -> str:
@@ -109,6 +111,9 @@ class Param:
             return "yes" if value else "no"
         if self.kind == "save":
             return " ".join(f"{s} {c}" for s, c in value)  # type: ignore[union-attr]
+        if self.kind == "obuf":
+            return " ".join(f"{OBUF_SHOWN[name]} {h} {s} {secs}"
+                            for name, (h, s, secs) in value.items())  # type: ignore[union-attr]
         if self.kind == "octal":
             return f"{value:o}"
         return str(value)
@@ -126,6 +131,37 @@ def parse_save(text: str) -> list[tuple[int, int]]:
     return rules
 
 
+# client-output-buffer-limit: Redis's class names (getClientTypeByName) and how
+# CONFIG GET shows them; a value is {class: (hard bytes, soft bytes, soft seconds)}.
+OBUF_CLASSES = {"normal": "normal", "slave": "replica", "replica": "replica", "pubsub": "pubsub"}
+OBUF_SHOWN = {"normal": "normal", "replica": "slave", "pubsub": "pubsub"}
+OutputLimits = dict[str, tuple[int, int, int]]
+
+
+def parse_output_buffer_limits(text: str) -> OutputLimits:
+    """`<class> <hard> <soft> <soft-seconds>` groups; the classes given replace theirs only."""
+    words = text.split()
+    if len(words) % 4:
+        raise ConfigError("Wrong number of arguments in buffer limit configuration.")
+    limits: OutputLimits = {}
+    for j in range(0, len(words), 4):
+        name = OBUF_CLASSES.get(words[j].lower())
+        if name is None:
+            raise ConfigError("Invalid client class specified in buffer limit configuration.")
+        numbers = []
+        for word in words[j + 1 : j + 4]:
+            try:
+                number = parse_memory(word)
+            except ConfigError:
+                number = -1
+            if number < 0:
+                raise ConfigError("Error in hard, soft or soft_seconds setting in buffer limit"
+                                  " configuration.")
+            numbers.append(number)
+        limits[name] = (numbers[0], numbers[1], numbers[2])
+    return limits
+
+
 _MAX32 = 2**31 - 1
 _MAX64 = 2**63 - 1
 
@@ -134,8 +170,32 @@ PARAMS = [
     Param("bind", "string", "127.0.0.1", immutable=True),
     Param("unixsocket", "string", "", immutable=True),
     Param("unixsocketperm", "octal", 0, 0, 0o777, immutable=True),
+    # TLS (server/tls.py), read when the listeners start.
+    Param("tls-port", "int", 0, 0, 65535, immutable=True),
+    Param("tls-cert-file", "string", "", immutable=True),
+    Param("tls-key-file", "string", "", immutable=True),
+    Param("tls-key-file-pass", "string", "", immutable=True),
+    Param("tls-client-cert-file", "string", "", immutable=True),
+    Param("tls-client-key-file", "string", "", immutable=True),
+    Param("tls-client-key-file-pass", "string", "", immutable=True),
+    Param("tls-dh-params-file", "string", "", immutable=True),
+    Param("tls-ca-cert-file", "string", "", immutable=True),
+    Param("tls-ca-cert-dir", "string", "", immutable=True),
+    Param("tls-auth-clients", "enum", "yes", choices=("no", "yes", "optional"), immutable=True),
+    Param("tls-protocols", "string", "", immutable=True),
+    Param("tls-ciphers", "string", "", immutable=True),
+    Param("tls-ciphersuites", "string", "", immutable=True),
+    Param("tls-prefer-server-ciphers", "bool", False, immutable=True),
+    Param("tls-session-caching", "bool", True, immutable=True),
+    Param("tls-session-cache-size", "int", 20480, 0, 2**31 - 1, immutable=True),
+    Param("tls-session-cache-timeout", "int", 300, 0, 2**31 - 1, immutable=True),
+    Param("tls-replication", "bool", False),
+    Param("tls-cluster", "bool", False),
     Param("tcp-backlog", "int", 511, 0, _MAX32, immutable=True),
     Param("requirepass", "string", ""),
+    Param("aclfile", "string", "", immutable=True),
+    Param("acl-pubsub-default", "enum", "resetchannels", choices=("allchannels", "resetchannels")),
+    Param("acllog-max-len", "int", 128, minimum=0, maximum=2**63 - 1),
     Param("databases", "int", 16, 1, _MAX32, immutable=True),
     Param("dir", "string", ".", protected=True),
     Param("loglevel", "enum", "notice", choices=("debug", "verbose", "notice", "warning", "nothing")),
@@ -159,7 +219,9 @@ PARAMS = [
     Param("tcp-keepalive", "int", 300, 0, _MAX32),
     Param("proto-max-bulk-len", "memory", 512 * 1024 * 1024, 1024 * 1024, _MAX64),
     Param("client-query-buffer-limit", "memory", 1024 * 1024 * 1024, 1024 * 1024, _MAX64),
-    Param("client-output-buffer-limit", "string", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    Param("client-output-buffer-limit", "obuf", {
+        "normal": (0, 0, 0), "replica": (256 * 1024 * 1024, 64 * 1024 * 1024, 60),
+        "pubsub": (32 * 1024 * 1024, 8 * 1024 * 1024, 60)}),
     Param("maxmemory", "memory", 0, 0, _MAX64),
     Param("maxmemory-policy", "enum", "noeviction", choices=(
         "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
@@ -225,6 +287,24 @@ class Config:
         self.values: dict[str, object] = {p.name: p.default for p in PARAMS}
         # The file the server was started with (INFO config_file, CONFIG REWRITE).
         self.path = ""
+        # Directives that are not parameters: `user <name> <rules...>` lines (the
+        # ACL's, with where they came from) and `rename-command old new`.
+        self.users: list[tuple[str, list[bytes]]] = []
+        self.renamed_commands: list[tuple[bytes, bytes]] = []
+
+    def directive(self, name: str, words: list[bytes], where: str) -> bool:
+        """Take a `user` or `rename-command` directive; False if `name` is neither."""
+        if name == "user":
+            if len(words) < 2:
+                raise ConfigError(f"{where}: Bad directive or wrong number of arguments")
+            self.users.append((where, [b"user", *words[1:]]))
+            return True
+        if name == "rename-command":
+            if len(words) != 3:
+                raise ConfigError(f"{where}: Bad directive or wrong number of arguments")
+            self.renamed_commands.append((words[1], words[2]))
+            return True
+        return False
 
     def __getitem__(self, name: str) -> object:
         return self.values[self.params[name].name]
@@ -266,6 +346,8 @@ class Config:
             except ConfigError as error:
                 raise ConfigError(str(error), key) from None
         for param, value in parsed:
+            if param.kind == "obuf":
+                value = {**self.values[param.name], **value}  # type: ignore[dict-item]
             self.values[param.name] = value
             for callback in param.on_change:
                 callback(value)
@@ -326,6 +408,8 @@ class Config:
                 args = [w.decode() for w in words[1:]]
                 if name == "include":
                     self.load_file(args[0])
+                    continue
+                if self.directive(name, words, f"{path}:{lineno}"):
                     continue
                 if name not in self.params:
                     raise ConfigError(f"{path}:{lineno}: Bad directive or wrong number of arguments")

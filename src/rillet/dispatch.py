@@ -1,8 +1,8 @@
 """The one entry point for running a command: checks, call, effects, stats.
 
 `Dispatcher.execute(client, argv)` runs Redis's processCommand checks in
-Redis's order (unknown command, arity, auth, MULTI queueing, loading, write
-guard), calls the handler, and hands a write's effects to the publish step
+Redis's order (unknown command, arity, auth, ACL permissions, MULTI queueing, loading,
+write guard), calls the handler, and hands a write's effects to the publish step
 (ServerState.publish_write), which feeds the AOF and replicas. Network clients, the AOF loader and a replica link
 all come through here, so there is one code path and one set of bugs.
 """
@@ -14,6 +14,7 @@ from time import perf_counter_ns
 
 from rillet import errors
 from rillet.commands import table
+from rillet.commands.acl import refuse as acl_refusal
 from rillet.commands.table import CommandSpec
 from rillet.errors import ReplyError
 from rillet.resp.types import QUEUED
@@ -35,6 +36,7 @@ class Dispatcher:
     def __init__(self, state: ServerState) -> None:
         self.state = state
         state.transactions = self
+        state.acl.commands.load(table.COMMANDS.values(), table.acl_categories)
 
     def execute(self, client: Client, argv: list[bytes]) -> object:
         """Run one command for `client`; returns a reply, or a `Block` to park it."""
@@ -59,6 +61,9 @@ class Dispatcher:
     def _resolve(self, client: Client, argv: list[bytes]) -> CommandSpec | ReplyError:
         """The spec for a mixed-case name or a container's subcommand, or the error."""
         spec = _TABLE_GET(argv[0]) or _TABLE_GET(argv[0].lower())
+        if spec is None and client.is_internal:
+            # Loading and replication speak the original names (rename-command is for clients).
+            spec = table.COMMANDS.get(argv[0].lower().decode("utf-8", "replace"))
         if spec is None:
             return self._reject(client, errors.unknown_command(argv[0], argv[1:]))
         if spec.subcommands and (len(argv) >= 2 or spec.handler is None):
@@ -75,6 +80,11 @@ class Dispatcher:
         """Redis's checks after arity, in its order; None lets the command run."""
         if not client.authenticated and not spec.allowed_unauthenticated:
             return self._reject(client, errors.NOAUTH, spec)
+        if client.restricted:
+            # The user's ACL limits something (an unrestricted user never gets here).
+            refused = acl_refusal(client, spec, argv)
+            if refused is not None:
+                return self._reject(client, refused, spec)
         if client.multi is not None and spec.name not in _MULTI_IMMEDIATE:
             if not spec.allowed_in_multi:
                 return self._reject(client, errors.COMMAND_NOT_ALLOWED_IN_MULTI, spec)

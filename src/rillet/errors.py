@@ -269,6 +269,7 @@ FUNCTION_FLUSH_MODE = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
 GETKEYS_INVALID_COMMAND = "ERR Invalid command specified"
 GETKEYS_WRONG_ARITY = "ERR Invalid number of arguments specified for command"
 GETKEYS_NO_KEYS = "ERR The command has no key arguments"
+GETKEYS_INVALID_ARGS = "ERR Invalid arguments specified for command"
 
 # --- dispatch (dispatch.py) -------------------------------------------------------------
 INTERNAL_ERROR = "ERR internal error while running '{}'"
@@ -334,3 +335,25 @@ FAILOVER_FORCE = (
 FAILOVER_NOT_A_REPLICA = "ERR FAILOVER target HOST and PORT is not a replica."
 FAILOVER_NOT_ONLINE = "ERR FAILOVER target replica is not online."
 FAILOVER_TIMEOUT = "ERR FAILOVER timeout must be greater than 0"
+
+# --- ACL (acl.c) ---------------------------------------------------------------
+NOPERM_COMMAND = "NOPERM User {} has no permissions to run the '{}' command"
+NOPERM_KEY = "NOPERM No permissions to access a key"
+NOPERM_CHANNEL = "NOPERM No permissions to access a channel"
+DRYRUN_COMMAND = "User {} has no permissions to run the '{}' command"
+DRYRUN_KEY = "User {} has no permissions to access the '{}' key"
+DRYRUN_CHANNEL = "User {} has no permissions to access the '{}' channel"
+ACL_SETUSER_RULE = "ERR Error in ACL SETUSER modifier '{}': {}"
+ACL_BAD_USERNAME = "ERR Usernames can't contain spaces or null characters"
+ACL_DEFAULT_UNDELETABLE = "ERR The 'default' user cannot be removed"
+ACL_UNKNOWN_CATEGORY = "ERR Unknown category '{}'"
+ACL_GENPASS_BITS = ("ERR ACL GENPASS argument must be the number of bits for the output password, "
+                    "a positive number up to 4096")
+ACL_USER_NOT_FOUND = "ERR User '{}' not found"
+ACL_COMMAND_NOT_FOUND = "ERR Command '{}' not found"
+ACL_NO_FILE = ("ERR This Redis instance is not configured to use an ACL file. You may want to "
+               "specify users via the ACL SETUSER command and then issue a CONFIG REWRITE "
+               "(assuming you have a Redis configuration file set) in order to store users in the "
+               "Redis configuration.")
+ACL_SAVE_FAILED = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
+ACL_LOAD_FAILED = "ERR Error loading ACLs, {}"

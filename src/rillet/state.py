@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rillet import __version__
+from rillet.acl import Acl, User
 from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
@@ -72,6 +73,16 @@ class Connection:
         """Redis's islocalClient: a unix socket, or a TCP peer at exactly 127.0.0.1 or ::1."""
         return False
 
+    @property
+    def output_buffer_size(self) -> int:
+        """Reply bytes queued and not yet sent (CLIENT LIST omem)."""
+        return 0
+
+    @property
+    def query_buffer_size(self) -> int:
+        """Request bytes received and not yet parsed into commands (CLIENT LIST qbuf)."""
+        return 0
+
 
 class Client:
     """Per-connection state; it is the `ctx` every handler receives."""
@@ -80,7 +91,7 @@ class Client:
         "id", "server", "conn", "db", "resp3", "_authenticated", "name", "lib_name", "lib_ver",
         "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
-        "is_internal", "user",
+        "is_internal", "user", "restricted", "obuf_class",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -96,7 +107,11 @@ class Client:
         # when its own gate changes.
         self.gated = False
         self._multi: list[tuple[object, list[bytes]]] | None = None
-        self.authenticated = not server.config["requirepass"]
+        # The ACL user; `restricted` (its rules limit something) puts the
+        # client on the gated path, where the dispatcher checks permissions.
+        self.user: User = server.acl.default
+        self.restricted = not self.user.unrestricted
+        self.authenticated = server.acl.default_open
         self.name = b""
         self.lib_name = b""
         self.lib_ver = b""
@@ -115,7 +130,8 @@ class Client:
         self.blocked_retry = False
         self.flags = "N"
         self.is_internal = False
-        self.user = b"default"
+        # Which client-output-buffer-limit class applies: normal, replica, pubsub.
+        self.obuf_class = "normal"
 
     @property
     def authenticated(self) -> bool:
@@ -137,7 +153,14 @@ class Client:
         self.update_gate()
 
     def update_gate(self) -> None:
-        self.gated = not self._authenticated or self._multi is not None or self.server.gated
+        self.gated = (not self._authenticated or self._multi is not None or self.restricted
+                      or self.server.gated)
+
+    def set_user(self, user: User) -> None:
+        """AUTH/HELLO succeeded as `user` (or an ACL change touched it): recompute the gate."""
+        self.user = user
+        self.restricted = not user.unrestricted and not self.is_internal
+        self.update_gate()
 
     # Helpers handlers use so that every mutation is seen by WATCH and by
     # blocked clients, and counted for INFO / save rules.
@@ -226,15 +249,27 @@ class Stats:
     keyspace_hits: int = 0
     keyspace_misses: int = 0
     blocked_clients: int = 0
+    output_buffer_limit_disconnections: int = 0
+    query_buffer_limit_disconnections: int = 0
 
 
 class ServerState:
     def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
         self.config = config or Config()
         self.clock = clock or SystemClock()
+        # Users and permissions; `requirepass` is the default user's password.
+        self.acl = Acl(pubsub_default_all=self.config["acl-pubsub-default"] == "allchannels")
+        self.acl.set_default_password(self.config["requirepass"])  # type: ignore[arg-type]
+        self.config.watch("requirepass", self.acl.set_default_password)  # type: ignore[arg-type]
+        self.acl.on_change.append(self._users_changed)
         self.keyspace = Keyspace(self.config["databases"], self.clock)  # type: ignore[arg-type]
         for db in self.keyspace.dbs:
             db.on_expire = self._on_expire
+        limits = self.keyspace.stream_limits
+        limits.node_max_entries = self.config["stream-node-max-entries"]  # type: ignore[assignment]
+        limits.node_max_bytes = self.config["stream-node-max-bytes"]  # type: ignore[assignment]
+        self.config.watch("stream-node-max-entries", lambda v: setattr(limits, "node_max_entries", v))
+        self.config.watch("stream-node-max-bytes", lambda v: setattr(limits, "node_max_bytes", v))
         self.clients: dict[int, Client] = {}
         self._next_client_id = 1
         self.stats = Stats()
@@ -274,7 +309,8 @@ class ServerState:
         # and its dispatcher hook: (client, spec, argv) -> an error, a Block or None.
         self.replication: Any = None
         self.command_guard: Callable[[Client, Any, list[bytes]], object] | None = None
-        self.extensions: dict[str, object] = {}
+        # The minimal pub/sub Sentinel needs (commands/pubsub.py's Channels).
+        self.pubsub: Any = None
 
     @property
     def loading(self) -> bool:
@@ -302,6 +338,13 @@ class ServerState:
             # would take on the gated path all let them through anyway.
             for client in self.clients.values():
                 client.update_gate()
+
+    def _users_changed(self, user: User | None) -> None:
+        """An ACL user's rules changed: its clients' gates follow (ACL DELUSER and
+        ACL LOAD disconnect the clients of users that went, commands/acl.py)."""
+        for client in self.clients.values():
+            if user is None or client.user is user:
+                client.set_user(client.user)
 
     # --- clients --------------------------------------------------------------
     def new_client(self, conn: Connection | None) -> Client:

@@ -62,13 +62,23 @@ def test_hello_reply(pair, args):
     ("4",), ("1",), ("0",), ("-1",), ("abc",), ("2.0",), ("99999999999999999999",),
     ("3", "FOO"), ("3", "AUTH"), ("3", "AUTH", "default"), ("3", "SETNAME"),
     ("3", "AUTH", "nouser", "pw"), ("3", "SETNAME", "has space"), ("3", "SETNAME", "new\nline"),
-    ("4", "AUTH", "nouser", "pw"), ("abc", "FOO"),
+    ("4", "AUTH", "nouser", "pw"), ("abc", "FOO"), ("3", "F\x00O\xff"),
+    # found by the command fuzzer: NOPROTO comes before the options, and each SETNAME
+    # name is checked where it stands
+    ("4", "FOO"), ("1", "AUTH"), ("2", "SETNAME", "a b", "SETNAME", "ok"),
+    ("2", "SETNAME", "a b", "FOO"),
 ])
 def test_hello_errors(pair, args):
     pair.check("HELLO", *args, normalise=hello_normalise)
     # A failed HELLO leaves the protocol alone.
     pair.check("PING", "still-resp2?")
     pair.check("CLIENT", "GETNAME")
+
+
+def test_hello_checks_setname_before_auth_8x(pair8):
+    """Redis 8 checks a SETNAME name while parsing, before AUTH runs (7.0 after)."""
+    pair8.check("HELLO", "2", "AUTH", "u", "p", "SETNAME", "a b")
+    pair8.check("CLIENT", "GETNAME")
 
 
 def test_hello_switches_back_to_resp2(pair):
@@ -247,6 +257,11 @@ def test_client_list_filters(pair8):
     pair8.check("CLIENT", "LIST", "ID", "abc")
     pair8.check("CLIENT", "LIST", "ID")
     pair8.check("CLIENT", "LIST", "FOO")
+    # found by the command fuzzer: TYPE comes alone, ID takes every argument after it
+    pair8.check("CLIENT", "LIST", "TYPE", "master", "ID", "1")
+    pair8.check("CLIENT", "LIST", "TYPE", "pubsub", "TYPE", "master")
+    pair8.check("CLIENT", "LIST", "ID", "999999", "TYPE", "normal")
+    pair8.check("CLIENT", "LIST", "TYPE", "bo\x00gus")
     ours, ref = pair8.both("CLIENT", "LIST", "TYPE", "normal")
     assert ours.startswith(b"$") and ref.startswith(b"$")
 

@@ -132,6 +132,17 @@ def test_scan_negative_cursor(pair8):
     pair8.check("SCAN", "-1")
 
 
+@pytest.mark.parametrize("cursor", [
+    b"+0", b" 0", b"\t0", b"00", b"-0", b"-00", b"0\x00x", b" +0", b"\x000", b"+", b"-", b" ",
+    b"+-0", b"0 ", b"0x0", b"-18446744073709551616", b"-9223372036854775808",
+])
+def test_scan_cursor_parsed_as_string2ull(pair8, cursor):
+    """Found by the command fuzzer: where string2ll fails, Redis's cursor goes through C's
+    strtoull (leading spaces, '+', leading zeros, '-0', the text up to a NUL byte)."""
+    pair8.check("SET", "a", "1")
+    pair8.check("SCAN", cursor)
+
+
 def test_rename(pair):
     fill(pair, "a", "1")
     pair.check("EXPIRE", "a", "1000")

@@ -328,6 +328,20 @@ def test_command_getkeys(pair8):
         pair8.check("COMMAND", "GETKEYS", *args)
 
 
+@pytest.mark.parametrize("line", [
+    # found by the command fuzzer: a container alone has no keys, a container with an
+    # unknown subcommand is no command, "has keys" is checked before the arity
+    "xinfo", "xinfo nosuch", "XINFO Stream k", "xinfo stream", "xinfo help x", "client list",
+    # XREAD/XREADGROUP: the keys are the first half of what follows STREAMS
+    "xread STREAMS a b 0 0", "xread COUNT 1 STREAMS a 0", "xread STREAMS a b 0", "xread a b 0",
+    "xread COUNT 1 STREAMS a", "xread a b STREAMS", "xreadgroup GROUP g c STREAMS a b 0 0",
+    "xreadgroup GROUP g c STREAMS a b c", "xreadgroup STREAMS a b c d STREAMS x",
+    "xreadgroup GROUP STREAMS c STREAMS a 0",
+])
+def test_command_getkeys_order_and_stream_keys(pair8, line):
+    pair8.check("COMMAND", "GETKEYS", *line.split())
+
+
 # --- FUNCTION FLUSH, SHUTDOWN errors --------------------------------------------------------
 
 def test_function_flush(pair):

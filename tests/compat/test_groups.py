@@ -540,6 +540,27 @@ XPENDING s g
 """)
 
 
+def test_xautoclaim_reports_deleted_entries_after_xsetid_lowers_maxdeletedid(pair8):
+    """Found by the command fuzzer: young pending entries deleted above a MAXDELETEDID
+    that XSETID lowered are still reported as deleted (Redis checks existence first)."""
+    run(pair8, """
+XADD s 1-0 f v
+XADD s 2-0 f v
+XADD s 3-0 f v
+XADD s 4-0 f v
+XGROUP CREATE s g 0
+XREADGROUP GROUP g alice STREAMS s >
+XDEL s 3-0
+XSETID s 4-0 MAXDELETEDID 1-0
+XAUTOCLAIM s g bob 3600000000 0 JUSTID
+XDEL s 2-0
+XSETID s 4-0 MAXDELETEDID 0-1
+XAUTOCLAIM s g bob 3600000000 0
+XPENDING s g
+XINFO GROUPS s
+""")
+
+
 # --- XINFO GROUPS / CONSUMERS ---------------------------------------------------------------------
 
 def test_xinfo_groups_and_consumers(pair):
@@ -634,6 +655,24 @@ XDELEX str FOO
 XACKDEL str g FOO
 XACKDEL str g IDS 1 1-0
 """)
+
+
+@pytest.mark.parametrize("args", [
+    (b"XAUTOCLAIM", b"k\x00ey", b"g", b"c", b"0", b"0"),
+    (b"XCLAIM", b"\x00", b"g", b"c", b"0", b"1-0"),
+    (b"XCLAIM", b"s", b"g\x00\xff", b"c", b"0", b"1-0"),
+    (b"XREADGROUP", b"GROUP", b"g\x00x", b"c", b"STREAMS", b"s", b">"),
+    (b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"\xfe\x00", b">"),
+    (b"XCLAIM", b"s", b"g", b"c", b"0", b"1-0", b"F\x00OO"),
+    (b"XCLAIM", b"s", b"g", b"c", b"0", b"1-0", b"\xffbad\r\n"),
+    (b"XGROUP", b"CREATECONSUMER", b"s", b"\xffg\x00", b"c"),
+    (b"XINFO", b"CONSUMERS", b"s", b"g\xfe"),
+])
+def test_names_in_errors_are_c_strings(pair, args):
+    """Found by the command fuzzer: Redis formats names with "%s", so they stop at a NUL
+    byte, and other bytes go out as they are."""
+    run(pair, "XADD s 1-0 f v\nXGROUP CREATE s g 0")
+    pair.check(*args)
 
 
 # --- WATCH: group commands do not touch watched keys ---------------------------------------------

@@ -552,6 +552,32 @@ def test_xsetid(pair):
     """)
 
 
+def test_counters_wrap_past_int64_as_redis_long_longs(pair8):
+    """Found by the command fuzzer: entries-added, entries-read and lag are C long longs
+    in Redis, so XSETID ENTRIESADDED / ENTRIESREAD at INT64_MAX wrap to negatives."""
+    run(pair8, """
+        XADD s 1-0 f v
+        XSETID s 1-0 ENTRIESADDED 9223372036854775807
+        XGROUP CREATE s g 0 ENTRIESREAD 9223372036854775806
+        XGROUP CREATE s g2 $ ENTRIESREAD 9223372036854775807
+        XADD s 2-0 f v
+        XINFO GROUPS s
+        XADD s 3-0 f v
+        XINFO STREAM s
+        XREADGROUP GROUP g c COUNT 1 STREAMS s >
+        XINFO GROUPS s
+        XREADGROUP GROUP g c STREAMS s >
+        XREADGROUP GROUP g2 c STREAMS s >
+        XINFO GROUPS s
+        XDEL s 2-0
+        XADD s 4-0 f v
+        XINFO GROUPS s
+        XGROUP SETID s g 0 ENTRIESREAD 9223372036854775807
+        XREADGROUP GROUP g c STREAMS s >
+        XINFO GROUPS s
+    """)
+
+
 # --- XINFO STREAM / TYPE / OBJECT ------------------------------------------------------------
 
 def test_xinfo_stream(pair):
@@ -559,6 +585,11 @@ def test_xinfo_stream(pair):
         XINFO STREAM nokey
         XINFO STREAM nokey FULL
         XINFO STREAM nokey FULL COUNT x
+        # found by the command fuzzer: the key is looked up before the options are read
+        XINFO STREAM nokey FULL COUNT 1 2
+        XINFO STREAM nokey FOO
+        SET str v
+        XINFO STREAM str FULL COUNT x COUNT
         XADD s 1-1 f v
         XADD s 1-2 a b c d
         XINFO STREAM s

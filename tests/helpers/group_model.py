@@ -1,7 +1,7 @@
 """Naive models for consumer-group tests: a list-backed stream and a dict-backed group.
 
 `ListStream` implements the slice of the Stream API that engine/groups.py
-uses (range, get, last_id, first_id, entries_added, max_deleted_id, length,
+uses (range, get, last_id, first_id, entries_added, max_deleted_id, deleted_mark, length,
 groups); `RealStream` gives the real Stream the same test conveniences. `GroupModel` restates XREADGROUP/XACK/XCLAIM/XAUTOCLAIM/XNACK/
 DELCONSUMER semantics with plain dicts and full sorts, so the hypothesis
 machine can compare the indexed engine against it step by step.
@@ -32,6 +32,7 @@ class ListStream:
         self.bodies: dict[StreamID, list[bytes]] = {}
         self.last_id = MIN_ID
         self.max_deleted_id = MIN_ID
+        self.deleted_mark = MIN_ID  # the engine's: the highest ID ever deleted
         self.entries_added = 0
         self.groups: dict[bytes, Any] = {}
 
@@ -63,6 +64,7 @@ class ListStream:
         self.ids.pop(bisect_left(self.ids, sid))
         if sid > self.max_deleted_id:
             self.max_deleted_id = sid
+        self.deleted_mark = max(self.deleted_mark, sid)
         return True
 
     def trim_to(self, maxlen: int) -> int:

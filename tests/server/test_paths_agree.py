@@ -49,6 +49,7 @@ class Transport:
     def get_extra_info(self, key, default=None):
         return {"peername": ("127.0.0.1", 1), "sockname": ("127.0.0.1", 2)}.get(key)
     def set_write_buffer_limits(self, high=None): pass
+    def get_write_buffer_size(self): return 0
     def is_closing(self): return False
     def close(self): pass
 

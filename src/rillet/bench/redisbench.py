@@ -73,6 +73,7 @@ def run_redis_benchmark(
     threads: int | None = None,
     timeout_s: float = 120.0,
     host: str = "127.0.0.1",
+    extra: list[str] | None = None,
 ) -> BenchResult:
     """One redis-benchmark run: either `-t tests` or one custom command."""
     binary = redis_benchmark_binary()
@@ -82,6 +83,8 @@ def run_redis_benchmark(
         binary, "-h", host, "-p", str(port), "-c", str(clients), "-n", str(requests),
         "-P", str(pipeline), "--csv",
     ]
+    if extra:
+        argv += extra  # e.g. --tls --cacert ..., --user/-a
     if random_keyspace:
         argv += ["-r", str(random_keyspace)]
     if threads and threads > 1:

@@ -4,6 +4,7 @@ Importing this package registers every command in `table.TABLE`.
 """
 
 from rillet.commands import (  # noqa: F401  (imported for their registrations)  # noqa: F401,E402,I001
+    acl,
     connection,
     groups,
     keys,

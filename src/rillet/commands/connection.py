@@ -6,9 +6,8 @@ and CLIENT SETINFO), so their replies must match Redis exactly.
 
 from __future__ import annotations
 
-import hmac
-
 from rillet import REDIS_COMPAT_VERSION, errors
+from rillet.acl import User
 from rillet.commands.args import Options, parse_int
 from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
@@ -32,19 +31,29 @@ def echo(ctx: Client, argv: list[bytes]) -> object:
     return argv[1]
 
 
-def _check_password(ctx: Client, username: bytes | None, password: bytes) -> None:
-    required = ctx.server.config["requirepass"]
-    if username is not None and username != b"default":
-        raise ReplyError(errors.WRONGPASS)
-    if not required:
-        if username is None:
+def _check_password(ctx: Client, username: bytes | None, password: bytes) -> User:
+    """Redis's ACLAuthenticateUser: the user, or WRONGPASS (logged, counted in INFO)."""
+    acl = ctx.server.acl
+    if username is None:
+        if acl.default.nopass:
             raise ReplyError(errors.AUTH_NOT_CONFIGURED)
-        return  # the default user is nopass: any password is accepted
-    if not hmac.compare_digest(password, required.encode()):  # type: ignore[union-attr]
+        username = b"default"
+    user = acl.authenticate(username, password)
+    if user is None:
+        log_auth_failure(ctx, username)
         raise ReplyError(errors.WRONGPASS)
+    return user
 
 
-def _authenticate(ctx: Client) -> None:
+def log_auth_failure(ctx: Client, username: bytes) -> None:
+    """An ACL LOG entry for a failed AUTH (reason auth, object AUTH), as Redis adds it."""
+    now = ctx.server.clock.now_ms()
+    ctx.server.acl.add_log("auth", "toplevel", b"AUTH", username, client_info_line(ctx, now), now,
+                           ctx.server.config["acllog-max-len"])  # type: ignore[arg-type]
+
+
+def _authenticate(ctx: Client, user: User) -> None:
+    ctx.set_user(user)
     ctx.authenticated = True
     if ctx.conn is not None and hasattr(ctx.conn, "authenticated"):
         ctx.conn.authenticated()  # type: ignore[attr-defined]
@@ -57,8 +66,7 @@ def auth(ctx: Client, argv: list[bytes]) -> object:
     if len(argv) > 3:
         raise ReplyError(errors.SYNTAX)
     username = argv[1] if len(argv) == 3 else None
-    _check_password(ctx, username, argv[-1])
-    _authenticate(ctx)
+    _authenticate(ctx, _check_password(ctx, username, argv[-1]))
     return OK
 
 
@@ -71,13 +79,19 @@ def _valid_name(name: bytes) -> bool:
 @command("hello", -1, "noscript loading stale fast no_auth allow_busy", group="connection",
          since="6.0.0")
 def hello(ctx: Client, argv: list[bytes]) -> object:
-    """HELLO [protover [AUTH username password] [SETNAME clientname]]"""
+    """HELLO [protover [AUTH username password] [SETNAME clientname]]
+
+    Checked in Redis's order: the version (NOPROTO before any option), then
+    each option as it comes, a SETNAME's name included.
+    """
     protover = None
     if len(argv) >= 2:
         try:
             protover = parse_int(argv[1])
         except ReplyError:
             raise ReplyError(errors.HELLO_PROTOVER_NOT_INTEGER) from None
+        if protover not in (2, 3):
+            raise ReplyError(errors.NOPROTO)
     i = 2
     auth_pair = None
     name = None
@@ -88,19 +102,16 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
             i += 3
         elif option == b"SETNAME" and i + 1 < len(argv):
             name = argv[i + 1]
+            if not _valid_name(name):
+                raise ReplyError(errors.INVALID_CLIENT_NAME)
             i += 2
         else:
             raise ReplyError(errors.HELLO_BAD_OPTION.format(errors.c_text(argv[i])))
-    if protover is not None and protover not in (2, 3):
-        raise ReplyError(errors.NOPROTO)
     if auth_pair is not None:
-        _check_password(ctx, auth_pair[0], auth_pair[1])
-        _authenticate(ctx)
+        _authenticate(ctx, _check_password(ctx, auth_pair[0], auth_pair[1]))
     if not ctx.authenticated:
         raise ReplyError(errors.HELLO_NOAUTH)
     if name is not None:
-        if not _valid_name(name):
-            raise ReplyError(errors.INVALID_CLIENT_NAME)
         ctx.name = name
     if protover is not None:
         ctx.resp3 = protover == 3
@@ -150,7 +161,8 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
     ctx.db = server.keyspace[0]
     ctx.resp3 = False
     ctx.name = b""
-    ctx.authenticated = not server.config["requirepass"]
+    ctx.set_user(server.acl.default)
+    ctx.authenticated = server.acl.default_open
     return RESET
 
 
@@ -159,6 +171,8 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
 def client_info_line(client: Client, now_ms: int) -> str:
     conn = client.conn
     multi = -1 if client.multi is None else len(client.multi)
+    qbuf = conn.query_buffer_size if conn else 0
+    omem = conn.output_buffer_size if conn else 0
     return (
         f"id={client.id} addr={conn.addr if conn else ''} laddr={conn.laddr if conn else ''} "
         f"fd={conn.fd if conn else -1} name={client.name.decode('utf-8', 'replace')} "
@@ -166,8 +180,9 @@ def client_info_line(client: Client, now_ms: int) -> str:
         f"idle={(now_ms - client.last_interaction_ms) // 1000} "
         f"flags={_client_flags(client)} "
         f"db={client.db.index} sub=0 psub=0 ssub=0 multi={multi} watch={len(client.watched)} "
-        f"qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 "
-        f"tot-mem=1024 events=r cmd={client.last_command.decode()} user=default redir=-1 "
+        f"qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem={omem} "
+        f"tot-mem={1024 + qbuf + omem} events=r cmd={client.last_command.decode()} "
+        f"user={client.user.name.decode('utf-8', 'replace')} redir=-1 "
         f"resp={3 if client.resp3 else 2} lib-name={client.lib_name.decode('utf-8', 'replace')} "
         f"lib-ver={client.lib_ver.decode('utf-8', 'replace')} io-thread=0 "
         f"tot-net-in={getattr(conn, 'net_in', 0)} tot-net-out={getattr(conn, 'net_out', 0)} "
@@ -234,28 +249,28 @@ def client_info(ctx: Client, argv: list[bytes]) -> object:
 
 @command("client|list", -2, "admin noscript loading stale", group="connection", since="2.4.0")
 def client_list(ctx: Client, argv: list[bytes]) -> object:
-    """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]"""
+    """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]
+
+    As in Redis, TYPE comes alone (CLIENT LIST TYPE t) and ID takes the rest of
+    the arguments; any other shape is a syntax error.
+    """
     clients = list(ctx.server.clients.values())
-    i = 2
-    while i < len(argv):
-        option = argv[i].upper()
-        if option == b"TYPE" and i + 1 < len(argv):
-            kind = argv[i + 1].lower()
-            if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_text(argv[i + 1])))
-            clients = [c for c in clients if _client_type(c) == _TYPE_ALIASES.get(kind, kind)]
-            i += 2
-        elif option == b"ID" and i + 1 < len(argv):
-            ids = set()
-            for raw in argv[i + 1 :]:
-                try:
-                    ids.add(parse_int(raw))
-                except ReplyError:
-                    raise ReplyError(errors.CLIENT_INVALID_ID) from None
-            clients = [c for c in clients if c.id in ids]
-            i = len(argv)
-        else:
-            raise ReplyError(errors.SYNTAX)
+    option = argv[2].upper() if len(argv) > 2 else b""
+    if len(argv) == 4 and option == b"TYPE":
+        kind = argv[3].lower()
+        if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+            raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_text(argv[3])))
+        clients = [c for c in clients if _client_type(c) == _TYPE_ALIASES.get(kind, kind)]
+    elif len(argv) > 3 and option == b"ID":
+        ids = set()
+        for raw in argv[3:]:
+            try:
+                ids.add(parse_int(raw))
+            except ReplyError:
+                raise ReplyError(errors.CLIENT_INVALID_ID) from None
+        clients = [c for c in clients if c.id in ids]
+    elif len(argv) != 2:
+        raise ReplyError(errors.SYNTAX)
     now = ctx.server.clock.now_ms()
     text = "".join(client_info_line(c, now) + "\n" for c in clients)
     return Verbatim(text.encode())
@@ -293,7 +308,7 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE) from None
         if wanted_id <= 0:
             raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE)
-    if b"USER" in filters and filters[b"USER"] != b"default":
+    if b"USER" in filters and filters[b"USER"] not in server.acl.users:
         name = filters[b"USER"].decode("utf-8", "replace")  # type: ignore[union-attr]
         raise ReplyError(errors.NO_SUCH_USER.format(name))
     max_age = None
@@ -310,7 +325,7 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
             continue
         if b"LADDR" in filters and (client.conn is None or client.conn.laddr.encode() != filters[b"LADDR"]):
             continue
-        if b"USER" in filters and filters[b"USER"] != client.user:
+        if b"USER" in filters and filters[b"USER"] != client.user.name:
             continue
         if b"TYPE" in filters and _client_type(client) != _TYPE_ALIASES.get(
                 filters[b"TYPE"].lower(), filters[b"TYPE"].lower()):  # type: ignore[union-attr]

@@ -17,6 +17,7 @@ from rillet.commands.stream_common import (
     get_stream,
     new_stream,
     parse_block_timeout,
+    streams_keys,
 )
 from rillet.commands.table import command, help_reply
 from rillet.engine import groups as engine
@@ -243,6 +244,7 @@ def _clamp_entries_read(stream: Stream, entries_read: int | None) -> int | None:
 
 
 @command("xgroup|create", -5, "write denyoom", keys=(2, 2, 1), group="stream", since="5.0.0",
+         key_flags="RW insert",
          **_DOCS["xgroup|create"])
 def xgroup_create(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP CREATE key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]
@@ -303,6 +305,7 @@ def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xgroup|destroy", 4, "write", keys=(2, 2, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_DOCS["xgroup|destroy"])
 def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP DESTROY key group
@@ -319,7 +322,8 @@ def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xgroup|createconsumer", 5, "write denyoom", keys=(2, 2, 1), group="stream",
-         since="6.2.0", **_DOCS["xgroup|createconsumer"])
+         since="6.2.0", key_flags="RW insert",
+         **_DOCS["xgroup|createconsumer"])
 def xgroup_createconsumer(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP CREATECONSUMER key group consumer"""
     _, group, _, _ = _xgroup_prepare(ctx, argv)
@@ -331,6 +335,7 @@ def xgroup_createconsumer(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xgroup|delconsumer", 5, "write", keys=(2, 2, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_DOCS["xgroup|delconsumer"])
 def xgroup_delconsumer(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP DELCONSUMER key group consumer
@@ -375,7 +380,7 @@ def xgroup_help(ctx: Client, argv: list[bytes]) -> object:
 # --- XREADGROUP --------------------------------------------------------------------------
 
 @command("xreadgroup", -7, "write blocking movablekeys", group="stream", since="5.0.0",
-         **_DOCS["xreadgroup"])
+         find_keys=streams_keys(4), **_DOCS["xreadgroup"])
 def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
     """XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]
 
@@ -762,6 +767,7 @@ _AUTOCLAIM_MAX_COUNT = INT64_MAX // 16
 
 
 @command("xautoclaim", -6, "write fast", keys=(1, 1, 1), group="stream", since="6.2.0",
+         key_flags="RW delete",
          **_DOCS["xautoclaim"])
 def xautoclaim(ctx: Client, argv: list[bytes]) -> object:
     """XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
@@ -804,6 +810,11 @@ def xautoclaim(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XINFO GROUPS / CONSUMERS ----------------------------------------------------------
 
+def _reported_entries_read(group: ConsumerGroup) -> int | None:
+    read = group.entries_read
+    return None if read is None else engine.as_long_long(read)
+
+
 @command("xinfo|groups", 3, "readonly", keys=(2, 2, 1), group="stream", since="5.0.0",
          **_DOCS["xinfo|groups"])
 def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
@@ -815,7 +826,7 @@ def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
             (b"consumers", len(group.consumers)),
             (b"pending", len(group.pel)),
             (b"last-delivered-id", format_id(group.last_id)),
-            (b"entries-read", group.entries_read),
+            (b"entries-read", _reported_entries_read(group)),
             (b"lag", engine.group_lag(stream, group)),
         ])
         for group in engine.groups_in_order(stream)
@@ -874,7 +885,7 @@ def xinfo_full_groups(stream: Stream, count: int, now_ms: int = 0, nacked: bool 
         fields = [
             (b"name", group.name),
             (b"last-delivered-id", format_id(group.last_id)),
-            (b"entries-read", group.entries_read),
+            (b"entries-read", _reported_entries_read(group)),
             (b"lag", engine.group_lag(stream, group)),
             (b"pel-count", len(group.pel)),
         ]
@@ -919,6 +930,7 @@ def _parse_ackdel(argv: list[bytes], start: int) -> tuple[bytes, int, int]:
 
 
 @command("xdelex", -5, "write fast", keys=(1, 1, 1), group="stream", since="8.2.0",
+         key_flags="RW delete",
          **_DOCS["xdelex"])
 def xdelex(ctx: Client, argv: list[bytes]) -> object:
     """XDELEX key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]
@@ -955,6 +967,7 @@ def xdelex(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xackdel", -6, "write fast", keys=(1, 1, 1), group="stream", since="8.2.0",
+         key_flags="RW update delete",
          **_DOCS["xackdel"])
 def xackdel(ctx: Client, argv: list[bytes]) -> object:
     """XACKDEL key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import command, help_reply
+from rillet.engine.ids import string2ull
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.resp.types import OK, SimpleString
@@ -19,7 +20,8 @@ def type_name(value: object) -> bytes:
     return getattr(value, "TYPE_NAME", b"none")
 
 
-@command("del", -2, "write", keys=(1, -1, 1), group="generic", since="1.0.0")
+@command("del", -2, "write", keys=(1, -1, 1), group="generic", since="1.0.0",
+         key_flags="RM delete")
 def del_(ctx: Client, argv: list[bytes]) -> object:
     """DEL key [key ...]"""
     db = ctx.db
@@ -31,20 +33,21 @@ def del_(ctx: Client, argv: list[bytes]) -> object:
     return deleted
 
 
-@command("unlink", -2, "write fast", keys=(1, -1, 1), group="generic", since="4.0.0")
+@command("unlink", -2, "write fast", keys=(1, -1, 1), group="generic", since="4.0.0",
+         key_flags="RM delete")
 def unlink(ctx: Client, argv: list[bytes]) -> object:
     """UNLINK key [key ...]"""
     return del_(ctx, argv)
 
 
-@command("exists", -2, "readonly fast", keys=(1, -1, 1), group="generic", since="1.0.0")
+@command("exists", -2, "readonly fast", keys=(1, -1, 1), key_flags="RO", group="generic", since="1.0.0")
 def exists(ctx: Client, argv: list[bytes]) -> object:
     """EXISTS key [key ...]"""
     db = ctx.db
     return sum(1 for key in argv[1:] if db.get(key) is not None)
 
 
-@command("type", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="1.0.0")
+@command("type", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO", group="generic", since="1.0.0")
 def type_(ctx: Client, argv: list[bytes]) -> object:
     """TYPE key"""
     value = ctx.db.get(argv[1])
@@ -61,15 +64,20 @@ def keys_(ctx: Client, argv: list[bytes]) -> object:
     return [key for key in ctx.db.keys() if glob_match(pattern, key)]
 
 
+def _scan_cursor(raw: bytes) -> int:
+    """Redis's parseScanCursorOrReply: string2ull of the C string (up to a NUL byte),
+    which takes what C's strtoull takes where string2ll fails (leading spaces, '+',
+    leading zeros, a '-' that wraps around 2**64)."""
+    cursor = string2ull(raw.split(b"\0", 1)[0])
+    if cursor is None:
+        raise ReplyError(errors.INVALID_CURSOR)
+    return cursor
+
+
 @command("scan", -2, "readonly", group="generic", since="2.8.0")
 def scan(ctx: Client, argv: list[bytes]) -> object:
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
-    try:
-        cursor = int(argv[1])
-        if cursor < 0 or cursor >= 2**64 or not argv[1].isdigit():
-            raise ValueError
-    except ValueError:
-        raise ReplyError(errors.INVALID_CURSOR) from None
+    cursor = _scan_cursor(argv[1])
     pattern = None
     count = 10
     wanted_type = None
@@ -124,13 +132,14 @@ def _rename(ctx: Client, argv: list[bytes], nx: bool) -> object:
     return 1 if nx else OK
 
 
-@command("rename", 3, "write", keys=(1, 2, 1), group="generic", since="1.0.0")
+@command("rename", 3, "write", keys=(1, 2, 1), key_flags="RW access delete|OW update", group="generic", since="1.0.0")
 def rename(ctx: Client, argv: list[bytes]) -> object:
     """RENAME key newkey"""
     return _rename(ctx, argv, nx=False)
 
 
-@command("renamenx", 3, "write fast", keys=(1, 2, 1), group="generic", since="1.0.0")
+@command("renamenx", 3, "write fast", keys=(1, 2, 1),
+         key_flags="RW access delete|OW insert", group="generic", since="1.0.0")
 def renamenx(ctx: Client, argv: list[bytes]) -> object:
     """RENAMENX key newkey"""
     return _rename(ctx, argv, nx=True)
@@ -278,7 +287,7 @@ def _string_encoding(value: bytes) -> bytes:
     return b"embstr" if len(value) <= 44 else b"raw"
 
 
-@command("object|encoding", 3, "readonly", keys=(2, 2, 1), group="generic", since="2.2.3")
+@command("object|encoding", 3, "readonly", keys=(2, 2, 1), key_flags="RO", group="generic", since="2.2.3")
 def object_encoding(ctx: Client, argv: list[bytes]) -> object:
     """OBJECT ENCODING key"""
     value = ctx.db.get(argv[2])
@@ -300,7 +309,7 @@ def object_help(ctx: Client, argv: list[bytes]) -> object:
     )
 
 
-@command("memory|usage", -3, "readonly", keys=(2, 2, 1), group="server", since="4.0.0")
+@command("memory|usage", -3, "readonly", keys=(2, 2, 1), key_flags="RO", group="server", since="4.0.0")
 def memory_usage(ctx: Client, argv: list[bytes]) -> object:
     """MEMORY USAGE key [SAMPLES count]"""
     samples = 5

@@ -12,6 +12,7 @@ import errno
 import time
 
 from rillet import errors
+from rillet.commands import table
 from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.resp.types import OK, SimpleString
@@ -58,6 +59,10 @@ def _check_debug_allowed(ctx: Client) -> None:
 
 
 _DEBUG_FLAGS = "admin noscript loading stale"
+
+
+# DEBUG is one command in Redis (its categories are its own); here each subcommand is a spec.
+table.container("debug", "server", "admin slow dangerous")
 
 
 @command("debug|reload", -2, _DEBUG_FLAGS, group="server", since="1.0.0")

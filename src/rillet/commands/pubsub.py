@@ -26,11 +26,10 @@ class Channels:
 
 
 def channels_of(state: ServerState) -> Channels:
-    # (Held in `extensions` until the pub/sub issue gives it typed wiring.)
-    found = state.extensions.get("pubsub")
+    found = state.pubsub
     if found is None:
-        found = state.extensions["pubsub"] = Channels()
-    return found  # type: ignore[return-value]
+        found = state.pubsub = Channels()
+    return found
 
 
 def _replies(ctx: Client, items: list[list[object]]) -> Raw:

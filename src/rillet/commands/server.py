@@ -60,6 +60,11 @@ def _section_clients(state: ServerState) -> list[tuple[str, object]]:
         # As Redis: replicas attached to us (flag S) are not counted.
         ("connected_clients", sum(1 for c in state.clients.values() if "S" not in c.flags)),
         ("maxclients", state.config["maxclients"]),
+        # The largest buffers among the clients connected now.
+        ("client_recent_max_input_buffer", max(
+            (c.conn.query_buffer_size for c in state.clients.values() if c.conn), default=0)),
+        ("client_recent_max_output_buffer", max(
+            (c.conn.output_buffer_size for c in state.clients.values() if c.conn), default=0)),
         ("blocked_clients", state.blocked_count()),
         ("watching_clients", sum(1 for c in state.clients.values() if c.watched)),
         ("total_watched_keys", len(state.watched_keys)),
@@ -126,8 +131,12 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("keyspace_hits", s.keyspace_hits),
         ("keyspace_misses", s.keyspace_misses),
         ("pubsub_channels", 0),
-        ("total_error_replies", s.total_error_replies),
+        # Redis's order: these two come after the error counters.
         ("unexpected_error_replies", s.unexpected_error_replies),
+        ("total_error_replies", s.total_error_replies),
+        ("client_query_buffer_limit_disconnections", s.query_buffer_limit_disconnections),
+        ("client_output_buffer_limit_disconnections", s.output_buffer_limit_disconnections),
+        *((f"acl_access_denied_{kind}", n) for kind, n in state.acl.denied.items()),
     ]
 
 
@@ -449,10 +458,6 @@ _FLAG_ORDER = (
     "may_replicate", "sentinel", "only_sentinel", "no_mandatory_keys", "protected",
     "module_no_cluster", "no_async_loading", "no_multi", "movablekeys", "allow_busy",
 )
-_GROUP_CATEGORY = {
-    "generic": "keyspace", "string": "string", "connection": "connection",
-    "transactions": "transaction", "stream": "stream", "scripting": "scripting",
-}
 
 
 def _flag_set(spec: CommandSpec) -> SetReply:
@@ -461,51 +466,27 @@ def _flag_set(spec: CommandSpec) -> SetReply:
     return SetReply([SimpleString(flag.encode()) for flag in known])
 
 
-# Redis's ACL category order (acl.c ACLCommandCategories).
-_CATEGORY_ORDER = (
-    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
-    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
-    "connection", "transaction", "scripting",
-)
-
-
-def acl_categories(spec: CommandSpec) -> list[str]:
-    if spec.acl_categories:
-        return list(spec.acl_categories)
-    if spec.handler is None:
-        return ["slow"]  # a container such as CONFIG: its subcommands carry the rest
-    flags = spec.flags
-    categories = {"fast" if "fast" in flags else "slow"}
-    if "write" in flags:
-        categories.add("write")
-    if "readonly" in flags:
-        categories.add("read")
-    if spec.group in _GROUP_CATEGORY:
-        categories.add(_GROUP_CATEGORY[spec.group])
-    if "admin" in flags:
-        categories |= {"admin", "dangerous"}
-    if "blocking" in flags:
-        categories.add("blocking")
-    return [c for c in _CATEGORY_ORDER if c in categories]
+acl_categories = table.acl_categories
 
 
 def _key_specs(spec: CommandSpec) -> list:
-    """One range key spec from (first, last, step), Redis's COMMAND INFO shape."""
+    """Key specs from (first, last, step) and the flags in the table, Redis's COMMAND INFO shape."""
     if spec.first_key <= 0:
         return []
-    if spec.is_write:
-        flags = [b"RW", b"update"]
+    flags = spec.key_spec_flags()
+    if len(flags) > 1:  # one spec per key position (RENAME's source and destination)
+        ranges = [(spec.first_key + n, 0, 1, f) for n, f in enumerate(flags)]
     else:
-        flags = [b"RO", b"access"]
-    last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
+        last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
+        ranges = [(spec.first_key, last, spec.key_step or 1, flags[0])]
     return [Map([
-        (b"flags", SetReply([SimpleString(f) for f in flags])),
-        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", spec.first_key)]))])),
+        (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
+        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", index)]))])),
         (b"find_keys", Map([
             (b"type", b"range"),
-            (b"spec", Map([(b"lastkey", last), (b"keystep", spec.key_step or 1), (b"limit", 0)])),
+            (b"spec", Map([(b"lastkey", last), (b"keystep", step), (b"limit", 0)])),
         ])),
-    ])]
+    ]) for index, last, step, text in ranges]
 
 
 def command_info(spec: CommandSpec) -> list:
@@ -615,19 +596,25 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
 
 @command("command|getkeys", -3, "loading stale", group="server", since="2.8.13", acl="slow connection")
 def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
-    """COMMAND GETKEYS command [arg [arg ...]]"""
-    spec = table.lookup(argv[2])
+    """COMMAND GETKEYS command [arg [arg ...]]
+
+    Checked in Redis's order: the command (a container with an unknown
+    subcommand is none), whether it has keys at all, then its arity.
+    """
+    args = argv[2:]
+    spec = table.lookup(args[0])
+    if spec is not None and spec.subcommands and len(args) > 1:
+        spec = spec.subcommands.get(args[1].lower())
     if spec is None:
         raise ReplyError(errors.GETKEYS_INVALID_COMMAND)
-    args = argv[2:]
-    if spec.handler is None and len(args) > 1:
-        spec = spec.subcommands.get(args[1].lower()) or spec
+    if spec.find_keys is None and spec.first_key <= 0:
+        raise ReplyError(errors.GETKEYS_NO_KEYS)
     if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
         raise ReplyError(errors.GETKEYS_WRONG_ARITY)
-    keys_at = spec.key_indexes(len(args))
-    if not keys_at:
-        raise ReplyError(errors.GETKEYS_NO_KEYS)
-    return [args[i] for i in keys_at if i < len(args)]
+    keys = [args[i] for i, _ in spec.keys_with_flags(args)]
+    if not keys:
+        raise ReplyError(errors.GETKEYS_INVALID_ARGS)
+    return keys
 
 
 @command("command|help", 2, "loading stale", group="server", since="5.0.0", acl="slow connection")

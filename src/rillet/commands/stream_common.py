@@ -15,25 +15,16 @@ from hashlib import blake2b
 from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int
 from rillet.engine import groups as group_engine
+from rillet.engine.idmp import Idmp
 from rillet.engine.ids import StreamID, format_id, parse_strict_id, parse_xadd_id
 from rillet.engine.stream import NodeLimits, Stream, default_trim_limit
 from rillet.errors import ReplyError
 from rillet.state import Client, ServerState
 
-Stream.TYPE_NAME = b"stream"  # type: ignore[attr-defined]
-Stream.ENCODING = b"stream"  # type: ignore[attr-defined]
-
 
 def node_limits(server: ServerState) -> NodeLimits:
-    """The one NodeLimits every stream of this server shares; CONFIG SET updates it."""
-    limits = server.extensions.get("stream_node_limits")
-    if limits is None:
-        config = server.config
-        limits = NodeLimits(config["stream-node-max-entries"], config["stream-node-max-bytes"])  # type: ignore[arg-type]
-        config.watch("stream-node-max-entries", lambda v: setattr(limits, "node_max_entries", v))
-        config.watch("stream-node-max-bytes", lambda v: setattr(limits, "node_max_bytes", v))
-        server.extensions["stream_node_limits"] = limits
-    return limits  # type: ignore[return-value]
+    """The NodeLimits every stream of this server shares: the keyspace's (CONFIG SET updates it)."""
+    return server.keyspace.stream_limits
 
 
 def get_stream(ctx: Client, key: bytes) -> Stream | None:
@@ -301,80 +292,12 @@ def split_streams(argv: list[bytes], streams_at: int, command_name: str) -> tupl
     return tail[:half], tail[half:]
 
 
-# --- IDMP: idempotent producers (Redis 8.6) ---------------------------------------------
+# --- IDMP: idempotent producers (Redis 8.6); the state is engine.idmp.Idmp --------------
 
-IDMP_DURATION_MAX_S = 86400
-IDMP_MAXSIZE_MAX = 10000
-
-
-class Idmp:
-    """A stream's IDMP map: per producer ID, its recent idempotent IDs -> entry ID.
-
-    Each producer's dict is in insertion order, which is also entry-ID order
-    (IDMP only works with `*`), so the oldest iid is the first key: eviction
-    by IDMP-MAXSIZE and expiry by IDMP-DURATION both pop from the front. An
-    iid's time is its entry ID's milliseconds, which makes replaying an
-    XIDMPRECORD effect deterministic. `duration_s`/`maxsize` are None until
-    XCFGSET sets them; until then the server's stream-idmp-* defaults apply.
-    """
-
-    __slots__ = ("duration_s", "maxsize", "producers", "iids_added", "iids_duplicates")
-
-    def __init__(self) -> None:
-        self.duration_s: int | None = None
-        self.maxsize: int | None = None
-        self.producers: dict[bytes, dict[bytes, StreamID]] = {}
-        self.iids_added = 0
-        self.iids_duplicates = 0
-
-    def settings(self, server: ServerState) -> tuple[int, int]:
-        config = server.config
-        duration = self.duration_s if self.duration_s is not None else config["stream-idmp-duration"]
-        maxsize = self.maxsize if self.maxsize is not None else config["stream-idmp-maxsize"]
-        return duration, maxsize  # type: ignore[return-value]
-
-    def lookup(self, pid: bytes, iid: bytes, now_ms: int, duration_s: int) -> StreamID | None:
-        """The entry ID recorded for (pid, iid), unless it expired (then it is forgotten)."""
-        iids = self.producers.get(pid)
-        if iids is None:
-            return None
-        self._expire(pid, iids, now_ms, duration_s)
-        return iids.get(iid)
-
-    def record(self, pid: bytes, iid: bytes, sid: StreamID, now_ms: int, duration_s: int,
-               maxsize: int) -> None:
-        iids = self.producers.get(pid)
-        if iids is None:
-            iids = self.producers[pid] = {}
-        else:
-            self._expire(pid, iids, now_ms, duration_s)
-            iids.pop(iid, None)
-            while len(iids) >= maxsize:
-                del iids[next(iter(iids))]
-        iids[iid] = sid
-        self.producers[pid] = iids  # _expire drops a producer it empties
-        self.iids_added += 1
-
-    def _expire(self, pid: bytes, iids: dict[bytes, StreamID], now_ms: int, duration_s: int) -> None:
-        horizon = now_ms - duration_s * 1000
-        while iids:
-            oldest = next(iter(iids))
-            if iids[oldest][0] > horizon:
-                return
-            del iids[oldest]
-        del self.producers[pid]
-
-    def expire_all(self, now_ms: int, duration_s: int) -> None:
-        for pid, iids in list(self.producers.items()):
-            self._expire(pid, iids, now_ms, duration_s)
-
-    def clear(self) -> None:
-        """XCFGSET with a new setting forgets every producer (counters stay)."""
-        self.producers.clear()
-
-    @property
-    def iids_tracked(self) -> int:
-        return sum(map(len, self.producers.values()))
+def idmp_settings(server: ServerState, idmp: Idmp) -> tuple[int, int]:
+    """(duration s, maxsize) in force for `idmp`: XCFGSET's, else the stream-idmp-* config."""
+    config = server.config
+    return idmp.settings(config["stream-idmp-duration"], config["stream-idmp-maxsize"])  # type: ignore[arg-type]
 
 
 def idmp_auto_iid(fields: list[bytes]) -> bytes:
@@ -392,15 +315,12 @@ def idmp_auto_iid(fields: list[bytes]) -> bytes:
 
 def idmp_of(server: ServerState, stream: Stream) -> Idmp | None:
     """The stream's IDMP state, None if it never used IDMP or XCFGSET."""
-    return stream.idmp  # type: ignore[return-value]
+    return stream.idmp
 
 
 def idmp_for(server: ServerState, stream: Stream) -> Idmp:
     """The stream's IDMP state, created on first use."""
-    idmp = stream.idmp
-    if idmp is None:
-        idmp = stream.idmp = Idmp()
-    return idmp  # type: ignore[return-value]
+    return stream.ensure_idmp()
 
 
 # --- MEMORY USAGE -----------------------------------------------------------------------
@@ -435,3 +355,43 @@ def stream_memory_usage(db, key: bytes, stream: Stream, samples: int) -> int:
     n = len(key)
     alloc = 16 + 1 + _sds_header(n) + n + 1 + (8 if key in db.expires else 0)
     return stream.memory_usage(samples) + 8 + _jemalloc_q8(alloc)
+
+
+def streams_keys(start: int):
+    """XREAD/XREADGROUP's keys, as Redis finds them for COMMAND GETKEYS and ACL checks.
+
+    First the keyword key spec: STREAMS searched from `start` (never in the last
+    argument), the keys the first half of what follows. If that finds STREAMS
+    but no key, xreadGetKeys is the fallback: it skips the options to find
+    STREAMS and needs an even, non-zero number of arguments after it.
+    """
+
+    def find(argv: list[bytes]) -> list[tuple[int, str]]:
+        argc = len(argv)
+        for i in range(start, argc - 1):
+            if argv[i].upper() == b"STREAMS":
+                first = i + 1
+                count = (argc - first) // 2
+                if count:
+                    return [(first + n, "RO access") for n in range(count)]
+                break
+        else:
+            return []  # no keyword: no keys, and no fallback
+        i, streams_at = 1, -1
+        while i < argc:
+            word = argv[i].upper()
+            if word in (b"BLOCK", b"COUNT"):
+                i += 2
+            elif word == b"GROUP":
+                i += 3
+            elif word == b"NOACK":
+                i += 1
+            else:
+                streams_at = i if word == b"STREAMS" else -1
+                break
+        rest = argc - streams_at - 1
+        if streams_at < 0 or rest == 0 or rest % 2:
+            return []
+        return [(streams_at + 1 + n, "RO access") for n in range(rest // 2)]
+
+    return find

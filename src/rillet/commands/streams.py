@@ -12,8 +12,6 @@ from __future__ import annotations
 from rillet import errors
 from rillet.commands.args import INT64_MAX, Options, int_in_range, parse_int
 from rillet.commands.stream_common import (
-    IDMP_DURATION_MAX_S,
-    IDMP_MAXSIZE_MAX,
     apply_trim,
     effect_options,
     entries_reply,
@@ -22,11 +20,15 @@ from rillet.commands.stream_common import (
     idmp_auto_iid,
     idmp_for,
     idmp_of,
+    idmp_settings,
     node_limits,
     parse_add_trim_args,
     parse_block_timeout,
+    streams_keys,
 )
 from rillet.commands.table import command, help_reply
+from rillet.engine.groups import as_long_long
+from rillet.engine.idmp import IDMP_DURATION_MAX_S, IDMP_MAXSIZE_MAX
 from rillet.engine.ids import (
     MAX_ID,
     MIN_ID,
@@ -199,7 +201,7 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
         if stream is not None:
             idmp = idmp_of(server, stream)
             if idmp is not None:
-                duration_s, _ = idmp.settings(server)
+                duration_s, _ = idmp_settings(server, idmp)
                 seen = idmp.lookup(pid, iid, now_ms, duration_s)
                 if seen is not None:
                     idmp.iids_duplicates += 1
@@ -218,7 +220,7 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
     sid_text = format_id(sid)
     if pid is not None:
         idmp = idmp_for(server, stream)  # type: ignore[arg-type]
-        duration_s, maxsize = idmp.settings(server)
+        duration_s, maxsize = idmp_settings(server, idmp)
         idmp.record(pid, iid, sid, now_ms, duration_s, maxsize)
     ctx.modified(key)
     if server.effect_sinks:
@@ -230,7 +232,7 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XLEN / XRANGE / XREVRANGE -------------------------------------------------------------
 
-@command("xlen", 2, "readonly fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xlen", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO", group="stream", since="5.0.0",
          **_docs("xlen"))
 def xlen(ctx: Client, argv: list[bytes]) -> object:
     """XLEN key"""
@@ -281,6 +283,7 @@ def xrevrange(ctx: Client, argv: list[bytes]) -> object:
 # --- XDEL / XTRIM -----------------------------------------------------------------------------
 
 @command("xdel", -3, "write fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_docs("xdel"))
 def xdel(ctx: Client, argv: list[bytes]) -> object:
     """XDEL key id [id ...]
@@ -303,6 +306,7 @@ def xdel(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",
+         key_flags="RW delete",
          **_docs("xtrim"))
 def xtrim(ctx: Client, argv: list[bytes]) -> object:
     """XTRIM key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]
@@ -327,7 +331,7 @@ def xtrim(ctx: Client, argv: list[bytes]) -> object:
 # --- XREAD ------------------------------------------------------------------------------------
 
 @command("xread", -4, "readonly blocking movablekeys", keys=(0, 0, 0), group="stream",
-         since="5.0.0", **_docs("xread"))
+         since="5.0.0", find_keys=streams_keys(1), **_docs("xread"))
 def xread(ctx: Client, argv: list[bytes]) -> object:
     """XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
 
@@ -471,7 +475,7 @@ def _idmp_fields(ctx: Client, stream: Stream) -> list[tuple[bytes, int]]:
                 (b"idmp-maxsize", config["stream-idmp-maxsize"]),
                 (b"pids-tracked", 0), (b"iids-tracked", 0), (b"iids-added", 0),
                 (b"iids-duplicates", 0)]
-    duration_s, maxsize = idmp.settings(server)
+    duration_s, maxsize = idmp_settings(server, idmp)
     idmp.expire_all(server.clock.now_ms(), duration_s)
     return [(b"idmp-duration", duration_s), (b"idmp-maxsize", maxsize),
             (b"pids-tracked", len(idmp.producers)), (b"iids-tracked", idmp.iids_tracked),
@@ -499,11 +503,12 @@ def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
     with at most COUNT PEL entries each.
     """
     argc = len(argv)
+    # Redis's xinfoCommand looks the key up before it reads the options.
+    stream = existing_stream(ctx, argv[2])
     full = argc >= 4 and argv[3].upper() == b"FULL"
     if not (argc == 3 or (argc == 4 and full)
             or (argc == 6 and full and argv[4].upper() == b"COUNT")):
         raise ReplyError(errors.subcommand_syntax(argv[1], "xinfo"))
-    stream = existing_stream(ctx, argv[2])
     count = 10
     if argc == 6:
         count = parse_int(argv[5])
@@ -515,7 +520,7 @@ def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
         (b"radix-tree-nodes", stream.radix_tree_nodes),
         (b"last-generated-id", format_id(stream.last_id)),
         (b"max-deleted-entry-id", format_id(stream.max_deleted_id)),
-        (b"entries-added", stream.entries_added),
+        (b"entries-added", as_long_long(stream.entries_added)),
         (b"recorded-first-entry-id", format_id(stream.first_id)),
     ]
     fields += _idmp_fields(ctx, stream)
@@ -581,7 +586,7 @@ def xcfgset(ctx: Client, argv: list[bytes]) -> object:
     stream = existing_stream(ctx, key)
     server = ctx.server
     idmp = idmp_for(server, stream)
-    old_duration, old_maxsize = idmp.settings(server)
+    old_duration, old_maxsize = idmp_settings(server, idmp)
     new_duration = old_duration if duration_s is None else duration_s
     new_maxsize = old_maxsize if maxsize is None else maxsize
     if (new_duration, new_maxsize) != (old_duration, old_maxsize):
@@ -609,7 +614,7 @@ def xidmprecord(ctx: Client, argv: list[bytes]) -> object:
     stream = existing_stream(ctx, key)
     server = ctx.server
     idmp = idmp_for(server, stream)
-    duration_s, maxsize = idmp.settings(server)
+    duration_s, maxsize = idmp_settings(server, idmp)
     idmp.record(pid, iid, sid, server.clock.now_ms(), duration_s, maxsize)
     ctx.modified(key)
     return OK

@@ -35,7 +35,15 @@ def get(ctx: Client, argv: list[bytes]) -> object:
 _SET_EXPIRY = {b"EX": 1000, b"PX": 1, b"EXAT": 1000, b"PXAT": 1}
 
 
-@command("set", -3, "write denyoom", keys=(1, 1, 1), group="string", since="1.0.0")
+def _set_keys(argv: list[bytes]) -> list[tuple[int, str]]:
+    # Redis's setGetKeys: SET reads its key only with GET.
+    if any(arg.upper() == b"GET" for arg in argv[3:]):
+        return [(1, "RW access update")]
+    return [(1, "OW update")]
+
+
+@command("set", -3, "write denyoom", keys=(1, 1, 1), group="string", since="1.0.0",
+         key_flags="RW access update variable_flags", find_keys=_set_keys)
 def set_(ctx: Client, argv: list[bytes]) -> object:
     """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
     if len(argv) == 3:
@@ -105,7 +113,7 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
     return old if want_old else OK
 
 
-@command("setnx", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0")
+@command("setnx", 3, "write denyoom fast", keys=(1, 1, 1), key_flags="OW insert", group="string", since="1.0.0")
 def setnx(ctx: Client, argv: list[bytes]) -> object:
     """SETNX key value"""
     if ctx.db.get(argv[1]) is not None:
@@ -115,7 +123,7 @@ def setnx(ctx: Client, argv: list[bytes]) -> object:
     return 1
 
 
-@command("getdel", 2, "write fast", keys=(1, 1, 1), group="string", since="6.2.0")
+@command("getdel", 2, "write fast", keys=(1, 1, 1), key_flags="RW access delete", group="string", since="6.2.0")
 def getdel(ctx: Client, argv: list[bytes]) -> object:
     """GETDEL key"""
     value = get_string(ctx, argv[1])
@@ -137,7 +145,8 @@ def mget(ctx: Client, argv: list[bytes]) -> object:
     return out
 
 
-@command("mset", -3, "write denyoom", keys=(1, -1, 2), group="string", since="1.0.1")
+@command("mset", -3, "write denyoom", keys=(1, -1, 2), group="string", since="1.0.1",
+         key_flags="OW update")
 def mset(ctx: Client, argv: list[bytes]) -> object:
     """MSET key value [key value ...]"""
     if len(argv) % 2 == 0:
@@ -148,14 +157,15 @@ def mset(ctx: Client, argv: list[bytes]) -> object:
     return OK
 
 
-@command("strlen", 2, "readonly fast", keys=(1, 1, 1), group="string", since="2.2.0")
+@command("strlen", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO", group="string", since="2.2.0")
 def strlen(ctx: Client, argv: list[bytes]) -> object:
     """STRLEN key"""
     value = get_string(ctx, argv[1])
     return 0 if value is None else len(value)
 
 
-@command("append", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="2.0.0")
+@command("append", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="2.0.0",
+         key_flags="RW insert")
 def append(ctx: Client, argv: list[bytes]) -> object:
     """APPEND key value"""
     value = (get_string(ctx, argv[1]) or b"") + argv[2]
@@ -178,25 +188,27 @@ def _incr(ctx: Client, key: bytes, delta: int) -> int:
     return result
 
 
-@command("incr", 2, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0")
+@command("incr", 2, "write denyoom fast", keys=(1, 1, 1), key_flags="RW access update", group="string", since="1.0.0")
 def incr(ctx: Client, argv: list[bytes]) -> object:
     """INCR key"""
     return _incr(ctx, argv[1], 1)
 
 
-@command("decr", 2, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0")
+@command("decr", 2, "write denyoom fast", keys=(1, 1, 1), key_flags="RW access update", group="string", since="1.0.0")
 def decr(ctx: Client, argv: list[bytes]) -> object:
     """DECR key"""
     return _incr(ctx, argv[1], -1)
 
 
-@command("incrby", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0")
+@command("incrby", 3, "write denyoom fast", keys=(1, 1, 1),
+         key_flags="RW access update", group="string", since="1.0.0")
 def incrby(ctx: Client, argv: list[bytes]) -> object:
     """INCRBY key increment"""
     return _incr(ctx, argv[1], parse_int(argv[2]))
 
 
-@command("decrby", 3, "write denyoom fast", keys=(1, 1, 1), group="string", since="1.0.0")
+@command("decrby", 3, "write denyoom fast", keys=(1, 1, 1),
+         key_flags="RW access update", group="string", since="1.0.0")
 def decrby(ctx: Client, argv: list[bytes]) -> object:
     """DECRBY key decrement"""
     delta = parse_int(argv[2])

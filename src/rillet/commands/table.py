@@ -43,8 +43,16 @@ class CommandSpec:
     summary: str = ""
     complexity: str = ""
     acl_categories: tuple[str, ...] = ()
+    # Redis's key spec flags, one string per key position in order, the last
+    # repeating ("RW access update"); empty: derived from write/readonly.
+    key_flags: tuple[str, ...] = ()
+    # For keys (first, last, step) cannot say (XREAD's after STREAMS, SET's
+    # GET): argv -> [(index, key spec flags)].
+    find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None
     subcommands: dict[bytes, CommandSpec] = field(default_factory=dict)
     parent: CommandSpec | None = None
+    # Redis knows this container as one command (DEBUG): ACL CAT lists it alone.
+    one_command: bool = False
     # Precomputed for the hot path: attribute reads beat set lookups.
     is_write: bool = False
     is_blocking: bool = False
@@ -70,6 +78,19 @@ class CommandSpec:
             return []
         last = self.last_key if self.last_key >= 0 else argc + self.last_key
         return list(range(self.first_key, last + 1, self.key_step or 1))
+
+    def key_spec_flags(self) -> tuple[str, ...]:
+        if self.key_flags:
+            return self.key_flags
+        return ("RW update",) if self.is_write else ("RO access",)
+
+    def keys_with_flags(self, argv: list[bytes]) -> list[tuple[int, str]]:
+        """The command's keys as (argv index, Redis key spec flags), for ACL and GETKEYS."""
+        if self.find_keys is not None:
+            return self.find_keys(argv)
+        flags = self.key_spec_flags()
+        indexes = [i for i in self.key_indexes(len(argv)) if i < len(argv)]
+        return [(i, flags[min(n, len(flags) - 1)]) for n, i in enumerate(indexes)]
 
 
 COMMANDS: dict[str, CommandSpec] = {}
@@ -110,6 +131,8 @@ def command(
     summary: str = "",
     complexity: str = "",
     acl: str = "",
+    key_flags: str = "",
+    find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None,
 ) -> Callable[[Handler], Handler]:
     """Register a handler `(ctx, argv) -> reply` under `name` ("xadd" or "xinfo|stream")."""
 
@@ -128,6 +151,8 @@ def command(
             summary=summary or (handler.__doc__ or "").strip().split("\n\n")[-1].strip()[:200],
             complexity=complexity,
             acl_categories=tuple(acl.split()),
+            key_flags=tuple(part.strip() for part in key_flags.split("|")) if key_flags else (),
+            find_keys=find_keys,
             is_write=WRITE in flag_set,
             is_blocking=BLOCKING in flag_set,
             allowed_unauthenticated=NOAUTH in flag_set,
@@ -149,6 +174,74 @@ def command(
         return handler
 
     return register
+
+
+def rename(old: bytes, new: bytes) -> str | None:
+    """`rename-command old new` (new empty: the command is gone), for clients only:
+    COMMANDS keeps the original names, which the AOF loader and replicas use.
+    Returns Redis's startup error, or None."""
+    spec = COMMANDS.get(old.lower().decode("utf-8", "replace"))
+    if spec is None or TABLE.get(old.lower()) is not spec:
+        return "No such command in rename-command"
+    if new and TABLE.get(new.lower()) is not None:
+        return "Target command name already exists"
+    for raw in (old.lower(), old.upper()):
+        TABLE.pop(raw, None)
+    if new:
+        TABLE[new.lower()] = spec
+        TABLE[new.upper()] = spec
+        TABLE[new] = spec
+    return None
+
+
+def container(name: str, group: str, acl: str) -> None:
+    """Declare a container whose own categories Redis reports (DEBUG: one command in Redis)."""
+    spec = _container(name, group)
+    spec.acl_categories = tuple(acl.split())
+    spec.one_command = True
+
+
+# Redis's ACL category order (acl.c ACLCommandCategories).
+CATEGORY_ORDER = (
+    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
+    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
+    "connection", "transaction", "scripting",
+)
+_GROUP_CATEGORY = {
+    "generic": "keyspace", "string": "string", "connection": "connection",
+    "transactions": "transaction", "stream": "stream", "scripting": "scripting",
+}
+
+
+def acl_categories(spec: CommandSpec) -> list[str]:
+    """A command's ACL categories: its `acl=`, else what its flags and group imply,
+    as Redis derives them (setImplicitACLCategories plus the group's category)."""
+    if spec.acl_categories:
+        return list(spec.acl_categories)
+    if spec.handler is None:
+        return ["slow"]  # a container such as CONFIG: its subcommands carry the rest
+    flags = spec.flags
+    categories = {"fast" if "fast" in flags else "slow"}
+    if WRITE in flags:
+        categories.add("write")
+    if READONLY in flags:
+        categories.add("read")
+    if spec.group in _GROUP_CATEGORY:
+        categories.add(_GROUP_CATEGORY[spec.group])
+    if ADMIN in flags:
+        categories |= {"admin", "dangerous"}
+    if BLOCKING in flags:
+        categories.add("blocking")
+    return [c for c in CATEGORY_ORDER if c in categories]
+
+
+def all_specs() -> list[CommandSpec]:
+    """Every command and subcommand, each once."""
+    out = []
+    for spec in COMMANDS.values():
+        out.append(spec)
+        out.extend(unique_subcommands(spec))
+    return out
 
 
 def lookup(name: bytes) -> CommandSpec | None:

@@ -57,7 +57,7 @@ def exec_(ctx: Client, argv: list[bytes]) -> object:
     return server.transactions.run_transaction(ctx, queued)
 
 
-@command("watch", -2, "noscript loading stale fast allow_busy", keys=(1, -1, 1),
+@command("watch", -2, "noscript loading stale fast allow_busy", keys=(1, -1, 1), key_flags="RO",
          group="transactions", since="2.2.0")
 def watch(ctx: Client, argv: list[bytes]) -> object:
     """WATCH key [key ...]"""

@@ -231,6 +231,46 @@ class ConsumerGroup:
         consumers = self.consumers
         return [consumers[n] for n in names]
 
+    # --- persistence -------------------------------------------------------
+    def restore_pending(self, records: list[tuple[int, Consumer | None, int, int]]) -> None:
+        """Fill the empty PELs from (id key, owner or None, delivery ms, count) records.
+
+        Records come in idle order (oldest delivery first; ties in the order
+        they were touched), which becomes the touch order. Owners must be
+        consumers of this group. Raises ValueError on a duplicate ID.
+        """
+        if self.pel:
+            raise ValueError("restore_pending needs an empty PEL")
+        entries = [PendingEntry(key, (time_ms << TOUCH_BITS) | touch, owner, count)
+                   for touch, (key, owner, time_ms, count) in enumerate(records)]
+        by_time = sorted(entries, key=lambda entry: entry.tkey)
+        self.idle_index.fill_sorted([entry.tkey for entry in by_time], by_time)
+        entries.sort(key=lambda entry: entry.key)
+        keys = [entry.key for entry in entries]
+        if any(a == b for a, b in zip(keys, keys[1:], strict=False)):
+            raise ValueError("duplicate ID in a consumer group PEL")
+        self.pel.fill_sorted(keys, entries)
+        per_owner: dict[int, list[PendingEntry]] = {}
+        nacked = 0
+        for entry in entries:
+            owner = entry.consumer
+            if owner is None:
+                nacked += 1
+            else:
+                if self.consumers.get(owner.name) is not owner:
+                    raise ValueError("PEL entry owned by a consumer of another group")
+                per_owner.setdefault(id(owner), []).append(entry)
+        for consumer in self.consumers.values():
+            mine = per_owner.get(id(consumer))
+            if mine:
+                consumer.pel.fill_sorted([entry.key for entry in mine], mine)
+        self._touch_seq = len(entries)
+        self.nacked_count = nacked
+
+    def pending_in_idle_order(self) -> list[PendingEntry]:
+        """Every pending entry, oldest delivery first (what restore_pending takes back)."""
+        return list(self.idle_index)
+
     # --- XREADGROUP ---------------------------------------------------------
     def read_new(
         self,
@@ -469,14 +509,15 @@ class ConsumerGroup:
         at_end = False
         # Fetching a body costs far more than the rest of a step, and most
         # entries of a scan are skipped as too young. A pending entry after
-        # max_deleted_id and not before the first live entry cannot have been
-        # removed (XDEL raises max_deleted_id, KEEPREF trims cut a prefix,
-        # DELREF/ACKED never remove a pending entry), so such an entry is
-        # tested for idleness before its body is fetched.
-        # (XSETID lowering MAXDELETEDID could only make us skip, not claim, a
-        # deleted young entry: its body is always fetched before a claim.)
+        # every deleted ID (deleted_mark: XDEL raises it, XSETID's MAXDELETEDID
+        # cannot lower it) and not before the first live entry cannot have been
+        # removed (KEEPREF trims cut a prefix, DELREF/ACKED never remove a
+        # pending entry), so such an entry is tested for idleness before its
+        # body is fetched. Below that, a deleted entry is reported whatever its
+        # idle time, as Redis checks existence first.
         if stream.length:
-            surely_alive_above = max(id_key(stream.max_deleted_id), id_key(stream.first_id) - 1)
+            surely_alive_above = max(id_key(stream.max_deleted_id), id_key(stream.deleted_mark),
+                                     id_key(stream.first_id) - 1)
         else:
             surely_alive_above = MAX_ID_KEY
         threshold = now_ms - min_idle_ms if min_idle_ms > 0 else None
@@ -754,6 +795,14 @@ def groups_in_order(stream: Any) -> list[ConsumerGroup]:
     return [groups[name] for name in sorted(groups)]
 
 
+def as_long_long(value: int) -> int:
+    """A counter as Redis shows it: entries-added, entries-read and lag are C long
+    longs that wrap past INT64_MAX (XSETID ENTRIESADDED and XGROUP ENTRIESREAD can
+    put them there). rillet keeps the unwrapped counts (persistence writes them as
+    they are) and wraps what it reports."""
+    return ((value + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
 def range_has_tombstones(stream: Any, start: StreamID | None, end: StreamID | None = None) -> bool:
     """Redis's streamRangeHasTombstones: may [start, end] hold a deleted entry?"""
     max_deleted = stream.max_deleted_id
@@ -806,11 +855,11 @@ def group_lag(stream: Any, group: ConsumerGroup) -> int | None:
         # Everything left in the stream is after the group: all of it is lag.
         return stream.length
     if group.entries_read is not None and not range_has_tombstones(stream, group.last_id):
-        return entries_added - group.entries_read
+        return as_long_long(entries_added - group.entries_read)
     entries_read = estimate_entries_read(stream, group.last_id)
     if entries_read is None:
         return None
-    return entries_added - entries_read
+    return as_long_long(entries_added - entries_read)
 
 
 def is_referenced(stream: Any, sid: StreamID) -> bool:

@@ -83,7 +83,8 @@ def _string2ll_negative(text: bytes) -> bool:
     return int(digits) <= _I64_MIN_MAGNITUDE
 
 
-def _string2ull(text: bytes) -> int | None:
+def string2ull(text: bytes) -> int | None:
+    """Redis's string2ull: the value, or None where Redis refuses the text."""
     if text.isdigit():
         value = int(text)
         return value if value <= U64_MAX else None
@@ -120,14 +121,14 @@ def _parse(arg: bytes, missing_seq: int, strict: bool, allow_star_seq: bool) -> 
             raise ReplyError(STREAM_INVALID_ID)
         return (0, 0) if arg == b"-" else (U64_MAX, U64_MAX)
     ms_text, dash, seq_text = arg.partition(b"-")
-    ms = _string2ull(ms_text)
+    ms = string2ull(ms_text)
     if ms is None:
         raise ReplyError(STREAM_INVALID_ID)
     if not dash:
         return ms, missing_seq
     if allow_star_seq and seq_text == b"*":
         return ms, _STAR
-    seq = _string2ull(seq_text)
+    seq = string2ull(seq_text)
     if seq is None:
         raise ReplyError(STREAM_INVALID_ID)
     return ms, seq

@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
 from rillet.clock import Clock
+from rillet.engine.stream import NodeLimits
 
 
 class Database:
@@ -190,10 +191,13 @@ class Database:
 class Keyspace:
     """All databases of one server."""
 
-    __slots__ = ("dbs",)
+    __slots__ = ("dbs", "stream_limits")
 
     def __init__(self, count: int, clock: Clock) -> None:
         self.dbs = [Database(i, clock) for i in range(count)]
+        # stream-node-max-entries/-bytes, shared by every stream of the server
+        # (the server's config updates this one object on CONFIG SET).
+        self.stream_limits = NodeLimits()
 
     def __getitem__(self, index: int) -> Database:
         return self.dbs[index]

@@ -115,6 +115,18 @@ class SortedIndex:
     def __contains__(self, key: int) -> bool:
         return self.get(key) is not None
 
+    def fill_sorted(self, keys: list[int], values: list[Any]) -> None:
+        """Fill an empty index from keys already in ascending order, a block at a time."""
+        if self._len:
+            raise ValueError("fill_sorted needs an empty index")
+        step = self.LOAD
+        for start in range(0, len(keys), step):
+            block_keys = keys[start : start + step]
+            self._keys.append(block_keys)
+            self._vals.append(values[start : start + step])
+            self._maxes.append(block_keys[-1])
+        self._len = len(keys)
+
     def get(self, key: int) -> Any:
         maxes = self._maxes
         pos = bisect_left(maxes, key)

@@ -32,6 +32,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
+from rillet.engine.idmp import Idmp
 from rillet.engine.ids import MAX_ID, MIN_ID, U64_MAX, StreamID
 from rillet.engine.listpack_size import (
     ELEMENT_SIZES,
@@ -97,6 +98,9 @@ class NodeLimits:
 
 
 class Stream:
+    TYPE_NAME = b"stream"  # TYPE's reply
+    ENCODING = b"stream"  # OBJECT ENCODING's reply
+
     __slots__ = (
         "_nodes",
         "_keys",
@@ -106,8 +110,13 @@ class Stream:
         "last_id",  # last-generated-id: the top ID ever added, or set by XSETID
         "entries_added",  # entries ever added (XSETID may set it)
         "max_deleted_id",  # max-deleted-entry-id: highest ID removed by XDEL
+        # The highest ID ever deleted or given as MAXDELETEDID: XSETID may lower
+        # max_deleted_id, and entries above it may still be gone; this never goes
+        # down (XAUTOCLAIM's scan trusts entries above it to be alive). In memory
+        # only: a loaded stream has MIN_ID here and readers take the max of both.
+        "deleted_mark",
         "groups",  # consumer groups by name (bytes), insertion-ordered
-        "idmp",  # XADD IDMP state (commands/stream_common.Idmp) or None; opaque here
+        "idmp",  # XADD IDMP state (engine.idmp.Idmp) or None
         "_tree_version",
         "_tree_nodes_cache",
     )
@@ -127,10 +136,58 @@ class Stream:
         self.last_id: StreamID = MIN_ID
         self.entries_added = 0
         self.max_deleted_id: StreamID = MIN_ID
+        self.deleted_mark: StreamID = MIN_ID
         self.groups: dict[bytes, Any] = {}
-        self.idmp: Any = None
+        self.idmp: Idmp | None = None
         self._tree_version = 0
         self._tree_nodes_cache: tuple[int, int] = (-1, 0)
+
+    # --- persistence: public construction and node access ------------------------------
+
+    @classmethod
+    def restore(
+        cls,
+        nodes: list[StreamNode],
+        *,
+        length: int,
+        last_id: StreamID,
+        entries_added: int,
+        max_deleted_id: StreamID,
+        limits: NodeLimits | None = None,
+    ) -> Stream:
+        """A stream rebuilt from saved nodes (in ID order) and metadata.
+
+        Raises ValueError when the nodes disagree with `length` or are out of
+        order, so a damaged file is refused rather than loaded half-right.
+        """
+        stream = cls(limits=limits)
+        keys = [_tuple_new(StreamID, (node.ms0, node.seq0)) for node in nodes]
+        for before, after in zip(keys, keys[1:], strict=False):
+            if after <= before:
+                raise ValueError("stream nodes out of order")
+        if sum(node.live for node in nodes) != length:
+            raise ValueError(f"stream length {length} does not match its nodes")
+        stream._nodes = nodes
+        stream._keys = keys
+        stream._tail = nodes[-1] if nodes else None
+        stream._tree_version += 1
+        stream.length = length
+        stream.last_id = last_id
+        stream.entries_added = entries_added
+        stream.max_deleted_id = max_deleted_id
+        return stream
+
+    @property
+    def nodes(self) -> list[StreamNode]:
+        """The nodes in ID order (read-only: serialisers walk them; never mutate)."""
+        return self._nodes
+
+    def ensure_idmp(self) -> Idmp:
+        """The stream's IDMP state, created on first use."""
+        idmp = self.idmp
+        if idmp is None:
+            idmp = self.idmp = Idmp()
+        return idmp
 
     # --- configuration -------------------------------------------------------------
 
@@ -405,6 +462,8 @@ class Stream:
         self.length -= 1
         if sid > self.max_deleted_id:
             self.max_deleted_id = _tuple_new(StreamID, (sid[0], sid[1]))
+            if sid > self.deleted_mark:
+                self.deleted_mark = self.max_deleted_id
         return True
 
     def _remove_node(self, ni: int) -> None:
@@ -540,6 +599,8 @@ class Stream:
         if entries_added is not None:
             self.entries_added = entries_added
         if max_deleted_id is not None and max_deleted_id != MIN_ID:
+            if self.max_deleted_id > self.deleted_mark:
+                self.deleted_mark = self.max_deleted_id
             self.max_deleted_id = max_deleted_id
 
     def range_has_tombstones(

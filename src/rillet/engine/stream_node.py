@@ -96,6 +96,67 @@ class StreamNode:
         self.fast = True
         self.fresh = True
 
+    @classmethod
+    def from_packed(
+        cls,
+        ms0: int,
+        seq0: int,
+        master_fields: list[bytes],
+        ms: array,
+        seq: array,
+        data: bytes,
+        offs: array,
+        *,
+        dead: set[int] | None = None,
+        estart: array | None = None,
+        same: bytes | None = None,
+        body: int | None = None,
+        open_tail: bool = False,
+    ) -> StreamNode:
+        """A closed node from its packed parts (persistence); `open_tail` reopens it.
+
+        `ms` holds ms - ms0 per entry, `seq` absolute seqs; `data`/`offs` the
+        stored elements (values of SAMEFIELDS entries, fields and values of the
+        others); `estart`/`same` as the slots say (None: every entry SAMEFIELDS).
+        `body` is the listpack size without the master count/deleted integers;
+        None recomputes it from the entries. Raises ValueError on inconsistency.
+        """
+        node = cls(ms0, seq0, master_fields)
+        n = len(ms)
+        if len(seq) != n or (estart is not None and (len(estart) != n + 1 or same is None
+                                                     or len(same) != n)):
+            raise ValueError("stream node arrays disagree")
+        elements = len(offs) - 1
+        if elements < 0 or offs[-1] != len(data):
+            raise ValueError("stream node element offsets disagree with its data")
+        if (estart[-1] if estart is not None else n * node.k) != elements:
+            raise ValueError("stream node element count disagrees with its entries")
+        node.n = n
+        node.dead = dead or None
+        node.live = n - (len(dead) if dead else 0)
+        if dead and (min(dead) < 0 or max(dead) >= n):
+            raise ValueError("stream node tombstone out of range")
+        node.ms = ms
+        node.seq = seq
+        node.data = data
+        node.offs = offs
+        node.estart = estart
+        node.same = same
+        node.elems = None
+        node.is_open = False
+        node.fast = False
+        # Like a listpack read back from an RDB: no pre-allocation (MEMORY USAGE).
+        node.fresh = False
+        head = 0
+        if dead:
+            while head < n and head in dead:
+                head += 1
+        node.head = head
+        node.body = node.entry_sizes_total() if body is None else body
+        if open_tail:
+            node.unpack()
+        return node
+
     # --- sizes -------------------------------------------------------------------
 
     @property

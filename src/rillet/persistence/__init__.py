@@ -3,19 +3,23 @@
 `attach(server)` wires persistence into a server according to its config:
 effects flow to the AOF (aof.py) and replies wait for it (Server.flush_held),
 snapshots and rewrites run in forked children (fork.py), the dataset loads at
-start while clients get -LOADING (loader.py). File formats: snapshot.py (the
-snapshot / AOF base), aoflog.py (RESP incr files and the manifest); value
-types register their codecs in snapshot.py (strings) and streams.py.
+start while clients get -LOADING (loader.py). File formats: rdb.py (Redis's
+RDB: the snapshot and the AOF base; rdb_format.py its primitives), aoflog.py
+(RESP incr files and the manifest), snapshot.py (rillet's old format, still
+loaded). Each value type registers its codecs (rdb.py: strings; rdb_stream.py
+and streams.py: streams), on importing this package, so every user of rdb.py
+sees every type.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from rillet.persistence import rdb_stream, streams  # noqa: F401  (register their codecs)
+
 
 def attach(server: Any) -> Any:
     """Create the server's `Persistence`, install its hooks, and schedule loading."""
-    from rillet.persistence import streams  # noqa: F401  (registers the stream codec)
     from rillet.persistence.manager import Persistence
 
     persistence = Persistence(server.state, server.dispatcher, server)

@@ -31,7 +31,7 @@ from rillet.persistence.loader import (
     load_aof,
     load_snapshot,
 )
-from rillet.persistence.snapshot import SnapshotWriter, save_to_path, write_keyspace
+from rillet.persistence.rdb import save_to_path, write_file
 
 log = logging.getLogger("rillet")
 
@@ -48,15 +48,8 @@ COMPACT_MIN_BYTES = 1 << 20
 LOAD_SLICE_S = 0.02
 
 def write_snapshot_file(state: Any, path: str, target: str) -> int:
-    """Write a snapshot to exactly `path` and fsync it (the rewrite child's job)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        writer = SnapshotWriter(fd, target)
-        write_keyspace(writer, state)
-        disk.fsync(fd, target)
-    finally:
-        os.close(fd)
-    return writer.size
+    """Write an AOF base (an RDB, as aof-use-rdb-preamble yes) to exactly `path` and fsync it."""
+    return write_file(state, path, target, aof_base=True)
 
 
 class Persistence:

@@ -1,7 +1,10 @@
-"""The snapshot file: a versioned, checksummed binary image of every database.
+"""rillet's old private snapshot format ("RILLETDB"), kept so old files load once.
 
-Used for `dbfilename` (SAVE, BGSAVE, save rules, DEBUG RELOAD) and as the
-base file of the multi-part AOF. Value types serialise themselves through a
+The server now writes Redis's RDB (persistence/rdb.py) for `dbfilename` and
+AOF bases, and loads this format only to upgrade: the next save is an RDB.
+The writer below stays for the upgrade tests; the server never calls it.
+The `ValueType` registry (digest, command form) is still used by DEBUG
+DIGEST and the AOF command rewrite. Value types serialise themselves through a
 `ValueType` registered here (strings below; streams in persistence/streams.py),
 so a new type adds one codec and no change to this module.
 

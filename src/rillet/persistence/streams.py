@@ -23,7 +23,7 @@ their order. Stream payload (type tag 1), after the key (snapshot.py):
     IDMP:  i64 duration s (-1: server default), i64 maxsize (-1: default), u64 iids
            added, u64 iids duplicates, u32 producers, (blob pid, u32 n, (blob iid,
            u64 ms, u64 seq)*)*  -- XADD IDMP state, kept by the stream commands
-           beside the stream (commands/stream_common.py `Idmp`)
+           beside the stream (engine/idmp.py `Idmp`)
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 
 from rillet.engine import groups as groups_engine
 from rillet.engine.ids import MIN_ID, StreamID, format_id
-from rillet.engine.pel import TOUCH_BITS, PendingEntry, SortedIndex
+from rillet.engine.pel import TOUCH_BITS
 from rillet.engine.stream import NodeLimits, Stream
 from rillet.engine.stream_node import StreamNode
 from rillet.persistence.snapshot import (
@@ -165,14 +165,6 @@ def _dump_group(writer: SnapshotWriter, group: Any) -> None:
     writer.buf += b"".join(batch)
 
 
-def _idmp_of(state: Any, stream: Stream, create: bool = False) -> Any:
-    try:
-        from rillet.commands.stream_common import idmp_for, idmp_of
-    except ImportError:  # pragma: no cover - no IDMP without the stream commands
-        return None
-    return idmp_for(state, stream) if create else idmp_of(state, stream)
-
-
 def _dump_idmp(writer: SnapshotWriter, idmp: Any) -> None:
     if idmp is None:
         writer.u8(0)
@@ -192,10 +184,10 @@ def _dump_idmp(writer: SnapshotWriter, idmp: Any) -> None:
             writer.u64(sid[1])
 
 
-def _load_idmp(reader: SnapshotReader, state: Any, stream: Stream) -> None:
+def _load_idmp(reader: SnapshotReader, stream: Stream) -> None:
     if not reader.u8():
         return
-    idmp = _idmp_of(state, stream, create=True)
+    idmp = stream.ensure_idmp()
     duration = reader.i64()
     maxsize = reader.i64()
     added = reader.u64()
@@ -207,8 +199,6 @@ def _load_idmp(reader: SnapshotReader, state: Any, stream: Stream) -> None:
         for _ in range(reader.u32()):
             iid = reader.blob()
             iids[iid] = StreamID(reader.u64(), reader.u64())
-    if idmp is None:  # pragma: no cover - saved by a build with the stream commands
-        return
     idmp.duration_s = None if duration < 0 else duration
     idmp.maxsize = None if maxsize < 0 else maxsize
     idmp.iids_added = added
@@ -223,7 +213,7 @@ def dump_stream(writer: SnapshotWriter, stream: Stream, context: CodecContext) -
     writer.u64(stream.last_id[1])
     writer.u64(stream.max_deleted_id[0])
     writer.u64(stream.max_deleted_id[1])
-    nodes = stream._nodes
+    nodes = stream.nodes
     writer.u32(len(nodes))
     for node in nodes:
         _dump_node(writer, node)
@@ -232,24 +222,14 @@ def dump_stream(writer: SnapshotWriter, stream: Stream, context: CodecContext) -
     writer.u32(len(groups))
     for group in groups:
         _dump_group(writer, group)
-    _dump_idmp(writer, _idmp_of(context.state, stream))
+    _dump_idmp(writer, stream.idmp)
 
 
 # --- load ------------------------------------------------------------------------------
 
 def stream_limits(state: Any) -> NodeLimits:
     """The server's shared stream-node limits (one object CONFIG SET mutates)."""
-    try:
-        from rillet.commands.stream_common import node_limits
-    except ImportError:  # pragma: no cover - the commands always ship with the engine
-        limits = state.extensions.get("stream_node_limits")
-        if limits is None:
-            config = state.config
-            limits = NodeLimits(int(config["stream-node-max-entries"]),
-                                int(config["stream-node-max-bytes"]))
-            state.extensions["stream_node_limits"] = limits
-        return limits
-    return node_limits(state)
+    return state.keyspace.stream_limits
 
 
 def _load_node(reader: SnapshotReader, shared_fields: dict[tuple[bytes, ...], list[bytes]]) -> StreamNode:
@@ -258,55 +238,36 @@ def _load_node(reader: SnapshotReader, shared_fields: dict[tuple[bytes, ...], li
     fields = reader.blobs()
     # Runs of nodes with the same fields share one list, as the engine does.
     master_fields = shared_fields.setdefault(tuple(fields), fields)
-    node = StreamNode(ms0, seq0, master_fields)
-    node.n = reader.u32()
-    node.live = reader.u32()
-    node.body = reader.u64()
+    n = reader.u32()
+    live = reader.u32()
+    body = reader.u64()
     ndead = reader.u32()
+    dead: set[int] | None = None
     if ndead:
-        dead = array(_U32_ARRAY)
-        dead.frombytes(reader.raw(4 * ndead))
-        node.dead = set(dead)
-    else:
-        node.dead = None
+        dead_ids = array(_U32_ARRAY)
+        dead_ids.frombytes(reader.raw(4 * ndead))
+        dead = set(dead_ids)
     flags = reader.u8()
-    node.ms = _read_array(reader)
-    node.seq = _read_array(reader)
+    ms = _read_array(reader)
+    seq = _read_array(reader)
     count = reader.u32()
-    node.data = reader.blob()
-    node.offs = _read_array(reader)
-    if len(node.offs) != count + 1 or len(node.ms) != node.n or len(node.seq) != node.n:
-        raise SnapshotError(f"inconsistent stream node at offset {reader.pos}")
+    data = reader.blob()
+    offs = _read_array(reader)
+    estart = same = None
     if flags & _MIXED:
-        node.estart = _read_array(reader)
-        node.same = reader.blob()
-    else:
-        node.estart = None
-        node.same = None
-    node.elems = None
-    node.is_open = False
-    node.fast = False  # what pack() leaves; unpack() sets it again for an open tail
-    node.fresh = False
-    head = 0
-    dead_set = node.dead
-    if dead_set:
-        while head < node.n and head in dead_set:
-            head += 1
-    node.head = head
-    if flags & _OPEN:
-        node.unpack()
+        estart = _read_array(reader)
+        same = reader.blob()
+    if len(offs) != count + 1 or len(ms) != n:
+        raise SnapshotError(f"inconsistent stream node at offset {reader.pos}")
+    try:
+        node = StreamNode.from_packed(ms0, seq0, master_fields, ms, seq, data, offs, dead=dead,
+                                      estart=estart, same=same, body=body,
+                                      open_tail=bool(flags & _OPEN))
+    except ValueError as exc:
+        raise SnapshotError(f"inconsistent stream node at offset {reader.pos}: {exc}") from None
+    if node.live != live:
+        raise SnapshotError(f"inconsistent stream node at offset {reader.pos}")
     return node
-
-
-def _fill_sorted(index: SortedIndex, keys: list[int], values: list[Any]) -> None:
-    """Fill an empty SortedIndex from keys already in order, a block at a time."""
-    step = SortedIndex.LOAD
-    for start in range(0, len(keys), step):
-        block_keys = keys[start : start + step]
-        index._keys.append(block_keys)
-        index._vals.append(values[start : start + step])
-        index._maxes.append(block_keys[-1])
-    index._len += len(keys)
 
 
 def _load_group(reader: SnapshotReader, stream: Stream) -> Iterator[None]:
@@ -329,39 +290,26 @@ def _load_group(reader: SnapshotReader, stream: Stream) -> Iterator[None]:
         consumers.append(consumer)
     pending = reader.u64()
     raw = reader.raw(pending * _PEL_ENTRY.size)
-    entries = []
-    append = entries.append
+    records = []
+    append = records.append
     ncons = len(consumers)
-    nacked = 0
     for touch, (ms, seq, owner, time_ms, count) in enumerate(_PEL_ENTRY.iter_unpack(raw)):
         if owner == _NO_OWNER:
             consumer = None
-            nacked += 1
         elif owner < ncons:
             consumer = consumers[owner]
         else:
             raise SnapshotError(f"PEL entry names consumer {owner} of {ncons}")
-        append(PendingEntry((ms << 64) | seq, (time_ms << TOUCH_BITS) | touch, consumer, count))
+        append(((ms << 64) | seq, consumer, time_ms, count))
         if touch & 0xFFFF == 0xFFFF:
             yield
-    # Written in idle order: that index fills in order; the ID indexes need a sort.
-    _fill_sorted(group.idle_index, [entry.tkey for entry in entries], entries)
-    entries.sort(key=lambda entry: entry.key)
-    _fill_sorted(group.pel, [entry.key for entry in entries], entries)
-    per_owner: dict[int, list[PendingEntry]] = {}
-    for entry in entries:
-        if entry.consumer is not None:
-            per_owner.setdefault(id(entry.consumer), []).append(entry)
-    for consumer in consumers:
-        mine = per_owner.get(id(consumer))
-        if mine:
-            _fill_sorted(consumer.pel, [entry.key for entry in mine], mine)
-    group._touch_seq = len(entries)
-    group.nacked_count = nacked
+    try:
+        group.restore_pending(records)  # written in idle order
+    except ValueError as exc:
+        raise SnapshotError(f"consumer group {name!r}: {exc}") from None
 
 
 def load_stream(reader: SnapshotReader, context: CodecContext) -> Iterator[None]:
-    stream = Stream(limits=stream_limits(context.state))
     length = reader.u64()
     entries_added = reader.u64()
     last_id = StreamID(reader.u64(), reader.u64())
@@ -372,19 +320,15 @@ def load_stream(reader: SnapshotReader, context: CodecContext) -> Iterator[None]
         nodes.append(_load_node(reader, shared))
         if index & 1023 == 1023:
             yield
-    stream._nodes = nodes
-    stream._keys = [StreamID(node.ms0, node.seq0) for node in nodes]
-    stream._tail = nodes[-1] if nodes else None
-    stream._tree_version += 1
-    stream.length = length
-    stream.entries_added = entries_added
-    stream.last_id = last_id
-    stream.max_deleted_id = max_deleted_id
-    if sum(node.live for node in nodes) != length:
-        raise SnapshotError(f"stream length {length} does not match its nodes")
+    try:
+        stream = Stream.restore(nodes, length=length, last_id=last_id,
+                                entries_added=entries_added, max_deleted_id=max_deleted_id,
+                                limits=stream_limits(context.state))
+    except ValueError as exc:
+        raise SnapshotError(f"{exc} (offset {reader.pos})") from None
     for _ in range(reader.u32()):
         yield from _load_group(reader, stream)
-    _load_idmp(reader, context.state, stream)
+    _load_idmp(reader, stream)
     return stream
 
 
@@ -405,7 +349,7 @@ def digest_stream(stream: Stream, context: CodecContext) -> bytes:
     h.update(b"len:%d added:%d last:%b maxdel:%b" % (
         stream.length, stream.entries_added, format_id(stream.last_id),
         format_id(stream.max_deleted_id)))
-    for node in stream._nodes:
+    for node in stream.nodes:
         dead = node.dead
         for i in range(node.n):
             if dead is not None and i in dead:
@@ -426,7 +370,7 @@ def digest_stream(stream: Stream, context: CodecContext) -> bytes:
             h.update(b"pel %b %b %d %d" % (
                 _id_bytes(entry.key), b"-" if owner is None else owner.name,
                 entry.tkey >> TOUCH_BITS, entry.delivery_count))
-    idmp = _idmp_of(context.state, stream)
+    idmp = stream.idmp
     if idmp is not None:
         h.update(b"idmp %r %r %d" % (idmp.duration_s, idmp.maxsize, idmp.iids_added))
         for pid, iids in idmp.producers.items():
@@ -443,7 +387,7 @@ def stream_commands(key: bytes, stream: Stream, context: CodecContext) -> Iterat
     rest of its state is XCFGSET plus one XIDMPRECORD per remembered iid.
     """
     if stream.length:
-        for node in stream._nodes:
+        for node in stream.nodes:
             dead = node.dead
             for i in range(node.n):
                 if dead is None or i not in dead:
@@ -469,7 +413,7 @@ def stream_commands(key: bytes, stream: Stream, context: CodecContext) -> Iterat
                 yield [b"XCLAIM", key, name, entry.consumer.name, b"0", sid, b"TIME",
                        b"%d" % (entry.tkey >> TOUCH_BITS), b"RETRYCOUNT",
                        b"%d" % entry.delivery_count, b"JUSTID", b"FORCE"]
-    idmp = _idmp_of(context.state, stream)
+    idmp = stream.idmp
     if idmp is not None:
         settings = []
         if idmp.duration_s is not None:

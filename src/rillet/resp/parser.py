@@ -337,6 +337,11 @@ class RequestParser:
         self.max_query_buffer = max_query_buffer
         self.authenticated = True
 
+    @property
+    def pending_size(self) -> int:
+        """Bytes of a request received and not yet complete (CLIENT LIST qbuf)."""
+        return self._slow.pending_size if self._slow is not None else 0
+
     def feed(self, data: bytes) -> tuple[list[list[bytes]], RequestError | None]:
         """Return the whole commands in `data` and, if the stream broke, the error."""
         if self._slow is not None or data[:1] != b"*" or not self.authenticated:

@@ -165,6 +165,7 @@ def data_received(conn, data):
     if out:
         if conn.held is None and not (
             server.hold_replies or server.flush_before_send or conn._closed
+            or conn.obuf_limited
         ):
             size = len(out)
             state.stats.net_output_bytes += size
@@ -186,6 +187,7 @@ def data_received(conn, data):
 def run(conn, list commands, bytearray out):
     """ClientConnection._run (keep in step): commands in order until one blocks."""
     cdef Py_ssize_t done = 0
+    cdef Py_ssize_t chunk = conn.reply_chunk
     cdef _Counts counts = _Counts()
     client = conn.client
     state = conn.state
@@ -203,6 +205,10 @@ def run(conn, list commands, bytearray out):
         if client.closing:
             counts.flush()
             conn.commands += done
+            return
+        if len(out) > chunk and done < len(commands):
+            counts.flush()
+            conn.defer_rest(commands, done)
             return
     counts.flush()
     conn.commands += done

@@ -3,6 +3,13 @@
 All replies produced by one read go out in one transport write (pipelining
 costs one syscall). A client parked on a blocking command keeps its later
 commands in a backlog, as Redis does, until it is served or times out.
+
+One client must not hold the loop: once a read's replies pass REPLY_CHUNK,
+its remaining commands wait in the backlog for a later loop turn (other
+clients are served between), and while the client does not read what it
+was sent (the transport is over its high-water mark) they wait until it
+does. `client-output-buffer-limit` closes a client whose unsent replies pass
+the hard limit, or stay past the soft one for its seconds, as in Redis.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import os
 from typing import TYPE_CHECKING
 
 from rillet import errors
+from rillet.commands.connection import client_info_line
 from rillet.resp.encoder import INT_REPLIES, SIMPLE_REPLIES, encode_into
 from rillet.resp.parser import RequestError, RequestParser
 from rillet.resp.types import SimpleString
@@ -22,6 +30,14 @@ if TYPE_CHECKING:
     from rillet.server.server import Server
 
 log = logging.getLogger("rillet")
+
+# Past this many reply bytes in one turn, a client's remaining commands wait
+# for the next turn (at 64 pipelined small commands a read stays far below).
+REPLY_CHUNK = 256 * 1024
+# Redis's PROTO_REPLY_CHUNK_BYTES: a client's reply buffer, outside the limits.
+REPLY_BUFFER_BYTES = 16 * 1024
+# Unsent bytes at which a client with no output limit stops being served.
+NO_LIMIT_HIGH_WATER = 4 * 1024 * 1024
 
 try:
     # The compiled command loop (see _fastpath.pyx); optional: without it, or
@@ -37,7 +53,7 @@ class ClientConnection(asyncio.Protocol, Connection):
     __slots__ = (
         "server", "state", "transport", "client", "parser", "backlog", "_addr", "_laddr", "_fd",
         "_paused", "_closed", "held", "net_in", "net_out", "commands", "unix", "_now_ms",
-        "_execute", "_peer_host",
+        "_execute", "_peer_host", "obuf_limited", "_soft_since", "reply_chunk",
     )
 
     def __init__(self, server: Server) -> None:
@@ -63,6 +79,13 @@ class ClientConnection(asyncio.Protocol, Connection):
         self.unix = False
         # (ticket, reply) pairs waiting for the server's durability gate (Server.hold).
         self.held: list[tuple[int, bytes]] | None = None
+        # True when this client's class has an output limit: replies then go
+        # through send(), which checks it (the inline write path reads only this).
+        self.obuf_limited = False
+        self._soft_since = 0  # ms when the soft output limit was first seen passed
+        # Without an event loop (a connection driven by hand) there is no later
+        # turn to defer to, and no other client to serve meanwhile.
+        self.reply_chunk = REPLY_CHUNK if server.loop is not None else 1 << 62
 
     # --- Connection interface used by handlers (CLIENT LIST/KILL) ---------------
     @property
@@ -81,8 +104,68 @@ class ClientConnection(asyncio.Protocol, Connection):
     def is_local(self) -> bool:
         return self.unix or self._peer_host in ("127.0.0.1", "::1")
 
+    @property
+    def output_buffer_size(self) -> int:
+        """Reply bytes not yet taken by the socket (CLIENT LIST omem)."""
+        transport = self.transport
+        if transport is None or self._closed:
+            return 0
+        held = sum(len(payload) for _, payload in self.held) if self.held else 0
+        return transport.get_write_buffer_size() + held
+
+    @property
+    def query_buffer_size(self) -> int:
+        return self.parser.pending_size if self.parser is not None else 0
+
+    def output_limits_changed(self) -> None:
+        """Config or client class changed: re-read this client's limits and high-water mark."""
+        client = self.client
+        if client is None or self.transport is None:
+            return
+        hard, soft, _ = self.state.config["client-output-buffer-limit"][client.obuf_class]  # type: ignore[index]
+        self.obuf_limited = bool(hard or soft)
+        # Back-pressure: a client that does not read stops being served at the
+        # high-water mark; with a limit set, not before the limit can be seen.
+        high = max(hard, 2 * soft) if self.obuf_limited else NO_LIMIT_HIGH_WATER
+        self.transport.set_write_buffer_limits(high=high)  # type: ignore[attr-defined]
+
+    def over_output_limit(self, pending: int = 0) -> bool:
+        """Redis's checkClientOutputBufferLimits with `pending` more reply bytes."""
+        client = self.client
+        hard, soft, soft_seconds = self.state.config["client-output-buffer-limit"][client.obuf_class]  # type: ignore[index,union-attr]
+        # Redis counts only its reply list, not the 16 kB buffer before it: a
+        # small reply never trips a limit, however low.
+        used = max(0, pending + self.output_buffer_size - REPLY_BUFFER_BYTES)
+        if hard and used >= hard:
+            return True
+        if not (soft and used >= soft):
+            self._soft_since = 0
+            return False
+        now = self._now_ms()
+        if not self._soft_since:
+            self._soft_since = now
+            return False
+        return (now - self._soft_since) // 1000 > soft_seconds
+
+    def close_for_output_limit(self) -> None:
+        """Over the limit: drop what is queued and close at once, as Redis frees the client."""
+        client = self.client
+        log.warning("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.",
+                    client_description(client))
+        self.state.stats.output_buffer_limit_disconnections += 1
+        self.held = None
+        self.backlog = []
+        self._closed = True
+        if client is not None:
+            client.closing = True
+        if self.transport is not None:
+            self.transport.abort()
+
     def send(self, payload: bytes) -> None:
         if self.transport is not None and not self._closed:
+            if self.obuf_limited and self.over_output_limit(len(payload)):
+                self.close_for_output_limit()
+                return
             self.state.stats.net_output_bytes += len(payload)
             self.net_out += len(payload)
             server = self.server
@@ -158,8 +241,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         config = state.config
         self.parser = RequestParser(config["proto-max-bulk-len"], config["client-query-buffer-limit"])  # type: ignore[arg-type]
         self.parser.authenticated = self.client.authenticated
-        # Back-pressure: a client that does not read its replies stops being read.
-        transport.set_write_buffer_limits(high=4 * 1024 * 1024)  # type: ignore[attr-defined]
+        self.output_limits_changed()
         self.server.connections.add(self)
 
     def _protected_mode_denies(self) -> bool:
@@ -169,7 +251,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         wider than `is_local`, which is Redis's islocalClient.
         """
         config = self.state.config
-        if not config["protected-mode"] or config["requirepass"] or self.unix:
+        if not config["protected-mode"] or self.state.acl.default_has_password or self.unix:
             return False
         return not (self._peer_host.startswith("127.") or self._peer_host == "::1")
 
@@ -195,6 +277,8 @@ class ClientConnection(asyncio.Protocol, Connection):
         if self.transport is not None and self._paused:
             self._paused = False
             self.transport.resume_reading()
+            if self.backlog:
+                self.server.run_later(self)
 
     def data_received(self, data: bytes) -> None:
         # `_fastpath.data_received` replaces this when built: keep the two in step.
@@ -225,6 +309,7 @@ class ClientConnection(asyncio.Protocol, Connection):
             # armed): at one command per read each Python call is ~5% of the cost.
             if self.held is None and not (
                 server.hold_replies or server.flush_before_send or self._closed
+                or self.obuf_limited
             ):
                 size = len(out)
                 state.stats.net_output_bytes += size
@@ -248,8 +333,9 @@ class ClientConnection(asyncio.Protocol, Connection):
         """The request stream broke: its error (if it has one) is the last reply."""
         if error.message:
             out += b"-%s\r\n" % error.message.encode("utf-8", "surrogateescape")
-        if error.log:
+        if error.log:  # the query buffer limit
             log.warning("%s (client %s)", error.log, self._addr)
+            self.state.stats.query_buffer_limit_disconnections += 1
         self.client.closing = True  # type: ignore[union-attr]
 
     def _run(self, commands: list[list[bytes]], out: bytearray) -> None:
@@ -282,6 +368,9 @@ class ClientConnection(asyncio.Protocol, Connection):
             if client.closing:  # type: ignore[union-attr]
                 self.commands += done
                 return
+            if len(out) > self.reply_chunk and done < len(commands):
+                self.defer_rest(commands, done)
+                return
         self.commands += done
 
     if _fastpath is not None:
@@ -295,16 +384,45 @@ class ClientConnection(asyncio.Protocol, Connection):
         self.backlog = commands[done:]
         self.server.park(self, request)
 
+    def defer_rest(self, commands: list[list[bytes]], done: int) -> None:
+        """This read's replies passed REPLY_CHUNK: the rest waits for a later loop turn."""
+        self.commands += done
+        self.backlog = commands[done:]
+        self.server.run_later(self)
+
+    def run_backlog(self) -> None:
+        """Run deferred commands, unless the client is parked, gone, or not reading."""
+        client = self.client
+        if (client is None or self._closed or self._paused or client.blocked is not None
+                or not self.backlog):
+            return
+        out = bytearray()
+        self._run_backlog_into(out)
+        if out:
+            self.send(out)
+        if client.closing:
+            self.close()
+
+    def _run_backlog_into(self, out: bytearray) -> None:
+        pending, self.backlog = self.backlog, []
+        self._run(pending, out)
+
     def unblocked(self, entry: BlockedClient, reply: object) -> None:
         """The parked command got its answer: send it, then run what queued behind it."""
         out = bytearray()
         encode_into(out, reply, self.client.resp3)  # type: ignore[union-attr]
         if self.backlog and not self.client.closing:  # type: ignore[union-attr]
-            pending, self.backlog = self.backlog, []
-            self._run(pending, out)
+            self._run_backlog_into(out)
         self.send(out)
         if self.client.closing:  # type: ignore[union-attr]
             self.close()
+
+
+def client_description(client: object) -> str:
+    """The CLIENT LIST line Redis logs for a client it closes."""
+    if client is None:
+        return "(unknown)"
+    return client_info_line(client, client.server.clock.now_ms())  # type: ignore[attr-defined]
 
 
 def _format_addr(addr: object) -> str:

@@ -12,16 +12,21 @@ import gc
 import logging
 import os
 import signal
+import ssl
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from rillet import REDIS_COMPAT_VERSION, __version__
+from rillet.acl import RuleError
 from rillet.clock import Clock
+from rillet.commands import table
+from rillet.commands.acl import load_startup_users
 from rillet.config import Config
 from rillet.dispatch import Dispatcher
 from rillet.errors import ReplyError
 from rillet.server.connection import ClientConnection
+from rillet.server.tls import TlsConfigError, server_context
 from rillet.state import KEEP_WAITING, Block, BlockedClient, Client, ServerState
 
 log = logging.getLogger("rillet")
@@ -49,6 +54,8 @@ class Server:
         self._tasks: list[asyncio.Task] = []
         self.loop: asyncio.AbstractEventLoop | None = None
         self.port = 0
+        self.tls_port = 0
+        self.tls_context: ssl.SSLContext | None = None  # built by run() before the loop starts
         # Called once per event-loop batch before replies are flushed (persistence).
         self.before_flush: list[Callable[[], None]] = []
         # Called with SHUTDOWN's choice: True (SAVE), False (NOSAVE), None (default:
@@ -70,6 +77,7 @@ class Server:
         self._held: list[ClientConnection] = []
         self._flush_scheduled = False
         self.cron_hooks: list[Callable[[], None]] = []  # run on every cron tick
+        self.config.watch("client-output-buffer-limit", lambda _value: self._output_limits_changed())
         self.startup_tasks: list[Callable[[], Awaitable[None]]] = []  # started once listening
         self.exit_code = 0
 
@@ -89,6 +97,17 @@ class Server:
                 self._listeners.append(listener)
                 if not self.port:
                     self.port = listener.sockets[0].getsockname()[1]
+        tls_port = config["tls-port"]
+        if tls_port:
+            context = self.tls_context or server_context(config)
+            for host in str(config["bind"]).split():
+                listener = await self.loop.create_server(
+                    lambda: ClientConnection(self), host.lstrip("-"), tls_port, backlog=backlog,
+                    reuse_address=True, ssl=context,
+                )
+                self._listeners.append(listener)
+                if not self.tls_port:
+                    self.tls_port = listener.sockets[0].getsockname()[1]
         if config["unixsocket"]:
             path = str(config["unixsocket"])
             if os.path.exists(path):
@@ -103,8 +122,9 @@ class Server:
         for task in self.startup_tasks:
             self._tasks.append(asyncio.ensure_future(task()))
         log.info(
-            "rillet %s (Redis %s compatible) pid=%d ready to accept connections on port %d%s",
+            "rillet %s (Redis %s compatible) pid=%d ready to accept connections on port %d%s%s",
             __version__, REDIS_COMPAT_VERSION, os.getpid(), self.port,
+            f" and TLS port {self.tls_port}" if self.tls_port else "",
             f" and unix socket {config['unixsocket']}" if config["unixsocket"] else "",
         )
 
@@ -182,6 +202,26 @@ class Server:
             if conn.release_through(ticket):
                 keep.append(conn)
         self._held = keep
+
+    # --- clients that must wait their turn -------------------------------------------
+    def run_later(self, conn: ClientConnection) -> None:
+        """Run `conn`'s deferred commands in a later loop turn, after other clients' reads."""
+        assert self.loop is not None, "connections without a loop never defer"
+        self.loop.call_soon(self._run_deferred, conn)
+
+    def _run_deferred(self, conn: ClientConnection) -> None:
+        conn.run_backlog()
+        self.after_batch()  # its writes may have readied keys, or need the AOF flushed
+
+    def _output_limits_changed(self) -> None:
+        for conn in self.connections:
+            conn.output_limits_changed()
+
+    def _check_output_limits(self) -> None:
+        """A soft limit's time runs while a client reads nothing: the cron looks too."""
+        for conn in list(self.connections):
+            if conn.obuf_limited and conn.output_buffer_size and conn.over_output_limit():
+                conn.close_for_output_limit()
 
     def _schedule_wakeups(self) -> None:
         """Fire due clock-based key wake-ups; arm one timer for the next one."""
@@ -275,8 +315,10 @@ class Server:
                 if self.state.ready_keys:
                     self.serve_ready()
                 timeout = int(self.config["timeout"])  # type: ignore[arg-type]
-                if timeout and ticks % hz == 0:
-                    self._close_idle(timeout)
+                if ticks % hz == 0:
+                    if timeout:
+                        self._close_idle(timeout)
+                    self._check_output_limits()
                 interval_ms = int(self.config["gc-freeze-interval"])  # type: ignore[arg-type]
                 now = loop.time()
                 if interval_ms and (now - last_freeze) * 1000 >= interval_ms:
@@ -340,7 +382,24 @@ async def serve(server: Server, ready: Callable[[Server], None] | None = None) -
 def run(config: Config) -> int:
     """Run a server until SHUTDOWN or a signal; returns the process exit code."""
     configure_interpreter()
+    for old, new in config.renamed_commands:
+        problem = table.rename(old, new)
+        if problem is not None:
+            log.error("%s", problem)
+            return 1
     server = Server(config)
+    try:
+        load_startup_users(server.state.acl, config)
+    except RuleError as error:
+        log.error("Aborting Redis startup because of ACL errors: %s", error.reason)
+        return 1
+    if config["tls-port"]:
+        try:
+            server.tls_context = server_context(config)
+        except TlsConfigError as error:
+            log.error("%s", error)
+            log.error("Failed to configure TLS. Check logs for more info.")
+            return 1
     from rillet.persistence import attach as attach_persistence
 
     try:

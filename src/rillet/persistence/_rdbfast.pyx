@@ -1,0 +1,565 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled forms of rdb_format.py's and rdb_stream.py's hot functions.
+
+Same behaviour as the Python originals (which stay the reference; RILLET_PURE=1
+uses them): CRC-64, LZF, listpack decoding, and a stream listpack's encode and
+decode. tests/persistence/test_rdb_format.py compares both forms.
+"""
+
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+
+cdef uint64_t CRC_TABLE[256]
+cdef bint _crc_ready = False
+
+
+cdef void _crc_init():
+    global _crc_ready
+    cdef uint64_t crc
+    cdef int byte, k
+    for byte in range(256):
+        crc = byte
+        for k in range(8):
+            if crc & 1:
+                crc = (crc >> 1) ^ 0x95AC9329AC4BC9B5ULL
+            else:
+                crc = crc >> 1
+        CRC_TABLE[byte] = crc
+    _crc_ready = True
+
+
+def crc64(uint64_t crc, data):
+    cdef const uint8_t[::1] view = memoryview(data).cast("B")
+    cdef Py_ssize_t i, n = view.shape[0]
+    if not _crc_ready:
+        _crc_init()
+    with nogil:
+        for i in range(n):
+            crc = CRC_TABLE[(crc ^ view[i]) & 0xFF] ^ (crc >> 8)
+    return crc
+
+
+# --- LZF -------------------------------------------------------------------------
+
+DEF HLOG = 16
+DEF HSIZE = 65536
+DEF MAX_LIT = 32
+DEF MAX_OFF = 8192
+DEF MAX_REF = 264
+
+
+cdef inline uint32_t _idx(uint32_t h) nogil:
+    return ((h >> 8) - h * 5) & (HSIZE - 1)
+
+
+def lzf_compress(data, unsigned int out_len):
+    cdef const uint8_t[::1] view = memoryview(data).cast("B")
+    cdef Py_ssize_t in_len = view.shape[0]
+    if in_len == 0 or out_len == 0:
+        return None
+    cdef uint32_t *htab = <uint32_t *> PyMem_Malloc(HSIZE * sizeof(uint32_t))
+    cdef uint8_t *out = <uint8_t *> PyMem_Malloc(out_len + 16)
+    if htab == NULL or out == NULL:
+        PyMem_Free(htab)
+        PyMem_Free(out)
+        raise MemoryError()
+    memset(htab, 0, HSIZE * sizeof(uint32_t))
+    cdef const uint8_t *src = &view[0]
+    cdef Py_ssize_t ip = 0, op = 1, ref, off, in_end = in_len
+    cdef int lit = 0
+    cdef uint32_t hval, slot
+    cdef unsigned int length, maxlen
+    cdef bint fail = False, matched
+    cdef int k
+    with nogil:
+        hval = (src[0] << 8) | src[1] if in_len > 1 else 0
+        while ip < in_end - 2:
+            hval = (hval << 8) | src[ip + 2]
+            slot = _idx(hval)
+            ref = htab[slot]
+            htab[slot] = <uint32_t> ip
+            off = ip - ref - 1
+            if (ref > 0 and ref < ip and off < MAX_OFF and src[ref] == src[ip]
+                    and src[ref + 1] == src[ip + 1] and src[ref + 2] == src[ip + 2]):
+                length = 2
+                maxlen = <unsigned int> (in_end - ip - length)
+                if maxlen > MAX_REF:
+                    maxlen = MAX_REF
+                if op - (1 if lit == 0 else 0) + 3 + 1 >= out_len:
+                    fail = True
+                    break
+                out[op - lit - 1] = <uint8_t> (lit - 1)
+                if lit == 0:
+                    op -= 1
+                matched = False
+                if maxlen > 16:
+                    for k in range(16):
+                        length += 1
+                        if src[ref + length] != src[ip + length]:
+                            matched = True
+                            break
+                if not matched:
+                    length += 1
+                    while length < maxlen and src[ref + length] == src[ip + length]:
+                        length += 1
+                length -= 2
+                ip += 1
+                if length < 7:
+                    out[op] = <uint8_t> ((off >> 8) + (length << 5))
+                    op += 1
+                else:
+                    out[op] = <uint8_t> ((off >> 8) + (7 << 5))
+                    out[op + 1] = <uint8_t> (length - 7)
+                    op += 2
+                out[op] = <uint8_t> off
+                op += 2
+                lit = 0
+                ip += length + 1
+                if ip >= in_end - 2:
+                    break
+                ip -= 2
+                hval = (src[ip] << 8) | src[ip + 1]
+                hval = (hval << 8) | src[ip + 2]
+                htab[_idx(hval)] = <uint32_t> ip
+                ip += 1
+                hval = (hval << 8) | src[ip + 2]
+                htab[_idx(hval)] = <uint32_t> ip
+                ip += 1
+            else:
+                if op >= out_len:
+                    fail = True
+                    break
+                lit += 1
+                out[op] = src[ip]
+                op += 1
+                ip += 1
+                if lit == MAX_LIT:
+                    out[op - lit - 1] = <uint8_t> (lit - 1)
+                    lit = 0
+                    op += 1
+        if not fail:
+            if op + 3 > out_len:
+                fail = True
+            else:
+                while ip < in_end:
+                    lit += 1
+                    out[op] = src[ip]
+                    op += 1
+                    ip += 1
+                    if lit == MAX_LIT:
+                        out[op - lit - 1] = <uint8_t> (lit - 1)
+                        lit = 0
+                        op += 1
+                out[op - lit - 1] = <uint8_t> (lit - 1)
+                if lit == 0:
+                    op -= 1
+                if op > out_len:
+                    fail = True
+    PyMem_Free(htab)
+    if fail:
+        PyMem_Free(out)
+        return None
+    result = PyBytes_FromStringAndSize(<char *> out, op)
+    PyMem_Free(out)
+    return result
+
+
+def lzf_decompress(data, Py_ssize_t out_len):
+    cdef const uint8_t[::1] view = memoryview(data).cast("B")
+    cdef Py_ssize_t in_len = view.shape[0], ip = 0, op = 0, ref, n, k
+    cdef unsigned int ctrl, length
+    result = PyBytes_FromStringAndSize(NULL, out_len)
+    cdef uint8_t *out = <uint8_t *> PyBytes_AS_STRING(result)
+    cdef int err = 0
+    with nogil:
+        while ip < in_len:
+            ctrl = view[ip]
+            ip += 1
+            if ctrl < 32:
+                n = ctrl + 1
+                if ip + n > in_len:
+                    err = 1
+                    break
+                if op + n > out_len:
+                    err = 2
+                    break
+                memcpy(out + op, &view[ip], n)
+                ip += n
+                op += n
+            else:
+                length = ctrl >> 5
+                if length == 7:
+                    if ip >= in_len:
+                        err = 1
+                        break
+                    length += view[ip]
+                    ip += 1
+                if ip >= in_len:
+                    err = 1
+                    break
+                ref = op - ((ctrl & 0x1F) << 8) - view[ip] - 1
+                ip += 1
+                if ref < 0:
+                    err = 3
+                    break
+                length += 2
+                if op + length > out_len:
+                    err = 2
+                    break
+                for k in range(length):
+                    out[op + k] = out[ref + k]
+                op += length
+    if err == 1:
+        raise ValueError("LZF data truncated")
+    if err == 2:
+        raise ValueError("LZF data expands past its stated length")
+    if err == 3:
+        raise ValueError("LZF back-reference before the start")
+    if op != out_len:
+        raise ValueError(f"LZF data expands to {op} bytes, not {out_len}")
+    return result
+
+
+# --- listpacks ---------------------------------------------------------------------
+
+cdef inline Py_ssize_t _backlen_size(Py_ssize_t n) nogil:
+    if n < 128:
+        return 1
+    if n < 16384:
+        return 2
+    if n < 2097152:
+        return 3
+    if n < 268435456:
+        return 4
+    return 5
+
+
+cdef int _lp_next(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_t *ival,
+                  Py_ssize_t *sstart, Py_ssize_t *slen, Py_ssize_t *nextp) nogil:
+    """Decode the element at p: returns 1 for an int (ival), 2 for a string, 0 on error."""
+    cdef uint8_t b = lp[p]
+    cdef Py_ssize_t start = p, n
+    cdef uint32_t v
+    cdef int kind
+    if b < 0x80:
+        ival[0] = b
+        p += 1
+        kind = 1
+    elif b < 0xC0:
+        n = b & 0x3F
+        sstart[0] = p + 1
+        slen[0] = n
+        p += 1 + n
+        kind = 2
+    elif b < 0xE0:
+        if p + 1 >= end:
+            return 0
+        v = ((b & 0x1F) << 8) | lp[p + 1]
+        ival[0] = <int64_t> v - 8192 if v >= 4096 else v
+        p += 2
+        kind = 1
+    elif b < 0xF0:
+        if p + 1 >= end:
+            return 0
+        n = ((b & 0x0F) << 8) | lp[p + 1]
+        sstart[0] = p + 2
+        slen[0] = n
+        p += 2 + n
+        kind = 2
+    elif b == 0xF0:
+        if p + 4 >= end:
+            return 0
+        n = lp[p + 1] | (lp[p + 2] << 8) | (lp[p + 3] << 16) | (<Py_ssize_t> lp[p + 4] << 24)
+        sstart[0] = p + 5
+        slen[0] = n
+        p += 5 + n
+        kind = 2
+    elif b == 0xF1:
+        if p + 2 >= end:
+            return 0
+        ival[0] = <int16_t> (lp[p + 1] | (lp[p + 2] << 8))
+        p += 3
+        kind = 1
+    elif b == 0xF2:
+        if p + 3 >= end:
+            return 0
+        v = lp[p + 1] | (lp[p + 2] << 8) | (lp[p + 3] << 16)
+        ival[0] = <int64_t> v - (1 << 24) if v >= (1 << 23) else v
+        p += 4
+        kind = 1
+    elif b == 0xF3:
+        if p + 4 >= end:
+            return 0
+        ival[0] = <int32_t> (lp[p + 1] | (lp[p + 2] << 8) | (lp[p + 3] << 16)
+                             | (<uint32_t> lp[p + 4] << 24))
+        p += 5
+        kind = 1
+    elif b == 0xF4:
+        if p + 8 >= end:
+            return 0
+        memcpy(ival, lp + p + 1, 8)
+        p += 9
+        kind = 1
+    else:
+        return 0
+    if p > end:
+        return 0
+    p += _backlen_size(p - start)
+    if p > end:
+        return 0
+    nextp[0] = p
+    return kind
+
+
+def lp_decode(lp):
+    cdef const uint8_t[::1] view = memoryview(lp).cast("B")
+    cdef Py_ssize_t size = view.shape[0]
+    if size < 7:
+        raise ValueError("listpack shorter than its header")
+    cdef const uint8_t *buf = &view[0]
+    cdef uint32_t total = buf[0] | (buf[1] << 8) | (buf[2] << 16) | (<uint32_t> buf[3] << 24)
+    if total != size:
+        raise ValueError(f"listpack says {total} bytes, has {size}")
+    cdef int count = buf[4] | (buf[5] << 8)
+    cdef Py_ssize_t p = 6, end = size - 1, sstart = 0, slen = 0, nextp = 0
+    cdef int64_t ival = 0
+    cdef int kind
+    out = []
+    while p < end:
+        kind = _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp)
+        if kind == 0:
+            raise ValueError(f"bad listpack element at {p}")
+        if kind == 1:
+            out.append(ival)
+        else:
+            out.append(PyBytes_FromStringAndSize(<const char *> buf + sstart, slen))
+        p = nextp
+    if p != end or buf[end] != 0xFF:
+        raise ValueError("listpack elements overrun its end")
+    if count != 65535 and count != len(out):
+        raise ValueError(f"listpack says {count} elements, has {len(out)}")
+    return out
+
+
+# --- stream listpacks ------------------------------------------------------------------
+
+from array import array as _array
+from cpython.mem cimport PyMem_Realloc
+
+
+cdef struct U64Buf:
+    uint64_t *data
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef int _u64_push(U64Buf *b, uint64_t v) except -1:
+    cdef uint64_t *grown
+    if b.n == b.cap:
+        b.cap = b.cap * 2 if b.cap else 64
+        grown = <uint64_t *> PyMem_Realloc(b.data, b.cap * sizeof(uint64_t))
+        if grown == NULL:
+            raise MemoryError()
+        b.data = grown
+    b.data[b.n] = v
+    b.n += 1
+    return 0
+
+
+cdef object _narrow(U64Buf *b):
+    """The values as the narrowest unsigned array (B/H/I/Q), like _compact()."""
+    cdef uint64_t top = 0
+    cdef Py_ssize_t i, n = b.n
+    for i in range(n):
+        if b.data[i] > top:
+            top = b.data[i]
+    cdef int width
+    if top < 256:
+        code, width = "B", 1
+    elif top < 65536:
+        code, width = "H", 2
+    elif top < 4294967296:
+        code, width = "I", 4
+    else:
+        code, width = "Q", 8
+    raw = PyBytes_FromStringAndSize(NULL, n * width)
+    cdef char *dst = PyBytes_AS_STRING(raw)
+    for i in range(n):
+        if width == 1:
+            (<uint8_t *> dst)[i] = <uint8_t> b.data[i]
+        elif width == 2:
+            (<unsigned short *> dst)[i] = <unsigned short> b.data[i]
+        elif width == 4:
+            (<uint32_t *> dst)[i] = <uint32_t> b.data[i]
+        else:
+            (<uint64_t *> dst)[i] = b.data[i]
+    arr = _array(code)
+    arr.frombytes(raw)
+    return arr
+
+
+cdef struct ByteBuf:
+    char *data
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef int _bytes_push(ByteBuf *b, const char *src, Py_ssize_t n) except -1:
+    cdef char *grown
+    if b.n + n > b.cap:
+        b.cap = max(b.cap * 2, b.n + n + 256)
+        grown = <char *> PyMem_Realloc(b.data, b.cap)
+        if grown == NULL:
+            raise MemoryError()
+        b.data = grown
+    memcpy(b.data + b.n, src, n)
+    b.n += n
+    return 0
+
+
+cdef Py_ssize_t _fmt_i64(int64_t v, char *out) nogil:
+    cdef char tmp[24]
+    cdef Py_ssize_t n = 0, i
+    cdef uint64_t u
+    cdef bint neg = v < 0
+    if neg:
+        u = <uint64_t> 0 - <uint64_t> v
+    else:
+        u = <uint64_t> v
+    if u == 0:
+        tmp[0] = 48
+        n = 1
+    while u:
+        tmp[n] = <char> (48 + u % 10)
+        u //= 10
+        n += 1
+    i = 0
+    if neg:
+        out[0] = 45
+        i = 1
+    while n:
+        n -= 1
+        out[i] = tmp[n]
+        i += 1
+    return i
+
+
+def stream_lp_decode(lp, uint64_t seq0):
+    """Decode a stream listpack: (live, ndead, fields, ms, seq, data, offs, estart, same, dead).
+
+    ms holds ms-diff (uint64), seq absolute seqs; data/offs the stored
+    elements; estart/same are None when every entry is SAMEFIELDS.
+    Raises ValueError when the listpack is not a valid stream node.
+    """
+    cdef const uint8_t[::1] view = memoryview(lp).cast("B")
+    cdef Py_ssize_t size = view.shape[0]
+    if size < 7:
+        raise ValueError("listpack shorter than its header")
+    cdef const uint8_t *buf = &view[0]
+    cdef uint32_t total = buf[0] | (buf[1] << 8) | (buf[2] << 16) | (<uint32_t> buf[3] << 24)
+    if total != size or buf[size - 1] != 0xFF:
+        raise ValueError(f"listpack says {total} bytes, has {size}")
+    cdef Py_ssize_t p = 6, end = size - 1, sstart = 0, slen = 0, nextp = 0
+    cdef int64_t ival = 0, live, ndead, k, flags, nf, lp_count, i, j, nvals
+    cdef int kind
+    cdef char num[24]
+    cdef Py_ssize_t numlen
+    cdef U64Buf ms_b, seq_b, offs_b, estart_b
+    cdef ByteBuf data_b
+    memset(&ms_b, 0, sizeof(U64Buf))
+    memset(&seq_b, 0, sizeof(U64Buf))
+    memset(&offs_b, 0, sizeof(U64Buf))
+    memset(&estart_b, 0, sizeof(U64Buf))
+    memset(&data_b, 0, sizeof(ByteBuf))
+    fields = []
+    dead = []
+    same = bytearray()
+    cdef bint mixed = False
+    cdef Py_ssize_t entry = 0, stored = 0
+    try:
+        # master entry: count, deleted, num-fields, fields..., 0
+        if _lp_next(buf, p, end, &live, &sstart, &slen, &nextp) != 1:
+            raise ValueError("stream master count is not an integer")
+        p = nextp
+        if _lp_next(buf, p, end, &ndead, &sstart, &slen, &nextp) != 1:
+            raise ValueError("stream master deleted count is not an integer")
+        p = nextp
+        if _lp_next(buf, p, end, &k, &sstart, &slen, &nextp) != 1 or k < 0:
+            raise ValueError("stream master field count is not an integer")
+        p = nextp
+        for i in range(k):
+            kind = _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp)
+            if kind == 0:
+                raise ValueError("bad stream master field")
+            if kind == 1:
+                numlen = _fmt_i64(ival, num)
+                fields.append(PyBytes_FromStringAndSize(num, numlen))
+            else:
+                fields.append(PyBytes_FromStringAndSize(<const char *> buf + sstart, slen))
+            p = nextp
+        if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 or ival != 0:
+            raise ValueError("stream master entry not terminated by 0")
+        p = nextp
+        _u64_push(&offs_b, 0)
+        while p < end:
+            if _lp_next(buf, p, end, &flags, &sstart, &slen, &nextp) != 1:
+                raise ValueError("stream entry flags are not an integer")
+            p = nextp
+            if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
+                raise ValueError("stream ms-diff is not an integer")
+            _u64_push(&ms_b, <uint64_t> ival)
+            p = nextp
+            if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
+                raise ValueError("stream seq-diff is not an integer")
+            _u64_push(&seq_b, seq0 + <uint64_t> ival)
+            p = nextp
+            _u64_push(&estart_b, stored)
+            if flags & 2:
+                nvals = k
+                lp_count = k + 3
+                same.append(1)
+            else:
+                if p >= end or _lp_next(buf, p, end, &nf, &sstart, &slen, &nextp) != 1 or nf < 0:
+                    raise ValueError("stream entry field count is not an integer")
+                p = nextp
+                nvals = 2 * nf
+                lp_count = 2 * nf + 4
+                same.append(0)
+                mixed = True
+            for j in range(nvals):
+                if p >= end:
+                    raise ValueError("stream entry truncated")
+                kind = _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp)
+                if kind == 0:
+                    raise ValueError("bad stream entry element")
+                if kind == 1:
+                    numlen = _fmt_i64(ival, num)
+                    _bytes_push(&data_b, num, numlen)
+                else:
+                    _bytes_push(&data_b, <const char *> buf + sstart, slen)
+                _u64_push(&offs_b, data_b.n)
+                stored += 1
+                p = nextp
+            if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 \
+                    or ival != lp_count:
+                raise ValueError("stream entry with a wrong lp-count")
+            p = nextp
+            if flags & 1:
+                dead.append(entry)
+            entry += 1
+        if p != end:
+            raise ValueError("listpack elements overrun its end")
+        if len(dead) != ndead or entry - ndead != live:
+            raise ValueError("stream listpack counts disagree with its entries")
+        _u64_push(&estart_b, stored)
+        data = PyBytes_FromStringAndSize(data_b.data, data_b.n) if data_b.n else b""
+        return (live, ndead, fields, _narrow(&ms_b), _narrow(&seq_b), data, _narrow(&offs_b),
+                _narrow(&estart_b) if mixed else None, bytes(same) if mixed else None, dead)
+    finally:
+        PyMem_Free(ms_b.data)
+        PyMem_Free(seq_b.data)
+        PyMem_Free(offs_b.data)
+        PyMem_Free(estart_b.data)
+        PyMem_Free(data_b.data)

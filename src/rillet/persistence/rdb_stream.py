@@ -1,0 +1,417 @@
+"""The stream codec for RDB: RDB_TYPE_STREAM_LISTPACKS_3 out; _3, _2 and the 5.0 form in.
+
+Payload (rdb.c rdbSaveObject for OBJ_STREAM):
+
+    len nodes, (string 16-byte master ID big-endian, string listpack)*
+    len length, len last-id ms, len last-id seq,
+    [_2+: len first-id ms, seq, len max-deleted ms, seq, len entries-added]
+    len groups, per group in name order:
+        string name, len last-id ms, len last-id seq, [_2+: len entries-read]
+        len PEL, (16-byte ID, 8-byte delivery ms LE, len delivery count)* in ID order
+        len consumers, per consumer in name order:
+            string name, 8-byte seen-time, [_3: 8-byte active-time],
+            len PEL, 16-byte ID* in ID order
+
+Each node is one listpack in t_stream.c's layout: master entry (count,
+deleted, num-fields, fields..., 0), then per entry flags, ms-diff, seq-diff,
+[num-fields, fields and values | values when SAMEFIELDS], lp-count. rillet's
+nodes close where Redis's listpacks do, so nodes map one to one.
+
+Entries released by XNACK (no owner, Redis 8.8) are in the group PEL and in
+no consumer's PEL. The IDMP state (Redis 8.6) is written as an AUX field per
+stream ("rillet-idmp"), which Redis 8.2 ignores: see docs/compat.md.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from array import array
+from typing import Any
+
+from rillet.engine import groups as groups_engine
+from rillet.engine.ids import StreamID
+from rillet.engine.listpack_size import int_size
+from rillet.engine.pel import SEQ_BITS, SEQ_MASK, TOUCH_BITS
+from rillet.engine.stream import Stream
+from rillet.engine.stream_node import StreamNode
+from rillet.persistence import rdb
+from rillet.persistence.rdb_format import (
+    TYPE_STREAM_LISTPACKS,
+    TYPE_STREAM_LISTPACKS_2,
+    TYPE_STREAM_LISTPACKS_3,
+    RDBReader,
+    encode_len,
+    lp_decode,
+    lp_element,
+    lp_finish,
+    lp_int,
+    stream_id_bytes,
+)
+
+FLAG_DELETED = 1
+FLAG_SAMEFIELDS = 2
+_U64 = 1 << 64
+_I64_MAX = (1 << 63) - 1
+_ID = struct.Struct(">QQ")
+_PEL_TAIL = struct.Struct("<q")
+
+
+def _diff(a: int, b: int) -> int:
+    """a - b in uint64, read as int64 (t_stream.c's ms-diff/seq-diff)."""
+    d = (a - b) % _U64
+    return d - _U64 if d > _I64_MAX else d
+
+
+_ELEMENT_CACHE: dict[bytes, bytes] = {}
+
+
+def _element(value: bytes) -> bytes:
+    encoded = _ELEMENT_CACHE.get(value)
+    if encoded is None:
+        encoded = lp_element(value)
+        if len(value) < 24:
+            if len(_ELEMENT_CACHE) >= 8192:
+                _ELEMENT_CACHE.clear()
+            _ELEMENT_CACHE[value] = encoded
+    return encoded
+
+
+def node_listpack(node: StreamNode) -> bytes:
+    """The listpack Redis holds for this node (byte for byte)."""
+    mf = node.mf
+    k = len(mf)
+    n = node.n
+    parts = [lp_int(node.live), lp_int(n - node.live), lp_int(k)]
+    parts += map(_element, mf)
+    parts.append(b"\x00\x01")
+    count = 4 + k
+    dead = node.dead
+    ms0, seq0 = node.ms0, node.seq0
+    ms_arr, seq_arr = node.ms, node.seq
+    estart, same = node.estart, node.same
+    if node.is_open:
+        elems = node.elems or []
+    else:
+        offs, data = node.offs, node.data
+        elems = list(map(data.__getitem__, map(slice, offs, offs[1:])))  # type: ignore[arg-type]
+    same_count = lp_int(k + 3)
+    append = parts.append
+    for i in range(n):
+        dms = ms_arr[i]
+        dseq = _diff(seq_arr[i], seq0)
+        if estart is None:
+            a, b, is_same = i * k, i * k + k, True
+        else:
+            a, b, is_same = estart[i], estart[i + 1], bool(same[i])  # type: ignore[index]
+        flags = (FLAG_DELETED if dead is not None and i in dead else 0)
+        if is_same:
+            append(lp_int(flags | FLAG_SAMEFIELDS))
+            append(lp_int(dms if dms <= _I64_MAX else _diff(dms + ms0, ms0)))
+            append(lp_int(dseq))
+            parts += map(_element, elems[a:b])
+            append(same_count)
+            count += 4 + k
+        else:
+            nf = (b - a) >> 1
+            append(lp_int(flags))
+            append(lp_int(dms if dms <= _I64_MAX else _diff(dms + ms0, ms0)))
+            append(lp_int(dseq))
+            append(lp_int(nf))
+            parts += map(_element, elems[a:b])
+            append(lp_int(2 * nf + 4))
+            count += 5 + 2 * nf
+    return lp_finish(b"".join(parts), count)
+
+
+def save_stream(writer: rdb.RDBWriter, stream: Stream) -> None:
+    nodes = stream.nodes
+    writer.length(len(nodes))
+    for node in nodes:
+        writer.string(stream_id_bytes(node.ms0, node.seq0))
+        writer.string(node_listpack(node))
+        writer.maybe_flush()
+    length = writer.length
+    length(stream.length)
+    length(stream.last_id[0])
+    length(stream.last_id[1])
+    first = stream.first_id
+    length(first[0])
+    length(first[1])
+    length(stream.max_deleted_id[0])
+    length(stream.max_deleted_id[1])
+    length(stream.entries_added)
+    groups = groups_engine.groups_in_order(stream)
+    length(len(groups))
+    for group in groups:
+        writer.string(group.name)
+        length(group.last_id[0])
+        length(group.last_id[1])
+        length(-1 % _U64 if group.entries_read is None else group.entries_read)
+        pel = list(group.pel)
+        length(len(pel))
+        out = []
+        for entry in pel:
+            key = entry.key
+            out.append(_ID.pack(key >> SEQ_BITS, key & SEQ_MASK))
+            out.append(_PEL_TAIL.pack(entry.tkey >> TOUCH_BITS))
+            out.append(encode_len(entry.delivery_count))
+        writer.raw(b"".join(out))
+        writer.maybe_flush()
+        consumers = group.consumers_in_order()
+        length(len(consumers))
+        for consumer in consumers:
+            writer.string(consumer.name)
+            writer.millis(consumer.seen_time_ms)
+            writer.millis(consumer.active_time_ms)
+            length(len(consumer.pel))
+            writer.raw(b"".join(_ID.pack(key >> SEQ_BITS, key & SEQ_MASK)
+                                for key in consumer.pel.keys()))
+            writer.maybe_flush()
+
+
+# --- load --------------------------------------------------------------------------------
+
+def _int(element: Any, what: str) -> int:
+    if element.__class__ is not int:
+        raise ValueError(f"{what} is not an integer")
+    return element
+
+
+def stream_lp_decode(lp: bytes, seq0: int) -> tuple:
+    """Decode a stream listpack: (live, ndead, fields, ms, seq, data, offs, estart, same, dead).
+
+    `ms` holds ms-diffs (uint64), `seq` absolute seqs, `data`/`offs` the
+    stored elements (arrays as StreamNode keeps them); `estart`/`same` are
+    None when every entry is SAMEFIELDS. ValueError if it is not a valid node.
+    """
+    elements = lp_decode(lp)
+    if len(elements) < 4:
+        raise ValueError("stream listpack without a master entry")
+    live = _int(elements[0], "master count")
+    ndead = _int(elements[1], "master deleted count")
+    k = _int(elements[2], "master field count")
+    if k < 0 or len(elements) < 4 + k:
+        raise ValueError("stream listpack master entry truncated")
+    fields = [e if e.__class__ is bytes else b"%d" % e for e in elements[3 : 3 + k]]
+    p = 4 + k
+    if elements[p - 1] != 0 or elements[p - 1].__class__ is not int:
+        raise ValueError("stream master entry not terminated by 0")
+    total = len(elements)
+    ms_list: list[int] = []
+    seq_list: list[int] = []
+    stored: list[bytes] = []
+    estart: list[int] = []
+    same = bytearray()
+    dead: list[int] = []
+    mixed = False
+    i = 0
+    while p < total:
+        flags = _int(elements[p], "entry flags")
+        ms_list.append(_int(elements[p + 1], "ms-diff") % _U64)
+        seq_list.append((seq0 + _int(elements[p + 2], "seq-diff")) % _U64)
+        p += 3
+        estart.append(len(stored))
+        if flags & FLAG_SAMEFIELDS:
+            values = elements[p : p + k]
+            p += k
+            same.append(1)
+            lp_count = k + 3
+        else:
+            nf = _int(elements[p], "entry field count")
+            values = elements[p + 1 : p + 1 + 2 * nf]
+            p += 1 + 2 * nf
+            same.append(0)
+            mixed = True
+            lp_count = 2 * nf + 4
+        if p >= total or elements[p] != lp_count or elements[p].__class__ is not int:
+            raise ValueError("stream entry with a wrong lp-count")
+        p += 1
+        stored += [e if e.__class__ is bytes else b"%d" % e for e in values]
+        if flags & FLAG_DELETED:
+            dead.append(i)
+        i += 1
+    if len(dead) != ndead or i - ndead != live:
+        raise ValueError("stream listpack counts disagree with its entries")
+    estart.append(len(stored))
+    offs = [0]
+    pos = 0
+    for item in stored:
+        pos += len(item)
+        offs.append(pos)
+    return (live, ndead, fields, _compact(ms_list), _compact(seq_list), b"".join(stored),
+            _compact(offs), _compact(estart) if mixed else None,
+            bytes(same) if mixed else None, dead)
+
+
+def node_from_listpack(ms0: int, seq0: int, lp: bytes,
+                       shared: dict[tuple[bytes, ...], list[bytes]]) -> StreamNode:
+    """A packed StreamNode from a Redis stream listpack; ValueError if it is not valid."""
+    live, ndead, fields, ms, seq, data, offs, estart, same, dead = _decode(lp, seq0)
+    # Runs of nodes with the same master fields share one list, as the engine does.
+    master_fields = shared.setdefault(tuple(fields), fields)
+    body = len(lp) - int_size(live) - int_size(ndead)
+    return StreamNode.from_packed(ms0, seq0, master_fields, ms, seq, data, offs,
+                                  dead=set(dead) if dead else None, estart=estart, same=same,
+                                  body=body)
+
+
+def _compact(values: Any) -> array:
+    top = max(values) if len(values) else 0
+    code = "B" if top < 1 << 8 else "H" if top < 1 << 16 else "I" if top < 1 << 32 else "Q"
+    return array(code, values)
+
+
+def _stream_id(reader: RDBReader, what: str) -> StreamID:
+    return StreamID(reader.length(what), reader.length(what))
+
+
+def load_stream(reader: RDBReader, rdb_type: int, context: rdb.LoadContext) -> Any:
+    nodes = []
+    shared: dict[tuple[bytes, ...], list[bytes]] = {}
+    for index in range(reader.length("the stream node count")):
+        at = reader.pos
+        master = reader.string("a stream node key")
+        if len(master) != 16:
+            raise reader.fail("a 16-byte stream node key", at)
+        ms0, seq0 = _ID.unpack(master)
+        at = reader.pos
+        lp = reader.string("a stream listpack")
+        try:
+            node = node_from_listpack(ms0, seq0, lp, shared)
+        except (ValueError, IndexError, struct.error) as exc:
+            raise reader.fail(f"a valid stream listpack ({exc})", at) from None
+        if not node.n:
+            raise reader.fail("a non-empty stream listpack", at)
+        nodes.append(node)
+        if index & 1023 == 1023:
+            yield
+    length = reader.length("the stream length")
+    last_id = _stream_id(reader, "the stream last ID")
+    if rdb_type >= TYPE_STREAM_LISTPACKS_2:
+        _stream_id(reader, "the stream first ID")  # derived from the entries here
+        max_deleted_id = _stream_id(reader, "the stream max deleted ID")
+        entries_added = reader.length("the stream entries-added")
+    else:
+        max_deleted_id = StreamID(0, 0)
+        entries_added = length
+    at = reader.pos
+    try:
+        stream = Stream.restore(nodes, length=length, last_id=last_id,
+                                entries_added=entries_added, max_deleted_id=max_deleted_id,
+                                limits=context.state.keyspace.stream_limits
+                                if context.state is not None else None)
+    except ValueError as exc:
+        raise reader.fail(f"a consistent stream ({exc})", at) from None
+    for _ in range(reader.length("the consumer group count")):
+        yield from _load_group(reader, rdb_type, stream)
+    return stream
+
+
+def _load_group(reader: RDBReader, rdb_type: int, stream: Stream) -> Any:
+    at = reader.pos
+    name = reader.string("a consumer group name")
+    last_id = _stream_id(reader, "a group last ID")
+    entries_read: int | None = None
+    if rdb_type >= TYPE_STREAM_LISTPACKS_2:
+        value = reader.length("a group entries-read")
+        entries_read = None if value >= 1 << 63 else value
+    group = groups_engine.create_group(stream, name, last_id, entries_read)
+    if group is None:
+        raise reader.fail(f"a unique consumer group name (duplicate {name!r})", at)
+    pending: dict[int, list] = {}
+    for index in range(reader.length("a group PEL size")):
+        ms, seq = _ID.unpack(reader.take(16, "a PEL ID"))
+        time_ms = reader.millis()
+        count = reader.length("a delivery count")
+        key = (ms << SEQ_BITS) | seq
+        if key in pending:
+            raise reader.fail("a unique PEL ID")
+        pending[key] = [key, None, time_ms, count]
+        if index & 0xFFFF == 0xFFFF:
+            yield
+    for _ in range(reader.length("a consumer count")):
+        at = reader.pos
+        consumer_name = reader.string("a consumer name")
+        seen = reader.millis()
+        active = reader.millis() if rdb_type >= TYPE_STREAM_LISTPACKS_3 else seen
+        consumer = group.create_consumer(consumer_name, seen)
+        if consumer is None:
+            raise reader.fail(f"a unique consumer name (duplicate {consumer_name!r})", at)
+        consumer.active_time_ms = active
+        for _ in range(reader.length("a consumer PEL size")):
+            ms, seq = _ID.unpack(reader.take(16, "a consumer PEL ID"))
+            record = pending.get((ms << SEQ_BITS) | seq)
+            if record is None or record[1] is not None:
+                raise reader.fail("a consumer PEL ID present in the group PEL")
+            record[1] = consumer
+    # Idle order: oldest delivery first, ties by ID (the group PEL's order).
+    records = sorted(map(tuple, pending.values()), key=lambda r: r[2])
+    group.restore_pending(records)  # type: ignore[arg-type]
+
+
+_decode = stream_lp_decode
+if not os.environ.get("RILLET_PURE"):
+    try:  # the compiled form (same results; tests/persistence/test_rdb_format.py compares)
+        from rillet.persistence._rdbfast import stream_lp_decode as _decode  # type: ignore[no-redef]
+    except ImportError:
+        pass
+
+
+rdb.register(rdb.RDBCodec(
+    "stream", Stream, TYPE_STREAM_LISTPACKS_3,
+    (TYPE_STREAM_LISTPACKS, TYPE_STREAM_LISTPACKS_2, TYPE_STREAM_LISTPACKS_3),
+    save_stream, load_stream))
+
+
+# --- IDMP state (Redis 8.6) in an AUX field ------------------------------------------------
+
+IDMP_AUX = b"rillet-idmp"
+
+
+def _idmp_values(state: Any) -> list[bytes]:
+    """One AUX value per stream with IDMP state: db, key, settings, counters, producers."""
+    out = []
+    for db in state.keyspace.dbs:
+        for key, value in db.data.items():
+            if value.__class__ is not Stream or value.idmp is None:
+                continue
+            idmp = value.idmp
+            parts = [encode_len(db.index), encode_len(len(key)), key,
+                     encode_len(0 if idmp.duration_s is None else idmp.duration_s + 1),
+                     encode_len(0 if idmp.maxsize is None else idmp.maxsize + 1),
+                     encode_len(idmp.iids_added), encode_len(idmp.iids_duplicates),
+                     encode_len(len(idmp.producers))]
+            for pid, iids in idmp.producers.items():
+                parts += [encode_len(len(pid)), pid, encode_len(len(iids))]
+                for iid, sid in iids.items():
+                    parts += [encode_len(len(iid)), iid, _ID.pack(sid[0], sid[1])]
+            out.append(b"".join(parts))
+    return out
+
+
+def _idmp_apply(state: Any, value: bytes) -> None:
+    reader = RDBReader(value, name="rillet-idmp")
+    db = state.keyspace.dbs[reader.length()]
+    key = reader.take(reader.length())
+    stream = db.data.get(key)
+    if stream.__class__ is not Stream:
+        return  # the key expired while loading or is not a stream any more
+    idmp = stream.ensure_idmp()  # type: ignore[union-attr]
+    duration = reader.length()
+    maxsize = reader.length()
+    idmp.duration_s = duration - 1 if duration else None
+    idmp.maxsize = maxsize - 1 if maxsize else None
+    idmp.iids_added = reader.length()
+    idmp.iids_duplicates = reader.length()
+    producers: dict[bytes, dict[bytes, StreamID]] = {}
+    for _ in range(reader.length()):
+        pid = bytes(reader.take(reader.length()))
+        iids = producers[pid] = {}
+        for _ in range(reader.length()):
+            iid = bytes(reader.take(reader.length()))
+            iids[iid] = StreamID(*_ID.unpack(reader.take(16)))
+    idmp.producers = producers
+
+
+rdb.AUX_EXTENSIONS[IDMP_AUX] = (_idmp_values, _idmp_apply)
