@@ -149,6 +149,10 @@ EXCLUDED = {
     "config|resetstat", "client|kill", "client|unblock", "client|no-evict", "quit",
     "debug|sleep", "debug|reload", "debug|loadaof", "debug|persistence-fault", "debug|help",
     "debug|digest", "debug|digest-value", "select",
+    # Replication: a client that sends these becomes a replica, changes the
+    # server's role, or waits for replicas; pub/sub leaves the request/reply flow.
+    "sync", "psync", "replconf", "replicaof", "slaveof", "failover", "wait", "waitaof",
+    "subscribe", "unsubscribe",
 }
 # Newer than Redis 8.2.3 (8.4-8.8): only in the rillet-only run.
 RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord"}

@@ -39,7 +39,8 @@ def _replies(ctx: Client, items: list[list[object]]) -> Raw:
     return Raw(bytes(out))
 
 
-@command("subscribe", -2, "pubsub noscript loading stale", group="pubsub", since="2.0.0")
+@command("subscribe", -2, "pubsub noscript loading stale", group="pubsub", since="2.0.0",
+         acl="pubsub slow")
 def subscribe(ctx: Client, argv: list[bytes]) -> object:
     """SUBSCRIBE channel [channel ...]"""
     table = channels_of(ctx.server)
@@ -52,7 +53,8 @@ def subscribe(ctx: Client, argv: list[bytes]) -> object:
     return _replies(ctx, replies)
 
 
-@command("unsubscribe", -1, "pubsub noscript loading stale", group="pubsub", since="2.0.0")
+@command("unsubscribe", -1, "pubsub noscript loading stale", group="pubsub", since="2.0.0",
+         acl="pubsub slow")
 def unsubscribe(ctx: Client, argv: list[bytes]) -> object:
     """UNSUBSCRIBE [channel [channel ...]]"""
     table = channels_of(ctx.server)
@@ -74,7 +76,8 @@ def unsubscribe(ctx: Client, argv: list[bytes]) -> object:
     return _replies(ctx, replies)
 
 
-@command("publish", 3, "pubsub loading stale fast", group="pubsub", since="2.0.0")
+@command("publish", 3, "pubsub loading stale fast", group="pubsub", since="2.0.0",
+         acl="pubsub fast")
 def publish(ctx: Client, argv: list[bytes]) -> object:
     """PUBLISH channel message"""
     state = ctx.server

@@ -126,7 +126,8 @@ def replconf(ctx: Client, argv: list[bytes]) -> object:
     return OK
 
 
-@command("role", 1, "noscript loading stale fast", group="server", since="2.8.12")
+@command("role", 1, "noscript loading stale fast", group="server", since="2.8.12",
+         acl="admin fast dangerous")
 def role(ctx: Client, argv: list[bytes]) -> object:
     """ROLE"""
     repl = _replication(ctx)
@@ -147,7 +148,8 @@ def _timeout_ms(raw: bytes) -> int:
     return timeout
 
 
-@command("wait", 3, "noscript", group="generic", since="3.0.0")
+@command("wait", 3, "blocking", group="generic", since="3.0.0",
+         acl="slow blocking connection")
 def wait(ctx: Client, argv: list[bytes]) -> object:
     """WAIT numreplicas timeout"""
     repl = _replication(ctx)
@@ -164,7 +166,8 @@ def wait(ctx: Client, argv: list[bytes]) -> object:
     return Block([], 0, argv, acked)
 
 
-@command("waitaof", 4, "noscript", group="generic", since="7.2.0")
+@command("waitaof", 4, "blocking", group="generic", since="7.2.0",
+         acl="slow blocking connection")
 def waitaof(ctx: Client, argv: list[bytes]) -> object:
     """WAITAOF numlocal numreplicas timeout"""
     repl = _replication(ctx)
