@@ -427,6 +427,8 @@ class User:
             for rule in (b"resetpass", b"resetkeys", b"resetchannels", b"off",
                          b"sanitize-payload", b"clearselectors", b"-@all"):
                 self.apply(rule, new_selector)
+            if new_selector().allchannels:  # acl-pubsub-default allchannels
+                self.root.apply(b"allchannels")
         else:
             self.root.apply(op)
 

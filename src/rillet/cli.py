@@ -1,4 +1,4 @@
-"""The `rillet` command line: server, pipeline, bench, check-aof.
+"""The `rillet` command line: server, pipeline, bench, check-aof, check-rdb.
 
 `rillet server [config-file] [--name value ...]` takes redis-server's flags:
 any config parameter as `--name value` (values run until the next `--`),
@@ -18,8 +18,10 @@ USAGE = """usage: rillet <command> [args]
 commands:
   server [config-file] [--name value ...]   run the stream server (redis-server flags)
   pipeline <demo|archive|ingest> [...]      run a Spark pipeline
+  lag (--checkpoint DIR | --group G) [...]  entries a Spark query is behind, per stream
   bench <latency|...> [...]                 benchmarks
   check-aof [--fix] FILE                    check and repair an append-only file
+  check-rdb FILE                            check an RDB file (like redis-check-rdb)
   version                                   print the version
 """
 
@@ -88,10 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     if command in ("version", "--version", "-v"):
         print(f"rillet {__version__} (Redis {REDIS_COMPAT_VERSION} compatible)")
         return 0
-    if command == "pipeline":
+    if command in ("pipeline", "lag"):
         from rillet.pipelines.cli import main as pipeline_main
 
-        return pipeline_main(rest)
+        return pipeline_main(rest if command == "pipeline" else ["lag", *rest])
     if command == "bench":
         from rillet.bench.cli import main as bench_main
 
@@ -100,5 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         from rillet.persistence.check import main as check_main
 
         return check_main(rest)
+    if command == "check-rdb":
+        from rillet.persistence.check_rdb import main as check_rdb_main
+
+        return check_rdb_main(rest)
     print(USAGE, file=sys.stderr)
     return 2

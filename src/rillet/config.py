@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rillet import errors
+from rillet.notify import BAD_CLASS, parse_flags, render_flags
 from rillet.resp.parser import split_args
 
 
@@ -52,7 +53,7 @@ def parse_bool(text: str) -> bool:
 @dataclass
 class Param:
     name: str
-    kind: str  # bool | int | octal | memory | enum | string | save | obuf
+    kind: str  # bool | int | octal | memory | enum | string | save | obuf | keyspace-events
     default: object
     minimum: int | None = None
     maximum: int | None = None
@@ -104,6 +105,11 @@ class Param:
             return parse_save(text)
         if self.kind == "obuf":
             return parse_output_buffer_limits(text)
+        if self.kind == "keyspace-events":
+            flags = parse_flags(text)
+            if flags is None:
+                raise ConfigError(BAD_CLASS)
+            return flags
         return text
 
     def render(self, value: object) -> str:
@@ -116,6 +122,8 @@ class Param:
                             for name, (h, s, secs) in value.items())  # type: ignore[union-attr]
         if self.kind == "octal":
             return f"{value:o}"
+        if self.kind == "keyspace-events":
+            return render_flags(value)  # type: ignore[arg-type]
         return str(value)
 
 
@@ -235,7 +243,7 @@ PARAMS = [
     Param("slowlog-log-slower-than", "int", 10000, -1, _MAX64),
     Param("slowlog-max-len", "int", 128, 0, _MAX64),
     Param("lua-time-limit", "int", 5000, 0, _MAX64, aliases=("busy-reply-threshold",)),
-    Param("notify-keyspace-events", "string", ""),
+    Param("notify-keyspace-events", "keyspace-events", 0),
     Param("replicaof", "string", "", aliases=("slaveof",), immutable=True),
     Param("replica-read-only", "bool", True, aliases=("slave-read-only",)),
     Param("repl-backlog-size", "memory", 1024 * 1024, 1, _MAX64),
@@ -261,8 +269,13 @@ PARAMS = [
     Param("io-threads", "int", 1, 1, 128, immutable=True),
     Param("list-max-listpack-size", "int", -2, -5, _MAX32),
     Param("hash-max-listpack-entries", "int", 512, 0, _MAX64),
+    Param("hash-max-listpack-value", "memory", 64, 0, _MAX64),
     Param("set-max-intset-entries", "int", 512, 0, _MAX64),
+    Param("set-max-listpack-entries", "int", 128, 0, _MAX64),
+    Param("set-max-listpack-value", "memory", 64, 0, _MAX64),
     Param("zset-max-listpack-entries", "int", 128, 0, _MAX64),
+    Param("zset-max-listpack-value", "memory", 64, 0, _MAX64),
+    Param("list-compress-depth", "int", 0, 0, _MAX32),
     Param("latency-tracking", "bool", True),
     Param("enable-debug-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),
     Param("enable-protected-configs", "enum", "no", choices=("no", "yes", "local"), immutable=True),
@@ -358,22 +371,30 @@ class Config:
     def watch(self, name: str, callback: Callable[[object], None]) -> None:
         self.params[name].on_change.append(callback)
 
-    def rewritten(self, old_text: str) -> str:
+    def rewritten(self, old_text: str, users: list[str] | None = None) -> str:
         """CONFIG REWRITE's new text for a file that held `old_text`, as Redis writes it.
 
         Comments, blank lines, order and lines rillet does not own (include,
         unknown directives) stay; each parameter's first line takes its current
         value and its repeats go; parameters that differ from their default and
-        had no line are appended under Redis's marker comment.
+        had no line are appended under Redis's marker comment. `users` are the
+        ACL's `user ...` lines: they replace the file's in order, the rest come
+        last (None, with an aclfile: the file's user lines are dropped).
         """
         out: list[str] = []
         written: set[str] = set()
+        pending_users = list(users or [])
         for line in old_text.splitlines():
             stripped = line.strip()
             if stripped == REWRITE_MARKER:
                 continue
             words = split_args(stripped.encode()) if stripped and not stripped.startswith("#") else None
-            param = self.params.get(words[0].decode("utf-8", "replace").lower()) if words else None
+            name = words[0].decode("utf-8", "replace").lower() if words else ""
+            if name == "user":
+                if pending_users:
+                    out.append(pending_users.pop(0))
+                continue
+            param = self.params.get(name) if words else None
             if param is None:
                 out.append(line)
             elif param.name not in written:
@@ -381,6 +402,7 @@ class Config:
                 out.append(self._directive(param))
         added = [self._directive(p) for p in PARAMS
                  if p.name not in written and self.values[p.name] != p.default]
+        added += pending_users
         if added:
             out += [REWRITE_MARKER, *added]
         return "\n".join(out) + "\n"

@@ -28,6 +28,9 @@ TIMING_MASK = TIMING_SAMPLE - 1
 
 # Commands that run at once even inside MULTI (Redis: processCommand).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+# What a RESP2 client may run while subscribed (Redis's processCommand).
+_PUBSUB_ALLOWED = frozenset({"subscribe", "ssubscribe", "sunsubscribe", "psubscribe", "unsubscribe",
+                             "punsubscribe", "ping", "quit", "reset"})
 
 
 class Dispatcher:
@@ -85,12 +88,19 @@ class Dispatcher:
             refused = acl_refusal(client, spec, argv)
             if refused is not None:
                 return self._reject(client, refused, spec)
+        subs = client.pubsub
+        if subs is not None and not client.resp3 and spec.name not in _PUBSUB_ALLOWED and subs.total():
+            return self._reject(client, errors.PUBSUB_CONTEXT.format(spec.name), spec)
         if client.multi is not None and spec.name not in _MULTI_IMMEDIATE:
             if not spec.allowed_in_multi:
                 return self._reject(client, errors.COMMAND_NOT_ALLOWED_IN_MULTI, spec)
             client.multi.append((spec, argv))
             return QUEUED
         state = self.state
+        if state.script_busy is not None and "allow_busy" not in spec.flags:
+            # A script ran past busy-reply-threshold (Redis's processCommand order: before loading).
+            return self._reject(client, errors.BUSY_EVAL if state.script_busy.is_eval
+                                else errors.BUSY_FUNCTION, spec)
         if state.loading and "loading" not in spec.flags and not client.is_internal:
             return self._reject(client, errors.LOADING, spec)
         if spec.is_write and state.write_guard is not None and not client.is_internal:
@@ -148,6 +158,13 @@ class Dispatcher:
         state.begin_transaction()
         try:
             for spec, argv in queued:
+                if client.restricted:
+                    # Redis checks again at EXEC: the user's rules may have changed.
+                    refused = acl_refusal(client, spec, argv, at_exec=True)
+                    if refused is not None:
+                        self._count_error(refused)
+                        replies.append(ReplyError(refused))
+                        continue
                 replies.append(self.call(client, spec, argv))
         finally:
             client.in_exec = False

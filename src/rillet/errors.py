@@ -303,6 +303,29 @@ BGREWRITEAOF_FAILED = (
     " more information."
 )
 
+# --- ACL (acl.c) ---------------------------------------------------------------
+NOPERM_COMMAND = "NOPERM User {} has no permissions to run the '{}' command"
+NOPERM_KEY = "NOPERM No permissions to access a key"
+NOPERM_CHANNEL = "NOPERM No permissions to access a channel"
+NOPERM_AT_EXEC = ("NOPERM ACLs rules changed between the moment the transaction was accumulated "
+                  "and the EXEC call. This command is no longer allowed for the following reason: {}")
+DRYRUN_COMMAND = "User {} has no permissions to run the '{}' command"
+DRYRUN_KEY = "User {} has no permissions to access the '{}' key"
+DRYRUN_CHANNEL = "User {} has no permissions to access the '{}' channel"
+ACL_SETUSER_RULE = "ERR Error in ACL SETUSER modifier '{}': {}"
+ACL_BAD_USERNAME = "ERR Usernames can't contain spaces or null characters"
+ACL_DEFAULT_UNDELETABLE = "ERR The 'default' user cannot be removed"
+ACL_UNKNOWN_CATEGORY = "ERR Unknown category '{}'"
+ACL_GENPASS_BITS = ("ERR ACL GENPASS argument must be the number of bits for the output password, "
+                    "a positive number up to 4096")
+ACL_USER_NOT_FOUND = "ERR User '{}' not found"
+ACL_COMMAND_NOT_FOUND = "ERR Command '{}' not found"
+ACL_NO_FILE = ("ERR This Redis instance is not configured to use an ACL file. You may want to "
+               "specify users via the ACL SETUSER command and then issue a CONFIG REWRITE "
+               "(assuming you have a Redis configuration file set) in order to store users in the "
+               "Redis configuration.")
+ACL_SAVE_FAILED = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
+ACL_LOAD_FAILED = "ERR Error loading ACLs, {}"
 # --- replication (rillet/replication, commands/replication.py) --------------------------
 NOREPLICAS = "NOREPLICAS Not enough good replicas to write."
 MASTERDOWN = (
@@ -335,25 +358,137 @@ FAILOVER_FORCE = (
 FAILOVER_NOT_A_REPLICA = "ERR FAILOVER target HOST and PORT is not a replica."
 FAILOVER_NOT_ONLINE = "ERR FAILOVER target replica is not online."
 FAILOVER_TIMEOUT = "ERR FAILOVER timeout must be greater than 0"
+# --- collections: hashes, lists, sets, sorted sets ----------------------------------
+HASH_NOT_INTEGER = "ERR hash value is not an integer"
+HASH_NOT_FLOAT = "ERR hash value is not a float"
+FLOAT_NAN_OR_INF = "ERR value is NaN or Infinity"
+INCR_NAN_OR_INF = "ERR increment would produce NaN or Infinity"
+RANDOM_COUNT_RANGE = (
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+)
+VALUE_OUT_OF_RANGE = "ERR value is out of range"
+HFE_NUMFIELDS_MISMATCH = "ERR The `numfields` parameter must match the number of arguments"
+HFE_NUMFIELDS_POSITIVE = "ERR Parameter `numFields` should be greater than 0"
+HFE_NUMFIELDS_COUNT = "ERR Number of fields must be a positive integer"
+HFE_INVALID_NUMFIELDS = "ERR invalid number of fields"
+HFE_UNKNOWN_ARGUMENT = "ERR unknown argument: {}"
+HFE_FIELDS_MISSING = "ERR Mandatory argument FIELDS is missing or not at the right position"
+HFE_NEGATIVE = "ERR invalid expire time, must be >= 0"
+HFE_FNX_FXX = "ERR Only one of FXX or FNX arguments can be specified"
+HFE_ONE_EXPIRY = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
+STRING_NOT_FLOAT = "ERR value is not a valid float"
+NUMKEYS_POSITIVE = "ERR numkeys should be greater than 0"
+NUMKEYS_TOO_MANY = "ERR Number of keys can't be greater than number of args"
+LIMIT_NEGATIVE = "ERR LIMIT can't be negative"
+COUNT_MUST_BE_POSITIVE = "ERR value is out of range, must be positive"
+NOVALUES_ONLY_HSCAN = "ERR NOVALUES option can only be used in HSCAN"
+INDEX_OUT_OF_RANGE = "ERR index out of range"
+LPOS_RANK_ZERO = (
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use"
+    " negative to start from the end of the list"
+)
+COUNT_NEGATIVE = "ERR COUNT can't be negative"
+MAXLEN_NEGATIVE = "ERR MAXLEN can't be negative"
+COUNT_POSITIVE = "ERR count should be greater than 0"
+TIMEOUT_NOT_FLOAT = "ERR timeout is not a float or out of range"
+ZADD_XX_NX = "ERR XX and NX options at the same time are not compatible"
+ZADD_GT_LT_NX = "ERR GT, LT, and/or NX options at the same time are not compatible"
+ZADD_INCR_PAIR = "ERR INCR option supports a single increment-element pair"
+ZSET_NAN_SCORE = "ERR resulting score is not a number (NaN)"
+ZSET_MIN_MAX_FLOAT = "ERR min or max is not a float"
+ZSET_MIN_MAX_LEX = "ERR min or max not valid string range item"
+ZRANGE_LIMIT_RANK = (
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+)
+ZRANGE_WITHSCORES_LEX = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+ZSET_NEED_KEY = "ERR at least 1 input key is needed for '{}' command"
+ZSET_WEIGHT_FLOAT = "ERR weight value is not a float"
+STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+OFFSET_OUT_OF_RANGE = "ERR offset is out of range"
+LCS_NOT_STRINGS = "ERR The specified keys must contain string values"
+LCS_LEN_AND_IDX = "ERR If you want both the length and indexes, please just use IDX."
+LCS_TOO_BIG = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+SAME_OBJECT = "ERR source and destination objects are the same"
+SWAPDB_FIRST = "ERR invalid first DB index"
+SWAPDB_SECOND = "ERR invalid second DB index"
+NO_LFU = (
+    "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that"
+    " when switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+NO_LRU = (
+    "ERR An LRU maxmemory policy is selected, idle time not tracked. Please note that when"
+    " switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+# --- DUMP / RESTORE (commands/dump.py, persistence/rdb.py) ------------------------------
+BUSYKEY = "BUSYKEY Target key name already exists."
+RESTORE_BAD_TTL = "ERR Invalid TTL value, must be >= 0"
+RESTORE_BAD_IDLETIME = "ERR Invalid IDLETIME value, must be >= 0"
+RESTORE_BAD_FREQ = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+RESTORE_BAD_PAYLOAD = "ERR DUMP payload version or checksum are wrong"
+RESTORE_BAD_FORMAT = "ERR Bad data format"
 
-# --- ACL (acl.c) ---------------------------------------------------------------
-NOPERM_COMMAND = "NOPERM User {} has no permissions to run the '{}' command"
-NOPERM_KEY = "NOPERM No permissions to access a key"
-NOPERM_CHANNEL = "NOPERM No permissions to access a channel"
-DRYRUN_COMMAND = "User {} has no permissions to run the '{}' command"
-DRYRUN_KEY = "User {} has no permissions to access the '{}' key"
-DRYRUN_CHANNEL = "User {} has no permissions to access the '{}' channel"
-ACL_SETUSER_RULE = "ERR Error in ACL SETUSER modifier '{}': {}"
-ACL_BAD_USERNAME = "ERR Usernames can't contain spaces or null characters"
-ACL_DEFAULT_UNDELETABLE = "ERR The 'default' user cannot be removed"
-ACL_UNKNOWN_CATEGORY = "ERR Unknown category '{}'"
-ACL_GENPASS_BITS = ("ERR ACL GENPASS argument must be the number of bits for the output password, "
-                    "a positive number up to 4096")
-ACL_USER_NOT_FOUND = "ERR User '{}' not found"
-ACL_COMMAND_NOT_FOUND = "ERR Command '{}' not found"
-ACL_NO_FILE = ("ERR This Redis instance is not configured to use an ACL file. You may want to "
-               "specify users via the ACL SETUSER command and then issue a CONFIG REWRITE "
-               "(assuming you have a Redis configuration file set) in order to store users in the "
-               "Redis configuration.")
-ACL_SAVE_FAILED = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
-ACL_LOAD_FAILED = "ERR Error loading ACLs, {}"
+# --- scripting (EVAL, SCRIPT, FUNCTION, FCALL) --------------------------------------
+NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
+NOTBUSY = "NOTBUSY No scripts in execution right now."
+UNKILLABLE = (
+    "UNKILLABLE Sorry the script already executed write commands against the dataset. "
+    "You can either wait the script termination or kill the server in a hard way using "
+    "the SHUTDOWN NOSAVE command."
+)
+BUSY_EVAL = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+BUSY_FUNCTION = (
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+)
+SCRIPT_KILLED_BY_USER = "Script killed by user with {} KILL..."
+SCRIPT_COMPILE = "ERR Error compiling script (new function): {}"
+SCRIPT_BAD_ENGINE = "ERR Unexpected engine in script shebang: {}"
+SCRIPT_BAD_SHEBANG_OPTION = "ERR Unknown lua shebang option: {}"
+SCRIPT_BAD_FLAG = "ERR Unexpected flag in script shebang: {}"
+SCRIPT_NUMKEYS_TOO_MANY = "ERR Number of keys can't be greater than number of args"
+SCRIPT_NUMKEYS_NEGATIVE = "ERR Number of keys can't be negative"
+SCRIPT_CALL_OUTSIDE = "ERR redis.call/pcall can only be called inside a script invocation"
+SCRIPT_CALL_NO_ARGS = "ERR Please specify at least one argument for this redis lib call"
+SCRIPT_CALL_BAD_ARG = "ERR Lua redis lib command arguments must be strings or integers"
+SCRIPT_UNKNOWN_COMMAND = "ERR Unknown Redis command called from script"
+SCRIPT_WRONG_ARITY = "ERR Wrong number of args calling Redis command from script"
+SCRIPT_NOT_ALLOWED = "ERR This Redis command is not allowed from script"
+SCRIPT_WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
+SCRIPT_ACL_CHECK_INVALID = "ERR Invalid command passed to redis.acl_check_cmd()"
+SCRIPT_FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+FUNCTION_NO_METADATA = "ERR Missing library metadata"
+FUNCTION_BAD_METADATA = "ERR Invalid metadata value given: {}"
+FUNCTION_NO_NAME = "ERR Library name was not given"
+FUNCTION_NO_ENGINE = "ERR Engine '{}' not found"
+FUNCTION_BAD_LIBRARY_NAME = (
+    "ERR Library names can only contain letters, numbers, or underscores(_) "
+    "and must be at least one character long"
+)
+FUNCTION_LIBRARY_EXISTS = "ERR Library '{}' already exists"
+FUNCTION_EXISTS = "ERR Function {} already exists"
+FUNCTION_EXISTS_RESTORE = "ERR Function {} already exists"
+FUNCTION_REGISTER_FAILED = "ERR Error registering functions: {}"
+FUNCTION_NONE_REGISTERED = "ERR No functions registered"
+FUNCTION_REGISTER_ARGS = "ERR wrong number of arguments to redis.register_function"
+FUNCTION_UNKNOWN_ARGUMENT = "ERR unknown argument given to redis.register_function"
+FUNCTION_BAD_DESCRIPTION = "ERR description argument given to redis.register_function must be a string"
+FUNCTION_BAD_FLAGS = "ERR flags argument to redis.register_function must be a table representing function flags"
+FUNCTION_UNKNOWN_FLAG = "ERR unknown flag given"
+FUNCTION_NAME_NOT_STRING = "ERR function_name argument given to redis.register_function must be a string"
+FUNCTION_CALLBACK_NOT_FUNCTION = "ERR callback argument given to redis.register_function must be a function"
+FUNCTION_SECOND_NOT_FUNCTION = "ERR second argument to redis.register_function must be a function"
+FUNCTION_ALREADY_IN_LIBRARY = "ERR Function already exists in the library"
+FUNCTION_LIBRARY_NOT_FOUND = "ERR Library not found"
+FUNCTION_NOT_FOUND = "ERR Function not found"
+FUNCTION_RO_WITH_WRITES = "ERR Can not execute a script with write flag using *_ro command."
+FUNCTION_RESTORE_PAYLOAD = "ERR DUMP payload version or checksum are wrong"
+FUNCTION_RESTORE_POLICY = "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE."
+FUNCTION_LIST_BAD_OPTION = "ERR Unknown argument {}"
+FUNCTION_LIST_NO_LIBRARYNAME = "ERR library name argument was not given"
+FCALL_BAD_NUMKEYS = "ERR Bad number of keys provided"
+FUNCTION_COMPILE = "ERR Error compiling function: {}"
+
+# --- pub/sub --------------------------------------------------------------------------
+PUBSUB_CONTEXT = (
+    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+    "are allowed in this context"
+)

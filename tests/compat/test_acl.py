@@ -89,6 +89,15 @@ def test_setuser_errors(p, rules):
     p.check("ACL", "LIST")  # nothing of a refused SETUSER applied
 
 
+@pytest.mark.parametrize("rules", [
+    ["on", "", "+get"], ["", "5"], [""], ["(", "~a)", ""], ["(~a", "", "+get)"],
+])
+def test_setuser_empty_rule_is_a_no_op(p, rules):
+    """Found by the command fuzzer: Redis skips an empty rule."""
+    p.check("ACL", "SETUSER", "t", *rules)
+    p.check("ACL", "GETUSER", "t")
+
+
 def test_setuser_errors_on_names(p):
     p.check("ACL", "SETUSER", "a b")
     p.check("ACL", "SETUSER", "a\0b")
@@ -107,7 +116,7 @@ def test_misc_subcommands(p):
         # Redis has commands rillet does not: every command rillet lists must be in Redis's list.
         ours_names = set(re.findall(rb"\$\d+\r\n([^\r]+)\r\n", ours))
         ref_names = set(re.findall(rb"\$\d+\r\n([^\r]+)\r\n", ref))
-        assert ours_names and ours_names <= ref_names | {b"xnack", b"xcfgset", b"xidmprecord"}
+        assert ours_names and ours_names <= ref_names | {b"xnack", b"xcfgset", b"xidmprecord", b"digest", b"delex", b"msetex"}
     p.check("ACL", "CAT", "nope")
     p.check("ACL", "CAT", "a", "b")
     p.check("ACL", "WHOAMI")
@@ -184,6 +193,7 @@ def test_selectors_and_transactions(p, acl_servers):
         s.check("EXEC")
     finally:
         s.close()
+    p.check("ACL", "LOG", "3", normalise=_mask_log)  # context "multi" for those refused in MULTI
     p.check("ACL", "DRYRUN", "sel", "set", "a1", "v")
     p.check("ACL", "DRYRUN", "sel", "set", "b1", "v")
     p.check("ACL", "DRYRUN", "sel", "get", "b1")
@@ -380,3 +390,50 @@ def _start_redis_with_conf(binary: str, conf: str):
     handle = servers.ServerHandle("redis8", port, proc, workdir, args)
     servers.wait_ready(port, proc)
     return handle
+
+
+def test_config_rewrite_writes_users(tmp_path):
+    binary = servers.redis8_binary()
+    if binary is None:
+        pytest.skip("Redis 8.2.3 not available")
+    texts = {}
+    for kind in ("rillet", "redis8"):
+        conf = tmp_path / f"{kind}.conf"
+        conf.write_text("user alice on >pw ~k* +get\n# comment\nuser zed off\n")
+        handle = (_start_rillet_with_conf(str(conf)) if kind == "rillet"
+                  else _start_redis_with_conf(binary, str(conf)))
+        try:
+            wire = Wire(handle.port)
+            assert wire.call("ACL", "SETUSER", "bob", "on", "nopass", "+ping") == b"+OK\r\n"
+            assert wire.call("ACL", "DELUSER", "zed") == b":1\r\n"
+            assert wire.call("CONFIG", "REWRITE") == b"+OK\r\n"
+            wire.close()
+        finally:
+            handle.stop()
+        lines = conf.read_text().splitlines()
+        texts[kind] = [line for line in lines if line.startswith(("user ", "# comment"))]
+    assert texts["rillet"] == texts["redis8"]
+
+
+def test_rules_changed_before_exec(p, acl_servers):
+    p.check("ACL", "SETUSER", "bob", "on", ">pw", "~*", "+@all")
+    b = _as(acl_servers, "bob")
+    try:
+        for args in (("MULTI",), ("GET", "k"), ("SET", "k", "v"), ("PING",), ("SET", "x", "1")):
+            b.check(*args)
+        p.check("ACL", "SETUSER", "bob", "resetkeys", "~x", "-ping")
+        b.check("EXEC")
+        b.check("GET", "x")
+    finally:
+        b.close()
+    p.check("ACL", "LOG", "3", normalise=_mask_log)
+
+
+def test_acl_pubsub_default_allchannels(p):
+    p.check("CONFIG", "SET", "acl-pubsub-default", "allchannels")
+    try:
+        p.check("ACL", "SETUSER", "t", "reset")
+        p.check("ACL", "SETUSER", "bob", "(+get)", "resetchannels", "&x")
+        p.check("ACL", "LIST")
+    finally:
+        p.check("CONFIG", "SET", "acl-pubsub-default", "resetchannels")

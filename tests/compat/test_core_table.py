@@ -92,10 +92,7 @@ def test_unknown_subcommand_text(pair, args):
 
 
 @pytest.mark.parametrize("args", [
-    ("LPUSH", "l", "a"), ("RPUSH", "l", "a"), ("LRANGE", "l", "0", "-1"), ("HSET", "h", "f", "v"),
-    ("HGET", "h", "f"), ("SADD", "s", "m"), ("SMEMBERS", "s"), ("ZADD", "z", "1", "m"),
     ("PFADD", "p", "x"), ("GEOADD", "g", "0", "0", "m"), ("SETBIT", "b", "1", "1"),
-    ("EVAL", "return 1", "0"),
 ])
 def test_data_types_rillet_does_not_have(rillet_server, args):
     from tests.helpers.wire import Wire

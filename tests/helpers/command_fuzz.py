@@ -119,6 +119,13 @@ def hostile_patterns(rng: random.Random) -> bytes:
     ])
 
 
+# Commands with times among their arguments (TTLs, idle times, BLOCK): their words are
+# not shuffled or replaced, which could turn them into a TTL that expires on one
+# server only, an idle time near the run's, or BLOCK 0.
+TIMED = {"set", "expire", "pexpire", "expireat", "pexpireat", "xread", "xreadgroup", "xclaim",
+         "xautoclaim", "xpending"}
+
+
 class Spec:
     """One command (or subcommand) and its parsed syntax line."""
 
@@ -149,13 +156,29 @@ EXCLUDED = {
     "config|resetstat", "client|kill", "client|unblock", "client|no-evict", "quit",
     "debug|sleep", "debug|reload", "debug|loadaof", "debug|persistence-fault", "debug|help",
     "debug|digest", "debug|digest-value", "select",
-    # Replication: a client that sends these becomes a replica, changes the
-    # server's role, or waits for replicas; pub/sub leaves the request/reply flow.
+    # The connection would stop being a plain client: a replica link, subscribed
+    # mode, MONITOR, no replies, every client paused, or waiting on replicas.
     "sync", "psync", "replconf", "replicaof", "slaveof", "failover", "wait", "waitaof",
-    "subscribe", "unsubscribe",
+    "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe",
+    "monitor", "client|pause", "client|reply",
+    # Would lock the fuzzer out (a user switched off) or touch files.
+    "acl|setuser", "acl|deluser", "acl|load", "acl|save",
 }
 # Newer than Redis 8.2.3 (8.4-8.8): only in the rillet-only run.
-RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord"}
+RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord", "digest", "delex", "msetex"}
+# The data types added after this fuzzer was written (hashes, lists, sets, sorted
+# sets, the rest of the string and key commands), scripting and pub/sub have
+# differential tests of their own; the fuzzer's generators do not know their values yet, so they are
+# left out of its runs until they do.
+NOT_YET_FUZZED_MODULES = {
+    "rillet.commands.hashes", "rillet.commands.lists", "rillet.commands.sets",
+    "rillet.commands.zsets", "rillet.commands.string_family",
+    "rillet.commands.scripting", "rillet.commands.functions", "rillet.commands.pubsub",
+}
+NOT_YET_FUZZED = {"copy", "move", "swapdb", "touch", "randomkey", "object|freq",
+                  "object|idletime", "object|refcount"}
+# SET's conditions from Redis 8.4: Redis 8.2.3 answers them with a syntax error.
+SET_84_OPTIONS = {b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE"}
 # How often each command is drawn: streams and groups most.
 WEIGHTS = {
     "xadd": 8, "xrange": 4, "xrevrange": 4, "xread": 4, "xtrim": 4, "xdel": 3, "xdelex": 4,
@@ -185,7 +208,8 @@ class Generator:
         self.hostile_globs = hostile_globs
         self.sane = False
         specs = all_specs()
-        names = [n for n in specs if n not in EXCLUDED]
+        names = [n for n in specs if n not in EXCLUDED and n not in NOT_YET_FUZZED
+                 and specs[n].spec.handler.__module__ not in NOT_YET_FUZZED_MODULES]
         if differential:
             names = [n for n in names if n not in RILLET_ONLY]
         names.sort()
@@ -298,7 +322,9 @@ class Generator:
         if name in ("command-name", "command"):
             return rng.choice([b"xadd", b"GET", b"xreadgroup", b"xinfo", b"xinfo|stream",
                                b"nosuch", b"set", b"xread", b"mset", b"del"])
-        if name in ("parameter",):
+        if name == "parameter":
+            if rng.random() < 0.3:
+                return self.pattern()
             return rng.choice([b"maxmemory", b"*max*", b"stream-node-*", b"port", b"nosuch"])
         if kind == "integer":
             return self.integer()
@@ -309,6 +335,15 @@ class Generator:
             return rng.choice([b"p1", b"p2", b"i1", b"i2", b"", b"\x00"])
         if name == "entries-read":
             return self.integer()
+        if name == "rule":
+            # Never about the default user (the fuzz connections run as it): usernames
+            # come from STRINGS. No nopass, and no password in STRINGS: AUTH never
+            # switches a fuzz connection to a user that ACL DELUSER would disconnect.
+            return rng.choice([b"on", b"off", b"+get", b"-get", b"+@all", b"-@all", b"+@stream",
+                               b"~x*", b"%R~s*", b"&ch", b">pw", b"<pw", b"reset",
+                               b"allkeys", b"(~a +get)", b"(", b")", b"+xinfo|stream",
+                               b"+select|0", b"resetkeys", b"clearselectors", b"#" + b"a" * 64,
+                               b"", b"bogus", b"+nosuch"])
         if name == "section":
             return rng.choice([b"server", b"stats", b"keyspace", b"everything", b"x"])
         if name in ("newkey",):
@@ -375,6 +410,8 @@ class Generator:
                 return None
             if cmd == "xreadgroup" and b"CLAIM" in flat:
                 return None
+            if cmd == "set" and SET_84_OPTIONS & {w.upper() for w in flat}:
+                return None
             # Redis 8.2.3 trims nothing for `~` with DELREF/ACKED (redis#14623); rillet
             # has the fix (docs/compat.md, "Known differences").
             if cmd in ("xadd", "xtrim") and b"~" in flat and (b"DELREF" in flat or b"ACKED" in flat):
@@ -412,6 +449,8 @@ class Generator:
             return argv[:-1]  # one short
         if r < 0.05:
             return argv + [rng.choice(STRINGS + SMALL_INTS + [b"COUNT", b"NOACK", b"JUSTID"])]
+        if spec.name in TIMED:
+            return argv  # a moved or replaced word could make a short TTL, idle time or BLOCK
         if r < 0.09 and len(argv) > 3:
             argv = list(argv)
             head = 1 if spec.spec.first_key == 1 else 0

@@ -113,3 +113,26 @@ def test_round_trip_rillet_redis8_rillet(workdirs):
         assert content(handle.client()) == expected
     finally:
         handle.stop()
+
+
+@needs8
+def test_unsupported_type_refused_naming_key_and_type(workdirs):
+    source = workdirs()
+    handle = servers.start_redis(REDIS8, dir=source)
+    try:
+        client = handle.client()
+        client.set("fine", "1")
+        client.rpush("my-list", "a", "b")
+        client.save()
+    finally:
+        handle.stop()
+    target = workdirs()
+    shutil.copy(os.path.join(source, "dump.rdb"), os.path.join(target, "dump.rdb"))
+    handle = servers.start_rillet(dir=target, wait=False)
+    try:
+        assert handle.proc.wait(30) == 1
+    finally:
+        handle.stop()
+    with open(os.path.join(target, "server.log"), encoding="utf-8", errors="replace") as log:
+        text = log.read()
+    assert "my-list" in text and "list" in text and "cannot load" in text

@@ -79,3 +79,20 @@ def test_rename_command_keeps_original_names_for_loading():
     finally:
         table.TABLE.clear()
         table.TABLE.update(saved)
+
+
+def test_internal_client_never_checked():
+    state, dispatcher = _setup()
+    admin = state.new_client(None)
+    _run(dispatcher, admin, b"ACL", b"SETUSER", b"default", b"resetkeys", b"-set")
+    loader = state.internal_client()
+    assert not loader.restricted
+    assert _run(dispatcher, loader, b"SET", b"k", b"v") == b"OK"
+
+
+def test_acl_pubsub_default_applies_to_new_users():
+    state, dispatcher = _setup()
+    admin = state.new_client(None)
+    _run(dispatcher, admin, b"CONFIG", b"SET", b"acl-pubsub-default", b"allchannels")
+    _run(dispatcher, admin, b"ACL", b"SETUSER", b"n")
+    assert state.acl.users[b"n"].root.allchannels

@@ -214,7 +214,30 @@ SETUP = [
     ["XGROUP", "CREATE", "s", "g", "0"],
     ["XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "s", ">"],
     ["SET", "k", "10"], ["SET", "t", "x"], ["SET", "e", "x", "EX", "100"],
+    ["HSET", "h", "a", "1", "b", "2.5"], ["HPEXPIRE", "h", "100000", "FIELDS", "1", "b"],
+    ["SADD", "st", "a", "b", "c"], ["SADD", "st2", "b", "z"],
+    ["RPUSH", "l", "a", "b", "c", "a"], ["ZADD", "z", "1", "a", "2", "b", "3", "c"],
+    ["FUNCTION", "LOAD", "#!lua name=setuplib\nredis.register_function('sf', function() return 1 end)"],
 ]
+
+
+def _dump_payload(value: bytes) -> bytes:
+    """DUMP's payload for a string value (the RDB value format with Redis's footer)."""
+    from rillet.persistence import rdb
+
+    return rdb.dump_value(value)
+
+
+def _function_payload(code: bytes) -> bytes:
+    """A FUNCTION DUMP payload (rillet's format: scripting/functions.py) holding one library."""
+    import zlib
+
+    from rillet.scripting.functions import DUMP_MAGIC
+
+    body = DUMP_MAGIC + len(code).to_bytes(4, "big") + code
+    return body + zlib.crc32(body).to_bytes(4, "big")
+
+
 WRITES = {
     "append": ["APPEND", "t", "y"], "decr": ["DECR", "k"], "decrby": ["DECRBY", "k", "3"],
     "del": ["DEL", "k", "t"], "expire": ["EXPIRE", "k", "100"], "expireat": ["EXPIREAT", "k", "4000000000"],
@@ -239,9 +262,53 @@ WRITES = {
     "xgroup|createconsumer": ["XGROUP", "CREATECONSUMER", "s", "g", "c9"],
     "xgroup|delconsumer": ["XGROUP", "DELCONSUMER", "s", "g", "c"],
     "function|flush": ["FUNCTION", "FLUSH"],
+    "hset": ["HSET", "h", "c", "3"], "hmset": ["HMSET", "h", "c", "3"],
+    "hsetnx": ["HSETNX", "h", "c", "3"], "hdel": ["HDEL", "h", "a"],
+    "hincrby": ["HINCRBY", "h", "a", "2"], "hincrbyfloat": ["HINCRBYFLOAT", "h", "b", "0.5"],
+    "hexpire": ["HEXPIRE", "h", "100", "FIELDS", "1", "a"],
+    "hpexpire": ["HPEXPIRE", "h", "100", "FIELDS", "1", "a"],
+    "hexpireat": ["HEXPIREAT", "h", "4000000000", "FIELDS", "1", "a"],
+    "hpexpireat": ["HPEXPIREAT", "h", "4000000000000", "FIELDS", "1", "a"],
+    "hpersist": ["HPERSIST", "h", "FIELDS", "1", "b"],
+    "hgetex": ["HGETEX", "h", "EX", "100", "FIELDS", "1", "a"],
+    "hsetex": ["HSETEX", "h", "EX", "100", "FIELDS", "1", "a", "9"],
+    "hgetdel": ["HGETDEL", "h", "FIELDS", "2", "a", "b"],
+    "sadd": ["SADD", "st", "d"], "srem": ["SREM", "st", "a"], "spop": ["SPOP", "st", "5"],
+    "smove": ["SMOVE", "st", "st2", "a"], "sinterstore": ["SINTERSTORE", "d", "st", "st2"],
+    "sunionstore": ["SUNIONSTORE", "d", "st", "st2"], "sdiffstore": ["SDIFFSTORE", "d", "st", "st2"],
+    "lpush": ["LPUSH", "l", "x"], "rpush": ["RPUSH", "l", "x"], "lpushx": ["LPUSHX", "l", "x"],
+    "rpushx": ["RPUSHX", "l", "x"], "lpop": ["LPOP", "l", "2"], "rpop": ["RPOP", "l"],
+    "lset": ["LSET", "l", "0", "z"], "ltrim": ["LTRIM", "l", "1", "-1"],
+    "linsert": ["LINSERT", "l", "BEFORE", "b", "z"], "lrem": ["LREM", "l", "0", "a"],
+    "lmove": ["LMOVE", "l", "l2", "LEFT", "RIGHT"], "rpoplpush": ["RPOPLPUSH", "l", "l2"],
+    "lmpop": ["LMPOP", "2", "nokey", "l", "LEFT", "COUNT", "2"], "blpop": ["BLPOP", "l", "0"],
+    "brpop": ["BRPOP", "l", "0"], "blmove": ["BLMOVE", "l", "l2", "LEFT", "LEFT", "0"],
+    "brpoplpush": ["BRPOPLPUSH", "l", "l2", "0"], "blmpop": ["BLMPOP", "0", "1", "l", "RIGHT"],
+    "zadd": ["ZADD", "z", "GT", "CH", "5", "a"], "zincrby": ["ZINCRBY", "z", "1.5", "b"],
+    "zrem": ["ZREM", "z", "a"], "zrangestore": ["ZRANGESTORE", "d", "z", "0", "1"],
+    "zremrangebyrank": ["ZREMRANGEBYRANK", "z", "0", "0"],
+    "zremrangebyscore": ["ZREMRANGEBYSCORE", "z", "(1", "2"],
+    "zremrangebylex": ["ZREMRANGEBYLEX", "z", "-", "[a"], "zpopmin": ["ZPOPMIN", "z"],
+    "zpopmax": ["ZPOPMAX", "z", "2"], "zmpop": ["ZMPOP", "1", "z", "MAX"],
+    "bzpopmin": ["BZPOPMIN", "z", "0"], "bzpopmax": ["BZPOPMAX", "z", "0"],
+    "bzmpop": ["BZMPOP", "0", "1", "z", "MIN", "COUNT", "2"],
+    "zunionstore": ["ZUNIONSTORE", "d", "2", "z", "st", "WEIGHTS", "2", "1"],
+    "setex": ["SETEX", "k", "100", "v"], "psetex": ["PSETEX", "k", "100000", "v"],
+    "getex": ["GETEX", "t", "EX", "100"], "getset": ["GETSET", "t", "v"],
+    "setrange": ["SETRANGE", "t", "3", "abc"], "msetnx": ["MSETNX", "n1", "1", "n2", "2"],
+    "incrbyfloat": ["INCRBYFLOAT", "k", "0.1"], "copy": ["COPY", "h", "h2"], "move": ["MOVE", "t", "3"],
+    "swapdb": ["SWAPDB", "0", "1"], "delex": ["DELEX", "t", "IFEQ", "x"],
+    "msetex": ["MSETEX", "2", "m1", "1", "m2", "2", "PX", "100000"],
+    "zinterstore": ["ZINTERSTORE", "d", "2", "z", "st"], "zdiffstore": ["ZDIFFSTORE", "d", "1", "z"],
+    "restore": ["RESTORE", "r", "0", _dump_payload(b"restored")],
+    "function|load": ["FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('f2', function() return 2 end)"],
+    "function|delete": ["FUNCTION", "DELETE", "setuplib"],
+    "function|restore": ["FUNCTION", "RESTORE",
+                         _function_payload(b"#!lua name=lib3\nredis.register_function('f3', function() return 3 end)"),
+                         "REPLACE"],
 }
-# Writes that change nothing here: rillet has no functions to flush yet.
-NO_EFFECT = {"function|flush"}
+# Writes that change nothing here.
+NO_EFFECT: set[str] = set()
 
 
 def _write_specs() -> list[str]:

@@ -105,11 +105,39 @@ def test_entries_between_needs_both_ordinals():
 
 def test_split_policy_counts():
     policy = SplitPolicy(entries_per_partition=100, max_partitions_per_stream=8)
-    assert policy.count(StreamId(5, 0), None) == 1
-    assert policy.count(StreamId(5, 0), 250) == 3
-    assert policy.count(StreamId(5, 0), 10_000) == 8
-    assert policy.count(ZERO, 10_000) == 1  # no time basis from 0-0
-    assert SplitPolicy(partitions_per_stream=3).count(StreamId(5, 0), None) == 3
+    assert policy.count(None) == 1
+    assert policy.count(250) == 3
+    assert policy.count(10_000) == 8
+    assert SplitPolicy(partitions_per_stream=3).count(None) == 3
+
+
+def test_min_partitions_adds_tasks_to_the_largest_streams():
+    policy = SplitPolicy(entries_per_partition=1000, min_partitions=6)
+    assert policy.counts({"a": 900, "b": 300, "c": None}) == {"a": 4, "b": 1, "c": 1}
+    assert policy.counts({"a": 2, "b": 1}) == {"a": 2, "b": 1}  # never more tasks than entries
+    assert SplitPolicy(entries_per_partition=100).counts({"a": 250}) == {"a": 3}
+
+
+def test_a_range_from_zero_is_cut_where_its_entries_are():
+    hi = StreamId(1_700_000_099_999, 0)
+    floor = StreamId(1_699_999_999_999, 2**64 - 1)  # just before the first entry
+    parts = split_range(ZERO, hi, 4, floor)
+    assert parts[0][0] == ZERO and parts[-1][1] == hi and len(parts) == 4
+    assert [b.ms for _, b in parts[:-1]] == [
+        1_700_000_024_999,
+        1_700_000_049_999,
+        1_700_000_074_999,
+    ]
+    assert all(a == prev_b for (a, _), (_, prev_b) in zip(parts[1:], parts, strict=False))
+    # Without a floor, all entries would land in the last of the time slices from 0.
+    assert split_range(ZERO, hi, 4)[-2][1].ms < floor.ms
+    plan = plan_partitions(
+        {},
+        {"s": StreamPosition(hi, 100_000)},
+        SplitPolicy(entries_per_partition=25_000),
+        {"s": floor},
+    )
+    assert [(p.lo, p.hi) for p in plan] == parts
 
 
 def test_plan_partitions_only_streams_with_new_entries():

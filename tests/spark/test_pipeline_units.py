@@ -6,11 +6,13 @@ import json
 
 import pytest
 
-from rillet.pipelines.archive import cutoff_id, parse_age_ms
-from rillet.pipelines.cli import build_parser
+from rillet.pipelines.archive import committed_offset, cutoff_id, parse_age_ms
+from rillet.pipelines.cli import build_parser, spark_conf
 from rillet.pipelines.demo import lag_from_progress
 from rillet.pipelines.ingest import detect_format, input_identity
+from rillet.pipelines.storage import has_scheme, join, location
 from rillet.spark.ids import StreamId
+from rillet.spark.offsets import StreamPosition
 
 
 @pytest.mark.parametrize("text, ms", [("90", 90_000), ("30m", 1_800_000), ("7d", 604_800_000)])
@@ -57,3 +59,33 @@ def test_cli_parses_each_pipeline():
     assert args.master == "local[*]"
     args = parser.parse_args(["ingest", "f.csv", "--stream", "s", "--master", "local[2]"])
     assert args.files == ["f.csv"]
+
+
+def test_every_pipeline_takes_conf_pairs():
+    parser = build_parser()
+    for argv in (["demo"], ["archive", "--streams", "s", "--before", "1", "--output", "o"]):
+        args = parser.parse_args([*argv, "--conf", "spark.a=1", "--conf", "spark.b=x=y"])
+        assert spark_conf(args) == {"spark.a": "1", "spark.b": "x=y"}
+    assert spark_conf(parser.parse_args(["ingest", "f.csv", "--stream", "s"])) == {}
+    with pytest.raises(SystemExit):
+        parser.parse_args(["demo", "--conf", "novalue"])
+
+
+def test_locations_keep_uris_and_make_paths_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert location("s3a://bucket/dir/") == "s3a://bucket/dir"
+    assert location("hdfs:///x") == "hdfs:///x"
+    assert location("out") == str(tmp_path / "out")
+    assert not has_scheme("C:/data") and has_scheme("file:/x")
+    assert join("s3a://b/out/", "_checkpoint", "commits") == "s3a://b/out/_checkpoint/commits"
+
+
+def test_committed_offset_reads_file_uris(tmp_path):
+    ck = tmp_path / "ck"
+    (ck / "commits").mkdir(parents=True)
+    (ck / "offsets").mkdir()
+    (ck / "commits" / "0").write_text("v1\n{}")
+    (ck / "offsets" / "0").write_text('v1\n{}\n{"s": {"id": "5-0", "entriesRead": 5}}')
+    (ck / "offsets" / "1").write_text('v1\n{}\n{"s": {"id": "9-0", "entriesRead": 9}}')
+    for where in (ck, ck.as_uri(), f"file:{ck}"):
+        assert committed_offset(where)["s"] == StreamPosition(StreamId(5, 0), 5)

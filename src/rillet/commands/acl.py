@@ -43,7 +43,8 @@ def acl_setuser(ctx: Client, argv: list[bytes]) -> object:
     if model._has_spaces(name):
         raise ReplyError(errors.ACL_BAD_USERNAME)
     try:
-        ctx.server.acl.setuser(name, argv[3:])
+        # An empty rule is a no-op in Redis (ACLSetUser with oplen 0).
+        ctx.server.acl.setuser(name, [rule for rule in argv[3:] if rule])
     except model.RuleError as error:
         rule = getattr(error, "rule", None)
         if rule is None:  # an unmatched parenthesis: its own message
@@ -299,8 +300,12 @@ def denial_text(outcome: int, user: model.User, spec, argv: list[bytes], index: 
     return channel_text.format(name, _text(argv[index]))
 
 
-def refuse(ctx: Client, spec, argv: list[bytes]) -> str | None:
-    """The dispatcher's permission check: None, or the NOPERM text (logged, counted)."""
+def refuse(ctx: Client, spec, argv: list[bytes], at_exec: bool = False) -> str | None:
+    """The dispatcher's permission check: None, or the NOPERM text (logged, counted).
+
+    `at_exec`: EXEC checking a queued command again (the rules may have changed
+    since it was queued), with Redis's text for that.
+    """
     outcome, index = check(ctx.user, spec, argv)
     if outcome == model.OK:
         return None
@@ -308,12 +313,21 @@ def refuse(ctx: Client, spec, argv: list[bytes]) -> str | None:
     reason = {model.DENIED_CMD: "command", model.DENIED_KEY: "key",
               model.DENIED_CHANNEL: "channel"}[outcome]
     obj = spec.name.encode() if outcome == model.DENIED_CMD else argv[index]
-    context = "multi" if ctx.multi is not None else "toplevel"
+    context = "multi" if ctx.multi is not None or at_exec else "toplevel"
     now = ctx.server.clock.now_ms()
     acl.add_log(reason, context, obj, ctx.user.name, client_info_line(ctx, now), now,
                 ctx.server.config["acllog-max-len"])  # type: ignore[arg-type]
+    if at_exec:
+        return errors.NOPERM_AT_EXEC.format(_EXEC_REASONS[outcome])
     return denial_text(outcome, ctx.user, spec, argv, index, errors.NOPERM_COMMAND,
                        errors.NOPERM_KEY, errors.NOPERM_CHANNEL)
+
+
+_EXEC_REASONS = {
+    model.DENIED_CMD: "no permission to execute the command or subcommand",
+    model.DENIED_KEY: "no permission to touch the specified keys",
+    model.DENIED_CHANNEL: "no permission to access one of the channels used as arguments",
+}
 
 
 @command("acl|help", 2, "loading stale", group="server", since="6.0.0")

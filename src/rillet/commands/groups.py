@@ -35,6 +35,7 @@ from rillet.engine.ids import (
 from rillet.engine.pel import MAX_ID_KEY
 from rillet.engine.stream import Stream
 from rillet.errors import ReplyError
+from rillet.notify import STREAM
 from rillet.resp.types import NULL_ARRAY, OK, Map
 from rillet.state import KEEP_WAITING, Block, Client
 
@@ -268,6 +269,7 @@ def xgroup_create(ctx: Client, argv: list[bytes]) -> object:
     if engine.create_group(stream, group_name, last_id, entries_read) is None:
         raise ReplyError(errors.BUSYGROUP)
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-create", key)
     if dollar and ctx.server.effect_sinks:
         effect = [b"XGROUP", b"CREATE", key, group_name, format_id(last_id)]
         if mkstream:
@@ -281,7 +283,7 @@ def _with_entries_read(effect: list[bytes], entries_read: int | None) -> list[by
     return effect
 
 
-@command("xgroup|setid", -5, "write", keys=(2, 2, 1), group="stream", since="5.0.0",
+@command("xgroup|setid", -5, "write", keys=(2, 2, 1), key_flags="RW update", group="stream", since="5.0.0",
          **_DOCS["xgroup|setid"])
 def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP SETID key group <id | $> [ENTRIESREAD entries-read]
@@ -298,6 +300,7 @@ def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
     entries_read = _clamp_entries_read(stream, entries_read)
     group.set_id(last_id, entries_read)
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-setid", argv[2])
     if dollar and ctx.server.effect_sinks:
         effect = [b"XGROUP", b"SETID", argv[2], argv[3], format_id(last_id)]
         ctx.propagate(_with_entries_read(effect, entries_read))
@@ -317,6 +320,7 @@ def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
         return 0
     engine.destroy_group(stream, argv[3])
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-destroy", argv[2])
     _wake(ctx, argv[2])
     return 1
 
@@ -331,6 +335,7 @@ def xgroup_createconsumer(ctx: Client, argv: list[bytes]) -> object:
     if group.create_consumer(argv[4], ctx.clock.now_ms()) is None:
         return 0
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-createconsumer", argv[2])
     return 1
 
 
@@ -348,6 +353,7 @@ def xgroup_delconsumer(ctx: Client, argv: list[bytes]) -> object:
     if pending is None:
         return 0
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-delconsumer", argv[2])
     return pending
 
 
@@ -556,6 +562,7 @@ def _read_history(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup,
 def _consumer_created(ctx: Client, key: bytes, group_name: bytes, consumer_name: bytes,
                       sinks: bool) -> None:
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-createconsumer", key)
     if sinks:
         ctx.propagate(_createconsumer_effect(key, group_name, consumer_name))
 
@@ -607,7 +614,7 @@ def _parse_ids(argv: list[bytes], start: int) -> list[StreamID]:
     return out
 
 
-@command("xack", -4, "write fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xack", -4, "write fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
          **_DOCS["xack"])
 def xack(ctx: Client, argv: list[bytes]) -> object:
     """XACK key group id [id ...]
@@ -631,7 +638,7 @@ def xack(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XPENDING --------------------------------------------------------------------------
 
-@command("xpending", -3, "readonly", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xpending", -3, "readonly", keys=(1, 1, 1), key_flags="RO access", group="stream", since="5.0.0",
          **_DOCS["xpending"])
 def xpending(ctx: Client, argv: list[bytes]) -> object:
     """XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
@@ -675,7 +682,7 @@ def xpending(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XCLAIM ----------------------------------------------------------------------------
 
-@command("xclaim", -6, "write fast", keys=(1, 1, 1), group="stream", since="5.0.0",
+@command("xclaim", -6, "write fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
          **_DOCS["xclaim"])
 def xclaim(ctx: Client, argv: list[bytes]) -> object:
     """XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]
@@ -749,6 +756,8 @@ def _propagate_claims(ctx: Client, key: bytes, group: ConsumerGroup, group_name:
     if not changes:
         return
     ctx.changed(changes)
+    if result.consumer_created:
+        ctx.notify(STREAM, b"xgroup-createconsumer", key)
     if not state.effect_sinks:
         return
     if result.consumer_created:
@@ -815,7 +824,7 @@ def _reported_entries_read(group: ConsumerGroup) -> int | None:
     return None if read is None else engine.as_long_long(read)
 
 
-@command("xinfo|groups", 3, "readonly", keys=(2, 2, 1), group="stream", since="5.0.0",
+@command("xinfo|groups", 3, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0",
          **_DOCS["xinfo|groups"])
 def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
     """XINFO GROUPS key"""
@@ -833,7 +842,7 @@ def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
     ]
 
 
-@command("xinfo|consumers", 4, "readonly", keys=(2, 2, 1), group="stream", since="5.0.0",
+@command("xinfo|consumers", 4, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0",
          **_DOCS["xinfo|consumers"])
 def xinfo_consumers(ctx: Client, argv: list[bytes]) -> object:
     """XINFO CONSUMERS key group"""
@@ -961,6 +970,7 @@ def xdelex(ctx: Client, argv: list[bytes]) -> object:
             replies.append(-1)
     if deleted:
         ctx.modified(key, deleted)
+        ctx.notify(STREAM, b"xdel", key)
     elif refs:
         ctx.changed(refs)
     return replies
@@ -1000,6 +1010,7 @@ def xackdel(ctx: Client, argv: list[bytes]) -> object:
         replies.append(1)
     if deleted:
         ctx.modified(key, acked + deleted)
+        ctx.notify(STREAM, b"xdel", key)
     elif acked:
         ctx.changed(acked)
     return replies

@@ -8,6 +8,7 @@ from rillet.commands.table import command, help_reply
 from rillet.engine.ids import string2ull
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
+from rillet.notify import GENERIC
 from rillet.resp.types import OK, SimpleString
 from rillet.state import Client
 
@@ -29,6 +30,7 @@ def del_(ctx: Client, argv: list[bytes]) -> object:
     for key in argv[1:]:
         if db.delete(key):
             ctx.modified(key)
+            ctx.notify(GENERIC, b"del", key)
             deleted += 1
     return deleted
 
@@ -129,6 +131,8 @@ def _rename(ctx: Client, argv: list[bytes], nx: bool) -> object:
         db.rename(old, new)
         ctx.modified(old)
         ctx.modified(new)
+        ctx.notify(GENERIC, b"rename_from", old)
+        ctx.notify(GENERIC, b"rename_to", new)
     return 1 if nx else OK
 
 
@@ -192,33 +196,35 @@ def _expire(ctx: Client, argv: list[bytes], unit_ms: int, absolute: bool) -> obj
     if deadline <= now and not ctx.server.loading:
         db.delete(key)
         ctx.modified(key)
+        ctx.notify(GENERIC, b"del", key)
         ctx.propagate([b"DEL", key])
         return 1
     db.set_expire(key, deadline)
     ctx.modified(key)
+    ctx.notify(GENERIC, b"expire", key)
     ctx.propagate([b"PEXPIREAT", key, b"%d" % deadline])
     return 1
 
 
-@command("expire", -3, "write fast", keys=(1, 1, 1), group="generic", since="1.0.0")
+@command("expire", -3, "write fast", keys=(1, 1, 1), key_flags="RW update", group="generic", since="1.0.0")
 def expire(ctx: Client, argv: list[bytes]) -> object:
     """EXPIRE key seconds [NX | XX | GT | LT]"""
     return _expire(ctx, argv, 1000, absolute=False)
 
 
-@command("pexpire", -3, "write fast", keys=(1, 1, 1), group="generic", since="2.6.0")
+@command("pexpire", -3, "write fast", keys=(1, 1, 1), key_flags="RW update", group="generic", since="2.6.0")
 def pexpire(ctx: Client, argv: list[bytes]) -> object:
     """PEXPIRE key milliseconds [NX | XX | GT | LT]"""
     return _expire(ctx, argv, 1, absolute=False)
 
 
-@command("expireat", -3, "write fast", keys=(1, 1, 1), group="generic", since="1.2.0")
+@command("expireat", -3, "write fast", keys=(1, 1, 1), key_flags="RW update", group="generic", since="1.2.0")
 def expireat(ctx: Client, argv: list[bytes]) -> object:
     """EXPIREAT key unix-time-seconds [NX | XX | GT | LT]"""
     return _expire(ctx, argv, 1000, absolute=True)
 
 
-@command("pexpireat", -3, "write fast", keys=(1, 1, 1), group="generic", since="2.6.0")
+@command("pexpireat", -3, "write fast", keys=(1, 1, 1), key_flags="RW update", group="generic", since="2.6.0")
 def pexpireat(ctx: Client, argv: list[bytes]) -> object:
     """PEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT]"""
     return _expire(ctx, argv, 1, absolute=True)
@@ -234,19 +240,19 @@ def _ttl(ctx: Client, key: bytes, unit_ms: int) -> int:
     return (remaining + 500) // 1000 if unit_ms == 1000 else remaining
 
 
-@command("ttl", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="1.0.0")
+@command("ttl", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO access", group="generic", since="1.0.0")
 def ttl(ctx: Client, argv: list[bytes]) -> object:
     """TTL key"""
     return _ttl(ctx, argv[1], 1000)
 
 
-@command("pttl", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="2.6.0")
+@command("pttl", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO access", group="generic", since="2.6.0")
 def pttl(ctx: Client, argv: list[bytes]) -> object:
     """PTTL key"""
     return _ttl(ctx, argv[1], 1)
 
 
-@command("expiretime", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="7.0.0")
+@command("expiretime", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO access", group="generic", since="7.0.0")
 def expiretime(ctx: Client, argv: list[bytes]) -> object:
     """EXPIRETIME key"""
     db = ctx.db
@@ -256,7 +262,7 @@ def expiretime(ctx: Client, argv: list[bytes]) -> object:
     return -1 if deadline is None else deadline // 1000
 
 
-@command("pexpiretime", 2, "readonly fast", keys=(1, 1, 1), group="generic", since="7.0.0")
+@command("pexpiretime", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO access", group="generic", since="7.0.0")
 def pexpiretime(ctx: Client, argv: list[bytes]) -> object:
     """PEXPIRETIME key"""
     db = ctx.db
@@ -266,13 +272,14 @@ def pexpiretime(ctx: Client, argv: list[bytes]) -> object:
     return -1 if deadline is None else deadline
 
 
-@command("persist", 2, "write fast", keys=(1, 1, 1), group="generic", since="2.2.0")
+@command("persist", 2, "write fast", keys=(1, 1, 1), key_flags="RW update", group="generic", since="2.2.0")
 def persist(ctx: Client, argv: list[bytes]) -> object:
     """PERSIST key"""
     db = ctx.db
     if db.get(argv[1]) is None or not db.persist(argv[1]):
         return 0
     ctx.modified(argv[1])
+    ctx.notify(GENERIC, b"persist", argv[1])
     return 1
 
 
@@ -295,6 +302,9 @@ def object_encoding(ctx: Client, argv: list[bytes]) -> object:
         return None
     if value.__class__ is bytes:
         return _string_encoding(value)  # type: ignore[arg-type]
+    encoding = getattr(value, "encoding", None)
+    if encoding is not None:
+        return encoding()
     return getattr(value, "ENCODING", type_name(value))
 
 
@@ -306,7 +316,158 @@ def object_help(ctx: Client, argv: list[bytes]) -> object:
         b"ENCODING <key>",
         b"    Return the kind of internal representation used in order to store the value",
         b"    associated with a <key>.",
+        b"FREQ <key>",
+        b"    Return the access frequency index of the <key>. The returned integer is",
+        b"    proportional to the logarithm of the recent access frequency of the key.",
+        b"IDLETIME <key>",
+        b"    Return the idle time of the <key>, that is the approximated number of",
+        b"    seconds elapsed since the last access to the key.",
+        b"REFCOUNT <key>",
+        b"    Return the number of references of the value associated with the specified",
+        b"    <key>.",
     )
+
+
+def _lfu(ctx: Client) -> bool:
+    return "lfu" in str(ctx.server.config["maxmemory-policy"])
+
+
+@command("object|freq", 3, "readonly", keys=(2, 2, 1), key_flags="RO", group="generic", since="4.0.0")
+def object_freq(ctx: Client, argv: list[bytes]) -> object:
+    """OBJECT FREQ key
+
+    rillet keeps no access counters: under an LFU policy every key reports 0.
+    """
+    if ctx.db.get(argv[2]) is None:
+        return None
+    if not _lfu(ctx):
+        raise ReplyError(errors.NO_LFU)
+    return 0
+
+
+@command("object|idletime", 3, "readonly", keys=(2, 2, 1), key_flags="RO", group="generic", since="2.2.3")
+def object_idletime(ctx: Client, argv: list[bytes]) -> object:
+    """OBJECT IDLETIME key
+
+    rillet keeps no access times: every key reports 0 seconds idle.
+    """
+    if ctx.db.get(argv[2]) is None:
+        return None
+    if _lfu(ctx):
+        raise ReplyError(errors.NO_LRU)
+    return 0
+
+
+@command("object|refcount", 3, "readonly", keys=(2, 2, 1), key_flags="RO", group="generic", since="2.2.3")
+def object_refcount(ctx: Client, argv: list[bytes]) -> object:
+    """OBJECT REFCOUNT key"""
+    return None if ctx.db.get(argv[2]) is None else 1
+
+
+@command("touch", -2, "readonly fast", keys=(1, -1, 1), key_flags="RO", group="generic", since="3.2.1")
+def touch(ctx: Client, argv: list[bytes]) -> object:
+    """TOUCH key [key ...]"""
+    return exists(ctx, argv)
+
+
+def _db_index(ctx: Client, raw: bytes, message: str = errors.NOT_INTEGER) -> int:
+    index = parse_int(raw, message)
+    if not 0 <= index < len(ctx.server.keyspace):
+        raise ReplyError(errors.OUT_OF_RANGE_DB)
+    return index
+
+
+def copy_value(value: object) -> object:
+    """A deep copy of a value (strings are immutable and shared)."""
+    if value.__class__ is bytes:
+        return value
+    own = getattr(value, "copy", None)
+    if own is not None:
+        return own()
+    import copy as copy_module
+
+    return copy_module.deepcopy(value)
+
+
+@command("copy", -3, "write denyoom", keys=(1, 2, 1), key_flags="RO access|OW update", group="generic", since="6.2.0")
+def copy_(ctx: Client, argv: list[bytes]) -> object:
+    """COPY source destination [DB destination-db] [REPLACE]"""
+    src_key, dst_key = argv[1], argv[2]
+    target = ctx.db.index
+    replace = False
+    i = 3
+    while i < len(argv):
+        word = argv[i].upper()
+        if word == b"REPLACE":
+            replace = True
+        elif word == b"DB" and i + 1 < len(argv):
+            target = _db_index(ctx, argv[i + 1])
+            i += 1
+        else:
+            raise ReplyError(errors.SYNTAX)
+        i += 1
+    if src_key == dst_key and target == ctx.db.index:
+        raise ReplyError(errors.SAME_OBJECT)
+    src = ctx.db
+    value = src.get(src_key)
+    if value is None:
+        return 0
+    dst = ctx.server.keyspace[target]
+    if dst.get(dst_key) is not None:
+        if not replace:
+            return 0
+        dst.delete(dst_key)
+    dst.set(dst_key, copy_value(value))
+    deadline = src.expires.get(src_key)
+    if deadline is not None:
+        dst.set_expire(dst_key, deadline)
+    ctx.server.key_modified(target, dst_key)
+    return 1
+
+
+@command("move", 3, "write fast", keys=(1, 1, 1), key_flags="RW access update", group="generic", since="1.0.0")
+def move(ctx: Client, argv: list[bytes]) -> object:
+    """MOVE key db"""
+    key = argv[1]
+    target = parse_int(argv[2])
+    if not 0 <= target < len(ctx.server.keyspace):
+        raise ReplyError(errors.OUT_OF_RANGE_DB)
+    if target == ctx.db.index:
+        raise ReplyError(errors.SAME_OBJECT)
+    src = ctx.db
+    value = src.get(key)
+    if value is None:
+        return 0
+    dst = ctx.server.keyspace[target]
+    if dst.get(key) is not None:
+        return 0
+    deadline = src.expires.get(key)
+    src.delete(key)
+    dst.set(key, value)
+    if deadline is not None:
+        dst.set_expire(key, deadline)
+    ctx.modified(key)
+    ctx.server.key_modified(target, key)
+    return 1
+
+
+@command("swapdb", 3, "write fast", group="generic", since="4.0.0",
+         acl="keyspace write fast dangerous")
+def swapdb(ctx: Client, argv: list[bytes]) -> object:
+    """SWAPDB index1 index2"""
+    first = parse_int(argv[1], errors.SWAPDB_FIRST)
+    second = parse_int(argv[2], errors.SWAPDB_SECOND)
+    count = len(ctx.server.keyspace)
+    if not (0 <= first < count and 0 <= second < count):
+        raise ReplyError(errors.OUT_OF_RANGE_DB)
+    if first != second:
+        server = ctx.server
+        # Watchers and blocked clients of both databases see their keys change.
+        server.db_flushed(first)
+        server.db_flushed(second)
+        server.keyspace[first].swap_contents(server.keyspace[second])
+    ctx.changed()
+    return OK
 
 
 @command("memory|usage", -3, "readonly", keys=(2, 2, 1), key_flags="RO", group="server", since="4.0.0")

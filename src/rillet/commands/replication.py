@@ -148,8 +148,7 @@ def _timeout_ms(raw: bytes) -> int:
     return timeout
 
 
-@command("wait", 3, "blocking", group="generic", since="3.0.0",
-         acl="slow blocking connection")
+@command("wait", 3, "blocking", group="generic", since="3.0.0", acl="slow blocking connection")
 def wait(ctx: Client, argv: list[bytes]) -> object:
     """WAIT numreplicas timeout"""
     repl = _replication(ctx)

@@ -326,7 +326,9 @@ def config_rewrite(ctx: Client, argv: list[bytes]) -> object:
     temp = f"{path}.rewrite-{os.getpid()}"
     try:
         with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(ctx.server.config.rewritten(old))
+            config = ctx.server.config
+            users = None if config["aclfile"] else ctx.server.acl.dump().splitlines()
+            handle.write(config.rewritten(old, users))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)
@@ -427,16 +429,6 @@ def shutdown(ctx: Client, argv: list[bytes]) -> object:
     ctx.server.shutdown_requested = {"save": b"SAVE" in options, "nosave": b"NOSAVE" in options}
     ctx.closing = True
     return NO_REPLY
-
-
-@command("function|flush", -2, "write noscript", group="scripting", since="7.0.0")
-def function_flush(ctx: Client, argv: list[bytes]) -> object:
-    """FUNCTION FLUSH [ASYNC | SYNC]"""
-    if len(argv) > 3:
-        raise ReplyError(errors.subcommand_syntax(argv[1], "function"))
-    if len(argv) == 3 and argv[2].upper() not in (b"ASYNC", b"SYNC"):
-        raise ReplyError(errors.FUNCTION_FLUSH_MODE)
-    return OK
 
 
 @command("lastsave", 1, "loading stale fast", group="server", since="1.0.0",

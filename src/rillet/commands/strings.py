@@ -11,7 +11,9 @@ from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.keys import MAX_EXPIRE_MS
 from rillet.commands.table import command
+from rillet.engine.xxh3 import xxh3_64
 from rillet.errors import ReplyError
+from rillet.notify import GENERIC, STRING
 from rillet.resp.types import OK
 from rillet.state import Client
 
@@ -26,7 +28,7 @@ def get_string(ctx: Client, key: bytes) -> bytes | None:
     raise ReplyError(errors.WRONGTYPE)
 
 
-@command("get", 2, "readonly fast", keys=(1, 1, 1), group="string", since="1.0.0")
+@command("get", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO access", group="string", since="1.0.0")
 def get(ctx: Client, argv: list[bytes]) -> object:
     """GET key"""
     return get_string(ctx, argv[1])
@@ -45,7 +47,7 @@ def _set_keys(argv: list[bytes]) -> list[tuple[int, str]]:
 @command("set", -3, "write denyoom", keys=(1, 1, 1), group="string", since="1.0.0",
          key_flags="RW access update variable_flags", find_keys=_set_keys)
 def set_(ctx: Client, argv: list[bytes]) -> object:
-    """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
+    """SET key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
     if len(argv) == 3:
         # The common case, no options: the general path below gives the same
         # reply and effects, after parsing options and reading the clock.
@@ -55,6 +57,7 @@ def set_(ctx: Client, argv: list[bytes]) -> object:
             db.get(key)  # a due key expires first (its DEL is propagated), as below
         db.set(key, value)
         ctx.modified(key)
+        ctx.notify(STRING, b"set", key)
         ctx.propagate([b"SET", key, value])
         return OK
     return _set_general(ctx, argv)
@@ -63,6 +66,7 @@ def set_(ctx: Client, argv: list[bytes]) -> object:
 def _set_general(ctx: Client, argv: list[bytes]) -> object:
     """SET with options (any SET; tests/server/test_fast_bodies.py holds `set_` to it)."""
     condition = None
+    compare: bytes | None = None
     want_old = False
     keep_ttl = False
     expiry_unit = None
@@ -72,6 +76,11 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
         option = argv[i].upper()
         if option in (b"NX", b"XX") and condition in (None, option):
             condition = option
+        elif option in IF_CONDITIONS and condition is None and i + 1 < len(argv):
+            # Redis 8.4: set only if the current value (or its digest) matches.
+            condition = option
+            i += 1
+            compare = argv[i]
         elif option == b"GET":
             want_old = True
         elif option == b"KEEPTTL" and expiry_unit is None:
@@ -97,13 +106,17 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError(errors.INVALID_EXPIRE.format("set"))
     key, value = argv[1], argv[2]
     db = ctx.db
-    old = get_string(ctx, key) if want_old else db.get(key)
-    if (condition == b"NX" and old is not None) or (condition == b"XX" and old is None):
+    old = get_string(ctx, key) if want_old or compare is not None else db.get(key)
+    if (condition == b"NX" and old is not None) or (condition == b"XX" and old is None) or (
+            compare is not None and not if_condition_holds(condition, compare, old)):  # type: ignore[arg-type]
         return old if want_old else None
     db.set(key, value, keep_ttl=keep_ttl)
     if deadline is not None:
         db.set_expire(key, deadline)
     ctx.modified(key)
+    ctx.notify(STRING, b"set", key)
+    if deadline is not None:
+        ctx.notify(GENERIC, b"expire", key)
     effect = [b"SET", key, value]
     if deadline is not None:
         effect += [b"PXAT", b"%d" % deadline]
@@ -113,6 +126,24 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
     return old if want_old else OK
 
 
+IF_CONDITIONS = (b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE")
+
+
+def value_digest(value: bytes) -> bytes:
+    """DIGEST's form: XXH3-64 of the value as 16 lower-case hex digits."""
+    return b"%016x" % xxh3_64(value)
+
+
+def if_condition_holds(condition: bytes, compare: bytes, current: bytes | None) -> bool:
+    """IFEQ/IFNE compare values, IFDEQ/IFDNE digests (hex, any case); a missing key
+    matches only the negative forms."""
+    if current is None:
+        return condition in (b"IFNE", b"IFDNE")
+    if condition in (b"IFEQ", b"IFNE"):
+        return (current == compare) == (condition == b"IFEQ")
+    return (value_digest(current) == compare.lower()) == (condition == b"IFDEQ")
+
+
 @command("setnx", 3, "write denyoom fast", keys=(1, 1, 1), key_flags="OW insert", group="string", since="1.0.0")
 def setnx(ctx: Client, argv: list[bytes]) -> object:
     """SETNX key value"""
@@ -120,6 +151,7 @@ def setnx(ctx: Client, argv: list[bytes]) -> object:
         return 0
     ctx.db.set(argv[1], argv[2])
     ctx.modified(argv[1])
+    ctx.notify(STRING, b"set", argv[1])
     return 1
 
 
@@ -130,11 +162,12 @@ def getdel(ctx: Client, argv: list[bytes]) -> object:
     if value is not None:
         ctx.db.delete(argv[1])
         ctx.modified(argv[1])
+        ctx.notify(GENERIC, b"del", argv[1])
         ctx.propagate([b"DEL", argv[1]])
     return value
 
 
-@command("mget", -2, "readonly fast", keys=(1, -1, 1), group="string", since="1.0.0")
+@command("mget", -2, "readonly fast", keys=(1, -1, 1), key_flags="RO access", group="string", since="1.0.0")
 def mget(ctx: Client, argv: list[bytes]) -> object:
     """MGET key [key ...]"""
     db = ctx.db
@@ -154,6 +187,7 @@ def mset(ctx: Client, argv: list[bytes]) -> object:
     for i in range(1, len(argv), 2):
         ctx.db.set(argv[i], argv[i + 1])
         ctx.modified(argv[i])
+        ctx.notify(STRING, b"set", argv[i])
     return OK
 
 
@@ -171,6 +205,7 @@ def append(ctx: Client, argv: list[bytes]) -> object:
     value = (get_string(ctx, argv[1]) or b"") + argv[2]
     ctx.db.set(argv[1], value, keep_ttl=True)
     ctx.modified(argv[1])
+    ctx.notify(STRING, b"append", argv[1])
     return len(value)
 
 
@@ -185,6 +220,7 @@ def _incr(ctx: Client, key: bytes, delta: int) -> int:
         raise ReplyError(errors.OVERFLOW)
     ctx.db.set(key, b"%d" % result, keep_ttl=True)
     ctx.modified(key)
+    ctx.notify(STRING, b"incrby", key)
     return result
 
 

@@ -210,6 +210,7 @@ CATEGORY_ORDER = (
 _GROUP_CATEGORY = {
     "generic": "keyspace", "string": "string", "connection": "connection",
     "transactions": "transaction", "stream": "stream", "scripting": "scripting",
+    "hash": "hash", "list": "list", "set": "set", "sorted-set": "sortedset",
 }
 
 
@@ -232,6 +233,8 @@ def acl_categories(spec: CommandSpec) -> list[str]:
         categories |= {"admin", "dangerous"}
     if BLOCKING in flags:
         categories.add("blocking")
+    if "pubsub" in flags:
+        categories.add("pubsub")
     return [c for c in CATEGORY_ORDER if c in categories]
 
 

@@ -102,6 +102,13 @@ class Database:
         if deadline is not None:
             self.expires[new] = deadline
 
+    def swap_contents(self, other: Database) -> None:
+        """SWAPDB: exchange every key (and TTL, SCAN order) with `other`; indexes stay."""
+        for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead"):
+            mine, theirs = getattr(self, slot), getattr(other, slot)
+            setattr(self, slot, theirs)
+            setattr(other, slot, mine)
+
     def flush(self) -> None:
         self.data.clear()
         self.expires.clear()

@@ -121,7 +121,17 @@ class StreamNode:
         `body` is the listpack size without the master count/deleted integers;
         None recomputes it from the entries. Raises ValueError on inconsistency.
         """
-        node = cls(ms0, seq0, master_fields)
+        # Built slot by slot rather than through __init__: a loader makes one
+        # per 100 entries, and __init__'s sums are only needed without `body`.
+        node = cls.__new__(cls)
+        node.ms0 = ms0
+        node.seq0 = seq0
+        node.mf = master_fields
+        k = node.k = len(master_fields)
+        node.k2 = 2 * k
+        node.k18 = 18 * k
+        node.fixed_text = sum(map(len, master_fields)) + 4
+        node.same_fixed = 2 + int_size(k + 3)
         n = len(ms)
         if len(seq) != n or (estart is not None and (len(estart) != n + 1 or same is None
                                                      or len(same) != n)):
@@ -152,7 +162,10 @@ class StreamNode:
             while head < n and head in dead:
                 head += 1
         node.head = head
-        node.body = node.entry_sizes_total() if body is None else body
+        if body is None:
+            node.body = 0
+            body = node.entry_sizes_total()
+        node.body = body
         if open_tail:
             node.unpack()
         return node

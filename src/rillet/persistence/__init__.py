@@ -4,18 +4,18 @@
 effects flow to the AOF (aof.py) and replies wait for it (Server.flush_held),
 snapshots and rewrites run in forked children (fork.py), the dataset loads at
 start while clients get -LOADING (loader.py). File formats: rdb.py (Redis's
-RDB: the snapshot and the AOF base; rdb_format.py its primitives), aoflog.py
-(RESP incr files and the manifest), snapshot.py (rillet's old format, still
-loaded). Each value type registers its codecs (rdb.py: strings; rdb_stream.py
-and streams.py: streams), on importing this package, so every user of rdb.py
-sees every type.
+RDB: dbfilename, the AOF base, DUMP/RESTORE; primitives in rdb_format.py, the
+stream codec in rdb_stream.py), aoflog.py (RESP incr files and the manifest),
+snapshot.py (rillet's old format, loaded once for the upgrade; its ValueType
+registry still serves DEBUG DIGEST and the command-form rewrite). Each value type registers
+its codecs on importing this package, so every user of rdb.py sees every type.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rillet.persistence import rdb_stream, streams  # noqa: F401  (register their codecs)
+from rillet.persistence import containers, rdb_stream, streams  # noqa: F401  (register their codecs)
 
 
 def attach(server: Any) -> Any:

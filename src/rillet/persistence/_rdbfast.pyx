@@ -11,11 +11,12 @@ from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
-cdef uint64_t CRC_TABLE[256]
+cdef uint64_t CRC_TABLE[8][256]
 cdef bint _crc_ready = False
 
 
-cdef void _crc_init():
+cdef void _crc_init() noexcept:
+    """Slicing-by-8 tables for the reflected Jones polynomial (crc64.c's crcspeed idea)."""
     global _crc_ready
     cdef uint64_t crc
     cdef int byte, k
@@ -26,19 +27,110 @@ cdef void _crc_init():
                 crc = (crc >> 1) ^ 0x95AC9329AC4BC9B5ULL
             else:
                 crc = crc >> 1
-        CRC_TABLE[byte] = crc
+        CRC_TABLE[0][byte] = crc
+    for byte in range(256):
+        crc = CRC_TABLE[0][byte]
+        for k in range(1, 8):
+            crc = (crc >> 8) ^ CRC_TABLE[0][crc & 0xFF]
+            CRC_TABLE[k][byte] = crc
     _crc_ready = True
 
 
 def crc64(uint64_t crc, data):
     cdef const uint8_t[::1] view = memoryview(data).cast("B")
-    cdef Py_ssize_t i, n = view.shape[0]
+    cdef Py_ssize_t i = 0, n = view.shape[0]
+    cdef uint64_t word
     if not _crc_ready:
         _crc_init()
+    if n == 0:
+        return crc
+    cdef const uint8_t *p = &view[0]
     with nogil:
-        for i in range(n):
-            crc = CRC_TABLE[(crc ^ view[i]) & 0xFF] ^ (crc >> 8)
+        while i + 8 <= n:
+            memcpy(&word, p + i, 8)  # little-endian hosts (x86-64, arm64)
+            crc ^= word
+            crc = (CRC_TABLE[7][crc & 0xFF] ^ CRC_TABLE[6][(crc >> 8) & 0xFF]
+                   ^ CRC_TABLE[5][(crc >> 16) & 0xFF] ^ CRC_TABLE[4][(crc >> 24) & 0xFF]
+                   ^ CRC_TABLE[3][(crc >> 32) & 0xFF] ^ CRC_TABLE[2][(crc >> 40) & 0xFF]
+                   ^ CRC_TABLE[1][(crc >> 48) & 0xFF] ^ CRC_TABLE[0][crc >> 56])
+            i += 8
+        while i < n:
+            crc = CRC_TABLE[0][(crc ^ p[i]) & 0xFF] ^ (crc >> 8)
+            i += 1
     return crc
+
+
+def read_string(data, Py_ssize_t pos, Py_ssize_t end):
+    """One RDB string at `pos` (raw, int-encoded or LZF): (bytes, next pos).
+
+    Raises ValueError("...") naming what was wrong; the caller adds the offset.
+    """
+    cdef const uint8_t[::1] view = memoryview(data).cast("B")
+    if end > view.shape[0]:
+        end = view.shape[0]
+    if pos >= end:
+        raise ValueError("unexpected end of file reading a string length")
+    cdef const uint8_t *p = &view[0]
+    cdef uint8_t first = p[pos]
+    cdef uint64_t n = 0, clen = 0
+    cdef int kind = first >> 6
+    pos += 1
+    if kind == 0:
+        n = first & 0x3F
+    elif kind == 1:
+        if pos >= end:
+            raise ValueError("unexpected end of file reading a string length")
+        n = ((first & 0x3F) << 8) | p[pos]
+        pos += 1
+    elif first == 0x80:
+        if pos + 4 > end:
+            raise ValueError("unexpected end of file reading a string length")
+        n = (<uint64_t> p[pos] << 24) | (p[pos + 1] << 16) | (p[pos + 2] << 8) | p[pos + 3]
+        pos += 4
+    elif first == 0x81:
+        if pos + 8 > end:
+            raise ValueError("unexpected end of file reading a string length")
+        for k in range(8):
+            n = (n << 8) | p[pos + k]
+        pos += 8
+    elif kind == 3 and (first & 0x3F) == 3:
+        clen, pos = _read_len(p, pos, end)
+        n, pos = _read_len(p, pos, end)
+        if pos + <Py_ssize_t> clen > end:
+            raise ValueError("unexpected end of file reading LZF data")
+        return lzf_decompress(view[pos : pos + <Py_ssize_t> clen], n), pos + <Py_ssize_t> clen
+    else:
+        return None, pos - 1  # an int encoding: the Python reader handles it
+    if pos + <Py_ssize_t> n > end:
+        raise ValueError(f"unexpected end of file reading a string ({n} bytes)")
+    return PyBytes_FromStringAndSize(<const char *> p + pos, n), pos + <Py_ssize_t> n
+
+
+cdef tuple _read_len(const uint8_t *p, Py_ssize_t pos, Py_ssize_t end):
+    if pos >= end:
+        raise ValueError("unexpected end of file reading a length")
+    cdef uint8_t first = p[pos]
+    cdef uint64_t n = 0
+    cdef int kind = first >> 6
+    pos += 1
+    if kind == 0:
+        return first & 0x3F, pos
+    if kind == 1:
+        if pos >= end:
+            raise ValueError("unexpected end of file reading a length")
+        return ((first & 0x3F) << 8) | p[pos], pos + 1
+    if first == 0x80:
+        if pos + 4 > end:
+            raise ValueError("unexpected end of file reading a length")
+        n = (<uint64_t> p[pos] << 24) | (p[pos + 1] << 16) | (p[pos + 2] << 8) | p[pos + 3]
+        return n, pos + 4
+    if first == 0x81:
+        if pos + 8 > end:
+            raise ValueError("unexpected end of file reading a length")
+        for k in range(8):
+            n = (n << 8) | p[pos + k]
+        return n, pos + 8
+    raise ValueError(f"a length (got byte {first:#04x})")
 
 
 # --- LZF -------------------------------------------------------------------------
@@ -236,8 +328,8 @@ cdef inline Py_ssize_t _backlen_size(Py_ssize_t n) nogil:
     return 5
 
 
-cdef int _lp_next(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_t *ival,
-                  Py_ssize_t *sstart, Py_ssize_t *slen, Py_ssize_t *nextp) nogil:
+cdef inline int _lp_next(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_t *ival,
+                  Py_ssize_t *sstart, Py_ssize_t *slen, Py_ssize_t *nextp) noexcept nogil:
     """Decode the element at p: returns 1 for an int (ival), 2 for a string, 0 on error."""
     cdef uint8_t b = lp[p]
     cdef Py_ssize_t start = p, n
@@ -355,7 +447,7 @@ cdef struct U64Buf:
     Py_ssize_t cap
 
 
-cdef int _u64_push(U64Buf *b, uint64_t v) except -1:
+cdef inline int _u64_push(U64Buf *b, uint64_t v) except -1:
     cdef uint64_t *grown
     if b.n == b.cap:
         b.cap = b.cap * 2 if b.cap else 64
@@ -406,7 +498,7 @@ cdef struct ByteBuf:
     Py_ssize_t cap
 
 
-cdef int _bytes_push(ByteBuf *b, const char *src, Py_ssize_t n) except -1:
+cdef inline int _bytes_push(ByteBuf *b, const char *src, Py_ssize_t n) except -1:
     cdef char *grown
     if b.n + n > b.cap:
         b.cap = max(b.cap * 2, b.n + n + 256)
@@ -419,7 +511,7 @@ cdef int _bytes_push(ByteBuf *b, const char *src, Py_ssize_t n) except -1:
     return 0
 
 
-cdef Py_ssize_t _fmt_i64(int64_t v, char *out) nogil:
+cdef inline Py_ssize_t _fmt_i64(int64_t v, char *out) noexcept nogil:
     cdef char tmp[24]
     cdef Py_ssize_t n = 0, i
     cdef uint64_t u
@@ -467,7 +559,9 @@ def stream_lp_decode(lp, uint64_t seq0):
     cdef char num[24]
     cdef Py_ssize_t numlen
     cdef U64Buf ms_b, seq_b, offs_b, estart_b
-    cdef ByteBuf data_b
+    cdef ByteBuf data_b, same_b
+    cdef char one = 1, zero = 0
+    memset(&same_b, 0, sizeof(ByteBuf))
     memset(&ms_b, 0, sizeof(U64Buf))
     memset(&seq_b, 0, sizeof(U64Buf))
     memset(&offs_b, 0, sizeof(U64Buf))
@@ -475,7 +569,6 @@ def stream_lp_decode(lp, uint64_t seq0):
     memset(&data_b, 0, sizeof(ByteBuf))
     fields = []
     dead = []
-    same = bytearray()
     cdef bint mixed = False
     cdef Py_ssize_t entry = 0, stored = 0
     try:
@@ -519,14 +612,14 @@ def stream_lp_decode(lp, uint64_t seq0):
             if flags & 2:
                 nvals = k
                 lp_count = k + 3
-                same.append(1)
+                _bytes_push(&same_b, &one, 1)
             else:
                 if p >= end or _lp_next(buf, p, end, &nf, &sstart, &slen, &nextp) != 1 or nf < 0:
                     raise ValueError("stream entry field count is not an integer")
                 p = nextp
                 nvals = 2 * nf
                 lp_count = 2 * nf + 4
-                same.append(0)
+                _bytes_push(&same_b, &zero, 1)
                 mixed = True
             for j in range(nvals):
                 if p >= end:
@@ -556,10 +649,223 @@ def stream_lp_decode(lp, uint64_t seq0):
         _u64_push(&estart_b, stored)
         data = PyBytes_FromStringAndSize(data_b.data, data_b.n) if data_b.n else b""
         return (live, ndead, fields, _narrow(&ms_b), _narrow(&seq_b), data, _narrow(&offs_b),
-                _narrow(&estart_b) if mixed else None, bytes(same) if mixed else None, dead)
+                _narrow(&estart_b) if mixed else None,
+                PyBytes_FromStringAndSize(same_b.data, same_b.n) if mixed else None, dead)
     finally:
         PyMem_Free(ms_b.data)
         PyMem_Free(seq_b.data)
         PyMem_Free(offs_b.data)
         PyMem_Free(estart_b.data)
         PyMem_Free(data_b.data)
+        PyMem_Free(same_b.data)
+
+
+# --- stream listpack encoding --------------------------------------------------------------
+
+cdef int _put_backlen(ByteBuf *b, Py_ssize_t n) except -1:
+    cdef char tmp[5]
+    cdef Py_ssize_t k
+    if n < 128:
+        tmp[0] = <char> n
+        k = 1
+    elif n < 16384:
+        tmp[0] = <char> (n >> 7)
+        tmp[1] = <char> ((n & 127) | 128)
+        k = 2
+    elif n < 2097152:
+        tmp[0] = <char> (n >> 14)
+        tmp[1] = <char> (((n >> 7) & 127) | 128)
+        tmp[2] = <char> ((n & 127) | 128)
+        k = 3
+    elif n < 268435456:
+        tmp[0] = <char> (n >> 21)
+        tmp[1] = <char> (((n >> 14) & 127) | 128)
+        tmp[2] = <char> (((n >> 7) & 127) | 128)
+        tmp[3] = <char> ((n & 127) | 128)
+        k = 4
+    else:
+        tmp[0] = <char> (n >> 28)
+        tmp[1] = <char> (((n >> 21) & 127) | 128)
+        tmp[2] = <char> (((n >> 14) & 127) | 128)
+        tmp[3] = <char> (((n >> 7) & 127) | 128)
+        tmp[4] = <char> ((n & 127) | 128)
+        k = 5
+    _bytes_push(b, tmp, k)
+    return 0
+
+
+cdef int _put_int(ByteBuf *b, int64_t v) except -1:
+    cdef char tmp[10]
+    cdef Py_ssize_t k
+    cdef uint64_t u = <uint64_t> v
+    if 0 <= v <= 127:
+        tmp[0] = <char> v
+        tmp[1] = 1
+        k = 2
+    elif -4096 <= v <= 4095:
+        u = u & 0x1FFF
+        tmp[0] = <char> ((u >> 8) | 0xC0)
+        tmp[1] = <char> (u & 0xFF)
+        tmp[2] = 2
+        k = 3
+    elif -32768 <= v <= 32767:
+        tmp[0] = <char> 0xF1
+        tmp[1] = <char> (u & 0xFF)
+        tmp[2] = <char> ((u >> 8) & 0xFF)
+        tmp[3] = 3
+        k = 4
+    elif -8388608 <= v <= 8388607:
+        tmp[0] = <char> 0xF2
+        tmp[1] = <char> (u & 0xFF)
+        tmp[2] = <char> ((u >> 8) & 0xFF)
+        tmp[3] = <char> ((u >> 16) & 0xFF)
+        tmp[4] = 4
+        k = 5
+    elif -2147483648 <= v <= 2147483647:
+        tmp[0] = <char> 0xF3
+        tmp[1] = <char> (u & 0xFF)
+        tmp[2] = <char> ((u >> 8) & 0xFF)
+        tmp[3] = <char> ((u >> 16) & 0xFF)
+        tmp[4] = <char> ((u >> 24) & 0xFF)
+        tmp[5] = 5
+        k = 6
+    else:
+        tmp[0] = <char> 0xF4
+        memcpy(tmp + 1, &u, 8)
+        tmp[9] = 9
+        k = 10
+    _bytes_push(b, tmp, k)
+    return 0
+
+
+cdef bint _as_int(const char *s, Py_ssize_t n, int64_t *out) noexcept nogil:
+    """lpStringToInt64: canonical decimal int64 only (no '+', spaces, leading zeros, "-0")."""
+    cdef Py_ssize_t i = 0
+    cdef uint64_t v = 0, limit
+    cdef bint neg = False
+    if n == 0 or n > 20:
+        return False
+    if n == 1 and s[0] == 48:
+        out[0] = 0
+        return True
+    if s[0] == 45:
+        neg = True
+        i = 1
+        if n == 1:
+            return False
+    if s[i] < 49 or s[i] > 57:
+        return False
+    while i < n:
+        if s[i] < 48 or s[i] > 57:
+            return False
+        if v > 1844674407370955161ULL:
+            return False
+        v = v * 10
+        if v > 18446744073709551615ULL - <uint64_t> (s[i] - 48):
+            return False
+        v += s[i] - 48
+        i += 1
+    if neg:
+        limit = 9223372036854775808ULL
+        if v > limit:
+            return False
+        out[0] = <int64_t> (0 - v)
+    else:
+        if v > 9223372036854775807ULL:
+            return False
+        out[0] = <int64_t> v
+    return True
+
+
+cdef int _put_element(ByteBuf *b, const char *s, Py_ssize_t n) except -1:
+    cdef int64_t v
+    cdef char head[5]
+    cdef Py_ssize_t h
+    if n < 21 and _as_int(s, n, &v):
+        return _put_int(b, v)
+    if n < 64:
+        head[0] = <char> (0x80 | n)
+        h = 1
+    elif n < 4096:
+        head[0] = <char> ((n >> 8) | 0xE0)
+        head[1] = <char> (n & 0xFF)
+        h = 2
+    else:
+        head[0] = <char> 0xF0
+        head[1] = <char> (n & 0xFF)
+        head[2] = <char> ((n >> 8) & 0xFF)
+        head[3] = <char> ((n >> 16) & 0xFF)
+        head[4] = <char> ((n >> 24) & 0xFF)
+        h = 5
+    _bytes_push(b, head, h)
+    _bytes_push(b, s, n)
+    _put_backlen(b, h + n)
+    return 0
+
+
+def stream_lp_encode(int64_t live, int64_t ndead, list mf, ms, seq, uint64_t seq0,
+                     bytes data, offs, estart, same, dead):
+    """The listpack Redis holds for a stream node (rdb_stream.node_listpack's body)."""
+    cdef const uint64_t[::1] ms_v = _array("Q", ms)
+    cdef const uint64_t[::1] seq_v = _array("Q", seq)
+    cdef const uint64_t[::1] offs_v = _array("Q", offs)
+    cdef const uint64_t[::1] est_v
+    cdef const uint8_t[::1] same_v
+    cdef bint mixed = estart is not None
+    if mixed:
+        est_v = _array("Q", estart)
+        same_v = same
+    cdef Py_ssize_t k = len(mf), n = ms_v.shape[0], i, a, e, nelem
+    cdef const char *src = data
+    cdef ByteBuf b
+    cdef int64_t count = 4 + k, flags, nf = 0
+    cdef bint is_same
+    memset(&b, 0, sizeof(ByteBuf))
+    try:
+        _bytes_push(&b, b"\0\0\0\0\0\0", 6)
+        _put_int(&b, live)
+        _put_int(&b, ndead)
+        _put_int(&b, k)
+        for field in mf:
+            _put_element(&b, <const char *> field, len(<bytes> field))
+        _put_int(&b, 0)
+        for i in range(n):
+            if mixed:
+                a = est_v[i]
+                e = est_v[i + 1]
+                is_same = same_v[i] != 0
+            else:
+                a = i * k
+                e = a + k
+                is_same = True
+            flags = 2 if is_same else 0
+            if dead is not None and i in dead:
+                flags |= 1
+            _put_int(&b, flags)
+            _put_int(&b, <int64_t> ms_v[i])
+            _put_int(&b, <int64_t> (seq_v[i] - seq0))
+            nelem = e - a
+            if not is_same:
+                nf = nelem >> 1
+                _put_int(&b, nf)
+            while a < e:
+                _put_element(&b, src + offs_v[a], <Py_ssize_t> (offs_v[a + 1] - offs_v[a]))
+                a += 1
+            if is_same:
+                _put_int(&b, k + 3)
+                count += 4 + k
+            else:
+                _put_int(&b, 2 * nf + 4)
+                count += 5 + 2 * nf
+        _bytes_push(&b, b"\xff", 1)
+        b.data[0] = <char> (b.n & 0xFF)
+        b.data[1] = <char> ((b.n >> 8) & 0xFF)
+        b.data[2] = <char> ((b.n >> 16) & 0xFF)
+        b.data[3] = <char> ((b.n >> 24) & 0xFF)
+        if count > 65535:
+            count = 65535
+        b.data[4] = <char> (count & 0xFF)
+        b.data[5] = <char> ((count >> 8) & 0xFF)
+        return PyBytes_FromStringAndSize(b.data, b.n)
+    finally:
+        PyMem_Free(b.data)

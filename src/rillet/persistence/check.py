@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import sys
 
-from rillet.persistence import aoflog
+from rillet.persistence import aoflog, rdb
 from rillet.persistence.aoflog import ManifestError, parse_manifest
+from rillet.persistence.rdb_format import RDBError
 from rillet.persistence.snapshot import MappedFile, SnapshotError, is_snapshot, verify
 
 USAGE = "Usage: rillet check-aof [--fix] <file.manifest|file.aof|file.rdb>"
@@ -57,9 +58,23 @@ def _check_snapshot(path: str) -> bool:
     return True
 
 
+def _check_rdb(path: str) -> bool:
+    name = os.path.basename(path)
+    with MappedFile(path) as mapped:
+        try:
+            rdb.verify(mapped.data, name)
+        except RDBError as error:
+            print(f"RDB preamble of {name} is not valid: {error}")
+            return False
+    print(f"RDB preamble {name} is valid ({os.path.getsize(path)} bytes, checksum ok)")
+    return True
+
+
 def check_file(path: str, fix: bool, can_fix: bool = True) -> bool:
     with open(path, "rb") as handle:
         head = handle.read(8)
+    if rdb.is_rdb(head):
+        return _check_rdb(path)
     if is_snapshot(head):
         return _check_snapshot(path)
     return _check_log(path, fix, can_fix)

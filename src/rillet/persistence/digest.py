@@ -30,7 +30,7 @@ def value_digest(key: bytes, value: object, deadline_ms: int | None, db_index: i
 
 
 def keyspace_digest(state: Any) -> str:
-    from rillet.persistence import streams  # noqa: F401  (registers the stream type)
+    from rillet.persistence import containers, streams  # noqa: F401  (register the value codecs)
 
     context = CodecContext(state)
     acc = 0

@@ -131,6 +131,9 @@ def _load_rdb(state: Any, path: str, progress: LoadProgress, skip_expired: bool)
                 progress.loaded_bytes = base + stats.bytes_loaded
                 yield
         except RDBError as error:
+            # A sound file with something rillet cannot hold (a type it lacks):
+            # drop what was loaded so far rather than leave half a dataset.
+            state.keyspace.flush_all()
             raise LoadError(str(error)) from None
         finally:
             progress.keys_loaded += stats.keys_loaded

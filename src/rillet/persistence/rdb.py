@@ -337,6 +337,9 @@ class LoadStats:
     bytes_total: int = 0
     bytes_loaded: int = 0
     version: int = 0
+    keys_read: int = 0  # every key parsed (a dry run counts here only)
+    expires: int = 0  # keys read with a TTL
+    aux: list[tuple[int, bytes, bytes]] | None = None  # (offset, name, value) when a list
 
 
 def verify(data: Any, name: str = "RDB") -> int:
@@ -357,8 +360,8 @@ def verify(data: Any, name: str = "RDB") -> int:
     actual = crc64(0, memoryview(data)[: size - 8])
     if actual == expected:
         return version
-    message = (f"{name}: wrong checksum (the file says {expected:#x}, its content gives"
-               f" {actual:#x}); the file is truncated or damaged ({size} bytes)")
+    message = (f"{name}: wrong checksum (the file says {expected:#x} at offset {size - 8},"
+               f" bytes 0-{size - 9} give {actual:#x}); the file is truncated or damaged")
     try:
         for _ in parse(None, data, LoadStats(), name, dry=True):
             pass
@@ -414,6 +417,8 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
         if op == OP_AUX:
             aux_name = reader.string("an AUX field name")
             aux_value = reader.string("an AUX field value")
+            if stats.aux is not None:
+                stats.aux.append((at, aux_name, aux_value))
             if aux_name in AUX_EXTENSIONS:
                 aux_pending.append((aux_name, aux_value))
             continue
@@ -447,6 +452,9 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
             value = codec.load(reader, op, context)
             if hasattr(value, "send"):  # a generator: drive it, yielding as it does
                 value = yield from value
+        stats.keys_read += 1
+        if deadline is not None:
+            stats.expires += 1
         if not dry:
             if deadline is not None and skip_expired and deadline <= now:
                 stats.keys_expired += 1
@@ -485,6 +493,51 @@ def load_keyspace(state: Any, data: bytes | Any, name: str = "RDB",
     for _ in parse(state, data, stats, name, skip_expired):
         pass
     return stats
+
+
+# --- DUMP / RESTORE payloads -------------------------------------------------------------
+
+def dump_value(value: Any, compress: bool = True) -> bytes:
+    """DUMP's payload: type, value, 2-byte RDB version, CRC-64 of all that (LE)."""
+    chunks: list[bytes] = []
+    writer = RDBWriter(lambda data: chunks.append(bytes(data)), compress, checksum=False)
+    writer.u8(type_of(value))
+    write_value(writer, value)
+    writer.flush()
+    body = b"".join(chunks) + RDB_VERSION.to_bytes(2, "little")
+    return body + crc64(0, body).to_bytes(8, "little")
+
+
+def verify_payload(payload: bytes) -> bool:
+    """verifyDumpPayload: a footer with a known RDB version and a matching CRC-64."""
+    if len(payload) < 10:
+        return False
+    version = int.from_bytes(payload[-10:-8], "little")
+    if version > RDB_VERSION:
+        return False
+    return crc64(0, payload[:-8]) == int.from_bytes(payload[-8:], "little")
+
+
+def restore_value(payload: bytes, state: Any) -> Any:
+    """The value in a verified DUMP payload; RDBError if it is not one value of a known type."""
+    reader = RDBReader(payload, 0, len(payload) - 10, "DUMP payload")
+    rdb_type = reader.u8("a value type")
+    if rdb_type == TYPE_STRING:
+        value: Any = reader.string("a string value")
+    else:
+        codec = CODECS_BY_TYPE.get(rdb_type)
+        if codec is None:
+            raise reader.fail(f"a value type rillet knows (got {rdb_type})", 0)
+        value = codec.load(reader, rdb_type, LoadContext(state))
+        if hasattr(value, "send"):
+            try:
+                while True:
+                    next(value)
+            except StopIteration as done:
+                value = done.value
+    if reader.pos != reader.end:
+        raise reader.fail("the end of the value")
+    return value
 
 
 def _env_int(name: str) -> int:

@@ -388,6 +388,14 @@ class RDBReader:
     def string(self, what: str = "a string") -> bytes:
         """rdbGenericLoadStringObject: raw, int-encoded or LZF-compressed."""
         at = self.pos
+        if _read_string is not None:
+            try:
+                value, pos = _read_string(self.data, at, self.end)
+            except ValueError as exc:
+                raise self.fail(f"{what}: {exc}", at) from None
+            if value is not None:
+                self.pos = pos
+                return value
         value, encoded = self.length_or_encoding()
         if not encoded:
             return bytes(self.take(value, what))
@@ -527,6 +535,10 @@ def as_bytes(element) -> bytes:
     return element if element.__class__ is bytes else b"%d" % element
 
 
+# The Python originals stay reachable (tests compare them with the compiled forms).
+py_crc64, py_lp_decode, py_lzf_compress, py_lzf_decompress = (
+    crc64, lp_decode, lzf_compress, lzf_decompress)
+_read_string = None
 if not os.environ.get("RILLET_PURE"):
     try:  # the compiled forms (same behaviour, checked by tests/persistence/test_rdb_format.py)
         from rillet.persistence._rdbfast import (  # type: ignore[no-redef]  # noqa: F401
@@ -535,5 +547,6 @@ if not os.environ.get("RILLET_PURE"):
             lzf_compress,
             lzf_decompress,
         )
+        from rillet.persistence._rdbfast import read_string as _read_string
     except ImportError:
         pass

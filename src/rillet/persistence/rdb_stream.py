@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import struct
 from array import array
+from itertools import accumulate
 from typing import Any
 
 from rillet.engine import groups as groups_engine
@@ -124,12 +125,24 @@ def node_listpack(node: StreamNode) -> bytes:
     return lp_finish(b"".join(parts), count)
 
 
+def _node_listpack_fast(node: StreamNode, encode: Any = None) -> bytes:
+    if node.is_open:
+        # Pack a copy: the live node must not change under a foreground SAVE.
+        elems = node.elems or []
+        data = b"".join(elems)
+        offs = list(accumulate(map(len, elems), initial=0))
+    else:
+        data, offs = node.data, node.offs
+    return (encode or _encode)(node.live, node.n - node.live, node.mf, node.ms, node.seq, node.seq0,
+                   data, offs, node.estart, node.same, node.dead)
+
+
 def save_stream(writer: rdb.RDBWriter, stream: Stream) -> None:
     nodes = stream.nodes
     writer.length(len(nodes))
     for node in nodes:
         writer.string(stream_id_bytes(node.ms0, node.seq0))
-        writer.string(node_listpack(node))
+        writer.string(_listpack(node))
         writer.maybe_flush()
     length = writer.length
     length(stream.length)
@@ -351,9 +364,13 @@ def _load_group(reader: RDBReader, rdb_type: int, stream: Stream) -> Any:
 
 
 _decode = stream_lp_decode
+_listpack = node_listpack
+_encode: Any = None
 if not os.environ.get("RILLET_PURE"):
-    try:  # the compiled form (same results; tests/persistence/test_rdb_format.py compares)
+    try:  # the compiled forms (same results; tests/persistence/test_rdb_format.py compares)
         from rillet.persistence._rdbfast import stream_lp_decode as _decode  # type: ignore[no-redef]
+        from rillet.persistence._rdbfast import stream_lp_encode as _encode
+        _listpack = _node_listpack_fast
     except ImportError:
         pass
 

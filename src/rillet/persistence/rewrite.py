@@ -5,7 +5,7 @@ then per key the commands of its value type (SET; for a stream XADD with
 explicit IDs, XSETID with ENTRIESADDED / MAXDELETEDID, XGROUP CREATE with
 ENTRIESREAD, XGROUP CREATECONSUMER, and XCLAIM ... TIME ... RETRYCOUNT ...
 JUSTID FORCE per pending entry), then PEXPIREAT for a TTL. The AOF base is
-a binary snapshot instead (faster to write and to load); this form is for
+an RDB instead (persistence/rdb.py: faster to write and to load); this form is for
 replication's full sync and for tools. Consumer seen/active times and
 stream node boundaries are not expressible as commands and are not kept.
 """
@@ -21,7 +21,7 @@ from rillet.persistence.snapshot import CodecContext, type_of
 
 def keyspace_commands(state: Any) -> Iterator[tuple[int, list[bytes]]]:
     """(db index, argv) for every key of every database, in an order that replays."""
-    from rillet.persistence import streams  # noqa: F401  (registers the stream type)
+    from rillet.persistence import containers, streams  # noqa: F401  (register the value codecs)
 
     context = CodecContext(state)
     for db in state.keyspace.dbs:

@@ -4,7 +4,9 @@ The copy is an availableNow streaming query capped at the cutoff (`endId`), writ
 Spark's file sink partitioned by stream and date, with its own checkpoint: a re-run
 resumes after what is already archived and adds nothing. Only then, and only up to the
 offset in the checkpoint's last *committed* batch, does it run `XTRIM MINID` (exact), so
-nothing is trimmed that is not in committed Parquet files (fsynced first when local).
+nothing is trimmed that is not in committed Parquet files: every file the sink's log
+lists is checked through Hadoop's FileSystem first, and local files are fsynced by a
+Spark job. Output and checkpoint may be any Hadoop URI (file:, hdfs:, s3a: ...).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from urllib.parse import urlparse
 
 import redis
 
+from rillet.pipelines.storage import FileSystem, HadoopFS, LocalFS, join, location
 from rillet.spark.ids import StreamId, format_id, next_id, parse_id, prev_id
 from rillet.spark.offsets import StreamPosition, offset_from_json
 from rillet.spark.options import parse_timestamp_ms
@@ -37,7 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--output", required=True, help="Parquet directory (created)")
     parser.add_argument("--checkpoint", help="checkpoint directory (default OUTPUT/_checkpoint)")
-    parser.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     parser.add_argument("--no-trim", action="store_true", help="archive only, never XTRIM")
     parser.add_argument(
         "--allow-data-loss",
@@ -63,45 +65,83 @@ def cutoff_id(older_than: str | None, before: str | None, now_ms: int) -> Stream
     return StreamId(parse_timestamp_ms(before, "--before"), 0)
 
 
-def committed_offset(checkpoint: Path) -> dict[str, StreamPosition] | None:
+def committed_offset(
+    checkpoint: str | Path, fs: FileSystem | None = None
+) -> dict[str, StreamPosition] | None:
     """The source offset of the last batch whose commit-log entry exists.
 
     `offsets/N` is written before batch N runs; `commits/N` only after its output is
-    committed. Trimming must follow the latter.
+    committed. Trimming must follow the latter. `fs` reads the checkpoint wherever it
+    is (HadoopFS); the driver's filesystem by default.
     """
-    commits = checkpoint / "commits"
-    if not commits.is_dir():
-        return None
-    done = [int(p.name) for p in commits.iterdir() if p.name.isdigit()]
+    fs = fs or LocalFS()
+    base = str(checkpoint)
+    names = fs.list_names(join(base, "commits"))
+    done = [int(name) for name in names or () if name.isdigit()]
     if not done:
         return None
-    lines = (checkpoint / "offsets" / str(max(done))).read_text().splitlines()
+    lines = fs.read_text(join(base, "offsets", str(max(done)))).splitlines()
     # v1, then the batch metadata JSON, then one line per source.
     return offset_from_json(json.loads(lines[2]))
 
 
-def fsync_committed_files(output: Path) -> int:
-    """fsync every file the sink's metadata log lists (local paths); returns the count."""
-    metadata = output / "_spark_metadata"
-    if not metadata.is_dir():
-        return 0
-    synced = 0
-    for log_file in metadata.iterdir():
-        if log_file.name.startswith(".") or log_file.name.endswith(".crc"):
+class ArchiveIncompleteError(RuntimeError):
+    """A Parquet file the sink committed is missing or has the wrong size: nothing is trimmed."""
+
+
+def committed_files(output: str, fs: FileSystem) -> list[tuple[str, int]]:
+    """(path, size) of every file the file sink's metadata log lists as committed."""
+    names = fs.list_names(join(output, "_spark_metadata"))
+    files: dict[str, int] = {}
+    for name in sorted(names or ()):
+        if name.startswith(".") or name.endswith(".crc"):
             continue
-        for line in log_file.read_text().splitlines()[1:]:
+        for line in fs.read_text(join(output, "_spark_metadata", name)).splitlines()[1:]:
             try:
-                path = urlparse(json.loads(line)["path"]).path
-            except (ValueError, KeyError):
+                entry = json.loads(line)
+                files[entry["path"]] = int(entry.get("size", -1))
+            except (ValueError, KeyError, TypeError):
                 continue
-            if path and os.path.exists(path):
-                fd = os.open(path, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                synced += 1
-    return synced
+    return sorted(files.items())
+
+
+def _fsync_local(path: str) -> int:
+    """Executor side: fsync a `file:` output file if this machine has it (1) or not (0)."""
+    local = urlparse(path).path
+    if not local or not os.path.exists(local):
+        return 0
+    fd = os.open(local, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return 1
+
+
+def make_durable(spark: Any, output: str) -> tuple[int, int]:
+    """Check every committed Parquet file through Hadoop, then make `file:` ones durable.
+
+    Every file in the sink's log must exist with its logged size (else nothing may be
+    trimmed). Distributed filesystems and object stores have the data durable when the
+    writer's close() returns; local files are fsynced by a Spark job, so on a cluster
+    the executors that can see them do it, not the driver. Returns (checked, synced).
+    """
+    fs = HadoopFS(spark)
+    files = committed_files(output, fs)
+    bad = [(path, size, fs.size(path)) for path, size in files]
+    bad = [b for b in bad if b[2] is None or (b[1] >= 0 and b[1] != b[2])]
+    if bad:
+        path, want, got = bad[0]
+        raise ArchiveIncompleteError(
+            f"{len(bad)} committed Parquet file(s) missing or truncated, e.g. {path} "
+            f"(logged size {want}, found {got}); not trimming"
+        )
+    local = [path for path, _ in files if urlparse(path).scheme in ("", "file")]
+    synced = 0
+    if local:
+        slices = max(1, min(len(local), spark.sparkContext.defaultParallelism))
+        synced = int(spark.sparkContext.parallelize(local, slices).map(_fsync_local).sum())
+    return len(files), synced
 
 
 def trim_archived(
@@ -135,8 +175,8 @@ def archive_query(spark: Any, url: str, streams: str, last_id: StreamId, args: A
     )
     return (
         df.writeStream.format("parquet")
-        .option("path", str(args.output))
-        .option("checkpointLocation", str(args.checkpoint))
+        .option("path", args.output)
+        .option("checkpointLocation", args.checkpoint)
         .partitionBy("stream", "date")
         .trigger(availableNow=True)
         .start()
@@ -144,26 +184,29 @@ def archive_query(spark: Any, url: str, streams: str, last_id: StreamId, args: A
 
 
 def run(args: argparse.Namespace) -> int:
+    from rillet.pipelines.cli import spark_conf
     from rillet.spark.session import spark_session
 
     started = time.monotonic()
-    args.output = Path(args.output).resolve()
+    args.output = location(args.output)
     args.checkpoint = (
-        Path(args.checkpoint).resolve() if args.checkpoint else args.output / "_checkpoint"
+        location(args.checkpoint) if args.checkpoint else join(args.output, "_checkpoint")
     )
     cut = cutoff_id(args.older_than, args.before, int(time.time() * 1000))
     last_id = prev_id(cut)
     print(f"archiving entries before {cut} from {args.streams!r} to {args.output}", flush=True)
-    with spark_session(args.master, "rillet-archive") as spark:
+    with spark_session(args.master, "rillet-archive", spark_conf(args)) as spark:
         query = archive_query(spark, args.url, args.streams, last_id, args)
-        query.awaitTermination()
+        query.awaitTermination()  # raises StreamingQueryException if the query died
+        if query.exception() is not None:
+            raise RuntimeError(f"archive query failed: {query.exception()}")
         archived = sum(p["numInputRows"] for p in query.recentProgress)
         print(f"archived {archived:,} entries this run", flush=True)
-        committed = committed_offset(args.checkpoint)
+        committed = committed_offset(args.checkpoint, HadoopFS(spark))
         if args.no_trim or not committed:
             print("nothing trimmed", flush=True)
             return 0
-        synced = fsync_committed_files(args.output)
+        checked, synced = make_durable(spark, args.output)
         client = redis.Redis.from_url(args.url, socket_timeout=60)
         try:
             removed = trim_archived(client, committed, last_id)
@@ -173,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
             upto = min(committed[stream].id, last_id)
             print(f"  {stream}: XTRIM MINID {next_id(upto)} removed {count:,}", flush=True)
         print(
-            f"done in {time.monotonic() - started:.1f}s ({synced} Parquet files synced)", flush=True
+            f"done in {time.monotonic() - started:.1f}s ({checked} committed Parquet files "
+            f"checked, {synced} fsynced)",
+            flush=True,
         )
         return 0

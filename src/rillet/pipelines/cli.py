@@ -14,8 +14,37 @@ from collections.abc import Callable
 Runner = Callable[[argparse.Namespace], int]
 
 
+def conf_pair(text: str) -> tuple[str, str]:
+    """`key=value` of `--conf`, as spark-submit takes it."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    return key.strip(), value
+
+
+def add_spark_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every pipeline shares: where Spark runs and how it is configured."""
+    parser.add_argument(
+        "--master",
+        default="local[*]",
+        help="Spark master: local[N], spark://host:port, yarn, k8s://... (default local[*])",
+    )
+    parser.add_argument(
+        "--conf",
+        action="append",
+        type=conf_pair,
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark configuration property, as spark-submit's --conf (repeatable)",
+    )
+
+
+def spark_conf(args: argparse.Namespace) -> dict[str, str]:
+    return dict(getattr(args, "conf", None) or [])
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from rillet.pipelines import archive, demo, ingest
+    from rillet.pipelines import archive, demo, ingest, lag
 
     parser = argparse.ArgumentParser(
         prog="rillet pipeline",
@@ -29,7 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         sub = commands.add_parser(name, help=text, description=(module.__doc__ or text).strip())
         module.add_arguments(sub)
+        add_spark_arguments(sub)
         sub.set_defaults(runner=module.run)
+    sub = commands.add_parser(
+        "lag", help="entries a query is behind, per stream", description=lag.__doc__
+    )
+    lag.add_arguments(sub)
+    sub.set_defaults(runner=lag.run)
     return parser
 
 

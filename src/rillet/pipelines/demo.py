@@ -23,13 +23,16 @@ from typing import Any
 
 import redis
 
+from rillet.pipelines.storage import HadoopFS, has_scheme, join, location
+from rillet.spark.ids import parse_id
+
 PRODUCER_TICK_S = 0.05
 MIN_STREAMING_S = 15.0
+DRAIN_TIMEOUT_S = 120.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", help="stream server URL (default: start an embedded rillet)")
-    parser.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     parser.add_argument(
         "--duration",
         type=float,
@@ -117,28 +120,15 @@ class Producer:
             client.close()
 
 
-def _entries_read(offset_json: str | None) -> dict[str, int]:
-    if not offset_json:
-        return {}
-    decoded = json.loads(offset_json)
-    return {
-        stream: value["entriesRead"]
-        for stream, value in decoded.items()
-        if isinstance(value, dict) and "entriesRead" in value
-    }
-
-
 def lag_from_progress(progress: dict[str, Any]) -> int | None:
-    """Entries added to the source but not yet in a batch: latest minus end ordinals."""
-    source = (progress.get("sources") or [{}])[0]
-    latest = _entries_read(source.get("latestOffset"))
-    end = _entries_read(source.get("endOffset"))
-    if not latest or not end:
-        return None
-    return sum(max(0, latest[s] - end.get(s, 0)) for s in latest)
+    """Entries added to the source but not yet in a batch (the sum over streams)."""
+    from rillet.spark.progress import source_lag
+
+    lag = source_lag(progress)
+    return sum(lag["perStream"].values()) if lag else None
 
 
-def build_query(spark: Any, args: argparse.Namespace, url: str, out: Path) -> Any:
+def build_query(spark: Any, args: argparse.Namespace, url: str, out: str) -> Any:
     from pyspark.sql import functions as F
 
     readings = (
@@ -174,15 +164,15 @@ def build_query(spark: Any, args: argparse.Namespace, url: str, out: Path) -> An
             "count",
         )
     )
-    parquet_dir = out / "windows"
+    parquet_dir = join(out, "windows")
     result_stream = args.result_stream
-    sink_id = f"demo-{out.name}"
+    sink_id = f"demo-{out.rstrip('/').rsplit('/', 1)[-1]}"
 
     def write_batch(batch: Any, batch_id: int) -> None:
         # Both writes are idempotent per batch id, so a replayed batch changes nothing.
         batch.persist()
         try:
-            batch.write.mode("overwrite").parquet(str(parquet_dir / f"batch={batch_id}"))
+            batch.write.mode("overwrite").parquet(join(parquet_dir, f"batch={batch_id}"))
             (
                 batch.select(
                     F.date_format("window_start", "yyyy-MM-dd'T'HH:mm:ss'Z'").alias("window"),
@@ -207,7 +197,7 @@ def build_query(spark: Any, args: argparse.Namespace, url: str, out: Path) -> An
     return (
         windows.writeStream.outputMode("append")
         .foreachBatch(write_batch)
-        .option("checkpointLocation", str(out / "checkpoint"))
+        .option("checkpointLocation", join(out, "checkpoint"))
         .trigger(processingTime=f"{args.trigger} seconds")
         .queryName("rillet_demo")
         .start()
@@ -227,23 +217,108 @@ def stop_between_batches(query: Any, timeout_s: float = 20.0) -> None:
         query.stop()
 
 
+class QueryFailed(RuntimeError):
+    """The streaming query died or stopped on its own; the message has Spark's error."""
+
+
+@dataclass
+class Counters:
+    """Rows per micro-batch, taken from the query's progress reports (keyed by batch id,
+    so a report seen twice counts once and a late sweep catches what polling missed)."""
+
+    rows: dict[int, int] = field(default_factory=dict)
+    end_offset: str | None = None
+
+    def update(self, reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Record `reports`; return the ones not seen before, in batch order."""
+        fresh = []
+        for progress in sorted(reports, key=lambda p: p["batchId"]):
+            batch = progress["batchId"]
+            source = (progress.get("sources") or [{}])[0]
+            if source.get("endOffset"):
+                self.end_offset = source["endOffset"]
+            if batch in self.rows:
+                continue
+            self.rows[batch] = int(progress.get("numInputRows") or 0)
+            fresh.append(progress)
+        return fresh
+
+    @property
+    def total(self) -> int:
+        return sum(self.rows.values())
+
+    @property
+    def batches(self) -> int:
+        return sum(1 for rows in self.rows.values() if rows)
+
+    def reached(self, stream: str, last_id: str | None) -> bool:
+        """Whether the query's last reported end offset covers `last_id` of `stream`."""
+        if last_id is None:
+            return True
+        if not self.end_offset:
+            return False
+        position = json.loads(self.end_offset).get(stream)
+        if not isinstance(position, dict) or "id" not in position:
+            return False
+        return parse_id(position["id"]) >= parse_id(last_id)
+
+
+def check_query(query: Any) -> None:
+    """Raise QueryFailed when the query has died (or stopped without being asked to)."""
+    error = query.exception()
+    if error is not None:
+        raise QueryFailed(f"the streaming query failed: {error}")
+    if not query.isActive:
+        raise QueryFailed("the streaming query stopped on its own (see Spark's log above)")
+
+
 def _say(start: float, text: str) -> None:
     print(f"[{time.monotonic() - start:6.1f}s] {text}", flush=True)
 
 
+def _report(start: float, counters: Counters, fresh: list[dict[str, Any]]) -> None:
+    for progress in fresh:
+        rows = int(progress.get("numInputRows") or 0)
+        if rows == 0:
+            continue
+        lag = lag_from_progress(progress)
+        rate = progress.get("processedRowsPerSecond") or 0.0
+        _say(
+            start,
+            f"batch {progress['batchId']:3d}: {rows:7,} rows in ({rate:,.0f} rows/s), "
+            f"total {counters.total:,}, lag {'?' if lag is None else f'{lag:,}'} entries",
+        )
+
+
+def _last_id(url: str, stream: str) -> str | None:
+    client = redis.Redis.from_url(url, socket_timeout=10)
+    try:
+        if not client.exists(stream):
+            return None
+        info = client.execute_command("XINFO", "STREAM", stream)
+    finally:
+        client.close()
+    pairs = dict(zip(info[0::2], info[1::2], strict=False)) if isinstance(info, list) else info
+    value = pairs.get(b"last-generated-id", pairs.get("last-generated-id"))
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def run(args: argparse.Namespace) -> int:
+    from rillet.pipelines.cli import spark_conf
     from rillet.pipelines.servers import ServerStartError, rillet_server
 
     start = time.monotonic()
-    out = Path(args.output or Path("var") / "demo" / datetime.now().strftime("run-%Y%m%d-%H%M%S"))
-    out = out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    default_out = Path("var") / "demo" / datetime.now().strftime("run-%Y%m%d-%H%M%S")
+    out = location(args.output or default_out)
+    if not has_scheme(out):
+        Path(out).mkdir(parents=True, exist_ok=True)
     server = None
     url = args.url
     spark = None
     query = None
     producer = None
-    batches = rows_in = 0
+    counters = Counters()
+    failure: BaseException | None = None
     stack = contextlib.ExitStack()
     try:
         if url is None:
@@ -264,7 +339,7 @@ def run(args: argparse.Namespace) -> int:
         _say(start, f"starting Spark ({args.master}) ...")
         from rillet.spark.session import spark_session
 
-        spark = stack.enter_context(spark_session(args.master, "rillet-demo"))
+        spark = stack.enter_context(spark_session(args.master, "rillet-demo", spark_conf(args)))
         _say(start, f"Spark {spark.version} ready; output in {out}")
         query = build_query(spark, args, url, out)
         _say(
@@ -273,46 +348,55 @@ def run(args: argparse.Namespace) -> int:
             f"{args.watermark}s -> stream {args.result_stream!r} + Parquet",
         )
         deadline = max(start + args.duration, time.monotonic() + MIN_STREAMING_S)
-        last_batch = -1
         while args.follow or time.monotonic() < deadline:
             if producer.error is not None:
                 raise RuntimeError(f"producer failed: {producer.error}") from producer.error
-            if query.exception() is not None:
-                raise RuntimeError(f"query failed: {query.exception()}")
-            for progress in query.recentProgress:
-                if progress["batchId"] <= last_batch:
-                    continue
-                last_batch = progress["batchId"]
-                rows = progress["numInputRows"]
-                if rows == 0:
-                    continue
-                batches += 1
-                rows_in += rows
-                lag = lag_from_progress(progress)
-                rate = progress.get("processedRowsPerSecond") or 0.0
-                _say(
-                    start,
-                    f"batch {last_batch:3d}: {rows:7,} rows in ({rate:,.0f} rows/s), "
-                    f"total {rows_in:,}, lag {'?' if lag is None else f'{lag:,}'} entries",
+            check_query(query)
+            _report(start, counters, counters.update(query.recentProgress))
+            time.sleep(0.5)
+        # Let the query catch up with everything produced, so the summary is complete.
+        producer.stop()
+        if producer.error is not None:
+            raise RuntimeError(f"producer failed: {producer.error}") from producer.error
+        target = _last_id(url, args.stream)
+        _say(start, f"producer stopped; draining up to {target}")
+        drain_deadline = time.monotonic() + DRAIN_TIMEOUT_S
+        while not counters.reached(args.stream, target):
+            check_query(query)
+            if time.monotonic() > drain_deadline:
+                raise QueryFailed(
+                    f"the query did not reach {target} within {DRAIN_TIMEOUT_S:.0f}s of the "
+                    "producer stopping (too slow for this cluster? see its progress above)"
                 )
+            _report(start, counters, counters.update(query.recentProgress))
             time.sleep(0.5)
     except KeyboardInterrupt:
         print(flush=True)
         _say(start, "interrupted; stopping")
+    except BaseException as exc:
+        failure = exc
     finally:
         if producer is not None:
             producer.stop()
         if query is not None:
-            stop_between_batches(query)
-        summary_ok = spark is not None and url is not None
-        if summary_ok:
             try:
-                summarize(spark, url, args, out, start, producer, batches, rows_in)
+                if query.isActive:
+                    stop_between_batches(query)
+                counters.update(query.recentProgress)
+                if failure is None and query.exception() is not None:
+                    failure = QueryFailed(f"the streaming query failed: {query.exception()}")
+            except Exception as exc:  # a dead JVM: the query's own failure matters more
+                failure = failure or exc
+        if spark is not None and url is not None:
+            try:
+                summarize(spark, url, args, out, start, producer, counters)
             except Exception as exc:  # the summary must not hide the run's own outcome
                 print(f"(summary unavailable: {exc})", flush=True)
         stack.close()
         if server is not None:
             server.stop()
+    if failure is not None:
+        raise failure
     return 0
 
 
@@ -320,11 +404,10 @@ def summarize(
     spark: Any,
     url: str,
     args: argparse.Namespace,
-    out: Path,
+    out: str,
     start: float,
     producer: Producer | None,
-    batches: int,
-    rows_in: int,
+    counters: Counters,
 ) -> None:
     client = redis.Redis.from_url(url, socket_timeout=10)
     try:
@@ -340,7 +423,11 @@ def summarize(
     print("summary", flush=True)
     print(f"  run time            {elapsed:.1f}s", flush=True)
     print(f"  readings produced   {producer.produced if producer else 0:,}", flush=True)
-    print(f"  readings processed  {rows_in:,} in {batches} batches", flush=True)
+    print(
+        f"  readings processed  {counters.total:,} in {counters.batches} batches "
+        "(from the query's progress)",
+        flush=True,
+    )
     print(
         f"  windows written     {windows_out:,} entries in stream {args.result_stream!r}",
         flush=True,
@@ -351,11 +438,11 @@ def summarize(
             "batch's offsets when it plans the next one)",
             flush=True,
         )
-    parquet = out / "windows"
-    if parquet.exists() and any(parquet.iterdir()):
+    parquet = join(out, "windows")
+    if HadoopFS(spark).list_names(parquet):
         from pyspark.sql import functions as F
 
-        table = spark.read.parquet(str(parquet))
+        table = spark.read.parquet(parquet)
         print(f"  Parquet             {table.count():,} window rows in {parquet}", flush=True)
         per_sensor = (
             table.groupBy("sensor")

@@ -32,7 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--id-column", help="column holding explicit entry IDs")
     parser.add_argument("--maxlen", type=int, help="cap the stream (XADD MAXLEN ~)")
     parser.add_argument("--exactly-once", action="store_true", help="re-runs add nothing")
-    parser.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
 
 
 def detect_format(paths: list[str], given: str | None) -> str:
@@ -63,11 +62,12 @@ def read_files(spark: Any, paths: list[str], kind: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rillet.pipelines.cli import spark_conf
     from rillet.spark.session import spark_session
 
     started = time.monotonic()
     kind = detect_format(args.files, args.format)
-    with spark_session(args.master, "rillet-ingest") as spark:
+    with spark_session(args.master, "rillet-ingest", spark_conf(args)) as spark:
         df = read_files(spark, args.files, kind)
         writer = df.write.format("rillet").option("url", args.url).option("stream", args.stream)
         if args.id_column:

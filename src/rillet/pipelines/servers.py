@@ -126,5 +126,8 @@ def redis_server(binary: str | None = None, port: int | None = None) -> ServerPr
     binary = binary or shutil.which("redis-server") or "/usr/bin/redis-server"
     port = port or free_port()
     argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-    argv += ["--appendonly", "no", "--protected-mode", "no", "--dir", tempfile.gettempdir()]
+    # A directory of its own: a shared one (/tmp) may hold another server's dump.rdb,
+    # which this one would try to load at start-up (and fail on a newer RDB version).
+    workdir = tempfile.mkdtemp(prefix="rillet-redis-")
+    argv += ["--appendonly", "no", "--protected-mode", "no", "--dir", workdir]
     return ServerProcess("redis", argv, port, dict(os.environ))

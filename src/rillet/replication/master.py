@@ -449,7 +449,4 @@ def aof_position(persistence: Any) -> int:
 
 def _replica_limits(entry: ReplicaEntry) -> None:
     """From now on the connection enforces client-output-buffer-limit's replica class."""
-    entry.client.obuf_class = "replica"
-    changed = getattr(entry.conn, "output_limits_changed", None)
-    if changed is not None:
-        changed()
+    entry.client.set_output_class("replica")

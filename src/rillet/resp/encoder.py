@@ -63,7 +63,8 @@ def _double(out: bytearray, value: float, resp3: bool) -> None:
         _bulk(out, text, resp3)
 
 
-_HALF_LLONG_MAX = (2**63 - 1) // 2
+# LLONG_MAX/2 as the double C compares with (rounds up to 2**62, which is included).
+_HALF_LLONG_MAX = float((2**63 - 1) // 2)
 
 
 def format_double(value: float) -> bytes:

@@ -1,31 +1,62 @@
 """rillet.spark: a PySpark data source for Redis Streams (format name `rillet`).
 
-Reads are deterministic XRANGE ranges over checkpointed IDs, so Spark's replay gives
-exactly-once processing; the sink XADDs at-least-once, or exactly-once with
-`exactlyOnce=true`. Installing the package registers the format automatically
-(through the top-level `pyspark_rillet` module); otherwise call `register(spark)`.
+Installing the package registers the format automatically (through the top-level
+`pyspark_rillet` module); otherwise call `register(spark)`. `build_session()` makes a
+session that also works on a cluster (see `rillet.spark.session`).
+
+Delivery guarantees
+  Source: exactly-once processing. A micro-batch is a checkpointed ID range
+  `(start, end]` read with XRANGE, so a retried task or a replayed batch reads the same
+  entries (as long as they are not trimmed: failOnDataLoss says so). With
+  `consumerGroup`, a query without a checkpoint resumes where the group stands, and
+  entries after the group's last commit are read again: at-least-once across
+  checkpoints, exactly-once within one. The group is never used to deliver (no
+  XREADGROUP/XACK): a range read is what makes replay exact.
+  Sink: at-least-once (plain pipelined XADD), or exactly-once with `exactlyOnce=true`
+  (each chunk in one MULTI with a marker key per sink/batch/partition/chunk).
 
 Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet")`):
-  url                   redis://host:port/db (default redis://127.0.0.1:6379/0)
-  streams               comma list of keys and glob patterns (`sensors,orders:*`);
-                        streams matching a pattern later are read from their start
-  startingPosition      earliest | latest (streaming default) | {"stream": "<id>"}
-                        (entries after the ID); batch reads default to earliest
-  maxEntriesPerTrigger  admission control, split across streams
-  failOnDataLoss        true: fail when unread entries were trimmed (default true)
-  partitionsPerStream   fixed tasks per stream and batch (default 0: by size)
-  entriesPerPartition   size of a task when splitting by size (default 100000)
-  maxPartitionsPerStream  cap for splitting by size (default 32)
-  chunkSize             XRANGE COUNT per round trip (default 10000)
-  fieldsAs              map (map<string,string>) | pairs (lossless binary pairs)
-  progressGroup         consumer group moved with XGROUP SETID on commit (for lag)
-  startId / endId       inclusive ID bounds (batch); endId also caps a stream read
-  from / to             time bounds, epoch ms or ISO-8601, `to` exclusive (batch)
+
+  | option | meaning (default) | Kafka source equivalent |
+  |---|---|---|
+  | url | redis://[user:pass@]host:port/db; rediss:// for TLS (redis://127.0.0.1:6379/0) | kafka.bootstrap.servers |
+  | rillet.username / rillet.password | credentials when the URL has none | kafka.sasl.jaas.config |
+  | streams | comma list of keys and glob patterns; later matches read from their start | subscribe / subscribePattern |
+  | startingPosition | earliest, latest (streaming default), {"s": "<id>"} (after the ID); batch: earliest | startingOffsets |
+  | startingTimestamp | epoch ms or ISO-8601: first entry at or after it, every stream | startingTimestamp |
+  | endingPosition | batch: latest, or {"s": "<id>"} (inclusive) | endingOffsets |
+  | startId / endId, from / to | inclusive ID bounds / time bounds (`to` exclusive); endId caps streams too | (none) |
+  | maxEntriesPerTrigger | admission control, split across streams (none) | maxOffsetsPerTrigger |
+  | minEntriesPerTrigger + maxTriggerDelay | wait for N entries, at most this long (0, 15m) | minOffsetsPerTrigger + maxTriggerDelay |
+  | failOnDataLoss | fail when unread entries were trimmed (true) | failOnDataLoss |
+  | entriesPerPartition | entries per task when splitting a range (100000) | maxRecordsPerPartition |
+  | minPartitions | at least this many tasks per read (0) | minPartitions |
+  | maxPartitionsPerStream / partitionsPerStream | cap / fixed tasks per stream (32 / 0: by size) | (none) |
+  | chunkSize | XRANGE COUNT per round trip (10000) | fetch sizes |
+  | fieldsAs | map (map<string,string>) or pairs (lossless binary pairs) | (value is binary) |
+  | progressGroup | consumer group moved (XGROUP SETID ... ENTRIESREAD) at each commit, for lag | (committed offsets) |
+  | consumerGroup | progressGroup that is also the starting point of a new checkpoint | group.id (at-least-once) |
+  | patternRefreshMs | how often patterns are re-scanned (5000) | metadata refresh |
+
+  Columns: stream, id, ms, seq, ts (from the ID), fields: Kafka's topic, offset,
+  timestamp and headers, all always present.
+
+  Splitting: a range is cut into about entries/`entriesPerPartition` tasks on whole
+  milliseconds between its first entry (one XRANGE COUNT 1 probe) and its end, so a
+  range from `earliest` or 0-0 is split too; a bursty stream gets uneven tasks. Each
+  task pages with XRANGE, keeping the next page in flight while it builds Arrow.
+
+  Lag: PySpark 4.3's Python streaming sources cannot add per-source metrics to
+  `StreamingQueryProgress` (Kafka's min/avg/maxOffsetsBehindLatest). Every progress
+  report carries the ordinals to compute them: `rillet.spark.progress.source_lag(
+  query.lastProgress)` returns those three names; `rillet lag --checkpoint DIR` or
+  `--group G` prints them without Spark, and XINFO GROUPS shows a progressGroup's lag.
 
 Writer options (`df.write.format("rillet")` / `df.writeStream.format("rillet")`):
-  url, stream (else a `stream` column), maxlen / minid (+ approximateTrim, default
-  true), pipelineSize (1000), exactlyOnce, maxEntriesPerTransaction (10000),
-  sinkId (default from checkpointLocation), batchId (batch writes), idColumn.
+  url, rillet.username/rillet.password, stream (else a `stream` column), maxlen / minid
+  (+ approximateTrim, default true), pipelineSize (1000), exactlyOnce,
+  maxEntriesPerTransaction (10000), sinkId (default from checkpointLocation), batchId
+  (batch writes), idColumn.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ import pyarrow as pa
 import redis
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from rillet.spark.client import connect, scan_streams, stream_infos
-from rillet.spark.ids import prev_id, split_range
+from rillet.spark.client import connect, range_floors, scan_streams, stream_infos
+from rillet.spark.ids import StreamId, prev_id, split_range
 from rillet.spark.offsets import StreamRange
 from rillet.spark.options import ReaderOptions
 from rillet.spark.reading import read_range
@@ -43,24 +43,30 @@ class RilletBatchReader(DataSourceReader):
         try:
             streams = self._streams(client)
             infos = stream_infos(client, streams)
+            bounds: dict[str, tuple[StreamId, StreamId]] = {}
+            sizes: dict[str, int | None] = {}
+            for stream in streams:
+                info = infos[stream]
+                if info is None or info.first_id is None:
+                    continue
+                lo = max(prev_id(opts.first_id), prev_id(info.first_id))
+                hi = min(opts.last_id_of(stream), info.last_generated_id)
+                if hi <= lo:
+                    continue
+                bounds[stream] = (lo, hi)
+                rows: int | None = info.length
+                whole = info.last_generated_id.ms - info.first_id.ms + 1
+                if whole > 0 and (lo >= info.first_id or hi < info.last_generated_id):
+                    # Assume a steady rate inside the stream to size the partitions.
+                    rows = info.length * max(1, hi.ms - lo.ms) // whole
+                sizes[stream] = rows
+            counts = opts.split.counts(sizes)
+            floors = range_floors(client, {s: bounds[s] for s, n in counts.items() if n > 1})
         finally:
             client.close()
         ranges: list[InputPartition] = []
-        for stream in streams:
-            info = infos[stream]
-            if info is None or info.first_id is None:
-                continue
-            lo = max(prev_id(opts.first_id), prev_id(info.first_id))
-            hi = min(opts.last_id, info.last_generated_id)
-            if hi <= lo:
-                continue
-            rows: int | None = info.length
-            whole = info.last_generated_id.ms - info.first_id.ms + 1
-            if whole > 0 and (lo >= info.first_id or hi < info.last_generated_id):
-                # Assume a steady rate inside the stream to size the partitions.
-                rows = info.length * max(1, hi.ms - lo.ms) // whole
-            parts = opts.split.count(lo, rows)
-            for a, b in split_range(lo, hi, parts):
+        for stream, (lo, hi) in bounds.items():
+            for a, b in split_range(lo, hi, counts[stream], floors.get(stream)):
                 ranges.append(StreamRange(stream, a, b, len(ranges)))
         return ranges
 

@@ -14,14 +14,20 @@ from typing import Any
 
 import redis
 
-from rillet.spark.ids import StreamId, parse_id
+from rillet.spark.ids import StreamId, format_id, next_id, parse_id, prev_id
 from rillet.spark.options import ConnectionOptions
 
 
 def connect(options: ConnectionOptions) -> redis.Redis:
     """A RESP2 client whose replies are the server's raw bytes, ints and lists."""
+    credentials: dict[str, Any] = {}
+    if options.username is not None:
+        credentials["username"] = options.username
+    if options.password is not None:
+        credentials["password"] = options.password
     client = redis.Redis.from_url(
         options.url,
+        **credentials,
         decode_responses=False,
         socket_timeout=options.socket_timeout_s,
         socket_connect_timeout=min(10.0, options.socket_timeout_s),
@@ -111,3 +117,23 @@ def scan_streams(client: redis.Redis, pattern: str, *, count: int = 1000) -> lis
         found.update(_text(k) for k in keys)
         if cursor in (b"0", 0, "0"):
             return sorted(found)
+
+
+def range_floors(
+    client: redis.Redis, ranges: Mapping[str, tuple[StreamId, StreamId]]
+) -> dict[str, StreamId]:
+    """For each `(lo, hi]`, the ID just before its first entry (one pipelined round trip of
+    XRANGE ... COUNT 1), so ranges are cut where their entries are, not from `lo`.
+    Streams whose range holds no entry are left out."""
+    if not ranges:
+        return {}
+    streams = sorted(ranges)
+    pipe = client.pipeline(transaction=False)
+    for stream in streams:
+        lo, hi = ranges[stream]
+        pipe.execute_command("XRANGE", stream, format_id(next_id(lo)), format_id(hi), "COUNT", 1)
+    floors: dict[str, StreamId] = {}
+    for stream, page in zip(streams, pipe.execute(raise_on_error=False), strict=True):
+        if not is_error(page) and page:
+            floors[stream] = prev_id(parse_id(page[0][0]))
+    return floors

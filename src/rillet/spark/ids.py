@@ -76,30 +76,36 @@ def prev_id(stream_id: StreamId) -> StreamId:
     return ZERO
 
 
-def split_range(lo: StreamId, hi: StreamId, parts: int) -> list[tuple[StreamId, StreamId]]:
+def split_range(
+    lo: StreamId, hi: StreamId, parts: int, floor: StreamId | None = None
+) -> list[tuple[StreamId, StreamId]]:
     """Cut `(lo, hi]` into at most `parts` disjoint, contiguous sub-ranges.
 
-    Boundaries depend only on the arguments, never on the data, so a replayed batch is
-    cut the same way. Cuts fall on whole milliseconds (`<ms>-SEQ_MAX`), which splits
-    by time; when the range lies inside one millisecond the sequence numbers are cut.
+    Boundaries depend only on the arguments, so a replayed batch is cut the same way.
+    Cuts fall on whole milliseconds (`<ms>-SEQ_MAX`), which splits by time; when the
+    range lies inside one millisecond the sequence numbers are cut. `floor` (the ID just
+    before the range's first entry, found by the caller) moves the time basis up to
+    where the entries start, so a range from 0-0 is cut where its data is; the first
+    sub-range still starts at `lo`.
     """
     if hi <= lo:
         return []
     parts = max(1, parts)
     if parts == 1:
         return [(lo, hi)]
+    base = max(lo, floor) if floor is not None and floor < hi else lo
     cuts: list[StreamId] = []
-    if hi.ms > lo.ms:
-        span = hi.ms - lo.ms
+    if hi.ms > base.ms:
+        span = hi.ms - base.ms
         for i in range(1, parts):
-            cut = StreamId(lo.ms + span * i // parts, SEQ_MAX)
-            if lo < cut < hi and (not cuts or cut > cuts[-1]):
+            cut = StreamId(base.ms + span * i // parts, SEQ_MAX)
+            if base < cut < hi and lo < cut and (not cuts or cut > cuts[-1]):
                 cuts.append(cut)
     else:
-        span = hi.seq - lo.seq
+        span = hi.seq - base.seq
         for i in range(1, parts):
-            cut = StreamId(lo.ms, lo.seq + span * i // parts)
-            if lo < cut < hi and (not cuts or cut > cuts[-1]):
+            cut = StreamId(base.ms, base.seq + span * i // parts)
+            if base < cut < hi and lo < cut and (not cuts or cut > cuts[-1]):
                 cuts.append(cut)
     bounds = [lo, *cuts, hi]
     return list(zip(bounds[:-1], bounds[1:], strict=True))

@@ -92,44 +92,72 @@ class StreamRange(InputPartition):
 
 @dataclass(frozen=True)
 class SplitPolicy:
-    """How many tasks read one stream's range.
+    """How many tasks read each stream's range.
 
     `partitions_per_stream` > 0 fixes the count. Otherwise the count is the expected
     number of entries divided by `entries_per_partition`, capped at
     `max_partitions_per_stream`; with no estimate, the range is read by one task.
+    `min_partitions` (Kafka's minPartitions) then raises the total, giving the extra
+    tasks to the streams with the most entries per task.
     """
 
     partitions_per_stream: int = 0
     entries_per_partition: int = 100_000
     max_partitions_per_stream: int = 32
+    min_partitions: int = 0
 
-    def count(self, lo: StreamId, rows: int | None) -> int:
+    def count(self, rows: int | None) -> int:
         if self.partitions_per_stream > 0:
-            wanted = self.partitions_per_stream
-        elif rows is None:
+            return self.partitions_per_stream
+        if rows is None:
             return 1
-        else:
-            wanted = math.ceil(rows / max(1, self.entries_per_partition))
-        # A range starting at 0-0 has no time basis for slicing: it would put every
-        # entry into the last slice, so one task reads it.
-        if lo == ZERO:
-            return 1
+        wanted = math.ceil(rows / max(1, self.entries_per_partition))
         return max(1, min(wanted, self.max_partitions_per_stream))
+
+    def counts(self, sizes: Mapping[str, int | None]) -> dict[str, int]:
+        """Tasks per stream for ranges of `sizes` entries (None: unknown)."""
+        counts = {stream: self.count(rows) for stream, rows in sizes.items()}
+        if self.partitions_per_stream > 0:
+            return counts
+        known = {s: r for s, r in sizes.items() if r is not None and r > 1}
+        while known and sum(counts.values()) < self.min_partitions:
+            # Deterministic: the stream with the most entries per task, then by name.
+            stream = max(sorted(known), key=lambda s: known[s] / counts[s])
+            if counts[stream] >= known[stream]:
+                break
+            counts[stream] += 1
+        return counts
 
 
 def plan_partitions(
     start: Mapping[str, StreamPosition],
     end: Mapping[str, StreamPosition],
     policy: SplitPolicy,
+    floors: Mapping[str, StreamId] | None = None,
 ) -> list[StreamRange]:
-    """Partitions of a micro-batch. Depends only on its arguments (Spark replays it)."""
+    """Partitions of a micro-batch. Depends only on its arguments (Spark replays it);
+    `floors` are the IDs just before each range's first entry (see split_range)."""
+    grown = {
+        stream: (start.get(stream, START_OF_STREAM), end[stream])
+        for stream in sorted(end)
+        if end[stream].id > start.get(stream, START_OF_STREAM).id
+    }
+    counts = policy.counts({s: entries_between(lo, hi) for s, (lo, hi) in grown.items()})
     ranges: list[StreamRange] = []
-    for stream in sorted(end):
-        hi = end[stream]
-        lo = start.get(stream, START_OF_STREAM)
-        if hi.id <= lo.id:
-            continue
-        parts = policy.count(lo.id, entries_between(lo, hi))
-        for a, b in split_range(lo.id, hi.id, parts):
+    for stream, (lo, hi) in grown.items():
+        floor = (floors or {}).get(stream)
+        for a, b in split_range(lo.id, hi.id, counts[stream], floor):
             ranges.append(StreamRange(stream, a, b, len(ranges)))
     return ranges
+
+
+def split_counts(
+    start: Mapping[str, StreamPosition], end: Mapping[str, StreamPosition], policy: SplitPolicy
+) -> dict[str, int]:
+    """How many tasks plan_partitions gives each growing stream (to know which need floors)."""
+    grown = {
+        s: (start.get(s, START_OF_STREAM), end[s])
+        for s in end
+        if end[s].id > start.get(s, START_OF_STREAM).id
+    }
+    return policy.counts({s: entries_between(lo, hi) for s, (lo, hi) in grown.items()})

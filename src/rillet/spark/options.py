@@ -72,8 +72,13 @@ class _Options:
 
 @dataclass(frozen=True)
 class ConnectionOptions:
+    """Where the server is. `username`/`password` (options `rillet.username` and
+    `rillet.password`) override the URL's; TLS is the URL's `rediss://` scheme."""
+
     url: str = DEFAULT_URL
     socket_timeout_s: float = 60.0
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
 
     @classmethod
     def parse(cls, opts: _Options) -> ConnectionOptions:
@@ -82,7 +87,39 @@ class ConnectionOptions:
             timeout_s = float(timeout) if timeout is not None else 60.0
         except ValueError:
             raise OptionError(f"option socketTimeout: expected seconds, got {timeout!r}") from None
-        return cls(url=opts.text("url", DEFAULT_URL) or DEFAULT_URL, socket_timeout_s=timeout_s)
+        return cls(
+            url=opts.text("url", DEFAULT_URL) or DEFAULT_URL,
+            socket_timeout_s=timeout_s,
+            username=opts.text("rillet.username"),
+            password=opts.text("rillet.password"),
+        )
+
+
+DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_duration_ms(text: str, name: str) -> int:
+    """`500ms`, `30s`, `15m`, `1h`, `1d`, or bare milliseconds."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d+)\s*(ms|s|m|h|d)?\s*", text)
+    if not match:
+        raise OptionError(f"option {name}: expected a duration such as 30s or 15m, got {text!r}")
+    return int(match.group(1)) * DURATION_UNITS_MS[match.group(2) or "ms"]
+
+
+def parse_positions(text: str, name: str, *, default_seq: int) -> dict[str, StreamId]:
+    """A JSON object stream -> ID (`-`/`+` allowed), as Kafka's per-partition offsets."""
+    try:
+        decoded = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise OptionError(f"option {name}: invalid JSON: {exc}") from None
+    if not isinstance(decoded, dict):
+        raise OptionError(f'option {name}: expected a JSON object {{"stream": "<id>"}}')
+    try:
+        return {str(k): parse_id(str(v), default_seq=default_seq) for k, v in decoded.items()}
+    except ValueError as exc:
+        raise OptionError(f"option {name}: {exc}") from None
 
 
 def split_streams(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -139,6 +176,15 @@ class ReaderOptions:
     first_id: StreamId = ZERO
     last_id: StreamId = MAX
     pattern_refresh_ms: int = 5_000
+    starting_timestamp_ms: int | None = None
+    ending: dict[str, StreamId] = field(default_factory=dict)
+    min_entries_per_trigger: int = 0
+    max_trigger_delay_ms: int = 15 * 60_000
+    consumer_group: str | None = None
+
+    def last_id_of(self, stream: str) -> StreamId:
+        """The inclusive upper bound for `stream`: endId/to, and endingPosition's entry."""
+        return min(self.last_id, self.ending.get(stream, MAX))
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any], *, batch: bool = False) -> ReaderOptions:
@@ -184,6 +230,18 @@ class ReaderOptions:
             to_ms = parse_timestamp_ms(to_text, "to")
             last_id = min(last_id, prev_id(StreamId(max(0, to_ms), 0)))
 
+        starting_ts = opts.text("startingTimestamp")
+        ending_text = opts.text("endingPosition", "latest") or "latest"
+        ending = (
+            {}
+            if ending_text.lower() == "latest"
+            else parse_positions(ending_text, "endingPosition", default_seq=SEQ_MAX)
+        )
+        delay = opts.text("maxTriggerDelay")
+        group = opts.text("consumerGroup")
+        progress_group = opts.text("progressGroup")
+        if group and progress_group and group != progress_group:
+            raise OptionError("options consumerGroup and progressGroup name different groups")
         return cls(
             connection=ConnectionOptions.parse(opts),
             streams=names,
@@ -195,13 +253,25 @@ class ReaderOptions:
                 partitions_per_stream=opts.integer("partitionsPerStream", 0),
                 entries_per_partition=opts.integer("entriesPerPartition", 100_000, minimum=1),
                 max_partitions_per_stream=opts.integer("maxPartitionsPerStream", 32, minimum=1),
+                min_partitions=opts.integer("minPartitions", 0),
             ),
             chunk_size=opts.integer("chunkSize", 10_000, minimum=1),
             lossless=fields_as == "pairs",
-            progress_group=opts.text("progressGroup"),
+            progress_group=group or progress_group,
             first_id=first_id,
             last_id=last_id,
             pattern_refresh_ms=opts.integer("patternRefreshMs", 5_000),
+            starting_timestamp_ms=(
+                None
+                if starting_ts is None
+                else parse_timestamp_ms(starting_ts, "startingTimestamp")
+            ),
+            ending=ending,
+            min_entries_per_trigger=opts.integer("minEntriesPerTrigger", 0),
+            max_trigger_delay_ms=(
+                15 * 60_000 if delay is None else parse_duration_ms(delay, "maxTriggerDelay")
+            ),
+            consumer_group=group,
         )
 
 

@@ -1,8 +1,16 @@
-"""A SparkSession set up for rillet: one call that works on a fresh machine.
+"""A SparkSession set up for rillet: one call that works on a fresh machine or a cluster.
 
 Pins the Python workers to this interpreter (Spark would use whatever `python3` is on
-PATH), keeps local masters on loopback with the UI off, quiets logging, and registers
-the `rillet` format explicitly.
+PATH; set PYSPARK_PYTHON when the executors' machines have it elsewhere), keeps local
+masters on loopback with the UI off, quiets logging, and registers the `rillet` format
+explicitly. Off local masters it also:
+
+- sizes `spark.sql.shuffle.partitions` from the cluster's default parallelism (Spark's
+  200 makes every stateful micro-batch run 200 tiny tasks; on a small cluster batch 0
+  of a windowed aggregation then never finishes), unless the caller sets it;
+- ships rillet to the executors: the installed package is zipped once and added with
+  `addPyFile`, so workers import the driver's rillet whatever their own environment has
+  (turn off with `spark.rillet.shipPackage=false`, e.g. when using `--py-files`).
 """
 
 from __future__ import annotations
@@ -26,6 +34,37 @@ def _package_root() -> str:
     return str(Path(rillet.__file__).resolve().parent.parent)
 
 
+def is_local(master: str) -> bool:
+    return master.startswith("local")
+
+
+def package_zip(directory: str | None = None) -> str:
+    """A zip of the installed rillet package (pure Python sources only), for executors.
+
+    Compiled extension modules are left out: a zip cannot import them, and the pure
+    fallbacks are what executors need (the connector never uses the server's fast paths).
+    """
+    import tempfile
+    import zipfile
+
+    import rillet
+
+    package = Path(rillet.__file__).resolve().parent
+    target = Path(directory or tempfile.mkdtemp(prefix="rillet-pyfiles-")) / "rillet.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(package.rglob("*")):
+            if path.is_dir() or "__pycache__" in path.parts:
+                continue
+            if path.suffix in (".py", ".typed", ".json", ".txt"):
+                archive.write(path, Path("rillet") / path.relative_to(package))
+    return str(target)
+
+
+def default_shuffle_partitions(spark: Any) -> int:
+    """Shuffle partitions for a session: the cluster's parallelism, at least 2."""
+    return max(2, int(spark.sparkContext.defaultParallelism))
+
+
 def prepare_environment(master: str) -> None:
     """Environment for the JVM and Python workers Spark is about to start."""
     try:
@@ -39,7 +78,7 @@ def prepare_environment(master: str) -> None:
         )
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if master.startswith("local"):
+    if is_local(master):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         # Workers of a local master are our children: make sure they import this rillet.
         root = _package_root()
@@ -79,7 +118,9 @@ def build_session(
 ) -> Any:
     """Get or create a SparkSession for rillet pipelines and register the `rillet` format.
 
-    `conf` entries override the defaults; `log_level` also applies while the JVM starts.
+    `conf` entries override the defaults (they are Spark's `--conf key=value`);
+    `log_level` also applies while the JVM starts. See the module docstring for what
+    happens off local masters.
     """
     prepare_environment(master)
     import warnings
@@ -95,15 +136,10 @@ def build_session(
         "spark.sql.streaming.stopTimeout": "30s",
         "spark.driver.extraJavaOptions": _quiet_logging_options(log_level),
     }
-    if master.startswith("local"):
-        defaults.update(
-            {
-                "spark.driver.host": "127.0.0.1",
-                "spark.driver.bindAddress": "127.0.0.1",
-                "spark.sql.shuffle.partitions": str(max(2, min(8, os.cpu_count() or 2))),
-            }
-        )
-    extra = dict(conf or {})
+    if is_local(master):
+        defaults.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+    extra = {str(k): v for k, v in (conf or {}).items()}
+    ship = str(extra.pop("spark.rillet.shipPackage", "true")).lower() not in ("false", "0", "no")
     java_options = extra.pop("spark.driver.extraJavaOptions", None)
     defaults.update(extra)
     if java_options:  # keep the logging option when a caller adds its own
@@ -112,6 +148,10 @@ def build_session(
         builder = builder.config(key, str(value))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level)
+    if "spark.sql.shuffle.partitions" not in extra:
+        spark.conf.set("spark.sql.shuffle.partitions", str(default_shuffle_partitions(spark)))
+    if ship and not is_local(master):
+        spark.sparkContext.addPyFile(package_zip())
     if register:
         from rillet.spark.source import RilletDataSource
 

@@ -22,14 +22,23 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from rillet.spark.client import StreamInfo, connect, is_error, scan_streams, stream_infos
-from rillet.spark.ids import format_id, next_id, parse_id, prev_id
+from rillet.spark.client import (
+    StreamInfo,
+    connect,
+    is_error,
+    range_floors,
+    scan_streams,
+    stream_infos,
+)
+from rillet.spark.ids import StreamId, format_id, next_id, parse_id, prev_id
 from rillet.spark.offsets import (
     START_OF_STREAM,
     StreamPosition,
+    entries_between,
     offset_from_json,
     offset_to_json,
     plan_partitions,
+    split_counts,
 )
 from rillet.spark.options import ReaderOptions
 from rillet.spark.reading import read_range
@@ -102,6 +111,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._known: list[str] = []
         self._refreshed_at = 0.0
         self._undetectable: set[str] = set()
+        self._last_trigger: float | None = None
 
     # -- pickling: executors get the options only ------------------------------
 
@@ -138,11 +148,22 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         streams = self.streams()
         infos = stream_infos(self.client, streams)
         starting = self.options.starting
+        groups = group_positions(self.client, streams, self.options.consumer_group)
         positions: dict[str, StreamPosition] = {}
         for stream in streams:
             info = infos[stream]
             choice = starting.get(stream, "latest") if isinstance(starting, dict) else starting
-            if choice in ("earliest", "latest"):
+            if stream in groups:
+                # consumerGroup: a new checkpoint resumes where the group's last query was.
+                positions[stream] = groups[stream]
+            elif self.options.starting_timestamp_ms is not None:
+                # Kafka's startingTimestamp: the first entry at or after it, every stream.
+                at = StreamId(self.options.starting_timestamp_ms, 0)
+                known = info is not None and info.first_id is not None and at <= info.first_id
+                positions[stream] = (
+                    initial_position(info, "earliest") if known else StreamPosition(prev_id(at))
+                )
+            elif choice in ("earliest", "latest"):
                 positions[stream] = initial_position(info, choice)
             else:
                 chosen = parse_id(choice)
@@ -174,8 +195,9 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 return START_OF_STREAM
             if frozen.id < tail.id:
                 tail = frozen
-        if self.options.last_id < tail.id:
-            tail = StreamPosition(self.options.last_id, None)
+        last_id = self.options.last_id_of(stream)
+        if last_id < tail.id:
+            tail = StreamPosition(last_id, None)
         return tail
 
     def _check_loss(self, stream: str, pos: StreamPosition, info: StreamInfo) -> None:
@@ -214,11 +236,33 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if tail.id > pos.id:
                 grown[stream] = (pos, tail, info)
                 end[stream] = tail
+        if grown and self._too_few(grown):
+            return start
         if isinstance(limit, ReadMaxRows) and grown:
             end.update(self._admit(grown, limit.max_rows))
         if end == begin:
             return start
+        self._last_trigger = time.monotonic()
         return offset_to_json(end)
+
+    def _too_few(self, grown: Mapping[str, tuple[StreamPosition, StreamPosition, Any]]) -> bool:
+        """minEntriesPerTrigger: wait for more entries, but never beyond maxTriggerDelay
+        since the last batch. Streams without ordinals count as enough (no count is cheap)."""
+        wanted = self.options.min_entries_per_trigger
+        if wanted <= 0 or self._frozen is not None:  # availableNow must not wait
+            return False
+        if self._last_trigger is None:
+            self._last_trigger = time.monotonic()
+        waited_ms = (time.monotonic() - self._last_trigger) * 1000
+        if waited_ms >= self.options.max_trigger_delay_ms:
+            return False
+        total = 0
+        for pos, tail, _ in grown.values():
+            count = entries_between(pos, tail)
+            if count is None:
+                return False
+            total += count
+        return total < wanted
 
     def _admit(
         self,
@@ -269,7 +313,16 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return offset_to_json(latest) if latest else None
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        return plan_partitions(offset_from_json(start), offset_from_json(end), self.options.split)
+        begin, stop = offset_from_json(start), offset_from_json(end)
+        policy = self.options.split
+        split = {
+            s: (begin.get(s, START_OF_STREAM).id, stop[s].id)
+            for s, n in split_counts(begin, stop, policy).items()
+            if n > 1
+        }
+        # The cuts follow the data (its first entry), which a replay of the same
+        # (start, end] finds again: entries in the range are retained until committed.
+        return plan_partitions(begin, stop, policy, range_floors(self.client, split))
 
     def commit(self, end: dict) -> None:
         group = self.options.progress_group
@@ -316,3 +369,32 @@ def _set_group(client: redis.Redis, stream: str, group: str, ident: str, extra: 
         except redis.ResponseError as create_exc:
             if not str(create_exc).startswith("BUSYGROUP"):
                 raise
+
+
+def group_positions(
+    client: redis.Redis, streams: list[str], group: str | None
+) -> dict[str, StreamPosition]:
+    """Where `group` stands on each stream that has it (XINFO GROUPS last-delivered-id and
+    entries-read), for consumerGroup's resume on a new checkpoint."""
+    if not group or not streams:
+        return {}
+    pipe = client.pipeline(transaction=False)
+    for stream in streams:
+        pipe.execute_command("XINFO", "GROUPS", stream)
+    found: dict[str, StreamPosition] = {}
+    for stream, reply in zip(streams, pipe.execute(raise_on_error=False), strict=True):
+        if is_error(reply):
+            continue
+        for entry in reply:
+            info = {
+                (k.decode() if isinstance(k, bytes) else str(k)): v
+                for k, v in zip(entry[0::2], entry[1::2], strict=False)
+            }
+            name = info.get("name")
+            name = name.decode() if isinstance(name, bytes) else name
+            if name == group:
+                read = info.get("entries-read")
+                found[stream] = StreamPosition(
+                    parse_id(info["last-delivered-id"]), None if read is None else int(read)
+                )
+    return found

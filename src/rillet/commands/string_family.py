@@ -1,0 +1,363 @@
+"""The rest of the string family: SETEX, PSETEX, GETEX, GETSET, GETRANGE/SUBSTR, SETRANGE,
+MSETNX, INCRBYFLOAT, LCS.
+
+Effects are deterministic: relative expiries become SET ... PXAT / PEXPIREAT
+with the absolute time, INCRBYFLOAT becomes SET of its result with KEEPTTL
+(Redis's long double arithmetic, engine/longdouble.py).
+"""
+
+from __future__ import annotations
+
+from array import array
+
+from rillet import errors
+from rillet.commands.args import parse_int
+from rillet.commands.keys import MAX_EXPIRE_MS
+from rillet.commands.strings import IF_CONDITIONS, get_string, if_condition_holds, value_digest
+from rillet.commands.table import command
+from rillet.commands.typed import config_int
+from rillet.engine import longdouble
+from rillet.errors import ReplyError
+from rillet.resp.types import OK, Map
+from rillet.state import Client
+
+
+def _deadline(ctx: Client, raw: bytes, unit_ms: int, absolute: bool, name: str) -> int:
+    amount = parse_int(raw)
+    if amount <= 0 or amount > MAX_EXPIRE_MS // unit_ms:
+        raise ReplyError(errors.INVALID_EXPIRE.format(name))
+    amount *= unit_ms
+    if absolute:
+        return amount
+    now = ctx.clock.now_ms()
+    if amount > MAX_EXPIRE_MS - now:
+        raise ReplyError(errors.INVALID_EXPIRE.format(name))
+    return now + amount
+
+
+def _setex(ctx: Client, argv: list[bytes], unit_ms: int, name: str) -> object:
+    deadline = _deadline(ctx, argv[2], unit_ms, False, name)
+    key, value = argv[1], argv[3]
+    ctx.db.set(key, value)
+    ctx.db.set_expire(key, deadline)
+    ctx.modified(key)
+    ctx.propagate([b"SET", key, value, b"PXAT", b"%d" % deadline])
+    return OK
+
+
+@command("setex", 4, "write denyoom", keys=(1, 1, 1), key_flags="OW update", group="string", since="2.0.0")
+def setex(ctx: Client, argv: list[bytes]) -> object:
+    """SETEX key seconds value"""
+    return _setex(ctx, argv, 1000, "setex")
+
+
+@command("psetex", 4, "write denyoom", keys=(1, 1, 1), key_flags="OW update", group="string", since="2.6.0")
+def psetex(ctx: Client, argv: list[bytes]) -> object:
+    """PSETEX key milliseconds value"""
+    return _setex(ctx, argv, 1, "psetex")
+
+
+_GETEX_UNITS = {b"EX": (1000, False), b"PX": (1, False), b"EXAT": (1000, True), b"PXAT": (1, True)}
+
+
+@command("getex", -2, "write fast", keys=(1, 1, 1), key_flags="RW access update", group="string", since="6.2.0")
+def getex(ctx: Client, argv: list[bytes]) -> object:
+    """GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST]"""
+    unit = None
+    persist = False
+    raw = b""
+    i = 2
+    while i < len(argv):
+        word = argv[i].upper()
+        if word in _GETEX_UNITS and unit is None and not persist and i + 1 < len(argv):
+            unit = word
+            raw = argv[i + 1]
+            i += 2
+        elif word == b"PERSIST" and unit is None and not persist:
+            persist = True
+            i += 1
+        else:
+            raise ReplyError(errors.SYNTAX)
+    deadline = None
+    if unit is not None:
+        ms, absolute = _GETEX_UNITS[unit]
+        deadline = _deadline(ctx, raw, ms, absolute, "getex")
+    key = argv[1]
+    value = get_string(ctx, key)
+    if value is None:
+        return None
+    db = ctx.db
+    if deadline is not None:
+        if deadline <= ctx.clock.now_ms() and not ctx.server.loading:
+            db.delete(key)
+            ctx.modified(key)
+            ctx.propagate([b"DEL", key])
+        else:
+            db.set_expire(key, deadline)
+            ctx.modified(key)
+            ctx.propagate([b"PEXPIREAT", key, b"%d" % deadline])
+    elif persist and db.persist(key):
+        ctx.modified(key)
+        ctx.propagate([b"PERSIST", key])
+    return value
+
+
+@command("getset", 3, "write denyoom fast", keys=(1, 1, 1), key_flags="RW access update", group="string", since="1.0.0")
+def getset(ctx: Client, argv: list[bytes]) -> object:
+    """GETSET key value"""
+    old = get_string(ctx, argv[1])
+    ctx.db.set(argv[1], argv[2])
+    ctx.modified(argv[1])
+    return old
+
+
+def _getrange(ctx: Client, argv: list[bytes]) -> object:
+    start, end = parse_int(argv[2]), parse_int(argv[3])
+    value = get_string(ctx, argv[1]) or b""
+    n = len(value)
+    if start < 0 and end < 0 and start > end:
+        return b""
+    if start < 0:
+        start += n
+    if end < 0:
+        end += n
+    start, end = max(start, 0), max(end, 0)
+    end = min(end, n - 1)
+    if start > end or n == 0:
+        return b""
+    return value[start:end + 1]
+
+
+@command("getrange", 4, "readonly", keys=(1, 1, 1), key_flags="RO access", group="string", since="2.4.0")
+def getrange(ctx: Client, argv: list[bytes]) -> object:
+    """GETRANGE key start end"""
+    return _getrange(ctx, argv)
+
+
+@command("substr", 4, "readonly", keys=(1, 1, 1), key_flags="RO access", group="string", since="1.0.0")
+def substr(ctx: Client, argv: list[bytes]) -> object:
+    """SUBSTR key start end"""
+    return _getrange(ctx, argv)
+
+
+@command("setrange", 4, "write denyoom", keys=(1, 1, 1), key_flags="RW update", group="string", since="2.2.0")
+def setrange(ctx: Client, argv: list[bytes]) -> object:
+    """SETRANGE key offset value"""
+    offset = parse_int(argv[2])
+    if offset < 0:
+        raise ReplyError(errors.OFFSET_OUT_OF_RANGE)
+    key, patch = argv[1], argv[3]
+    current = get_string(ctx, key)
+    if not patch:
+        return 0 if current is None else len(current)
+    if offset + len(patch) > config_int(ctx, "proto-max-bulk-len"):
+        raise ReplyError(errors.STRING_TOO_LONG)
+    base = current or b""
+    if len(base) < offset:
+        base += b"\0" * (offset - len(base))
+    value = base[:offset] + patch + base[offset + len(patch):]
+    ctx.db.set(key, value, keep_ttl=True)
+    ctx.modified(key)
+    return len(value)
+
+
+@command("msetnx", -3, "write denyoom", keys=(1, -1, 2), key_flags="OW insert", group="string", since="1.0.1")
+def msetnx(ctx: Client, argv: list[bytes]) -> object:
+    """MSETNX key value [key value ...]"""
+    if len(argv) % 2 == 0:
+        raise ReplyError(errors.wrong_arity("msetnx"))
+    db = ctx.db
+    if any(db.get(argv[i]) is not None for i in range(1, len(argv), 2)):
+        return 0
+    for i in range(1, len(argv), 2):
+        db.set(argv[i], argv[i + 1])
+        ctx.modified(argv[i])
+    return 1
+
+
+@command("incrbyfloat", 3, "write denyoom fast", keys=(1, 1, 1), key_flags="RW access update", group="string", since="2.6.0")
+def incrbyfloat(ctx: Client, argv: list[bytes]) -> object:
+    """INCRBYFLOAT key increment"""
+    current = get_string(ctx, argv[1])
+    number = longdouble.parse(b"0" if current is None else current)
+    delta = longdouble.parse(argv[2])
+    if number is False or delta is False:
+        raise ReplyError(errors.STRING_NOT_FLOAT)
+    if number is None or delta is None:
+        raise ReplyError(errors.INCR_NAN_OR_INF)
+    result = longdouble.add(number, delta)
+    if result is None:
+        raise ReplyError(errors.INCR_NAN_OR_INF)
+    text = longdouble.format_human(result)
+    ctx.db.set(argv[1], text, keep_ttl=True)
+    ctx.modified(argv[1])
+    ctx.propagate([b"SET", argv[1], text, b"KEEPTTL"])
+    return text
+
+
+# --- LCS -----------------------------------------------------------------------------------
+
+@command("lcs", -3, "readonly", keys=(1, 2, 1), key_flags="RO access", group="string", since="7.0.0")
+def lcs(ctx: Client, argv: list[bytes]) -> object:
+    """LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]"""
+    a, b = ctx.db.get(argv[1]), ctx.db.get(argv[2])
+    if (a is not None and a.__class__ is not bytes) or (b is not None and b.__class__ is not bytes):
+        raise ReplyError(errors.LCS_NOT_STRINGS)
+    a = a or b""
+    b = b or b""
+    get_len = get_idx = with_len = False
+    min_len = 0
+    i = 3
+    while i < len(argv):
+        word = argv[i].upper()
+        if word == b"IDX":
+            get_idx = True
+        elif word == b"LEN":
+            get_len = True
+        elif word == b"WITHMATCHLEN":
+            with_len = True
+        elif word == b"MINMATCHLEN" and i + 1 < len(argv):
+            min_len = max(parse_int(argv[i + 1]), 0)
+            i += 1
+        else:
+            raise ReplyError(errors.SYNTAX)
+        i += 1
+    if get_idx and get_len:
+        raise ReplyError(errors.LCS_LEN_AND_IDX)
+    return _lcs(ctx, a, b, get_len, get_idx, with_len, min_len)  # type: ignore[arg-type]
+
+
+def _lcs(ctx: Client, a: bytes, b: bytes, get_len: bool, get_idx: bool, with_len: bool,
+         min_len: int) -> object:
+    """stringmatchlen's DP table and backtrack (t_string.c lcsCommand), ranges as Redis emits them."""
+    alen, blen = len(a), len(b)
+    if (alen + 1) * (blen + 1) * 4 > config_int(ctx, "proto-max-bulk-len"):
+        raise ReplyError(errors.LCS_TOO_BIG)
+    width = blen + 1
+    table = array("I", bytes(4 * (alen + 1) * width))
+    for i in range(1, alen + 1):
+        ai = a[i - 1]
+        row, prev = i * width, (i - 1) * width
+        for j in range(1, width):
+            if ai == b[j - 1]:
+                table[row + j] = table[prev + j - 1] + 1
+            else:
+                up, left = table[prev + j], table[row + j - 1]
+                table[row + j] = up if up > left else left
+    idx = table[alen * width + blen]
+    if get_len:
+        return idx
+    result = bytearray(idx)
+    matches: list = []
+    a_start, a_end, b_start, b_end = alen, 0, 0, 0
+    i, j = alen, blen
+    while i > 0 and j > 0:
+        emit = False
+        if a[i - 1] == b[j - 1]:
+            result[idx - 1] = a[i - 1]
+            if a_start == alen:
+                a_start = a_end = i - 1
+                b_start = b_end = j - 1
+            elif a_start == i and b_start == j:
+                a_start -= 1
+                b_start -= 1
+            else:
+                emit = True
+            if a_start == 0 or b_start == 0:
+                emit = True
+            idx -= 1
+            i -= 1
+            j -= 1
+        else:
+            if table[(i - 1) * width + j] > table[i * width + j - 1]:
+                i -= 1
+            else:
+                j -= 1
+            if a_start != alen:
+                emit = True
+        if emit:
+            match_len = a_end - a_start + 1
+            if min_len == 0 or match_len >= min_len:
+                match = [[a_start, a_end], [b_start, b_end]]
+                if with_len:
+                    match.append(match_len)
+                matches.append(match)
+            a_start = alen
+    if get_idx:
+        return Map([(b"matches", matches), (b"len", table[alen * width + blen])])
+    return bytes(result)
+
+
+# --- Redis 8.4: DELEX, DIGEST, MSETEX ----------------------------------------------------------
+
+@command("digest", 2, "readonly fast", keys=(1, 1, 1), group="string", since="8.4.0")
+def digest(ctx: Client, argv: list[bytes]) -> object:
+    """DIGEST key"""
+    value = get_string(ctx, argv[1])
+    return None if value is None else value_digest(value)
+
+
+@command("delex", -2, "write fast", keys=(1, 1, 1), group="string", since="8.4.0")
+def delex(ctx: Client, argv: list[bytes]) -> object:
+    """DELEX key [IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest]"""
+    key = argv[1]
+    if len(argv) == 2:
+        if not ctx.db.delete(key):
+            return 0
+    else:
+        condition = argv[2].upper()
+        if len(argv) != 4 or condition not in IF_CONDITIONS:
+            raise ReplyError(errors.SYNTAX)
+        current = get_string(ctx, key)
+        if current is None or not if_condition_holds(condition, argv[3], current):
+            return 0
+        ctx.db.delete(key)
+    ctx.modified(key)
+    ctx.propagate([b"DEL", key])
+    return 1
+
+
+@command("msetex", -4, "write denyoom movablekeys", group="string", since="8.4.0")
+def msetex(ctx: Client, argv: list[bytes]) -> object:
+    """MSETEX numkeys key value [key value ...] [NX | XX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
+    n = parse_int(argv[1], errors.NUMKEYS_POSITIVE)
+    if n <= 0:
+        raise ReplyError(errors.NUMKEYS_POSITIVE)
+    if 2 + 2 * n > len(argv):
+        raise ReplyError(errors.wrong_arity("msetex"))
+    pairs = argv[2:2 + 2 * n]
+    condition = None
+    keep_ttl = False
+    deadline = None
+    i = 2 + 2 * n
+    while i < len(argv):
+        word = argv[i].upper()
+        if word in (b"NX", b"XX") and condition is None:
+            condition = word
+            i += 1
+        elif word == b"KEEPTTL" and deadline is None and not keep_ttl:
+            keep_ttl = True
+            i += 1
+        elif word in _GETEX_UNITS and deadline is None and not keep_ttl and i + 1 < len(argv):
+            ms, absolute = _GETEX_UNITS[word]
+            deadline = _deadline(ctx, argv[i + 1], ms, absolute, "msetex")
+            i += 2
+        else:
+            raise ReplyError(errors.SYNTAX)
+    db = ctx.db
+    keys = pairs[0::2]
+    present = [db.get(k) is not None for k in keys]
+    if (condition == b"NX" and any(present)) or (condition == b"XX" and not all(present)):
+        return 0
+    for j in range(0, len(pairs), 2):
+        key, value = pairs[j], pairs[j + 1]
+        db.set(key, value, keep_ttl=keep_ttl)
+        effect = [b"SET", key, value]
+        if deadline is not None:
+            db.set_expire(key, deadline)
+            effect += [b"PXAT", b"%d" % deadline]
+        elif keep_ttl:
+            effect.append(b"KEEPTTL")
+        ctx.modified(key)
+        ctx.propagate(effect)
+    return 1

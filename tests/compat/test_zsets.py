@@ -1,0 +1,246 @@
+"""Sorted set commands against Redis 8.2.3, raw reply bytes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.compat.test_lists import _scenario
+from tests.compat.test_sets import sorted_array
+
+SCORES = ["1", "1.1", "0.3", "1e20", "1e-5", "123456789012345678", "3.0", "1e21", "1e15", "1e16",
+          "-0", "2.5e-7", "12345678.9", "inf", "-inf", "+inf", "-Infinity", "0x10", "1e400",
+          "1e-400", "nan", "", " 1", "1 ", "x", "1e-310", "4611686018427387904", "-1.5", ".5", "5."]
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_score_parsing_and_printing(pair8, score):
+    p = pair8
+    p.check("ZADD", "z", score, "m")
+    p.check("ZSCORE", "z", "m")
+    p.check("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    p.check("ZINCRBY", "z", score, "m")
+    p.check("ZADD", "z", "INCR", "1.5", "m")
+    p.check("ZCOUNT", "z", score, "+inf")
+    p.check("ZCOUNT", "z", "(" + score, "+inf")
+    p.check("ZRANGEBYSCORE", "z", "-inf", score)
+
+
+def test_zadd_options(pair8):
+    p = pair8
+    p.check("ZADD", "z", "1", "a", "2", "b", "3", "c")
+    for opts in (("NX",), ("XX",), ("GT",), ("LT",), ("CH",), ("INCR",), ("NX", "CH"), ("XX", "CH"),
+                 ("GT", "CH"), ("LT", "CH"), ("XX", "GT", "CH"), ("XX", "LT"), ("NX", "XX"),
+                 ("GT", "LT"), ("NX", "GT"), ("NX", "LT"), ("INCR", "NX"), ("INCR", "XX"),
+                 ("INCR", "GT"), ("INCR", "LT"), ("xx", "incr"), ("CH", "CH")):
+        for pairs in (("5", "a"), ("0", "b"), ("9", "new"), ("2", "b", "9", "c"), ("x", "a"), ("1",)):
+            p.check("ZADD", "z", *opts, *pairs)
+            p.check("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    p.check("ZADD", "z")
+    p.check("ZADD", "z", "1")
+    p.check("ZADD", "z", "FOO", "1", "a")
+    p.check("ZADD", "nokey", "XX", "1", "a")
+    p.check("ZADD", "nokey", "XX", "INCR", "1", "a")
+    p.check("EXISTS", "nokey")
+    p.check("ZADD", "z", "INCR", "-inf", "a")
+    p.check("ZADD", "z", "INCR", "+inf", "a")
+    p.check("ZINCRBY", "z", "inf", "a")
+    p.check("ZINCRBY", "z", "x", "a")
+
+
+def test_zset_reads(pair8):
+    p = pair8
+    p.check("ZADD", "z", "1", "a", "2", "b", "2", "c", "3", "d")
+    for cmd in (
+        ("ZCARD", "z"), ("ZCARD", "nokey"), ("ZSCORE", "z", "b"), ("ZSCORE", "z", "zz"),
+        ("ZSCORE", "nokey", "a"), ("ZMSCORE", "z", "a", "zz", "d"), ("ZMSCORE", "nokey", "a"),
+        ("ZRANK", "z", "c"), ("ZRANK", "z", "zz"), ("ZREVRANK", "z", "a"), ("ZRANK", "z", "a", "WITHSCORE"),
+        ("ZREVRANK", "z", "a", "withscore"), ("ZRANK", "z", "zz", "WITHSCORE"), ("ZRANK", "nokey", "a", "WITHSCORE"),
+        ("ZRANK", "z", "a", "FOO"), ("ZRANK", "z", "a", "WITHSCORE", "x"),
+        ("ZCOUNT", "z", "-inf", "+inf"), ("ZCOUNT", "z", "(1", "3"), ("ZCOUNT", "z", "2", "(2"),
+        ("ZCOUNT", "z", "3", "1"), ("ZCOUNT", "z", "x", "1"), ("ZCOUNT", "nokey", "0", "1"),
+        ("ZLEXCOUNT", "z", "-", "+"), ("ZLEXCOUNT", "z", "[b", "(d"), ("ZLEXCOUNT", "z", "a", "b"),
+        ("ZSCORE", "z"), ("ZMSCORE", "z"),
+    ):
+        p.check(*cmd)
+
+
+RANGES = [
+    ("0", "-1"), ("1", "2"), ("-2", "-1"), ("-100", "100"), ("3", "1"), ("10", "20"), ("x", "1"),
+    ("0", "-1", "WITHSCORES"), ("0", "-1", "REV"), ("0", "1", "REV", "WITHSCORES"),
+    ("-inf", "+inf", "BYSCORE"), ("(1", "3", "BYSCORE", "WITHSCORES"), ("2", "2", "BYSCORE"),
+    ("(2", "2", "BYSCORE"), ("3", "1", "BYSCORE"), ("3", "1", "BYSCORE", "REV"),
+    ("+inf", "-inf", "BYSCORE", "REV", "WITHSCORES"), ("-inf", "+inf", "BYSCORE", "LIMIT", "1", "2"),
+    ("-inf", "+inf", "BYSCORE", "LIMIT", "1", "-1"), ("-inf", "+inf", "BYSCORE", "LIMIT", "-1", "2"),
+    ("+inf", "-inf", "BYSCORE", "REV", "LIMIT", "1", "2"), ("-inf", "+inf", "BYSCORE", "LIMIT", "0", "0"),
+    ("-", "+", "BYLEX"), ("[b", "(d", "BYLEX"), ("+", "-", "BYLEX", "REV"),
+    ("(d", "[b", "BYLEX", "REV", "LIMIT", "0", "1"), ("-", "+", "BYLEX", "LIMIT", "2", "10"),
+    ("0", "-1", "LIMIT", "0", "1"), ("0", "-1", "BYLEX"), ("0", "-1", "BYSCORE", "BYLEX"),
+    ("(1", "2", "BYSCORE", "LIMIT", "0"), ("-", "+", "BYLEX", "WITHSCORES"), ("x", "1", "BYSCORE"),
+    ("a", "b", "BYLEX"), ("0", "-1", "REV", "REV"), ("0", "-1", "FOO"), ("-inf", "+inf", "BYSCORE", "LIMIT", "x", "1"),
+]
+
+
+@pytest.mark.parametrize("args", RANGES)
+def test_zrange(pair8, args):
+    p = pair8
+    p.check("ZADD", "z", "1", "a", "2", "b", "2", "c", "3", "d", "4", "e")
+    p.check("ZRANGE", "z", *args)
+    p.check("ZRANGE", "nokey", *args)
+    p.check("ZRANGESTORE", "dst", "z", *args)
+    p.check("ZRANGE", "dst", "0", "-1", "WITHSCORES")
+
+
+@pytest.mark.parametrize("name,args", [
+    ("ZREVRANGE", ("0", "-1")), ("ZREVRANGE", ("0", "1", "WITHSCORES")), ("ZREVRANGE", ("0", "1", "BYSCORE")),
+    ("ZRANGEBYSCORE", ("-inf", "+inf")), ("ZRANGEBYSCORE", ("(1", "3", "WITHSCORES", "LIMIT", "1", "1")),
+    ("ZRANGEBYSCORE", ("1", "3", "REV")), ("ZREVRANGEBYSCORE", ("+inf", "-inf", "WITHSCORES")),
+    ("ZREVRANGEBYSCORE", ("3", "(1", "LIMIT", "0", "2")), ("ZRANGEBYLEX", ("-", "+")),
+    ("ZRANGEBYLEX", ("[b", "+", "LIMIT", "1", "5")), ("ZRANGEBYLEX", ("-", "+", "WITHSCORES")),
+    ("ZREVRANGEBYLEX", ("+", "-")), ("ZREVRANGEBYLEX", ("(e", "[a", "LIMIT", "1", "2")),
+    ("ZRANGEBYSCORE", ("x", "1")), ("ZRANGEBYLEX", ("x", "+")), ("ZRANGEBYSCORE", ("-inf", "+inf", "LIMIT", "1")),
+])
+def test_zrange_variants(pair8, name, args):
+    pair8.check("ZADD", "z", "1", "a", "2", "b", "2", "c", "3", "d", "4", "e")
+    pair8.check(name, "z", *args)
+
+
+def test_zrem_family(pair8):
+    p = pair8
+    for cmd, args in (("ZREMRANGEBYRANK", ("1", "2")), ("ZREMRANGEBYRANK", ("-2", "-1")),
+                      ("ZREMRANGEBYRANK", ("5", "1")), ("ZREMRANGEBYRANK", ("x", "1")),
+                      ("ZREMRANGEBYSCORE", ("(1", "3")), ("ZREMRANGEBYSCORE", ("-inf", "+inf")),
+                      ("ZREMRANGEBYSCORE", ("x", "1")), ("ZREMRANGEBYLEX", ("[b", "[c")),
+                      ("ZREMRANGEBYLEX", ("-", "+")), ("ZREMRANGEBYLEX", ("b", "c"))):
+        p.check("DEL", "z")
+        p.check("ZADD", "z", "1", "a", "2", "b", "2", "c", "3", "d")
+        p.check(cmd, "z", *args)
+        p.check("ZRANGE", "z", "0", "-1", "WITHSCORES")
+        p.check("EXISTS", "z")
+        p.check(cmd, "nokey", *args)
+    p.check("ZADD", "z", "1", "a", "2", "b")
+    p.check("ZREM", "z", "a", "zz")
+    p.check("ZREM", "nokey", "a")
+    p.check("ZREM", "z", "b")
+    p.check("EXISTS", "z")
+
+
+def test_pops(pair8):
+    p = pair8
+    p.check("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d")
+    for cmd in (
+        ("ZPOPMIN", "z"), ("ZPOPMAX", "z"), ("ZPOPMIN", "z", "0"), ("ZPOPMIN", "z", "-1"),
+        ("ZPOPMIN", "z", "x"), ("ZPOPMAX", "z", "1", "2"), ("ZPOPMIN", "nokey"), ("ZPOPMIN", "nokey", "2"),
+        ("ZPOPMAX", "z", "10"), ("EXISTS", "z"),
+        ("ZADD", "z", "1", "a", "2", "b", "3", "c"), ("ZMPOP", "1", "z", "MIN"),
+        ("ZMPOP", "2", "nokey", "z", "MAX", "COUNT", "5"), ("ZMPOP", "1", "z", "MIN"),
+        ("ZMPOP", "0", "z", "MIN"), ("ZMPOP", "1", "z", "UP"), ("ZMPOP", "1", "z", "MIN", "COUNT", "0"),
+        ("ZMPOP", "3", "z", "MIN"), ("ZMPOP", "1", "z", "MIN", "COUNT", "1", "COUNT", "2"),
+        ("ZADD", "z", "1", "a"), ("BZPOPMIN", "nokey", "z", "0"), ("BZPOPMAX", "z", "x"),
+        ("ZADD", "z", "1", "a"), ("BZMPOP", "0", "1", "z", "MAX", "COUNT", "3"), ("BZMPOP", "0", "0", "z", "MIN"),
+        ("MULTI",), ("BZPOPMIN", "z", "0"), ("BZMPOP", "0", "1", "z", "MIN"), ("EXEC",),
+    ):
+        p.check(*cmd)
+
+
+def test_zrandmember_shapes(pair8):
+    p = pair8
+    p.check("ZRANDMEMBER", "nokey")
+    p.check("ZRANDMEMBER", "nokey", "3")
+    p.check("ZADD", "z", "1.5", "a")
+    for args in ((), ("3",), ("-3",), ("-2", "WITHSCORES"), ("0",), ("x",), ("1", "x"),
+                 ("-9223372036854775808",), ("-9223372036854775807", "WITHSCORES"), ("1", "WITHSCORES", "x")):
+        p.check("ZRANDMEMBER", "z", *args)
+
+
+ALGEBRA = [
+    ("2", "a", "b"), ("2", "a", "b", "WITHSCORES"), ("2", "a", "b", "WEIGHTS", "2", "3", "WITHSCORES"),
+    ("2", "a", "b", "AGGREGATE", "MIN", "WITHSCORES"), ("2", "a", "b", "AGGREGATE", "max", "WITHSCORES"),
+    ("2", "a", "s", "WITHSCORES"), ("2", "a", "nokey", "WITHSCORES"), ("1", "a", "WEIGHTS", "x"),
+    ("1", "a", "WEIGHTS", "1", "2"), ("1", "a", "AGGREGATE", "foo"), ("2", "a"), ("0", "a"), ("-1", "a"),
+    ("x", "a"), ("2", "a", "str"), ("2", "inf1", "inf2", "WITHSCORES"), ("2", "inf1", "inf2", "WEIGHTS", "0", "1", "WITHSCORES"),
+    ("1", "a", "WITHSCORES", "WITHSCORES"), ("1", "a", "FOO"),
+]
+
+
+@pytest.mark.parametrize("args", ALGEBRA)
+@pytest.mark.parametrize("name", ["ZUNION", "ZINTER", "ZDIFF"])
+def test_algebra(pair8, name, args):
+    p = pair8
+    p.check("ZADD", "a", "1", "x", "2", "y", "3", "z")
+    p.check("ZADD", "b", "10", "y", "20", "z", "30", "w")
+    p.check("SADD", "s", "x", "w", "v")
+    p.check("SET", "str", "v")
+    p.check("ZADD", "inf1", "inf", "m", "-inf", "n")
+    p.check("ZADD", "inf2", "-inf", "m", "-inf", "n")
+    p.check(name, *args)
+    store_args = [a for a in args if a.upper() != "WITHSCORES"]
+    p.check(name + "STORE", "dst", *store_args)
+    p.check("ZRANGE", "dst", "0", "-1", "WITHSCORES")
+    p.check("OBJECT", "ENCODING", "dst")
+
+
+@pytest.mark.parametrize("args", [
+    ("2", "a", "b"), ("1", "a"), ("2", "a", "nokey"), ("2", "a", "b", "LIMIT", "1"), ("2", "a", "s"),
+    ("0", "a"), ("3", "a", "b"), ("1", "a", "LIMIT", "-1"), ("1", "a", "LIMIT", "x"), ("2", "a", "str"),
+])
+def test_zintercard(pair8, args):
+    p = pair8
+    p.check("ZADD", "a", "1", "x", "2", "y", "3", "z")
+    p.check("ZADD", "b", "10", "y", "20", "z", "30", "w")
+    p.check("SADD", "s", "x", "w", "v")
+    p.check("SET", "str", "v")
+    p.check("ZINTERCARD", *args)
+
+
+def test_zset_wrongtype(pair8):
+    p = pair8
+    p.check("SET", "s", "v")
+    for cmd in (
+        ("ZADD", "s", "1", "a"), ("ZINCRBY", "s", "1", "a"), ("ZREM", "s", "a"), ("ZCARD", "s"),
+        ("ZSCORE", "s", "a"), ("ZMSCORE", "s", "a"), ("ZRANK", "s", "a"), ("ZCOUNT", "s", "0", "1"),
+        ("ZLEXCOUNT", "s", "-", "+"), ("ZRANGE", "s", "0", "1"), ("ZRANGESTORE", "d", "s", "0", "1"),
+        ("ZPOPMIN", "s"), ("BZPOPMIN", "s", "0"),
+        ("ZMPOP", "1", "s", "MIN"), ("ZRANDMEMBER", "s"), ("ZSCAN", "s", "0"),
+        ("ZREMRANGEBYRANK", "s", "0", "1"), ("ZREMRANGEBYSCORE", "s", "0", "1"),
+        ("ZRANGESTORE", "s", "nokey", "0", "1"),
+    ):
+        p.check(*cmd)
+    p.check("TYPE", "s")
+
+
+def test_zscan(pair8):
+    p = pair8
+    p.check("ZADD", "z", "1.5", "a", "2", "b", "-inf", "c")
+    p.check("ZSCAN", "z", "0")
+    p.check("ZSCAN", "z", "0", "MATCH", "a*")
+    p.check("ZSCAN", "nokey", "0")
+    for bad in (("x",), ("0", "COUNT", "0"), ("0", "NOVALUES"), ("0", "NOSCORES"), ("0", "MATCH")):
+        p.check("ZSCAN", "z", *bad)
+
+
+@pytest.mark.parametrize("n,width", [(3, 1), (128, 1), (129, 1), (3, 64), (3, 65), (200, 1)])
+def test_zset_encoding(pair8, n, width):
+    p = pair8
+    p.check("ZADD", "z", *[x for i in range(n) for x in (str(i), f"m{i}".ljust(width, "x"))])
+    p.check("OBJECT", "ENCODING", "z")
+    p.check("ZADD", "z2", "1", "a")
+    p.check("ZADD", "z2", *[x for i in range(n) for x in (str(i), f"m{i}".ljust(width, "x"))])
+    p.check("OBJECT", "ENCODING", "z2")
+    p.check("ZRANGESTORE", "z3", "z", "0", "2")
+    p.check("OBJECT", "ENCODING", "z3")
+
+
+BLOCKING = {
+    "bzpopmin": ([["BZPOPMIN", "x", "z", "0"], ["BZPOPMAX", "z", "0"]], [["ZADD", "z", "1", "a", "2", "b"]]),
+    "bzmpop": ([["BZMPOP", "0", "1", "z", "MAX", "COUNT", "5"]], [["ZADD", "z", "1", "a", "2", "b"]]),
+    "timeout": ([["BZPOPMIN", "z", "0.05"], ["BZMPOP", "0.05", "1", "z", "MIN"]], []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BLOCKING))
+def test_blocking_wakeups(rillet_server, redis8_server, name):
+    blockers, actions = BLOCKING[name]
+    assert _scenario(rillet_server.port, blockers, actions) == _scenario(redis8_server.port, blockers, actions)
+
+
+__all__ = ["sorted_array"]
