@@ -346,3 +346,18 @@ def test_replica_restart_continues_partially(persist):
     finally:
         replica.stop()
         master.stop()
+
+
+def test_publish_reaches_subscribers_on_replicas(pair):
+    master, replica, m, r = pair
+    sub = r.pubsub()
+    sub.subscribe("news")
+    assert sub.get_message(timeout=5)["type"] == "subscribe"
+    m.publish("news", "hello")
+    message = None
+    for _ in range(50):
+        message = sub.get_message(timeout=0.2)
+        if message is not None:
+            break
+    assert message is not None and message["data"] == b"hello"
+    sub.close()

@@ -145,6 +145,11 @@ class Replication:
         if not self._flush_scheduled:
             self._schedule_flush()
 
+    def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
+        """A command that changes no data but reaches replicas (PUBLISH): Redis's PROPAGATE_REPL."""
+        if self.backlog is not None and self.master_host is None:
+            self.feed([(db_index, argv)])
+
     def feed_raw(self, data: bytes) -> None:
         """Append stream bytes: counted now; backlog and replicas get them at flush_out."""
         if self.backlog is None:
