@@ -97,6 +97,10 @@ def sunsubscribe(ctx: Client, argv: list[bytes]) -> object:
          acl="pubsub fast")
 def publish(ctx: Client, argv: list[bytes]) -> object:
     """PUBLISH channel message"""
+    replication = ctx.server.replication
+    if replication is not None:
+        # As Redis: replicas deliver it to their own subscribers (not in the AOF).
+        replication.replicate_only(ctx.db.index, argv)
     return ctx.server.pubsub.publish(argv[1], argv[2])
 
 

@@ -57,7 +57,8 @@ def _section_server(state: ServerState) -> list[tuple[str, object]]:
 
 def _section_clients(state: ServerState) -> list[tuple[str, object]]:
     return [
-        ("connected_clients", len(state.clients)),
+        # As Redis: replicas attached to us (flag S) are not counted.
+        ("connected_clients", sum(1 for c in state.clients.values() if "S" not in c.flags)),
         ("maxclients", state.config["maxclients"]),
         # The largest buffers among the clients connected now.
         ("client_recent_max_input_buffer", max(
