@@ -409,6 +409,10 @@ class Config:
 
     def _directive(self, param: Param) -> str:
         text = param.render(self.values[param.name])
+        if param.kind in ("save", "obuf") or param.name == "replicaof":
+            # Several words that the directive takes as several arguments, as
+            # Redis writes them (`save 3600 1 300 100`, `replicaof host port`).
+            return f"{param.name} {text}" if text else f'{param.name} ""'
         if not text or any(c in text for c in " \"'\\\t\r\n"):
             # sdscatrepr-style quoting, so that load_file reads the value back.
             text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
