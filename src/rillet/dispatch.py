@@ -16,7 +16,7 @@ from rillet import errors
 from rillet.commands import table
 from rillet.commands.table import CommandSpec
 from rillet.errors import ReplyError
-from rillet.resp.types import QUEUED
+from rillet.resp.types import NO_REPLY, QUEUED
 from rillet.state import Block, Client, ServerState
 
 log = logging.getLogger("rillet")
@@ -27,6 +27,8 @@ TIMING_MASK = TIMING_SAMPLE - 1
 
 # Commands that run at once even inside MULTI (Redis: processCommand).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+# Not shown to MONITOR (Redis: CMD_SKIP_MONITOR and CMD_ADMIN).
+_NOT_MONITORED = frozenset({"skip_monitor", "admin"})
 # What a RESP2 client may run while subscribed (Redis's processCommand).
 _PUBSUB_ALLOWED = frozenset({"subscribe", "ssubscribe", "sunsubscribe", "psubscribe", "unsubscribe",
                              "punsubscribe", "ping", "quit", "reset"})
@@ -55,9 +57,23 @@ class Dispatcher:
         # are folded into one flag, so the common path costs one attribute read.
         if client.gated:
             refused = self._gate(client, spec, argv)
-            if refused is not None:
-                return refused
+            reply = refused if refused is not None else self.call(client, spec, argv)
+            if client.reply_mode:
+                return self._mute(client, spec, reply)
+            return reply
         return self.call(client, spec, argv)
+
+    @staticmethod
+    def _mute(client: Client, spec: CommandSpec, reply: object) -> object:
+        """CLIENT REPLY OFF|SKIP: the reply is not sent (a parked command still parks)."""
+        if reply.__class__ is Block:
+            return reply
+        if client.reply_mode == 2:
+            if spec.name == "client|reply":
+                return NO_REPLY  # the SKIP itself; the next command is skipped
+            client.reply_mode = 0
+            client.update_gate()
+        return NO_REPLY
 
     def _resolve(self, client: Client, argv: list[bytes]) -> CommandSpec | ReplyError:
         """The spec for a mixed-case name or a container's subcommand, or the error."""
@@ -121,14 +137,28 @@ class Dispatcher:
                 state.drop_effects()  # a handler that failed must leave no effect behind
             reply = self._failed(spec, argv, error)
         if started:
-            spec.usec += (perf_counter_ns() - started) * TIMING_SAMPLE // 1000
+            elapsed_ns = perf_counter_ns() - started
+            spec.usec += elapsed_ns * TIMING_SAMPLE // 1000
+            self.timed(client, spec, argv, elapsed_ns)
         spec.calls += 1
+        if state.monitors and not spec.flags & _NOT_MONITORED:
+            state.feed_monitors(client, argv)
         if reply.__class__ is Block and (client.in_exec or client.is_internal):
             # Inside MULTI or while loading, a blocking command acts as if it timed out.
             reply = reply.timeout_reply  # type: ignore[attr-defined]
         if write:
             state.publish_write(client.db.index, argv, dirty_before)
         return reply
+
+    def timed(self, client: Client, spec: CommandSpec, argv: list[bytes], elapsed_ns: int) -> None:
+        """A timed call (one in TIMING_SAMPLE): into the slow log if it was slow enough."""
+        state = self.state
+        elapsed_us = elapsed_ns // 1000
+        slower_than = state.config.values["slowlog-log-slower-than"]
+        if 0 <= slower_than <= elapsed_us and "skip_slowlog" not in spec.flags:  # type: ignore[operator]
+            conn = client.conn
+            state.slowlog.add(argv, elapsed_us, conn.addr if conn is not None else "", client.name,
+                              state.config.values["slowlog-max-len"])  # type: ignore[arg-type]
 
     def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list:
         """EXEC's body: the queued commands in order, their effects published as one."""

@@ -363,3 +363,4 @@ PUBSUB_CONTEXT = (
     "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
     "are allowed in this context"
 )
+SLOWLOG_COUNT = "ERR count should be greater than or equal to -1"

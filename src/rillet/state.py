@@ -20,6 +20,7 @@ from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
 from rillet.notify import EXPIRED, KEYEVENT, KEYSPACE
+from rillet.observe import Slowlog, monitor_line
 from rillet.pubsub import PubSub
 
 Effect = tuple[int, list[bytes]]  # (db index, argv): one deterministic command to replay
@@ -91,7 +92,7 @@ class Client:
         "id", "server", "conn", "db", "resp3", "_authenticated", "name", "lib_name", "lib_ver",
         "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
-        "is_internal", "user", "pubsub",
+        "is_internal", "user", "pubsub", "reply_mode",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -109,6 +110,8 @@ class Client:
         self._multi: list[tuple[object, list[bytes]]] | None = None
         # pubsub.Subscriptions once the client subscribes to anything, else None.
         self.pubsub: Any = None
+        # CLIENT REPLY: 0 on, 1 off, 2 skip the next command's reply.
+        self.reply_mode = 0
         self.authenticated = not server.config["requirepass"]
         self.name = b""
         self.lib_name = b""
@@ -151,7 +154,7 @@ class Client:
 
     def update_gate(self) -> None:
         self.gated = (not self._authenticated or self._multi is not None or self.server.gated
-                      or self.pubsub is not None)
+                      or self.pubsub is not None or self.reply_mode != 0)
 
     # Helpers handlers use so that every mutation is seen by WATCH and by
     # blocked clients, and counted for INFO / save rules.
@@ -269,6 +272,10 @@ class ServerState:
         # None; while set, clients get BUSY for all but allow_busy commands.
         self._script_busy: Any = None
         self.pubsub = PubSub(self)
+        # MONITOR clients (while any, every client takes the dispatcher's gated path,
+        # where commands are fed to them) and the slow log.
+        self.monitors: dict[Client, None] = {}
+        self.slowlog = Slowlog()
         # The Lua engine (scripting.engine.LuaEngine), created on first use.
         self.scripting: Any = None
         # The write path (see "effects" below). Effects of the command being
@@ -305,7 +312,8 @@ class ServerState:
     @loading.setter
     def loading(self, value: bool) -> None:
         self._loading = value
-        self._set_gated(value or self._write_guard is not None or self._script_busy is not None)
+        self._set_gated(value or self._write_guard is not None or self._script_busy is not None
+                        or bool(self.monitors))
 
     @property
     def write_guard(self) -> Callable[[], str | None] | None:
@@ -315,7 +323,27 @@ class ServerState:
     @write_guard.setter
     def write_guard(self, guard: Callable[[], str | None] | None) -> None:
         self._write_guard = guard
-        self._set_gated(self._loading or guard is not None or self._script_busy is not None)
+        self._set_gated(self._loading or guard is not None or self._script_busy is not None
+                        or bool(self.monitors))
+
+    def add_monitor(self, client: Client) -> None:
+        self.monitors[client] = None
+        self._set_gated(True)
+
+    def remove_monitor(self, client: Client) -> None:
+        if self.monitors.pop(client, 1) is None:
+            self._set_gated(self._loading or self._write_guard is not None
+                            or self._script_busy is not None or bool(self.monitors))
+
+    def feed_monitors(self, client: Client, argv: list[bytes]) -> None:
+        """Redis's replicationFeedMonitors, after the command ran."""
+        conn = client.conn
+        in_script = self.scripting is not None and self.scripting.current is not None
+        origin = "lua" if in_script or conn is None else conn.addr
+        line = monitor_line(client.db.index, origin, argv)
+        for monitor in list(self.monitors):
+            if monitor.conn is not None and not monitor.closing:
+                monitor.conn.send(line)
 
     @property
     def script_busy(self) -> Any:
@@ -324,7 +352,8 @@ class ServerState:
     @script_busy.setter
     def script_busy(self, run: Any) -> None:
         self._script_busy = run
-        self._set_gated(self._loading or self._write_guard is not None or run is not None)
+        self._set_gated(self._loading or self._write_guard is not None or run is not None
+                        or bool(self.monitors))
 
     def _set_gated(self, gated: bool) -> None:
         if gated != self.gated:
@@ -352,6 +381,8 @@ class ServerState:
         self.clients.pop(client.id, None)
         if client.pubsub is not None:
             self.pubsub.forget(client)
+        if client in self.monitors:
+            self.remove_monitor(client)
         self.unwatch_all(client)
         if client.blocked is not None:
             self.unblock(client)

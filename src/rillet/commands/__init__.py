@@ -7,6 +7,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     connection,
     functions,
     groups,
+    introspection,
     keys,
     persistence,
     pubsub,  # noqa: F401,E402,I001

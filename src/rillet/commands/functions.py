@@ -11,7 +11,7 @@ import time
 
 from rillet import errors
 from rillet.commands.args import parse_int
-from rillet.commands.scripting import engine, split_keys
+from rillet.commands.scripting import engine, feed_monitors, split_keys
 from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
@@ -190,6 +190,7 @@ def function_help(ctx: Client, argv: list[bytes]) -> object:
 
 
 def _fcall(ctx: Client, argv: list[bytes], read_only: bool) -> object:
+    feed_monitors(ctx, argv)
     lua = engine(ctx)
     function = lua.functions.functions.get(argv[1])
     if function is None:
