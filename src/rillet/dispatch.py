@@ -17,7 +17,7 @@ from rillet.commands import table
 from rillet.commands.table import CommandSpec
 from rillet.errors import ReplyError
 from rillet.resp.types import NO_REPLY, QUEUED
-from rillet.state import Block, Client, ServerState
+from rillet.state import PAUSE_KEY, Block, Client, ServerState
 
 log = logging.getLogger("rillet")
 _TABLE_GET = table.TABLE.get
@@ -63,6 +63,27 @@ class Dispatcher:
             return reply
         return self.call(client, spec, argv)
 
+    def _paused(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Block | None:
+        """CLIENT PAUSE: park the command until the pause ends (Redis's blockPostponeClient).
+
+        WRITE pauses writes and may-replicate commands (EVAL, FCALL, PUBLISH...), and
+        EXEC of a transaction holding one; ALL pauses everything, CLIENT UNPAUSE too.
+        """
+        state = self.state
+        now = state.clock.now_ms()
+        if now >= state.pause_end_ms:
+            state.unpause()
+            return None
+        if not state.pause_all and not (
+            spec.is_write or "may_replicate" in spec.flags
+            or (spec.name == "exec" and client.multi
+                and any(s.is_write or "may_replicate" in s.flags for s, _ in client.multi))  # type: ignore[attr-defined]
+        ):
+            return None
+        if not client.blocked_retry:
+            state.wake_key_at(state.pause_end_ms, client.db.index, PAUSE_KEY)
+        return Block([PAUSE_KEY], 0, argv, None)
+
     @staticmethod
     def _mute(client: Client, spec: CommandSpec, reply: object) -> object:
         """CLIENT REPLY OFF|SKIP: the reply is not sent (a parked command still parks)."""
@@ -94,6 +115,11 @@ class Dispatcher:
         """Redis's checks after arity, in its order; None lets the command run."""
         if not client.authenticated and not spec.allowed_unauthenticated:
             return self._reject(client, errors.NOAUTH, spec)
+        state = self.state
+        if state.pause_end_ms and not client.is_internal:
+            postponed = self._paused(client, spec, argv)
+            if postponed is not None:
+                return postponed
         subs = client.pubsub
         if subs is not None and not client.resp3 and spec.name not in _PUBSUB_ALLOWED and subs.total():
             return self._reject(client, errors.PUBSUB_CONTEXT.format(spec.name), spec)
@@ -102,7 +128,6 @@ class Dispatcher:
                 return self._reject(client, errors.COMMAND_NOT_ALLOWED_IN_MULTI, spec)
             client.multi.append((spec, argv))
             return QUEUED
-        state = self.state
         if state.script_busy is not None and "allow_busy" not in spec.flags:
             # A script ran past busy-reply-threshold (Redis's processCommand order: before loading).
             return self._reject(client, errors.BUSY_EVAL if state.script_busy.is_eval

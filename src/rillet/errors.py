@@ -364,3 +364,4 @@ PUBSUB_CONTEXT = (
     "are allowed in this context"
 )
 SLOWLOG_COUNT = "ERR count should be greater than or equal to -1"
+CLIENT_PAUSE_MODE = "ERR CLIENT PAUSE mode must be WRITE or ALL"

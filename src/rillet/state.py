@@ -23,6 +23,9 @@ from rillet.notify import EXPIRED, KEYEVENT, KEYSPACE
 from rillet.observe import Slowlog, monitor_line
 from rillet.pubsub import PubSub
 
+# The key a client parked by CLIENT PAUSE waits on (no real key can be signalled with it:
+# it is never written).
+PAUSE_KEY = b"\x00rillet:client-pause"
 Effect = tuple[int, list[bytes]]  # (db index, argv): one deterministic command to replay
 EffectSink = Callable[[list[Effect]], None]
 
@@ -276,6 +279,9 @@ class ServerState:
         # where commands are fed to them) and the slow log.
         self.monitors: dict[Client, None] = {}
         self.slowlog = Slowlog()
+        # CLIENT PAUSE: until when (ms, 0: not paused) and whether reads pause too.
+        self.pause_end_ms = 0
+        self.pause_all = False
         # The Lua engine (scripting.engine.LuaEngine), created on first use.
         self.scripting: Any = None
         # The write path (see "effects" below). Effects of the command being
@@ -312,8 +318,7 @@ class ServerState:
     @loading.setter
     def loading(self, value: bool) -> None:
         self._loading = value
-        self._set_gated(value or self._write_guard is not None or self._script_busy is not None
-                        or bool(self.monitors))
+        self._regate()
 
     @property
     def write_guard(self) -> Callable[[], str | None] | None:
@@ -323,8 +328,31 @@ class ServerState:
     @write_guard.setter
     def write_guard(self, guard: Callable[[], str | None] | None) -> None:
         self._write_guard = guard
-        self._set_gated(self._loading or guard is not None or self._script_busy is not None
-                        or bool(self.monitors))
+        self._regate()
+
+    def _regate(self) -> None:
+        self._set_gated(self._loading or self._write_guard is not None
+                        or self._script_busy is not None or bool(self.monitors)
+                        or self.pause_end_ms > 0)
+
+    def pause(self, end_ms: int, pause_all: bool) -> None:
+        """CLIENT PAUSE: a new pause replaces a shorter or weaker one, never shortens one."""
+        if self.pause_end_ms and self.clock.now_ms() < self.pause_end_ms:
+            self.pause_all = self.pause_all or pause_all
+            self.pause_end_ms = max(self.pause_end_ms, end_ms)
+        else:
+            self.pause_all = pause_all
+            self.pause_end_ms = end_ms
+        self._regate()
+
+    def unpause(self) -> None:
+        """The pause ended: clients parked by it re-run their commands."""
+        self.pause_end_ms = 0
+        self.pause_all = False
+        self._regate()
+        for slot in self.blocking:
+            if slot[1] == PAUSE_KEY:
+                self.ready_keys[slot] = None
 
     def add_monitor(self, client: Client) -> None:
         self.monitors[client] = None
@@ -332,8 +360,7 @@ class ServerState:
 
     def remove_monitor(self, client: Client) -> None:
         if self.monitors.pop(client, 1) is None:
-            self._set_gated(self._loading or self._write_guard is not None
-                            or self._script_busy is not None or bool(self.monitors))
+            self._regate()
 
     def feed_monitors(self, client: Client, argv: list[bytes]) -> None:
         """Redis's replicationFeedMonitors, after the command ran."""
@@ -352,8 +379,7 @@ class ServerState:
     @script_busy.setter
     def script_busy(self, run: Any) -> None:
         self._script_busy = run
-        self._set_gated(self._loading or self._write_guard is not None or run is not None
-                        or bool(self.monitors))
+        self._regate()
 
     def _set_gated(self, gated: bool) -> None:
         if gated != self.gated:

@@ -144,3 +144,33 @@ def latency_help(ctx: Client, argv: list[bytes]) -> object:
         b"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
         b"    If no commands are specified then all histograms are replied.",
     )
+
+
+@command("client|pause", -3, "admin noscript loading stale", group="connection", since="3.0.0",
+         acl="admin slow dangerous connection")
+def client_pause(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT PAUSE timeout [WRITE | ALL]"""
+    try:
+        timeout = parse_int(argv[2])
+    except ReplyError:
+        raise ReplyError(errors.TIMEOUT_NOT_INTEGER) from None
+    if timeout < 0:
+        raise ReplyError(errors.TIMEOUT_NEGATIVE)
+    pause_all = True
+    if len(argv) == 4:
+        mode = argv[3].upper()
+        if mode not in (b"WRITE", b"ALL"):
+            raise ReplyError(errors.CLIENT_PAUSE_MODE)
+        pause_all = mode == b"ALL"
+    elif len(argv) > 4:
+        raise ReplyError(errors.SYNTAX)
+    ctx.server.pause(ctx.clock.now_ms() + timeout, pause_all)
+    return OK
+
+
+@command("client|unpause", 2, "admin noscript loading stale", group="connection", since="6.2.0",
+         acl="admin slow dangerous connection")
+def client_unpause(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT UNPAUSE"""
+    ctx.server.unpause()
+    return OK
