@@ -307,6 +307,8 @@ class ServerState:
         self.transactions: Transactions | None = None
         # Delivers a reply to a client unblocked from outside (CLIENT UNBLOCK).
         self.on_unblocked: Callable[[Client, BlockedClient, object], None] | None = None
+        # Loads a function library's code found in a snapshot (commands/functions.py).
+        self.library_loader: Callable[[bytes], None] | None = None
         # Serves other clients while a script is busy (server/busy.py); the script's client is skipped.
         self.serve_while_busy: Callable[[Client], None] | None = None
         self.extensions: dict[str, object] = {}

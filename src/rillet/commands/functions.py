@@ -16,7 +16,8 @@ from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.resp.types import OK, Map, SetReply, SimpleString
-from rillet.state import Client
+from rillet.scripting.engine import LuaEngine
+from rillet.state import Client, ServerState
 
 _FCALL_FLAGS = "noscript skip_monitor may_replicate no_mandatory_keys stale movablekeys"
 _FCALL_RO_FLAGS = "noscript skip_monitor no_mandatory_keys stale readonly movablekeys"
@@ -187,6 +188,13 @@ def function_help(ctx: Client, argv: list[bytes]) -> object:
         b"      libraries with the new libraries (notice that even on this option there is a chance of failure",
         b"      in case of functions name collision with another library).",
     )
+
+
+def restore_library(state: ServerState, code: bytes) -> None:
+    """A library from a snapshot (ServerState.library_loader): loaded as FUNCTION LOAD REPLACE."""
+    if state.scripting is None:
+        state.scripting = LuaEngine(state)
+    state.scripting.functions.load(code, replace=True)
 
 
 def _fcall(ctx: Client, argv: list[bytes], read_only: bool) -> object:
