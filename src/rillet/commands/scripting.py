@@ -56,7 +56,7 @@ def _evalsha(ctx: Client, argv: list[bytes], read_only: bool) -> object:
     keys, args = split_keys(argv)
     lua = engine(ctx)
     sha = argv[1]
-    script = lua.scripts.get(sha.decode("latin-1").lower()) if len(sha) == 40 else None
+    script = lua.scripts.get(sha.decode("latin-1").lower()) if len(sha) == 40 else None  # type: ignore[call-overload]
     if script is None:
         raise ReplyError(errors.NOSCRIPT)
     return lua.run_script(ctx, script, keys, args, read_only)
