@@ -19,8 +19,8 @@ from rillet.commands import table
 from rillet.commands.acl import refuse as acl_refusal
 from rillet.commands.table import CommandSpec
 from rillet.errors import ReplyError
-from rillet.resp.types import QUEUED
-from rillet.state import Block, Client, ServerState
+from rillet.resp.types import NO_REPLY, QUEUED
+from rillet.state import PAUSE_KEY, Block, Client, ServerState
 
 log = logging.getLogger("rillet")
 _TABLE_GET = table.TABLE.get
@@ -30,6 +30,8 @@ TIMING_MASK = TIMING_SAMPLE - 1
 
 # Commands that run at once even inside MULTI (Redis: processCommand).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+# Not shown to MONITOR (Redis: CMD_SKIP_MONITOR and CMD_ADMIN).
+_NOT_MONITORED = frozenset({"skip_monitor", "admin"})
 # What a RESP2 client may run while subscribed (Redis's processCommand).
 _PUBSUB_ALLOWED = frozenset({"subscribe", "ssubscribe", "sunsubscribe", "psubscribe", "unsubscribe",
                              "punsubscribe", "ping", "quit", "reset"})
@@ -59,9 +61,44 @@ class Dispatcher:
         # are folded into one flag, so the common path costs one attribute read.
         if client.gated:
             refused = self._gate(client, spec, argv)
-            if refused is not None:
-                return refused
+            reply = refused if refused is not None else self.call(client, spec, argv)
+            if client.reply_mode:
+                return self._mute(client, spec, reply)
+            return reply
         return self.call(client, spec, argv)
+
+    def _paused(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Block | None:
+        """CLIENT PAUSE: park the command until the pause ends (Redis's blockPostponeClient).
+
+        WRITE pauses writes and may-replicate commands (EVAL, FCALL, PUBLISH...), and
+        EXEC of a transaction holding one; ALL pauses everything, CLIENT UNPAUSE too.
+        """
+        state = self.state
+        now = state.clock.now_ms()
+        if now >= state.pause_end_ms:
+            state.unpause()
+            return None
+        if not state.pause_all and not (
+            spec.is_write or "may_replicate" in spec.flags
+            or (spec.name == "exec" and client.multi
+                and any(s.is_write or "may_replicate" in s.flags for s, _ in client.multi))  # type: ignore[attr-defined]
+        ):
+            return None
+        if not client.blocked_retry:
+            state.wake_key_at(state.pause_end_ms, client.db.index, PAUSE_KEY)
+        return Block([PAUSE_KEY], 0, argv, None)
+
+    @staticmethod
+    def _mute(client: Client, spec: CommandSpec, reply: object) -> object:
+        """CLIENT REPLY OFF|SKIP: the reply is not sent (a parked command still parks)."""
+        if reply.__class__ is Block:
+            return reply
+        if client.reply_mode == 2:
+            if spec.name == "client|reply":
+                return NO_REPLY  # the SKIP itself; the next command is skipped
+            client.reply_mode = 0
+            client.update_gate()
+        return NO_REPLY
 
     def _resolve(self, client: Client, argv: list[bytes]) -> CommandSpec | ReplyError:
         """The spec for a mixed-case name or a container's subcommand, or the error."""
@@ -90,6 +127,11 @@ class Dispatcher:
             refused = acl_refusal(client, spec, argv)
             if refused is not None:
                 return self._reject(client, refused, spec)
+        state = self.state
+        if state.pause_end_ms and not client.is_internal:
+            postponed = self._paused(client, spec, argv)
+            if postponed is not None:
+                return postponed
         subs = client.pubsub
         if subs is not None and not client.resp3 and spec.name not in _PUBSUB_ALLOWED and subs.total():
             return self._reject(client, errors.PUBSUB_CONTEXT.format(spec.name), spec)
@@ -98,7 +140,6 @@ class Dispatcher:
                 return self._reject(client, errors.COMMAND_NOT_ALLOWED_IN_MULTI, spec)
             client.multi.append((spec, argv))
             return QUEUED
-        state = self.state
         if state.script_busy is not None and "allow_busy" not in spec.flags:
             # A script ran past busy-reply-threshold (Redis's processCommand order: before loading).
             return self._reject(client, errors.BUSY_EVAL if state.script_busy.is_eval
@@ -143,14 +184,28 @@ class Dispatcher:
                 state.drop_effects()  # a handler that failed must leave no effect behind
             reply = self._failed(spec, argv, error)
         if started:
-            spec.usec += (perf_counter_ns() - started) * TIMING_SAMPLE // 1000
+            elapsed_ns = perf_counter_ns() - started
+            spec.usec += elapsed_ns * TIMING_SAMPLE // 1000
+            self.timed(client, spec, argv, elapsed_ns)
         spec.calls += 1
+        if state.monitors and not spec.flags & _NOT_MONITORED:
+            state.feed_monitors(client, argv)
         if reply.__class__ is Block and (client.in_exec or client.is_internal):
             # Inside MULTI or while loading, a blocking command acts as if it timed out.
             reply = reply.timeout_reply  # type: ignore[attr-defined]
         if write:
             state.publish_write(client.db.index, argv, dirty_before)
         return reply
+
+    def timed(self, client: Client, spec: CommandSpec, argv: list[bytes], elapsed_ns: int) -> None:
+        """A timed call (one in TIMING_SAMPLE): into the slow log if it was slow enough."""
+        state = self.state
+        elapsed_us = elapsed_ns // 1000
+        slower_than = state.config.values["slowlog-log-slower-than"]
+        if 0 <= slower_than <= elapsed_us and "skip_slowlog" not in spec.flags:  # type: ignore[operator]
+            conn = client.conn
+            state.slowlog.add(argv, elapsed_us, conn.addr if conn is not None else "", client.name,
+                              state.config.values["slowlog-max-len"])  # type: ignore[arg-type]
 
     def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list:
         """EXEC's body: the queued commands in order, their effects published as one."""

@@ -492,3 +492,5 @@ PUBSUB_CONTEXT = (
     "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
     "are allowed in this context"
 )
+SLOWLOG_COUNT = "ERR count should be greater than or equal to -1"
+CLIENT_PAUSE_MODE = "ERR CLIENT PAUSE mode must be WRITE or ALL"

@@ -21,8 +21,12 @@ from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
 from rillet.notify import EXPIRED, KEYEVENT, KEYSPACE
+from rillet.observe import Slowlog, monitor_line
 from rillet.pubsub import PubSub
 
+# The key a client parked by CLIENT PAUSE waits on (no real key can be signalled with it:
+# it is never written).
+PAUSE_KEY = b"\x00rillet:client-pause"
 Effect = tuple[int, list[bytes]]  # (db index, argv): one deterministic command to replay
 EffectSink = Callable[[list[Effect]], None]
 
@@ -97,7 +101,7 @@ class Client:
         "id", "server", "conn", "db", "resp3", "_authenticated", "name", "lib_name", "lib_ver",
         "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
-        "is_internal", "user", "restricted", "obuf_class", "pubsub",
+        "is_internal", "user", "restricted", "obuf_class", "pubsub", "reply_mode",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -119,6 +123,8 @@ class Client:
         self.restricted = not self.user.unrestricted
         # pubsub.Subscriptions once the client subscribes to anything, else None.
         self.pubsub: Any = None
+        # CLIENT REPLY: 0 on, 1 off, 2 skip the next command's reply.
+        self.reply_mode = 0
         self.authenticated = server.acl.default_open
         self.name = b""
         self.lib_name = b""
@@ -162,7 +168,7 @@ class Client:
 
     def update_gate(self) -> None:
         self.gated = (not self._authenticated or self._multi is not None or self.restricted
-                      or self.server.gated or self.pubsub is not None)
+                      or self.server.gated or self.pubsub is not None or self.reply_mode != 0)
 
     def set_output_class(self, name: str) -> None:
         """client-output-buffer-limit's class for this client: normal, replica or pubsub."""
@@ -306,6 +312,13 @@ class ServerState:
         # None; while set, clients get BUSY for all but allow_busy commands.
         self._script_busy: Any = None
         self.pubsub = PubSub(self)
+        # MONITOR clients (while any, every client takes the dispatcher's gated path,
+        # where commands are fed to them) and the slow log.
+        self.monitors: dict[Client, None] = {}
+        self.slowlog = Slowlog()
+        # CLIENT PAUSE: until when (ms, 0: not paused) and whether reads pause too.
+        self.pause_end_ms = 0
+        self.pause_all = False
         # The Lua engine (scripting.engine.LuaEngine), created on first use.
         self.scripting: Any = None
         # The write path (see "effects" below). Effects of the command being
@@ -335,6 +348,8 @@ class ServerState:
         # and its dispatcher hook: (client, spec, argv) -> an error, a Block or None.
         self.replication: Any = None
         self.command_guard: Callable[[Client, Any, list[bytes]], object] | None = None
+        # Loads a function library's code found in a snapshot (commands/functions.py).
+        self.library_loader: Callable[[bytes], None] | None = None
         # Serves other clients while a script is busy (server/busy.py); the script's client is skipped.
         self.serve_while_busy: Callable[[Client], None] | None = None
 
@@ -345,7 +360,7 @@ class ServerState:
     @loading.setter
     def loading(self, value: bool) -> None:
         self._loading = value
-        self._set_gated(value or self._write_guard is not None or self._script_busy is not None)
+        self._regate()
 
     @property
     def write_guard(self) -> Callable[[], str | None] | None:
@@ -355,7 +370,49 @@ class ServerState:
     @write_guard.setter
     def write_guard(self, guard: Callable[[], str | None] | None) -> None:
         self._write_guard = guard
-        self._set_gated(self._loading or guard is not None or self._script_busy is not None)
+        self._regate()
+
+    def _regate(self) -> None:
+        self._set_gated(self._loading or self._write_guard is not None
+                        or self._script_busy is not None or bool(self.monitors)
+                        or self.pause_end_ms > 0)
+
+    def pause(self, end_ms: int, pause_all: bool) -> None:
+        """CLIENT PAUSE: a new pause replaces a shorter or weaker one, never shortens one."""
+        if self.pause_end_ms and self.clock.now_ms() < self.pause_end_ms:
+            self.pause_all = self.pause_all or pause_all
+            self.pause_end_ms = max(self.pause_end_ms, end_ms)
+        else:
+            self.pause_all = pause_all
+            self.pause_end_ms = end_ms
+        self._regate()
+
+    def unpause(self) -> None:
+        """The pause ended: clients parked by it re-run their commands."""
+        self.pause_end_ms = 0
+        self.pause_all = False
+        self._regate()
+        for slot in self.blocking:
+            if slot[1] == PAUSE_KEY:
+                self.ready_keys[slot] = None
+
+    def add_monitor(self, client: Client) -> None:
+        self.monitors[client] = None
+        self._set_gated(True)
+
+    def remove_monitor(self, client: Client) -> None:
+        if self.monitors.pop(client, 1) is None:
+            self._regate()
+
+    def feed_monitors(self, client: Client, argv: list[bytes]) -> None:
+        """Redis's replicationFeedMonitors, after the command ran."""
+        conn = client.conn
+        in_script = self.scripting is not None and self.scripting.current is not None
+        origin = "lua" if in_script or conn is None else conn.addr
+        line = monitor_line(client.db.index, origin, argv)
+        for monitor in list(self.monitors):
+            if monitor.conn is not None and not monitor.closing:
+                monitor.conn.send(line)
 
     @property
     def script_busy(self) -> Any:
@@ -364,7 +421,7 @@ class ServerState:
     @script_busy.setter
     def script_busy(self, run: Any) -> None:
         self._script_busy = run
-        self._set_gated(self._loading or self._write_guard is not None or run is not None)
+        self._regate()
 
     def _set_gated(self, gated: bool) -> None:
         if gated != self.gated:
@@ -404,6 +461,8 @@ class ServerState:
         self.clients.pop(client.id, None)
         if client.pubsub is not None:
             self.pubsub.forget(client)
+        if client in self.monitors:
+            self.remove_monitor(client)
         self.unwatch_all(client)
         if client.blocked is not None:
             self.unblock(client)

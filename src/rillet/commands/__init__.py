@@ -3,17 +3,18 @@
 Importing this package registers every command in `table.TABLE`.
 """
 
-from rillet.commands import (  # noqa: F401  (imported for their registrations)  # noqa: F401,E402,I001
+from rillet.commands import (  # noqa: F401  (imported for their registrations)
     acl,
     connection,
     dump,
     functions,
     groups,
     hashes,
-    keyfinders,  # noqa: E402
+    introspection,
+    keyfinders,
     keys,
     lists,
-    persistence,  # noqa: F401,E402,I001
+    persistence,
     pubsub,
     replication,
     scripting,
@@ -26,4 +27,5 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     zsets,
 )
 
+# Every family has registered its commands: the movable-key finders join their specs.
 keyfinders.install()

@@ -11,12 +11,13 @@ import time
 
 from rillet import errors
 from rillet.commands.args import parse_int
-from rillet.commands.scripting import engine, split_keys
+from rillet.commands.scripting import engine, feed_monitors, split_keys
 from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.resp.types import OK, Map, SetReply, SimpleString
-from rillet.state import Client
+from rillet.scripting.engine import LuaEngine
+from rillet.state import Client, ServerState
 
 _FCALL_FLAGS = "noscript skip_monitor may_replicate no_mandatory_keys stale movablekeys"
 _FCALL_RO_FLAGS = "noscript skip_monitor no_mandatory_keys stale readonly movablekeys"
@@ -189,7 +190,15 @@ def function_help(ctx: Client, argv: list[bytes]) -> object:
     )
 
 
+def restore_library(state: ServerState, code: bytes) -> None:
+    """A library from a snapshot (ServerState.library_loader): loaded as FUNCTION LOAD REPLACE."""
+    if state.scripting is None:
+        state.scripting = LuaEngine(state)
+    state.scripting.functions.load(code, replace=True)
+
+
 def _fcall(ctx: Client, argv: list[bytes], read_only: bool) -> object:
+    feed_monitors(ctx, argv)
     lua = engine(ctx)
     function = lua.functions.functions.get(argv[1])
     if function is None:

@@ -36,7 +36,15 @@ def split_keys(argv: list[bytes]) -> tuple[list[bytes], list[bytes]]:
     return argv[3:3 + numkeys], argv[3 + numkeys:]
 
 
+def feed_monitors(ctx: Client, argv: list[bytes]) -> None:
+    """EVAL and FCALL are `skip_monitor` and feed MONITOR themselves, first, so that
+    their script's commands follow them (Redis's evalCommand)."""
+    if ctx.server.monitors:
+        ctx.server.feed_monitors(ctx, argv)
+
+
 def _eval(ctx: Client, argv: list[bytes], read_only: bool) -> object:
+    feed_monitors(ctx, argv)
     keys, args = split_keys(argv)
     lua = engine(ctx)
     script = lua.load(argv[1])
@@ -44,10 +52,11 @@ def _eval(ctx: Client, argv: list[bytes], read_only: bool) -> object:
 
 
 def _evalsha(ctx: Client, argv: list[bytes], read_only: bool) -> object:
+    feed_monitors(ctx, argv)
     keys, args = split_keys(argv)
     lua = engine(ctx)
     sha = argv[1]
-    script = lua.scripts.get(sha.decode("latin-1").lower()) if len(sha) == 40 else None
+    script = lua.scripts.get(sha.decode("latin-1").lower()) if len(sha) == 40 else None  # type: ignore[call-overload]
     if script is None:
         raise ReplyError(errors.NOSCRIPT)
     return lua.run_script(ctx, script, keys, args, read_only)

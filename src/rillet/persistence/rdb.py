@@ -197,6 +197,10 @@ def write_keyspace(writer: RDBWriter, state: Any, *, aof_base: bool = False,
         _aux(writer, b"repl-id", repl[1].encode())
         _aux(writer, b"repl-offset", b"%d" % repl[2])
     _aux(writer, b"aof-base", b"1" if aof_base else b"0")
+    # Function libraries (FUNCTION LOAD) as their code, before the keys, as Redis writes them.
+    for code in _function_libraries(state):
+        writer.u8(OP_FUNCTION2)
+        writer.string(code)
     written = 0
     delay_us = _env_int("RILLET_KEY_SAVE_DELAY_US")
     for db in state.keyspace.dbs:
@@ -235,6 +239,13 @@ def write_keyspace(writer: RDBWriter, state: Any, *, aof_base: bool = False,
             _aux(writer, name, value)
     writer.finish()
     return written
+
+
+def _function_libraries(state: Any) -> list[bytes]:
+    scripting = state.scripting
+    if scripting is None:
+        return []
+    return [library.code for library in scripting.functions.libraries.values()]
 
 
 def _used_memory() -> int:
@@ -434,8 +445,15 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
             reader.length("a slot expires size")
             continue
         if op == OP_FUNCTION2:
-            reader.string("a function library")
-            raise reader.fail("no function libraries (rillet has no FUNCTION support)", at)
+            code = reader.string("a function library")
+            if state is not None:
+                if state.library_loader is None:
+                    raise reader.fail("no function libraries (this server cannot load them)", at)
+                try:
+                    state.library_loader(code)
+                except Exception as error:  # a library that does not load is a bad file
+                    raise reader.fail(f"a function library that loads ({error})", at) from None
+            continue
         if op in (OP_FUNCTION_PRE_GA, OP_MODULE_AUX):
             raise reader.fail(f"no module or function data (opcode {op})", at)
         # A key/value pair of RDB type `op`.

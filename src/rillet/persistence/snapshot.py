@@ -44,6 +44,7 @@ VERSION = 1
 HEADER = MAGIC + b"%04d" % VERSION
 
 OP_AUX = 0xFA
+AUX_LUA_LIBRARY = b"lua-library"
 OP_SELECTDB = 0xFE
 OP_RESIZEDB = 0xFB
 OP_EXPIRETIME = 0xFC
@@ -183,6 +184,13 @@ def write_keyspace(writer: SnapshotWriter, state: Any) -> int:
         writer.u8(OP_AUX)
         writer.blob(name)
         writer.blob(value)
+    # Function libraries (FUNCTION LOAD) as their code, as Redis keeps them in the RDB.
+    scripting = getattr(state, "scripting", None)
+    if scripting is not None:
+        for library in scripting.functions.libraries.values():
+            writer.u8(OP_AUX)
+            writer.blob(AUX_LUA_LIBRARY)
+            writer.blob(library.code)
     written = 0
     context = CodecContext(state)
     delay_us = _env_int("RILLET_KEY_SAVE_DELAY_US")
@@ -419,8 +427,10 @@ def load_records(
                 reader.u64()
                 reader.u64()
             elif op == OP_AUX:
-                reader.blob()
-                reader.blob()
+                aux_name = bytes(reader.blob())
+                aux_value = bytes(reader.blob())
+                if aux_name == AUX_LUA_LIBRARY and state.library_loader is not None:
+                    state.library_loader(aux_value)
             elif op == OP_EOF:
                 break
             else:

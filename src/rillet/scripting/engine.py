@@ -13,7 +13,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -44,21 +44,24 @@ class Script:
     flags: frozenset[str] | None  # None: no shebang (Redis's legacy EVAL flags)
 
 
-@dataclass(eq=False)
 class Run:
     """The script being run: who runs it and what it may do."""
 
-    client: Client
-    name: str  # the sha (EVAL) or the function name (FCALL), for error texts
-    read_only: bool
-    is_eval: bool
-    started: float
-    resp: int = 2
-    repl: int = 3
-    wrote: bool = False
-    busy: bool = False
-    killed: bool = False
-    extra: dict = field(default_factory=dict)
+    __slots__ = ("busy", "client", "is_eval", "killed", "name", "read_only", "repl", "resp",
+                 "started", "wrote")
+
+    def __init__(self, client: Client, name: str, read_only: bool, is_eval: bool,
+                 started: float) -> None:
+        self.client = client
+        self.name = name  # the sha (EVAL) or the function name (FCALL), for error texts
+        self.read_only = read_only
+        self.is_eval = is_eval
+        self.started = started
+        self.resp = 2  # redis.setresp
+        self.repl = 3  # redis.set_repl
+        self.wrote = False
+        self.busy = False
+        self.killed = False
 
 
 def _sha1(body: bytes) -> str:

@@ -128,7 +128,9 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
             state.drop_effects()  # a handler that failed must leave no effect behind
         reply = dispatcher._failed(spec, argv, error)
     if started:
-        spec.usec += (_now_ns() - started) * _SAMPLE // 1000
+        started = _now_ns() - started
+        spec.usec += started * _SAMPLE // 1000
+        dispatcher.timed(client, spec, argv, started)  # the slow log
     if counts.entry is entry:
         counts.calls = calls + 1
     else:

@@ -8,6 +8,7 @@ became ready, FIFO per key, before the loop goes back to waiting.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import os
@@ -22,6 +23,7 @@ from rillet.acl import RuleError
 from rillet.clock import Clock
 from rillet.commands import table
 from rillet.commands.acl import load_startup_users
+from rillet.commands.functions import restore_library
 from rillet.config import Config
 from rillet.dispatch import Dispatcher
 from rillet.errors import ReplyError
@@ -48,6 +50,7 @@ class Server:
         self.state.on_unblocked = self._deliver
         self.state.serve_while_busy = lambda running: busy.serve_others(self, running)
         self.state.pubsub.on_pending = self._pubsub_pending
+        self.state.library_loader = functools.partial(restore_library, self.state)
         self.connections: set[ClientConnection] = set()
         self._listeners: list[asyncio.base_events.Server] = []
         self._timers: dict[int, asyncio.TimerHandle] = {}

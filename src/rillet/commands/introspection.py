@@ -1,0 +1,176 @@
+"""Watching the server: MONITOR, CLIENT REPLY, SLOWLOG and LATENCY.
+
+The feed and the slow log live in rillet.observe; the dispatcher feeds them
+(Dispatcher.call) and mutes replies for CLIENT REPLY OFF|SKIP (Dispatcher._mute).
+LATENCY answers as Redis does with latency monitoring disabled (rillet has no
+latency monitor: `latency-monitor-threshold` is 0 there by default too).
+"""
+
+from __future__ import annotations
+
+from rillet import errors
+from rillet.commands.args import parse_int
+from rillet.commands.table import command, help_reply
+from rillet.errors import ReplyError
+from rillet.resp.types import NO_REPLY, OK, Verbatim
+from rillet.state import Client
+
+
+@command("monitor", 1, "admin noscript loading stale", group="server", since="1.0.0",
+         acl="admin slow dangerous")
+def monitor(ctx: Client, argv: list[bytes]) -> object:
+    """MONITOR"""
+    ctx.server.add_monitor(ctx)
+    return OK
+
+
+@command("client|reply", 3, "noscript loading stale", group="connection", since="3.2.0",
+         acl="slow connection")
+def client_reply(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT REPLY <ON | OFF | SKIP>"""
+    mode = {b"ON": 0, b"OFF": 1, b"SKIP": 2}.get(argv[2].upper())
+    if mode is None:
+        raise ReplyError(errors.SYNTAX)
+    ctx.reply_mode = mode
+    ctx.update_gate()
+    return OK if mode == 0 else NO_REPLY
+
+
+@command("slowlog|get", -2, "admin loading stale", group="server", since="2.2.12",
+         acl="admin slow dangerous")
+def slowlog_get(ctx: Client, argv: list[bytes]) -> object:
+    """SLOWLOG GET [count]"""
+    count = 10
+    if len(argv) == 3:
+        try:
+            count = parse_int(argv[2])
+        except ReplyError:
+            raise ReplyError(errors.SLOWLOG_COUNT) from None
+        if count < -1:
+            raise ReplyError(errors.SLOWLOG_COUNT)
+    elif len(argv) > 3:
+        raise ReplyError(errors.wrong_arity("slowlog|get"))
+    entries = list(ctx.server.slowlog.entries)
+    if count != -1:
+        entries = entries[:count]
+    return [[e.id, e.timestamp, e.duration_us, list(e.argv), e.addr, e.name] for e in entries]
+
+
+@command("slowlog|len", 2, "admin loading stale", group="server", since="2.2.12",
+         acl="admin slow dangerous")
+def slowlog_len(ctx: Client, argv: list[bytes]) -> object:
+    """SLOWLOG LEN"""
+    return len(ctx.server.slowlog.entries)
+
+
+@command("slowlog|reset", 2, "admin loading stale", group="server", since="2.2.12",
+         acl="admin slow dangerous")
+def slowlog_reset(ctx: Client, argv: list[bytes]) -> object:
+    """SLOWLOG RESET"""
+    ctx.server.slowlog.reset()
+    return OK
+
+
+@command("slowlog|help", 2, "loading stale", group="server", since="6.2.0", acl="slow")
+def slowlog_help(ctx: Client, argv: list[bytes]) -> object:
+    """SLOWLOG HELP"""
+    return help_reply(
+        "SLOWLOG",
+        b"GET [<count>]",
+        b"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        b"    Entries are made of:",
+        b"    id, timestamp, time in microseconds, arguments array, client IP and port,",
+        b"    client name",
+        b"LEN",
+        b"    Return the length of the slowlog.",
+        b"RESET",
+        b"    Reset the slowlog.",
+    )
+
+
+_LATENCY_DISABLED = (
+    b"I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. "
+    b"You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. "
+    b"If we weren't in a deep space mission I'd suggest to take a look at "
+    b"https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/latency-monitor.\n"
+)
+
+
+@command("latency|doctor", 2, "admin noscript loading stale", group="server", since="2.8.13",
+         acl="admin slow dangerous")
+def latency_doctor(ctx: Client, argv: list[bytes]) -> object:
+    """LATENCY DOCTOR"""
+    return Verbatim(_LATENCY_DISABLED)
+
+
+@command("latency|latest", 2, "admin noscript loading stale", group="server", since="2.8.13",
+         acl="admin slow dangerous")
+def latency_latest(ctx: Client, argv: list[bytes]) -> object:
+    """LATENCY LATEST"""
+    return []
+
+
+@command("latency|history", 3, "admin noscript loading stale", group="server", since="2.8.13",
+         acl="admin slow dangerous")
+def latency_history(ctx: Client, argv: list[bytes]) -> object:
+    """LATENCY HISTORY event"""
+    return []
+
+
+@command("latency|reset", -2, "admin noscript loading stale", group="server", since="2.8.13",
+         acl="admin slow dangerous")
+def latency_reset(ctx: Client, argv: list[bytes]) -> object:
+    """LATENCY RESET [event [event ...]]"""
+    return 0
+
+
+@command("latency|help", 2, "loading stale", group="server", since="2.8.13", acl="slow")
+def latency_help(ctx: Client, argv: list[bytes]) -> object:
+    """LATENCY HELP"""
+    return help_reply(
+        "LATENCY",
+        b"DOCTOR",
+        b"    Return a human readable latency analysis report.",
+        b"GRAPH <event>",
+        b"    Return an ASCII latency graph for the <event> class.",
+        b"HISTORY <event>",
+        b"    Return time-latency samples for the <event> class.",
+        b"LATEST",
+        b"    Return the latest latency samples for all events.",
+        b"RESET [<event> ...]",
+        b"    Reset latency data of one or more <event> classes.",
+        b"    (default: reset all data for all event classes)",
+        b"HISTOGRAM [COMMAND ...]",
+        b"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+        b"    If no commands are specified then all histograms are replied.",
+    )
+
+
+@command("client|pause", -3, "admin noscript loading stale", group="connection", since="3.0.0",
+         acl="admin slow dangerous connection")
+def client_pause(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT PAUSE timeout [WRITE | ALL]"""
+    try:
+        timeout = parse_int(argv[2])
+    except ReplyError:
+        raise ReplyError(errors.TIMEOUT_NOT_INTEGER) from None
+    if timeout < 0:
+        raise ReplyError(errors.TIMEOUT_NEGATIVE)
+    pause_all = True
+    if len(argv) == 4:
+        mode = argv[3].upper()
+        if mode not in (b"WRITE", b"ALL"):
+            raise ReplyError(errors.CLIENT_PAUSE_MODE)
+        pause_all = mode == b"ALL"
+    elif len(argv) > 4:
+        raise ReplyError(errors.SYNTAX)
+    ctx.server.pause(ctx.clock.now_ms() + timeout, pause_all)
+    return OK
+
+
+@command("client|unpause", 2, "admin noscript loading stale", group="connection", since="6.2.0",
+         acl="admin slow dangerous connection")
+def client_unpause(ctx: Client, argv: list[bytes]) -> object:
+    """CLIENT UNPAUSE"""
+    ctx.server.unpause()
+    return OK
