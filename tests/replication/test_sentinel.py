@@ -9,6 +9,7 @@ byte for byte against Redis 8.2.3.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -20,7 +21,8 @@ from tests.replication import support
 
 
 def _sentinel_binary() -> str | None:
-    binary = servers.redis7_binary()
+    """Debian's redis-sentinel; redis-server runs as Sentinel too (with --sentinel)."""
+    binary = shutil.which("redis-sentinel") or servers.redis7_binary()
     return binary if binary and os.path.exists(binary) else None
 
 
