@@ -1,9 +1,10 @@
 """The full-sync payload: the one place replication touches the snapshot format.
 
 `write_payload` runs in a forked child (the master keeps serving); the
-replica loads the received file with `load_payload`. Both go through
-persistence/snapshot.py's writer and loader, so a change of format (Redis's
-RDB) changes these two functions only.
+replica loads the received file with `load_payload`. The body is Redis's RDB
+(persistence/rdb.py's writer, the same as dump.rdb); the loader also reads
+the old private snapshot format, so a replica still takes a payload from a
+master that has not been upgraded.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
+from rillet.persistence import rdb
 from rillet.persistence.loader import LoadProgress, load_snapshot
-from rillet.persistence.snapshot import SnapshotWriter, write_keyspace
 
 # The payload starts with a short envelope carrying the db the stream has
 # selected at the snapshot's offset (Redis's "repl-stream-db" RDB aux field):
@@ -46,12 +47,10 @@ def write_payload(state: Any, path: str) -> int:
     No fsync: the file only lives until it is sent.
     """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        writer = SnapshotWriter(fd, "snapshot")
-        write_keyspace(writer, state)
-    finally:
-        os.close(fd)
-    return writer.size
+    with os.fdopen(fd, "wb") as out:
+        size = rdb.dump_keyspace(state, out)
+    assert isinstance(size, int)
+    return size
 
 
 def load_payload(state: Any, path: str, progress: LoadProgress) -> Iterator[None]:
