@@ -3,8 +3,9 @@
 `dbfilename`, the AOF base (aof-use-rdb-preamble) and DEBUG RELOAD use it;
 replication's full sync can use `dump_keyspace`/`load_keyspace` directly
 (no persistence manager needed). Primitives are in rdb_format.py; each value
-type registers one `RDBCodec` (strings here, streams in rdb_stream.py), so a
-new type (lists, hashes, sets, zsets) adds a codec and no change here.
+type registers one `RDBCodec` (strings here, streams in rdb_stream.py, lists,
+sets, sorted sets and hashes in rdb_containers.py), so a new type adds a codec
+and no change here.
 
 Layout written (Redis 8.2.3's, RDB version 12):
 
