@@ -378,3 +378,28 @@ def test_aof_rewrite_rdb_base_restarts_and_loads_in_redis8(workdirs):
         target = workdirs()
         shutil.copytree(os.path.join(workdir, "appendonlydir"), os.path.join(target, "appendonlydir"))
         assert _loaded(servers.start_redis(REDIS8, "--appendonly", "yes", dir=target)) == expected
+
+
+def test_check_rdb_and_damage_reports_on_containers(tmp_path):
+    import io
+
+    from rillet.persistence import check_rdb
+    from rillet.state import ServerState
+
+    state = ServerState()
+    values = _values(9)
+    for i, value in enumerate(values):
+        if len(value):
+            state.keyspace[0].set(b"k%d" % i, value)
+    data = rdb.dump_keyspace(state)
+    path = tmp_path / "dump.rdb"
+    path.write_bytes(data)
+    out = io.StringIO()
+    assert check_rdb.check(str(path), out), out.getvalue()
+    target = ServerState()
+    rdb.load_keyspace(target, data)
+    for i, value in enumerate(values):
+        if len(value):
+            _same(value, target.keyspace[0].get(b"k%d" % i))
+    with pytest.raises(RDBError, match="offset"):
+        rdb.load_keyspace(ServerState(), data[: len(data) // 2] + data[-8:])
