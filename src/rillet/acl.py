@@ -317,7 +317,7 @@ class Selector:
 
     # --- the check ----------------------------------------------------------------
     def check(self, spec: Any, argv: list[bytes], keys: list[tuple[int, int]],
-              channels: Iterable[int]) -> tuple[int, int]:
+              channels: Iterable[int], literal: bool = False) -> tuple[int, int]:
         """(outcome, argv index at fault) for one command (acl.c ACLSelectorCheckCmd)."""
         if not self.allcommands and "no_auth" not in spec.flags and spec.name not in self.allowed:
             base = spec.parent.name if spec.parent is not None else spec.name
@@ -331,7 +331,13 @@ class Selector:
                     return DENIED_KEY, index
         if channels and not self.allchannels:
             for index in channels:
-                if not any(glob_match(p, argv[index]) for p in self.channels):
+                # A PSUBSCRIBE pattern must be one of the user's patterns as written
+                # (Redis's ACLCheckChannelAgainstList with is_pattern).
+                if literal:
+                    allowed = argv[index] in self.channels
+                else:
+                    allowed = any(glob_match(p, argv[index]) for p in self.channels)
+                if not allowed:
                     return DENIED_CHANNEL, index
         return OK, 0
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rillet import errors
+from rillet.notify import BAD_CLASS, parse_flags, render_flags
 from rillet.resp.parser import split_args
 
 
@@ -52,7 +53,7 @@ def parse_bool(text: str) -> bool:
 @dataclass
 class Param:
     name: str
-    kind: str  # bool | int | octal | memory | enum | string | save | obuf
+    kind: str  # bool | int | octal | memory | enum | string | save | obuf | keyspace-events
     default: object
     minimum: int | None = None
     maximum: int | None = None
@@ -104,6 +105,11 @@ class Param:
             return parse_save(text)
         if self.kind == "obuf":
             return parse_output_buffer_limits(text)
+        if self.kind == "keyspace-events":
+            flags = parse_flags(text)
+            if flags is None:
+                raise ConfigError(BAD_CLASS)
+            return flags
         return text
 
     def render(self, value: object) -> str:
@@ -116,6 +122,8 @@ class Param:
                             for name, (h, s, secs) in value.items())  # type: ignore[union-attr]
         if self.kind == "octal":
             return f"{value:o}"
+        if self.kind == "keyspace-events":
+            return render_flags(value)  # type: ignore[arg-type]
         return str(value)
 
 
@@ -235,7 +243,7 @@ PARAMS = [
     Param("slowlog-log-slower-than", "int", 10000, -1, _MAX64),
     Param("slowlog-max-len", "int", 128, 0, _MAX64),
     Param("lua-time-limit", "int", 5000, 0, _MAX64, aliases=("busy-reply-threshold",)),
-    Param("notify-keyspace-events", "string", ""),
+    Param("notify-keyspace-events", "keyspace-events", 0),
     Param("replicaof", "string", "", aliases=("slaveof",), immutable=True),
     Param("replica-read-only", "bool", True, aliases=("slave-read-only",)),
     Param("repl-backlog-size", "memory", 1024 * 1024, 1, _MAX64),
@@ -401,6 +409,10 @@ class Config:
 
     def _directive(self, param: Param) -> str:
         text = param.render(self.values[param.name])
+        if param.kind in ("save", "obuf") or param.name == "replicaof":
+            # Several words that the directive takes as several arguments, as
+            # Redis writes them (`save 3600 1 300 100`, `replicaof host port`).
+            return f"{param.name} {text}" if text else f'{param.name} ""'
         if not text or any(c in text for c in " \"'\\\t\r\n"):
             # sdscatrepr-style quoting, so that load_file reads the value back.
             text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -1,10 +1,12 @@
 """The one entry point for running a command: checks, call, effects, stats.
 
 `Dispatcher.execute(client, argv)` runs Redis's processCommand checks in
-Redis's order (unknown command, arity, auth, ACL permissions, MULTI queueing, loading,
-write guard), calls the handler, and hands a write's effects to the publish step
-(ServerState.publish_write), which feeds the AOF and replicas. Network clients, the AOF loader and a replica link
-all come through here, so there is one code path and one set of bugs.
+Redis's order (unknown command, arity, auth, ACL permissions, subscribed
+mode, MULTI queueing, busy script, loading, write guard, replication), calls
+the handler, and hands a write's effects to the publish step
+(ServerState.publish_write), which feeds the AOF and replicas. Network
+clients, the AOF loader and a replica link all come through here, so there is
+one code path and one set of bugs.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ TIMING_MASK = TIMING_SAMPLE - 1
 
 # Commands that run at once even inside MULTI (Redis: processCommand).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+# What a RESP2 client may run while subscribed (Redis's processCommand).
+_PUBSUB_ALLOWED = frozenset({"subscribe", "ssubscribe", "sunsubscribe", "psubscribe", "unsubscribe",
+                             "punsubscribe", "ping", "quit", "reset"})
 
 
 class Dispatcher:
@@ -85,12 +90,19 @@ class Dispatcher:
             refused = acl_refusal(client, spec, argv)
             if refused is not None:
                 return self._reject(client, refused, spec)
+        subs = client.pubsub
+        if subs is not None and not client.resp3 and spec.name not in _PUBSUB_ALLOWED and subs.total():
+            return self._reject(client, errors.PUBSUB_CONTEXT.format(spec.name), spec)
         if client.multi is not None and spec.name not in _MULTI_IMMEDIATE:
             if not spec.allowed_in_multi:
                 return self._reject(client, errors.COMMAND_NOT_ALLOWED_IN_MULTI, spec)
             client.multi.append((spec, argv))
             return QUEUED
         state = self.state
+        if state.script_busy is not None and "allow_busy" not in spec.flags:
+            # A script ran past busy-reply-threshold (Redis's processCommand order: before loading).
+            return self._reject(client, errors.BUSY_EVAL if state.script_busy.is_eval
+                                else errors.BUSY_FUNCTION, spec)
         if state.loading and "loading" not in spec.flags and not client.is_internal:
             return self._reject(client, errors.LOADING, spec)
         if spec.is_write and state.write_guard is not None and not client.is_internal:
@@ -113,7 +125,7 @@ class Dispatcher:
         """Run an already-checked command; a write's effects go through the publish step.
 
         server/_fastpath.pyx repeats these lines for a plain command (keep in
-        step); tests/server/test_fastpath.py runs generated pipelines through
+        step); tests/server/test_paths_agree.py runs generated pipelines through
         both and compares replies, effects and stats.
         """
         state = self.state

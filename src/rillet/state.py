@@ -20,6 +20,8 @@ from rillet.acl import Acl, User
 from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
+from rillet.notify import EXPIRED, KEYEVENT, KEYSPACE
+from rillet.pubsub import PubSub
 
 Effect = tuple[int, list[bytes]]  # (db index, argv): one deterministic command to replay
 EffectSink = Callable[[list[Effect]], None]
@@ -45,6 +47,7 @@ class Transactions(Protocol):
     """What EXEC needs of the dispatcher: run its queue as one transaction."""
 
     def run_transaction(self, client: Client, queued: list[tuple[Any, list[bytes]]]) -> list: ...
+    def call(self, client: Client, spec: Any, argv: list[bytes]) -> object: ...
 
 
 class Connection:
@@ -83,6 +86,9 @@ class Connection:
         """Request bytes received and not yet parsed into commands (CLIENT LIST qbuf)."""
         return 0
 
+    def output_limits_changed(self) -> None:
+        """The client's output class or the limits changed (server/ applies them)."""
+
 
 class Client:
     """Per-connection state; it is the `ctx` every handler receives."""
@@ -91,7 +97,7 @@ class Client:
         "id", "server", "conn", "db", "resp3", "_authenticated", "name", "lib_name", "lib_ver",
         "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
-        "is_internal", "user", "restricted", "obuf_class",
+        "is_internal", "user", "restricted", "obuf_class", "pubsub",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -111,6 +117,8 @@ class Client:
         # client on the gated path, where the dispatcher checks permissions.
         self.user: User = server.acl.default
         self.restricted = not self.user.unrestricted
+        # pubsub.Subscriptions once the client subscribes to anything, else None.
+        self.pubsub: Any = None
         self.authenticated = server.acl.default_open
         self.name = b""
         self.lib_name = b""
@@ -154,7 +162,14 @@ class Client:
 
     def update_gate(self) -> None:
         self.gated = (not self._authenticated or self._multi is not None or self.restricted
-                      or self.server.gated)
+                      or self.server.gated or self.pubsub is not None)
+
+    def set_output_class(self, name: str) -> None:
+        """client-output-buffer-limit's class for this client: normal, replica or pubsub."""
+        if name != self.obuf_class:
+            self.obuf_class = name
+            if self.conn is not None:
+                self.conn.output_limits_changed()
 
     def set_user(self, user: User) -> None:
         """AUTH/HELLO succeeded as `user` (or an ACL change touched it): recompute the gate."""
@@ -174,6 +189,10 @@ class Client:
         argv its effect unless the handler `propagate`s explicit ones.
         """
         self.server.dirty += changes
+
+    def notify(self, event_class: int, event: bytes, key: bytes) -> None:
+        """A keyspace notification for `key` in this client's db (Redis's notifyKeyspaceEvent)."""
+        self.server.notify(event_class, event, key, self.db.index)
 
     def propagate(self, argv: list[bytes]) -> None:
         """Replace this command's default effect (its own argv) with explicit ones.
@@ -283,6 +302,12 @@ class ServerState:
         self.gated = False
         self._loading = False
         self._write_guard: Callable[[], str | None] | None = None
+        # The script running past busy-reply-threshold (scripting.engine.Run), or
+        # None; while set, clients get BUSY for all but allow_busy commands.
+        self._script_busy: Any = None
+        self.pubsub = PubSub(self)
+        # The Lua engine (scripting.engine.LuaEngine), created on first use.
+        self.scripting: Any = None
         # The write path (see "effects" below). Effects of the command being
         # executed, None when it set none itself; those of a running EXEC,
         # published together; the consumers (AOF, replication).
@@ -310,8 +335,8 @@ class ServerState:
         # and its dispatcher hook: (client, spec, argv) -> an error, a Block or None.
         self.replication: Any = None
         self.command_guard: Callable[[Client, Any, list[bytes]], object] | None = None
-        # Channel subscriptions (commands/pubsub.py's Channels), made on first use.
-        self.pubsub: Any = None
+        # Serves other clients while a script is busy (server/busy.py); the script's client is skipped.
+        self.serve_while_busy: Callable[[Client], None] | None = None
 
     @property
     def loading(self) -> bool:
@@ -320,7 +345,7 @@ class ServerState:
     @loading.setter
     def loading(self, value: bool) -> None:
         self._loading = value
-        self._set_gated(value or self._write_guard is not None)
+        self._set_gated(value or self._write_guard is not None or self._script_busy is not None)
 
     @property
     def write_guard(self) -> Callable[[], str | None] | None:
@@ -330,7 +355,16 @@ class ServerState:
     @write_guard.setter
     def write_guard(self, guard: Callable[[], str | None] | None) -> None:
         self._write_guard = guard
-        self._set_gated(self._loading or guard is not None)
+        self._set_gated(self._loading or guard is not None or self._script_busy is not None)
+
+    @property
+    def script_busy(self) -> Any:
+        return self._script_busy
+
+    @script_busy.setter
+    def script_busy(self, run: Any) -> None:
+        self._script_busy = run
+        self._set_gated(self._loading or self._write_guard is not None or run is not None)
 
     def _set_gated(self, gated: bool) -> None:
         if gated != self.gated:
@@ -368,6 +402,8 @@ class ServerState:
 
     def remove_client(self, client: Client) -> None:
         self.clients.pop(client.id, None)
+        if client.pubsub is not None:
+            self.pubsub.forget(client)
         self.unwatch_all(client)
         if client.blocked is not None:
             self.unblock(client)
@@ -387,6 +423,16 @@ class ServerState:
         if slot in self.blocking:
             self.ready_keys[slot] = None
 
+    def notify(self, event_class: int, event: bytes, key: bytes, db_index: int) -> None:
+        """Publish a keyspace event if its class is enabled (notify-keyspace-events)."""
+        flags = self.config.values["notify-keyspace-events"]
+        if not flags & event_class:  # type: ignore[operator]
+            return
+        if flags & KEYSPACE:  # type: ignore[operator]
+            self.pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event)
+        if flags & KEYEVENT:  # type: ignore[operator]
+            self.pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key)
+
     def db_flushed(self, db_index: int | None) -> None:
         """Call just BEFORE FLUSHDB/FLUSHALL empties db `db_index` (None: all).
 
@@ -404,6 +450,7 @@ class ServerState:
     def _on_expire(self, db: Database, key: bytes) -> None:
         self.stats.expired_keys += 1
         self.key_modified(db.index, key, 0)
+        self.notify(EXPIRED, b"expired", key, db.index)
         self.publish([(db.index, [b"DEL", key])])
 
     # --- effects: the one write path --------------------------------------------
@@ -431,6 +478,20 @@ class ServerState:
     def drop_effects(self) -> None:
         """The command failed: whatever it propagated must not leave."""
         self._effects = None
+
+    @property
+    def in_transaction(self) -> bool:
+        """True while a transaction's effects gather (EXEC, or a script's run)."""
+        return self._tx_effects is not None
+
+    def effects_mark(self) -> int:
+        """How many effects the open transaction holds (for drop_effects_since)."""
+        return len(self._tx_effects) if self._tx_effects is not None else 0
+
+    def drop_effects_since(self, mark: int) -> None:
+        """redis.set_repl(REPL_NONE): the effects gathered after `mark` do not leave."""
+        if self._tx_effects is not None:
+            del self._tx_effects[mark:]
 
     def begin_transaction(self) -> None:
         self._tx_effects = []

@@ -89,6 +89,15 @@ def test_setuser_errors(p, rules):
     p.check("ACL", "LIST")  # nothing of a refused SETUSER applied
 
 
+@pytest.mark.parametrize("rules", [
+    ["on", "", "+get"], ["", "5"], [""], ["(", "~a)", ""], ["(~a", "", "+get)"],
+])
+def test_setuser_empty_rule_is_a_no_op(p, rules):
+    """Found by the command fuzzer: Redis skips an empty rule."""
+    p.check("ACL", "SETUSER", "t", *rules)
+    p.check("ACL", "GETUSER", "t")
+
+
 def test_setuser_errors_on_names(p):
     p.check("ACL", "SETUSER", "a b")
     p.check("ACL", "SETUSER", "a\0b")

@@ -244,3 +244,30 @@ def test_blocking_wakeups(rillet_server, redis8_server, name):
 
 
 __all__ = ["sorted_array"]
+
+
+def test_large_skiplist_ranges(pair8):
+    """A 3000-member set (skiplist, many chunks): ranks, ranges and removals match Redis."""
+    import random
+
+    rng = random.Random(11)
+    p = pair8
+    for start in range(0, 3000, 500):
+        args = [x for i in range(start, start + 500) for x in (str(rng.randrange(1000) / 8), f"m{i}")]
+        p.check("ZADD", "z", *args)
+    for _ in range(40):
+        a, b = sorted(rng.sample(range(-3100, 3100), 2))
+        lo, hi = sorted(rng.sample(range(0, 130), 2))
+        member = f"m{rng.randrange(3100)}"
+        for cmd in (("ZRANGE", "z", a, b, "WITHSCORES"), ("ZRANGE", "z", a, b, "REV"),
+                    ("ZRANGEBYSCORE", "z", f"({lo}", hi, "LIMIT", rng.randrange(50), rng.randrange(50)),
+                    ("ZCOUNT", "z", lo, f"({hi}"), ("ZRANK", "z", member), ("ZREVRANK", "z", member),
+                    ("ZSCORE", "z", member), ("ZADD", "z", str(rng.randrange(1000) / 8), member),
+                    ("ZREM", "z", f"m{rng.randrange(3100)}"), ("ZCARD", "z")):
+            p.check(*cmd)
+    p.check("ZREMRANGEBYRANK", "z", "100", "700")
+    p.check("ZREMRANGEBYSCORE", "z", "10", "(40")
+    p.check("ZPOPMIN", "z", "300")
+    p.check("ZPOPMAX", "z", "300")
+    p.check("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    p.check("OBJECT", "ENCODING", "z")

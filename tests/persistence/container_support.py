@@ -51,6 +51,9 @@ def populate_containers(client, seed: int = 1, field_ttls: bool = True) -> None:
         # later, slightly earlier deadline does not always update (accurate=0).
         c.execute_command("HPEXPIREAT", "h:lpex", FAR, "FIELDS", 1, "c")
         c.execute_command("HPEXPIREAT", "h:lpex", FAR + 500, "FIELDS", 1, "a")
+        c.hset("h:persisted", mapping={"a": "1", "b": "2"})  # listpackex with no TTL left
+        c.execute_command("HPEXPIREAT", "h:persisted", FAR, "FIELDS", 1, "b")
+        c.execute_command("HPERSIST", "h:persisted", "FIELDS", 1, "b")
         c.hset("h:meta", mapping={b"f%d" % i: b"v%d" % i for i in range(520)})
         c.execute_command("HPEXPIREAT", "h:meta", FAR + 7, "FIELDS", 2, "f3", "f9")
         c.execute_command("HPEXPIREAT", "h:meta", FAR, "FIELDS", 1, "f100")

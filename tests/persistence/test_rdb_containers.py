@@ -90,9 +90,10 @@ def _same(a, b) -> None:
         if a.kind == LISTPACK:  # an intset is sorted whatever order it was built in
             assert list(a.members) == list(b.members)
     elif isinstance(a, ZSet):
-        assert a.order == b.order and a.big == b.big
+        assert list(a.order) == list(b.order) and a.big == b.big
     else:
         assert a.to_dict() == b.to_dict() and a.field_ttls() == b.field_ttls() and a.big == b.big
+        assert a.ex == b.ex
 
 
 @pytest.mark.parametrize(("seed", "compress"), [(0, True), (1, False), (2, False)])
@@ -117,6 +118,11 @@ def test_types_follow_the_encoding():
     assert rdb.type_of(Hash.from_dict({b"a": b"1"}, big=True)) == 4
     assert rdb.type_of(Hash.from_dict({b"a": b"1"}, {b"a": FAR})) == 25
     assert rdb.type_of(Hash.from_dict({b"a": b"1"}, {b"a": FAR}, big=True)) == 24
+    persisted = Hash.from_dict({b"a": b"1"}, None, ex=True)  # listpackex, no TTL left
+    assert rdb.type_of(persisted) == 25
+    payload = rdb.dump_value(persisted)
+    assert payload[1:9] == bytes(8)  # Redis writes a 0 minimum when no field has a TTL
+    assert rdb.restore_value(payload, None).encoding() == b"listpackex"
     assert rdb.type_of(List([b"a"])) == 18
 
 

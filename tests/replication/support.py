@@ -12,12 +12,12 @@ def info(client, section: str = "replication") -> dict:
     return client.info(section)
 
 
-def start(kind: str, *extra: str) -> servers.ServerHandle:
+def start(kind: str, *extra: str, **options) -> servers.ServerHandle:
     if kind == "rillet":
-        return servers.start_rillet(*extra)
+        return servers.start_rillet(*extra, **options)
     binary = servers.redis8_binary()
     assert binary is not None
-    return servers.start_redis(binary, *extra, kind=kind)
+    return servers.start_redis(binary, *extra, kind=kind, **options)
 
 
 def wait_until(predicate, timeout_s: float = 20.0, what: str = "condition") -> None:

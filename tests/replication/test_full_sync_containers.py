@@ -1,16 +1,16 @@
-"""Full sync carries hashes, lists, sets and sorted sets (the payload is an RDB).
-
-Mixed sets (a Redis 8.2.3 replica of rillet, a rillet replica of Redis 8.2.3)
-are the replication protocol's part of issue 13 and not tested here."""
+"""Full sync carries hashes, lists, sets and sorted sets (the payload is an RDB): rillet to
+rillet, rillet to a Redis 8.2.3 replica, and a Redis 8.2.3 master to a rillet replica."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.helpers import servers
 from tests.persistence.container_support import container_content, populate_containers
 from tests.replication import support
 
 pytestmark = pytest.mark.slow
+needs8 = pytest.mark.skipif(servers.redis8_binary() is None, reason="needs Redis 8.2.3")
 
 
 def _sync(master_kind: str, replica_kind: str) -> None:  # kinds as support.start takes them
@@ -37,6 +37,16 @@ def test_rillet_replica_of_rillet():
     _sync("rillet", "rillet")
 
 
+@needs8
+def test_redis8_replica_of_rillet():
+    _sync("rillet", "redis8")
+
+
+@needs8
+def test_rillet_replica_of_redis8():
+    _sync("redis8", "rillet")
+
+
 def test_payload_is_rdb(tmp_path):
     from rillet.engine.lists import List
     from rillet.persistence import rdb
@@ -46,7 +56,7 @@ def test_payload_is_rdb(tmp_path):
     state = ServerState()
     state.keyspace[0].set(b"l", List([b"a", b"b"]))
     path = str(tmp_path / "payload")
-    assert write_payload(state, path) == (tmp_path / "payload").stat().st_size
+    assert write_payload(state, path, 0, "0" * 40, 0) == (tmp_path / "payload").stat().st_size
     data = (tmp_path / "payload").read_bytes()
     assert data.startswith(b"REDIS0012")
     target = ServerState()

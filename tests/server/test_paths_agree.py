@@ -217,7 +217,27 @@ SETUP = [
     ["HSET", "h", "a", "1", "b", "2.5"], ["HPEXPIRE", "h", "100000", "FIELDS", "1", "b"],
     ["SADD", "st", "a", "b", "c"], ["SADD", "st2", "b", "z"],
     ["RPUSH", "l", "a", "b", "c", "a"], ["ZADD", "z", "1", "a", "2", "b", "3", "c"],
+    ["FUNCTION", "LOAD", "#!lua name=setuplib\nredis.register_function('sf', function() return 1 end)"],
 ]
+
+
+def _dump_payload(value: bytes) -> bytes:
+    """DUMP's payload for a string value (the RDB value format with Redis's footer)."""
+    from rillet.persistence import rdb
+
+    return rdb.dump_value(value)
+
+
+def _function_payload(code: bytes) -> bytes:
+    """A FUNCTION DUMP payload (rillet's format: scripting/functions.py) holding one library."""
+    import zlib
+
+    from rillet.scripting.functions import DUMP_MAGIC
+
+    body = DUMP_MAGIC + len(code).to_bytes(4, "big") + code
+    return body + zlib.crc32(body).to_bytes(4, "big")
+
+
 WRITES = {
     "append": ["APPEND", "t", "y"], "decr": ["DECR", "k"], "decrby": ["DECRBY", "k", "3"],
     "del": ["DEL", "k", "t"], "expire": ["EXPIRE", "k", "100"], "expireat": ["EXPIREAT", "k", "4000000000"],
@@ -280,9 +300,15 @@ WRITES = {
     "swapdb": ["SWAPDB", "0", "1"], "delex": ["DELEX", "t", "IFEQ", "x"],
     "msetex": ["MSETEX", "2", "m1", "1", "m2", "2", "PX", "100000"],
     "zinterstore": ["ZINTERSTORE", "d", "2", "z", "st"], "zdiffstore": ["ZDIFFSTORE", "d", "1", "z"],
+    "restore": ["RESTORE", "r", "0", _dump_payload(b"restored")],
+    "function|load": ["FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('f2', function() return 2 end)"],
+    "function|delete": ["FUNCTION", "DELETE", "setuplib"],
+    "function|restore": ["FUNCTION", "RESTORE",
+                         _function_payload(b"#!lua name=lib3\nredis.register_function('f3', function() return 3 end)"),
+                         "REPLACE"],
 }
-# Writes that change nothing here: rillet has no functions to flush yet.
-NO_EFFECT = {"function|flush"}
+# Writes that change nothing here.
+NO_EFFECT: set[str] = set()
 
 
 def _write_specs() -> list[str]:

@@ -7,6 +7,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     acl,
     connection,
     dump,
+    functions,
     groups,
     hashes,
     keyfinders,  # noqa: E402
@@ -15,6 +16,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations) 
     persistence,  # noqa: F401,E402,I001
     pubsub,
     replication,
+    scripting,
     server,
     sets,
     streams,

@@ -43,7 +43,8 @@ def acl_setuser(ctx: Client, argv: list[bytes]) -> object:
     if model._has_spaces(name):
         raise ReplyError(errors.ACL_BAD_USERNAME)
     try:
-        ctx.server.acl.setuser(name, argv[3:])
+        # An empty rule is a no-op in Redis (ACLSetUser with oplen 0).
+        ctx.server.acl.setuser(name, [rule for rule in argv[3:] if rule])
     except model.RuleError as error:
         rule = getattr(error, "rule", None)
         if rule is None:  # an unmatched parenthesis: its own message
@@ -267,6 +268,18 @@ def _one_key_need(spec) -> int:
     return need
 
 
+def _all_arguments(argv: list[bytes]) -> range:
+    return range(1, len(argv))
+
+
+# The channels a command names, for channel rules (Redis's getChannelsFromCommand):
+# the unsubscribe forms and PUBSUB are not checked.
+_CHANNELS = {
+    "publish": lambda argv: (1,), "spublish": lambda argv: (1,),
+    "subscribe": _all_arguments, "ssubscribe": _all_arguments, "psubscribe": _all_arguments,
+}
+
+
 def check(user: model.User, spec, argv: list[bytes]) -> tuple[int, int]:
     """Redis's ACLCheckAllUserCommandPerm: any selector allowing wins; else the most
     relevant denial (a later key or channel beats an earlier one)."""
@@ -276,12 +289,15 @@ def check(user: model.User, spec, argv: list[bytes]) -> tuple[int, int]:
         keys = [(first, _one_key_need(spec))] if 0 < first < len(argv) else []
     else:
         keys = [(i, model.key_need(flags)) for i, flags in spec.keys_with_flags(argv)]
-    outcome, index = user.root.check(spec, argv, keys, ())
+    channels = _CHANNELS.get(spec.name)
+    at = channels(argv) if channels is not None else ()
+    literal = spec.name == "psubscribe"
+    outcome, index = user.root.check(spec, argv, keys, at, literal)
     if outcome == model.OK or not user.selectors:
         return outcome, index
     best, best_index = outcome, index
     for selector in user.selectors:
-        outcome, index = selector.check(spec, argv, keys, ())
+        outcome, index = selector.check(spec, argv, keys, at, literal)
         if outcome == model.OK:
             return model.OK, 0
         if outcome > best or (outcome == best and index > best_index):

@@ -22,6 +22,9 @@ def ping(ctx: Client, argv: list[bytes]) -> object:
     """PING [message]"""
     if len(argv) > 2:
         raise ReplyError(errors.wrong_arity("ping"))
+    if ctx.pubsub is not None and not ctx.resp3:
+        # In RESP2's subscribed mode PING answers as a message frame would.
+        return [b"pong", argv[1] if len(argv) == 2 else b""]
     return argv[1] if len(argv) == 2 else PONG
 
 
@@ -158,6 +161,7 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
     ctx.multi = None
     ctx.multi_error = False
     server.unwatch_all(ctx)
+    server.pubsub.forget(ctx)
     ctx.db = server.keyspace[0]
     ctx.resp3 = False
     ctx.name = b""
@@ -170,6 +174,7 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
 
 def client_info_line(client: Client, now_ms: int) -> str:
     conn = client.conn
+    subs = client.pubsub
     multi = -1 if client.multi is None else len(client.multi)
     qbuf = conn.query_buffer_size if conn else 0
     omem = conn.output_buffer_size if conn else 0
@@ -179,7 +184,9 @@ def client_info_line(client: Client, now_ms: int) -> str:
         f"age={(now_ms - client.created_ms) // 1000} "
         f"idle={(now_ms - client.last_interaction_ms) // 1000} "
         f"flags={_client_flags(client)} "
-        f"db={client.db.index} sub=0 psub=0 ssub=0 multi={multi} watch={len(client.watched)} "
+        f"db={client.db.index} sub={len(subs.channels) if subs else 0} "
+        f"psub={len(subs.patterns) if subs else 0} ssub={len(subs.shard) if subs else 0} "
+        f"multi={multi} watch={len(client.watched)} "
         f"qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem={omem} "
         f"tot-mem={1024 + qbuf + omem} events=r cmd={client.last_command.decode()} "
         f"user={client.user.name.decode('utf-8', 'replace')} redir=-1 "

@@ -18,7 +18,7 @@ from rillet.resp.types import OK
 from rillet.state import Client
 
 
-@command("dump", 2, "readonly", keys=(1, 1, 1), group="generic", since="2.6.0")
+@command("dump", 2, "readonly", keys=(1, 1, 1), key_flags="RO access", group="generic", since="2.6.0")
 def dump(ctx: Client, argv: list[bytes]) -> object:
     """DUMP key"""
     value = ctx.db.get(argv[1])

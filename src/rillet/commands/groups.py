@@ -35,6 +35,7 @@ from rillet.engine.ids import (
 from rillet.engine.pel import MAX_ID_KEY
 from rillet.engine.stream import Stream
 from rillet.errors import ReplyError
+from rillet.notify import STREAM
 from rillet.resp.types import NULL_ARRAY, OK, Map
 from rillet.state import KEEP_WAITING, Block, Client
 
@@ -268,6 +269,7 @@ def xgroup_create(ctx: Client, argv: list[bytes]) -> object:
     if engine.create_group(stream, group_name, last_id, entries_read) is None:
         raise ReplyError(errors.BUSYGROUP)
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-create", key)
     if dollar and ctx.server.effect_sinks:
         effect = [b"XGROUP", b"CREATE", key, group_name, format_id(last_id)]
         if mkstream:
@@ -298,6 +300,7 @@ def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
     entries_read = _clamp_entries_read(stream, entries_read)
     group.set_id(last_id, entries_read)
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-setid", argv[2])
     if dollar and ctx.server.effect_sinks:
         effect = [b"XGROUP", b"SETID", argv[2], argv[3], format_id(last_id)]
         ctx.propagate(_with_entries_read(effect, entries_read))
@@ -317,6 +320,7 @@ def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
         return 0
     engine.destroy_group(stream, argv[3])
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-destroy", argv[2])
     _wake(ctx, argv[2])
     return 1
 
@@ -331,6 +335,7 @@ def xgroup_createconsumer(ctx: Client, argv: list[bytes]) -> object:
     if group.create_consumer(argv[4], ctx.clock.now_ms()) is None:
         return 0
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-createconsumer", argv[2])
     return 1
 
 
@@ -348,6 +353,7 @@ def xgroup_delconsumer(ctx: Client, argv: list[bytes]) -> object:
     if pending is None:
         return 0
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-delconsumer", argv[2])
     return pending
 
 
@@ -556,6 +562,7 @@ def _read_history(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup,
 def _consumer_created(ctx: Client, key: bytes, group_name: bytes, consumer_name: bytes,
                       sinks: bool) -> None:
     ctx.changed(1)
+    ctx.notify(STREAM, b"xgroup-createconsumer", key)
     if sinks:
         ctx.propagate(_createconsumer_effect(key, group_name, consumer_name))
 
@@ -749,6 +756,8 @@ def _propagate_claims(ctx: Client, key: bytes, group: ConsumerGroup, group_name:
     if not changes:
         return
     ctx.changed(changes)
+    if result.consumer_created:
+        ctx.notify(STREAM, b"xgroup-createconsumer", key)
     if not state.effect_sinks:
         return
     if result.consumer_created:
@@ -961,6 +970,7 @@ def xdelex(ctx: Client, argv: list[bytes]) -> object:
             replies.append(-1)
     if deleted:
         ctx.modified(key, deleted)
+        ctx.notify(STREAM, b"xdel", key)
     elif refs:
         ctx.changed(refs)
     return replies
@@ -1000,6 +1010,7 @@ def xackdel(ctx: Client, argv: list[bytes]) -> object:
         replies.append(1)
     if deleted:
         ctx.modified(key, acked + deleted)
+        ctx.notify(STREAM, b"xdel", key)
     elif acked:
         ctx.changed(acked)
     return replies

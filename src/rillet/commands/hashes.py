@@ -303,7 +303,7 @@ def _set_field_ttls(ctx: Client, key: bytes, h: Hash, fields: list[bytes], deadl
             deleted.append(field)
             replies.append(2)
             continue
-        h.ttls[field] = deadline
+        h.set_ttl(field, deadline)
         updated.append(field)
         replies.append(1)
     if updated or deleted:
@@ -327,6 +327,7 @@ def _hexpire(ctx: Client, argv: list[bytes], unit_ms: int, absolute: bool) -> ob
     fields = _fields(argv, at, bad_count=errors.HFE_NUMFIELDS_POSITIVE)
     if h is None:
         return [-2] * len(fields)
+    h.ex = True  # Redis converts to listpackex whatever the outcome
     return _set_field_ttls(ctx, argv[1], h, fields, deadline, condition)
 
 
@@ -414,7 +415,7 @@ def hpersist(ctx: Client, argv: list[bytes]) -> object:
     for field in fields:
         if field not in h.fields:
             out.append(-2)
-        elif h.ttls.pop(field, None) is None:
+        elif not h.persist(field):
             out.append(-1)
         else:
             out.append(1)
@@ -446,10 +447,12 @@ def hgetex(ctx: Client, argv: list[bytes]) -> object:
     if h is None:
         return [None] * len(fields)
     values = [h.fields.get(f) for f in fields]
+    if deadline is not None or persist:
+        h.ex = True  # Redis converts to listpackex whatever the outcome
     if deadline is not None:
         _set_field_ttls(ctx, argv[1], h, fields, deadline, None)
     elif persist:
-        gone = [f for f in fields if f in h.fields and h.ttls.pop(f, None) is not None]
+        gone = [f for f in fields if f in h.fields and h.persist(f)]
         if gone:
             ctx.modified(argv[1])
             ctx.propagate([b"HPERSIST", argv[1], b"FIELDS", b"%d" % len(gone), *gone])
@@ -506,7 +509,7 @@ def hsetex(ctx: Client, argv: list[bytes]) -> object:
             _done(ctx, argv[1], h)
             return 1
         for f in fields:
-            h.ttls[f] = deadline
+            h.set_ttl(f, deadline)
         effect += [b"PXAT", b"%d" % deadline]
     elif keep:
         effect.append(b"KEEPTTL")

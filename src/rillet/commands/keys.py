@@ -8,6 +8,7 @@ from rillet.commands.table import command, help_reply
 from rillet.engine.ids import string2ull
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
+from rillet.notify import GENERIC
 from rillet.resp.types import OK, SimpleString
 from rillet.state import Client
 
@@ -29,6 +30,7 @@ def del_(ctx: Client, argv: list[bytes]) -> object:
     for key in argv[1:]:
         if db.delete(key):
             ctx.modified(key)
+            ctx.notify(GENERIC, b"del", key)
             deleted += 1
     return deleted
 
@@ -129,6 +131,8 @@ def _rename(ctx: Client, argv: list[bytes], nx: bool) -> object:
         db.rename(old, new)
         ctx.modified(old)
         ctx.modified(new)
+        ctx.notify(GENERIC, b"rename_from", old)
+        ctx.notify(GENERIC, b"rename_to", new)
     return 1 if nx else OK
 
 
@@ -192,10 +196,12 @@ def _expire(ctx: Client, argv: list[bytes], unit_ms: int, absolute: bool) -> obj
     if deadline <= now and not ctx.server.loading:
         db.delete(key)
         ctx.modified(key)
+        ctx.notify(GENERIC, b"del", key)
         ctx.propagate([b"DEL", key])
         return 1
     db.set_expire(key, deadline)
     ctx.modified(key)
+    ctx.notify(GENERIC, b"expire", key)
     ctx.propagate([b"PEXPIREAT", key, b"%d" % deadline])
     return 1
 
@@ -273,6 +279,7 @@ def persist(ctx: Client, argv: list[bytes]) -> object:
     if db.get(argv[1]) is None or not db.persist(argv[1]):
         return 0
     ctx.modified(argv[1])
+    ctx.notify(GENERIC, b"persist", argv[1])
     return 1
 
 
@@ -294,7 +301,7 @@ def object_encoding(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         return None
     if value.__class__ is bytes:
-        return _string_encoding(value)  # type: ignore[arg-type]
+        return ctx.db.encodings.get(argv[2]) or _string_encoding(value)  # type: ignore[arg-type]
     encoding = getattr(value, "encoding", None)
     if encoding is not None:
         return encoding()
@@ -411,6 +418,8 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
             return 0
         dst.delete(dst_key)
     dst.set(dst_key, copy_value(value))
+    if src_key in src.encodings:
+        dst.encodings[dst_key] = src.encodings[src_key]
     deadline = src.expires.get(src_key)
     if deadline is not None:
         dst.set_expire(dst_key, deadline)
@@ -435,8 +444,11 @@ def move(ctx: Client, argv: list[bytes]) -> object:
     if dst.get(key) is not None:
         return 0
     deadline = src.expires.get(key)
+    encoding = src.encodings.get(key)
     src.delete(key)
     dst.set(key, value)
+    if encoding is not None:
+        dst.encodings[key] = encoding
     if deadline is not None:
         dst.set_expire(key, deadline)
     ctx.modified(key)

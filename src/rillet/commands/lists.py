@@ -157,7 +157,9 @@ def lset(ctx: Client, argv: list[bytes]) -> object:
     value = get_list(ctx, argv[1])
     if value is None:
         raise ReplyError(errors.NO_SUCH_KEY)
-    index = _index(value, argv[2])
+    # listTypeReplaceAtIndex takes an int: Redis truncates the index to 32 bits.
+    index = parse_int(argv[2]) & 0xFFFFFFFF
+    index = _index(value, b"%d" % (index - (1 << 32) if index >= 1 << 31 else index))
     if index is None:
         raise ReplyError(errors.INDEX_OUT_OF_RANGE)
     value.will_add([argv[3]], _max_size(ctx))
@@ -230,6 +232,8 @@ def linsert(ctx: Client, argv: list[bytes]) -> object:
 def lrem(ctx: Client, argv: list[bytes]) -> object:
     """LREM key count element"""
     count = parse_int(argv[2])
+    if count == -(2**63):
+        raise ReplyError(errors.RANDOM_COUNT_RANGE)
     value = get_list(ctx, argv[1])
     if value is None:
         return 0
@@ -268,11 +272,11 @@ def lpos(ctx: Client, argv: list[bytes]) -> object:
             if rank == 0:
                 raise ReplyError(errors.LPOS_RANK_ZERO)
         elif word == b"COUNT":
-            count = parse_int(raw)
+            count = parse_int(raw, errors.COUNT_NEGATIVE)
             if count < 0:
                 raise ReplyError(errors.COUNT_NEGATIVE)
         elif word == b"MAXLEN":
-            maxlen = parse_int(raw)
+            maxlen = parse_int(raw, errors.MAXLEN_NEGATIVE)
             if maxlen < 0:
                 raise ReplyError(errors.MAXLEN_NEGATIVE)
         else:

@@ -1,98 +1,178 @@
-"""Pub/sub, the minimal form Redis Sentinel needs: SUBSCRIBE, UNSUBSCRIBE, PUBLISH.
+"""Pub/sub: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE,
+PUBLISH, SPUBLISH and PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARDCHANNELS/SHARDNUMSUB/HELP.
 
-Sentinel keeps a subscription to `__sentinel__:hello` on every instance it
-monitors and publishes its hello messages there (issue 12). Patterns, shard
-channels, PUBSUB introspection and the subscribed-mode command restrictions
-are the pub/sub issue's (14) to complete.
+The registry and delivery are rillet.pubsub. (Un)subscribe replies are one
+frame per channel (pushes in RESP3), so the handler returns them pre-encoded.
+A RESP2 client with subscriptions may only run the commands the dispatcher
+lets through (Dispatcher._gate, Redis's "only (P|S)SUBSCRIBE ..." rule).
 """
 
 from __future__ import annotations
 
-from rillet.commands.table import command
-from rillet.resp.encoder import encode_into
-from rillet.resp.types import Push, Raw
-from rillet.state import Client, ServerState
+from rillet.commands.table import command, help_reply
+from rillet.glob import glob_match
+from rillet.pubsub import frame
+from rillet.resp.types import Raw
+from rillet.state import Client
+
+_SUB_FLAGS = "pubsub noscript loading stale"
 
 
-class Channels:
-    """Channel -> subscribed clients, and each client's channels (by client id)."""
-
-    def __init__(self) -> None:
-        self.subscribers: dict[bytes, dict[int, Client]] = {}
-        self.by_client: dict[int, set[bytes]] = {}
-
-    def count(self, client: Client) -> int:
-        return len(self.by_client.get(client.id, ()))
-
-
-def channels_of(state: ServerState) -> Channels:
-    found = state.pubsub
-    if found is None:
-        found = state.pubsub = Channels()
-    return found
-
-
-def _replies(ctx: Client, items: list[list[object]]) -> Raw:
+def _subscribe(ctx: Client, names: list[bytes], kind: str, verb: bytes) -> object:
+    registry = ctx.server.pubsub
     out = bytearray()
-    for item in items:
-        encode_into(out, Push(item), ctx.resp3)
-    return Raw(bytes(out))
+    for name in names:
+        registry.subscribe(ctx, kind, name)
+        subs = ctx.pubsub
+        count = len(subs.shard) if kind == "shard" else subs.count()
+        out += frame(ctx.resp3, verb, name, count)
+    return Raw(out)
 
 
-@command("subscribe", -2, "pubsub noscript loading stale", group="pubsub", since="2.0.0")
+def _unsubscribe(ctx: Client, names: list[bytes], kind: str, verb: bytes) -> object:
+    registry = ctx.server.pubsub
+    subs = ctx.pubsub
+    if not names and subs is not None:
+        names = list(getattr(subs, kind))
+    out = bytearray()
+    if not names:
+        # Nothing to leave: one frame with a null name, as Redis.
+        out += frame(ctx.resp3, verb, None, _count(ctx, kind))
+    for name in names:
+        registry.unsubscribe(ctx, kind, name)
+        out += frame(ctx.resp3, verb, name, _count(ctx, kind))
+    subs = ctx.pubsub
+    if subs is not None and not subs.total():
+        ctx.pubsub = None  # off the gated path again
+        ctx.update_gate()
+    return Raw(out)
+
+
+def _count(ctx: Client, kind: str) -> int:
+    subs = ctx.pubsub
+    if subs is None:
+        return 0
+    return len(subs.shard) if kind == "shard" else subs.count()
+
+
+@command("subscribe", -2, _SUB_FLAGS, group="pubsub", since="2.0.0", acl="pubsub slow")
 def subscribe(ctx: Client, argv: list[bytes]) -> object:
     """SUBSCRIBE channel [channel ...]"""
-    table = channels_of(ctx.server)
-    mine = table.by_client.setdefault(ctx.id, set())
-    replies = []
-    for channel in argv[1:]:
-        mine.add(channel)
-        table.subscribers.setdefault(channel, {})[ctx.id] = ctx
-        replies.append([b"subscribe", channel, len(mine)])
-    return _replies(ctx, replies)
+    return _subscribe(ctx, argv[1:], "channels", b"subscribe")
 
 
-@command("unsubscribe", -1, "pubsub noscript loading stale", group="pubsub", since="2.0.0")
+@command("unsubscribe", -1, _SUB_FLAGS, group="pubsub", since="2.0.0", acl="pubsub slow")
 def unsubscribe(ctx: Client, argv: list[bytes]) -> object:
     """UNSUBSCRIBE [channel [channel ...]]"""
-    table = channels_of(ctx.server)
-    mine = table.by_client.get(ctx.id, set())
-    wanted = argv[1:] or sorted(mine)
-    if not wanted:
-        return _replies(ctx, [[b"unsubscribe", None, 0]])
-    replies = []
-    for channel in wanted:
-        mine.discard(channel)
-        subscribers = table.subscribers.get(channel)
-        if subscribers is not None:
-            subscribers.pop(ctx.id, None)
-            if not subscribers:
-                del table.subscribers[channel]
-        replies.append([b"unsubscribe", channel, len(mine)])
-    if not mine:
-        table.by_client.pop(ctx.id, None)
-    return _replies(ctx, replies)
+    return _unsubscribe(ctx, argv[1:], "channels", b"unsubscribe")
 
 
-@command("publish", 3, "pubsub loading stale fast", group="pubsub", since="2.0.0")
+@command("psubscribe", -2, _SUB_FLAGS, group="pubsub", since="2.0.0", acl="pubsub slow")
+def psubscribe(ctx: Client, argv: list[bytes]) -> object:
+    """PSUBSCRIBE pattern [pattern ...]"""
+    return _subscribe(ctx, argv[1:], "patterns", b"psubscribe")
+
+
+@command("punsubscribe", -1, _SUB_FLAGS, group="pubsub", since="2.0.0", acl="pubsub slow")
+def punsubscribe(ctx: Client, argv: list[bytes]) -> object:
+    """PUNSUBSCRIBE [pattern [pattern ...]]"""
+    return _unsubscribe(ctx, argv[1:], "patterns", b"punsubscribe")
+
+
+@command("ssubscribe", -2, _SUB_FLAGS, keys=(1, -1, 1), key_flags="not_key", group="pubsub", since="7.0.0",
+         acl="pubsub slow")
+def ssubscribe(ctx: Client, argv: list[bytes]) -> object:
+    """SSUBSCRIBE shardchannel [shardchannel ...]"""
+    return _subscribe(ctx, argv[1:], "shard", b"ssubscribe")
+
+
+@command("sunsubscribe", -1, _SUB_FLAGS, keys=(1, -1, 1), key_flags="not_key", group="pubsub", since="7.0.0",
+         acl="pubsub slow")
+def sunsubscribe(ctx: Client, argv: list[bytes]) -> object:
+    """SUNSUBSCRIBE [shardchannel [shardchannel ...]]"""
+    return _unsubscribe(ctx, argv[1:], "shard", b"sunsubscribe")
+
+
+@command("publish", 3, "pubsub loading stale fast may_replicate", group="pubsub", since="2.0.0",
+         acl="pubsub fast")
 def publish(ctx: Client, argv: list[bytes]) -> object:
     """PUBLISH channel message"""
-    state = ctx.server
-    table = channels_of(state)
-    subscribers = table.subscribers.get(argv[1])
-    if not subscribers:
-        return 0
-    delivered = 0
-    for client_id, client in list(subscribers.items()):
-        if client_id not in state.clients or client.conn is None:
-            # Gone: forget it here (no hook on disconnection in this minimal form).
-            del subscribers[client_id]
-            table.by_client.pop(client_id, None)
-            continue
-        out = bytearray()
-        encode_into(out, Push([b"message", argv[1], argv[2]]), client.resp3)
-        client.conn.send(bytes(out))
-        delivered += 1
-    if not subscribers:
-        del table.subscribers[argv[1]]
-    return delivered
+    replication = ctx.server.replication
+    if replication is not None:
+        # As Redis: replicas deliver it to their own subscribers (not in the AOF).
+        replication.replicate_only(ctx.db.index, argv)
+    return ctx.server.pubsub.publish(argv[1], argv[2])
+
+
+@command("spublish", 3, "pubsub loading stale fast may_replicate", keys=(1, 1, 1), key_flags="not_key", group="pubsub",
+         since="7.0.0", acl="pubsub fast")
+def spublish(ctx: Client, argv: list[bytes]) -> object:
+    """SPUBLISH shardchannel message"""
+    return ctx.server.pubsub.publish(argv[1], argv[2], shard=True)
+
+
+def _names(registry: dict, argv: list[bytes]) -> list[bytes]:
+    pattern = argv[2] if len(argv) > 2 else None
+    return [name for name in registry if pattern is None or glob_match(pattern, name)]
+
+
+@command("pubsub|channels", -2, "pubsub loading stale", group="pubsub", since="2.8.0",
+         acl="pubsub slow")
+def pubsub_channels(ctx: Client, argv: list[bytes]) -> object:
+    """PUBSUB CHANNELS [pattern]"""
+    return _names(ctx.server.pubsub.channels, argv)
+
+
+@command("pubsub|shardchannels", -2, "pubsub loading stale", group="pubsub", since="7.0.0",
+         acl="pubsub slow")
+def pubsub_shardchannels(ctx: Client, argv: list[bytes]) -> object:
+    """PUBSUB SHARDCHANNELS [pattern]"""
+    return _names(ctx.server.pubsub.shard, argv)
+
+
+def _numsub(registry: dict, names: list[bytes]) -> list:
+    reply: list = []
+    for name in names:
+        reply.append(name)
+        reply.append(len(registry.get(name, ())))
+    return reply
+
+
+@command("pubsub|numsub", -2, "pubsub loading stale", group="pubsub", since="2.8.0",
+         acl="pubsub slow")
+def pubsub_numsub(ctx: Client, argv: list[bytes]) -> object:
+    """PUBSUB NUMSUB [channel [channel ...]]"""
+    return _numsub(ctx.server.pubsub.channels, argv[2:])
+
+
+@command("pubsub|shardnumsub", -2, "pubsub loading stale", group="pubsub", since="7.0.0",
+         acl="pubsub slow")
+def pubsub_shardnumsub(ctx: Client, argv: list[bytes]) -> object:
+    """PUBSUB SHARDNUMSUB [shardchannel [shardchannel ...]]"""
+    return _numsub(ctx.server.pubsub.shard, argv[2:])
+
+
+@command("pubsub|numpat", 2, "pubsub loading stale", group="pubsub", since="2.8.0",
+         acl="pubsub slow")
+def pubsub_numpat(ctx: Client, argv: list[bytes]) -> object:
+    """PUBSUB NUMPAT"""
+    return len(ctx.server.pubsub.patterns)
+
+
+@command("pubsub|help", 2, "loading stale", group="pubsub", since="6.2.0", acl="slow")
+def pubsub_help(ctx: Client, argv: list[bytes]) -> object:
+    """PUBSUB HELP"""
+    return help_reply(
+        "PUBSUB",
+        b"CHANNELS [<pattern>]",
+        b"    Return the currently active channels matching a <pattern> (default: '*').",
+        b"NUMPAT",
+        b"    Return number of subscriptions to patterns.",
+        b"NUMSUB [<channel> ...]",
+        b"    Return the number of subscribers for the specified channels, excluding",
+        b"    pattern subscriptions(default: no channels).",
+        b"SHARDCHANNELS [<pattern>]",
+        b"    Return the currently active shard level channels matching a <pattern> (default: '*').",
+        b"SHARDNUMSUB [<shardchannel> ...]",
+        b"    Return the number of subscribers for the specified shard level channel(s)",
+    )

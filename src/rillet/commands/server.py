@@ -57,7 +57,8 @@ def _section_server(state: ServerState) -> list[tuple[str, object]]:
 
 def _section_clients(state: ServerState) -> list[tuple[str, object]]:
     return [
-        ("connected_clients", len(state.clients)),
+        # As Redis: replicas attached to us (flag S) are not counted.
+        ("connected_clients", sum(1 for c in state.clients.values() if "S" not in c.flags)),
         ("maxclients", state.config["maxclients"]),
         # The largest buffers among the clients connected now.
         ("client_recent_max_input_buffer", max(
@@ -428,16 +429,6 @@ def shutdown(ctx: Client, argv: list[bytes]) -> object:
     ctx.server.shutdown_requested = {"save": b"SAVE" in options, "nosave": b"NOSAVE" in options}
     ctx.closing = True
     return NO_REPLY
-
-
-@command("function|flush", -2, "write noscript", group="scripting", since="7.0.0")
-def function_flush(ctx: Client, argv: list[bytes]) -> object:
-    """FUNCTION FLUSH [ASYNC | SYNC]"""
-    if len(argv) > 3:
-        raise ReplyError(errors.subcommand_syntax(argv[1], "function"))
-    if len(argv) == 3 and argv[2].upper() not in (b"ASYNC", b"SYNC"):
-        raise ReplyError(errors.FUNCTION_FLUSH_MODE)
-    return OK
 
 
 @command("lastsave", 1, "loading stale fast", group="server", since="1.0.0",

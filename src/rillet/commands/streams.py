@@ -43,6 +43,7 @@ from rillet.engine.ids import (
 )
 from rillet.engine.stream import Stream, default_trim_limit
 from rillet.errors import ReplyError
+from rillet.notify import STREAM
 from rillet.resp.types import NULL_ARRAY, OK, Map
 from rillet.state import KEEP_WAITING, Block, Client
 
@@ -130,6 +131,8 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
         db.set(key, stream)
     stream.append(sid, fields)  # type: ignore[union-attr]
     server.key_modified(db.index, key)
+    if server.config.values["notify-keyspace-events"]:
+        server.notify(STREAM, b"xadd", key, db.index)
     sid_text = b"%d-%d" % sid
     if server.effect_sinks:
         ctx.propagate([argv[0], key, sid_text, *fields])
@@ -167,11 +170,15 @@ def _xadd_maxlen(ctx: Client, argv: list[bytes]) -> object:
     if created:
         ctx.db.set(key, stream)
     stream.append(sid, fields)  # type: ignore[union-attr]
+    trimmed = 0
     if stream.length > maxlen:
         limits = stream.limits
         limit = default_trim_limit(limits.node_max_entries) if approx else 0
-        stream.trim_maxlen(maxlen, approx, limit)  # KEEPREF: the group PELs keep their refs
+        trimmed = stream.trim_maxlen(maxlen, approx, limit)  # KEEPREF: the group PELs keep their refs
     server.key_modified(ctx.db.index, key)
+    ctx.notify(STREAM, b"xadd", key)
+    if trimmed:
+        ctx.notify(STREAM, b"xtrim", key)
     sid_text = b"%d-%d" % sid
     if server.effect_sinks:
         exact = stream.length if approx else maxlen  # what exact_trim_args says
@@ -215,14 +222,18 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
     if created:
         ctx.db.set(key, stream)
     stream.append(sid, fields)  # type: ignore[union-attr]
+    trimmed = 0
     if args.trim is not None:
-        apply_trim(stream, args.trim, args.policy or b"KEEPREF")  # type: ignore[arg-type]
+        trimmed = apply_trim(stream, args.trim, args.policy or b"KEEPREF")  # type: ignore[arg-type]
     sid_text = format_id(sid)
     if pid is not None:
         idmp = idmp_for(server, stream)  # type: ignore[arg-type]
         duration_s, maxsize = idmp_settings(server, idmp)
         idmp.record(pid, iid, sid, now_ms, duration_s, maxsize)
     ctx.modified(key)
+    ctx.notify(STREAM, b"xadd", key)
+    if trimmed:
+        ctx.notify(STREAM, b"xtrim", key)
     if server.effect_sinks:
         ctx.propagate([argv[0], key, *effect_options(args, stream), sid_text, *fields])  # type: ignore[arg-type]
         if pid is not None:
@@ -302,6 +313,7 @@ def xdel(ctx: Client, argv: list[bytes]) -> object:
             deleted += 1
     if deleted:
         ctx.modified(key, deleted)
+        ctx.notify(STREAM, b"xdel", key)
     return deleted
 
 
@@ -324,6 +336,7 @@ def xtrim(ctx: Client, argv: list[bytes]) -> object:
     deleted = apply_trim(stream, args.trim, args.policy or b"KEEPREF")  # type: ignore[arg-type]
     if deleted:
         ctx.modified(key, deleted)
+        ctx.notify(STREAM, b"xtrim", key)
         ctx.propagate([argv[0], key, *effect_options(args, stream)])
     return deleted
 
@@ -460,6 +473,7 @@ def xsetid(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError(errors.XSETID_ENTRIES_ADDED_TOO_SMALL)
     stream.set_id(last_id, entries_added, max_deleted)
     ctx.modified(key)
+    ctx.notify(STREAM, b"xsetid", key)
     return OK
 
 

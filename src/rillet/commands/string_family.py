@@ -157,6 +157,7 @@ def setrange(ctx: Client, argv: list[bytes]) -> object:
         base += b"\0" * (offset - len(base))
     value = base[:offset] + patch + base[offset + len(patch):]
     ctx.db.set(key, value, keep_ttl=True)
+    ctx.db.encodings[key] = b"raw"  # written in place: Redis reports `raw`
     ctx.modified(key)
     return len(value)
 
@@ -190,6 +191,8 @@ def incrbyfloat(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.INCR_NAN_OR_INF)
     text = longdouble.format_human(result)
     ctx.db.set(argv[1], text, keep_ttl=True)
+    # createStringObjectFromLongDouble: never int-encoded.
+    ctx.db.encodings[argv[1]] = b"embstr" if len(text) <= 44 else b"raw"
     ctx.modified(argv[1])
     ctx.propagate([b"SET", argv[1], text, b"KEEPTTL"])
     return text

@@ -13,6 +13,7 @@ from rillet.commands.keys import MAX_EXPIRE_MS
 from rillet.commands.table import command
 from rillet.engine.xxh3 import xxh3_64
 from rillet.errors import ReplyError
+from rillet.notify import GENERIC, STRING
 from rillet.resp.types import OK
 from rillet.state import Client
 
@@ -56,6 +57,7 @@ def set_(ctx: Client, argv: list[bytes]) -> object:
             db.get(key)  # a due key expires first (its DEL is propagated), as below
         db.set(key, value)
         ctx.modified(key)
+        ctx.notify(STRING, b"set", key)
         ctx.propagate([b"SET", key, value])
         return OK
     return _set_general(ctx, argv)
@@ -112,6 +114,9 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
     if deadline is not None:
         db.set_expire(key, deadline)
     ctx.modified(key)
+    ctx.notify(STRING, b"set", key)
+    if deadline is not None:
+        ctx.notify(GENERIC, b"expire", key)
     effect = [b"SET", key, value]
     if deadline is not None:
         effect += [b"PXAT", b"%d" % deadline]
@@ -146,6 +151,7 @@ def setnx(ctx: Client, argv: list[bytes]) -> object:
         return 0
     ctx.db.set(argv[1], argv[2])
     ctx.modified(argv[1])
+    ctx.notify(STRING, b"set", argv[1])
     return 1
 
 
@@ -156,6 +162,7 @@ def getdel(ctx: Client, argv: list[bytes]) -> object:
     if value is not None:
         ctx.db.delete(argv[1])
         ctx.modified(argv[1])
+        ctx.notify(GENERIC, b"del", argv[1])
         ctx.propagate([b"DEL", argv[1]])
     return value
 
@@ -180,6 +187,7 @@ def mset(ctx: Client, argv: list[bytes]) -> object:
     for i in range(1, len(argv), 2):
         ctx.db.set(argv[i], argv[i + 1])
         ctx.modified(argv[i])
+        ctx.notify(STRING, b"set", argv[i])
     return OK
 
 
@@ -194,9 +202,13 @@ def strlen(ctx: Client, argv: list[bytes]) -> object:
          key_flags="RW insert")
 def append(ctx: Client, argv: list[bytes]) -> object:
     """APPEND key value"""
-    value = (get_string(ctx, argv[1]) or b"") + argv[2]
+    current = get_string(ctx, argv[1])
+    value = (current or b"") + argv[2]
     ctx.db.set(argv[1], value, keep_ttl=True)
+    if current is not None:
+        ctx.db.encodings[argv[1]] = b"raw"  # appended in place: Redis reports `raw`
     ctx.modified(argv[1])
+    ctx.notify(STRING, b"append", argv[1])
     return len(value)
 
 
@@ -211,6 +223,7 @@ def _incr(ctx: Client, key: bytes, delta: int) -> int:
         raise ReplyError(errors.OVERFLOW)
     ctx.db.set(key, b"%d" % result, keep_ttl=True)
     ctx.modified(key)
+    ctx.notify(STRING, b"incrby", key)
     return result
 
 

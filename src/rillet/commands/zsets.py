@@ -220,8 +220,9 @@ def _bounds_score(z: ZSet, rng: tuple[float, bool, float, bool]) -> tuple[int, i
     return z.score_bounds(low, low_ex, high, high_ex)
 
 
-def _bounds_lex(z: ZSet, rng: tuple[tuple[int, bytes], tuple[int, bytes]]) -> tuple[int, int]:
-    return z.lex_bounds(*rng)
+def _bounds_lex(z: ZSet, rng: tuple[tuple[int, bytes], tuple[int, bytes]],
+                reverse: bool = False) -> tuple[int, int]:
+    return z.lex_bounds(*rng, reverse=reverse)
 
 
 def _rank_bounds(n: int, start: int, stop: int) -> tuple[int, int]:
@@ -316,7 +317,7 @@ def _zrange_pairs(z: ZSet, rangetype: str, reverse: bool, rng: object, offset: i
             return [(m, s) for s, m in reversed(z.order[lo:hi])]
         lo, hi = _rank_bounds(n, start, stop)
         return [(m, s) for s, m in z.order[lo:hi]]
-    lo, hi = _bounds_score(z, rng) if rangetype == SCORE else _bounds_lex(z, rng)  # type: ignore[arg-type]
+    lo, hi = _bounds_score(z, rng) if rangetype == SCORE else _bounds_lex(z, rng, reverse)  # type: ignore[arg-type]
     if offset < 0:
         return []
     if reverse:
@@ -656,6 +657,7 @@ def _algebra(ctx: Client, argv: list[bytes], at: int, op: str, name: str, store:
     if n > len(argv) - at - 1:
         raise ReplyError(errors.SYNTAX)
     keys = argv[at + 1:at + 1 + n]
+    sources = [_source(ctx, k) for k in keys]  # types are checked before the options
     weights = [1.0] * n
     aggregate = b"SUM"
     withscores = False
@@ -681,7 +683,6 @@ def _algebra(ctx: Client, argv: list[bytes], at: int, op: str, name: str, store:
             i += 1
         else:
             raise ReplyError(errors.SYNTAX)
-    sources = [_source(ctx, k) for k in keys]
     result: dict[bytes, float] = {}
     if op == "union":
         for src, w in zip(sources, weights, strict=True):

@@ -7,8 +7,10 @@ field past its deadline is gone, which the commands layer enforces
 
 OBJECT ENCODING: `listpack` while every field and value fits
 hash-max-listpack-value and the count fits hash-max-listpack-entries
-(`listpackex` once a field has a TTL), `hashtable` after; a hash never goes
-back, as in Redis.
+(`listpackex` once a field-expiry command has touched it, `ex`), `hashtable`
+after; a hash never goes back, as in Redis. A `listpackex` keeps the fields
+with a TTL first, by deadline, then the others: `fields` follows that order
+while the hash is compact, since HGETALL shows it.
 """
 
 from __future__ import annotations
@@ -16,21 +18,23 @@ from __future__ import annotations
 
 class Hash:
     TYPE_NAME = b"hash"
-    __slots__ = ("fields", "ttls", "big")
+    __slots__ = ("fields", "ttls", "big", "ex")
 
     def __init__(self) -> None:
         self.fields: dict[bytes, bytes] = {}
         self.ttls: dict[bytes, int] = {}
         self.big = False
+        self.ex = False
 
     # --- plain structures (snapshot codecs, RDB) ---------------------------------
     @classmethod
     def from_dict(cls, fields: dict[bytes, bytes], ttls: dict[bytes, int] | None = None,
-                  big: bool = False) -> Hash:
+                  big: bool = False, ex: bool = False) -> Hash:
         h = cls()
         h.fields = dict(fields)
         h.ttls = {f: t for f, t in (ttls or {}).items() if f in h.fields}
         h.big = big
+        h.ex = ex or bool(h.ttls)
         return h
 
     def to_dict(self) -> dict[bytes, bytes]:
@@ -51,10 +55,30 @@ class Hash:
     def set(self, field: bytes, value: bytes, keep_ttl: bool = False) -> bool:
         """Set a field; True if it is new. A set field loses its TTL unless `keep_ttl`."""
         new = field not in self.fields
+        if not keep_ttl and self.ttls and self.ttls.pop(field, None) is not None and not self.big:
+            del self.fields[field]  # a listpackex moves a field that loses its TTL to the end
         self.fields[field] = value
-        if not keep_ttl and self.ttls:
-            self.ttls.pop(field, None)
         return new
+
+    def set_ttl(self, field: bytes, deadline: int) -> None:
+        self.ttls[field] = deadline
+        self.ex = True
+        if self.big:
+            return
+        value = self.fields.pop(field)
+        items = list(self.fields.items())
+        at = 0
+        while at < len(items) and items[at][0] in self.ttls and self.ttls[items[at][0]] <= deadline:
+            at += 1
+        items.insert(at, (field, value))
+        self.fields = dict(items)
+
+    def persist(self, field: bytes) -> bool:
+        if self.ttls.pop(field, None) is None:
+            return False
+        if not self.big:
+            self.fields[field] = self.fields.pop(field)
+        return True
 
     def delete(self, field: bytes) -> bool:
         if field in self.fields:
@@ -72,12 +96,12 @@ class Hash:
             self.big = True
 
     def copy(self) -> Hash:
-        return Hash.from_dict(self.fields, self.ttls, self.big)
+        return Hash.from_dict(self.fields, self.ttls, self.big, self.ex)
 
     def encoding(self) -> bytes:
         if self.big:
             return b"hashtable"
-        return b"listpackex" if self.ttls else b"listpack"
+        return b"listpackex" if self.ex else b"listpack"
 
     def memory_usage(self) -> int:
         return 64 + sum(len(f) + len(v) + 16 for f, v in self.fields.items()) + 24 * len(self.ttls)

@@ -30,6 +30,7 @@ class Database:
         "_scan_seqs",
         "_next_seq",
         "_dead",
+        "encodings",
     )
 
     def __init__(self, index: int, clock: Clock) -> None:
@@ -47,6 +48,10 @@ class Database:
         self._scan_seqs: list[int] = []
         self._next_seq = 1
         self._dead = 0
+        # Strings whose OBJECT ENCODING is not the one their content implies (Redis
+        # reports `raw` after APPEND/SETRANGE, `embstr` for INCRBYFLOAT's "3"),
+        # until the key is next set.
+        self.encodings: dict[bytes, bytes] = {}
 
     # --- lookups ------------------------------------------------------------
     def get(self, key: bytes) -> object | None:
@@ -77,6 +82,8 @@ class Database:
         self.data[key] = value
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
+        if self.encodings:
+            self.encodings.pop(key, None)
 
     def delete(self, key: bytes) -> bool:
         if self.get(key) is None:
@@ -88,6 +95,8 @@ class Database:
         del self.data[key]
         self.expires.pop(key, None)
         self._seq_of.pop(key, None)
+        if self.encodings:
+            self.encodings.pop(key, None)
         self._dead += 1
         if self._dead > 64 and self._dead > len(self._scan_keys) // 2:
             self._compact_scan_order()
@@ -95,16 +104,19 @@ class Database:
     def rename(self, old: bytes, new: bytes) -> None:
         value = self.data[old]
         deadline = self.expires.get(old)
+        encoding = self.encodings.get(old)
         self._forget(old)
         if new in self.data:
             self._forget(new)
         self.set(new, value)
         if deadline is not None:
             self.expires[new] = deadline
+        if encoding is not None:
+            self.encodings[new] = encoding
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange every key (and TTL, SCAN order) with `other`; indexes stay."""
-        for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead"):
+        for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead", "encodings"):
             mine, theirs = getattr(self, slot), getattr(other, slot)
             setattr(self, slot, theirs)
             setattr(other, slot, mine)
@@ -116,6 +128,7 @@ class Database:
         self._scan_keys.clear()
         self._scan_seqs.clear()
         self._dead = 0
+        self.encodings.clear()
 
     # --- expiry -------------------------------------------------------------
     def set_expire(self, key: bytes, deadline_ms: int) -> None:

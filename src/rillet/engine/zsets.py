@@ -1,7 +1,7 @@
 """The sorted set type: member -> score, ordered by (score, member).
 
-`scores` maps member to score; `order` is the sorted list of (score, member)
-pairs (bisect for ranks and ranges, memmove inserts). OBJECT ENCODING:
+`scores` maps member to score; `order` is the sorted (score, member) pairs in
+a chunked `SortedList` (bisect for ranks and ranges, bounded inserts). OBJECT ENCODING:
 `listpack` while the count fits zset-max-listpack-entries and members fit
 zset-max-listpack-value, `skiplist` after (back to `listpack` only when a
 command builds a new set, as Redis's zsetTypeCreate does).
@@ -12,8 +12,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
-_INF = float("inf")
-_MAX_MEMBER = b"\xff" * 8  # only used with explicit exclusivity flags below
+from rillet.engine.sortedlist import SortedList
 
 
 class ZSet:
@@ -22,14 +21,14 @@ class ZSet:
 
     def __init__(self) -> None:
         self.scores: dict[bytes, float] = {}
-        self.order: list[tuple[float, bytes]] = []
+        self.order = SortedList()
         self.big = False
 
     @classmethod
     def from_dict(cls, scores: dict[bytes, float], big: bool = False) -> ZSet:
         z = cls()
         z.scores = dict(scores)
-        z.order = sorted((s, m) for m, s in z.scores.items())
+        z.order = SortedList([(s, m) for m, s in z.scores.items()])
         z.big = big
         return z
 
@@ -48,26 +47,26 @@ class ZSet:
         if old is not None:
             if old == score:
                 return False
-            del self.order[bisect_left(self.order, (old, member))]
+            self.order.remove((old, member))
             self.scores[member] = score
-            self.order.insert(bisect_left(self.order, (score, member)), (score, member))
+            self.order.add((score, member))
             return False
         self.scores[member] = score
-        self.order.insert(bisect_left(self.order, (score, member)), (score, member))
+        self.order.add((score, member))
         return True
 
     def remove(self, member: bytes) -> bool:
         old = self.scores.pop(member, None)
         if old is None:
             return False
-        del self.order[bisect_left(self.order, (old, member))]
+        self.order.remove((old, member))
         return True
 
     def rank(self, member: bytes) -> int | None:
         s = self.scores.get(member)
         if s is None:
             return None
-        return bisect_left(self.order, (s, member))
+        return self.order.bisect_left((s, member))
 
     # --- ranges: each returns a slice [lo, hi) of `order` ------------------------
     def score_bounds(self, low: float, low_ex: bool, high: float, high_ex: bool) -> tuple[int, int]:
@@ -76,15 +75,44 @@ class ZSet:
         hi = _score_left(order, high) if high_ex else _score_right(order, high)
         return lo, max(lo, hi)
 
-    def lex_bounds(self, low: tuple[int, bytes], high: tuple[int, bytes]) -> tuple[int, int]:
-        """Lex range over a set whose scores are all equal (else unspecified, as in Redis).
+    def lex_bounds(self, low: tuple[int, bytes], high: tuple[int, bytes],
+                   reverse: bool = False) -> tuple[int, int]:
+        """Lex range, a bound being (kind, member): kind -1 = '-', 1 = '+', 0 inclusive, 2 exclusive.
 
-        A bound is (kind, member): kind -1 = '-', 1 = '+', 0 inclusive, 2 exclusive.
+        Redis defines it on equal scores (bisect then); with mixed scores this walks
+        the order as its listpack code does (zzlFirstInLexRange / zzlLastInLexRange),
+        from the head, or from the tail for a reverse range.
         """
-        members = [m for _, m in self.order]
-        lo = _lex_left(members, low)
-        hi = _lex_right(members, high)
-        return lo, max(lo, hi)
+        order = self.order
+        n = len(order)
+        if not n:
+            return 0, 0
+        if order[0][0] == order[-1][0]:
+            members = [m for _, m in order]
+            lo = _lex_left(members, low)
+            hi = _lex_right(members, high)
+            return lo, max(lo, hi)
+        if not (_gte_min(order[-1][1], low) and _lte_max(order[0][1], high)):
+            return 0, 0
+        if reverse:
+            hi = n
+            while hi > 0 and not _lte_max(order[hi - 1][1], high):
+                hi -= 1
+            if hi == 0 or not _gte_min(order[hi - 1][1], low):
+                return 0, 0
+            lo = hi - 1
+            while lo > 0 and _gte_min(order[lo - 1][1], low):
+                lo -= 1
+            return lo, hi
+        lo = 0
+        while lo < n and not _gte_min(order[lo][1], low):
+            lo += 1
+        if lo == n or not _lte_max(order[lo][1], high):
+            return 0, 0
+        hi = lo + 1
+        while hi < n and _lte_max(order[hi][1], high):
+            hi += 1
+        return lo, hi
 
     def note_sizes(self, max_entries: int, max_value: int, added: list[bytes]) -> None:
         if not self.big and (len(self.scores) > max_entries
@@ -97,7 +125,7 @@ class ZSet:
     def copy(self) -> ZSet:
         value = ZSet()
         value.scores = dict(self.scores)
-        value.order = list(self.order)
+        value.order = self.order.copy()
         value.big = self.big
         return value
 
@@ -113,21 +141,33 @@ class ZSet:
         return self.order[lo:hi]
 
 
-def _score_left(order: list[tuple[float, bytes]], score: float) -> int:
+# (score, _TOP) sorts after every (score, member): members are bytes, never above this.
+class _Top:
+    __slots__ = ()
+
+    def __gt__(self, other: object) -> bool:
+        return True
+
+    def __lt__(self, other: object) -> bool:
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    __hash__ = object.__hash__
+
+
+_TOP = _Top()
+
+
+def _score_left(order: SortedList, score: float) -> int:
     """First index with score >= `score`."""
-    return bisect_left(order, (score,))
+    return order.bisect_left((score,))
 
 
-def _score_right(order: list[tuple[float, bytes]], score: float) -> int:
+def _score_right(order: SortedList, score: float) -> int:
     """First index with score > `score`."""
-    lo, hi = 0, len(order)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if order[mid][0] <= score:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return order.bisect_left((score, _TOP))
 
 
 def _lex_left(members: list[bytes], bound: tuple[int, bytes]) -> int:
@@ -146,3 +186,21 @@ def _lex_right(members: list[bytes], bound: tuple[int, bytes]) -> int:
     if kind == 1:
         return len(members)
     return bisect_right(members, value) if kind == 0 else bisect_left(members, value)
+
+
+def _gte_min(member: bytes, bound: tuple[int, bytes]) -> bool:
+    kind, value = bound
+    if kind == -1:
+        return True
+    if kind == 1:
+        return False
+    return member >= value if kind == 0 else member > value
+
+
+def _lte_max(member: bytes, bound: tuple[int, bytes]) -> bool:
+    kind, value = bound
+    if kind == 1:
+        return True
+    if kind == -1:
+        return False
+    return member <= value if kind == 0 else member < value

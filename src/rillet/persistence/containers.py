@@ -4,7 +4,7 @@ Thin on purpose: each goes through its engine type's plain structures
 (dict / list / set / dict of scores), which an RDB codec can share. Payloads
 after the key (snapshot.py):
 
-    hash (tag 2):  u8 hashtable, u32 n, (blob field, blob value)*, u32 t, (blob field, u64 ms)*
+    hash (tag 2):  u8 flags (1 hashtable, 2 listpackex), u32 n, (blob field, blob value)*, u32 t, (blob field, u64 ms)*
     list (tag 3):  u32 n, blob*
     set  (tag 4):  u8 encoding (0 intset, 1 listpack, 2 hashtable), u32 n, blob*
     zset (tag 5):  u8 skiplist, u32 n, (blob member, f64 score)*
@@ -53,7 +53,7 @@ def _digest(kind: bytes, parts: list[bytes]) -> bytes:
 
 def _hash_dump(writer: SnapshotWriter, value: Hash, context: CodecContext) -> None:
     fields = value.to_dict()
-    writer.u8(1 if value.big else 0)
+    writer.u8((1 if value.big else 0) | (2 if value.ex else 0))
     writer.u32(len(fields))
     for f, v in fields.items():
         writer.blob(f)
@@ -67,7 +67,7 @@ def _hash_dump(writer: SnapshotWriter, value: Hash, context: CodecContext) -> No
 
 
 def _hash_load(reader: SnapshotReader, context: CodecContext) -> Hash:
-    big = bool(reader.u8())
+    flags = reader.u8()
     fields = {}
     for _ in range(reader.u32()):
         f = reader.blob()
@@ -76,7 +76,7 @@ def _hash_load(reader: SnapshotReader, context: CodecContext) -> Hash:
     for _ in range(reader.u32()):
         f = reader.blob()
         ttls[f] = reader.u64()
-    return Hash.from_dict(fields, ttls, big)
+    return Hash.from_dict(fields, ttls, bool(flags & 1), bool(flags & 2))
 
 
 def _hash_digest(value: Hash, context: CodecContext) -> bytes:

@@ -16,8 +16,8 @@ encoding OBJECT ENCODING reports:
              ZSET_2 (5) len, (string member, 8-byte LE double)* greatest first
     hash     HASH_LISTPACK (16) string listpack (field, value)* |
              HASH (4) len, (field, value)* |
-             HASH_LISTPACK_EX (25) 8-byte min TTL, listpack (field, value, ttl)*
-             with TTL'd fields by deadline first, 0 for none |
+             HASH_LISTPACK_EX (25) 8-byte min TTL (0 if none), listpack
+             (field, value, ttl)* with TTL'd fields by deadline first, 0 for none |
              HASH_METADATA (24) 8-byte min TTL, len, (len ttl-min+1 or 0, field, value)*
 
 Read: all of those, plus the older forms still on disk: LIST (1), LIST_ZIPLIST
@@ -317,9 +317,9 @@ def load_zset(reader: RDBReader, rdb_type: int, context: rdb.LoadContext) -> ZSe
 # --- hashes --------------------------------------------------------------------------------
 
 def hash_type(value: Hash) -> int:
-    if value.big:
+    if value.big:  # Redis: HASH_METADATA while some field has a TTL
         return TYPE_HASH_METADATA if value.ttls else TYPE_HASH
-    return TYPE_HASH_LISTPACK_EX if value.ttls else TYPE_HASH_LISTPACK
+    return TYPE_HASH_LISTPACK_EX if value.ex else TYPE_HASH_LISTPACK
 
 
 def save_hash(writer: rdb.RDBWriter, value: Hash) -> None:
@@ -327,20 +327,17 @@ def save_hash(writer: rdb.RDBWriter, value: Hash) -> None:
     ttls = value.ttls
     if not value.big:
         encoded: list[bytes] = []
-        if not ttls:
+        if not value.ex:
             for f, v in fields.items():
                 encoded.append(lp_element(f))
                 encoded.append(lp_element(v))
             writer.string(_listpack(encoded))
             return
-        # listpackex: fields with a TTL first, by deadline; the others after, with TTL 0.
-        writer.millis(min(ttls.values()))
-        timed = sorted(ttls.items(), key=lambda item: item[1])
-        for f, ms in timed:
-            encoded += (lp_element(f), lp_element(fields[f]), lp_int(ms))
+        # listpackex: the engine keeps Redis's order (fields with a TTL first, by
+        # deadline); 0 for no TTL, and a leading 0 when no field has one.
+        writer.millis(min(ttls.values()) if ttls else 0)
         for f, v in fields.items():
-            if f not in ttls:
-                encoded += (lp_element(f), lp_element(v), lp_int(0))
+            encoded += (lp_element(f), lp_element(v), lp_int(ttls.get(f, 0)))
         writer.string(_listpack(encoded))
         return
     low = min(ttls.values()) if ttls else None
@@ -397,7 +394,13 @@ def load_hash(reader: RDBReader, rdb_type: int, context: rdb.LoadContext) -> Has
         return None
     big = len(fields) > max_entries or any(
         len(f) > max_value or len(v) > max_value for f, v in fields.items())
-    return Hash.from_dict(fields, ttls, big)
+    ex = rdb_type in (TYPE_HASH_METADATA, TYPE_HASH_LISTPACK_EX)
+    if ex and not big and rdb_type == TYPE_HASH_METADATA:
+        # Compact again: a listpackex's order, fields with a TTL first by deadline.
+        timed = sorted((ms, i, f) for i, (f, ms) in enumerate(ttls.items()))
+        order = [f for _, _, f in timed] + [f for f in fields if f not in ttls]
+        fields = {f: fields[f] for f in order}
+    return Hash.from_dict(fields, ttls, big, ex)
 
 
 rdb.register(rdb.RDBCodec("list", List, TYPE_LIST_QUICKLIST_2,

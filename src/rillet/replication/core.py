@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from rillet import errors
+from rillet.replication import resume
 from rillet.replication.backlog import Backlog
 from rillet.replication.failover import Failover
 from rillet.replication.master import MasterSide
@@ -55,6 +56,7 @@ class Replication:
         # Whether our ID and offset name data we hold (Redis's cached master): a
         # former master, or a replica that synced. Else PSYNC asks "? -1".
         self.has_history = False
+        self.stream_db = 0  # see replicaof(): where a continued stream starts
         self.master_side = MasterSide(self)
         self.failover = Failover(self)
         self.sync_full = 0
@@ -78,6 +80,8 @@ class Replication:
         state.info_providers["replication_stats"] = self.info_stats
         server.cron_hooks.append(self.cron)
         server.startup_tasks.append(self.startup)
+        # (After persistence's hook: it has closed the AOF / saved by then.)
+        server.on_shutdown.append(self.on_shutdown)
         self.config.watch("repl-backlog-size", self._backlog_size_changed)
         self.config.watch("min-replicas-to-write", lambda _v: self.update_guard())
         self.config.watch("replica-read-only", lambda _v: self.update_guard())
@@ -94,8 +98,31 @@ class Replication:
 
         while self.state.loading:
             await asyncio.sleep(0.05)
+        saved = resume.take(str(self.config["dir"]))
+        if saved is not None and self.master_host is not None:
+            # Our data is what it was at this offset: ask to continue from there.
+            self.replid, self.master_repl_offset, self.stream_db = saved
+            self.has_history = True
+            self.create_backlog()
+            log.info("Replication state loaded: ID %s, offset %d", self.replid,
+                     self.master_repl_offset)
         if self.master_host is not None and self.link is None:
             self._start_link()
+
+    def on_shutdown(self, save: bool | None) -> None:
+        # The last writes' bytes go to the replicas' sockets before they close.
+        self.flush_out()
+        link = self.link
+        if self.master_host is None or link is None or link.client is None or link.syncing:
+            return
+        persistence = self.state.persistence
+        if persistence is None or self.state.loading:
+            return
+        aof_ok = persistence.aof_state == "on" and not persistence.aof.status_errno
+        saved = save is True or (save is None and bool(self.config["save"]))
+        if aof_ok or (saved and persistence.last_bgsave_ok):
+            resume.save(str(self.config["dir"]), self.replid, self.master_repl_offset,
+                        link.client.db.index)
 
     def _backlog_size_changed(self, value: object) -> None:
         if self.backlog is not None:
@@ -117,6 +144,11 @@ class Replication:
         self.write_offset = self.master_repl_offset
         if not self._flush_scheduled:
             self._schedule_flush()
+
+    def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
+        """A command that changes no data but reaches replicas (PUBLISH): Redis's PROPAGATE_REPL."""
+        if self.backlog is not None and self.master_host is None:
+            self.feed([(db_index, argv)])
 
     def feed_raw(self, data: bytes) -> None:
         """Append stream bytes: counted now; backlog and replicas get them at flush_out."""
@@ -202,8 +234,15 @@ class Replication:
         if self.master_host == host and self.master_port == port and self.link is not None:
             return False
         log.info("Connecting to MASTER %s:%d", host, port)
-        self._stop_link()
         was_master = self.master_host is None
+        # The db the stream is in at our offset, for a partial resync with the new
+        # master: our old master client's, or (a demoted master) our own stream's.
+        old = self.link
+        if old is not None and old.client is not None:
+            self.stream_db = old.client.db.index
+        elif was_master:
+            self.stream_db = max(0, self.selected_db)
+        self._stop_link()
         self.master_host = host
         self.master_port = port
         self.config.values["replicaof"] = f"{host} {port}"

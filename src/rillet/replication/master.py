@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rillet.persistence import fork
-from rillet.replication.payload import payload_prefix, write_payload
+from rillet.replication.payload import write_payload
 from rillet.replication.protocol import encode_command
 
 log = logging.getLogger("rillet")
@@ -40,9 +40,10 @@ class ReplicaEntry:
     aof_ack_offset: int = 0  # REPLCONF ACK ... FACK: what the replica's AOF has fsynced
     ack_time: float = field(default_factory=time.monotonic)
     pending: list[bytes] | None = None  # stream bytes since the child's fork
-    # The payload's size: it sits in the output buffer for a while and, as in
-    # Redis, does not count against client-output-buffer-limit.
+    # The payload's size while it drains: as in Redis, it does not count against
+    # client-output-buffer-limit, so the replica class's limits apply after it.
     payload_size: int = 0
+    sent_after_payload: int = 0
 
     @property
     def conn(self) -> Any:
@@ -130,6 +131,7 @@ class MasterSide:
         entry.state = ONLINE
         entry.ack_offset = offset - 1
         entry.ack_time = time.monotonic()
+        _replica_limits(entry)
         entry.conn.send(header + backlog.read_from(offset))
         log.info("Partial resynchronization request from %s:%d accepted. Sending %d bytes "
                  "of backlog starting from offset %d.", entry.ip, entry.port,
@@ -168,13 +170,15 @@ class MasterSide:
         # replica forwards its master's bytes and passes on the db they are in.
         repl.selected_db = -1
         link = repl.link
-        stream_db = link.client.db.index if repl.is_replica and link and link.client else -1
+        # (A master re-selects after the fork anyway; Redis writes 0 then.)
+        stream_db = link.client.db.index if repl.is_replica and link and link.client else 0
         offset = repl.master_repl_offset
+        replid = repl.replid
         try:
             child = fork.start(
                 KIND_REPL,
                 lambda pid: os.path.join(directory, f"temp-repl-{pid}.rdb"),
-                lambda path: write_payload(state, path),
+                lambda path: write_payload(state, path, stream_db, replid, offset),
             )
         except OSError as error:
             log.warning("Can't fork for a replica's full sync: %s", error.strerror)
@@ -227,8 +231,7 @@ class MasterSide:
             for entry in entries:
                 self.drop(entry)
             return
-        prefix = payload_prefix(self.child_stream_db)
-        header = b"$%d\r\n" % (len(prefix) + len(payload)) + prefix
+        header = b"$%d\r\n" % len(payload)
         for entry in entries:
             if entry.closed():
                 self.entries.pop(entry.client.id, None)
@@ -238,11 +241,14 @@ class MasterSide:
             entry.state = ONLINE
             entry.ack_time = time.monotonic()
             entry.payload_size = len(header) + len(payload)
+            entry.sent_after_payload = 0
             # Three writes, not one concatenation: the payload is not copied again.
             entry.conn.send(header)
             entry.conn.send(payload)
             if pending:
-                entry.conn.send(b"".join(pending))
+                tail = b"".join(pending)
+                entry.conn.send(tail)
+                entry.sent_after_payload = len(tail)
             log.info("Synchronization with replica %s:%d succeeded", entry.ip, entry.port)
 
     # --- the stream -----------------------------------------------------------------------
@@ -250,6 +256,8 @@ class MasterSide:
         for entry in self.entries.values():
             if entry.state == ONLINE:
                 entry.conn.send(data)
+                if entry.payload_size:
+                    entry.sent_after_payload += len(data)
             elif entry.pending is not None:
                 entry.pending.append(data)
 
@@ -364,7 +372,6 @@ class MasterSide:
     # --- periodic work ------------------------------------------------------------------------
     def cron(self, now: float) -> None:
         timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
-        hard = self.config["client-output-buffer-limit"]["replica"][0]  # type: ignore[index]
         for entry in list(self.entries.values()):
             if entry.closed():
                 self.entries.pop(entry.client.id, None)
@@ -378,14 +385,17 @@ class MasterSide:
                 self.drop(entry)
                 continue
             transport = getattr(entry.conn, "transport", None)
+            # Less queued than what followed the payload: the payload has left.
             if entry.payload_size and transport is not None and \
-                    transport.get_write_buffer_size() <= hard:
-                entry.payload_size = 0  # the payload has left
-            if hard and transport is not None and \
-                    transport.get_write_buffer_size() > hard + entry.payload_size:
-                log.warning("Client %s scheduled to be closed ASAP for overcoming of output "
-                            "buffer limits.", entry.conn.addr)
-                self.drop(entry)
+                    transport.get_write_buffer_size() <= entry.sent_after_payload:
+                entry.payload_size = 0  # the payload has left: the replica's limits apply
+                _replica_limits(entry)
+            conn = entry.conn
+            if not entry.payload_size and entry.client.obuf_class == "replica" and \
+                    getattr(conn, "obuf_limited", False) and conn.over_output_limit():
+                # (The connection checks on each send; a replica that stopped
+                # reading while nothing was sent is caught here, as Redis's cron.)
+                conn.close_for_output_limit()
         for client_id in list(self.handshakes):
             if client_id not in self.state.clients:
                 del self.handshakes[client_id]
@@ -435,3 +445,8 @@ def _aof_durable(persistence: Any, config: Any) -> int:
 def aof_position(persistence: Any) -> int:
     """The AOF's size including what is buffered: what must become durable."""
     return persistence.aof.fed_total
+
+
+def _replica_limits(entry: ReplicaEntry) -> None:
+    """From now on the connection enforces client-output-buffer-limit's replica class."""
+    entry.client.set_output_class("replica")

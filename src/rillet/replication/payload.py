@@ -1,56 +1,43 @@
-"""The full-sync payload: the one place replication touches the snapshot format.
+"""The full-sync payload: an RDB, as Redis's, the one place replication touches the format.
 
-`write_payload` runs in a forked child (the master keeps serving); the
-replica loads the received file with `load_payload`. The body is Redis's RDB
-(persistence/rdb.py's writer, the same as dump.rdb); the loader also reads
-the old private snapshot format, so a replica still takes a payload from a
-master that has not been upgraded.
+`write_payload` runs in a forked child (the master keeps serving) and writes
+the keyspace with Redis's replication aux fields (repl-stream-db, repl-id,
+repl-offset); the replica loads the received file with `load_payload` and
+reads `repl-stream-db` with `stream_db_of`: a replica's own replicas get its
+master's bytes, which re-select only when the db changes, so their master
+client must start in the db the stream was in at the snapshot's offset.
+Because the payload is an RDB, Redis replicas can sync from rillet and
+rillet replicas from Redis (for the types rillet has).
 """
 
 from __future__ import annotations
 
 import os
-import struct
 from collections.abc import Iterator
 from typing import Any
 
-from rillet.persistence import rdb
+from rillet.persistence import disk
 from rillet.persistence.loader import LoadProgress, load_snapshot
+from rillet.persistence.rdb import MAGIC, RDBWriter, write_keyspace
+from rillet.persistence.rdb_format import OP_AUX, RDBError, RDBReader
 
-# The payload starts with a short envelope carrying the db the stream has
-# selected at the snapshot's offset (Redis's "repl-stream-db" RDB aux field):
-# a replica's own replicas get its master's bytes, which re-select only when
-# the db changes, so their master client must start in that db. -1: the next
-# command is preceded by a SELECT (the master resets its stream's db on a fork).
-_PREFIX = struct.Struct("<8si")
-_MAGIC = b"RLREPL01"
-PREFIX_LEN = _PREFIX.size
+_HEAD_BYTES = 1 << 16
 
 
-def payload_prefix(stream_db: int) -> bytes:
-    return _PREFIX.pack(_MAGIC, stream_db)
-
-
-def read_prefix(data: bytes) -> int:
-    """The stream db from a payload's first PREFIX_LEN bytes; ValueError if not ours."""
-    if len(data) != PREFIX_LEN:
-        raise ValueError("short full-sync payload")
-    magic, stream_db = _PREFIX.unpack(data)
-    if magic != _MAGIC:
-        raise ValueError("not a rillet full-sync payload")
-    return stream_db
-
-
-def write_payload(state: Any, path: str) -> int:
-    """Write the whole keyspace to `path`; returns its size in bytes.
+def write_payload(state: Any, path: str, stream_db: int, replid: str, offset: int) -> int:
+    """Write the whole keyspace as an RDB to `path`; returns its size in bytes.
 
     No fsync: the file only lives until it is sent.
     """
+    config = state.config
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        size = rdb.dump_keyspace(state, out)
-    assert isinstance(size, int)
-    return size
+    try:
+        writer = RDBWriter(lambda data: disk.write_all(fd, data, "snapshot"),
+                           bool(config["rdbcompression"]), bool(config["rdbchecksum"]))
+        write_keyspace(writer, state, repl=(stream_db, replid, offset))
+    finally:
+        os.close(fd)
+    return writer.size
 
 
 def load_payload(state: Any, path: str, progress: LoadProgress) -> Iterator[None]:
@@ -60,3 +47,23 @@ def load_payload(state: Any, path: str, progress: LoadProgress) -> Iterator[None
     Raises persistence.loader.LoadError on a damaged payload.
     """
     yield from load_snapshot(state, path, progress, skip_expired=False)
+
+
+def stream_db_of(path: str) -> int:
+    """The payload's repl-stream-db aux field (-1 if absent: the stream will SELECT first)."""
+    with open(path, "rb") as handle:
+        head = handle.read(_HEAD_BYTES)
+    if not head.startswith(MAGIC):
+        return -1
+    reader = RDBReader(head, 9, len(head), "payload")
+    try:
+        # The aux fields come first, before any key.
+        while reader.pos < len(head) and head[reader.pos] == OP_AUX:
+            reader.u8()
+            name = reader.string("an AUX field name")
+            value = reader.string("an AUX field value")
+            if name == b"repl-stream-db":
+                return int(value)
+    except (RDBError, ValueError):
+        return -1
+    return -1

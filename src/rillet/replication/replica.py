@@ -19,7 +19,7 @@ from collections import deque
 from typing import Any
 
 from rillet.persistence.loader import LoadError, LoadProgress
-from rillet.replication.payload import PREFIX_LEN, load_payload, read_prefix
+from rillet.replication.payload import load_payload, stream_db_of
 from rillet.replication.protocol import StreamError, StreamParser, encode_command
 
 log = logging.getLogger("rillet")
@@ -177,6 +177,8 @@ class MasterLink:
             repl.continued(new_id)
             if self.client is None:
                 self.client = self._new_client()
+                if 0 <= repl.stream_db < len(self.state.keyspace.dbs):
+                    self.client.db = self.state.keyspace[repl.stream_db]
         else:
             raise LinkError(f"Unexpected reply to PSYNC from master: "
                             f"{reply.decode(errors='replace')}")
@@ -249,14 +251,10 @@ class MasterLink:
         path = os.path.join(directory, f"temp-{int(time.time())}.{os.getpid()}.rdb")
         try:
             with open(path, "wb") as handle:
-                splitter = _PrefixSplitter(handle)
-                await self._receive(splitter, eof_mark, timeout)
+                await self._receive(handle, eof_mark, timeout)
             log.info("MASTER <-> REPLICA sync: receiving %d bytes from master to disk",
                      self.sync_read)
-            try:
-                stream_db = read_prefix(splitter.head)
-            except ValueError as error:
-                raise LinkError(f"Bad full-sync payload from MASTER: {error}") from None
+            stream_db = stream_db_of(path)
             await self._load(path)
             if 0 <= stream_db < len(self.state.keyspace.dbs):
                 self.client.db = self.state.keyspace[stream_db]
@@ -434,18 +432,3 @@ class MasterLink:
         """CLIENT KILL TYPE master: drop the link; it reconnects and continues partially."""
         self._close()
 
-
-class _PrefixSplitter:
-    """Writes a payload to `handle`, keeping its envelope (payload.py) apart."""
-
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
-        self.head = b""
-
-    def write(self, data: bytes) -> None:
-        if len(self.head) < PREFIX_LEN:
-            take = PREFIX_LEN - len(self.head)
-            self.head += data[:take]
-            data = data[take:]
-        if data:
-            self.handle.write(data)

@@ -25,6 +25,7 @@ from rillet.commands.acl import load_startup_users
 from rillet.config import Config
 from rillet.dispatch import Dispatcher
 from rillet.errors import ReplyError
+from rillet.server import busy
 from rillet.server.connection import ClientConnection
 from rillet.server.tls import TlsConfigError, server_context
 from rillet.state import KEEP_WAITING, Block, BlockedClient, Client, ServerState
@@ -45,6 +46,8 @@ class Server:
         self.config = self.state.config
         self.dispatcher = Dispatcher(self.state)
         self.state.on_unblocked = self._deliver
+        self.state.serve_while_busy = lambda running: busy.serve_others(self, running)
+        self.state.pubsub.on_pending = self._pubsub_pending
         self.connections: set[ClientConnection] = set()
         self._listeners: list[asyncio.base_events.Server] = []
         self._timers: dict[int, asyncio.TimerHandle] = {}
@@ -163,12 +166,25 @@ class Server:
             self._schedule_wakeups()
         if self.state.ready_keys:
             self.serve_ready()
-        for hook in self.before_flush:
+        for hook in tuple(self.before_flush):  # a hook may remove itself (_flush_pubsub)
             hook()
         if self.state.shutdown_requested is not None:
             request, self.state.shutdown_requested = self.state.shutdown_requested, None
             save = True if request.get("save") else (False if request.get("nosave") else None)
             self.request_shutdown(save=save)
+
+    # --- pub/sub ------------------------------------------------------------------------
+    def _pubsub_pending(self) -> None:
+        """A message waits for a subscriber: flush at the end of this read (after_batch),
+        or of this loop turn when no read is running (expiry in the cron, a timer)."""
+        self.before_flush.append(self._flush_pubsub)
+        if self.loop is not None:
+            self.loop.call_soon(self._flush_pubsub)
+
+    def _flush_pubsub(self) -> None:
+        if self._flush_pubsub in self.before_flush:
+            self.before_flush.remove(self._flush_pubsub)
+            self.state.pubsub.flush()
 
     # --- durability gate -------------------------------------------------------------
     def hold(self, conn: ClientConnection) -> None:
@@ -326,7 +342,7 @@ class Server:
                     # full collections from stalling clients (see research/perf.md).
                     gc.freeze()
                     last_freeze = now
-                for hook in self.before_flush:
+                for hook in tuple(self.before_flush):
                     hook()
                 for hook in self.cron_hooks:
                     hook()

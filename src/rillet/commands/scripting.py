@@ -1,0 +1,132 @@
+"""Lua scripts: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD/EXISTS/FLUSH/KILL.
+
+The Lua runtime, the sandbox and the conversion rules live in rillet.scripting;
+these handlers parse arguments, find the script and hand it to the engine.
+"""
+
+from __future__ import annotations
+
+from rillet import errors
+from rillet.commands.args import parse_int
+from rillet.commands.table import command, help_reply
+from rillet.errors import ReplyError
+from rillet.resp.types import OK
+from rillet.scripting.engine import LuaEngine
+from rillet.state import Client
+
+_EVAL_FLAGS = "noscript skip_monitor may_replicate no_mandatory_keys stale movablekeys"
+_EVAL_RO_FLAGS = "noscript skip_monitor no_mandatory_keys stale readonly movablekeys"
+
+
+def engine(ctx: Client) -> LuaEngine:
+    """The server's Lua engine, created on first use."""
+    server = ctx.server
+    if server.scripting is None:
+        server.scripting = LuaEngine(server)
+    return server.scripting  # type: ignore[no-any-return]
+
+
+def split_keys(argv: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    """numkeys, then the keys and the arguments (EVAL's and FCALL's layout)."""
+    numkeys = parse_int(argv[2])
+    if numkeys > len(argv) - 3:
+        raise ReplyError(errors.SCRIPT_NUMKEYS_TOO_MANY)
+    if numkeys < 0:
+        raise ReplyError(errors.SCRIPT_NUMKEYS_NEGATIVE)
+    return argv[3:3 + numkeys], argv[3 + numkeys:]
+
+
+def _eval(ctx: Client, argv: list[bytes], read_only: bool) -> object:
+    keys, args = split_keys(argv)
+    lua = engine(ctx)
+    script = lua.load(argv[1])
+    return lua.run_script(ctx, script, keys, args, read_only)
+
+
+def _evalsha(ctx: Client, argv: list[bytes], read_only: bool) -> object:
+    keys, args = split_keys(argv)
+    lua = engine(ctx)
+    sha = argv[1]
+    script = lua.scripts.get(sha.decode("latin-1").lower()) if len(sha) == 40 else None
+    if script is None:
+        raise ReplyError(errors.NOSCRIPT)
+    return lua.run_script(ctx, script, keys, args, read_only)
+
+
+@command("eval", -3, _EVAL_FLAGS, group="scripting", since="2.6.0", acl="slow scripting")
+def eval_(ctx: Client, argv: list[bytes]) -> object:
+    """EVAL script numkeys [key [key ...]] [arg [arg ...]]"""
+    return _eval(ctx, argv, False)
+
+
+@command("evalsha", -3, _EVAL_FLAGS, group="scripting", since="2.6.0", acl="slow scripting")
+def evalsha(ctx: Client, argv: list[bytes]) -> object:
+    """EVALSHA sha1 numkeys [key [key ...]] [arg [arg ...]]"""
+    return _evalsha(ctx, argv, False)
+
+
+@command("eval_ro", -3, _EVAL_RO_FLAGS, group="scripting", since="7.0.0", acl="slow scripting")
+def eval_ro(ctx: Client, argv: list[bytes]) -> object:
+    """EVAL_RO script numkeys [key [key ...]] [arg [arg ...]]"""
+    return _eval(ctx, argv, True)
+
+
+@command("evalsha_ro", -3, _EVAL_RO_FLAGS, group="scripting", since="7.0.0", acl="slow scripting")
+def evalsha_ro(ctx: Client, argv: list[bytes]) -> object:
+    """EVALSHA_RO sha1 numkeys [key [key ...]] [arg [arg ...]]"""
+    return _evalsha(ctx, argv, True)
+
+
+@command("script|load", 3, "noscript stale", group="scripting", since="2.6.0", acl="slow scripting")
+def script_load(ctx: Client, argv: list[bytes]) -> object:
+    """SCRIPT LOAD script"""
+    return engine(ctx).load(argv[2]).sha.encode()
+
+
+@command("script|exists", -3, "noscript stale", group="scripting", since="2.6.0",
+         acl="slow scripting")
+def script_exists(ctx: Client, argv: list[bytes]) -> object:
+    """SCRIPT EXISTS sha1 [sha1 ...]"""
+    scripts = engine(ctx).scripts
+    return [int(sha.decode("latin-1").lower() in scripts) for sha in argv[2:]]
+
+
+@command("script|flush", -2, "noscript", group="scripting", since="2.6.0", acl="slow scripting")
+def script_flush(ctx: Client, argv: list[bytes]) -> object:
+    """SCRIPT FLUSH [ASYNC | SYNC]"""
+    if len(argv) > 3 or (len(argv) == 3 and argv[2].upper() not in (b"SYNC", b"ASYNC")):
+        raise ReplyError(errors.SCRIPT_FLUSH_OPTION)
+    engine(ctx).reset()
+    return OK
+
+
+@command("script|kill", 2, "noscript allow_busy", group="scripting", since="2.6.0",
+         acl="slow scripting")
+def script_kill(ctx: Client, argv: list[bytes]) -> object:
+    """SCRIPT KILL"""
+    problem = engine(ctx).kill(is_eval=True)
+    if problem is not None:
+        raise ReplyError(problem)
+    return OK
+
+
+@command("script|help", 2, "loading stale", group="scripting", since="5.0.0", acl="slow scripting")
+def script_help(ctx: Client, argv: list[bytes]) -> object:
+    """SCRIPT HELP"""
+    return help_reply(
+        "SCRIPT",
+        b"DEBUG (YES|SYNC|NO)",
+        b"    Set the debug mode for subsequent scripts executed.",
+        b"EXISTS <sha1> [<sha1> ...]",
+        b"    Return information about the existence of the scripts in the script cache.",
+        b"FLUSH [ASYNC|SYNC]",
+        b"    Flush the Lua scripts cache. Very dangerous on replicas.",
+        b"    When called without the optional mode argument, the behavior is determined by the",
+        b"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        b"    * ASYNC: Asynchronously flush the scripts cache.",
+        b"    * SYNC: Synchronously flush the scripts cache.",
+        b"KILL",
+        b"    Kill the currently executing Lua script.",
+        b"LOAD <script>",
+        b"    Load a script into the scripts cache without executing it.",
+    )

@@ -1,0 +1,61 @@
+"""Keyspace notification classes: `notify-keyspace-events` as Redis parses and shows it.
+
+The flags are an int (Config keeps the parsed value); ServerState.notify
+publishes an event when its class is enabled (keyspace.c, notify.c in Redis).
+"""
+
+from __future__ import annotations
+
+KEYSPACE = 1 << 0  # K
+KEYEVENT = 1 << 1  # E
+GENERIC = 1 << 2  # g
+STRING = 1 << 3  # $
+LIST = 1 << 4  # l
+SET = 1 << 5  # s
+HASH = 1 << 6  # h
+ZSET = 1 << 7  # z
+EXPIRED = 1 << 8  # x
+EVICTED = 1 << 9  # e
+STREAM = 1 << 10  # t
+KEY_MISS = 1 << 11  # m
+MODULE = 1 << 12  # d
+NEW = 1 << 13  # n
+OVERWRITTEN = 1 << 14  # o
+TYPE_CHANGED = 1 << 15  # c
+ALL = GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE  # A
+
+_CLASSES = {
+    "g": GENERIC, "$": STRING, "l": LIST, "s": SET, "h": HASH, "z": ZSET, "x": EXPIRED,
+    "e": EVICTED, "t": STREAM, "d": MODULE, "n": NEW, "o": OVERWRITTEN, "c": TYPE_CHANGED,
+    "A": ALL, "K": KEYSPACE, "E": KEYEVENT, "m": KEY_MISS,
+}
+# The order Redis's keyspaceEventsFlagsToString writes them (after A, if all of A is set).
+_SHOWN = "g$lshzxetdnoc"
+
+BAD_CLASS = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
+
+
+def parse_flags(text: str) -> int | None:
+    """The flags of a `notify-keyspace-events` value, None for a character Redis refuses."""
+    flags = 0
+    for char in text:
+        bit = _CLASSES.get(char)
+        if bit is None:
+            return None
+        flags |= bit
+    return flags
+
+
+def render_flags(flags: int) -> str:
+    """keyspaceEventsFlagsToString: "A" hides the classes outside it (n, o, c), as Redis."""
+    if flags & ALL == ALL:
+        out = "A"
+    else:
+        out = "".join(char for char in _SHOWN if flags & _CLASSES[char])
+    if flags & KEYSPACE:
+        out += "K"
+    if flags & KEYEVENT:
+        out += "E"
+    if flags & KEY_MISS:
+        out += "m"
+    return out

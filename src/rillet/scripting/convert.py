@@ -1,0 +1,169 @@
+"""Redis's conversion rules between command replies and Lua values, both ways.
+
+A command's reply (rillet's typed reply values) becomes a Lua value by the
+script's protocol (redis.setresp, 2 by default); a script's return value
+becomes a reply by the rules of script_lua.c luaReplyToRedisReply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lupa import lua51
+
+from rillet.errors import ReplyError
+from rillet.resp.encoder import format_double
+from rillet.resp.types import Map, NullArray, Push, Raw, SetReply, SimpleString, Verbatim
+
+_lua_type = lua51.lua_type
+
+
+class Builders:
+    """Lua-side constructors (sandbox.lua): `table` (lupa's table_from) for the rare shapes."""
+
+    __slots__ = ("array", "error", "status", "table")
+
+    def __init__(self, table: Callable, status: Callable, error: Callable, array: Callable) -> None:
+        self.table = table
+        self.status = status
+        self.error = error
+        self.array = array
+
+
+def to_lua(value: object, resp3: bool, build: Builders) -> object:
+    """A reply value as Lua sees it."""
+    cls = value.__class__
+    if cls is bytes or cls is int:
+        return value
+    if cls is SimpleString:
+        return build.status(bytes(value))  # type: ignore[arg-type]
+    if cls is list or cls is tuple or cls is Push:
+        items = value.items if cls is Push else value  # type: ignore[attr-defined]
+        converted = [to_lua(item, resp3, build) for item in items]
+        if len(converted) > 256:  # varargs live on Lua's C stack (8000 slots at most)
+            return build.table(converted)
+        return build.array(*converted)
+    if cls is str:
+        return value.encode()  # type: ignore[attr-defined]
+    if cls is bool:
+        return value if resp3 else int(value)  # type: ignore[arg-type]
+    if value is None or cls is NullArray:
+        # RESP2's null is false (a nil would end an array); RESP3's is nil.
+        return None if resp3 else False
+    if cls is float:
+        return build.table({b"double": value}) if resp3 else format_double(value)  # type: ignore[arg-type]
+    if cls is Map:
+        if resp3:
+            return build.table({b"map": build.table({to_lua(k, resp3, build): to_lua(v, resp3, build)
+                                           for k, v in value.items})})  # type: ignore[attr-defined]
+        flat = []
+        for k, v in value.items:  # type: ignore[attr-defined]
+            flat.append(to_lua(k, resp3, build))
+            flat.append(to_lua(v, resp3, build))
+        return build.table(flat)
+    if cls is SetReply:
+        if resp3:
+            return build.table({b"set": build.table({to_lua(k, resp3, build): True
+                                           for k in value.items})})  # type: ignore[attr-defined]
+        return build.table([to_lua(item, resp3, build) for item in value.items])  # type: ignore[attr-defined]
+    if cls is Verbatim:
+        if resp3:
+            return build.table({b"verbatim_string": build.table({b"format": value.fmt, b"string": value.text})})  # type: ignore[attr-defined]
+        return value.text  # type: ignore[attr-defined]
+    if isinstance(value, ReplyError):
+        return build.error(value.message.encode("utf-8", "surrogateescape"))
+    if cls is Raw:
+        parsed, _ = _parse_raw(bytes(value), 0)  # type: ignore[arg-type]
+        return to_lua(parsed, resp3, build)
+    if isinstance(value, bytes):
+        return bytes(value)
+    if isinstance(value, int):
+        return int(value)
+    raise TypeError(f"no Lua conversion for {cls.__name__}")
+
+
+def _parse_raw(data: bytes, pos: int) -> tuple[object, int]:
+    """The few pre-encoded replies handlers keep (Raw) back to reply values."""
+    kind = data[pos:pos + 1]
+    end = data.index(b"\r\n", pos)
+    line = data[pos + 1:end]
+    pos = end + 2
+    if kind == b"+":
+        return SimpleString(line), pos
+    if kind == b"-":
+        return ReplyError(line.decode("utf-8", "surrogateescape")), pos
+    if kind == b":":
+        return int(line), pos
+    if kind == b"$":
+        n = int(line)
+        if n < 0:
+            return None, pos
+        return data[pos:pos + n], pos + n + 2
+    if kind == b"*":
+        n = int(line)
+        if n < 0:
+            return NullArray(), pos
+        items = []
+        for _ in range(n):
+            item, pos = _parse_raw(data, pos)
+            items.append(item)
+        return items, pos
+    raise ValueError(f"unexpected reply type {kind!r}")
+
+
+def _error_text(raw: bytes) -> str:
+    # addReplyErrorFormat: CR and LF would break the protocol; Redis makes them spaces.
+    return raw.decode("utf-8", "surrogateescape").replace("\r", " ").replace("\n", " ")
+
+
+def from_lua(value: object, lua_resp: int, resp3: bool) -> object:
+    """A script's return value as a reply (luaReplyToRedisReply)."""
+    cls = value.__class__
+    if cls is bytes:
+        return value
+    if cls is int:
+        return value
+    if cls is float:
+        # (long long) of a Lua number: truncation toward zero.
+        return int(value) if value == value and abs(value) < 2**63 else 0  # type: ignore[operator]
+    if cls is bool:
+        if lua_resp == 2:
+            return 1 if value else None
+        return value
+    if value is None:
+        return None
+    if _lua_type(value) != "table":
+        return None  # functions, userdata, threads: nil, as Redis
+    err = value[b"err"]  # type: ignore[index]
+    if err.__class__ is bytes:
+        return ReplyError(_error_text(err))
+    ok = value[b"ok"]  # type: ignore[index]
+    if ok.__class__ is bytes:
+        return SimpleString(ok.replace(b"\r", b" ").replace(b"\n", b" "))
+    double = value[b"double"]  # type: ignore[index]
+    if double.__class__ in (int, float):
+        return float(double)
+    big = value[b"big_number"]  # type: ignore[index]
+    if big.__class__ is bytes:
+        big = big.replace(b"\r", b" ").replace(b"\n", b" ")
+        return Raw(b"(%s\r\n" % big) if resp3 else big
+    mapping = value[b"map"]  # type: ignore[index]
+    if _lua_type(mapping) == "table":
+        return Map([(from_lua(k, lua_resp, resp3), from_lua(v, lua_resp, resp3)) for k, v in mapping.items()])  # type: ignore[union-attr]
+    members = value[b"set"]  # type: ignore[index]
+    if _lua_type(members) == "table":
+        return SetReply([from_lua(k, lua_resp, resp3) for k in members.keys()])  # type: ignore[union-attr]
+    verbatim = value[b"verbatim_string"]  # type: ignore[index]
+    if _lua_type(verbatim) == "table":
+        text, fmt = verbatim[b"string"], verbatim[b"format"]  # type: ignore[index]
+        if text.__class__ is bytes and fmt.__class__ is bytes:
+            return Verbatim(text, fmt)
+    items = []
+    i = 1
+    while True:
+        item = value[i]  # type: ignore[index]
+        if item is None:
+            break
+        items.append(from_lua(item, lua_resp, resp3))
+        i += 1
+    return items

@@ -1,0 +1,372 @@
+"""The Lua engine behind EVAL and FCALL: one embedded Lua 5.1 (lupa), the script
+cache, and the run of one script with Redis's rules.
+
+A script's commands go through `Dispatcher.call` with the caller's client, after
+the checks Redis's scriptCall makes (unknown command, arity, `noscript`, writes
+in read-only scripts). Its writes gather as one transaction (Redis 7's effects
+replication: a script leaves as the commands it ran, wrapped in MULTI/EXEC).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from lupa import lua51
+
+from rillet import REDIS_COMPAT_VERSION, errors
+from rillet.commands import table as command_table
+from rillet.errors import ReplyError
+from rillet.scripting.convert import Builders, from_lua, to_lua
+from rillet.scripting.functions import Functions
+from rillet.scripting.libs import make_libraries
+
+if TYPE_CHECKING:
+    from rillet.state import Client, ServerState
+
+log = logging.getLogger("rillet")
+
+# Instructions between two looks at the clock (the Lua count hook).
+HOOK_EVERY = 100000
+KNOWN_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")
+
+
+@dataclass(eq=False)
+class Script:
+    sha: str
+    body: bytes
+    function: Any
+    flags: frozenset[str] | None  # None: no shebang (Redis's legacy EVAL flags)
+
+
+@dataclass(eq=False)
+class Run:
+    """The script being run: who runs it and what it may do."""
+
+    client: Client
+    name: str  # the sha (EVAL) or the function name (FCALL), for error texts
+    read_only: bool
+    is_eval: bool
+    started: float
+    resp: int = 2
+    repl: int = 3
+    wrote: bool = False
+    busy: bool = False
+    killed: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+def _sha1(body: bytes) -> str:
+    return hashlib.sha1(body).hexdigest()
+
+
+def parse_shebang(body: bytes) -> tuple[frozenset[str] | None, bytes]:
+    """EVAL's `#!lua flags=...` line: the flags and the body to compile (the line
+    becomes empty so line numbers stay the user's)."""
+    if not body.startswith(b"#!"):
+        return None, body
+    end = body.find(b"\n")
+    line = body if end < 0 else body[:end]
+    rest = b"" if end < 0 else body[end:]
+    parts = line.decode("utf-8", "surrogateescape").split()
+    if parts[0] != "#!lua":
+        raise ReplyError(errors.SCRIPT_BAD_ENGINE.format(parts[0]))
+    flags: set[str] = set()
+    for part in parts[1:]:
+        if not part.startswith("flags="):
+            raise ReplyError(errors.SCRIPT_BAD_SHEBANG_OPTION.format(part))
+        for flag in part[6:].split(","):
+            if not flag:
+                continue
+            if flag not in KNOWN_FLAGS:
+                raise ReplyError(errors.SCRIPT_BAD_FLAG.format(flag))
+            flags.add(flag)
+    return frozenset(flags), rest
+
+
+def _arg_bytes(value: object) -> bytes | None:
+    cls = value.__class__
+    if cls is bytes:
+        return value  # type: ignore[return-value]
+    if cls is int:
+        return b"%d" % value  # type: ignore[str-format]
+    if cls is float:
+        n = int(value) if value == value and abs(value) < 2**63 else None  # type: ignore[operator]
+        if n is not None and n == value:
+            return b"%d" % n
+        return b"%.17g" % value  # type: ignore[str-format]
+    return None
+
+
+class CommandFailed(Exception):
+    """A command's error inside redis.call; sandbox.lua recognises the text's marker."""
+
+    def __str__(self) -> str:
+        return "\0rillet\0" + self.args[0]
+
+
+class LuaEngine:
+    """One Lua runtime for EVAL scripts and function libraries."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self.scripts: dict[str, Script] = {}
+        self.current: Run | None = None
+        self.functions = Functions(self)
+        self._new_runtime()
+
+    def _new_runtime(self) -> None:
+        def deny(obj: object, name: object, setting: bool) -> object:
+            raise AttributeError("access to Python objects is not allowed")
+
+        lua = lua51.LuaRuntime(encoding=None, register_eval=False, register_builtins=False,
+                               unpack_returned_tuples=True, attribute_filter=deny)
+        self.lua = lua
+        self._table = lua.table_from
+        libraries = make_libraries(self._table)
+
+        def lib(name: bytes, *args: object) -> object:
+            return self._lib(libraries, name, *args)
+
+        source = resources.files("rillet.scripting").joinpath("sandbox.lua").read_bytes()
+        chunk = lua.eval(b"function(src, name) local f, e = loadstring(src, name); "
+                         b"if not f then error(e) end; return f end")
+        loader = chunk(source, b"=rillet")
+        (self._compile, self._run, self._run_library, self._run_function, set_version,
+         self._lua_type, status, error, array) = loader(
+            self._call_raising, self._call, self._log, self._sha1hex, self._hook, lib)
+        self._build = Builders(self._table, status, error, array)
+        self._specs: dict[bytes, Any] = {}
+        version = REDIS_COMPAT_VERSION
+        major, minor, patch = (int(p) for p in (version.split(".") + ["0", "0"])[:3])
+        set_version(version.encode(), (major << 16) | (minor << 8) | patch)
+
+    def reset(self) -> None:
+        """SCRIPT FLUSH: an empty cache (and a new Lua state, unless functions live in this one)."""
+        self.scripts.clear()
+        if not self.functions.libraries:
+            self._new_runtime()
+
+    def run_library(self, body: bytes, register: Callable) -> tuple[bool, object]:
+        """Run a library's code once (FUNCTION LOAD), its register_function bound to `register`."""
+        def raising(*args: object) -> None:
+            register(*args)
+        run = Run(self.state.internal_client(), "", True, False, time.monotonic())
+        if self.current is not None:
+            raise ReplyError(errors.SCRIPT_NOT_ALLOWED)
+        self.current = run
+        try:
+            return self._run_library(body, b"@user_function", raising)  # type: ignore[no-any-return]
+        finally:
+            self.current = None
+
+    def run_function(self, client: Client, function: Any, keys: list[bytes], args: list[bytes],
+                     read_only: bool) -> object:
+        """FCALL / FCALL_RO of a registered function."""
+        no_writes = read_only or "no-writes" in function.flags
+        run = Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
+                  time.monotonic())
+        return self._execute(run, self._run_function, function.callback, len(keys), *keys, *args)
+
+    # --- the script cache ---------------------------------------------------------
+    def load(self, body: bytes) -> Script:
+        sha = _sha1(body)
+        script = self.scripts.get(sha)
+        if script is not None:
+            return script
+        flags, code = parse_shebang(body)
+        function, problem = self._compile(code, b"@user_script")
+        if function is None:
+            raise ReplyError(errors.SCRIPT_COMPILE.format(problem.decode("utf-8", "surrogateescape")))
+        script = Script(sha, body, function, flags)
+        self.scripts[sha] = script
+        return script
+
+    # --- running ------------------------------------------------------------------
+    def run_script(self, client: Client, script: Script, keys: list[bytes], args: list[bytes],
+                   read_only: bool) -> object:
+        flags = script.flags
+        no_writes = read_only or (flags is not None and "no-writes" in flags)
+        run = Run(client, script.sha, no_writes, True, time.monotonic())
+        return self._execute(run, self._run, script.function, len(keys), *keys, *args)
+
+    def _execute(self, run: Run, runner: Callable, *lua_args: object) -> object:
+        if self.current is not None:
+            # A script cannot run another (EVAL is `noscript`); defensive only.
+            raise ReplyError(errors.SCRIPT_NOT_ALLOWED)
+        client = run.client
+        state = self.state
+        own_tx = not state.in_transaction
+        saved_db, saved_in_exec, saved_resp3 = client.db, client.in_exec, client.resp3
+        self.current = run
+        # Blocking commands act as if they timed out, as inside MULTI.
+        client.in_exec = True
+        if own_tx:
+            state.begin_transaction()
+        try:
+            ok, result = runner(*lua_args)
+        finally:
+            self.current = None
+            client.db, client.in_exec, client.resp3 = saved_db, saved_in_exec, saved_resp3
+            if own_tx:
+                state.end_transaction()
+            if run.busy:
+                state.script_busy = None
+        if ok:
+            return from_lua(result, run.resp, client.resp3)
+        raise ReplyError(self._error_message(run, result))
+
+    def _error_message(self, run: Run, result: object) -> str:
+        if lua51.lua_type(result) != "table":
+            text = result.decode("utf-8", "surrogateescape") if isinstance(result, bytes) else "execution failure"
+            prefix = "f_" if run.is_eval else ""
+            return f"ERR Error running script {prefix}{run.name}, {text[:100]}"
+        err = result[b"err"]  # type: ignore[index]
+        message = err.decode("utf-8", "surrogateescape") if isinstance(err, bytes) else "(null)"
+        source, line = result[b"source"], result[b"line"]  # type: ignore[index]
+        if source is not None and line is not None:
+            where = source.decode("utf-8", "surrogateescape") if isinstance(source, bytes) else str(source)
+            message += f" script: {run.name}, on {where}:{int(line)}."
+        return message.replace("\r", " ").replace("\n", " ")
+
+    # --- callbacks from Lua ---------------------------------------------------------
+    def _call_raising(self, *args: object) -> object:
+        """redis.call: a command's error is raised into the script (see sandbox.lua MARK)."""
+        reply = self._dispatch(args)
+        if reply.__class__ is str:
+            raise CommandFailed(reply)
+        return reply
+
+    def _call(self, *args: object) -> object:
+        """redis.pcall: the reply as Lua sees it, a command's error as {err=...}."""
+        reply = self._dispatch(args)
+        if reply.__class__ is str:
+            return self._build.error(reply.encode("utf-8", "surrogateescape"))  # type: ignore[union-attr]
+        return reply
+
+    def _dispatch(self, args: tuple) -> object:
+        """Run one command for the script: its Lua value, or its error text (a str)."""
+        run = self.current
+        if run is None:
+            return errors.SCRIPT_CALL_OUTSIDE
+        if not args:
+            return errors.SCRIPT_CALL_NO_ARGS
+        argv = [value if value.__class__ is bytes else _arg_bytes(value) for value in args]
+        if None in argv:
+            return errors.SCRIPT_CALL_BAD_ARG
+        # Specs that need no subcommand lookup and may run in scripts, by their raw name.
+        spec = self._specs.get(argv[0])  # type: ignore[arg-type]
+        if spec is None:
+            spec = self._lookup(argv)  # type: ignore[arg-type]
+            if spec.__class__ is str:
+                return spec
+        if not spec.min_argc <= len(argv) <= spec.max_argc:
+            return errors.SCRIPT_WRONG_ARITY
+        state = self.state
+        client = run.client
+        if spec.is_write:
+            if run.read_only:
+                return errors.SCRIPT_WRITE_IN_READONLY
+            guard = state.write_guard
+            if guard is not None and not client.is_internal:
+                problem = guard()
+                if problem is not None:
+                    return problem
+            run.wrote = True
+        resp3 = run.resp == 3
+        client.resp3 = resp3
+        if run.repl:
+            reply = self._dispatcher_call(client, spec, argv)
+        else:
+            mark = state.effects_mark()
+            reply = self._dispatcher_call(client, spec, argv)
+            state.drop_effects_since(mark)
+        if isinstance(reply, ReplyError):
+            return reply.message
+        return to_lua(reply, resp3, self._build)
+
+    def _lookup(self, argv: list[bytes]) -> Any:
+        """The spec for a script's command, or the error text (scriptCall's checks)."""
+        spec = command_table.lookup(argv[0])
+        if spec is not None and spec.subcommands and (len(argv) >= 2 or spec.handler is None):
+            if len(argv) < 2:
+                return errors.SCRIPT_WRONG_ARITY
+            spec = spec.subcommands.get(argv[1]) or spec.subcommands.get(argv[1].lower())
+        elif spec is not None and "noscript" not in spec.flags and not spec.subcommands:
+            self._specs[argv[0]] = spec
+        if spec is None:
+            return errors.SCRIPT_UNKNOWN_COMMAND
+        if "noscript" in spec.flags:
+            return errors.SCRIPT_NOT_ALLOWED
+        return spec
+
+    def _dispatcher_call(self, client: Client, spec: Any, argv: list[bytes]) -> object:
+        dispatcher = self.state.transactions
+        assert dispatcher is not None
+        return dispatcher.call(client, spec, argv)
+
+    def _log(self, level: int, message: bytes) -> None:
+        levels = (logging.DEBUG, logging.INFO, logging.WARNING, logging.WARNING)
+        log.log(levels[int(level)], "%s", message.decode("utf-8", "replace"))
+
+    def _sha1hex(self, value: object) -> bytes:
+        raw = _arg_bytes(value)
+        return _sha1(raw if raw is not None else b"").encode()
+
+    def _lib(self, libraries: dict, name: bytes, *args: object) -> object:
+        key = name.decode()
+        if key in libraries:
+            return libraries[key]
+        run = self.current
+        if key == "setresp" and run is not None:
+            run.resp = int(args[0])  # type: ignore[call-overload]
+        elif key == "set_repl" and run is not None:
+            run.repl = int(args[0])  # type: ignore[call-overload]
+        elif key == "acl_check_cmd":
+            raw = _arg_bytes(args[0])
+            spec = command_table.lookup(raw) if raw is not None else None
+            if spec is None:
+                raise ReplyError(errors.SCRIPT_ACL_CHECK_INVALID)
+            return True
+        return None
+
+    def _hook(self) -> bytes | None:
+        """The count hook: past busy-reply-threshold, serve others; the kill message once killed."""
+        run = self.current
+        if run is None:
+            return None
+        if run.killed:
+            return errors.SCRIPT_KILLED_BY_USER.format(
+                "SCRIPT" if run.is_eval else "FUNCTION").encode()
+        threshold = self.state.config["lua-time-limit"]
+        if threshold and (time.monotonic() - run.started) * 1000 >= threshold:  # type: ignore[operator]
+            if not run.busy:
+                run.busy = True
+                log.warning("Slow script detected: still in execution after %d milliseconds. "
+                            "You can try killing the script using the %s KILL command. Script name is: %s.",
+                            threshold, "SCRIPT" if run.is_eval else "FUNCTION", run.name)
+                self.state.script_busy = run
+            serve = self.state.serve_while_busy
+            if serve is not None:
+                serve(run.client)
+            if run.killed:
+                return errors.SCRIPT_KILLED_BY_USER.format(
+                    "SCRIPT" if run.is_eval else "FUNCTION").encode()
+        return None
+
+    def kill(self, is_eval: bool) -> str | None:
+        """SCRIPT KILL / FUNCTION KILL: None if the running script was killed, else the error."""
+        run = self.current
+        if run is None or not run.busy:
+            return errors.NOTBUSY
+        if run.is_eval != is_eval:
+            return errors.NOTBUSY
+        if run.wrote:
+            return errors.UNKILLABLE
+        run.killed = True
+        return None

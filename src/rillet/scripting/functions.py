@@ -1,0 +1,230 @@
+"""Redis functions: libraries loaded with FUNCTION LOAD, called with FCALL.
+
+A library's code runs once at load in the engine's Lua state, registering its
+functions through `redis.register_function`; FCALL runs one of them with the
+same rules as a script (scripting.engine). FUNCTION DUMP's payload is rillet's
+own (the libraries' code with a checksum), not Redis's RDB encoding.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lupa import lua51
+
+from rillet import errors
+from rillet.errors import ReplyError
+
+if TYPE_CHECKING:
+    from rillet.scripting.engine import LuaEngine
+
+_NAME = re.compile(rb"^[A-Za-z0-9_]+$")
+FUNCTION_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")
+DUMP_MAGIC = b"RILLETFN1"
+
+
+@dataclass(eq=False)
+class Function:
+    name: bytes
+    callback: Any
+    flags: frozenset[str]
+    description: bytes | None
+    library: Library | None = None
+
+
+@dataclass(eq=False)
+class Library:
+    name: bytes
+    code: bytes
+    functions: dict[bytes, Function] = field(default_factory=dict)
+
+
+class RegistrationError(Exception):
+    """An error raised into the library's Lua code (sandbox.lua's MARK turns it into {err=...})."""
+
+    def __str__(self) -> str:
+        return "\0rillet\0" + self.args[0]
+
+
+def parse_metadata(code: bytes) -> bytes:
+    """The library name from `#!lua name=...` (functionExtractLibMetaData)."""
+    if not code.startswith(b"#!"):
+        raise ReplyError(errors.FUNCTION_NO_METADATA)
+    end = code.find(b"\n")
+    line = code if end < 0 else code[:end]
+    parts = line.split()
+    engine_name = parts[0][2:]
+    name = None
+    for part in parts[1:]:
+        if part.startswith(b"name="):
+            name = part[5:]
+        else:
+            raise ReplyError(errors.FUNCTION_BAD_METADATA.format(part.decode("utf-8", "replace")))
+    if name is None:
+        raise ReplyError(errors.FUNCTION_NO_NAME)
+    if engine_name.lower() != b"lua":
+        raise ReplyError(errors.FUNCTION_NO_ENGINE.format(engine_name.decode("utf-8", "replace")))
+    return name
+
+
+class Functions:
+    """The libraries and the function namespace they share."""
+
+    def __init__(self, engine: LuaEngine) -> None:
+        self.engine = engine
+        self.libraries: dict[bytes, Library] = {}
+        self.functions: dict[bytes, Function] = {}
+
+    def load(self, code: bytes, replace: bool) -> bytes:
+        name = parse_metadata(code)
+        if not _NAME.match(name):
+            raise ReplyError(errors.FUNCTION_BAD_LIBRARY_NAME)
+        existing = self.libraries.get(name)
+        if existing is not None and not replace:
+            raise ReplyError(errors.FUNCTION_LIBRARY_EXISTS.format(name.decode("utf-8", "replace")))
+        library = self._compile(name, code)
+        for function_name in library.functions:
+            owner = self.functions.get(function_name)
+            if owner is not None and owner.library is not existing:
+                raise ReplyError(errors.FUNCTION_EXISTS.format(function_name.decode("utf-8", "replace")))
+        if existing is not None:
+            self._remove(existing)
+        self._add(library)
+        return name
+
+    def _compile(self, name: bytes, code: bytes) -> Library:
+        library = Library(name, code)
+        end = code.find(b"\n")
+        body = b"" if end < 0 else code[end:]  # the shebang line stays, empty, for line numbers
+
+        def register(*args: object) -> None:
+            self._register(library, args)
+
+        ok, result = self.engine.run_library(body, register)
+        if ok is None:
+            raise ReplyError(errors.FUNCTION_COMPILE.format(self._load_error(result)))
+        if not ok:
+            raise ReplyError(errors.FUNCTION_REGISTER_FAILED.format(self._load_error(result)))
+        if not library.functions:
+            raise ReplyError(errors.FUNCTION_NONE_REGISTERED)
+        return library
+
+    def _load_error(self, result: object) -> str:
+        if lua51.lua_type(result) == "table":
+            err = result[b"err"]  # type: ignore[index]
+            if isinstance(err, bytes):
+                return err.decode("utf-8", "surrogateescape")
+        if isinstance(result, bytes):
+            return result.decode("utf-8", "surrogateescape")
+        return str(result)
+
+    def _register(self, library: Library, args: tuple) -> None:
+        if len(args) == 2:
+            name, callback = args
+            flags: frozenset[str] = frozenset()
+            description = None
+            if lua51.lua_type(callback) != "function":
+                raise RegistrationError(errors.FUNCTION_SECOND_NOT_FUNCTION)
+        elif len(args) == 1 and lua51.lua_type(args[0]) == "table":
+            spec = args[0]
+            name, callback = spec[b"function_name"], spec[b"callback"]
+            for key in spec.keys():
+                if key not in (b"function_name", b"callback", b"flags", b"description"):
+                    raise RegistrationError(errors.FUNCTION_UNKNOWN_ARGUMENT.format(
+                        key.decode("utf-8", "replace") if isinstance(key, bytes) else key))
+            description = spec[b"description"]
+            if description is not None and not isinstance(description, bytes):
+                raise RegistrationError(errors.FUNCTION_BAD_DESCRIPTION)
+            raw_flags = spec[b"flags"]
+            flag_set = set()
+            if raw_flags is not None:
+                if lua51.lua_type(raw_flags) != "table":
+                    raise RegistrationError(errors.FUNCTION_BAD_FLAGS)
+                for flag in raw_flags.values():
+                    text = flag.decode("utf-8", "replace") if isinstance(flag, bytes) else None
+                    if text not in FUNCTION_FLAGS:
+                        raise RegistrationError(errors.FUNCTION_UNKNOWN_FLAG)
+                    flag_set.add(text)
+            flags = frozenset(flag_set)
+        else:
+            raise RegistrationError(errors.FUNCTION_REGISTER_ARGS)
+        if isinstance(name, (int, float)):
+            name = b"%d" % name if name == int(name) else b"%.17g" % name  # lua_tostring
+        if not isinstance(name, bytes):
+            raise RegistrationError(errors.FUNCTION_NAME_NOT_STRING)
+        if lua51.lua_type(callback) != "function":
+            raise RegistrationError(errors.FUNCTION_CALLBACK_NOT_FUNCTION)
+        if not _NAME.match(name):
+            raise RegistrationError(errors.FUNCTION_BAD_LIBRARY_NAME)
+        if name in library.functions:
+            raise RegistrationError(errors.FUNCTION_ALREADY_IN_LIBRARY)
+        library.functions[name] = Function(name, callback, flags, description, library)
+
+    def _add(self, library: Library) -> None:
+        self.libraries[library.name] = library
+        for name, function in library.functions.items():
+            self.functions[name] = function
+
+    def _remove(self, library: Library) -> None:
+        del self.libraries[library.name]
+        for name in library.functions:
+            self.functions.pop(name, None)
+
+    def delete(self, name: bytes) -> None:
+        library = self.libraries.get(name)
+        if library is None:
+            raise ReplyError(errors.FUNCTION_LIBRARY_NOT_FOUND)
+        self._remove(library)
+
+    def flush(self) -> None:
+        self.libraries.clear()
+        self.functions.clear()
+
+    # --- DUMP / RESTORE -------------------------------------------------------------
+    def dump(self) -> bytes:
+        out = bytearray(DUMP_MAGIC)
+        for library in self.libraries.values():
+            out += len(library.code).to_bytes(4, "big") + library.code
+        out += zlib.crc32(bytes(out)).to_bytes(4, "big")
+        return bytes(out)
+
+    def restore(self, payload: bytes, policy: bytes) -> None:
+        if (len(payload) < len(DUMP_MAGIC) + 4 or not payload.startswith(DUMP_MAGIC)
+                or zlib.crc32(payload[:-4]).to_bytes(4, "big") != payload[-4:]):
+            raise ReplyError(errors.FUNCTION_RESTORE_PAYLOAD)
+        codes = []
+        pos, end = len(DUMP_MAGIC), len(payload) - 4
+        while pos < end:
+            size = int.from_bytes(payload[pos:pos + 4], "big")
+            codes.append(payload[pos + 4:pos + 4 + size])
+            pos += 4 + size
+        # Build the new set apart, so that a failure leaves the current one untouched.
+        fresh = Functions(self.engine)
+        for code in codes:
+            fresh.load(code, replace=False)
+        if policy == b"APPEND":
+            for name, library in fresh.libraries.items():
+                if name in self.libraries:
+                    raise ReplyError(errors.FUNCTION_LIBRARY_EXISTS.format(name.decode("utf-8", "replace")))
+                for function_name in library.functions:
+                    if function_name in self.functions:
+                        raise ReplyError(errors.FUNCTION_EXISTS_RESTORE.format(
+                            function_name.decode("utf-8", "replace")))
+        elif policy == b"REPLACE":
+            for library in fresh.libraries.values():
+                for function_name in library.functions:
+                    owner = self.functions.get(function_name)
+                    if owner is not None and owner.library is not None \
+                            and owner.library.name not in fresh.libraries:
+                        raise ReplyError(errors.FUNCTION_EXISTS_RESTORE.format(
+                            function_name.decode("utf-8", "replace")))
+            for name in fresh.libraries:
+                if name in self.libraries:
+                    self._remove(self.libraries[name])
+        else:  # FLUSH
+            self.flush()
+        for library in fresh.libraries.values():
+            self._add(library)

@@ -1,0 +1,409 @@
+"""The libraries Redis bundles with its Lua (bit, cjson, cmsgpack, struct), as Python shims.
+
+lupa's Lua 5.1 ships none of them; scripts call these through the sandbox's
+`bit`, `cjson`, `cmsgpack` and `struct` tables. Each follows its C library's
+documented behaviour for the common cases (see docs/compat.md for the gaps).
+"""
+
+from __future__ import annotations
+
+import json
+import struct as pystruct
+from collections.abc import Callable
+
+from lupa import lua51
+
+_lua_type = lua51.lua_type
+
+
+class LuaLibError(Exception):
+    """Raised into Lua as the library's error message."""
+
+
+# --- bit (LuaBitOp) ----------------------------------------------------------------
+def _tobit(x: object) -> int:
+    n = int(x) & 0xFFFFFFFF  # type: ignore[call-overload]
+    return n - (1 << 32) if n & 0x80000000 else n
+
+
+def _u(x: object) -> int:
+    return int(x) & 0xFFFFFFFF  # type: ignore[call-overload]
+
+
+def _tohex(x: object, n: object = 8) -> bytes:
+    width = int(n)  # type: ignore[call-overload]
+    upper = width < 0
+    width = min(abs(width), 8)
+    text = format(_u(x) & ((1 << (4 * width)) - 1), f"0{width}x") if width else ""
+    return (text.upper() if upper else text).encode()
+
+
+def _fold(op: Callable[[int, int], int]) -> Callable[..., int]:
+    def run(x: object, *rest: object) -> int:
+        acc = _u(x)
+        for y in rest:
+            acc = op(acc, _u(y))
+        return _tobit(acc)
+    return run
+
+
+def bit_functions() -> dict[bytes, Callable]:
+    def rol(x: object, n: object) -> int:
+        v, s = _u(x), int(n) & 31  # type: ignore[call-overload]
+        return _tobit((v << s) | (v >> (32 - s)))
+
+    def ror(x: object, n: object) -> int:
+        v, s = _u(x), int(n) & 31  # type: ignore[call-overload]
+        return _tobit((v >> s) | (v << (32 - s)))
+
+    return {
+        b"tobit": _tobit,
+        b"tohex": _tohex,
+        b"bnot": lambda x: _tobit(~_u(x)),
+        b"band": _fold(lambda a, b: a & b),
+        b"bor": _fold(lambda a, b: a | b),
+        b"bxor": _fold(lambda a, b: a ^ b),
+        b"lshift": lambda x, n: _tobit(_u(x) << (int(n) & 31)),
+        b"rshift": lambda x, n: _tobit(_u(x) >> (int(n) & 31)),
+        b"arshift": lambda x, n: _tobit(_tobit(x) >> (int(n) & 31)),
+        b"rol": rol,
+        b"ror": ror,
+        b"bswap": lambda x: _tobit(int.from_bytes(_u(x).to_bytes(4, "little"), "big")),
+    }
+
+
+# --- cjson ----------------------------------------------------------------------------
+def _json_number(value: float | int) -> bytes:
+    if value != value or value in (float("inf"), float("-inf")):
+        raise LuaLibError("Cannot serialise number: must not be NaN or Inf")
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return b"%d" % int(value)
+    return (b"%.14g" % value)
+
+
+def _json_string(raw: bytes) -> bytes:
+    out = bytearray(b'"')
+    for byte in raw:
+        if byte == 0x22:
+            out += b'\\"'
+        elif byte == 0x5C:
+            out += b"\\\\"
+        elif byte == 0x2F:
+            out += b"\\/"
+        elif byte == 0x0A:
+            out += b"\\n"
+        elif byte == 0x0D:
+            out += b"\\r"
+        elif byte == 0x09:
+            out += b"\\t"
+        elif byte == 0x08:
+            out += b"\\b"
+        elif byte == 0x0C:
+            out += b"\\f"
+        elif byte < 0x20 or byte == 0x7F:
+            out += b"\\u%04x" % byte
+        else:
+            out.append(byte)
+    out += b'"'
+    return bytes(out)
+
+
+def _json_encode(value: object, depth: int = 0) -> bytes:
+    if depth > 1000:
+        raise LuaLibError("Cannot serialise, excessive nesting (1001)")
+    cls = value.__class__
+    if cls is bytes:
+        return _json_string(value)  # type: ignore[arg-type]
+    if cls is bool:
+        return b"true" if value else b"false"
+    if cls is int or cls is float:
+        return _json_number(value)  # type: ignore[arg-type]
+    if value is None:
+        return b"null"
+    if _lua_type(value) == "table":
+        keys = list(value.keys())  # type: ignore[attr-defined]
+        if keys and all(k.__class__ in (int, float) and k >= 1 and k == int(k) for k in keys):
+            top = int(max(keys))
+            if top > 10 and top > 2 * len(keys):
+                raise LuaLibError("Cannot serialise table: excessively sparse array")
+            return b"[" + b",".join(_json_encode(value[i], depth + 1) for i in range(1, top + 1)) + b"]"  # type: ignore[index]
+        parts = []
+        for k in keys:
+            if k.__class__ is bytes:
+                name = k
+            elif k.__class__ in (int, float):
+                name = _json_number(k)
+            else:
+                raise LuaLibError("Cannot serialise table: table key must be a number or string")
+            parts.append(_json_string(name) + b":" + _json_encode(value[k], depth + 1))  # type: ignore[index]
+        return b"{" + b",".join(parts) + b"}"
+    raise LuaLibError(f"Cannot serialise {_lua_type(value) or cls.__name__}: type not supported")
+
+
+def _from_json(value: object, table: Callable) -> object:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, list):
+        return table([_from_json(v, table) for v in value])
+    if isinstance(value, dict):
+        return table({k.encode("utf-8", "surrogatepass"): _from_json(v, table) for k, v in value.items()})
+    return value
+
+
+# --- cmsgpack -------------------------------------------------------------------------
+def _mp_pack(value: object, out: bytearray) -> None:
+    cls = value.__class__
+    if value is None:
+        out.append(0xC0)
+    elif cls is bool:
+        out.append(0xC3 if value else 0xC2)
+    elif cls is float and not value.is_integer():  # type: ignore[attr-defined]
+        out += b"\xcb" + pystruct.pack(">d", value)
+    elif cls in (int, float):
+        n = int(value)  # type: ignore[call-overload]
+        if 0 <= n < 128:
+            out.append(n)
+        elif -32 <= n < 0:
+            out += pystruct.pack(">b", n)
+        elif 0 <= n < 1 << 8:
+            out += b"\xcc" + pystruct.pack(">B", n)
+        elif 0 <= n < 1 << 16:
+            out += b"\xcd" + pystruct.pack(">H", n)
+        elif 0 <= n < 1 << 32:
+            out += b"\xce" + pystruct.pack(">I", n)
+        elif n >= 0:
+            out += b"\xcf" + pystruct.pack(">Q", n)
+        elif n >= -128:
+            out += b"\xd0" + pystruct.pack(">b", n)
+        elif n >= -(1 << 15):
+            out += b"\xd1" + pystruct.pack(">h", n)
+        elif n >= -(1 << 31):
+            out += b"\xd2" + pystruct.pack(">i", n)
+        else:
+            out += b"\xd3" + pystruct.pack(">q", n)
+    elif cls is bytes:
+        n = len(value)  # type: ignore[arg-type]
+        if n < 32:
+            out.append(0xA0 | n)
+        elif n < 1 << 8:
+            out += b"\xd9" + pystruct.pack(">B", n)
+        elif n < 1 << 16:
+            out += b"\xda" + pystruct.pack(">H", n)
+        else:
+            out += b"\xdb" + pystruct.pack(">I", n)
+        out += value  # type: ignore[operator]
+    elif _lua_type(value) == "table":
+        keys = list(value.keys())  # type: ignore[attr-defined]
+        n = len(keys)
+        if all(k.__class__ in (int, float) and k == i + 1 for i, k in enumerate(sorted(keys))):
+            out += bytes([0x90 | n]) if n < 16 else (b"\xdc" + pystruct.pack(">H", n) if n < 1 << 16 else b"\xdd" + pystruct.pack(">I", n))
+            for i in range(1, n + 1):
+                _mp_pack(value[i], out)  # type: ignore[index]
+        else:
+            out += bytes([0x80 | n]) if n < 16 else (b"\xde" + pystruct.pack(">H", n) if n < 1 << 16 else b"\xdf" + pystruct.pack(">I", n))
+            for k in keys:
+                _mp_pack(k, out)
+                _mp_pack(value[k], out)  # type: ignore[index]
+    else:
+        out.append(0xC0)
+
+
+_MP_FIXED = {0xCC: ">B", 0xCD: ">H", 0xCE: ">I", 0xCF: ">Q", 0xD0: ">b", 0xD1: ">h",
+             0xD2: ">i", 0xD3: ">q", 0xCA: ">f", 0xCB: ">d"}
+
+
+def _mp_unpack(data: bytes, pos: int, table: Callable) -> tuple[object, int]:
+    if pos >= len(data):
+        raise LuaLibError("Missing bytes in input.")
+    b = data[pos]
+    pos += 1
+    if b < 0x80:
+        return b, pos
+    if b >= 0xE0:
+        return b - 256, pos
+    if 0xA0 <= b <= 0xBF:
+        n = b & 0x1F
+        return data[pos:pos + n], pos + n
+    if 0x90 <= b <= 0x9F:
+        return _mp_array(data, pos, b & 0x0F, table)
+    if 0x80 <= b <= 0x8F:
+        return _mp_map(data, pos, b & 0x0F, table)
+    if b == 0xC0:
+        return None, pos
+    if b in (0xC2, 0xC3):
+        return b == 0xC3, pos
+    fmt = _MP_FIXED.get(b)
+    if fmt is not None:
+        size = pystruct.calcsize(fmt)
+        return pystruct.unpack_from(fmt, data, pos)[0], pos + size
+    if b in (0xD9, 0xDA, 0xDB, 0xC4, 0xC5, 0xC6):
+        size = {0xD9: 1, 0xDA: 2, 0xDB: 4, 0xC4: 1, 0xC5: 2, 0xC6: 4}[b]
+        n = int.from_bytes(data[pos:pos + size], "big")
+        pos += size
+        return data[pos:pos + n], pos + n
+    if b in (0xDC, 0xDD, 0xDE, 0xDF):
+        size = 2 if b in (0xDC, 0xDE) else 4
+        n = int.from_bytes(data[pos:pos + size], "big")
+        pos += size
+        return (_mp_array if b in (0xDC, 0xDD) else _mp_map)(data, pos, n, table)
+    raise LuaLibError("Bad data format in input.")
+
+
+def _mp_array(data: bytes, pos: int, n: int, table: Callable) -> tuple[object, int]:
+    items = []
+    for _ in range(n):
+        item, pos = _mp_unpack(data, pos, table)
+        items.append(item)
+    return table(items), pos
+
+
+def _mp_map(data: bytes, pos: int, n: int, table: Callable) -> tuple[object, int]:
+    items = {}
+    for _ in range(n):
+        key, pos = _mp_unpack(data, pos, table)
+        value, pos = _mp_unpack(data, pos, table)
+        items[key] = value
+    return table(items), pos
+
+
+# --- struct (Roberto Ierusalimschy's struct library) ------------------------------------------
+_STRUCT_SIZES = {"b": 1, "B": 1, "h": 2, "H": 2, "l": 8, "L": 8, "T": 8, "i": 4, "I": 4,
+                 "f": 4, "d": 8}
+
+
+def _struct_items(fmt: bytes) -> list[tuple[str, int]]:
+    """(code, size) per item; endianness marks come through as ('<'|'>', 0)."""
+    items = []
+    text = fmt.decode("latin-1")
+    i = 0
+    while i < len(text):
+        c = text[i]
+        i += 1
+        digits = ""
+        while i < len(text) and text[i].isdigit():
+            digits += text[i]
+            i += 1
+        if c in "<>!=":
+            items.append((">" if c == ">" else "<", 0))
+        elif c in "iI":
+            items.append((c, int(digits) if digits else 4))
+        elif c == "c":
+            items.append((c, int(digits) if digits else 1))
+        elif c in _STRUCT_SIZES or c in "xsz ":
+            if c != " ":
+                items.append((c, _STRUCT_SIZES.get(c, 1)))
+        else:
+            raise LuaLibError(f"invalid format option '{c}'")
+    return items
+
+
+def _struct_pack(fmt: bytes, *values: object) -> bytes:
+    out = bytearray()
+    order = "<"
+    args = list(values)
+    for code, size in _struct_items(fmt):
+        if size == 0:
+            order = code
+        elif code == "x":
+            out.append(0)
+        elif code in "fd":
+            out += pystruct.pack(order + code, float(args.pop(0)))  # type: ignore[arg-type]
+        elif code in "bBhHlLTiI":
+            n = int(args.pop(0)) & ((1 << (8 * size)) - 1)  # type: ignore[call-overload]
+            out += n.to_bytes(size, "little" if order == "<" else "big")
+        elif code == "c":
+            raw = args.pop(0)
+            out += raw[:size].ljust(size, b"\0")  # type: ignore[index]
+        elif code == "s":
+            raw = args.pop(0)
+            out += raw + b"\0"  # type: ignore[operator]
+        elif code == "z":
+            raw = args.pop(0)
+            out += raw + b"\0"  # type: ignore[operator]
+    return bytes(out)
+
+
+def _struct_unpack(fmt: bytes, data: bytes, init: object = 1) -> tuple:
+    pos = int(init) - 1  # type: ignore[call-overload]
+    order = "<"
+    results: list[object] = []
+    for code, size in _struct_items(fmt):
+        if size == 0:
+            order = code
+            continue
+        if code in "sz":
+            end = data.index(b"\0", pos)
+            results.append(data[pos:end])
+            pos = end + 1
+            continue
+        if pos + size > len(data):
+            raise LuaLibError("data string too short")
+        chunk = data[pos:pos + size]
+        pos += size
+        if code == "x":
+            continue
+        if code in "fd":
+            results.append(pystruct.unpack(order + code, chunk)[0])
+        elif code == "c":
+            results.append(chunk)
+        else:
+            n = int.from_bytes(chunk, "little" if order == "<" else "big")
+            if code in "bhliT" and code != "T" and n >= 1 << (8 * size - 1):
+                n -= 1 << (8 * size)
+            results.append(n)
+    results.append(pos + 1)
+    return tuple(results)
+
+
+def _struct_size(fmt: bytes) -> int:
+    total = 0
+    for code, size in _struct_items(fmt):
+        if code in "sz":
+            raise LuaLibError("options 's' and 'z' have no fixed size")
+        total += size
+    return total
+
+
+def make_libraries(table: Callable) -> dict[str, object]:
+    """The four library tables, built with the runtime's `table` (table_from)."""
+    def guard(fn: Callable) -> Callable:
+        # A Python exception must reach Lua as a plain error message.
+        def run(*args: object) -> object:
+            try:
+                return fn(*args)
+            except LuaLibError:
+                raise
+            except (TypeError, ValueError, IndexError, OverflowError, pystruct.error) as error:
+                raise LuaLibError(str(error)) from None
+        return run
+
+    cjson = {
+        b"encode": guard(lambda value: _json_encode(value)),
+        b"decode": guard(lambda text: _from_json(json.loads(text), table)),
+    }
+    cmsgpack = {
+        b"pack": guard(lambda *values: b"".join(_pack_one(v) for v in values)),
+        b"unpack": guard(lambda data: _unpack_all(data, table)),
+    }
+    return {
+        "bit": table({k: guard(v) for k, v in bit_functions().items()}),
+        "cjson": table(cjson),
+        "cmsgpack": table(cmsgpack),
+        "struct": table({b"pack": guard(_struct_pack), b"unpack": guard(_struct_unpack),
+                         b"size": guard(_struct_size)}),
+    }
+
+
+def _pack_one(value: object) -> bytes:
+    out = bytearray()
+    _mp_pack(value, out)
+    return bytes(out)
+
+
+def _unpack_all(data: bytes, table: Callable) -> tuple:
+    values = []
+    pos = 0
+    while pos < len(data):
+        value, pos = _mp_unpack(data, pos, table)
+        values.append(value)
+    return tuple(values)

@@ -1,0 +1,97 @@
+"""FUNCTION LOAD/LIST/DELETE/FLUSH/STATS/RESTORE and FCALL/FCALL_RO against Redis 8.2.3."""
+
+from __future__ import annotations
+
+LIB = """#!lua name=mylib
+redis.register_function('echo_arg', function(keys, args) return args[1] end)
+redis.register_function{function_name='getkey', callback=function(keys, args)
+  return redis.call('get', keys[1]) end, flags={'no-writes'}, description='reads a key'}
+redis.register_function('setkey', function(keys, args) return redis.call('set', keys[1], args[1]) end)
+redis.register_function('boom', function(keys, args) return redis.call('incr', keys[1]) end)
+redis.register_function('bad_global', function(keys, args) return foo end)
+"""
+
+BAD_LIBRARIES = [
+    "return 1",
+    "#!lua\nreturn 1",
+    "#!lua name=x\nreturn 1",
+    "#!lua name=x foo=bar\nreturn 1",
+    "#!luax name=x\nreturn 1",
+    "#!lua name=x y\nreturn 1",
+    "#!lua name=a-b\nredis.register_function('a', function() return 1 end)",
+    "#!lua name=x\nredis.register_function('a', function() return 1 end)\nredis.call('ping')",
+    "#!lua name=x\nredis.register_function('a b', function() return 1 end)",
+    "#!lua name=x\nredis.register_function('a', 1)",
+    "#!lua name=x\nredis.register_function('a', function() end, 3)",
+    "#!lua name=x\nredis.register_function{function_name='a', callback=function() end, flags={'bad'}}",
+    "#!lua name=x\nredis.register_function{function_name='a', callback=function() end, foo=1}",
+    "#!lua name=x\nredis.register_function('a', function() end)\nredis.register_function('a', function() end)",
+    "#!lua name=x\nlocal a = foo",
+    "#!lua name=x\nerror('boom')",
+    "#!lua name=x\nretur",
+    "#!lua name=x2\nredis.register_function('echo_arg', function() return 1 end)",
+]
+
+
+def test_functions(pair8):
+    pair8.check("FUNCTION", "FLUSH")
+    pair8.check("FUNCTION", "LOAD", LIB)
+    pair8.check("FUNCTION", "LOAD", LIB)
+    pair8.check("FUNCTION", "LOAD", "REPLACE", LIB)
+    for code in BAD_LIBRARIES:
+        pair8.check("FUNCTION", "LOAD", code)
+    pair8.check("FUNCTION", "STATS")
+    pair8.check("FCALL", "echo_arg", "0", "hello")
+    pair8.check("FCALL", "nosuch", "0")
+    pair8.check("FCALL", "echo_arg", "abc")
+    pair8.check("FCALL", "echo_arg", "-1")
+    pair8.check("FCALL", "echo_arg", "5", "a")
+    pair8.check("FCALL", "setkey", "1", "k", "v")
+    pair8.check("FCALL", "getkey", "1", "k")
+    pair8.check("FCALL_RO", "getkey", "1", "k")
+    pair8.check("FCALL_RO", "setkey", "1", "k", "v")
+    pair8.check("SET", "str", "abc")
+    pair8.check("FCALL", "boom", "1", "str")
+    pair8.check("FCALL", "bad_global", "0")
+    pair8.check("FUNCTION", "LIST", "bogus")
+    pair8.check("FUNCTION", "LIST", "LIBRARYNAME")
+    pair8.check("FUNCTION", "LIST", "WITHCODE", "WITHCODE")
+    pair8.check("FUNCTION", "LIST", "LIBRARYNAME", "nomatch*")
+    pair8.check("FUNCTION", "RESTORE", "xxx")
+    pair8.check("FUNCTION", "RESTORE", "xxx", "bogus")
+    pair8.check("FUNCTION", "DELETE", "nosuch")
+    pair8.check("FUNCTION", "DELETE", "mylib")
+    pair8.check("FCALL", "echo_arg", "0", "hello")
+    pair8.check("FUNCTION", "LIST")
+    pair8.check("FUNCTION", "KILL")
+    pair8.check("FUNCTION", "FLUSH", "bad")
+
+
+def test_function_list_one_function(pair8):
+    pair8.check("FUNCTION", "FLUSH")
+    code = "#!lua name=one\nredis.register_function{function_name='f', callback=function() return 1 end," \
+           " flags={'no-writes'}, description='d'}"
+    pair8.check("FUNCTION", "LOAD", code)
+    pair8.check("FUNCTION", "LIST")
+    pair8.check("FUNCTION", "LIST", "WITHCODE", "LIBRARYNAME", "o*")
+    pair8.check("HELLO", "3", normalise=lambda raw: b"")
+    pair8.check("FUNCTION", "LIST", "WITHCODE")
+    pair8.check("FUNCTION", "STATS")
+
+
+def test_dump_restore_round_trip(rillet_server):
+    from tests.helpers.wire import Wire
+
+    with Wire(rillet_server.port) as wire:
+        wire.call("FUNCTION", "FLUSH")
+        assert wire.call("FUNCTION", "LOAD", LIB) == b"$5\r\nmylib\r\n"
+        raw = wire.call("FUNCTION", "DUMP")
+        payload = raw.split(b"\r\n", 1)[1][:-2]
+        assert wire.call("FUNCTION", "RESTORE", payload) == b"-ERR Library 'mylib' already exists\r\n"
+        assert wire.call("FUNCTION", "FLUSH") == b"+OK\r\n"
+        assert wire.call("FUNCTION", "RESTORE", payload) == b"+OK\r\n"
+        assert wire.call("FCALL", "echo_arg", "0", "x") == b"$1\r\nx\r\n"
+        assert wire.call("FUNCTION", "RESTORE", payload, "REPLACE") == b"+OK\r\n"
+        assert wire.call("FUNCTION", "RESTORE", payload, "FLUSH") == b"+OK\r\n"
+        assert wire.call("FUNCTION", "RESTORE", payload[:-1] + b"x") == (
+            b"-ERR DUMP payload version or checksum are wrong\r\n")

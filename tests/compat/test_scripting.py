@@ -1,0 +1,178 @@
+"""EVAL, EVALSHA, EVAL_RO, SCRIPT against Redis 8.2.3, raw reply bytes, RESP2 and RESP3."""
+
+from __future__ import annotations
+
+import pytest
+
+RETURNS = [
+    "return 1",
+    "return -7",
+    "return 3.99",
+    "return -3.99",
+    "return 'hello'",
+    "return ''",
+    "return true",
+    "return false",
+    "return nil",
+    "return {}",
+    "return {1, 'two', {3, 'four'}, false, 5}",
+    "return {1, nil, 3}",
+    "return {ok='FINE'}",
+    "return {err='MYERR something failed'}",
+    "return {err='no code'}",
+    "return redis.status_reply('STATUS')",
+    "return redis.error_reply('My Error')",
+    "return redis.error_reply('-CODE with code')",
+    "return redis.error_reply('nospace')",
+    "return {double=3.5}",
+    "return {double=2}",
+    "return {map={a=1}}",
+    "return {set={x=true}}",
+    "return {big_number='12345678901234567890'}",
+    "return redis.sha1hex('')",
+    "return redis.REDIS_VERSION ~= nil",
+    "return {1, {2, {3, {4}}}}",
+    "return cjson.encode({1, 2, {a=1}})",
+    "return cjson.decode('[1,2,3]')",
+    "return cjson.decode('{\"a\":[1,\"x\"]}').a",
+    "return bit.band(0xff, 0x0f)",
+    "return bit.tohex(65535)",
+    "return bit.bxor(5, 3)",
+    "return cmsgpack.unpack(cmsgpack.pack({1, 2, 'abc'}))",
+    "return struct.unpack('>I2', struct.pack('>I2', 258))",
+    "return type(os.clock())",
+    "return _VERSION",
+    "return tostring(KEYS[1]) .. tostring(ARGV[1])",
+    "return #ARGV",
+]
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_script_returns(pair8, protocol):
+    if protocol == 3:
+        pair8.check("HELLO", "3", normalise=lambda raw: b"")
+    for body in RETURNS:
+        pair8.check("EVAL", body, "0")
+        pair8.check("EVAL", body, "1", "k", "a1", "a2")
+
+
+RESP3_SCRIPTS = [
+    "redis.setresp(3); return redis.call('xadd', 's', '1-1', 'f', 'v')",
+    "redis.setresp(3); return redis.call('xrange', 's', '-', '+')",
+    "redis.setresp(3); return redis.call('get', 'nokey')",
+    "redis.setresp(2); return redis.call('get', 'nokey')",
+    "redis.setresp(3); local r = redis.call('get', 'nokey'); return r == nil",
+    "redis.setresp(2); local r = redis.call('get', 'nokey'); return r == false",
+    "redis.setresp(3); return redis.call('xread', 'streams', 'nokey', '0')",
+    "redis.setresp(3); return true",
+    "redis.setresp(3); return false",
+    "redis.setresp(4)",
+]
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_setresp(pair8, protocol):
+    if protocol == 3:
+        pair8.check("HELLO", "3", normalise=lambda raw: b"")
+    for body in RESP3_SCRIPTS:
+        pair8.check("EVAL", body, "0")
+
+
+ERRORS = [
+    "return foo",
+    "x = 1",
+    "error('boom')",
+    "error({err='X boom'})",
+    "return redis.call('nosuch')",
+    "return redis.pcall('nosuch')",
+    "return redis.call('get')",
+    "return redis.call()",
+    "return redis.call('get', {})",
+    "return redis.call('incr', 'str')",
+    "return redis.pcall('incr', 'str')",
+    "local ok, e = pcall(redis.call, 'incr', 'str'); return e.err",
+    "local ok, e = pcall(error, 'plain'); return e",
+    "return redis.call('multi')",
+    "return redis.call('eval', 'return 1', '0')",
+    "return redis.call('script', 'load', 'return 1')",
+    "return retur",
+    "retur",
+    "return print",
+    "return loadstring('return 1')()",
+    "return loadfile",
+    "return dofile",
+    "return io",
+    "return os.execute",
+    "return debug",
+    "return require",
+    "return redis.call('xadd', 's', 'bad-id', 'f', 'v')",
+    "return redis.call('xgroup', 'create', 's', 'g', '$')",
+    "return redis.call('config', 'nosuch')",
+    "return redis.call('config')",
+    "return redis.call('xread', 'block', '0', 'streams', 'nosuch', '$')",
+    "local t = {} ; t[1] = redis.call('set', 'a', 'b') ; return t",
+]
+
+
+def test_errors(pair8):
+    pair8.check("SET", "str", "abc")
+    for body in ERRORS:
+        pair8.check("EVAL", body, "0")
+
+
+def test_bad_eval_arguments(pair8):
+    pair8.check("EVAL", "return 1", "x")
+    pair8.check("EVAL", "return 1", "-1")
+    pair8.check("EVAL", "return 1", "2", "a")
+    pair8.check("EVAL", "return 1")
+    pair8.check("EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0")
+    pair8.check("EVALSHA", "fff", "0")
+    pair8.check("EVALSHA_RO", "ffffffffffffffffffffffffffffffffffffffff", "0")
+
+
+def test_shebang_flags(pair8):
+    pair8.check("EVAL", "#!lua flags=no-writes\nreturn redis.call('set', 'a', '1')", "0")
+    pair8.check("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', 'a')", "0")
+    pair8.check("EVAL", "#!lua flags=bogus\nreturn 1", "0")
+    pair8.check("EVAL", "#!lua name=x\nreturn 1", "0")
+    pair8.check("EVAL", "#!lux\nreturn 1", "0")
+    pair8.check("EVAL", "#!lua\nreturn 1", "0")
+    pair8.check("EVAL", "#!lua flags=\nreturn 1", "0")
+    pair8.check("EVAL", "#!lua flags=allow-oom,no-cluster\nreturn redis.call('set', 'a', '1')", "0")
+    pair8.check("EVAL_RO", "return redis.call('set', 'a', '1')", "0")
+    pair8.check("EVAL_RO", "return redis.call('get', 'a')", "0")
+
+
+def test_script_cache(pair8):
+    pair8.check("SCRIPT", "FLUSH")
+    sha = pair8.check("SCRIPT", "LOAD", "return 'cached'")
+    digest = sha.split(b"\r\n")[1].decode()
+    pair8.check("SCRIPT", "EXISTS", digest, "ffffffffffffffffffffffffffffffffffffffff")
+    pair8.check("EVALSHA", digest, "0")
+    pair8.check("EVALSHA", digest.upper(), "0")
+    pair8.check("EVALSHA_RO", digest, "0")
+    pair8.check("SCRIPT", "FLUSH", "bad")
+    pair8.check("SCRIPT", "FLUSH", "ASYNC")
+    pair8.check("EVALSHA", digest, "0")
+    pair8.check("SCRIPT", "EXISTS", digest)
+    pair8.check("SCRIPT", "KILL")
+    pair8.check("SCRIPT", "LOAD", "retur")
+    pair8.check("SCRIPT", "NOSUCH")
+
+
+def test_script_writes_and_keys(pair8):
+    body = ("redis.call('set', KEYS[1], ARGV[1]); redis.call('incr', KEYS[2]);"
+            " return {redis.call('get', KEYS[1]), redis.call('get', KEYS[2])}")
+    pair8.check("EVAL", body, "2", "a", "n", "v1")
+    pair8.check("EVAL", body, "2", "a", "n", "v2")
+    pair8.check("MGET", "a", "n")
+    pair8.check("EVAL", "redis.call('select', '1'); return redis.call('get', 'a')", "0")
+    pair8.check("GET", "a")
+    pair8.check("EVAL", "return redis.call('select', '1')", "0")
+
+
+def test_eval_inside_multi(pair8):
+    pair8.check("MULTI")
+    pair8.check("EVAL", "return redis.call('incr', 'c')", "0")
+    pair8.check("EVAL", "return redis.call('incr', 'c')", "0")
+    pair8.check("EXEC")
