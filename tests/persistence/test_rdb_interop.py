@@ -9,6 +9,7 @@ import tempfile
 
 import pytest
 
+from rillet.persistence.rdb_format import crc64
 from tests.helpers import servers
 from tests.persistence.rdb_support import content, populate, redis_check_rdb
 
@@ -115,19 +116,14 @@ def test_round_trip_rillet_redis8_rillet(workdirs):
         handle.stop()
 
 
-@needs8
 def test_unsupported_type_refused_naming_key_and_type(workdirs):
-    source = workdirs()
-    handle = servers.start_redis(REDIS8, dir=source)
-    try:
-        client = handle.client()
-        client.set("fine", "1")
-        client.rpush("my-list", "a", "b")
-        client.save()
-    finally:
-        handle.stop()
+    # Lists, sets, sorted sets and hashes load now: a 7.4 release candidate's
+    # hash with field TTLs (type 23) is a type rillet still refuses.
+    body = (b"REDIS0012\xfe\x00\x00\x04fine\x01\x01"
+            b"\x17\x07my-hash\x0b\x00\x00\x00\x01\x00\x81a\x02\xff\xff")
     target = workdirs()
-    shutil.copy(os.path.join(source, "dump.rdb"), os.path.join(target, "dump.rdb"))
+    with open(os.path.join(target, "dump.rdb"), "wb") as out:
+        out.write(body + crc64(0, body).to_bytes(8, "little"))
     handle = servers.start_rillet(dir=target, wait=False)
     try:
         assert handle.proc.wait(30) == 1
@@ -135,4 +131,4 @@ def test_unsupported_type_refused_naming_key_and_type(workdirs):
         handle.stop()
     with open(os.path.join(target, "server.log"), encoding="utf-8", errors="replace") as log:
         text = log.read()
-    assert "my-list" in text and "list" in text and "cannot load" in text
+    assert "my-hash" in text and "type 23" in text and "cannot load" in text

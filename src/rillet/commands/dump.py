@@ -24,7 +24,8 @@ def dump(ctx: Client, argv: list[bytes]) -> object:
     value = ctx.db.get(argv[1])
     if value is None:
         return None
-    return rdb.dump_value(value, bool(ctx.server.config["rdbcompression"]))
+    config = ctx.server.config
+    return rdb.dump_value(value, bool(config["rdbcompression"]), config)
 
 
 @command("restore", -4, "write denyoom", keys=(1, 1, 1), key_flags="OW update", group="generic",

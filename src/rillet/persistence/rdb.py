@@ -3,8 +3,9 @@
 `dbfilename`, the AOF base (aof-use-rdb-preamble) and DEBUG RELOAD use it;
 replication's full sync can use `dump_keyspace`/`load_keyspace` directly
 (no persistence manager needed). Primitives are in rdb_format.py; each value
-type registers one `RDBCodec` (strings here, streams in rdb_stream.py), so a
-new type (lists, hashes, sets, zsets) adds a codec and no change here.
+type registers one `RDBCodec` (strings here, streams in rdb_stream.py, lists,
+sets, sorted sets and hashes in rdb_containers.py), so a new type adds a codec
+and no change here.
 
 Layout written (Redis 8.2.3's, RDB version 12):
 
@@ -65,8 +66,11 @@ class RDBCodec:
 
     `save(writer, value)` writes the payload after the type byte and key;
     `load(reader, rdb_type, context)` reads it back (the value, or a generator
-    that yields now and then and returns the value). `save_type` is the RDB
-    type written; `load_types` every RDB type this codec reads.
+    that yields now and then and returns the value; None for an empty
+    container, which is skipped as Redis does). `save_type` is the RDB type
+    written, or `type_of(value)` gives it when it depends on the value's
+    encoding (sets, hashes, sorted sets); `load_types` every RDB type this
+    codec reads.
     """
 
     name: str
@@ -75,6 +79,7 @@ class RDBCodec:
     load_types: tuple[int, ...]
     save: Callable[[RDBWriter, Any], None]
     load: Callable[[RDBReader, int, LoadContext], Any]
+    type_of: Callable[[Any], int] | None = None
 
 
 CODECS_BY_CLASS: dict[type, RDBCodec] = {}
@@ -100,10 +105,11 @@ class LoadContext:
 class RDBWriter:
     """Buffered RDB output with a running CRC-64; `emit` takes each chunk."""
 
-    __slots__ = ("emit", "buf", "crc", "size", "compress", "checksum")
+    __slots__ = ("emit", "buf", "crc", "size", "compress", "checksum", "config")
 
     def __init__(self, emit: Callable[[bytes | bytearray], None], compress: bool = True,
-                 checksum: bool = True) -> None:
+                 checksum: bool = True, config: Any = None) -> None:
+        self.config = config  # the server's Config when a codec's layout depends on it (lists)
         self.emit = emit
         self.buf = bytearray()
         self.crc = 0
@@ -163,7 +169,7 @@ def write_value(writer: RDBWriter, value: Any) -> int:
     if codec is None:
         raise RDBError(f"no RDB codec for {value.__class__.__name__}")
     codec.save(writer, value)
-    return codec.save_type
+    return codec.save_type if codec.type_of is None else codec.type_of(value)
 
 
 def type_of(value: Any) -> int:
@@ -172,7 +178,7 @@ def type_of(value: Any) -> int:
     codec = CODECS_BY_CLASS.get(value.__class__)
     if codec is None:
         raise RDBError(f"no RDB codec for {value.__class__.__name__}")
-    return codec.save_type
+    return codec.save_type if codec.type_of is None else codec.type_of(value)
 
 
 # Extra state saved in AUX fields after the keys (Redis ignores AUX fields it
@@ -187,6 +193,8 @@ def write_keyspace(writer: RDBWriter, state: Any, *, aof_base: bool = False,
 
     `repl` is (repl-stream-db, repl-id, repl-offset) for a replication payload.
     """
+    if writer.config is None:
+        writer.config = state.config
     writer.raw(MAGIC + b"%04d" % RDB_VERSION)
     _aux(writer, b"redis-ver", REDIS_COMPAT_VERSION.encode())
     _aux(writer, b"redis-bits", b"64")
@@ -228,7 +236,7 @@ def write_keyspace(writer: RDBWriter, state: Any, *, aof_base: bool = False,
                 codec = CODECS_BY_CLASS.get(value.__class__)
                 if codec is None:
                     raise RDBError(f"no RDB codec for {value.__class__.__name__}")
-                writer.u8(codec.save_type)
+                writer.u8(codec.save_type if codec.type_of is None else codec.type_of(value))
                 string(key)
                 codec.save(writer, value)
             written += 1
@@ -473,6 +481,9 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
         stats.keys_read += 1
         if deadline is not None:
             stats.expires += 1
+        if value is None:  # an empty container: Redis skips it with a warning
+            deadline = None
+            continue
         if not dry:
             if deadline is not None and skip_expired and deadline <= now:
                 stats.keys_expired += 1
@@ -515,10 +526,11 @@ def load_keyspace(state: Any, data: bytes | Any, name: str = "RDB",
 
 # --- DUMP / RESTORE payloads -------------------------------------------------------------
 
-def dump_value(value: Any, compress: bool = True) -> bytes:
+def dump_value(value: Any, compress: bool = True, config: Any = None) -> bytes:
     """DUMP's payload: type, value, 2-byte RDB version, CRC-64 of all that (LE)."""
     chunks: list[bytes] = []
-    writer = RDBWriter(lambda data: chunks.append(bytes(data)), compress, checksum=False)
+    writer = RDBWriter(lambda data: chunks.append(bytes(data)), compress, checksum=False,
+                       config=config)
     writer.u8(type_of(value))
     write_value(writer, value)
     writer.flush()
@@ -553,6 +565,8 @@ def restore_value(payload: bytes, state: Any) -> Any:
                     next(value)
             except StopIteration as done:
                 value = done.value
+        if value is None:
+            raise reader.fail("a non-empty value", 0)
     if reader.pos != reader.end:
         raise reader.fail("the end of the value")
     return value

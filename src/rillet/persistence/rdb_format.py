@@ -45,6 +45,23 @@ OP_SELECTDB = 254
 OP_EOF = 255
 
 TYPE_STRING = 0
+TYPE_LIST = 1
+TYPE_SET = 2
+TYPE_ZSET = 3
+TYPE_HASH = 4
+TYPE_ZSET_2 = 5
+TYPE_HASH_ZIPMAP = 9
+TYPE_LIST_ZIPLIST = 10
+TYPE_SET_INTSET = 11
+TYPE_ZSET_ZIPLIST = 12
+TYPE_HASH_ZIPLIST = 13
+TYPE_LIST_QUICKLIST = 14
+TYPE_HASH_LISTPACK = 16
+TYPE_ZSET_LISTPACK = 17
+TYPE_LIST_QUICKLIST_2 = 18
+TYPE_SET_LISTPACK = 20
+TYPE_HASH_METADATA = 24
+TYPE_HASH_LISTPACK_EX = 25
 TYPE_STREAM_LISTPACKS = 15
 TYPE_STREAM_LISTPACKS_2 = 19
 TYPE_STREAM_LISTPACKS_3 = 21
@@ -527,6 +544,139 @@ def lp_decode(lp: bytes | memoryview) -> list:
         raise ValueError("listpack elements overrun its end")
     if count != 65535 and count != len(out):
         raise ValueError(f"listpack says {count} elements, has {len(out)}")
+    return out
+
+
+# --- ziplists, intsets, zipmaps (the older compact encodings, read only) -------------------
+
+def zl_decode(zl: bytes | memoryview) -> list:
+    """A ziplist's elements (ziplist.c): bytes for strings, int for integers. ValueError if invalid."""
+    size = len(zl)
+    if size < 11:
+        raise ValueError("ziplist shorter than its header")
+    if _UNPACK_LE32(zl, 0)[0] != size:
+        raise ValueError("ziplist size field does not match")
+    count = zl[8] | (zl[9] << 8)
+    out: list = []
+    append = out.append
+    p = 10
+    end = size - 1
+    while p < end:
+        p += 1 if zl[p] < 254 else 5  # prevlen
+        if p >= end:
+            raise ValueError("ziplist entry truncated")
+        b = zl[p]
+        kind = b >> 6
+        if kind == 0:
+            n = b & 0x3F
+            p += 1
+        elif kind == 1:
+            n = ((b & 0x3F) << 8) | zl[p + 1]
+            p += 2
+        elif kind == 2:
+            n = _UNPACK_BE32(zl, p + 1)[0]
+            p += 5
+        else:
+            p += 1
+            if b == 0xC0:
+                append(_UNPACK_I16(zl, p)[0])
+                p += 2
+            elif b == 0xD0:
+                append(_UNPACK_I32(zl, p)[0])
+                p += 4
+            elif b == 0xE0:
+                append(_UNPACK_I64(zl, p)[0])
+                p += 8
+            elif b == 0xF0:
+                v = zl[p] | (zl[p + 1] << 8) | (zl[p + 2] << 16)
+                append(v - (1 << 24) if v >= 1 << 23 else v)
+                p += 3
+            elif b == 0xFE:
+                v = zl[p]
+                append(v - 256 if v > 127 else v)
+                p += 1
+            elif 0xF1 <= b <= 0xFD:
+                append((b & 0x0F) - 1)
+            else:
+                raise ValueError(f"bad ziplist encoding byte {b:#04x}")
+            continue
+        if p + n > end:
+            raise ValueError("ziplist string runs past its end")
+        append(bytes(zl[p : p + n]))
+        p += n
+    if p != end or zl[end] != 0xFF:
+        raise ValueError("ziplist elements overrun its end")
+    if count != 65535 and count != len(out):
+        raise ValueError(f"ziplist says {count} elements, has {len(out)}")
+    return out
+
+
+_INTSET_FORMATS = {2: "<%dh", 4: "<%di", 8: "<%dq"}
+
+
+def intset_decode(blob: bytes | memoryview) -> list[int]:
+    """An intset's integers (intset.c: u32 width, u32 count, sorted values LE)."""
+    if len(blob) < 8:
+        raise ValueError("intset shorter than its header")
+    width, count = struct.unpack_from("<II", blob, 0)
+    fmt = _INTSET_FORMATS.get(width)
+    if fmt is None:
+        raise ValueError(f"bad intset encoding {width}")
+    if len(blob) != 8 + width * count:
+        raise ValueError("intset size does not match its count")
+    values = list(struct.unpack_from(fmt % count, blob, 8))
+    if any(a >= b for a, b in zip(values, values[1:], strict=False)):
+        raise ValueError("intset not sorted")
+    return values
+
+
+def intset_encode(values: list[int]) -> bytes:
+    """The intset Redis builds for these integers: the narrowest width, sorted."""
+    values = sorted(values)
+    low, high = (values[0], values[-1]) if values else (0, 0)
+    if -(1 << 15) <= low and high < 1 << 15:
+        width = 2
+    elif -(1 << 31) <= low and high < 1 << 31:
+        width = 4
+    else:
+        width = 8
+    return struct.pack("<II", width, len(values)) + struct.pack(_INTSET_FORMATS[width] % len(values),
+                                                                 *values)
+
+
+def zipmap_decode(zm: bytes | memoryview) -> list[bytes]:
+    """A zipmap's fields and values, flattened (zipmap.c, Redis < 2.6)."""
+    out: list[bytes] = []
+    p = 1
+    size = len(zm)
+
+    def length() -> int:
+        nonlocal p
+        b = zm[p]
+        if b < 254:
+            p += 1
+            return b
+        if b == 254:
+            p += 5
+            return _UNPACK_LE32(zm, p - 4)[0]
+        raise ValueError("bad zipmap length")
+
+    try:
+        while zm[p] != 255:
+            n = length()
+            out.append(bytes(zm[p : p + n]))
+            p += n
+            n = length()
+            free = zm[p]
+            p += 1
+            out.append(bytes(zm[p : p + n]))
+            p += n + free
+            if p > size:
+                raise ValueError("zipmap entry runs past its end")
+    except IndexError:
+        raise ValueError("zipmap truncated") from None
+    if p != size - 1:
+        raise ValueError("zipmap has bytes after its end")
     return out
 
 
