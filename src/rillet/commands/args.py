@@ -87,3 +87,30 @@ class Options:
             found[word] = values[0] if count == 1 else values
             i += 1 + count
         return found
+
+
+def parse_mpop(argv: list[bytes], at: int,
+               which: Callable[[bytes], bool]) -> tuple[list[bytes], bool, int]:
+    """`numkeys key [key ...] <end> [COUNT count]` from `at`, as LMPOP and ZMPOP (and
+    their blocking forms) read it; `which` parses the end word (LEFT/RIGHT, MIN/MAX)."""
+    n = parse_int(argv[at], errors.NUMKEYS_POSITIVE)
+    if n <= 0:
+        raise ReplyError(errors.NUMKEYS_POSITIVE)
+    if at + 1 + n >= len(argv):
+        raise ReplyError(errors.SYNTAX)
+    keys = argv[at + 1:at + 1 + n]
+    i = at + 1 + n
+    end = which(argv[i])
+    count = 1
+    seen_count = False
+    i += 1
+    while i < len(argv):
+        if argv[i].upper() == b"COUNT" and i + 1 < len(argv) and not seen_count:
+            count = parse_int(argv[i + 1], errors.COUNT_POSITIVE)
+            if count <= 0:
+                raise ReplyError(errors.COUNT_POSITIVE)
+            seen_count = True
+            i += 2
+        else:
+            raise ReplyError(errors.SYNTAX)
+    return keys, end, count

@@ -13,7 +13,7 @@ import math
 from itertools import islice
 
 from rillet import errors
-from rillet.commands.args import parse_int
+from rillet.commands.args import parse_int, parse_mpop
 from rillet.commands.table import command
 from rillet.commands.typed import config_int, lookup
 from rillet.engine import longdouble
@@ -353,31 +353,6 @@ def rpoplpush(ctx: Client, argv: list[bytes]) -> object:
     return _move(ctx, argv[1], argv[2], False, True)
 
 
-def _parse_mpop(argv: list[bytes], at: int) -> tuple[list[bytes], bool, int]:
-    """numkeys key [key ...] <LEFT | RIGHT> [COUNT count] from `at`."""
-    n = parse_int(argv[at], errors.NUMKEYS_POSITIVE)
-    if n <= 0:
-        raise ReplyError(errors.NUMKEYS_POSITIVE)
-    if at + 1 + n >= len(argv):
-        raise ReplyError(errors.SYNTAX)
-    keys = argv[at + 1:at + 1 + n]
-    i = at + 1 + n
-    left = _side(argv[i])
-    count = 1
-    seen_count = False
-    i += 1
-    while i < len(argv):
-        if argv[i].upper() == b"COUNT" and i + 1 < len(argv) and not seen_count:
-            count = parse_int(argv[i + 1], errors.COUNT_POSITIVE)
-            if count <= 0:
-                raise ReplyError(errors.COUNT_POSITIVE)
-            seen_count = True
-            i += 2
-        else:
-            raise ReplyError(errors.SYNTAX)
-    return keys, left, count
-
-
 def _mpop(ctx: Client, keys: list[bytes], left: bool, count: int) -> object:
     for key in keys:
         value = get_list_to_serve(ctx, key)
@@ -389,7 +364,7 @@ def _mpop(ctx: Client, keys: list[bytes], left: bool, count: int) -> object:
 @command("lmpop", -4, "write movablekeys", keys=(0, 0, 0), group="list", since="7.0.0")
 def lmpop(ctx: Client, argv: list[bytes]) -> object:
     """LMPOP numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"""
-    keys, left, count = _parse_mpop(argv, 1)
+    keys, left, count = parse_mpop(argv, 1, _side)
     found = _mpop(ctx, keys, left, count)
     return NULL_ARRAY if found is None else found
 
@@ -476,7 +451,7 @@ def brpoplpush(ctx: Client, argv: list[bytes]) -> object:
 def blmpop(ctx: Client, argv: list[bytes]) -> object:
     """BLMPOP timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"""
     timeout_ms = parse_timeout(ctx, argv[1])
-    keys, left, count = _parse_mpop(argv, 2)
+    keys, left, count = parse_mpop(argv, 2, _side)
     found = _mpop(ctx, keys, left, count)
     if found is not None:
         return found

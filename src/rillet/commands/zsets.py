@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from rillet import errors
-from rillet.commands.args import INT64_MAX, parse_int
+from rillet.commands.args import INT64_MAX, parse_int, parse_mpop
 from rillet.commands.lists import parse_timeout
 from rillet.commands.table import command
 from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_count, scan_members
@@ -507,30 +507,6 @@ def _minmax(word: bytes) -> bool:
     raise ReplyError(errors.SYNTAX)
 
 
-def _parse_zmpop(argv: list[bytes], at: int) -> tuple[list[bytes], bool, int]:
-    n = parse_int(argv[at], errors.NUMKEYS_POSITIVE)
-    if n <= 0:
-        raise ReplyError(errors.NUMKEYS_POSITIVE)
-    if at + 1 + n >= len(argv):
-        raise ReplyError(errors.SYNTAX)
-    keys = argv[at + 1:at + 1 + n]
-    i = at + 1 + n
-    maximum = _minmax(argv[i])
-    count = 1
-    seen = False
-    i += 1
-    while i < len(argv):
-        if argv[i].upper() == b"COUNT" and i + 1 < len(argv) and not seen:
-            count = parse_int(argv[i + 1], errors.COUNT_POSITIVE)
-            if count <= 0:
-                raise ReplyError(errors.COUNT_POSITIVE)
-            seen = True
-            i += 2
-        else:
-            raise ReplyError(errors.SYNTAX)
-    return keys, maximum, count
-
-
 def _to_serve(ctx: Client, key: bytes) -> ZSet | None:
     if ctx.blocked_retry:
         value = ctx.db.get(key)
@@ -550,7 +526,7 @@ def _zmpop(ctx: Client, keys: list[bytes], maximum: bool, count: int) -> object:
 @command("zmpop", -4, "write movablekeys", keys=(0, 0, 0), group="sorted-set", since="7.0.0")
 def zmpop(ctx: Client, argv: list[bytes]) -> object:
     """ZMPOP numkeys key [key ...] <MIN | MAX> [COUNT count]"""
-    keys, maximum, count = _parse_zmpop(argv, 1)
+    keys, maximum, count = parse_mpop(argv, 1, _minmax)
     found = _zmpop(ctx, keys, maximum, count)
     return NULL_ARRAY if found is None else found
 
@@ -584,7 +560,7 @@ def bzpopmax(ctx: Client, argv: list[bytes]) -> object:
 def bzmpop(ctx: Client, argv: list[bytes]) -> object:
     """BZMPOP timeout numkeys key [key ...] <MIN | MAX> [COUNT count]"""
     timeout_ms = parse_timeout(ctx, argv[1])
-    keys, maximum, count = _parse_zmpop(argv, 2)
+    keys, maximum, count = parse_mpop(argv, 2, _minmax)
     found = _zmpop(ctx, keys, maximum, count)
     if found is not None:
         return found
