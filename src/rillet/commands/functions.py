@@ -30,10 +30,10 @@ def function_load(ctx: Client, argv: list[bytes]) -> object:
     replace = False
     if len(argv) == 4:
         if argv[2].upper() != b"REPLACE":
-            raise ReplyError(errors.FUNCTION_LIST_BAD_OPTION.format(argv[2].decode("utf-8", "replace")))
+            raise ReplyError(errors.FUNCTION_LIST_BAD_OPTION.format(errors.c_text(argv[2])))
         replace = True
     elif len(argv) > 4:
-        raise ReplyError(errors.FUNCTION_LIST_BAD_OPTION.format(argv[3].decode("utf-8", "replace")))
+        raise ReplyError(errors.FUNCTION_LIST_BAD_OPTION.format(errors.c_text(argv[3])))
     name = engine(ctx).functions.load(argv[-1], replace)
     ctx.changed()
     return name
@@ -100,7 +100,7 @@ def function_list(ctx: Client, argv: list[bytes]) -> object:
             pattern = argv[i + 1]
             i += 2
         else:
-            raise ReplyError(errors.FUNCTION_LIST_BAD_OPTION.format(argv[i].decode("utf-8", "replace")))
+            raise ReplyError(errors.FUNCTION_LIST_BAD_OPTION.format(errors.c_text(argv[i])))
     reply = []
     for library in engine(ctx).functions.libraries.values():
         if pattern is not None and not glob_match(pattern, library.name):
