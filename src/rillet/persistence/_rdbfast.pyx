@@ -460,6 +460,14 @@ cdef inline int _u64_push(U64Buf *b, uint64_t v) except -1:
     return 0
 
 
+cdef int _u64_reserve(U64Buf *b, Py_ssize_t n) except -1:
+    b.data = <uint64_t *> PyMem_Realloc(b.data, (n if n > 1 else 1) * sizeof(uint64_t))
+    if b.data == NULL:
+        raise MemoryError()
+    b.cap = n if n > 1 else 1
+    return 0
+
+
 cdef object _narrow(U64Buf *b):
     """The values as the narrowest unsigned array (B/H/I/Q), like _compact()."""
     cdef uint64_t top = 0
@@ -571,7 +579,21 @@ def stream_lp_decode(lp, uint64_t seq0):
     dead = []
     cdef bint mixed = False
     cdef Py_ssize_t entry = 0, stored = 0
+    # Sized up front from the listpack's element count (a bound on entries and
+    # stored elements): a node then needs no reallocation while it is decoded.
+    cdef Py_ssize_t count = buf[4] | (buf[5] << 8)
+    if count == 65535:
+        count = size
     try:
+        _u64_reserve(&ms_b, count)
+        _u64_reserve(&seq_b, count)
+        _u64_reserve(&estart_b, count + 1)
+        _u64_reserve(&offs_b, count + 1)
+        # Integers grow when written as text: twice the listpack is a good guess.
+        data_b.data = <char *> PyMem_Malloc(2 * size)
+        if data_b.data == NULL:
+            raise MemoryError()
+        data_b.cap = 2 * size
         # master entry: count, deleted, num-fields, fields..., 0
         if _lp_next(buf, p, end, &live, &sstart, &slen, &nextp) != 1:
             raise ValueError("stream master count is not an integer")

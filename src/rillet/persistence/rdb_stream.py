@@ -55,6 +55,7 @@ FLAG_SAMEFIELDS = 2
 _U64 = 1 << 64
 _I64_MAX = (1 << 63) - 1
 _ID = struct.Struct(">QQ")
+_UNPACK_MS = struct.Struct("<q").unpack_from
 _PEL_TAIL = struct.Struct("<q")
 
 
@@ -333,10 +334,21 @@ def _load_group(reader: RDBReader, rdb_type: int, stream: Stream) -> Any:
     if group is None:
         raise reader.fail(f"a unique consumer group name (duplicate {name!r})", at)
     pending: dict[int, list] = {}
+    # A PEL record is a 16-byte ID, an 8-byte time and a length-encoded count,
+    # almost always one byte (a count below 64): those are read in place, the
+    # reader's methods only for the rest (this loop is a tenth of a load's time).
+    data, end, unpack_id, unpack_ms = reader.data, reader.end, _ID.unpack_from, _UNPACK_MS
     for index in range(reader.length("a group PEL size")):
-        ms, seq = _ID.unpack(reader.take(16, "a PEL ID"))
-        time_ms = reader.millis()
-        count = reader.length("a delivery count")
+        pos = reader.pos
+        if pos + 25 <= end and data[pos + 24] < 64:
+            ms, seq = unpack_id(data, pos)
+            time_ms = unpack_ms(data, pos + 16)[0]
+            count = data[pos + 24]
+            reader.pos = pos + 25
+        else:
+            ms, seq = _ID.unpack(reader.take(16, "a PEL ID"))
+            time_ms = reader.millis()
+            count = reader.length("a delivery count")
         key = (ms << SEQ_BITS) | seq
         if key in pending:
             raise reader.fail("a unique PEL ID")
@@ -352,11 +364,14 @@ def _load_group(reader: RDBReader, rdb_type: int, stream: Stream) -> Any:
         if consumer is None:
             raise reader.fail(f"a unique consumer name (duplicate {consumer_name!r})", at)
         consumer.active_time_ms = active
-        for _ in range(reader.length("a consumer PEL size")):
-            ms, seq = _ID.unpack(reader.take(16, "a consumer PEL ID"))
+        size = reader.length("a consumer PEL size")
+        start = reader.pos
+        ids = reader.take(16 * size, "a consumer PEL ID") if size else b""
+        for index, (ms, seq) in enumerate(_ID.iter_unpack(ids)):
             record = pending.get((ms << SEQ_BITS) | seq)
             if record is None or record[1] is not None:
-                raise reader.fail("a consumer PEL ID present in the group PEL")
+                raise reader.fail("a consumer PEL ID present in the group PEL",
+                                  start + 16 * index + 16)
             record[1] = consumer
     # Idle order: oldest delivery first, ties by ID (the group PEL's order).
     records = sorted(map(tuple, pending.values()), key=lambda r: r[2])
