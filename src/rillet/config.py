@@ -219,6 +219,7 @@ PARAMS = [
     Param("appenddirname", "string", "appendonlydir", immutable=True),
     Param("appendfsync", "enum", "everysec", choices=("always", "everysec", "no")),
     Param("aof-load-truncated", "bool", True),
+    Param("aof-use-rdb-preamble", "bool", True),
     Param("auto-aof-rewrite-percentage", "int", 100, 0, _MAX32),
     Param("auto-aof-rewrite-min-size", "memory", 64 * 1024 * 1024, 0, _MAX64),
     Param("no-appendfsync-on-rewrite", "bool", False),

@@ -140,6 +140,49 @@ def test_redis8_loads_rillets_aof_with_rdb_base(node_factory, tmp_path):
         handle.stop()
 
 
+LIBRARY = "#!lua name=preamble\nredis.register_function('one', function() return 1 end)"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(servers.redis8_binary() is None, reason="needs Redis 8.2.3")
+def test_aof_without_rdb_preamble_is_commands_and_loads_in_both(node_factory, tmp_path):
+    node = node_factory("--appendonly", "yes", "--aof-use-rdb-preamble", "no").start()
+    client = node.client()
+    assert client.config_get("aof-use-rdb-preamble") == {"aof-use-rdb-preamble": "no"}
+    populate(client, 2, streams=2)
+    client.function_load(LIBRARY)
+    client.bgrewriteaof()
+    deadline = time.monotonic() + 60
+    while client.info("persistence")["aof_rewrite_in_progress"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    client.xadd("stream:0", {"late": "entry"})
+    expected, before = content(client), digest(client)
+    bases = [name for name in os.listdir(node.aof_dir) if ".base." in name]
+    assert len(bases) == 1 and bases[0].endswith(".base.aof"), bases
+    with open(os.path.join(node.aof_dir, bases[0]), "rb") as handle:
+        body = handle.read()
+    assert body.startswith(b"*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n")
+    node.restart()
+    assert digest(node.client()) == before
+    assert node.client().fcall("one", 0) == 1
+    node.stop()
+    shutil.copytree(node.aof_dir, tmp_path / "appendonlydir")
+    handle = servers.start_redis(servers.redis8_binary(), "--appendonly", "yes",
+                                 dir=str(tmp_path))
+    try:
+        assert content(handle.client()) == expected
+        assert handle.client().fcall("one", 0) == 1
+    finally:
+        handle.stop()
+
+
+def test_aof_rdb_preamble_is_the_default(node_factory):
+    node = node_factory("--appendonly", "yes").start()
+    assert node.client().config_get("aof-use-rdb-preamble") == {"aof-use-rdb-preamble": "yes"}
+    assert [name for name in os.listdir(node.aof_dir) if ".base." in name][0].endswith(".base.rdb")
+
+
 def test_check_rdb_cli(tmp_path):
     state = ServerState()
     state.keyspace[0].set(b"k", b"v")

@@ -3,7 +3,8 @@
 Layout (Redis 7's multi-part AOF, in `dir/appenddirname/`):
 
     appendonly.aof.manifest        which files to load, in order (aoflog.py)
-    appendonly.aof.<n>.base.rdb    a snapshot (snapshot.py format) made by a rewrite
+    appendonly.aof.<n>.base.rdb    an RDB made by a rewrite (.base.aof: commands, with
+                                   aof-use-rdb-preamble no)
     appendonly.aof.<m>.incr.aof    RESP effects written since that base
 
 `feed()` (an effect sink) encodes each command's effects into a buffer. The
@@ -199,6 +200,10 @@ class AofWriter:
                 pass
         return total
 
+    def base_suffix(self) -> str:
+        """A new base's file name ends as Redis's: .rdb for an RDB preamble, else .aof."""
+        return ".rdb" if self.config["aof-use-rdb-preamble"] else ".aof"
+
     # --- opening -----------------------------------------------------------------------
     def open_for_append(self, manifest: Manifest, write_base: Callable[[str], None]) -> None:
         """Start appending after a load: create a base if there is none, open the last incr."""
@@ -209,7 +214,7 @@ class AofWriter:
                 disk.unlink_quietly(self.path(name))
         manifest = manifest.copy()
         if manifest.base is None and not manifest.incr:
-            info = manifest.new_base(self.filename)
+            info = manifest.new_base(self.filename, self.base_suffix())
             write_base(self.path(info.name))
         if not manifest.incr:
             manifest.new_incr(self.filename)
@@ -274,7 +279,7 @@ class AofWriter:
         """
         manifest = self.manifest.copy()
         old = [info.name for info in manifest.files()] + [info.name for info in manifest.history]
-        base = manifest.new_base(self.filename)
+        base = manifest.new_base(self.filename, self.base_suffix())
         manifest.history = []
         if self.waiting_rewrite:
             info = manifest.new_incr(self.filename)

@@ -19,7 +19,7 @@ from typing import Any
 
 from rillet import errors
 from rillet.errors import ReplyError
-from rillet.persistence import disk, fork
+from rillet.persistence import disk, fork, rewrite
 from rillet.persistence.aof import AofWriter
 from rillet.persistence.aoflog import Manifest, ManifestError
 from rillet.persistence.digest import key_digest, keyspace_digest
@@ -47,9 +47,12 @@ COMPACT_MIN_BYTES = 1 << 20
 # Slice of event-loop time the startup loader takes before letting clients in.
 LOAD_SLICE_S = 0.02
 
-def write_snapshot_file(state: Any, path: str, target: str) -> int:
-    """Write an AOF base (an RDB, as aof-use-rdb-preamble yes) to exactly `path` and fsync it."""
-    return write_file(state, path, target, aof_base=True)
+def write_aof_base(state: Any, path: str) -> int:
+    """Write an AOF base to exactly `path` and fsync it: an RDB with aof-use-rdb-preamble
+    yes (Redis's default), else the keyspace as commands (what Redis 7 calls a .base.aof)."""
+    if state.config["aof-use-rdb-preamble"]:
+        return write_file(state, path, "snapshot", aof_base=True)
+    return rewrite.write_file(state, path, "snapshot")
 
 
 class Persistence:
@@ -347,7 +350,7 @@ class Persistence:
     def _write_base_now(self, path: str) -> None:
         tmp = os.path.join(os.path.dirname(path), f"temp-rewriteaof-{os.getpid()}.aof")
         try:
-            write_snapshot_file(self.state, tmp, "snapshot")
+            write_aof_base(self.state, tmp)
             os.replace(tmp, path)
         except BaseException:
             disk.unlink_quietly(tmp)
@@ -526,7 +529,7 @@ class Persistence:
             directory = aof.directory
 
             def work(temp_path: str) -> None:
-                write_snapshot_file(state, temp_path, "snapshot")
+                write_aof_base(state, temp_path)
 
             child = fork.start(
                 fork.KIND_AOF,
@@ -565,7 +568,7 @@ class Persistence:
                 # BGREWRITEAOF with AOF off still leaves a loadable base (Redis 7 does too).
                 manifest = aof.read_manifest() or Manifest()
                 old = [i.name for i in manifest.files()] + [i.name for i in manifest.history]
-                base = manifest.new_base(aof.filename)
+                base = manifest.new_base(aof.filename, aof.base_suffix())
                 manifest.history = []
                 manifest.incr = []
                 os.replace(child.temp_path, aof.path(base.name))
@@ -738,10 +741,10 @@ class Persistence:
         started = time.perf_counter()
         temp = aof.path(f"temp-rewriteaof-{os.getpid()}.aof")
         try:
-            write_snapshot_file(self.state, temp, "snapshot")
+            write_aof_base(self.state, temp)
             manifest = aof.manifest.copy()
             old = [info.name for info in manifest.files()] + [i.name for i in manifest.history]
-            info = manifest.new_base(aof.filename)
+            info = manifest.new_base(aof.filename, aof.base_suffix())
             manifest.history = []
             manifest.incr = []
             manifest.new_incr(aof.filename)
