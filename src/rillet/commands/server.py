@@ -478,7 +478,12 @@ def _key_specs(spec: CommandSpec) -> list:
             (b"type", b"range"),
             (b"spec", Map([(b"lastkey", last), (b"keystep", step), (b"limit", 0)])),
         ])),
-    ]) for index, last, step, text in ranges]
+    ]) for index, last, step, text in ranges] + [Map([
+        (b"notes", notes.encode()),
+        (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
+        (b"begin_search", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
+        (b"find_keys", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
+    ]) for text, notes in spec.unknown_keys]
 
 
 def command_info(spec: CommandSpec) -> list:
