@@ -468,6 +468,9 @@ def _key_specs(spec: CommandSpec) -> list:
     flags = spec.key_spec_flags()
     if len(flags) > 1:  # one spec per key position (RENAME's source and destination)
         ranges = [(spec.first_key + n, 0, 1, f) for n, f in enumerate(flags)]
+        if spec.last_key < 0:  # the last flags cover the rest (BITOP's, SINTERSTORE's sources)
+            index, _, _, text = ranges[-1]
+            ranges[-1] = (index, spec.last_key, spec.key_step or 1, text)
     else:
         last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
         ranges = [(spec.first_key, last, spec.key_step or 1, flags[0])]
