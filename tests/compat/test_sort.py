@@ -219,3 +219,41 @@ def test_generated_sort(pair8, seed):
     for key in ("k1", "k2", "k3", "d"):
         pair8.check("TYPE", key)
         pair8.check("OBJECT", "ENCODING", key)
+
+
+@pytest.mark.parametrize("n", [5, 7, 8, 30, 41, 120, 300])
+def test_sort_ties_with_limit_follow_redis_partial_sort(pair8, n):
+    """Equal ALPHA BY values with a LIMIT go through Redis's pqsort: the same order of ties."""
+    rng = random.Random(n)
+    p = pair8
+    p.check("RPUSH", "l", *[f"e{i}" for i in range(n)])
+    for i in range(n):
+        if rng.random() < 0.6:
+            p.check("SET", f"w_e{i}", rng.choice(["a", "b", "c"]))
+    for start, count in [(0, 1), (0, 5), (1, 3), (n // 2, 4), (n - 3, 10), (2, n), (0, n - 1)]:
+        for extra in ((), ("DESC",)):
+            p.check("SORT", "l", "BY", "w_*", "ALPHA", "LIMIT", str(start), str(count), *extra)
+            p.check("SORT", "l", "BY", "w_*", "LIMIT", str(start), str(count), *extra)
+            p.check("SORT", "l", "BY", "w_*", "ALPHA", *extra)
+            p.check("SORT", "l", "BY", "w_*", "ALPHA", "LIMIT", str(start), str(count), "STORE", "d", *extra)
+            p.check("LRANGE", "d", "0", "-1")
+
+
+def test_sort_in_scripts_sorts_sets(pair8):
+    p = pair8
+    p.check("SADD", "s", "b", "a", "c", "10", "2")
+    p.check("SADD", "si", "5", "3", "9")
+    for key in ("s", "si"):
+        p.check("EVAL", f"return redis.call('SORT', '{key}', 'BY', 'nosort')", "0")
+        p.check("EVAL", f"return redis.call('SORT_RO', '{key}', 'BY', 'nosort', 'DESC')", "0")
+        p.check("SORT", key, "BY", "nosort")
+
+
+def test_sort_and_bitfield_resp3(pair8):
+    p = pair8
+    p.both("HELLO", "3")
+    p.check("RPUSH", "l", "2", "1")
+    p.check("SORT", "l", "GET", "nokey_*", "GET", "#")
+    p.check("BITFIELD", "b", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "7", "GET", "u2", "0")
+    p.check("SORT", "l", "STORE", "d")
+    p.check("BITPOS", "b", "1")
