@@ -127,6 +127,7 @@ def test_sort_converts_sorted_sets(pair8):
     p.check("OBJECT", "ENCODING", "z")
     p.check("SORT", "nokey")
     p.check("SORT", "z", "ALPHA", "DESC")
+    p.check("DUMP", "z")
 
 
 def test_sort_hash_field_expiry(pair8):

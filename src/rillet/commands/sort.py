@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import cmp_to_key
 
 from rillet import acl, errors
 from rillet.commands import table
@@ -226,8 +225,17 @@ def _sort_vector(elements: list[bytes], keys: list, alpha: bool, by: bool, store
     order = list(range(n))
     if by and (start != 0 or end != n - 1):
         pqsort(order, lambda i, j: compare(order[i], order[j]), start, end)
+        return [elements[i] for i in order]
+    # A full sort: glibc's qsort is a stable merge sort, and so is list.sort, whose
+    # reverse=True keeps equal items in order as a merge sort with -cmp does. Keys
+    # give the comparator's order without calling it.
+    if not alpha:
+        key = list(zip(keys, elements, strict=True))
+    elif by:
+        key = [(0, b"") if v is None else (1, v if store else _c_string(v)) for v in keys]
     else:
-        order.sort(key=cmp_to_key(compare))  # stable, as glibc's merge sort
+        key = elements if store else [_c_string(e) for e in elements]
+    order.sort(key=key.__getitem__, reverse=desc)
     return [elements[i] for i in order]
 
 
