@@ -149,7 +149,7 @@ def test_sort_getkeys_and_info(pair8):
                  ("SORT", "l", "BY", "STORE", "GET", "#"), ("SORT", "l", "STORE"), ("SORT_RO", "l", "STORE", "d"),
                  ("SORT", "l", "STORE", "limit", "1", "2")):
         p.check("COMMAND", "GETKEYS", *argv)
-    for name in ("sort", "sort_ro", "setbit", "getbit", "bitcount", "bitpos", "bitop", "bitfield_ro"):
+    for name in ("sort", "sort_ro", "setbit", "getbit", "bitcount", "bitpos", "bitop", "bitfield", "bitfield_ro"):
         p.check("COMMAND", "INFO", name)
 
 

@@ -57,7 +57,10 @@ def _grown(current: bytes | None, max_bit: int) -> bytearray:
 @command("setbit", 4, "write denyoom", keys=(1, 1, 1), key_flags="RW access update",
          group="bitmap", since="2.2.0")
 def setbit(ctx: Client, argv: list[bytes]) -> object:
-    """SETBIT key offset value"""
+    """SETBIT key offset value
+
+    Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.
+    """
     offset = bit_offset(ctx, argv[2])
     on = parse_int(argv[3], errors.BIT_VALUE)
     if on & ~1:
@@ -81,7 +84,10 @@ def setbit(ctx: Client, argv: list[bytes]) -> object:
 @command("getbit", 3, "readonly fast", keys=(1, 1, 1), key_flags="RO access",
          group="bitmap", since="2.2.0")
 def getbit(ctx: Client, argv: list[bytes]) -> object:
-    """GETBIT key offset"""
+    """GETBIT key offset
+
+    Returns a bit value by offset.
+    """
     offset = bit_offset(ctx, argv[2])
     value = get_string(ctx, argv[1])
     byte = offset >> 3
@@ -121,7 +127,10 @@ def _bits_in(value: bytes, first_bit: int, last_bit: int) -> int:
 @command("bitcount", -2, "readonly", keys=(1, 1, 1), key_flags="RO access",
          group="bitmap", since="2.6.0")
 def bitcount(ctx: Client, argv: list[bytes]) -> object:
-    """BITCOUNT key [start end [BYTE | BIT]]"""
+    """BITCOUNT key [start end [BYTE | BIT]]
+
+    Counts the number of set bits (population counting) in a string.
+    """
     argc = len(argv)
     if argc == 2:
         value = get_string(ctx, argv[1])
@@ -145,7 +154,10 @@ def bitcount(ctx: Client, argv: list[bytes]) -> object:
 @command("bitpos", -3, "readonly", keys=(1, 1, 1), key_flags="RO access",
          group="bitmap", since="2.8.7")
 def bitpos(ctx: Client, argv: list[bytes]) -> object:
-    """BITPOS key bit [start [end [BYTE | BIT]]]"""
+    """BITPOS key bit [start [end [BYTE | BIT]]]
+
+    Finds the first set (1) or clear (0) bit in a string.
+    """
     bit = parse_int(argv[2])
     if bit not in (0, 1):
         raise ReplyError(errors.BITPOS_BIT)
@@ -226,7 +238,10 @@ _AT_LEAST_TWO = (b"DIFF", b"DIFF1", b"ANDOR")
 @command("bitop", -4, "write denyoom", keys=(2, -1, 1), key_flags="OW update|RO access",
          group="bitmap", since="2.6.0")
 def bitop(ctx: Client, argv: list[bytes]) -> object:
-    """BITOP <AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE> destkey key [key ...]"""
+    """BITOP <AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE> destkey key [key ...]
+
+    Performs bitwise operations on multiple strings, and stores the result.
+    """
     op = argv[1].upper()
     compute = _BITOPS.get(op)
     if compute is None:
@@ -409,14 +424,21 @@ def _read(buf: bytes | bytearray, offset: int, signed: bool, bits: int) -> int:
 
 
 @command("bitfield", -2, "write denyoom", keys=(1, 1, 1),
-         key_flags="RW access update variable_flags", group="bitmap", since="3.2.0")
+         key_flags="RW access update variable_flags", group="bitmap", since="3.2.0",
+         key_notes="This command allows both access and modification of the key")
 def bitfield(ctx: Client, argv: list[bytes]) -> object:
-    """BITFIELD key [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | INCRBY encoding offset increment> [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | INCRBY encoding offset increment> ...]]"""
+    """BITFIELD key [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | INCRBY encoding offset increment> [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | INCRBY encoding offset increment> ...]]
+
+    Performs arbitrary bitfield integer operations on strings.
+    """
     return _bitfield(ctx, argv, False)
 
 
 @command("bitfield_ro", -2, "readonly fast", keys=(1, 1, 1), key_flags="RO access",
          group="bitmap", since="6.0.0")
 def bitfield_ro(ctx: Client, argv: list[bytes]) -> object:
-    """BITFIELD_RO key [GET encoding offset [GET encoding offset ...]]"""
+    """BITFIELD_RO key [GET encoding offset [GET encoding offset ...]]
+
+    Performs arbitrary read-only bitfield integer operations on strings.
+    """
     return _bitfield(ctx, argv, True)

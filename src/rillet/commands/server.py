@@ -475,13 +475,14 @@ def _key_specs(spec: CommandSpec) -> list:
         last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
         ranges = [(spec.first_key, last, spec.key_step or 1, flags[0])]
     return [Map([
+        *([(b"notes", spec.key_notes.encode())] if spec.key_notes and n == 0 else []),
         (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
         (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", index)]))])),
         (b"find_keys", Map([
             (b"type", b"range"),
             (b"spec", Map([(b"lastkey", last), (b"keystep", step), (b"limit", 0)])),
         ])),
-    ]) for index, last, step, text in ranges] + [Map([
+    ]) for n, (index, last, step, text) in enumerate(ranges)] + [Map([
         (b"notes", notes.encode()),
         (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
         (b"begin_search", Map([(b"type", b"unknown"), (b"spec", Map([]))])),

@@ -398,7 +398,10 @@ _STORE_KEY = ("OW update", "For the optional STORE keyword. It is marked 'unknow
          group="generic", since="1.0.0", acl="write set sortedset list slow dangerous",
          find_keys=sort_keys, unknown_keys=(_PATTERN_KEYS, _STORE_KEY))
 def sort(ctx: Client, argv: list[bytes]) -> object:
-    """SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] [ALPHA] [STORE destination]"""
+    """SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] [ALPHA] [STORE destination]
+
+    Sorts the elements in a list, a set, or a sorted set, optionally storing the result.
+    """
     return _sort(ctx, argv, False)
 
 
@@ -406,5 +409,8 @@ def sort(ctx: Client, argv: list[bytes]) -> object:
          group="generic", since="7.0.0", acl="read set sortedset list slow dangerous",
          unknown_keys=(_PATTERN_KEYS,))
 def sort_ro(ctx: Client, argv: list[bytes]) -> object:
-    """SORT_RO key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] [ALPHA]"""
+    """SORT_RO key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] [ALPHA]
+
+    Returns the sorted elements of a list, a set, or a sorted set.
+    """
     return _sort(ctx, argv, True)

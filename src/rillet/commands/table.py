@@ -52,6 +52,7 @@ class CommandSpec:
     # Key specs Redis marks "unknown" (SORT's BY/GET patterns and STORE): (flags, notes)
     # each, reported by COMMAND INFO after the others; find_keys finds such keys.
     unknown_keys: tuple[tuple[str, str], ...] = ()
+    key_notes: str = ""  # the notes of the first key spec (BITFIELD's)
     subcommands: dict[bytes, CommandSpec] = field(default_factory=dict)
     parent: CommandSpec | None = None
     # Redis knows this container as one command (DEBUG): ACL CAT lists it alone.
@@ -137,6 +138,7 @@ def command(
     key_flags: str = "",
     find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None,
     unknown_keys: tuple[tuple[str, str], ...] = (),
+    key_notes: str = "",
 ) -> Callable[[Handler], Handler]:
     """Register a handler `(ctx, argv) -> reply` under `name` ("xadd" or "xinfo|stream")."""
 
@@ -158,6 +160,7 @@ def command(
             key_flags=tuple(part.strip() for part in key_flags.split("|")) if key_flags else (),
             find_keys=find_keys,
             unknown_keys=unknown_keys,
+            key_notes=key_notes,
             is_write=WRITE in flag_set,
             is_blocking=BLOCKING in flag_set,
             allowed_unauthenticated=NOAUTH in flag_set,
