@@ -279,3 +279,29 @@ def test_bitmap_digest_and_reload(pair8):
     for key in ("b", "f", "x"):
         p.check("GET", key)
         p.check("OBJECT", "ENCODING", key)
+
+
+def test_large_bitmaps_cross_chunks(pair8):
+    """Strings past the 64 KB slices rillet works in: scans, counts and BITOP across them."""
+    p = pair8
+    size = 200_000
+    for bit in (70_000 * 8 + 3, 131_072 * 8, 131_071 * 8 + 7, 199_999 * 8 + 1, 65_536 * 8 - 1):
+        p.check("SETBIT", "b", str(bit), "1")
+    p.check("SETRANGE", "ones", "0", "\xff" * size)
+    p.check("SETBIT", "ones", str(150_000 * 8 + 5), "0")
+    p.check("SETRANGE", "z", str(size - 1), "\x00")
+    for key in ("b", "ones", "z"):
+        for bit in ("0", "1"):
+            p.check("BITPOS", key, bit)
+            for start, end in (("0", "-1"), ("1000", "65535"), ("65536", "131071"), ("70000", "-1"),
+                               ("131072", "199998")):
+                p.check("BITPOS", key, bit, start, end)
+                p.check("BITPOS", key, bit, str(int(start) * 8 + 5), str(int(end) * 8 + 3 if end != "-1" else -3), "BIT")
+                p.check("BITCOUNT", key, start, end)
+                p.check("BITCOUNT", key, str(int(start) * 8 + 5), str(int(end) * 8 + 3 if end != "-1" else -3), "BIT")
+        p.check("BITCOUNT", key)
+    for op in ("AND", "OR", "XOR", "DIFF", "DIFF1", "ANDOR", "ONE"):
+        p.check("BITOP", op, "d", "b", "ones", "z")
+        p.check("DEBUG", "DIGEST-VALUE", "d")
+    p.check("BITOP", "NOT", "d", "ones")
+    p.check("DEBUG", "DIGEST-VALUE", "d")

@@ -124,6 +124,50 @@ def _bits_in(value: bytes, first_bit: int, last_bit: int) -> int:
     return n & ((1 << (last_bit - first_bit + 1)) - 1)
 
 
+_CHUNK = 1 << 16  # big strings are worked on in slices: no int of the whole string
+
+
+def popcount(value: bytes, lo: int, hi: int) -> int:
+    """Set bits in value[lo:hi]."""
+    return sum(int.from_bytes(value[i:min(i + _CHUNK, hi)], "little").bit_count()
+               for i in range(lo, hi, _CHUNK))
+
+
+def _skip_bytes(value: bytes, lo: int, hi: int, skip: int) -> int:
+    """The index of the first byte in value[lo:hi] other than `skip`, or hi."""
+    filler = bytes((skip,))
+    full = filler * _CHUNK
+    for i in range(lo, hi, _CHUNK):
+        chunk = value[i:min(i + _CHUNK, hi)]
+        if chunk != full[:len(chunk)]:
+            return i + len(chunk) - len(chunk.lstrip(filler))
+    return hi
+
+
+def _first_in(bits: int, width: int, bit: int) -> int:
+    """Index (from the most significant) of the first `bit` in a `width`-bit int, or -1."""
+    if not bit:
+        bits = ~bits & ((1 << width) - 1)
+    return width - bits.bit_length() if bits else -1
+
+
+def first_bit(value: bytes, first: int, last: int, bit: int) -> int:
+    """The position of the first `bit` among bits [first, last] of `value`, or -1."""
+    lo, hi = first >> 3, last >> 3
+    if hi - lo < 2:
+        found = _first_in(_bits_in(value, first, last), last - first + 1, bit)
+        return -1 if found < 0 else first + found
+    head_end = lo * 8 + 7
+    found = _first_in(_bits_in(value, first, head_end), head_end - first + 1, bit)
+    if found >= 0:
+        return first + found
+    at = _skip_bytes(value, lo + 1, hi, 0 if bit else 0xFF)
+    if at < hi:
+        return at * 8 + _first_in(value[at], 8, bit)
+    found = _first_in(_bits_in(value, hi * 8, last), last - hi * 8 + 1, bit)
+    return -1 if found < 0 else hi * 8 + found
+
+
 @command("bitcount", -2, "readonly", keys=(1, 1, 1), key_flags="RO access",
          group="bitmap", since="2.6.0")
 def bitcount(ctx: Client, argv: list[bytes]) -> object:
@@ -134,7 +178,7 @@ def bitcount(ctx: Client, argv: list[bytes]) -> object:
     argc = len(argv)
     if argc == 2:
         value = get_string(ctx, argv[1])
-        return 0 if value is None else int.from_bytes(value, "big").bit_count()
+        return 0 if value is None else popcount(value, 0, len(value))
     if argc not in (4, 5):
         raise ReplyError(errors.SYNTAX)
     start, end = parse_int(argv[2]), parse_int(argv[3])
@@ -146,9 +190,12 @@ def bitcount(ctx: Client, argv: list[bytes]) -> object:
     start, end = _clamp(start, end, total)
     if start > end:
         return 0
-    if is_bit:
-        return _bits_in(value, start, end).bit_count()
-    return int.from_bytes(value[start:end + 1], "big").bit_count()
+    if not is_bit:
+        return popcount(value, start, end + 1)
+    lo, hi = start >> 3, end >> 3
+    # The whole bytes, less the bits of the edge bytes outside the range (as Redis does).
+    outside = (value[lo] >> (8 - (start & 7))).bit_count() + (value[hi] & ((1 << (7 - (end & 7))) - 1)).bit_count()
+    return popcount(value, lo, hi + 1) - outside
 
 
 @command("bitpos", -3, "readonly", keys=(1, 1, 1), key_flags="RO access",
@@ -179,13 +226,9 @@ def bitpos(ctx: Client, argv: list[bytes]) -> object:
     if start > end:
         return -1
     first, last = (start, end) if is_bit else (start * 8, end * 8 + 7)
-    width = last - first + 1
-    bits = _bits_in(value, first, last)
-    if bit:
-        return -1 if bits == 0 else first + width - bits.bit_length()
-    zeros = ~bits & ((1 << width) - 1)
-    if zeros:
-        return first + width - zeros.bit_length()
+    found = first_bit(value, first, last, bit)
+    if found >= 0 or bit:
+        return found
     # No clear bit in the range: past an open-ended range the string is zero padded.
     return -1 if end_given else last + 1
 
@@ -254,9 +297,12 @@ def bitop(ctx: Client, argv: list[bytes]) -> object:
     maxlen = max(map(len, sources))
     dest = argv[2]
     if maxlen:
-        values = [int.from_bytes(s.ljust(maxlen, b"\0"), "big") for s in sources]
-        result = compute(values, (1 << (8 * maxlen)) - 1)
-        ctx.db.set(dest, result.to_bytes(maxlen, "big"))
+        parts = []
+        for at in range(0, maxlen, _CHUNK):
+            n = min(_CHUNK, maxlen - at)
+            values = [int.from_bytes(s[at:at + n].ljust(n, b"\0"), "big") for s in sources]
+            parts.append(compute(values, (1 << (8 * n)) - 1).to_bytes(n, "big"))
+        ctx.db.set(dest, b"".join(parts))
         ctx.db.encodings[dest] = b"raw"  # createObject(OBJ_STRING, ...): never embstr/int
         ctx.modified(dest)
         ctx.notify(STRING, b"set", dest)
