@@ -258,3 +258,33 @@ def test_sort_and_bitfield_resp3(pair8):
     p.check("BITFIELD", "b", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "7", "GET", "u2", "0")
     p.check("SORT", "l", "STORE", "d")
     p.check("BITPOS", "b", "1")
+
+
+def _store_events(port: int) -> list[bytes]:
+    from tests.compat.test_notifications import _cmd
+
+    sub, conn = Wire(port), Wire(port)
+    try:
+        conn.call("FLUSHALL")
+        conn.call("RPUSH", "src", "2", "1")
+        conn.call("SET", "dst", "x")
+        assert conn.call("CONFIG", "SET", "notify-keyspace-events", "KEA") == b"+OK\r\n"
+        sub.send_raw(_cmd("PSUBSCRIBE", "__key*__:*", "sentinel"))
+        sub.read_reply()
+        sub.read_reply()
+        for argv in (("SORT", "src", "STORE", "dst"), ("SORT", "src", "LIMIT", "0", "0", "STORE", "dst"),
+                     ("SORT", "src", "LIMIT", "0", "0", "STORE", "dst"), ("SORT_RO", "src")):
+            conn.call(*argv)
+        conn.call("PUBLISH", "sentinel", "-")
+        seen = []
+        while b"sentinel" not in (frame := sub.read_reply()):
+            seen.append(frame)
+        return seen
+    finally:
+        conn.call("CONFIG", "SET", "notify-keyspace-events", "")
+        sub.close()
+        conn.close()
+
+
+def test_sort_store_notifications(rillet_server, redis8_server):
+    assert _store_events(rillet_server.port) == _store_events(redis8_server.port)
