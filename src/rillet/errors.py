@@ -494,3 +494,20 @@ PUBSUB_CONTEXT = (
 )
 SLOWLOG_COUNT = "ERR count should be greater than or equal to -1"
 CLIENT_PAUSE_MODE = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+
+# --- bitmaps (commands/bitmaps.py: bitops.c) ---------------------------------------------
+BIT_OFFSET = "ERR bit offset is not an integer or out of range"
+BIT_VALUE = "ERR bit is not an integer or out of range"
+BITPOS_BIT = "ERR The bit argument must be 1 or 0."
+BITOP_NOT_ONE_KEY = "ERR BITOP NOT must be called with a single source key."
+BITOP_TWO_KEYS = "ERR BITOP {} must be called with at least two source keys."
+BITFIELD_TYPE = (
+    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
+)
+BITFIELD_OVERFLOW = "ERR Invalid OVERFLOW type specified"
+BITFIELD_RO_GET_ONLY = "ERR BITFIELD_RO only supports the GET subcommand"
+
+# --- SORT (commands/sort.py: sort.c) ---------------------------------------------------------
+SORT_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
+SORT_BY_ACL = "ERR BY option of SORT denied due to insufficient ACL permissions."
+SORT_GET_ACL = "ERR GET option of SORT denied due to insufficient ACL permissions."

@@ -43,6 +43,12 @@ COMMANDS = [
     ["XGROUP", "DELCONSUMER", "s", "g", "c1"],
     ["XGROUP", "DESTROY", "s", "g"], ["XGROUP", "DESTROY", "s", "g"],
     ["XDELEX", "s", "IDS", "1", "12-1"], ["XACKDEL", "s", "g", "IDS", "1", "11-1"],
+    ["SETBIT", "b", "9", "1"], ["SETBIT", "b", "9", "1"], ["SETBIT", "b", "1", "0"],
+    ["BITFIELD", "b", "SET", "u8", "0", "3", "GET", "u8", "0"], ["BITFIELD", "b", "SET", "u8", "0", "3"],
+    ["BITFIELD", "bf", "OVERFLOW", "FAIL", "SET", "u2", "0", "9"], ["BITOP", "OR", "bo", "b", "bf"],
+    ["BITOP", "AND", "bo", "nokey"], ["BITOP", "AND", "bo", "nokey"],
+    ["SORT", "nokey", "STORE", "so"],
+    ["SORT", "nokey", "STORE", "so"],
     ["FLUSHALL"],
 ]
 

@@ -5,6 +5,7 @@ Importing this package registers every command in `table.TABLE`.
 
 from rillet.commands import (  # noqa: F401  (imported for their registrations)
     acl,
+    bitmaps,
     connection,
     dump,
     functions,
@@ -20,6 +21,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations)
     scripting,
     server,
     sets,
+    sort,
     streams,
     string_family,
     strings,

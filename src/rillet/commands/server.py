@@ -468,17 +468,26 @@ def _key_specs(spec: CommandSpec) -> list:
     flags = spec.key_spec_flags()
     if len(flags) > 1:  # one spec per key position (RENAME's source and destination)
         ranges = [(spec.first_key + n, 0, 1, f) for n, f in enumerate(flags)]
+        if spec.last_key < 0:  # the last flags cover the rest (BITOP's, SINTERSTORE's sources)
+            index, _, _, text = ranges[-1]
+            ranges[-1] = (index, spec.last_key, spec.key_step or 1, text)
     else:
         last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
         ranges = [(spec.first_key, last, spec.key_step or 1, flags[0])]
     return [Map([
+        *([(b"notes", spec.key_notes.encode())] if spec.key_notes and n == 0 else []),
         (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
         (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", index)]))])),
         (b"find_keys", Map([
             (b"type", b"range"),
             (b"spec", Map([(b"lastkey", last), (b"keystep", step), (b"limit", 0)])),
         ])),
-    ]) for index, last, step, text in ranges]
+    ]) for n, (index, last, step, text) in enumerate(ranges)] + [Map([
+        (b"notes", notes.encode()),
+        (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
+        (b"begin_search", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
+        (b"find_keys", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
+    ]) for text, notes in spec.unknown_keys]
 
 
 def command_info(spec: CommandSpec) -> list:

@@ -49,6 +49,10 @@ class CommandSpec:
     # For keys (first, last, step) cannot say (XREAD's after STREAMS, SET's
     # GET): argv -> [(index, key spec flags)].
     find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None
+    # Key specs Redis marks "unknown" (SORT's BY/GET patterns and STORE): (flags, notes)
+    # each, reported by COMMAND INFO after the others; find_keys finds such keys.
+    unknown_keys: tuple[tuple[str, str], ...] = ()
+    key_notes: str = ""  # the notes of the first key spec (BITFIELD's)
     subcommands: dict[bytes, CommandSpec] = field(default_factory=dict)
     parent: CommandSpec | None = None
     # Redis knows this container as one command (DEBUG): ACL CAT lists it alone.
@@ -133,6 +137,8 @@ def command(
     acl: str = "",
     key_flags: str = "",
     find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None,
+    unknown_keys: tuple[tuple[str, str], ...] = (),
+    key_notes: str = "",
 ) -> Callable[[Handler], Handler]:
     """Register a handler `(ctx, argv) -> reply` under `name` ("xadd" or "xinfo|stream")."""
 
@@ -153,6 +159,8 @@ def command(
             acl_categories=tuple(acl.split()),
             key_flags=tuple(part.strip() for part in key_flags.split("|")) if key_flags else (),
             find_keys=find_keys,
+            unknown_keys=unknown_keys,
+            key_notes=key_notes,
             is_write=WRITE in flag_set,
             is_blocking=BLOCKING in flag_set,
             allowed_unauthenticated=NOAUTH in flag_set,
@@ -210,7 +218,7 @@ CATEGORY_ORDER = (
 _GROUP_CATEGORY = {
     "generic": "keyspace", "string": "string", "connection": "connection",
     "transactions": "transaction", "stream": "stream", "scripting": "scripting",
-    "hash": "hash", "list": "list", "set": "set", "sorted-set": "sortedset",
+    "hash": "hash", "list": "list", "set": "set", "sorted-set": "sortedset", "bitmap": "bitmap",
 }
 
 
