@@ -494,3 +494,21 @@ PUBSUB_CONTEXT = (
 )
 SLOWLOG_COUNT = "ERR count should be greater than or equal to -1"
 CLIENT_PAUSE_MODE = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+
+# --- arrays (Redis 8.8, t_array.c) -----------------------------------------------------
+ARRAY_INVALID_INDEX = "ERR invalid array index"
+ARRAY_INDEX_OVERFLOW = "ERR array index overflow"
+ARRAY_INSERT_OVERFLOW = "ERR insert index overflow"
+ARRAY_RANGE_TOO_BIG = "ERR range exceeds maximum of 1000000 items"
+ARRAY_COUNT_TOO_BIG = "ERR count exceeds maximum of 1000000 items"
+ARRAY_LIMIT_POSITIVE = "ERR LIMIT must be positive"
+ARRAY_UNKNOWN_OP = "ERR unknown operation"
+ARRAY_MATCH_VALUE = "ERR MATCH requires a value argument"
+ARRAY_INVALID_SIZE = "ERR invalid size"
+ARRAY_SIZE_POSITIVE = "ERR size must be positive"
+ARRAY_INVALID_COUNT = "ERR invalid COUNT"
+ARRAY_TOO_MANY_PREDICATES = "ERR too many predicates, maximum is 250"
+ARRAY_RE_TOO_LONG = "ERR regular expression is too long, maximum is 2048 bytes"
+ARRAY_RE_EMPTY = "ERR regular expression is empty"
+ARRAY_RE_INVALID = "ERR invalid regular expression: {}"
+ARRAY_RE_BACKREFS = "ERR regular expression backreferences are not supported"
