@@ -310,7 +310,7 @@ def _grep_bound(raw: bytes) -> int | str:
 @command("argrep", -6, "readonly", keys=(1, 1, 1), key_flags="RO access", group="array",
          since="8.8.0")
 def argrep(ctx: Client, argv: list[bytes]) -> object:
-    """ARGREP key start end EXACT string|MATCH string|GLOB pattern|RE pattern [EXACT string|MATCH string|GLOB pattern|RE pattern ...] [AND|OR|LIMIT limit|WITHVALUES|NOCASE ...]
+    """ARGREP key start end <EXACT string | MATCH string | GLOB pattern | RE pattern> [<EXACT string | MATCH string | GLOB pattern | RE pattern> ...] [AND | OR] [LIMIT limit] [WITHVALUES] [NOCASE]
 
     Searches array elements in a range using textual predicates."""
     start_bound, end_bound = _grep_bound(argv[2]), _grep_bound(argv[3])
@@ -424,7 +424,7 @@ def ld2string(value: Fraction | float) -> bytes:
 @command("arop", -5, "readonly", keys=(1, 1, 1), key_flags="RO access", group="array",
          since="8.8.0")
 def arop(ctx: Client, argv: list[bytes]) -> object:
-    """AROP key start end SUM|MIN|MAX|AND|OR|XOR|MATCH value|USED
+    """AROP key start end <SUM | MIN | MAX | AND | OR | XOR | MATCH value | USED>
 
     Performs aggregate operations on array elements in a range."""
     start, end = parse_index(argv[2]), parse_index(argv[3])
