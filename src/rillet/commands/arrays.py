@@ -436,8 +436,8 @@ def arop(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError(errors.ARRAY_MATCH_VALUE)
     elif len(argv) != 5:
         raise _arity(argv)
-    array = ctx.db.get(argv[1])
-    if array is None:
+    # A missing key answers before the type check, as aropCommand does.
+    if ctx.db.get(argv[1]) is None:
         return 0 if op in (b"MATCH", b"USED") else None
     array = get_array(ctx, argv[1])
     assert array is not None
