@@ -31,7 +31,7 @@ ALL = READ | WRITE
 CATEGORIES = (
     "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
     "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
-    "connection", "transaction", "scripting",
+    "connection", "transaction", "scripting", "array",
 )
 
 # Reasons a rule is refused (acl.c ACLSetUserStringError), after "Error in ACL SETUSER modifier".

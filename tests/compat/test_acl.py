@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from rillet.commands import table
 from tests.helpers import servers
 from tests.helpers.diff import Pair
 from tests.helpers.wire import Wire
@@ -109,12 +110,15 @@ def test_setuser_errors_on_names(p):
 
 
 def test_misc_subcommands(p):
-    p.check("ACL", "CAT")
+    ours, ref = p.both("ACL", "CAT")
+    # Redis 8.8's "array" category (rillet's arrays) is the one Redis 8.2.3 lacks, last.
+    assert ours == ref.replace(b"*21\r\n", b"*22\r\n", 1) + b"$5\r\narray\r\n"
     for category in ("stream", "read", "write", "keyspace", "admin", "dangerous", "fast", "slow",
                      "connection", "transaction", "blocking", "STREAM"):
         ours, ref = p.both("ACL", "CAT", category)
         # Redis has commands rillet does not: every command rillet lists must be in Redis's list.
         ours_names = set(re.findall(rb"\$\d+\r\n([^\r]+)\r\n", ours))
+        ours_names -= {s.name.encode() for s in table.all_specs() if s.group == "array"}
         ref_names = set(re.findall(rb"\$\d+\r\n([^\r]+)\r\n", ref))
         assert ours_names and ours_names <= ref_names | {b"xnack", b"xcfgset", b"xidmprecord", b"digest", b"delex", b"msetex"}
     p.check("ACL", "CAT", "nope")

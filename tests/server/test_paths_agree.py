@@ -217,6 +217,7 @@ SETUP = [
     ["HSET", "h", "a", "1", "b", "2.5"], ["HPEXPIRE", "h", "100000", "FIELDS", "1", "b"],
     ["SADD", "st", "a", "b", "c"], ["SADD", "st2", "b", "z"],
     ["RPUSH", "l", "a", "b", "c", "a"], ["ZADD", "z", "1", "a", "2", "b", "3", "c"],
+    ["ARSET", "ar", "0", "a", "b", "c"], ["ARINSERT", "ar", "d"],
     ["FUNCTION", "LOAD", "#!lua name=setuplib\nredis.register_function('sf', function() return 1 end)"],
 ]
 
@@ -306,6 +307,10 @@ WRITES = {
     "sort": ["SORT", "l", "ALPHA", "DESC", "STORE", "d"],
     "function|load": ["FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('f2', function() return 2 end)"],
     "function|delete": ["FUNCTION", "DELETE", "setuplib"],
+    "arset": ["ARSET", "ar", "5", "x", "y"], "armset": ["ARMSET", "ar", "9", "x", "1", "y"],
+    "ardel": ["ARDEL", "ar", "0", "7"], "ardelrange": ["ARDELRANGE", "ar", "2", "0"],
+    "arinsert": ["ARINSERT", "ar", "e", "f"], "arring": ["ARRING", "ar", "2", "r"],
+    "arseek": ["ARSEEK", "ar", "100"],
     "function|restore": ["FUNCTION", "RESTORE",
                          _function_payload(b"#!lua name=lib3\nredis.register_function('f3', function() return 3 end)"),
                          "REPLACE"],

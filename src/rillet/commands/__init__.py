@@ -5,6 +5,7 @@ Importing this package registers every command in `table.TABLE`.
 
 from rillet.commands import (  # noqa: F401  (imported for their registrations)
     acl,
+    arrays,
     bitmaps,
     connection,
     dump,

@@ -213,12 +213,13 @@ def container(name: str, group: str, acl: str) -> None:
 CATEGORY_ORDER = (
     "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
     "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
-    "connection", "transaction", "scripting",
+    "connection", "transaction", "scripting", "array",
 )
 _GROUP_CATEGORY = {
     "generic": "keyspace", "string": "string", "connection": "connection",
     "transactions": "transaction", "stream": "stream", "scripting": "scripting",
     "hash": "hash", "list": "list", "set": "set", "sorted-set": "sortedset", "bitmap": "bitmap",
+    "array": "array",
 }
 
 

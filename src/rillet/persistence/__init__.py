@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from rillet.persistence import containers, rdb_containers, rdb_stream, streams  # noqa: F401  (register their codecs)
+from rillet.persistence import (  # noqa: F401  (register their codecs)
+    containers,
+    rdb_arrays,
+    rdb_containers,
+    rdb_stream,
+    streams,
+)
 
 
 def attach(server: Any) -> Any:

@@ -19,6 +19,7 @@ import hashlib
 import struct
 from collections.abc import Iterator
 
+from rillet.engine.arrays import Array
 from rillet.engine.hashes import Hash
 from rillet.engine.lists import List
 from rillet.engine.sets import Set
@@ -183,3 +184,50 @@ register(ValueType(HASH_TAG, "hash", Hash, _hash_dump, _hash_load, _hash_digest,
 register(ValueType(LIST_TAG, "list", List, _list_dump, _list_load, _list_digest, _list_commands))
 register(ValueType(SET_TAG, "set", Set, _set_dump, _set_load, _set_digest, _set_commands))
 register(ValueType(ZSET_TAG, "zset", ZSet, _zset_dump, _zset_load, _zset_digest, _zset_commands))
+
+
+# --- array (Redis 8.8) ----------------------------------------------------------------------
+# Payload (tag 6): u8 has cursor, u64 cursor, u64 n, (u64 index, blob value)*. The rebuild
+# is ARMSET in chunks, then ARSEEK for the ARINSERT/ARRING cursor.
+
+ARRAY_TAG = 6
+
+
+def _array_dump(writer: SnapshotWriter, value: Array, context: CodecContext) -> None:
+    writer.u8(0 if value.insert_idx is None else 1)
+    writer.u64(value.insert_idx or 0)
+    writer.u64(value.count)
+    for idx, item in value.items():
+        writer.u64(idx)
+        writer.blob(item)
+        writer.maybe_flush()
+
+
+def _array_load(reader: SnapshotReader, context: CodecContext) -> Array:
+    value = Array()
+    has_cursor = reader.u8()
+    cursor = reader.u64()
+    for _ in range(reader.u64()):
+        idx = reader.u64()
+        value.set(idx, reader.blob())
+    value.insert_idx = cursor if has_cursor else None
+    return value
+
+
+def _array_digest(value: Array, context: CodecContext) -> bytes:
+    parts = [b"cursor:%d" % (-1 if value.insert_idx is None else value.insert_idx)]
+    for idx, item in value.items():
+        parts += [b"%d" % idx, item]
+    return _digest(b"array", parts)
+
+
+def _array_commands(key: bytes, value: Array, context: CodecContext) -> Iterator[list[bytes]]:
+    pairs = [x for idx, item in value.items() for x in (b"%d" % idx, item)]
+    for chunk in _chunks(pairs, 2 * _CHUNK):
+        yield [b"ARMSET", key, *chunk]
+    if value.insert_idx is not None:
+        yield [b"ARSEEK", key, b"%d" % (value.insert_idx + 1)]
+
+
+register(ValueType(ARRAY_TAG, "array", Array, _array_dump, _array_load, _array_digest,
+                   _array_commands))
