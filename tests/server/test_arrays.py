@@ -211,6 +211,16 @@ def test_argrep():
     assert run(s, "ARGREP", "nokey", "-", "+", "EXACT", "a") == []
 
 
+def test_argrep_re_is_linear_and_posix():
+    """A backtracking engine never finishes (a*)*b against a long run of a's; TRE and
+    RE2 answer at once. As in POSIX, `.` matches a newline."""
+    s = InProcess()
+    run(s, "ARSET", "h", "0", "a" * 50_000, "x\ny")
+    assert run(s, "ARGREP", "h", "-", "+", "RE", "(a*)*b") == []
+    assert run(s, "ARGREP", "h", "-", "+", "RE", "^(a|aa)+$") == [0]
+    assert run(s, "ARGREP", "h", "-", "+", "RE", "x.y") == [1]
+
+
 def test_arop():
     s = InProcess()
     run(s, "ARSET", "n", "0", "1", "2.5", "x", "-4", "0.1", "7")

@@ -13,6 +13,9 @@ from __future__ import annotations
 import re
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
+from typing import Any
+
+import re2
 
 from rillet import errors
 from rillet.commands.args import parse_int
@@ -255,36 +258,39 @@ def arscan(ctx: Client, argv: list[bytes]) -> object:
 # --- ARGREP ------------------------------------------------------------------------------
 
 _PREDICATES = {b"EXACT", b"MATCH", b"GLOB", b"RE"}
-# POSIX bracket classes, as TRE knows them, in Python's re syntax.
-_POSIX_CLASSES = {
-    b"[:alpha:]": rb"a-zA-Z", b"[:digit:]": rb"0-9", b"[:alnum:]": rb"a-zA-Z0-9",
-    b"[:upper:]": rb"A-Z", b"[:lower:]": rb"a-z", b"[:space:]": rb" \t\n\r\f\v",
-    b"[:blank:]": rb" \t", b"[:punct:]": rb"!-/:-@\[-`{-~", b"[:xdigit:]": rb"0-9A-Fa-f",
-    b"[:cntrl:]": rb"\x00-\x1f\x7f", b"[:print:]": rb"\x20-\x7e", b"[:graph:]": rb"\x21-\x7e",
-}
 _BACKREF = re.compile(rb"(?<!\\)(?:\\\\)*\\[1-9]")
 
 
-def _compile_regex(pattern: bytes, nocase: bool) -> re.Pattern[bytes]:
-    """A POSIX extended regex (TRE, REG_EXTENDED) as a Python pattern, searched unanchored."""
+def _compile_regex(pattern: bytes, nocase: bool) -> Any:
+    """A POSIX extended regex (TRE, REG_EXTENDED), searched unanchored.
+
+    RE2, not Python's re: like TRE it matches in time linear in the value,
+    where a backtracking engine lets one pattern such as (a*)*b stop the
+    server (the issue on commands that hang it). As in POSIX, `.` matches
+    a newline.
+    """
     if not pattern:
         raise ReplyError(errors.ARRAY_RE_EMPTY)
     if _BACKREF.search(pattern):
         raise ReplyError(errors.ARRAY_RE_BACKREFS)
-    translated = pattern
-    for posix, plain in _POSIX_CLASSES.items():
-        translated = translated.replace(posix, plain)
+    options = re2.Options()  # RE2 knows POSIX bracket classes ([[:alpha:]]) as TRE does
+    options.case_sensitive = not nocase
+    options.dot_nl = True
+    options.never_capture = True
+    options.log_errors = False
     try:
-        return re.compile(translated, re.IGNORECASE if nocase else 0)
-    except re.error as exc:
-        raise ReplyError(errors.ARRAY_RE_INVALID.format(exc.msg)) from None
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else b""
+        text = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
+        raise ReplyError(errors.ARRAY_RE_INVALID.format(text)) from None
 
 
 def _lower(data: bytes) -> bytes:
     return data.lower()  # bytes.lower() changes ASCII letters only, as arGrepLowerAscii
 
 
-def _matcher(kind: bytes, pattern: bytes, nocase: bool, regex: re.Pattern[bytes] | None):
+def _matcher(kind: bytes, pattern: bytes, nocase: bool, regex: Any):
     if kind == b"EXACT":
         if nocase:
             want = _lower(pattern)
