@@ -17,7 +17,7 @@ streams, and RILLET_PURE=1 never loads this module.
 """
 
 from cpython.array cimport array
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.bytearray cimport PyByteArray_AS_STRING
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_AsUnsignedLongLong
@@ -29,9 +29,16 @@ from libc.string cimport memcpy
 
 from rillet.resp.types import Raw
 
+cdef extern from "Python.h":
+    object PyMemoryView_FromMemory(char *mem, Py_ssize_t size, int flags)
+    int PyBUF_READ
+
 cdef object _Raw = Raw
 # Room kept before the body for the outer `*<n>\r\n`, written once n is known.
 DEF HEAD = 24
+# The scratch buffer is kept between calls: a fresh multi-megabyte allocation
+# costs more in page faults than the encoding itself. Above this it is freed.
+DEF KEEP = 8 * 1024 * 1024
 
 
 cdef struct Buf:
@@ -236,10 +243,11 @@ def encode_range(stream, start, end, Py_ssize_t count, bint reverse):
     cdef Py_ssize_t found = 0
     cdef uint64_t ms, seq
     cdef _Node node = _Node()
-    cdef Buf buf
-    buf.ptr = NULL
+    global _scratch
+    cdef Buf buf = _scratch
     buf.size = HEAD
-    buf.cap = 0
+    _scratch.ptr = NULL  # owned by this call until it gives it back
+    _scratch.cap = 0
     cdef bint done = False
     cdef int width
     cdef char head[24]
@@ -288,6 +296,17 @@ def encode_range(stream, start, end, Py_ssize_t count, bint reverse):
         head[width + 1] = c'\n'
         width += 2
         memcpy(buf.ptr + HEAD - width, head, width)
-        return _Raw(PyBytes_FromStringAndSize(buf.ptr + HEAD - width, buf.size - HEAD + width))
+        return _Raw(PyMemoryView_FromMemory(buf.ptr + HEAD - width, buf.size - HEAD + width,
+                                            PyBUF_READ))
     finally:
-        free(buf.ptr)
+        if buf.cap > KEEP or _scratch.ptr != NULL:
+            free(buf.ptr)
+        else:
+            _scratch.ptr = buf.ptr
+            _scratch.cap = buf.cap
+
+
+cdef Buf _scratch
+_scratch.ptr = NULL
+_scratch.size = 0
+_scratch.cap = 0
