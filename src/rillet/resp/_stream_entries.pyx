@@ -129,7 +129,9 @@ cdef int _col(Col *col, object values) except -1:
         col.items = <PyObject *>values
         col.ptr = NULL
     else:
-        packed = <array>values
+        packed = values  # checked: anything but an array raises TypeError
+        if packed.ob_descr.typecode not in b"BHIQL":
+            raise TypeError("stream node column must hold unsigned integers")
         col.width = packed.ob_descr.itemsize
         col.ptr = packed.data.as_chars
         col.items = NULL
@@ -165,6 +167,9 @@ cdef class _Node:
         ms0, ms, seq, n, dead, mf, elems, data, offs, estart, same = view
         self.ms0 = PyLong_AsUnsignedLongLong(ms0)
         self.n = n
+        if (type(mf) is not list or type(data) is not bytes
+                or (elems is not None and type(elems) is not list)):
+            raise TypeError("unexpected stream node layout")
         self.dead = dead
         self.mf = mf
         self.k = PyList_GET_SIZE(mf)
@@ -180,8 +185,10 @@ cdef class _Node:
             _col(&self.estart, estart)
             if type(same) is bytearray:
                 self.same = PyByteArray_AS_STRING(same)
-            else:
+            elif type(same) is bytes:
                 self.same = PyBytes_AS_STRING(same)
+            else:
+                raise TypeError("unexpected stream node layout")
         return 0
 
     cdef inline bint is_dead(self, Py_ssize_t i) except -1:
@@ -192,6 +199,8 @@ cdef class _Node:
         cdef uint64_t lo, hi
         if self.elems is not None:
             item = <object>PyList_GET_ITEM(self.elems, j)
+            if type(item) is not bytes:
+                item = bytes(item)
             return _bulk(buf, PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item))
         lo = _at(&self.offs, j)
         hi = _at(&self.offs, j + 1)
@@ -214,9 +223,13 @@ cdef class _Node:
             for j in range(a, b):
                 self.element(buf, j)
             return 0
-        _header(buf, c'*', 2 * (b - a))
+        if b - a != k:
+            raise ValueError("stream entry disagrees with its node's fields")
+        _header(buf, c'*', 2 * k)
         for j in range(b - a):
             field = <object>PyList_GET_ITEM(self.mf, j)
+            if type(field) is not bytes:
+                field = bytes(field)
             _bulk(buf, PyBytes_AS_STRING(field), PyBytes_GET_SIZE(field))
             self.element(buf, a + j)
         return 0
