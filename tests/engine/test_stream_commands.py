@@ -22,6 +22,7 @@ from rillet.errors import ReplyError
 from rillet.resp.types import NULL_ARRAY, Map
 from rillet.server.server import Server
 from rillet.state import KEEP_WAITING, Block
+from tests.helpers.replies import plain
 
 T0 = 1_700_000_000_000
 
@@ -43,7 +44,7 @@ class Env:
 
     def raw(self, *args, client=None):
         argv = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-        return self.server.dispatcher.execute(client or self.client, argv)
+        return plain(self.server.dispatcher.execute(client or self.client, argv))
 
     def __call__(self, *args, client=None):
         reply = self.raw(*args, client=client)

@@ -102,7 +102,9 @@ class InProcess:
 
     def run(self, *argv: bytes | str | int) -> object:
         args = [a if isinstance(a, bytes) else str(a).encode() for a in argv]
-        return self.dispatcher.execute(self.client, args)
+        from tests.helpers.replies import plain
+
+        return plain(self.dispatcher.execute(self.client, args))
 
     def digest(self) -> str:
         from rillet.persistence.digest import keyspace_digest

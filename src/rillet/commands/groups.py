@@ -13,10 +13,12 @@ from __future__ import annotations
 from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int
 from rillet.commands.stream_common import (
+    ENCODES_FROM_NODES,
     existing_stream,
     get_stream,
     new_stream,
     parse_block_timeout,
+    range_reply,
     streams_keys,
 )
 from rillet.commands.table import command, help_reply
@@ -519,23 +521,28 @@ def _read_new(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, gro
                                                  entry.delivery_count, last))
         if count and len(entries) >= count:
             return entries
+    # Compiled, the plain reply is encoded from the stream's nodes (range_reply)
+    # and the engine hands back the IDs only.
+    with_fields = claim_ms >= 0 or not ENCODES_FROM_NODES
     delivery = group.read_new(stream, consumer_name, (count - len(entries)) if count else None,
-                              now, noack)
+                              now, noack, with_fields)
     if delivery.consumer_created:
         _consumer_created(ctx, key, group_name, consumer_name, sinks)
-    new = delivery.entries
-    if not new:
+    ids = delivery.ids
+    if not ids:
         return entries
     ctx.changed(1)
     if claim_ms >= 0:
-        entries.extend([format_id(sid), fields, 0, 0] for sid, fields in new)
+        entries.extend([format_id(sid), fields, 0, 0] for sid, fields in delivery.entries)
+    elif with_fields:
+        entries = [[format_id(sid), fields] for sid, fields in delivery.entries]
     else:
-        entries = [[format_id(sid), fields] for sid, fields in new]
+        entries = range_reply(stream, ids[0], ids[-1], len(ids))  # type: ignore[assignment]
     if sinks:
         propagate = ctx.propagate
         if not noack:
-            for item, entry in zip(entries[-len(new):], delivery.touched, strict=True):
-                text = item[0]
+            for sid, entry in zip(ids, delivery.touched, strict=True):
+                text = format_id(sid)
                 propagate(_xclaim_effect(key, group_name, consumer_name, text, now,
                                          entry.delivery_count, text))
         propagate(_setid_effect(key, group, group_name))

@@ -9,6 +9,7 @@ XREAD, and the per-stream IDMP state (idempotent producers, Redis 8.6).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from hashlib import blake2b
 
@@ -19,7 +20,19 @@ from rillet.engine.idmp import Idmp
 from rillet.engine.ids import StreamID, format_id, parse_strict_id, parse_xadd_id
 from rillet.engine.stream import NodeLimits, Stream, default_trim_limit
 from rillet.errors import ReplyError
+from rillet.resp.types import Raw
 from rillet.state import Client, ServerState
+
+try:
+    # The compiled entry encoder (resp/_stream_entries.pyx); optional: without
+    # it, or with RILLET_PURE set, python_range_reply below answers.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.resp._stream_entries import encode_range as _encode_range
+except ImportError:
+    _encode_range = None
+# True when range_reply answers pre-encoded (Raw) replies.
+ENCODES_FROM_NODES = _encode_range is not None
 
 
 def node_limits(server: ServerState) -> NodeLimits:
@@ -56,6 +69,26 @@ def entry_reply(sid: StreamID, fields: list[bytes] | None) -> list:
 
 def entries_reply(entries: list) -> list:
     return [[b"%d-%d" % sid, fields] for sid, fields in entries]
+
+
+def python_range_reply(stream: Stream, start: tuple[int, int], end: tuple[int, int],
+                       count: int | None = None, reverse: bool = False) -> list:
+    """The reference for range_reply: Stream.range's entries as reply values."""
+    return entries_reply(stream.range(start, end, count, reverse))
+
+
+def range_reply(stream: Stream, start: tuple[int, int], end: tuple[int, int],
+                count: int | None = None, reverse: bool = False) -> list | Raw:
+    """The entries of stream.range(start, end, count, reverse) as a reply.
+
+    Compiled, a Raw reply encoded straight from the stream's nodes (the same
+    bytes in RESP2 and RESP3), else python_range_reply's lists; [] (false)
+    either way when nothing matched. tests/resp/test_stream_entries.py holds
+    the two byte-equal.
+    """
+    if _encode_range is not None:
+        return _encode_range(stream, start, end, count or 0, reverse)
+    return entries_reply(stream.range(start, end, count, reverse))
 
 
 # --- trimming -----------------------------------------------------------------------

@@ -24,6 +24,7 @@ from rillet.commands.stream_common import (
     node_limits,
     parse_add_trim_args,
     parse_block_timeout,
+    range_reply,
     streams_keys,
 )
 from rillet.commands.table import command, help_reply
@@ -269,7 +270,7 @@ def _xrange(ctx: Client, argv: list[bytes], reverse: bool) -> object:
         return []
     if count == 0:
         return NULL_ARRAY
-    return entries_reply(stream.range(start, end, count if count > 0 else None, reverse))
+    return range_reply(stream, start, end, count if count > 0 else None, reverse)
 
 
 @command("xrange", -4, "readonly", keys=(1, 1, 1), key_flags="RO access", group="stream", since="5.0.0",
@@ -417,9 +418,9 @@ def xread(ctx: Client, argv: list[bytes]) -> object:
         start = incr_id(after[n])
         if start is None:
             continue
-        entries = stream.range(start, MAX_ID, limit)
+        entries = range_reply(stream, start, MAX_ID, limit)
         if entries:
-            results.append((argv[streams_at + n], entries_reply(entries)))
+            results.append((argv[streams_at + n], entries))
     if results:
         if wrongtype:
             raise ReplyError(errors.WRONGTYPE)

@@ -20,7 +20,7 @@ API (a group lives in `stream.groups[name]`; `stream` is an `engine.stream.Strea
     create_consumer(name, now_ms) -> Consumer | None       # None if it exists
     delete_consumer(name) -> int | None                    # pending count
     consumers_in_order() -> list[Consumer]
-    read_new(stream, consumer, count, now_ms, noack=False) -> Delivery     # '>'
+    read_new(stream, consumer, count, now_ms, noack=False, with_fields=True) -> Delivery  # '>'
     read_history(stream, consumer, after, count, now_ms) -> Delivery      # other IDs
     read_claim(stream, consumer, min_idle_ms, count, now_ms) -> ClaimResult  # CLAIM
     ack(ids) -> int
@@ -106,12 +106,15 @@ class Consumer:
 class Delivery:
     """What an XREADGROUP read produced for one stream."""
 
-    __slots__ = ("entries", "touched", "consumer_created")
+    __slots__ = ("entries", "ids", "touched", "consumer_created")
 
     def __init__(self, consumer_created: bool) -> None:
         # (id, fields) per entry; fields is None for a history entry whose
-        # stream entry was deleted (the reply shows a nil body).
+        # stream entry was deleted (the reply shows a nil body). Empty when
+        # read_new was asked for IDs only.
         self.entries: list[tuple[StreamID, Any]] = []
+        # The delivered IDs in order (read_new only).
+        self.ids: list[StreamID] = []
         # PEL entries created or updated, in reply order (none for NOACK).
         self.touched: list[PendingEntry] = []
         self.consumer_created = consumer_created
@@ -279,6 +282,7 @@ class ConsumerGroup:
         count: int | None,
         now_ms: int,
         noack: bool = False,
+        with_fields: bool = True,
     ) -> Delivery:
         """XREADGROUP with '>': deliver entries after last_id to the consumer.
 
@@ -286,6 +290,8 @@ class ConsumerGroup:
         and files each entry in the PEL unless `noack`. An entry already in
         the PEL (the group was moved back with SETID) changes owner and
         restarts with delivery count 1. NOACK reads do not count as activity.
+        Without `with_fields` only `ids` is filled: the caller encodes the
+        entries itself (they are stream.range(ids[0], ids[-1], len(ids))).
         """
         consumer, created = self._consumer_for(consumer_name, now_ms)
         out = Delivery(created)
@@ -296,10 +302,15 @@ class ConsumerGroup:
             start = _tuple_new(StreamID, (last[0] + 1, 0))
         else:
             return out
-        items = stream.range(start, MAX_ID, count or None, False)
-        if not items:
+        if with_fields:
+            items = stream.range(start, MAX_ID, count or None, False)
+            ids = [item[0] for item in items]
+            out.entries = items
+        else:
+            ids = stream.range_ids(start, MAX_ID, count or None)
+        if not ids:
             return out
-        out.entries = items
+        out.ids = ids
         touched = out.touched
         pel = self.pel
         first_id = stream.first_id  # a property walk on Stream: once per call
@@ -307,8 +318,7 @@ class ConsumerGroup:
         top = pel.last_key()
         if top is None:
             top = -1
-        for item in items:
-            sid = item[0]
+        for sid in ids:
             self._advance_to(stream, sid, first_id)
             if noack:
                 continue

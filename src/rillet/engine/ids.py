@@ -175,6 +175,11 @@ def _parse_interval(arg: bytes, missing_seq: int) -> tuple[StreamID, bool]:
 
 def parse_range_start(arg: bytes) -> StreamID:
     """An XRANGE start (XREVRANGE's second bound): `-`, `ms` = `ms-0`, `(id` exclusive."""
+    # The common forms first: `-`, and a plain ms below 10**19 (string2ull's value).
+    if arg == b"-":
+        return MIN_ID
+    if len(arg) < 20 and arg.isdigit():
+        return _tuple_new(StreamID, (int(arg), 0))
     sid, exclusive = _parse_interval(arg, 0)
     if exclusive:
         nxt = incr_id(sid)
@@ -186,6 +191,10 @@ def parse_range_start(arg: bytes) -> StreamID:
 
 def parse_range_end(arg: bytes) -> StreamID:
     """An XRANGE end: `+`, `ms` = `ms-18446744073709551615`, `(id` exclusive."""
+    if arg == b"+":
+        return MAX_ID
+    if len(arg) < 20 and arg.isdigit():
+        return _tuple_new(StreamID, (int(arg), U64_MAX))
     sid, exclusive = _parse_interval(arg, U64_MAX)
     if exclusive:
         prev = decr_id(sid)

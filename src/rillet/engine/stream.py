@@ -17,6 +17,7 @@ API (IDs are `StreamID`; fields are flat [f1, v1, f2, v2, ...] lists of bytes):
     sid = s.next_id(ms, seq, now_ms)      # XADD's `*` (None, None) / `ms-*` (ms, None) / explicit
     s.append(sid, fields)                 # caller got sid from next_id
     s.range(start, end, count=None, reverse=False) -> [(StreamID, fields)], inclusive bounds
+    s.range_ids(start, end, count=None) -> [StreamID];  s.read_cursor(start, end, reverse)
     s.get(sid) -> fields | None;  s.delete(sid) -> bool (XDEL of one ID)
     s.trim_maxlen(maxlen, approx, limit, can_delete=None, on_deleted=None) -> removed
     s.trim_minid(minid, approx, limit, can_delete=None, on_deleted=None) -> removed
@@ -355,35 +356,80 @@ class Stream:
     ) -> list[Entry]:
         """Live entries with start <= ID <= end, ascending (or descending), at most count."""
         out: list[Entry] = []
-        nodes = self._nodes
-        if not nodes or start > end or (count is not None and count <= 0):
+        if count is not None and count <= 0:
             return out
+        cursor = self.read_cursor(start, end, reverse)
+        if cursor is None:
+            return out
+        nodes, ni, i = cursor
         limit = count if count is not None else -1
         if not reverse:
-            ni = bisect_right(self._keys, start) - 1
-            if ni < 0:
-                ni, i = 0, 0
-            else:
-                i = nodes[ni].first_index_ge(start[0], start[1])
             nnodes = len(nodes)
             while ni < nnodes:
-                node = nodes[ni]
-                if _collect_forward(node, i, end, out, limit):
+                if _collect_forward(nodes[ni], i, end, out, limit):
                     return out
                 ni += 1
                 i = 0
         else:
-            ni = bisect_right(self._keys, end) - 1
-            if ni < 0:
-                return out
-            i = nodes[ni].last_index_le(end[0], end[1])
             while ni >= 0:
-                node = nodes[ni]
-                if _collect_backward(node, i, start, out, limit):
+                if _collect_backward(nodes[ni], i, start, out, limit):
                     return out
                 ni -= 1
                 if ni >= 0:
                     i = nodes[ni].n - 1
+        return out
+
+    def read_cursor(
+        self, start: tuple[int, int], end: tuple[int, int], reverse: bool = False
+    ) -> tuple[list[StreamNode], int, int] | None:
+        """Where a range read begins: (nodes, node index, entry index), None if empty.
+
+        Forward, the first entry with ID >= start (the index may be the node's
+        n: go on to the next node); reverse, the last with ID <= end (may be -1:
+        go on to the previous node). `range()` and the compiled reply encoder
+        (resp/_stream_entries.pyx) both walk from here, ending at `end`
+        (`start` in reverse), tombstones skipped. Never mutate the nodes.
+        """
+        nodes = self._nodes
+        if not nodes or start > end:
+            return None
+        if not reverse:
+            ni = bisect_right(self._keys, start) - 1
+            if ni < 0:
+                return nodes, 0, 0
+            return nodes, ni, nodes[ni].first_index_ge(start[0], start[1])
+        ni = bisect_right(self._keys, end) - 1
+        if ni < 0:
+            return None
+        return nodes, ni, nodes[ni].last_index_le(end[0], end[1])
+
+    def range_ids(self, start: tuple[int, int], end: tuple[int, int],
+                  count: int | None = None) -> list[StreamID]:
+        """IDs of what range(start, end, count) returns, without the fields."""
+        out: list[StreamID] = []
+        if count is not None and count <= 0:
+            return out
+        cursor = self.read_cursor(start, end)
+        if cursor is None:
+            return out
+        nodes, ni, i = cursor
+        limit = count if count is not None else -1
+        append = out.append
+        nnodes = len(nodes)
+        while ni < nnodes:
+            node = nodes[ni]
+            ms0, ms_arr, seq_arr, n, dead = node.ms0, node.ms, node.seq, node.n, node.dead
+            while i < n:
+                sid = _tuple_new(StreamID, (ms0 + ms_arr[i], seq_arr[i]))
+                if sid > end:
+                    return out
+                if dead is None or i not in dead:
+                    append(sid)
+                    if len(out) == limit:
+                        return out
+                i += 1
+            ni += 1
+            i = 0
         return out
 
     def get(self, sid: tuple[int, int]) -> Fields | None:

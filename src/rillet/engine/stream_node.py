@@ -247,6 +247,16 @@ class StreamNode:
 
     # --- reading ---------------------------------------------------------------------
 
+    def read_view(self) -> tuple:
+        """What a reply encoder reads, in one call (see resp/_stream_entries.pyx):
+        (ms0, ms, seq, n, dead, mf, elems, data, offs, estart, same).
+
+        `elems` is the open tail's element list (None once packed), `data`/`offs`
+        the packed elements; the rest as the slots say. Read-only: never mutate.
+        """
+        return (self.ms0, self.ms, self.seq, self.n, self.dead, self.mf, self.elems,
+                self.data, self.offs, self.estart, self.same)
+
     def id_at(self, i: int) -> StreamID:
         return _tuple_new(StreamID, (self.ms0 + self.ms[i], self.seq[i]))
 
