@@ -494,3 +494,25 @@ PUBSUB_CONTEXT = (
 )
 SLOWLOG_COUNT = "ERR count should be greater than or equal to -1"
 CLIENT_PAUSE_MODE = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+
+# --- HyperLogLog (hyperloglog.c) ------------------------------------------------------------
+HLL_WRONGTYPE = "WRONGTYPE Key is not a valid HyperLogLog string value."
+HLL_CORRUPT = "INVALIDOBJ Corrupted HLL object detected"
+PFDEBUG_NO_KEY = "ERR The specified key does not exist"
+PFDEBUG_NOT_SPARSE = "ERR HLL encoding is not sparse"
+PFDEBUG_UNKNOWN = "ERR Unknown PFDEBUG subcommand '{}'"
+
+# --- geo (geo.c) ------------------------------------------------------------------------------
+GEO_BAD_PAIR = "ERR invalid longitude,latitude pair {:f},{:f}"
+GEO_UNIT = "ERR unsupported unit provided. please use M, KM, FT, MI"
+GEO_NEED_RADIUS = "ERR need numeric radius"
+GEO_NEGATIVE_RADIUS = "ERR radius cannot be negative"
+GEO_NEED_WIDTH = "ERR need numeric width"
+GEO_NEED_HEIGHT = "ERR need numeric height"
+GEO_NEGATIVE_BOX = "ERR height or width cannot be negative"
+GEO_NO_MEMBER = "ERR could not decode requested zset member"
+GEO_COUNT = "ERR COUNT must be > 0"
+GEO_STORE_WITH = "ERR {} is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+GEO_NEED_FROM = "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {}"
+GEO_NEED_BY = "ERR exactly one of BYRADIUS and BYBOX can be specified for {}"
+GEO_ANY_COUNT = "ERR the ANY argument requires COUNT argument"

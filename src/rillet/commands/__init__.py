@@ -10,6 +10,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations)
     functions,
     groups,
     hashes,
+    hyperloglog,
     introspection,
     keyfinders,
     keys,
