@@ -8,6 +8,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations)
     connection,
     dump,
     functions,
+    geo,
     groups,
     hashes,
     hyperloglog,
