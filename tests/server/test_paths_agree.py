@@ -218,6 +218,7 @@ SETUP = [
     ["SADD", "st", "a", "b", "c"], ["SADD", "st2", "b", "z"],
     ["RPUSH", "l", "a", "b", "c", "a"], ["ZADD", "z", "1", "a", "2", "b", "3", "c"],
     ["FUNCTION", "LOAD", "#!lua name=setuplib\nredis.register_function('sf', function() return 1 end)"],
+    ["PFADD", "hll", "a", "b"], ["GEOADD", "geo", "13.361389", "38.115556", "P", "15.087269", "37.502669", "C"],
 ]
 
 
@@ -300,6 +301,12 @@ WRITES = {
     "swapdb": ["SWAPDB", "0", "1"], "delex": ["DELEX", "t", "IFEQ", "x"],
     "msetex": ["MSETEX", "2", "m1", "1", "m2", "2", "PX", "100000"],
     "zinterstore": ["ZINTERSTORE", "d", "2", "z", "st"], "zdiffstore": ["ZDIFFSTORE", "d", "1", "z"],
+    "pfadd": ["PFADD", "hll", "c", "d"], "pfmerge": ["PFMERGE", "hll2", "hll"],
+    "pfdebug": ["PFDEBUG", "TODENSE", "hll"],
+    "geoadd": ["GEOADD", "geo", "CH", "12.5", "41.9", "R"],
+    "geosearchstore": ["GEOSEARCHSTORE", "gd", "geo", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km"],
+    "georadius": ["GEORADIUS", "geo", "15", "37", "200", "km", "STOREDIST", "gd"],
+    "georadiusbymember": ["GEORADIUSBYMEMBER", "geo", "P", "200", "km", "STORE", "gd"],
     "restore": ["RESTORE", "r", "0", _dump_payload(b"restored")],
     "function|load": ["FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function('f2', function() return 2 end)"],
     "function|delete": ["FUNCTION", "DELETE", "setuplib"],
