@@ -271,3 +271,17 @@ def test_generated_geo(pair8, seed):
     for _ in range(150):
         p.check(*_one(rng, members))
     p.check("ZRANGE", "g", "0", "-1", "WITHSCORES")
+
+
+@pytest.mark.parametrize("args", [
+    ("GEORADIUS", "g", "0", "0", "1", "km", "STORE", "d", "STOREDIST", "e"),
+    ("GEORADIUS", "g", "0", "0", "1", "km", "COUNT", "1", "STORE"),
+    ("GEORADIUS", "g", "0", "0", "1", "km", "store", "d", "store", "e"),
+    ("GEORADIUSBYMEMBER", "g", "m", "1", "km", "STOREDIST", "x"),
+    ("GEORADIUSBYMEMBER", "g", "m", "1", "km"), ("GEOSEARCHSTORE", "d", "s", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m"),
+    ("GEOSEARCH", "s", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m"), ("GEOADD", "g", "0", "0", "m"),
+    ("GEODIST", "g", "a", "b"), ("PFADD", "h", "a"), ("PFCOUNT", "a", "b", "c"), ("PFMERGE", "d", "a", "b"),
+    ("PFDEBUG", "GETREG", "h"),
+])
+def test_command_getkeys(pair8, args):
+    pair8.check("COMMAND", "GETKEYS", *args)

@@ -358,25 +358,32 @@ def geo_pqsort(points: list, returned: int, descending: bool) -> list:
     return items
 
 
-def _radius_keys(base: int):  # noqa: ANN202
+def _radius_keys(start: int):  # noqa: ANN202
+    """The key specs' search (getKeysUsingKeySpecs): the source, then for each of STORE and
+    STOREDIST the argument after its first occurrence from `start` (the last is never
+    a keyword, its key would be missing)."""
     def find(argv: list[bytes]) -> list[tuple[int, str]]:
         keys = [(1, _RO)]
-        for i in range(base, len(argv) - 1):
-            if argv[i].lower() in (b"store", b"storedist"):
-                keys.append((i + 1, "OW update"))
+        for keyword in (b"store", b"storedist"):
+            for i in range(start, len(argv) - 1):
+                if argv[i].lower() == keyword:
+                    keys.append((i + 1, "OW update"))
+                    break
         return keys
     return find
 
 
 @command("georadius", -6, "write denyoom movablekeys", keys=(1, 1, 1), key_flags=_RO, group="geo",
-         since="3.2.0", acl="write geo slow", find_keys=_radius_keys(6))
+         since="3.2.0", acl="write geo slow", find_keys=_radius_keys(6),
+         keyword_keys=(("OW update", "STORE", 6), ("OW update", "STOREDIST", 6)))
 def georadius(ctx: Client, argv: list[bytes]) -> object:
     """GEORADIUS key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]"""
     return _search(ctx, argv, 1, _COORDS)
 
 
 @command("georadiusbymember", -5, "write denyoom movablekeys", keys=(1, 1, 1), key_flags=_RO,
-         group="geo", since="3.2.0", acl="write geo slow", find_keys=_radius_keys(5))
+         group="geo", since="3.2.0", acl="write geo slow", find_keys=_radius_keys(5),
+         keyword_keys=(("OW update", "STORE", 5), ("OW update", "STOREDIST", 5)))
 def georadiusbymember(ctx: Client, argv: list[bytes]) -> object:
     """GEORADIUSBYMEMBER key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]"""
     return _search(ctx, argv, 1, _MEMBER)

@@ -471,7 +471,7 @@ def _key_specs(spec: CommandSpec) -> list:
     else:
         last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
         ranges = [(spec.first_key, last, spec.key_step or 1, flags[0])]
-    return [Map([
+    specs = [Map([
         (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
         (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", index)]))])),
         (b"find_keys", Map([
@@ -479,6 +479,17 @@ def _key_specs(spec: CommandSpec) -> list:
             (b"spec", Map([(b"lastkey", last), (b"keystep", step), (b"limit", 0)])),
         ])),
     ]) for index, last, step, text in ranges]
+    for text, keyword, startfrom in spec.keyword_keys:
+        specs.append(Map([
+            (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
+            (b"begin_search", Map([(b"type", b"keyword"), (b"spec", Map([
+                (b"keyword", keyword.encode()), (b"startfrom", startfrom)]))])),
+            (b"find_keys", Map([
+                (b"type", b"range"),
+                (b"spec", Map([(b"lastkey", 0), (b"keystep", 1), (b"limit", 0)])),
+            ])),
+        ]))
+    return specs
 
 
 def command_info(spec: CommandSpec) -> list:

@@ -49,6 +49,9 @@ class CommandSpec:
     # For keys (first, last, step) cannot say (XREAD's after STREAMS, SET's
     # GET): argv -> [(index, key spec flags)].
     find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None
+    # Key specs found by a keyword (GEORADIUS's STORE): (flags, keyword, startfrom),
+    # reported by COMMAND INFO after the index ones.
+    keyword_keys: tuple[tuple[str, str, int], ...] = ()
     subcommands: dict[bytes, CommandSpec] = field(default_factory=dict)
     parent: CommandSpec | None = None
     # Redis knows this container as one command (DEBUG): ACL CAT lists it alone.
@@ -133,6 +136,7 @@ def command(
     acl: str = "",
     key_flags: str = "",
     find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None,
+    keyword_keys: tuple[tuple[str, str, int], ...] = (),
 ) -> Callable[[Handler], Handler]:
     """Register a handler `(ctx, argv) -> reply` under `name` ("xadd" or "xinfo|stream")."""
 
@@ -153,6 +157,7 @@ def command(
             acl_categories=tuple(acl.split()),
             key_flags=tuple(part.strip() for part in key_flags.split("|")) if key_flags else (),
             find_keys=find_keys,
+            keyword_keys=keyword_keys,
             is_write=WRITE in flag_set,
             is_blocking=BLOCKING in flag_set,
             allowed_unauthenticated=NOAUTH in flag_set,
