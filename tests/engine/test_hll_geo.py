@@ -203,3 +203,42 @@ def test_geo_effects():
                        [b"ZADD", b"g", b"XX", b"CH", b"%d" % geo.score_of(1.0, 2.0), b"Palermo"], *effects])
     for key in ("d", "d3"):
         assert other("ZRANGE", key, "0", "-1", "WITHSCORES") == env("ZRANGE", key, "0", "-1", "WITHSCORES")
+
+
+# --- the compiled kernel (engine/_hll.pyx) against the Python reference --------------------------
+
+_COMPILED = hll.pattern is not hll.py_pattern
+
+
+@pytest.mark.skipif(not _COMPILED, reason="engine/_hll.pyx not built (or RILLET_PURE)")
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_kernel_equals_python(seed):
+    rng = random.Random(seed)
+    for n in list(range(20)) + [rng.randint(20, 300) for _ in range(30)]:
+        data = rng.randbytes(n)
+        assert hll.murmurhash64a(data) == hll.py_murmurhash64a(data)
+        assert hll.murmurhash64a(data, 0) == hll.py_murmurhash64a(data, 0)
+        assert hll.pattern(data) == hll.py_pattern(data)
+    registers = bytearray(rng.randrange(64) for _ in range(hll.REGISTERS))
+    packed = hll.pack_registers(registers)
+    assert packed == hll.py_pack_registers(registers) == hll.pack_registers(list(registers))
+    dense = bytes(hll.new_sparse()[:16]) + packed
+    assert hll.dense_registers(dense) == hll.py_dense_registers(dense) == list(registers)
+    assert hll.dense_histogram(dense) == hll.py_dense_histogram(dense)
+    assert hll.raw_histogram(registers) == hll.py_raw_histogram(registers)
+    base = bytearray(rng.randrange(64) for _ in range(hll.REGISTERS))
+    merged_c, merged_py = bytearray(base), bytearray(base)
+    hll.dense_merge(merged_c, dense)
+    hll.py_dense_merge(merged_py, dense)
+    assert merged_c == merged_py
+    sparse = hll.new_sparse()
+    _, sparse = hll.add(sparse, [rng.randbytes(6) for _ in range(300)], 3000)
+    for _ in range(200):
+        index = rng.randrange(hll.REGISTERS + 5)
+        marks_c: list = [(hll.HDR_SIZE, 0)]
+        marks_py: list = [(hll.HDR_SIZE, 0)]
+        assert hll.sparse_scan(sparse, index, hll.HDR_SIZE, 0, -1, marks_c) == \
+            hll.py_sparse_scan(sparse, index, hll.HDR_SIZE, 0, -1, marks_py)
+        assert marks_c == marks_py
+        assert hll.sparse_scan(sparse, index, hll.HDR_SIZE, 0, -1, None) == \
+            hll.py_sparse_scan(sparse, index, hll.HDR_SIZE, 0, -1, None)

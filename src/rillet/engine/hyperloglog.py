@@ -21,6 +21,7 @@ functions answer None (or -1) for it, as Redis answers INVALIDOBJ.
 from __future__ import annotations
 
 import math
+import os
 
 P = 14
 REGISTERS = 1 << P  # 16384
@@ -143,11 +144,8 @@ def dense_registers(buf: bytes | bytearray) -> list[int]:
     return out
 
 
-def dense_from_registers(header: bytes | bytearray, registers: list[int] | bytearray) -> bytearray:
-    """A dense HLL with `header`'s first 16 bytes (encoding set to dense) and these registers."""
-    buf = bytearray(DENSE_SIZE)
-    buf[:HDR_SIZE] = header[:HDR_SIZE]
-    buf[4] = DENSE
+def pack_registers(registers: list[int] | bytearray) -> bytes:
+    """16384 register values (0-63) packed 6 bits each, LSB first: the dense body."""
     out = bytearray(len(registers) * 3 // 4)
     j = 0
     for i in range(0, len(registers), 4):
@@ -156,8 +154,29 @@ def dense_from_registers(header: bytes | bytearray, registers: list[int] | bytea
         out[j + 1] = (word >> 8) & 0xFF
         out[j + 2] = word >> 16
         j += 3
-    buf[HDR_SIZE:] = out
+    return bytes(out)
+
+
+def dense_from_registers(header: bytes | bytearray, registers: list[int] | bytearray) -> bytearray:
+    """A dense HLL with `header`'s first 16 bytes (encoding set to dense) and these registers."""
+    buf = bytearray(header[:HDR_SIZE])
+    buf[4] = DENSE
+    buf += pack_registers(registers)
     return buf
+
+
+def dense_histogram(buf: bytes | bytearray) -> list[int]:
+    hist = [0] * 64
+    for value in dense_registers(buf):
+        hist[value] += 1
+    return hist
+
+
+def dense_merge(registers: bytearray, buf: bytes | bytearray) -> None:
+    """registers[i] = max(registers[i], dense register i)."""
+    for i, value in enumerate(dense_registers(buf)):
+        if value > registers[i]:
+            registers[i] = value
 
 
 # --- sparse opcodes ----------------------------------------------------------------------------
@@ -239,9 +258,31 @@ def sparse_set(buf: bytearray, index: int, count: int, max_bytes: int,
     if count > VAL_MAX_VALUE:
         return _promote(buf, index, count)
     # Step 1: find the opcode covering `index` (and the one before it).
-    marks = cursor.marks if cursor is not None else [(HDR_SIZE, 0)]
+    if cursor is None:
+        p, first, span, prev = sparse_scan(buf, index, HDR_SIZE, 0, -1, None)
+    else:
+        marks = cursor.marks
+        p, first = marks[-1]
+        prev = marks[-2][0] if len(marks) > 1 else -1
+        p, first, span, prev = sparse_scan(buf, index, p, first, prev, marks)
+    if span == 0 or p >= len(buf):
+        return -1, buf
+    result, buf = _sparse_update(buf, p, first, span, prev, index, count, max_bytes)
+    if cursor is not None and result == 1 and buf[4] == SPARSE:
+        marks = cursor.marks
+        del marks[-1]  # the target opcode changed; its previous one still starts where it did
+        if not marks:
+            marks.append((HDR_SIZE, 0))
+    return result, buf
+
+
+def sparse_scan(buf: bytearray, index: int, p: int, first: int, prev: int,
+                marks: list[tuple[int, int]] | None) -> tuple[int, int, int, int]:
+    """hllSparseSet's step 1 from the opcode at `p` (its first register `first`, the
+    opcode before it at `prev`): (position, first register, span, previous opcode) of
+    the opcode covering `index`; a position at the end (or span 0) means not found.
+    Each boundary passed is appended to `marks` if given."""
     end = len(buf)
-    p, first = marks[-1]
     span = 0
     while p < end:
         op = buf[p]
@@ -255,18 +296,12 @@ def sparse_set(buf: bytearray, index: int, count: int, max_bytes: int,
             oplen = 2
         if index <= first + span - 1:
             break
+        prev = p
         p += oplen
         first += span
-        marks.append((p, first))
-    if span == 0 or p >= end:
-        return -1, buf
-    prev = marks[-2][0] if len(marks) > 1 else -1
-    result, buf = _sparse_update(buf, p, first, span, prev, index, count, max_bytes)
-    if result == 1 and buf[4] == SPARSE:
-        del marks[-1]  # the target opcode changed; its previous one still starts where it did
-        if not marks:
-            marks.append((HDR_SIZE, 0))
-    return result, buf
+        if marks is not None:
+            marks.append((p, first))
+    return p, first, span, prev
 
 
 def _sparse_update(buf: bytearray, p: int, first: int, span: int, prev: int, index: int,
@@ -372,9 +407,7 @@ def add(buf: bytearray, elements: list[bytes], max_bytes: int) -> tuple[int, byt
 def merge_into(registers: bytearray, buf: bytes | bytearray) -> bool:
     """hllMerge: registers[i] = max(registers[i], the HLL's register i). False if corrupt."""
     if buf[4] == DENSE:
-        for i, value in enumerate(dense_registers(buf)):
-            if value > registers[i]:
-                registers[i] = value
+        dense_merge(registers, buf)
         return True
     runs = sparse_runs(buf)
     if runs is None:
@@ -391,11 +424,9 @@ def merge_into(registers: bytearray, buf: bytes | bytearray) -> bool:
 
 def histogram(buf: bytes | bytearray) -> list[int] | None:
     """The register histogram (64 counters) of an HLL; None for a corrupt sparse one."""
-    hist = [0] * 64
     if buf[4] == DENSE:
-        for value in dense_registers(buf):
-            hist[value] += 1
-        return hist
+        return dense_histogram(buf)
+    hist = [0] * 64
     runs = sparse_runs(buf)
     if runs is None:
         return None
@@ -472,3 +503,25 @@ def decode_sparse(buf: bytes | bytearray) -> bytes:
             parts.append(b"v:%d,%d" % (((op >> 2) & 0x1F) + 1, (op & 3) + 1))
             p += 1
     return b" ".join(parts)
+
+
+# The Python originals stay reachable: tests/engine/test_hll_geo.py holds the compiled
+# forms (engine/_hll.pyx) to them.
+py_murmurhash64a, py_pattern, py_dense_registers, py_pack_registers = (
+    murmurhash64a, pattern, dense_registers, pack_registers)
+py_dense_histogram, py_dense_merge, py_raw_histogram, py_sparse_scan = (
+    dense_histogram, dense_merge, raw_histogram, sparse_scan)
+if not os.environ.get("RILLET_PURE"):
+    try:
+        from rillet.engine._hll import (  # type: ignore[no-redef]  # noqa: F401
+            dense_histogram,
+            dense_merge,
+            dense_registers,
+            murmurhash64a,
+            pack_registers,
+            pattern,
+            raw_histogram,
+            sparse_scan,
+        )
+    except ImportError:
+        pass
