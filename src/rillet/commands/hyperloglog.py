@@ -174,12 +174,12 @@ def pfdebug(ctx: Client, argv: list[bytes]) -> object:
          acl="hyperloglog admin slow dangerous")
 def pfselftest(ctx: Client, argv: list[bytes]) -> object:
     """PFSELFTEST"""
-    # Redis's test sets random registers and adds ten million elements; this one
-    # checks the same properties on a bounded sample.
+    # Redis's test sets random registers 1000 times and adds ten million elements;
+    # this one checks the same properties on a bounded sample (well under a second).
     rng = random.Random()
     buf = bytearray(hll.DENSE_SIZE)
-    for _ in range(3):
-        values = [rng.randrange(64) for _ in range(hll.REGISTERS)]
+    for _ in range(1):
+        values = [rng.getrandbits(6) for _ in range(hll.REGISTERS)]
         for i, v in enumerate(values):
             hll.dense_set(buf, i, v)
         for i, v in enumerate(values):
@@ -188,11 +188,11 @@ def pfselftest(ctx: Client, argv: list[bytes]) -> object:
     dense = hll.dense_from_registers(hll.new_sparse(), bytearray(hll.REGISTERS))
     sparse = hll.new_sparse()
     seed = rng.getrandbits(64)
-    for j in range(1, 1001):
+    for j in range(1, 501):
         element = (j ^ seed).to_bytes(8, "little")
         _, dense = hll.add(dense, [element], 3000)
         _, sparse = hll.add(sparse, [element], 3000)
-        if j in (1, 10, 100, 1000):
+        if j in (1, 10, 100, 500):
             if j < 1500 and sparse[4] != hll.SPARSE:
                 raise ReplyError("ERR TESTFAILED sparse encoding not used")
             if hll.estimate(hll.histogram(dense)) != hll.estimate(hll.histogram(sparse)):  # type: ignore[arg-type]
