@@ -21,6 +21,7 @@ MODULES = {
     "rillet.persistence._rdbfast": "src/rillet/persistence/_rdbfast.pyx",
     "rillet._glob": "src/rillet/_glob.pyx",
     "rillet.engine._hll": "src/rillet/engine/_hll.pyx",
+    "rillet.engine._geo": "src/rillet/engine/_geo.pyx",
 }
 
 

@@ -242,3 +242,35 @@ def test_compiled_kernel_equals_python(seed):
         assert marks_c == marks_py
         assert hll.sparse_scan(sparse, index, hll.HDR_SIZE, 0, -1, None) == \
             hll.py_sparse_scan(sparse, index, hll.HDR_SIZE, 0, -1, None)
+    regs = bytearray(rng.choice([0, 0, 0, 5]) for _ in range(hll.REGISTERS))
+    assert hll.nonzero_registers(regs) == hll.py_nonzero_registers(regs)
+
+
+_GEO_COMPILED = geo.decode is not geo.py_decode
+
+
+@pytest.mark.skipif(not _GEO_COMPILED, reason="engine/_geo.pyx not built (or RILLET_PURE)")
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_geo_equals_python(seed):
+    rng = random.Random(seed)
+    odd = [0.0, -0.0, 0.5, -1.5, 1e300, -1e300, float("inf"), float("-inf"), 2.0**52, 2.0**53,
+           2.0**63, -(2.0**63), 2.0**64, 4503599627370495.0, 18446744073709549568.0]
+    scores = odd + [float(rng.getrandbits(52)) for _ in range(2000)] + \
+        [rng.uniform(-1e20, 1e20) for _ in range(200)]
+    for score in scores:
+        assert geo.decode(score) == geo.py_decode(score), score
+    for _ in range(2000):
+        p = [rng.uniform(-180, 180), rng.uniform(-85, 85), rng.uniform(-180, 180), rng.uniform(-85, 85)]
+        if rng.random() < 0.2:
+            p[2] = p[0]
+        assert geo.distance(*p) == geo.py_distance(*p)
+    pairs = sorted((float(rng.getrandbits(52)), b"m%d" % i) for i in range(3000))
+    for _ in range(30):
+        args = (rng.random() < 0.5, rng.uniform(-180, 180), rng.uniform(-85, 85),
+                rng.choice([0.0, 1e5, 1e6, 5e6, 3e7, float("inf")]), rng.uniform(0, 4e6),
+                rng.uniform(0, 4e6), rng.choice([0, 0, 1, 7, 100]))
+        ours: list = []
+        theirs: list = []
+        geo.scan_points(pairs, *args, ours)
+        geo.py_scan_points(pairs, *args, theirs)
+        assert ours == theirs

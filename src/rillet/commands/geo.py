@@ -330,12 +330,8 @@ def _points(z: ZSet, shape: geo.Shape, limit: int) -> list[tuple[bytes, float, f
             break
         low, high = geo.box_scores(*box)
         lo, hi = z.score_bounds(float(low), False, float(high), True)
-        for score, member in z.order[lo:hi]:
-            hit = shape.contains(score)
-            if hit is not None:
-                found.append((member, score, *hit))
-            if found and limit and len(found) >= limit:
-                break
+        if hi > lo:
+            shape.scan(z.order[lo:hi], limit, found)
         last = i
     return found
 

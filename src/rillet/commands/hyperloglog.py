@@ -119,16 +119,19 @@ def pfmerge(ctx: Client, argv: list[bytes]) -> object:
         if dense is None:
             raise ReplyError(errors.HLL_CORRUPT)
         buf = dense
-    max_bytes = config_int(ctx, "hll-sparse-max-bytes")
-    cursor = hll.Cursor()
-    for index, count in enumerate(registers):
-        if not count:
-            continue
-        if buf[4] == hll.DENSE:
-            if count > hll.dense_get(buf, index):
-                hll.dense_set(buf, index, count)
-        else:
-            _, buf = hll.sparse_set(buf, index, count, max_bytes, cursor)
+    if buf[4] == hll.DENSE:
+        # The destination's registers are among the maxima: they become `registers`.
+        buf = hll.dense_from_registers(buf, registers)
+    else:
+        max_bytes = config_int(ctx, "hll-sparse-max-bytes")
+        cursor = hll.Cursor()
+        for index in hll.nonzero_registers(registers):
+            count = registers[index]
+            if buf[4] == hll.DENSE:
+                if count > hll.dense_get(buf, index):
+                    hll.dense_set(buf, index, count)
+            else:
+                _, buf = hll.sparse_set(buf, index, count, max_bytes, cursor)
     hll.invalidate_cache(buf)
     _store(ctx, dest, buf)
     ctx.modified(dest)

@@ -129,6 +129,16 @@ def raw_histogram(registers):
     return [hist[i] for i in range(64)]
 
 
+def nonzero_registers(registers):
+    cdef const uint8_t[:] regs = registers
+    cdef list out = []
+    cdef Py_ssize_t i
+    for i in range(regs.shape[0]):
+        if regs[i]:
+            out.append(i)
+    return out
+
+
 def pack_registers(registers):
     cdef const uint8_t[:] regs
     if isinstance(registers, list):

@@ -12,6 +12,7 @@ by operation, so distances print the same digits.
 from __future__ import annotations
 
 import math
+import os
 
 LONG_MIN, LONG_MAX = -180.0, 180.0
 LAT_MIN, LAT_MAX = -85.05112878, 85.05112878
@@ -75,10 +76,11 @@ def _area(bits: int, step: int, lat_min: float = LAT_MIN,
     lat_scale = lat_max - lat_min
     long_scale = LONG_MAX - LONG_MIN
     div = float(1 << step)
+    # (ilono + 1) is uint32_t arithmetic in Redis: it wraps for a score of all ones.
     return (LONG_MIN + (long_bits * 1.0 / div) * long_scale,
-            LONG_MIN + ((long_bits + 1) * 1.0 / div) * long_scale,
+            LONG_MIN + (((long_bits + 1) & 0xFFFFFFFF) * 1.0 / div) * long_scale,
             lat_min + (lat_bits * 1.0 / div) * lat_scale,
-            lat_min + ((lat_bits + 1) * 1.0 / div) * lat_scale)
+            lat_min + (((lat_bits + 1) & 0xFFFFFFFF) * 1.0 / div) * lat_scale)
 
 
 def _to_uint64(score: float) -> int:
@@ -174,6 +176,22 @@ def format_distance(d: float) -> bytes:
 
 # --- search areas -------------------------------------------------------------------------------
 
+def scan_points(pairs: list[tuple[float, bytes]], circle: bool, cx: float, cy: float,
+                radius_m: float, width_m: float, height_m: float, limit: int,
+                found: list[tuple[bytes, float, float, float, float]]) -> None:
+    """Shape.scan's loop (geoWithinShape per point); engine/_geo.pyx compiles it."""
+    for score, member in pairs:
+        x, y = decode(score)
+        if circle:
+            d = distance(cx, cy, x, y)
+            if d <= radius_m:
+                found.append((member, score, x, y, d))
+        elif lat_distance(y, cy) <= height_m / 2 and distance(x, y, cx, y) <= width_m / 2:
+            found.append((member, score, x, y, distance(cx, cy, x, y)))
+        if found and limit and len(found) >= limit:
+            return
+
+
 class Shape:
     """A search: center, a radius or a width/height, and the unit's meters."""
 
@@ -189,21 +207,13 @@ class Shape:
         self.height = height
         self.circle = circle
 
-    def contains(self, score: float) -> tuple[float, float, float] | None:
-        """geoWithinShape: (longitude, latitude, distance) when the point is in."""
-        x, y = decode(score)
-        if self.circle:
-            d = distance(self.x, self.y, x, y)
-            if d > self.radius * self.conversion:
-                return None
-            return x, y, d
-        width_m = self.width * self.conversion
-        height_m = self.height * self.conversion
-        if lat_distance(y, self.y) > height_m / 2:
-            return None
-        if distance(x, y, self.x, y) > width_m / 2:
-            return None
-        return x, y, distance(self.x, self.y, x, y)
+    def scan(self, pairs: list[tuple[float, bytes]], limit: int,
+             found: list[tuple[bytes, float, float, float, float]]) -> None:
+        """geoGetPointsInRange's loop over one box's (score, member) pairs: append each
+        point within the shape as (member, score, longitude, latitude, distance),
+        stopping once `limit` (0: none) points are found."""
+        scan_points(pairs, self.circle, self.x, self.y, self.radius * self.conversion,
+                    self.width * self.conversion, self.height * self.conversion, limit, found)
 
     def bounds(self) -> tuple[float, float, float, float]:
         """geohashBoundingBox: (min long, min lat, max long, max lat)."""
@@ -329,3 +339,13 @@ def box_scores(bits: int, step: int) -> tuple[int, int]:
     """scoresOfGeoHashBox: the score range [min, max) of a hash box."""
     shift = 52 - step * 2
     return (bits << shift) & _M64, ((bits + 1) << shift) & _M64
+
+
+# The Python originals stay reachable: tests/engine/test_hll_geo.py holds the compiled
+# forms (engine/_geo.pyx) to them.
+py_decode, py_distance, py_scan_points = decode, distance, scan_points
+if not os.environ.get("RILLET_PURE"):
+    try:
+        from rillet.engine._geo import decode, distance, scan_points  # type: ignore[no-redef]  # noqa: F401
+    except ImportError:
+        pass

@@ -435,6 +435,11 @@ def histogram(buf: bytes | bytearray) -> list[int] | None:
     return hist
 
 
+def nonzero_registers(registers: bytearray) -> list[int]:
+    """The indexes of the registers above 0, ascending."""
+    return [i for i, value in enumerate(registers) if value]
+
+
 def raw_histogram(registers: bytearray) -> list[int]:
     hist = [0] * 64
     for value in registers:
@@ -511,6 +516,7 @@ py_murmurhash64a, py_pattern, py_dense_registers, py_pack_registers = (
     murmurhash64a, pattern, dense_registers, pack_registers)
 py_dense_histogram, py_dense_merge, py_raw_histogram, py_sparse_scan = (
     dense_histogram, dense_merge, raw_histogram, sparse_scan)
+py_nonzero_registers = nonzero_registers
 if not os.environ.get("RILLET_PURE"):
     try:
         from rillet.engine._hll import (  # type: ignore[no-redef]  # noqa: F401
@@ -518,6 +524,7 @@ if not os.environ.get("RILLET_PURE"):
             dense_merge,
             dense_registers,
             murmurhash64a,
+            nonzero_registers,
             pack_registers,
             pattern,
             raw_histogram,
