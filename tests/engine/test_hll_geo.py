@@ -274,3 +274,19 @@ def test_compiled_geo_equals_python(seed):
         geo.scan_points(pairs, *args, ours)
         geo.py_scan_points(pairs, *args, theirs)
         assert ours == theirs
+
+
+@pytest.mark.skipif(not _COMPILED, reason="engine/_hll.pyx not built (or RILLET_PURE)")
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_sparse_decoding_equals_python(seed):
+    rng = random.Random(seed)
+    sparse = hll.new_sparse()
+    _, sparse = hll.add(sparse, [rng.randbytes(5) for _ in range(rng.randint(0, 400))], 3000)
+    for value in (sparse, sparse + b"\x05", sparse[:-1], bytes(sparse[:16]), sparse + b"\x40"):
+        assert hll.sparse_registers(value) == hll.py_sparse_registers(value)
+    a = bytearray(rng.randrange(64) for _ in range(hll.REGISTERS))
+    b = bytearray(rng.randrange(64) for _ in range(hll.REGISTERS))
+    a2 = bytearray(a)
+    hll.max_into(a, b)
+    hll.py_max_into(a2, b)
+    assert a == a2

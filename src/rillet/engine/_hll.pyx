@@ -182,3 +182,45 @@ def sparse_scan(buf, long index, Py_ssize_t p, long first, Py_ssize_t prev, list
         if marks is not None:
             marks.append((p, first))
     return p, first, span, prev
+
+
+def sparse_registers(buf):
+    cdef const uint8_t[:] b = buf
+    cdef Py_ssize_t end = b.shape[0]
+    cdef Py_ssize_t p = HDR_SIZE
+    cdef long idx = 0, runlen, i
+    cdef unsigned int value, op
+    cdef bytearray registers = bytearray(REGISTERS)
+    cdef uint8_t[:] regs = registers
+    while p < end:
+        op = b[p]
+        if op & 0x80:
+            value = ((op >> 2) & 0x1F) + 1
+            runlen = (op & 3) + 1
+            p += 1
+        elif op & 0x40:
+            value = 0
+            runlen = (((op & 0x3F) << 8) | (b[p + 1] if p + 1 < end else 0)) + 1
+            p += 2
+        else:
+            value = 0
+            runlen = (op & 0x3F) + 1
+            p += 1
+        if idx + runlen > REGISTERS:
+            return None
+        if value:
+            for i in range(idx, idx + runlen):
+                regs[i] = value
+        idx += runlen
+    if idx != REGISTERS:
+        return None
+    return registers
+
+
+def max_into(bytearray registers, other):
+    cdef uint8_t[:] regs = registers
+    cdef const uint8_t[:] o = other
+    cdef Py_ssize_t i
+    for i in range(o.shape[0]):
+        if o[i] > regs[i]:
+            regs[i] = o[i]

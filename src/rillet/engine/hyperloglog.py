@@ -210,8 +210,8 @@ def sparse_runs(buf: bytes | bytearray) -> list[tuple[int, int]] | None:
     return runs if idx == REGISTERS else None
 
 
-def sparse_to_dense(buf: bytes | bytearray) -> bytearray | None:
-    """hllSparseToDense: the dense form keeping the header (magic, cached cardinality)."""
+def sparse_registers(buf: bytes | bytearray) -> bytearray | None:
+    """The 16384 registers of a sparse HLL, one byte each; None if it is corrupt."""
     runs = sparse_runs(buf)
     if runs is None:
         return None
@@ -221,7 +221,22 @@ def sparse_to_dense(buf: bytes | bytearray) -> bytearray | None:
         if value:
             registers[idx:idx + runlen] = bytes([value]) * runlen
         idx += runlen
+    return registers
+
+
+def sparse_to_dense(buf: bytes | bytearray) -> bytearray | None:
+    """hllSparseToDense: the dense form keeping the header (magic, cached cardinality)."""
+    registers = sparse_registers(buf)
+    if registers is None:
+        return None
     return dense_from_registers(buf, registers)
+
+
+def max_into(registers: bytearray, other: bytearray) -> None:
+    """registers[i] = max(registers[i], other[i])."""
+    for i, value in enumerate(other):
+        if value > registers[i]:
+            registers[i] = value
 
 
 def _val(value: int, length: int) -> int:
@@ -409,16 +424,10 @@ def merge_into(registers: bytearray, buf: bytes | bytearray) -> bool:
     if buf[4] == DENSE:
         dense_merge(registers, buf)
         return True
-    runs = sparse_runs(buf)
-    if runs is None:
+    other = sparse_registers(buf)
+    if other is None:
         return False
-    idx = 0
-    for value, runlen in runs:
-        if value:
-            for i in range(idx, idx + runlen):
-                if value > registers[i]:
-                    registers[i] = value
-        idx += runlen
+    max_into(registers, other)
     return True
 
 
@@ -426,13 +435,8 @@ def histogram(buf: bytes | bytearray) -> list[int] | None:
     """The register histogram (64 counters) of an HLL; None for a corrupt sparse one."""
     if buf[4] == DENSE:
         return dense_histogram(buf)
-    hist = [0] * 64
-    runs = sparse_runs(buf)
-    if runs is None:
-        return None
-    for value, runlen in runs:
-        hist[value] += runlen
-    return hist
+    registers = sparse_registers(buf)
+    return None if registers is None else raw_histogram(registers)
 
 
 def nonzero_registers(registers: bytearray) -> list[int]:
@@ -516,18 +520,20 @@ py_murmurhash64a, py_pattern, py_dense_registers, py_pack_registers = (
     murmurhash64a, pattern, dense_registers, pack_registers)
 py_dense_histogram, py_dense_merge, py_raw_histogram, py_sparse_scan = (
     dense_histogram, dense_merge, raw_histogram, sparse_scan)
-py_nonzero_registers = nonzero_registers
+py_nonzero_registers, py_sparse_registers, py_max_into = nonzero_registers, sparse_registers, max_into
 if not os.environ.get("RILLET_PURE"):
     try:
         from rillet.engine._hll import (  # type: ignore[no-redef]  # noqa: F401
             dense_histogram,
             dense_merge,
             dense_registers,
+            max_into,
             murmurhash64a,
             nonzero_registers,
             pack_registers,
             pattern,
             raw_histogram,
+            sparse_registers,
             sparse_scan,
         )
     except ImportError:
