@@ -63,6 +63,16 @@ def test_sparse_grows_then_turns_dense(pair8):
     _state(p, "h")
 
 
+def test_config(pair8):
+    p = pair8
+    try:
+        for value in ("1kb", "0", "-1", "x", "9223372036854775807", "3000", "1gb", "2mb"):
+            p.check("CONFIG", "SET", "hll-sparse-max-bytes", value)
+            p.check("CONFIG", "GET", "hll-sparse-max-bytes")
+    finally:
+        p.both("CONFIG", "SET", "hll-sparse-max-bytes", "3000")
+
+
 @pytest.mark.parametrize("limit", ["0", "20", "100", "400"])
 def test_sparse_max_bytes(pair8, limit):
     p = pair8
