@@ -290,3 +290,21 @@ def test_compiled_sparse_decoding_equals_python(seed):
     hll.max_into(a, b)
     hll.py_max_into(a2, b)
     assert a == a2
+
+
+@pytest.mark.skipif(not _COMPILED, reason="engine/_hll.pyx not built (or RILLET_PURE)")
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_sparse_update_equals_python(seed):
+    rng = random.Random(seed)
+    sparse = hll.new_sparse()
+    for _ in range(600):
+        index = rng.randrange(hll.REGISTERS)
+        count = rng.randint(1, 32)
+        p, first, span, prev = hll.sparse_scan(sparse, index, hll.HDR_SIZE, 0, -1, None)
+        limit = rng.choice([3000, 3000, 200, 40])
+        ours, theirs = bytearray(sparse), bytearray(sparse)
+        r1 = hll.sparse_update(ours, p, first, span, prev, index, count, limit)
+        r2 = hll.py_sparse_update(theirs, p, first, span, prev, index, count, limit)
+        assert (r1, ours) == (r2, theirs)
+        if r1 == 1:
+            sparse = ours

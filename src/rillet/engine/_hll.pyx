@@ -224,3 +224,91 @@ def max_into(bytearray registers, other):
     for i in range(o.shape[0]):
         if o[i] > regs[i]:
             regs[i] = o[i]
+
+
+cdef inline uint8_t _val(int value, long length):
+    return 0x80 | ((value - 1) << 2) | (length - 1)
+
+
+cdef inline int _zeros(uint8_t *seq, int n, long length):
+    if length > 64:
+        seq[n] = 0x40 | ((length - 1) >> 8)
+        seq[n + 1] = (length - 1) & 0xFF
+        return n + 2
+    seq[n] = length - 1
+    return n + 1
+
+
+def sparse_update(bytearray buf, Py_ssize_t p, long first, long span, Py_ssize_t prev, long index,
+                  int count, long long max_bytes):
+    cdef uint8_t op = buf[p]
+    cdef bint is_xzero = (op & 0xC0) == 0x40
+    cdef bint is_val = (op & 0x80) != 0
+    cdef bint is_zero = not is_xzero and not is_val
+    cdef bint updated = False
+    cdef int current, v1, v2, oldlen, delta
+    cdef uint8_t seq[5]
+    cdef uint8_t nxt
+    cdef int n = 0
+    cdef long last, length
+    cdef Py_ssize_t end, q
+    cdef int scan
+    if is_val:
+        if ((op >> 2) & 0x1F) + 1 >= count:
+            return 0
+        if span == 1:
+            buf[p] = _val(count, 1)
+            updated = True
+    if not updated and is_zero and span == 1:
+        buf[p] = _val(count, 1)
+        updated = True
+    if not updated:
+        last = first + span - 1
+        if is_val:
+            current = ((op >> 2) & 0x1F) + 1
+            if index != first:
+                seq[n] = _val(current, index - first)
+                n += 1
+            seq[n] = _val(count, 1)
+            n += 1
+            if index != last:
+                seq[n] = _val(current, last - index)
+                n += 1
+        else:
+            if index != first:
+                n = _zeros(seq, n, index - first)
+            seq[n] = _val(count, 1)
+            n += 1
+            if index != last:
+                n = _zeros(seq, n, last - index)
+        oldlen = 2 if is_xzero else 1
+        delta = n - oldlen
+        if delta > 0 and <long long>len(buf) + delta > max_bytes:
+            return 2
+        buf[p:p + oldlen] = (<char *>seq)[:n]
+    end = len(buf)
+    q = prev if prev >= 0 else HDR_SIZE
+    scan = 5
+    while q < end and scan:
+        scan -= 1
+        op = buf[q]
+        if (op & 0xC0) == 0x40:
+            q += 2
+            continue
+        if not (op & 0xC0):
+            q += 1
+            continue
+        if q + 1 < end and buf[q + 1] & 0x80:
+            nxt = buf[q + 1]
+            v1 = ((op >> 2) & 0x1F) + 1
+            v2 = ((nxt >> 2) & 0x1F) + 1
+            if v1 == v2:
+                length = (op & 3) + 1 + (nxt & 3) + 1
+                if length <= 4:
+                    buf[q + 1] = _val(v1, length)
+                    del buf[q]
+                    end -= 1
+                    continue
+        q += 1
+    buf[15] |= 0x80
+    return 1

@@ -282,8 +282,10 @@ def sparse_set(buf: bytearray, index: int, count: int, max_bytes: int,
         p, first, span, prev = sparse_scan(buf, index, p, first, prev, marks)
     if span == 0 or p >= len(buf):
         return -1, buf
-    result, buf = _sparse_update(buf, p, first, span, prev, index, count, max_bytes)
-    if cursor is not None and result == 1 and buf[4] == SPARSE:
+    result = sparse_update(buf, p, first, span, prev, index, count, max_bytes)
+    if result == 2:
+        return _promote(buf, index, count)
+    if cursor is not None and result == 1:
         marks = cursor.marks
         del marks[-1]  # the target opcode changed; its previous one still starts where it did
         if not marks:
@@ -319,9 +321,11 @@ def sparse_scan(buf: bytearray, index: int, p: int, first: int, prev: int,
     return p, first, span, prev
 
 
-def _sparse_update(buf: bytearray, p: int, first: int, span: int, prev: int, index: int,
-                   count: int, max_bytes: int) -> tuple[int, bytearray]:
-    """hllSparseSet's steps 2-4 on the opcode at `p` (covering `span` registers from `first`)."""
+def sparse_update(buf: bytearray, p: int, first: int, span: int, prev: int, index: int,
+                  count: int, max_bytes: int) -> int:
+    """hllSparseSet's steps 2-4 on the opcode at `p` (covering `span` registers from `first`,
+    `prev` the opcode before it), in place: 0 unchanged, 1 updated, 2 the HLL must be
+    promoted to dense (the split would pass `max_bytes`; `buf` is untouched then)."""
     op = buf[p]
     is_xzero = (op & 0xC0) == 0x40
     is_val = bool(op & 0x80)
@@ -332,7 +336,7 @@ def _sparse_update(buf: bytearray, p: int, first: int, span: int, prev: int, ind
     if is_val:
         old = ((op >> 2) & 0x1F) + 1
         if old >= count:
-            return 0, buf
+            return 0
         if runlen == 1:
             buf[p] = _val(count, 1)
             updated = True
@@ -359,7 +363,7 @@ def _sparse_update(buf: bytearray, p: int, first: int, span: int, prev: int, ind
         oldlen = 2 if is_xzero else 1
         delta = len(seq) - oldlen
         if delta > 0 and len(buf) + delta > max_bytes:
-            return _promote(buf, index, count)
+            return 2
         buf[p:p + oldlen] = seq
     # Step 4: merge adjacent VALs of the same value, up to five opcodes from prev.
     end = len(buf)
@@ -387,7 +391,7 @@ def _sparse_update(buf: bytearray, p: int, first: int, span: int, prev: int, ind
                     continue
         p += 1
     invalidate_cache(buf)
-    return 1, buf
+    return 1
 
 
 def _promote(buf: bytearray, index: int, count: int) -> tuple[int, bytearray]:
@@ -521,6 +525,7 @@ py_murmurhash64a, py_pattern, py_dense_registers, py_pack_registers = (
 py_dense_histogram, py_dense_merge, py_raw_histogram, py_sparse_scan = (
     dense_histogram, dense_merge, raw_histogram, sparse_scan)
 py_nonzero_registers, py_sparse_registers, py_max_into = nonzero_registers, sparse_registers, max_into
+py_sparse_update = sparse_update
 if not os.environ.get("RILLET_PURE"):
     try:
         from rillet.engine._hll import (  # type: ignore[no-redef]  # noqa: F401
@@ -535,6 +540,7 @@ if not os.environ.get("RILLET_PURE"):
             raw_histogram,
             sparse_registers,
             sparse_scan,
+            sparse_update,
         )
     except ImportError:
         pass
