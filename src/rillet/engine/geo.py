@@ -110,7 +110,7 @@ def geohash_string(score: float) -> bytes:
     x, y = decode(score)
     bits = encode(x, y, STEP_MAX, -90.0, 90.0)
     if bits is None:
-        bits = 0  # Redis prints an uninitialised hash here (never a position GEOADD stores)
+        bits = 0  # unreachable: decode clamps into the area (Redis would print stack garbage)
     out = bytearray(11)
     for i in range(11):
         idx = 0 if i == 10 else (bits >> (52 - (i + 1) * 5)) & 0x1F
