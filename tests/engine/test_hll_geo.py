@@ -308,3 +308,20 @@ def test_compiled_sparse_update_equals_python(seed):
         assert (r1, ours) == (r2, theirs)
         if r1 == 1:
             sparse = ours
+
+
+@pytest.mark.skipif(not _GEO_COMPILED, reason="engine/_geo.pyx not built (or RILLET_PURE)")
+@pytest.mark.parametrize("seed", range(10))
+def test_compiled_pqsort_equals_python(seed):
+    """Ties decide the order of equally distant points: the compiled partial sort must
+    leave them exactly where the reference port of Redis's pqsort does."""
+    rng = random.Random(seed)
+    for _ in range(40):
+        n = rng.randint(1, 300)
+        values = [float(rng.randint(0, 5)) for _ in range(6)] + [float("nan")]
+        items = [(b"m%d" % i, 0.0, 0.0, 0.0, rng.choice(values) if rng.random() < 0.7 else rng.random())
+                 for i in range(n)]
+        hi = rng.randrange(n)
+        desc = rng.random() < 0.5
+        assert [m for m, *_ in geo.pqsort_distance(items, 0, hi, desc)] == \
+            [m for m, *_ in geo.py_pqsort_distance(items, 0, hi, desc)]

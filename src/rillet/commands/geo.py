@@ -18,7 +18,6 @@ from rillet.commands.typed import config_int
 from rillet.commands.zsets import get_zset, zadd
 from rillet.engine import geo
 from rillet.engine.doubles import parse_score
-from rillet.engine.pqsort import pqsort
 from rillet.engine.zsets import ZSet
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, ZSET
@@ -340,18 +339,7 @@ def _sorted(points: list, returned: int, descending: bool) -> list:
     if returned == len(points):
         # glibc's qsort is a stable merge sort here: equal distances keep their order.
         return sorted(points, key=lambda p: p[4], reverse=descending)
-    return geo_pqsort(points, returned, descending)
-
-
-def geo_pqsort(points: list, returned: int, descending: bool) -> list:
-    """Redis's pqsort (a partial quicksort) over [0, returned-1]; ties as it leaves them."""
-    def cmp(a: tuple, b: tuple) -> int:
-        r = (a[4] > b[4]) - (a[4] < b[4])
-        return -r if descending else r
-
-    items = list(points)
-    pqsort(items, cmp, 0, returned - 1)
-    return items
+    return geo.pqsort_distance(points, 0, returned - 1, descending)
 
 
 def _radius_keys(start: int):  # noqa: ANN202

@@ -92,7 +92,7 @@ cdef inline double _distance(double lon1, double lat1, double lon2, double lat2)
 
 
 def decode(double score):
-    cdef double x, y
+    cdef double x = 0, y = 0
     _decode(score, &x, &y)
     return x, y
 
@@ -103,16 +103,144 @@ def distance(double lon1, double lat1, double lon2, double lat2):
 
 def scan_points(list pairs, bint circle, double cx, double cy, double radius_m, double width_m,
                 double height_m, Py_ssize_t limit, list found):
-    cdef double x, y, d, score
+    cdef double x = 0, y = 0, d, score
     cdef tuple pair
     for pair in pairs:
         score = pair[0]
         _decode(score, &x, &y)
         if circle:
             d = _distance(cx, cy, x, y)
-            if d <= radius_m:
+            if not d > radius_m:
                 found.append((pair[1], pair[0], x, y, d))
-        elif _lat_distance(y, cy) <= height_m / 2 and _distance(x, y, cx, y) <= width_m / 2:
+        elif not _lat_distance(y, cy) > height_m / 2 and not _distance(x, y, cx, y) > width_m / 2:
             found.append((pair[1], pair[0], x, y, _distance(cx, cy, x, y)))
         if limit and len(found) >= limit:
             return
+
+
+# --- pqsort on distances (engine/pqsort.py, specialised: item[4] is the key) ---------------------
+
+from libc.stdlib cimport free, malloc
+
+
+cdef inline int _cmp(double *k, Py_ssize_t i, Py_ssize_t j, int sign) noexcept nogil:
+    cdef double a = k[i], b = k[j]
+    if a > b:
+        return sign
+    if a == b:
+        return 0
+    return -sign
+
+
+cdef inline void _swap(double *k, Py_ssize_t *perm, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    cdef double t = k[i]
+    k[i] = k[j]
+    k[j] = t
+    cdef Py_ssize_t u = perm[i]
+    perm[i] = perm[j]
+    perm[j] = u
+
+
+cdef inline Py_ssize_t _med3(double *k, Py_ssize_t i, Py_ssize_t j, Py_ssize_t m, int s) noexcept nogil:
+    if _cmp(k, i, j, s) < 0:
+        if _cmp(k, j, m, s) < 0:
+            return j
+        return m if _cmp(k, i, m, s) < 0 else i
+    if _cmp(k, j, m, s) > 0:
+        return j
+    return i if _cmp(k, i, m, s) < 0 else m
+
+
+cdef void _insertion(double *k, Py_ssize_t *perm, Py_ssize_t base, Py_ssize_t n, int s) noexcept nogil:
+    cdef Py_ssize_t m, q
+    for m in range(base + 1, base + n):
+        q = m
+        while q > base and _cmp(k, q - 1, q, s) > 0:
+            _swap(k, perm, q, q - 1)
+            q -= 1
+
+
+cdef void _pq(double *k, Py_ssize_t *perm, Py_ssize_t base, Py_ssize_t n, int s,
+              Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef Py_ssize_t pm, pl, pn, d, pa, pb, pc, pd, r, t
+    cdef int res
+    while True:
+        if n < 7:
+            _insertion(k, perm, base, n, s)
+            return
+        pm = base + n // 2
+        if n > 7:
+            pl = base
+            pn = base + n - 1
+            if n > 40:
+                d = n // 8
+                pl = _med3(k, pl, pl + d, pl + 2 * d, s)
+                pm = _med3(k, pm - d, pm, pm + d, s)
+                pn = _med3(k, pn - 2 * d, pn - d, pn, s)
+            pm = _med3(k, pl, pm, pn, s)
+        _swap(k, perm, base, pm)
+        pa = base + 1
+        pb = pa
+        pc = base + n - 1
+        pd = pc
+        while True:
+            while pb <= pc:
+                res = _cmp(k, pb, base, s)
+                if res > 0:
+                    break
+                if res == 0:
+                    _swap(k, perm, pa, pb)
+                    pa += 1
+                pb += 1
+            while pb <= pc:
+                res = _cmp(k, pc, base, s)
+                if res < 0:
+                    break
+                if res == 0:
+                    _swap(k, perm, pc, pd)
+                    pd -= 1
+                pc -= 1
+            if pb > pc:
+                break
+            _swap(k, perm, pb, pc)
+            pb += 1
+            pc -= 1
+        pn = base + n
+        r = pa - base if pa - base < pb - pa else pb - pa
+        for t in range(r):
+            _swap(k, perm, base + t, pb - r + t)
+        r = pd - pc if pd - pc < pn - pd - 1 else pn - pd - 1
+        for t in range(r):
+            _swap(k, perm, pb + t, pn - r + t)
+        r = pb - pa
+        if r > 1 and not ((lo < base and hi < base) or (lo >= base + r and hi >= base + r)):
+            _pq(k, perm, base, r, s, lo, hi)
+        r = pd - pc
+        if r <= 1:
+            return
+        base = pn - r
+        n = r
+        if (lo < base and hi < base) or (lo >= base + n and hi >= base + n):
+            return
+
+
+def pqsort_distance(list items, Py_ssize_t lrange, Py_ssize_t rrange, bint descending):
+    """The items (tuples whose [4] is the distance) after Redis's pqsort over lrange..rrange."""
+    cdef Py_ssize_t n = len(items), i
+    if n == 0:
+        return []
+    cdef double *k = <double *>malloc(n * sizeof(double))
+    cdef Py_ssize_t *perm = <Py_ssize_t *>malloc(n * sizeof(Py_ssize_t))
+    if k == NULL or perm == NULL:
+        free(k)
+        free(perm)
+        raise MemoryError()
+    try:
+        for i in range(n):
+            k[i] = items[i][4]
+            perm[i] = i
+        _pq(k, perm, 0, n, -1 if descending else 1, lrange, rrange)
+        return [items[perm[i]] for i in range(n)]
+    finally:
+        free(k)
+        free(perm)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 import os
 
+from rillet.engine.pqsort import pqsort
+
 LONG_MIN, LONG_MAX = -180.0, 180.0
 LAT_MIN, LAT_MAX = -85.05112878, 85.05112878
 STEP_MAX = 26
@@ -182,11 +184,12 @@ def scan_points(pairs: list[tuple[float, bytes]], circle: bool, cx: float, cy: f
     """Shape.scan's loop (geoWithinShape per point); engine/_geo.pyx compiles it."""
     for score, member in pairs:
         x, y = decode(score)
+        # "not d > limit" as Redis tests it: a NaN distance (antipodes) is inside.
         if circle:
             d = distance(cx, cy, x, y)
-            if d <= radius_m:
+            if not d > radius_m:
                 found.append((member, score, x, y, d))
-        elif lat_distance(y, cy) <= height_m / 2 and distance(x, y, cx, y) <= width_m / 2:
+        elif not lat_distance(y, cy) > height_m / 2 and not distance(x, y, cx, y) > width_m / 2:
             found.append((member, score, x, y, distance(cx, cy, x, y)))
         if found and limit and len(found) >= limit:
             return
@@ -343,9 +346,29 @@ def box_scores(bits: int, step: int) -> tuple[int, int]:
 
 # The Python originals stay reachable: tests/engine/test_hll_geo.py holds the compiled
 # forms (engine/_geo.pyx) to them.
-py_decode, py_distance, py_scan_points = decode, distance, scan_points
+def pqsort_distance(items: list, lrange: int, rrange: int, descending: bool) -> list:
+    """`items` ((member, score, x, y, distance) tuples) after Redis's pqsort by distance
+    over positions lrange..rrange (ascending, or descending as sort_gp_desc compares)."""
+    sign = -1 if descending else 1
+
+    def cmp(a: tuple, b: tuple) -> int:  # sort_gp_asc / sort_gp_desc (NaN compares below)
+        if a[4] > b[4]:
+            return sign
+        return 0 if a[4] == b[4] else -sign
+
+    out = list(items)
+    pqsort(out, cmp, lrange, rrange)
+    return out
+
+
+py_decode, py_distance, py_scan_points, py_pqsort_distance = decode, distance, scan_points, pqsort_distance
 if not os.environ.get("RILLET_PURE"):
     try:
-        from rillet.engine._geo import decode, distance, scan_points  # type: ignore[no-redef]  # noqa: F401
+        from rillet.engine._geo import (  # type: ignore[no-redef]  # noqa: F401
+            decode,
+            distance,
+            pqsort_distance,
+            scan_points,
+        )
     except ImportError:
         pass
