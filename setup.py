@@ -21,6 +21,8 @@ MODULES = {
     "rillet.persistence._aofenc": "src/rillet/persistence/_aofenc.pyx",
     "rillet.persistence._rdbfast": "src/rillet/persistence/_rdbfast.pyx",
     "rillet._glob": "src/rillet/_glob.pyx",
+    "rillet.engine._hll": "src/rillet/engine/_hll.pyx",
+    "rillet.engine._geo": "src/rillet/engine/_geo.pyx",
 }
 
 

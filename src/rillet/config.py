@@ -276,6 +276,7 @@ PARAMS = [
     Param("set-max-listpack-value", "memory", 64, 0, _MAX64),
     Param("zset-max-listpack-entries", "int", 128, 0, _MAX64),
     Param("zset-max-listpack-value", "memory", 64, 0, _MAX64),
+    Param("hll-sparse-max-bytes", "memory", 3000, 0, _MAX64),
     Param("list-compress-depth", "int", 0, 0, _MAX32),
     Param("latency-tracking", "bool", True),
     Param("enable-debug-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),

@@ -92,7 +92,7 @@ def test_unknown_subcommand_text(pair, args):
 
 
 @pytest.mark.parametrize("args", [
-    ("PFADD", "p", "x"), ("GEOADD", "g", "0", "0", "m"),
+    ("PFADD", "p", "x"),
 ])
 def test_data_types_rillet_does_not_have(rillet_server, args):
     from tests.helpers.wire import Wire

@@ -219,6 +219,7 @@ SETUP = [
     ["RPUSH", "l", "a", "b", "c", "a"], ["ZADD", "z", "1", "a", "2", "b", "3", "c"],
     ["ARSET", "ar", "0", "a", "b", "c"], ["ARINSERT", "ar", "d"],
     ["FUNCTION", "LOAD", "#!lua name=setuplib\nredis.register_function('sf', function() return 1 end)"],
+    ["PFADD", "hll", "a", "b"], ["GEOADD", "geo", "13.361389", "38.115556", "P", "15.087269", "37.502669", "C"],
 ]
 
 
@@ -301,6 +302,12 @@ WRITES = {
     "swapdb": ["SWAPDB", "0", "1"], "delex": ["DELEX", "t", "IFEQ", "x"],
     "msetex": ["MSETEX", "2", "m1", "1", "m2", "2", "PX", "100000"],
     "zinterstore": ["ZINTERSTORE", "d", "2", "z", "st"], "zdiffstore": ["ZDIFFSTORE", "d", "1", "z"],
+    "pfadd": ["PFADD", "hll", "c", "d"], "pfmerge": ["PFMERGE", "hll2", "hll"],
+    "pfdebug": ["PFDEBUG", "TODENSE", "hll"],
+    "geoadd": ["GEOADD", "geo", "CH", "12.5", "41.9", "R"],
+    "geosearchstore": ["GEOSEARCHSTORE", "gd", "geo", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km"],
+    "georadius": ["GEORADIUS", "geo", "15", "37", "200", "km", "STOREDIST", "gd"],
+    "georadiusbymember": ["GEORADIUSBYMEMBER", "geo", "P", "200", "km", "STORE", "gd"],
     "restore": ["RESTORE", "r", "0", _dump_payload(b"restored")],
     "setbit": ["SETBIT", "t", "20", "1"], "bitop": ["BITOP", "DIFF", "d", "k", "t"],
     "bitfield": ["BITFIELD", "t", "OVERFLOW", "SAT", "INCRBY", "u8", "#1", "300"],

@@ -474,7 +474,7 @@ def _key_specs(spec: CommandSpec) -> list:
     else:
         last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
         ranges = [(spec.first_key, last, spec.key_step or 1, flags[0])]
-    return [Map([
+    specs = [Map([
         *([(b"notes", spec.key_notes.encode())] if spec.key_notes and n == 0 else []),
         (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
         (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", index)]))])),
@@ -488,6 +488,17 @@ def _key_specs(spec: CommandSpec) -> list:
         (b"begin_search", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
         (b"find_keys", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
     ]) for text, notes in spec.unknown_keys]
+    for text, keyword, startfrom in spec.keyword_keys:
+        specs.append(Map([
+            (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
+            (b"begin_search", Map([(b"type", b"keyword"), (b"spec", Map([
+                (b"keyword", keyword.encode()), (b"startfrom", startfrom)]))])),
+            (b"find_keys", Map([
+                (b"type", b"range"),
+                (b"spec", Map([(b"lastkey", 0), (b"keystep", 1), (b"limit", 0)])),
+            ])),
+        ]))
+    return specs
 
 
 def command_info(spec: CommandSpec) -> list:

@@ -53,6 +53,9 @@ class CommandSpec:
     # each, reported by COMMAND INFO after the others; find_keys finds such keys.
     unknown_keys: tuple[tuple[str, str], ...] = ()
     key_notes: str = ""  # the notes of the first key spec (BITFIELD's)
+    # Key specs found by a keyword (GEORADIUS's STORE): (flags, keyword, startfrom),
+    # reported by COMMAND INFO after the index ones.
+    keyword_keys: tuple[tuple[str, str, int], ...] = ()
     subcommands: dict[bytes, CommandSpec] = field(default_factory=dict)
     parent: CommandSpec | None = None
     # Redis knows this container as one command (DEBUG): ACL CAT lists it alone.
@@ -139,6 +142,7 @@ def command(
     find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None,
     unknown_keys: tuple[tuple[str, str], ...] = (),
     key_notes: str = "",
+    keyword_keys: tuple[tuple[str, str, int], ...] = (),
 ) -> Callable[[Handler], Handler]:
     """Register a handler `(ctx, argv) -> reply` under `name` ("xadd" or "xinfo|stream")."""
 
@@ -161,6 +165,7 @@ def command(
             find_keys=find_keys,
             unknown_keys=unknown_keys,
             key_notes=key_notes,
+            keyword_keys=keyword_keys,
             is_write=WRITE in flag_set,
             is_blocking=BLOCKING in flag_set,
             allowed_unauthenticated=NOAUTH in flag_set,
