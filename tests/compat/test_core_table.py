@@ -89,16 +89,3 @@ def test_unknown_command_text(pair, args):
 ])
 def test_unknown_subcommand_text(pair, args):
     pair.check(*args)
-
-
-@pytest.mark.parametrize("args", [
-    ("PFADD", "p", "x"),
-])
-def test_data_types_rillet_does_not_have(rillet_server, args):
-    from tests.helpers.wire import Wire
-
-    shown = "".join(f"'{a}' " for a in args[1:])
-    with Wire(rillet_server.port) as wire:
-        assert wire.call(*args) == (
-            f"-ERR unknown command '{args[0]}', with args beginning with: {shown}\r\n".encode())
-        assert wire.call("TYPE", args[1]) == b"+none\r\n"
