@@ -101,11 +101,17 @@ def wait_ready(port: int, proc: subprocess.Popen, timeout_s: float = 20.0) -> No
     raise RuntimeError(f"server on port {port} did not become ready")
 
 
+def server_python() -> str:
+    """The Python that runs rillet: this one, unless the tests run from another venv
+    (tests/libs/pinned run from .venv-libs, which holds client libraries, not rillet)."""
+    return os.environ.get("RILLET_SERVER_PYTHON") or sys.executable
+
+
 def start_rillet(*extra: str, port: int | None = None, dir: str | None = None,
                  env: dict | None = None, wait: bool = True) -> ServerHandle:
     port = port or free_port()
     workdir = dir or tempfile.mkdtemp(prefix="rillet-test-")
-    args = [sys.executable, "-m", "rillet", "server", "--port", str(port), "--bind", "127.0.0.1",
+    args = [server_python(), "-m", "rillet", "server", "--port", str(port), "--bind", "127.0.0.1",
             "--save", "", "--dir", workdir, *extra]
     log = open(os.path.join(workdir, "server.log"), "ab")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir)

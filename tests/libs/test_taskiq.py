@@ -7,20 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-import pytest
-
-from tests.helpers import servers
-
-taskiq_redis = pytest.importorskip("taskiq_redis")
-
-
-@pytest.fixture(params=["rillet", "redis8"])
-def server(request, rillet_server):
-    if request.param == "rillet":
-        return rillet_server
-    if servers.redis8_binary() is None:
-        pytest.skip("Redis 8.2.3 not available")
-    return request.getfixturevalue("redis8_server")
+from tests.libs.installed import require
 
 
 def _message(body: bytes):
@@ -65,6 +52,7 @@ async def _scenario(url: str) -> list[bytes]:
 
 
 def test_stream_broker(server):
+    require("taskiq_redis")
     received = asyncio.run(_scenario(server.url))
     assert received[:2] == [b"one", b"two"]
     assert sorted(received[2:]) == [b"abandoned", b"four"]  # the order follows the listener's reads

@@ -48,6 +48,8 @@ def strtod(raw: bytes) -> tuple[float, int]:
 
 def parse_score(raw: bytes) -> float | None:
     """getDoubleFromObject: the value, or None where Redis says 'not a valid float'."""
+    if len(raw) < 16 and raw.isdigit():
+        return float(raw)  # the common plain integer score: exact below 2**53, no regex
     if not raw or raw[0] in _SPACE:
         return None
     value, used = strtod(raw)
