@@ -16,6 +16,7 @@ from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_c
 from rillet.engine import longdouble
 from rillet.engine.hashes import Hash
 from rillet.errors import ReplyError
+from rillet.notify import GENERIC, HASH
 from rillet.resp.types import OK, Map
 from rillet.state import Client
 
@@ -32,8 +33,12 @@ def get_hash(ctx: Client, key: bytes) -> Hash | None:
             for field in due:
                 h.delete(field)
             server = ctx.server
+            # One `hexpired` per lookup that purged fields (Redis sends one per
+            # field it expires lazily, one per hash in its active cycle).
+            ctx.notify(HASH, b"hexpired", key)
             if not h.fields:
                 ctx.db.delete(key)
+                ctx.notify(GENERIC, b"del", key)
             server.key_modified(ctx.db.index, key, 0)
             server.publish([(ctx.db.index, [b"HDEL", key, *due])])
             if not h.fields:
@@ -55,8 +60,10 @@ def _note(ctx: Client, h: Hash, items: list[bytes]) -> None:
 
 
 def _done(ctx: Client, key: bytes, h: Hash) -> None:
+    """After a change (its event already sent): drop an emptied hash (`del`), signal."""
     if not h.fields:
         ctx.db.delete(key)
+        ctx.notify(GENERIC, b"del", key)
     ctx.modified(key)
 
 
@@ -71,6 +78,7 @@ def hset(ctx: Client, argv: list[bytes]) -> object:
         added += h.set(argv[i], argv[i + 1])
     _note(ctx, h, argv[2:])
     ctx.modified(argv[1])
+    ctx.notify(HASH, b"hset", argv[1])
     return added
 
 
@@ -91,6 +99,7 @@ def hsetnx(ctx: Client, argv: list[bytes]) -> object:
     h.set(argv[2], argv[3])
     _note(ctx, h, argv[2:])
     ctx.modified(argv[1])
+    ctx.notify(HASH, b"hset", argv[1])
     return 1
 
 
@@ -117,6 +126,7 @@ def hdel(ctx: Client, argv: list[bytes]) -> object:
         return 0
     deleted = sum(h.delete(f) for f in argv[2:])
     if deleted:
+        ctx.notify(HASH, b"hdel", argv[1])
         _done(ctx, argv[1], h)
     return deleted
 
@@ -178,6 +188,7 @@ def hincrby(ctx: Client, argv: list[bytes]) -> object:
     h.set(argv[2], b"%d" % result, keep_ttl=True)
     _note(ctx, h, [argv[2]])
     ctx.modified(argv[1])
+    ctx.notify(HASH, b"hincrby", argv[1])
     return result
 
 
@@ -204,6 +215,7 @@ def hincrbyfloat(ctx: Client, argv: list[bytes]) -> object:
     h.set(argv[2], text, keep_ttl=True)
     _note(ctx, h, [argv[2], text])
     ctx.modified(argv[1])
+    ctx.notify(HASH, b"hincrbyfloat", argv[1])
     ctx.propagate([b"HSET", argv[1], argv[2], text])
     if argv[2] in h.ttls:
         ctx.propagate([b"HPEXPIREAT", argv[1], b"%d" % h.ttls[argv[2]], b"FIELDS", b"1", argv[2]])
@@ -307,6 +319,8 @@ def _set_field_ttls(ctx: Client, key: bytes, h: Hash, fields: list[bytes], deadl
         updated.append(field)
         replies.append(1)
     if updated or deleted:
+        # One deadline: the fields are all past it (deleted) or all not (updated).
+        ctx.notify(HASH, b"hdel" if deleted else b"hexpire", key)
         if deleted:
             ctx.propagate([b"HDEL", key, *deleted])
         if updated:
@@ -421,6 +435,7 @@ def hpersist(ctx: Client, argv: list[bytes]) -> object:
             out.append(1)
     if 1 in out:
         ctx.modified(argv[1])
+        ctx.notify(HASH, b"hpersist", argv[1])
     return out
 
 
@@ -455,6 +470,7 @@ def hgetex(ctx: Client, argv: list[bytes]) -> object:
         gone = [f for f in fields if f in h.fields and h.persist(f)]
         if gone:
             ctx.modified(argv[1])
+            ctx.notify(HASH, b"hpersist", argv[1])
             ctx.propagate([b"HPERSIST", argv[1], b"FIELDS", b"%d" % len(gone), *gone])
     return values
 
@@ -500,16 +516,19 @@ def hsetex(ctx: Client, argv: list[bytes]) -> object:
     for j in range(0, len(pairs), 2):
         h.set(pairs[j], pairs[j + 1], keep_ttl=keep)
     _note(ctx, h, pairs)
+    ctx.notify(HASH, b"hset", argv[1])
     effect = [b"HSETEX", argv[1]]
     if deadline is not None:
         if deadline <= ctx.clock.now_ms():
             for f in fields:
                 h.delete(f)
+            ctx.notify(HASH, b"hdel", argv[1])
             ctx.propagate([b"HDEL", argv[1], *fields])
             _done(ctx, argv[1], h)
             return 1
         for f in fields:
             h.set_ttl(f, deadline)
+        ctx.notify(HASH, b"hexpire", argv[1])
         effect += [b"PXAT", b"%d" % deadline]
     elif keep:
         effect.append(b"KEEPTTL")
@@ -528,6 +547,7 @@ def hgetdel(ctx: Client, argv: list[bytes]) -> object:
     values = [h.fields.get(f) for f in fields]
     gone = [f for f in fields if h.delete(f)]
     if gone:
+        ctx.notify(HASH, b"hdel", argv[1])
         ctx.propagate([b"HDEL", argv[1], *gone])
         _done(ctx, argv[1], h)
     return values
