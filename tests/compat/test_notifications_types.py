@@ -255,7 +255,56 @@ SCRIPTS = {
         UNLINK r
         SORT nokey STORE st
     """),
-    # Errors (wrong type, bad arguments) change nothing and emit nothing.
+    # Inside MULTI the events come at EXEC, in order; in a script, as it runs; in db 3, there.
+    "transactions": _script("""
+        MULTI
+        RPUSH l a b
+        LPOP l 2
+        SADD s a
+        HSET h f v
+        HINCRBY h n 2
+        ZADD z 1 a
+        ZPOPMIN z
+        SET t x
+        SETRANGE t 3 y
+        EXPIRE t 100
+        RENAME t u
+        EXEC
+        EVAL "redis.call('rpush', KEYS[1], 'x'); redis.call('lmove', KEYS[1], KEYS[2], 'left', 'left'); return redis.call('srem', KEYS[3], 'a')" 3 l l2 s
+        EVAL "return redis.pcall('hdel', KEYS[1], 'f', 'n')" 1 h
+        SELECT 3
+        RPUSH l a
+        SADD s a b
+        SMOVE s s2 a
+        HSET h a 1
+        HGETDEL h FIELDS 1 a
+        ZADD z 1 a
+        ZUNIONSTORE z2 1 z
+        COPY z2 z3 DB 4
+        MOVE z2 5
+        SELECT 0
+    """),
+    # RENAME over a key of another type, keys with a TTL moving around.
+    "overwrites": _script("""
+        RPUSH l a
+        SADD s a
+        HSET h a 1
+        ZADD z 1 a
+        SET t x EX 100
+        RENAME l s
+        RENAME s h
+        EXPIRE h 100
+        COPY h z REPLACE
+        RENAME z t
+        SINTERSTORE t nokey
+        SUNIONSTORE h h
+        HSET h2 a 1
+        ZUNIONSTORE h2 1 nokey
+        EXPIRE t 0
+        PEXPIREAT h2 1
+        LPUSH t a
+        PEXPIRE t -5
+    """),
     "errors": _script("""
         SET str x
         RPUSH l a

@@ -32,12 +32,13 @@ def parse_push(frame: bytes) -> list[bytes]:
 
 
 class Recorder:
-    """A command connection and a subscribed connection on one server."""
+    """A command connection, a subscribed one and a publisher on one server."""
 
     def __init__(self, port: int, flags: str = "KEA") -> None:
         self.port = port
         self.conn = Wire(port)
         self.sub = Wire(port)
+        self.pub = Wire(port)  # its own connection: `conn` may be inside MULTI
         self.saved = parse_push(self.conn.call("CONFIG", "GET", "notify-keyspace-events"))[-1]
         assert self.conn.call("CONFIG", "SET", "notify-keyspace-events", flags) == b"+OK\r\n"
         self.sub.send_raw(encode_command("PSUBSCRIBE", "__key*@*__:*", SENTINEL))
@@ -46,7 +47,7 @@ class Recorder:
 
     def drain(self) -> list[Event]:
         """The events published since the last drain, up to a fresh sentinel."""
-        self.conn.call("PUBLISH", SENTINEL, "-")
+        self.pub.call("PUBLISH", SENTINEL, "-")
         seen: list[Event] = []
         while True:
             parts = parse_push(self.sub.read_reply())
@@ -68,6 +69,7 @@ class Recorder:
             self.conn.call("CONFIG", "SET", "notify-keyspace-events", self.saved)
         finally:
             self.sub.close()
+            self.pub.close()
             self.conn.close()
 
 
