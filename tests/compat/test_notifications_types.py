@@ -631,3 +631,30 @@ def test_generated_sequences(seed, rillet_server, redis8_server):
     setup = [["FLUSHALL"], ["CONFIG", "SET", "lazyfree-lazy-user-del", "no"]]
     _compare(f"seed {seed}", record(rillet_server.port, commands, setup),
              record(redis8_server.port, commands, setup))
+
+
+def _untouched_field_expiry_events(port: int) -> list:
+    """A field expires with nobody reading its hash: the active cycle sends the events."""
+    rec = Recorder(port)
+    try:
+        rec.conn.call("FLUSHALL")
+        rec.conn.call("HSET", "quiet", "a", "1", "b", "2")
+        rec.conn.call("HSET", "quiet1", "a", "1")
+        rec.drain()
+        rec.conn.call("HPEXPIRE", "quiet", "20", "FIELDS", "1", "a")
+        rec.conn.call("HPEXPIRE", "quiet1", "20", "FIELDS", "1", "a")
+        events: list = []
+        deadline = time.monotonic() + 60
+        while len(events) < 10:  # 2 hexpire, 2 hexpired, 1 del; each on both channels
+            assert time.monotonic() < deadline, show(events)
+            time.sleep(0.05)
+            events += rec.drain()
+        return sorted(events, key=lambda e: e[0].rsplit(b":", 1)[-1] if b"keyspace" in e[0] else e[1])
+    finally:
+        rec.close()
+
+
+def test_hash_fields_expire_untouched(rillet_server, redis8_server):
+    ours = _untouched_field_expiry_events(rillet_server.port)
+    ref = _untouched_field_expiry_events(redis8_server.port)
+    assert ours == ref, f"\n  rillet: {show(ours)}\n  redis:  {show(ref)}"

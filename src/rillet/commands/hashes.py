@@ -9,6 +9,8 @@ time becomes HDEL.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rillet import errors
 from rillet.commands.args import INT64_MAX, INT64_MIN, parse_int
 from rillet.commands.table import command
@@ -18,7 +20,10 @@ from rillet.engine.hashes import Hash
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, HASH
 from rillet.resp.types import OK, Map
-from rillet.state import Client
+from rillet.state import Client, ServerState
+
+if TYPE_CHECKING:
+    from rillet.engine.keyspace import Database
 
 # Redis's HFE_MAX_ABS_TIME_MSEC (EB_EXPIRE_TIME_MAX >> 2): the largest field deadline.
 HFE_MAX_MS = ((1 << 48) - 1) >> 2
@@ -27,23 +32,49 @@ HFE_MAX_MS = ((1 << 48) - 1) >> 2
 def get_hash(ctx: Client, key: bytes) -> Hash | None:
     """The hash at `key` with its due fields removed (published as HDEL), or None."""
     h: Hash | None = lookup(ctx, key, Hash)  # type: ignore[assignment]
-    if h is not None and h.ttls:
-        due = h.due_fields(ctx.clock.now_ms())
-        if due:
-            for field in due:
-                h.delete(field)
-            server = ctx.server
-            # One `hexpired` per lookup that purged fields (Redis sends one per
-            # field it expires lazily, one per hash in its active cycle).
-            ctx.notify(HASH, b"hexpired", key)
-            if not h.fields:
-                ctx.db.delete(key)
-                ctx.notify(GENERIC, b"del", key)
-            server.key_modified(ctx.db.index, key, 0)
-            server.publish([(ctx.db.index, [b"HDEL", key, *due])])
-            if not h.fields:
-                return None
+    if h is not None and h.ttls and expire_due_fields(ctx.server, ctx.db, key, h):
+        return None
     return h
+
+
+def expire_due_fields(server: ServerState, db: Database, key: bytes, h: Hash) -> bool:
+    """Remove the fields of `h` past their deadline: one `hexpired` (and `del` with the
+    last field), published as HDEL. True if that removed the hash.
+
+    (Redis sends one `hexpired` per field a command reads lazily, one per hash in
+    its active cycle.)
+    """
+    due = h.due_fields(server.clock.now_ms())
+    if not due:
+        return False
+    for field in due:
+        h.delete(field)
+    server.notify(HASH, b"hexpired", key, db.index)
+    if not h.fields:
+        db.delete(key)
+        server.notify(GENERIC, b"del", key, db.index)
+    server.key_modified(db.index, key, 0)
+    server.publish([(db.index, [b"HDEL", key, *due])])
+    return not h.fields
+
+
+def active_expire_fields(server: ServerState, db: Database, cursor: int, count: int) -> int:
+    """One step of the active expiry of hash fields (serverCron's, as Redis's
+    activeExpireCycle does for its hashes with field TTLs): the next `count` keys of
+    the db from `cursor`; returns the cursor to go on from (0: start over).
+
+    rillet keeps no index of the hashes with field TTLs: the sweep walks the
+    keyspace, so a big keyspace takes longer to sweep; a read of the hash removes
+    its due fields meanwhile, as above.
+    """
+    if db.expire_mode or server.loading:
+        return cursor  # a replica's fields go with its master's HDELs
+    next_cursor, keys = db.scan(cursor, count)
+    for key in keys:
+        value = db.get(key)
+        if value.__class__ is Hash and value.ttls:  # type: ignore[union-attr]
+            expire_due_fields(server, db, key, value)  # type: ignore[arg-type]
+    return next_cursor
 
 
 def _new_hash(ctx: Client, key: bytes) -> Hash:
