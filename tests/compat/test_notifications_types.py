@@ -400,6 +400,9 @@ BLOCKED = [
     ("BZPOPMAX z 0", "ZADD z 1 a 2 b"),
     ("BZMPOP 0 1 z MAX COUNT 2", "ZADD z 1 a 2 b 3 c"),
     ("BLPOP l 0", "MULTI|RPUSH l a|RPUSH l b|EXEC"),
+    ("BLPOP d 0", "RPUSH l a|LMOVE l d LEFT LEFT"),
+    ("BLMOVE l d LEFT RIGHT 0", "SADD d x|DEL d|RPUSH l a b"),
+    ("BZPOPMIN z 0", "ZADD z 1 a|ZUNIONSTORE z2 1 z|ZADD z3 1 b|ZINTERSTORE z 1 z3"),
     ("BLPOP l 0", "MULTI|RPUSH l a|DEL l|SADD l x|RPUSH l2 y|EXEC|DEL l|RPUSH l z"),
 ]
 
