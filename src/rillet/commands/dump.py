@@ -12,6 +12,7 @@ from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import command
 from rillet.errors import ReplyError
+from rillet.notify import GENERIC
 from rillet.persistence import rdb
 from rillet.persistence.rdb_format import RDBError
 from rillet.resp.types import OK
@@ -78,6 +79,7 @@ def restore(ctx: Client, argv: list[bytes]) -> object:
         if existed:
             db.delete(key)
             ctx.modified(key)
+            ctx.notify(GENERIC, b"del", key)
             ctx.propagate([b"DEL", key])
         return OK
     if existed:
@@ -86,6 +88,7 @@ def restore(ctx: Client, argv: list[bytes]) -> object:
     if deadline:
         db.set_expire(key, deadline)
     ctx.modified(key)
+    ctx.notify(GENERIC, b"restore", key)
     if deadline and not absttl:
         # Propagated with the absolute deadline, so replicas and the AOF agree (Redis 7+).
         ctx.propagate([argv[0], key, b"%d" % deadline, *argv[3:], b"ABSTTL"])

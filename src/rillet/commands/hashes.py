@@ -9,6 +9,8 @@ time becomes HDEL.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rillet import errors
 from rillet.commands.args import INT64_MAX, INT64_MIN, parse_int
 from rillet.commands.table import command
@@ -16,8 +18,12 @@ from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_c
 from rillet.engine import longdouble
 from rillet.engine.hashes import Hash
 from rillet.errors import ReplyError
+from rillet.notify import GENERIC, HASH
 from rillet.resp.types import OK, Map
-from rillet.state import Client
+from rillet.state import Client, ServerState
+
+if TYPE_CHECKING:
+    from rillet.engine.keyspace import Database
 
 # Redis's HFE_MAX_ABS_TIME_MSEC (EB_EXPIRE_TIME_MAX >> 2): the largest field deadline.
 HFE_MAX_MS = ((1 << 48) - 1) >> 2
@@ -26,19 +32,49 @@ HFE_MAX_MS = ((1 << 48) - 1) >> 2
 def get_hash(ctx: Client, key: bytes) -> Hash | None:
     """The hash at `key` with its due fields removed (published as HDEL), or None."""
     h: Hash | None = lookup(ctx, key, Hash)  # type: ignore[assignment]
-    if h is not None and h.ttls:
-        due = h.due_fields(ctx.clock.now_ms())
-        if due:
-            for field in due:
-                h.delete(field)
-            server = ctx.server
-            if not h.fields:
-                ctx.db.delete(key)
-            server.key_modified(ctx.db.index, key, 0)
-            server.publish([(ctx.db.index, [b"HDEL", key, *due])])
-            if not h.fields:
-                return None
+    if h is not None and h.ttls and expire_due_fields(ctx.server, ctx.db, key, h):
+        return None
     return h
+
+
+def expire_due_fields(server: ServerState, db: Database, key: bytes, h: Hash) -> bool:
+    """Remove the fields of `h` past their deadline: one `hexpired` (and `del` with the
+    last field), published as HDEL. True if that removed the hash.
+
+    (Redis sends one `hexpired` per field a command reads lazily, one per hash in
+    its active cycle.)
+    """
+    due = h.due_fields(server.clock.now_ms())
+    if not due:
+        return False
+    for field in due:
+        h.delete(field)
+    server.notify(HASH, b"hexpired", key, db.index)
+    if not h.fields:
+        db.delete(key)
+        server.notify(GENERIC, b"del", key, db.index)
+    server.key_modified(db.index, key, 0)
+    server.publish([(db.index, [b"HDEL", key, *due])])
+    return not h.fields
+
+
+def active_expire_fields(server: ServerState, db: Database, cursor: int, count: int) -> int:
+    """One step of the active expiry of hash fields (serverCron's, as Redis's
+    activeExpireCycle does for its hashes with field TTLs): the next `count` keys of
+    the db from `cursor`; returns the cursor to go on from (0: start over).
+
+    rillet keeps no index of the hashes with field TTLs: the sweep walks the
+    keyspace, so a big keyspace takes longer to sweep; a read of the hash removes
+    its due fields meanwhile, as above.
+    """
+    if db.expire_mode or server.loading:
+        return cursor  # a replica's fields go with its master's HDELs
+    next_cursor, keys = db.scan(cursor, count)
+    for key in keys:
+        value = db.get(key)
+        if value.__class__ is Hash and value.ttls:  # type: ignore[union-attr]
+            expire_due_fields(server, db, key, value)  # type: ignore[arg-type]
+    return next_cursor
 
 
 def _new_hash(ctx: Client, key: bytes) -> Hash:
@@ -55,8 +91,10 @@ def _note(ctx: Client, h: Hash, items: list[bytes]) -> None:
 
 
 def _done(ctx: Client, key: bytes, h: Hash) -> None:
+    """After a change (its event already sent): drop an emptied hash (`del`), signal."""
     if not h.fields:
         ctx.db.delete(key)
+        ctx.notify(GENERIC, b"del", key)
     ctx.modified(key)
 
 
@@ -71,6 +109,7 @@ def hset(ctx: Client, argv: list[bytes]) -> object:
         added += h.set(argv[i], argv[i + 1])
     _note(ctx, h, argv[2:])
     ctx.modified(argv[1])
+    ctx.notify(HASH, b"hset", argv[1])
     return added
 
 
@@ -91,6 +130,7 @@ def hsetnx(ctx: Client, argv: list[bytes]) -> object:
     h.set(argv[2], argv[3])
     _note(ctx, h, argv[2:])
     ctx.modified(argv[1])
+    ctx.notify(HASH, b"hset", argv[1])
     return 1
 
 
@@ -117,6 +157,7 @@ def hdel(ctx: Client, argv: list[bytes]) -> object:
         return 0
     deleted = sum(h.delete(f) for f in argv[2:])
     if deleted:
+        ctx.notify(HASH, b"hdel", argv[1])
         _done(ctx, argv[1], h)
     return deleted
 
@@ -178,6 +219,7 @@ def hincrby(ctx: Client, argv: list[bytes]) -> object:
     h.set(argv[2], b"%d" % result, keep_ttl=True)
     _note(ctx, h, [argv[2]])
     ctx.modified(argv[1])
+    ctx.notify(HASH, b"hincrby", argv[1])
     return result
 
 
@@ -204,6 +246,7 @@ def hincrbyfloat(ctx: Client, argv: list[bytes]) -> object:
     h.set(argv[2], text, keep_ttl=True)
     _note(ctx, h, [argv[2], text])
     ctx.modified(argv[1])
+    ctx.notify(HASH, b"hincrbyfloat", argv[1])
     ctx.propagate([b"HSET", argv[1], argv[2], text])
     if argv[2] in h.ttls:
         ctx.propagate([b"HPEXPIREAT", argv[1], b"%d" % h.ttls[argv[2]], b"FIELDS", b"1", argv[2]])
@@ -307,6 +350,8 @@ def _set_field_ttls(ctx: Client, key: bytes, h: Hash, fields: list[bytes], deadl
         updated.append(field)
         replies.append(1)
     if updated or deleted:
+        # One deadline: the fields are all past it (deleted) or all not (updated).
+        ctx.notify(HASH, b"hdel" if deleted else b"hexpire", key)
         if deleted:
             ctx.propagate([b"HDEL", key, *deleted])
         if updated:
@@ -421,6 +466,7 @@ def hpersist(ctx: Client, argv: list[bytes]) -> object:
             out.append(1)
     if 1 in out:
         ctx.modified(argv[1])
+        ctx.notify(HASH, b"hpersist", argv[1])
     return out
 
 
@@ -455,6 +501,7 @@ def hgetex(ctx: Client, argv: list[bytes]) -> object:
         gone = [f for f in fields if f in h.fields and h.persist(f)]
         if gone:
             ctx.modified(argv[1])
+            ctx.notify(HASH, b"hpersist", argv[1])
             ctx.propagate([b"HPERSIST", argv[1], b"FIELDS", b"%d" % len(gone), *gone])
     return values
 
@@ -500,16 +547,19 @@ def hsetex(ctx: Client, argv: list[bytes]) -> object:
     for j in range(0, len(pairs), 2):
         h.set(pairs[j], pairs[j + 1], keep_ttl=keep)
     _note(ctx, h, pairs)
+    ctx.notify(HASH, b"hset", argv[1])
     effect = [b"HSETEX", argv[1]]
     if deadline is not None:
         if deadline <= ctx.clock.now_ms():
             for f in fields:
                 h.delete(f)
+            ctx.notify(HASH, b"hdel", argv[1])
             ctx.propagate([b"HDEL", argv[1], *fields])
             _done(ctx, argv[1], h)
             return 1
         for f in fields:
             h.set_ttl(f, deadline)
+        ctx.notify(HASH, b"hexpire", argv[1])
         effect += [b"PXAT", b"%d" % deadline]
     elif keep:
         effect.append(b"KEEPTTL")
@@ -528,6 +578,7 @@ def hgetdel(ctx: Client, argv: list[bytes]) -> object:
     values = [h.fields.get(f) for f in fields]
     gone = [f for f in fields if h.delete(f)]
     if gone:
+        ctx.notify(HASH, b"hdel", argv[1])
         ctx.propagate([b"HDEL", argv[1], *gone])
         _done(ctx, argv[1], h)
     return values

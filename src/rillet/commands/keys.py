@@ -424,6 +424,7 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
     if deadline is not None:
         dst.set_expire(dst_key, deadline)
     ctx.server.key_modified(target, dst_key)
+    ctx.server.notify(GENERIC, b"copy_to", dst_key, target)
     return 1
 
 
@@ -453,6 +454,8 @@ def move(ctx: Client, argv: list[bytes]) -> object:
         dst.set_expire(key, deadline)
     ctx.modified(key)
     ctx.server.key_modified(target, key)
+    ctx.notify(GENERIC, b"move_from", key)
+    ctx.server.notify(GENERIC, b"move_to", key, target)
     return 1
 
 

@@ -19,6 +19,7 @@ from rillet.commands.typed import config_int, lookup
 from rillet.engine import longdouble
 from rillet.engine.lists import List
 from rillet.errors import ReplyError
+from rillet.notify import GENERIC, LIST
 from rillet.resp.types import NULL_ARRAY, OK
 from rillet.state import KEEP_WAITING, Block, Client
 
@@ -34,9 +35,11 @@ def _max_size(ctx: Client) -> int:
 
 
 def _written(ctx: Client, key: bytes, value: List) -> None:
-    """After a change: drop an emptied list, convert a shrunk one back, signal."""
+    """After a change (its event already sent): drop an emptied list (`del`), convert a
+    shrunk one back, signal."""
     if not value.items:
         ctx.db.delete(key)
+        ctx.notify(GENERIC, b"del", key)
     else:
         value.shrunk(_max_size(ctx))
     ctx.modified(key)
@@ -60,6 +63,7 @@ def _push(ctx: Client, argv: list[bytes], left: bool, only_existing: bool) -> ob
         ctx.db.set(key, value)
     value.will_add(argv[2:], _max_size(ctx))
     value.push(argv[2:], left)
+    ctx.notify(LIST, b"lpush" if left else b"rpush", key)
     _written(ctx, key, value)
     return len(value)
 
@@ -98,6 +102,7 @@ def llen(ctx: Client, argv: list[bytes]) -> object:
 def _pop_n(ctx: Client, key: bytes, value: List, left: bool, count: int) -> list[bytes]:
     count = min(count, len(value))
     out = [value.pop(left) for _ in range(count)]
+    ctx.notify(LIST, b"lpop" if left else b"rpop", key)
     _written(ctx, key, value)
     ctx.propagate([b"LPOP" if left else b"RPOP", key, *([b"%d" % count] if count > 1 else [])])
     return out
@@ -164,6 +169,7 @@ def lset(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.INDEX_OUT_OF_RANGE)
     value.will_add([argv[3]], _max_size(ctx))
     value.set_at(index, argv[3])
+    ctx.notify(LIST, b"lset", argv[1])
     _written(ctx, argv[1], value)
     return OK
 
@@ -201,8 +207,9 @@ def ltrim(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         return OK
     lo, hi = _range(len(value), start, stop)
+    ctx.notify(LIST, b"ltrim", argv[1])  # Redis signals it even when nothing is removed
     if lo == 0 and hi == len(value):
-        ctx.modified(argv[1])  # Redis signals it even when nothing is removed
+        ctx.modified(argv[1])
         return OK
     value.replace(list(value.items)[lo:hi])
     _written(ctx, argv[1], value)
@@ -224,6 +231,7 @@ def linsert(ctx: Client, argv: list[bytes]) -> object:
         return -1
     value.will_add([argv[4]], _max_size(ctx))
     value.insert(at if where == b"BEFORE" else at + 1, argv[4])
+    ctx.notify(LIST, b"linsert", argv[1])
     _written(ctx, argv[1], value)
     return len(value)
 
@@ -251,6 +259,7 @@ def lrem(ctx: Client, argv: list[bytes]) -> object:
                 break
     if removed:
         value.replace(x for i, x in enumerate(items) if i not in drop)
+        ctx.notify(LIST, b"lrem", argv[1])
         _written(ctx, argv[1], value)
     return removed
 
@@ -332,6 +341,9 @@ def _move(ctx: Client, src_key: bytes, dst_key: bytes, from_left: bool, to_left:
         ctx.db.set(dst_key, dst)
     dst.will_add([element], _max_size(ctx))
     dst.push([element], to_left)
+    # lmoveGenericCommand: the push on the destination, then the pop (and del) of the source.
+    ctx.notify(LIST, b"lpush" if to_left else b"rpush", dst_key)
+    ctx.notify(LIST, b"lpop" if from_left else b"rpop", src_key)
     _written(ctx, src_key, src)
     if dst is not src:
         _written(ctx, dst_key, dst)

@@ -15,6 +15,7 @@ from rillet.commands.table import command
 from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_count, scan_members
 from rillet.engine.sets import HASHTABLE, INTSET, LISTPACK, Set, is_int64
 from rillet.errors import ReplyError
+from rillet.notify import GENERIC, SET
 from rillet.resp.types import SetReply
 from rillet.state import Client
 
@@ -69,6 +70,7 @@ def sadd(ctx: Client, argv: list[bytes]) -> object:
     s.note_added(added, limits(ctx))
     if added:
         ctx.modified(key)
+        ctx.notify(SET, b"sadd", key)
     return len(added)
 
 
@@ -80,8 +82,10 @@ def srem(ctx: Client, argv: list[bytes]) -> object:
         return 0
     removed = sum(s.remove(m) for m in argv[2:])
     if removed:
+        ctx.notify(SET, b"srem", argv[1])
         if not s.members:
             ctx.db.delete(argv[1])
+            ctx.notify(GENERIC, b"del", argv[1])
         ctx.modified(argv[1])
     return removed
 
@@ -151,8 +155,10 @@ def spop(ctx: Client, argv: list[bytes]) -> object:
     chosen = pick(list(s.members), 1 if count is None else count, False)
     for m in chosen:
         s.remove(m)
+    ctx.notify(SET, b"spop", argv[1])
     if not s.members:
         ctx.db.delete(argv[1])
+        ctx.notify(GENERIC, b"del", argv[1])
     ctx.modified(argv[1])
     ctx.propagate([b"SREM", argv[1], *chosen])
     return chosen[0] if count is None else _reply(ctx, chosen)
@@ -171,14 +177,17 @@ def smove(ctx: Client, argv: list[bytes]) -> object:
     if src_key == dst_key:
         return 1
     src.remove(member)
+    ctx.notify(SET, b"srem", src_key)
     if not src.members:
         ctx.db.delete(src_key)
+        ctx.notify(GENERIC, b"del", src_key)
     ctx.modified(src_key)
     if dst is None:
         dst = new_set(ctx, [])
         ctx.db.set(dst_key, dst)
     if dst.add(member):
         dst.note_added([member], limits(ctx))
+        ctx.notify(SET, b"sadd", dst_key)
     ctx.modified(dst_key)
     return 1
 
@@ -234,14 +243,16 @@ def _algebra_reply(ctx: Client, members: list[bytes]) -> object:
     return _reply(ctx, ordered(new_set(ctx, members)))
 
 
-def _store(ctx: Client, dst: bytes, members: list[bytes]) -> int:
+def _store(ctx: Client, dst: bytes, members: list[bytes], event: bytes) -> int:
     existed = ctx.db.get(dst) is not None
     if members:
         ctx.db.set(dst, new_set(ctx, members))
         ctx.modified(dst)
+        ctx.notify(SET, event, dst)
     elif existed:
         ctx.db.delete(dst)
         ctx.modified(dst)
+        ctx.notify(GENERIC, b"del", dst)
     return len(members)
 
 
@@ -266,19 +277,19 @@ def sdiff(ctx: Client, argv: list[bytes]) -> object:
 @command("sinterstore", -3, "write denyoom", keys=(1, -1, 1), key_flags="OW update|RO access", group="set", since="1.0.0")
 def sinterstore(ctx: Client, argv: list[bytes]) -> object:
     """SINTERSTORE destination key [key ...]"""
-    return _store(ctx, argv[1], _inter(_sets(ctx, argv[2:])))
+    return _store(ctx, argv[1], _inter(_sets(ctx, argv[2:])), b"sinterstore")
 
 
 @command("sunionstore", -3, "write denyoom", keys=(1, -1, 1), key_flags="OW update|RO access", group="set", since="1.0.0")
 def sunionstore(ctx: Client, argv: list[bytes]) -> object:
     """SUNIONSTORE destination key [key ...]"""
-    return _store(ctx, argv[1], _union(_sets(ctx, argv[2:])))
+    return _store(ctx, argv[1], _union(_sets(ctx, argv[2:])), b"sunionstore")
 
 
 @command("sdiffstore", -3, "write denyoom", keys=(1, -1, 1), key_flags="OW update|RO access", group="set", since="1.0.0")
 def sdiffstore(ctx: Client, argv: list[bytes]) -> object:
     """SDIFFSTORE destination key [key ...]"""
-    return _store(ctx, argv[1], _diff(_sets(ctx, argv[2:])))
+    return _store(ctx, argv[1], _diff(_sets(ctx, argv[2:])), b"sdiffstore")
 
 
 def parse_numkeys(argv: list[bytes], at: int) -> list[bytes]:

@@ -21,6 +21,7 @@ from rillet.engine.doubles import parse_range_double, parse_score
 from rillet.engine.sets import Set
 from rillet.engine.zsets import ZSet
 from rillet.errors import ReplyError
+from rillet.notify import GENERIC, ZSET
 from rillet.resp.encoder import format_double
 from rillet.resp.types import NULL_ARRAY
 from rillet.state import KEEP_WAITING, Block, Client
@@ -36,9 +37,12 @@ def _limits(ctx: Client) -> tuple[int, int]:
     return config_int(ctx, "zset-max-listpack-entries"), config_int(ctx, "zset-max-listpack-value")
 
 
-def _written(ctx: Client, key: bytes, z: ZSet) -> None:
+def _written(ctx: Client, key: bytes, z: ZSet, event: bytes) -> None:
+    """After a change: its event, then `del` if it emptied the sorted set."""
+    ctx.notify(ZSET, event, key)
     if not z.scores:
         ctx.db.delete(key)
+        ctx.notify(GENERIC, b"del", key)
     ctx.modified(key)
 
 
@@ -124,6 +128,7 @@ def zadd(ctx: Client, argv: list[bytes]) -> object:
     if added or changed:
         z.note_sizes(*_limits(ctx), list(members))
         ctx.modified(key)
+        ctx.notify(ZSET, b"zincr" if incr else b"zadd", key)
     if incr:
         return result
     return added + changed if b"CH" in flags else added
@@ -377,15 +382,17 @@ def zrevrangebylex(ctx: Client, argv: list[bytes]) -> object:
     return _zrange(ctx, argv, LEX, True)
 
 
-def _store_zset(ctx: Client, dst: bytes, scores: dict[bytes, float]) -> int:
+def _store_zset(ctx: Client, dst: bytes, scores: dict[bytes, float], event: bytes) -> int:
     """Replace `dst` with a new sorted set (deleted if empty), encoded as Redis builds it."""
     if scores:
         z = ZSet.from_dict(scores)
         z.big = z.fresh_big(*_limits(ctx))
         ctx.db.set(dst, z)
         ctx.modified(dst)
+        ctx.notify(ZSET, event, dst)
     elif ctx.db.delete(dst):
         ctx.modified(dst)
+        ctx.notify(GENERIC, b"del", dst)
     return len(scores)
 
 
@@ -395,7 +402,7 @@ def zrangestore(ctx: Client, argv: list[bytes]) -> object:
     rangetype, reverse, rng, _, offset, limit = _zrange_parse(argv, 2, None, None, True)
     z = get_zset(ctx, argv[2])
     pairs = [] if z is None else _zrange_pairs(z, rangetype, reverse, rng, offset, limit)
-    return _store_zset(ctx, argv[1], dict(pairs))
+    return _store_zset(ctx, argv[1], dict(pairs), b"zrangestore")
 
 
 # --- removal ---------------------------------------------------------------------------------
@@ -408,17 +415,17 @@ def zrem(ctx: Client, argv: list[bytes]) -> object:
         return 0
     removed = sum(z.remove(m) for m in argv[2:])
     if removed:
-        _written(ctx, argv[1], z)
+        _written(ctx, argv[1], z, b"zrem")
     return removed
 
 
-def _remove_slice(ctx: Client, key: bytes, z: ZSet, lo: int, hi: int) -> int:
+def _remove_slice(ctx: Client, key: bytes, z: ZSet, event: bytes, lo: int, hi: int) -> int:
     if hi <= lo:
         return 0
     for _, m in z.order[lo:hi]:
         del z.scores[m]
     del z.order[lo:hi]
-    _written(ctx, key, z)
+    _written(ctx, key, z, event)
     return hi - lo
 
 
@@ -429,7 +436,7 @@ def zremrangebyrank(ctx: Client, argv: list[bytes]) -> object:
     z = get_zset(ctx, argv[1])
     if z is None:
         return 0
-    return _remove_slice(ctx, argv[1], z, *_rank_bounds(len(z), start, stop))
+    return _remove_slice(ctx, argv[1], z, b"zremrangebyrank", *_rank_bounds(len(z), start, stop))
 
 
 @command("zremrangebyscore", 4, "write", keys=(1, 1, 1), key_flags="RW delete", group="sorted-set", since="1.2.0")
@@ -439,7 +446,7 @@ def zremrangebyscore(ctx: Client, argv: list[bytes]) -> object:
     z = get_zset(ctx, argv[1])
     if z is None:
         return 0
-    return _remove_slice(ctx, argv[1], z, *_bounds_score(z, rng))
+    return _remove_slice(ctx, argv[1], z, b"zremrangebyscore", *_bounds_score(z, rng))
 
 
 @command("zremrangebylex", 4, "write", keys=(1, 1, 1), key_flags="RW delete", group="sorted-set", since="2.8.9")
@@ -449,7 +456,7 @@ def zremrangebylex(ctx: Client, argv: list[bytes]) -> object:
     z = get_zset(ctx, argv[1])
     if z is None:
         return 0
-    return _remove_slice(ctx, argv[1], z, *_bounds_lex(z, rng))
+    return _remove_slice(ctx, argv[1], z, b"zremrangebylex", *_bounds_lex(z, rng))
 
 
 # --- pops ------------------------------------------------------------------------------------
@@ -464,7 +471,7 @@ def _pop_pairs(ctx: Client, key: bytes, z: ZSet, maximum: bool, count: int) -> l
         del z.order[:count]
     for _, m in taken:
         del z.scores[m]
-    _written(ctx, key, z)
+    _written(ctx, key, z, b"zpopmax" if maximum else b"zpopmin")
     ctx.propagate([b"ZPOPMAX" if maximum else b"ZPOPMIN", key, b"%d" % count])
     return [(m, s) for s, m in taken]
 
@@ -717,19 +724,22 @@ def zdiff(ctx: Client, argv: list[bytes]) -> object:
 @command("zunionstore", -4, "write denyoom movablekeys", keys=(1, 1, 1), key_flags="OW update|RO access", group="sorted-set", since="2.0.0")
 def zunionstore(ctx: Client, argv: list[bytes]) -> object:
     """ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>]"""
-    return _store_zset(ctx, argv[1], _algebra(ctx, argv, 2, "union", "zunionstore", True)[0])
+    return _store_zset(ctx, argv[1], _algebra(ctx, argv, 2, "union", "zunionstore", True)[0],
+                       b"zunionstore")
 
 
 @command("zinterstore", -4, "write denyoom movablekeys", keys=(1, 1, 1), key_flags="OW update|RO access", group="sorted-set", since="2.0.0")
 def zinterstore(ctx: Client, argv: list[bytes]) -> object:
     """ZINTERSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>]"""
-    return _store_zset(ctx, argv[1], _algebra(ctx, argv, 2, "inter", "zinterstore", True)[0])
+    return _store_zset(ctx, argv[1], _algebra(ctx, argv, 2, "inter", "zinterstore", True)[0],
+                       b"zinterstore")
 
 
 @command("zdiffstore", -4, "write denyoom movablekeys", keys=(1, 1, 1), key_flags="OW update|RO access", group="sorted-set", since="6.2.0")
 def zdiffstore(ctx: Client, argv: list[bytes]) -> object:
     """ZDIFFSTORE destination numkeys key [key ...]"""
-    return _store_zset(ctx, argv[1], _algebra(ctx, argv, 2, "diff", "zdiffstore", True)[0])
+    return _store_zset(ctx, argv[1], _algebra(ctx, argv, 2, "diff", "zdiffstore", True)[0],
+                       b"zdiffstore")
 
 
 @command("zintercard", -3, "readonly movablekeys", keys=(0, 0, 0), group="sorted-set", since="7.0.0")

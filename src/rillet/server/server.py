@@ -24,6 +24,7 @@ from rillet.clock import Clock
 from rillet.commands import table
 from rillet.commands.acl import load_startup_users
 from rillet.commands.functions import restore_library
+from rillet.commands.hashes import active_expire_fields
 from rillet.config import Config
 from rillet.dispatch import Dispatcher
 from rillet.errors import ReplyError
@@ -56,6 +57,7 @@ class Server:
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._wakeup_timer: asyncio.TimerHandle | None = None
         self._wakeup_due = 0
+        self._field_expiry_cursors: dict[int, int] = {}  # db index -> the hash-field sweep's SCAN cursor
         self._stopped: asyncio.Event | None = None
         self._tasks: list[asyncio.Task] = []
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -331,6 +333,10 @@ class Server:
                 for db in self.state.keyspace.dbs:
                     if db.expires:
                         db.active_expire()
+                    if len(db):
+                        # Hash fields past their TTL (`hexpired`, HDEL), a slice per tick.
+                        cursors = self._field_expiry_cursors
+                        cursors[db.index] = active_expire_fields(self.state, db, cursors.get(db.index, 0), 200)
                 if self.state.ready_keys:
                     self.serve_ready()
                 timeout = int(self.config["timeout"])  # type: ignore[arg-type]
