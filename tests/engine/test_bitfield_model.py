@@ -58,6 +58,12 @@ def test_set_matches_the_model(kind, value, mode):
     # An unsigned field reads the int64 as a uint64: a negative value is past the top.
     exact = value if signed else value % (1 << 64)
     expected = _model(signed, bits, exact, mode)
+    low, high = _range(signed, bits)
+    if signed and bits < 64 and mode == "SAT" and high - exact > 2**63 - 1:
+        # Redis's check computes max - value in int64, which wraps for values this far
+        # below the range, so it sees a positive overflow and saturates at max
+        # (Redis 8.2.3: BITFIELD f OVERFLOW SAT SET i1 #1 -9223372036854775808 -> 0).
+        expected = high
     server = InProcess()
     reply = server.run("BITFIELD", "f", "OVERFLOW", mode, "SET", t, "#1", str(value), "GET", t, "#1")
     assert reply == [None if expected is None else 0, 0 if expected is None else expected]
