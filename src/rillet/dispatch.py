@@ -128,6 +128,10 @@ class Dispatcher:
             if refused is not None:
                 return self._reject(client, refused, spec)
         state = self.state
+        # maxmemory (memory.py): evict what the policy allows, then -OOM for a
+        # command that may grow memory (Redis checks this before MISCONF and MULTI).
+        if state.memory.limit and not client.is_internal and state.memory.refuse(client, spec, argv):
+            return self._reject(client, errors.OOM, spec)
         if state.pause_end_ms and not client.is_internal:
             postponed = self._paused(client, spec, argv)
             if postponed is not None:

@@ -494,3 +494,9 @@ PUBSUB_CONTEXT = (
 )
 SLOWLOG_COUNT = "ERR count should be greater than or equal to -1"
 CLIENT_PAUSE_MODE = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+
+# --- maxmemory --------------------------------------------------------------------------
+OOM = "OOM command not allowed when used memory > 'maxmemory'."
+SCRIPT_OOM_ALLOW_OOM = (
+    "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
+)

@@ -20,6 +20,7 @@ from rillet.acl import Acl, User
 from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
+from rillet.memory import Memory
 from rillet.notify import EXPIRED, KEYEVENT, KEYSPACE
 from rillet.observe import Slowlog, monitor_line
 from rillet.pubsub import PubSub
@@ -352,6 +353,14 @@ class ServerState:
         self.library_loader: Callable[[bytes], None] | None = None
         # Serves other clients while a script is busy (server/busy.py); the script's client is skipped.
         self.serve_while_busy: Callable[[Client], None] | None = None
+        # maxmemory (memory.py): accounting, the OOM check and eviction. While a
+        # limit is set the server is gated, so every command meets the check.
+        # `pre_command_oom`: memory was over the limit when the running command
+        # started (scripts' first write obeys it); `script_flags` gives an
+        # EVAL/EVALSHA/FCALL's shebang or function flags (commands/scripting.py).
+        self.pre_command_oom = False
+        self.script_flags: Callable[[str, list[bytes]], frozenset[str] | None] | None = None
+        self.memory = Memory(self)
 
     @property
     def loading(self) -> bool:
@@ -375,7 +384,15 @@ class ServerState:
     def _regate(self) -> None:
         self._set_gated(self._loading or self._write_guard is not None
                         or self._script_busy is not None or bool(self.monitors)
-                        or self.pause_end_ms > 0)
+                        or self.pause_end_ms > 0 or self._memory_limited())
+
+    def regate(self) -> None:
+        """Recompute the server's gate (a setting that adds a check changed: maxmemory)."""
+        self._regate()
+
+    def _memory_limited(self) -> bool:
+        memory = getattr(self, "memory", None)  # None while __init__ builds it
+        return memory is not None and memory.limit > 0
 
     def pause(self, end_ms: int, pause_all: bool) -> None:
         """CLIENT PAUSE: a new pause replaces a shorter or weaker one, never shortens one."""
@@ -471,6 +488,8 @@ class ServerState:
     def key_modified(self, db_index: int, key: bytes, changes: int = 1) -> None:
         """Redis's signalModifiedKey plus the change count: WATCH, blocked readers, save rules."""
         self.dirty += changes
+        # Its memory estimate is redone when next asked for (memory.py), never here.
+        self.keyspace.dbs[db_index].pending[key] = None
         # Most writes happen with nobody watching or waiting: two reads, no tuple.
         if not (self.watched_keys or self.blocking):
             return

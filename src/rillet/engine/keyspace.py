@@ -14,6 +14,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
 from rillet.clock import Clock
+from rillet.engine.eviction import LfuParams, lfu_new, lfu_touch
+from rillet.engine.memory import key_size
 from rillet.engine.stream import NodeLimits
 
 
@@ -31,6 +33,12 @@ class Database:
         "_next_seq",
         "_dead",
         "encodings",
+        "sizes",
+        "used",
+        "pending",
+        "access",
+        "lru_now",
+        "lfu",
     )
 
     def __init__(self, index: int, clock: Clock) -> None:
@@ -52,10 +60,37 @@ class Database:
         # reports `raw` after APPEND/SETRANGE, `embstr` for INCRBYFLOAT's "3"),
         # until the key is next set.
         self.encodings: dict[bytes, bytes] = {}
+        # Memory accounting (engine/memory.py): each key's estimated cost when last
+        # measured, their sum, and the keys changed since (measured on demand:
+        # `measure`). Writers mark a key pending; nothing is measured per write.
+        self.sizes: dict[bytes, int] = {}
+        self.used = 0
+        self.pending: dict[bytes, None] = {}
+        # Per key, Redis's 24-bit LRU/LFU field (engine/eviction.py): the LRU clock
+        # of the last access, or under an LFU policy (minutes << 8) | counter.
+        # `lru_now` is the current value for an access, kept by the server's cron;
+        # `lfu` says which of the two an access records.
+        self.access: dict[bytes, int] = {}
+        self.lru_now = 0
+        self.lfu: LfuParams | None = None
 
     # --- lookups ------------------------------------------------------------
     def get(self, key: bytes) -> object | None:
         """The live value of `key`, expiring it first if its time has come."""
+        if self.expires and key in self.expires and self._expire_if_due(key):
+            return None
+        value = self.data.get(key)
+        if value is not None:
+            # Redis's lookupKey updates the key's LRU clock / LFU counter.
+            lfu = self.lfu
+            if lfu is not None:
+                self.access[key] = lfu_touch(self.access.get(key, 0), lfu)
+            else:
+                self.access[key] = self.lru_now
+        return value
+
+    def peek(self, key: bytes) -> object | None:
+        """Like `get`, without recording an access (Redis's LOOKUP_NOTOUCH: OBJECT, TYPE, TTL)."""
         if self.expires and key in self.expires and self._expire_if_due(key):
             return None
         return self.data.get(key)
@@ -79,7 +114,11 @@ class Database:
     def set(self, key: bytes, value: object, keep_ttl: bool = False) -> None:
         if key not in self.data:
             self._remember(key)
+            self.access[key] = self.lru_now if self.lfu is None else lfu_new(self.lfu)
+        elif self.lfu is None:
+            self.access[key] = self.lru_now  # a new object; under LFU the counter stays (dbSetValue)
         self.data[key] = value
+        self.pending[key] = None
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
         if self.encodings:
@@ -91,8 +130,14 @@ class Database:
         self._forget(key)
         return True
 
+    def drop(self, key: bytes) -> None:
+        """Remove `key` now, expired or not (eviction)."""
+        self._forget(key)
+
     def _forget(self, key: bytes) -> None:
         del self.data[key]
+        self.used -= self.sizes.pop(key, 0)
+        self.access.pop(key, None)
         self.expires.pop(key, None)
         self._seq_of.pop(key, None)
         if self.encodings:
@@ -105,6 +150,7 @@ class Database:
         value = self.data[old]
         deadline = self.expires.get(old)
         encoding = self.encodings.get(old)
+        access = self.access.get(old)
         self._forget(old)
         if new in self.data:
             self._forget(new)
@@ -113,10 +159,13 @@ class Database:
             self.expires[new] = deadline
         if encoding is not None:
             self.encodings[new] = encoding
+        if access is not None:
+            self.access[new] = access  # Redis moves the object: its LRU/LFU field goes along
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange every key (and TTL, SCAN order) with `other`; indexes stay."""
-        for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead", "encodings"):
+        for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead", "encodings",
+                     "sizes", "used", "pending", "access"):
             mine, theirs = getattr(self, slot), getattr(other, slot)
             setattr(self, slot, theirs)
             setattr(other, slot, mine)
@@ -129,6 +178,40 @@ class Database:
         self._scan_seqs.clear()
         self._dead = 0
         self.encodings.clear()
+        self.sizes.clear()
+        self.used = 0
+        self.pending.clear()
+        self.access.clear()
+
+    # --- memory -------------------------------------------------------------
+    def measure(self) -> int:
+        """Re-estimate the keys changed since the last call; returns the database's total."""
+        pending = self.pending
+        if pending:
+            data = self.data
+            sizes = self.sizes
+            used = self.used
+            for key in pending:
+                value = data.get(key)
+                old = sizes.get(key, 0)
+                if value is None:
+                    if old:
+                        del sizes[key]
+                        used -= old
+                    continue
+                new = key_size(key, value)
+                sizes[key] = new
+                used += new - old
+            self.used = used
+            pending.clear()
+        return self.used
+
+    def remeasure(self) -> int:
+        """Every key measured anew (after a load that bypassed `set`, or on request)."""
+        self.pending = dict.fromkeys(self.data)
+        self.sizes.clear()
+        self.used = 0
+        return self.measure()
 
     # --- expiry -------------------------------------------------------------
     def set_expire(self, key: bytes, deadline_ms: int) -> None:
