@@ -11,12 +11,14 @@ one code path and one set of bugs.
 
 from __future__ import annotations
 
+import functools
 import logging
 from time import perf_counter_ns
 
 from rillet import errors
 from rillet.commands import table
 from rillet.commands.acl import refuse as acl_refusal
+from rillet.commands.scripting import declared_flags
 from rillet.commands.table import CommandSpec
 from rillet.errors import ReplyError
 from rillet.resp.types import NO_REPLY, QUEUED
@@ -43,6 +45,7 @@ class Dispatcher:
     def __init__(self, state: ServerState) -> None:
         self.state = state
         state.transactions = self
+        state.script_flags = functools.partial(declared_flags, state)  # maxmemory's EVAL/FCALL flags
         state.acl.commands.load(table.COMMANDS.values(), table.acl_categories)
 
     def execute(self, client: Client, argv: list[bytes]) -> object:

@@ -416,7 +416,7 @@ NO_LFU = (
     " when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 NO_LRU = (
-    "ERR An LRU maxmemory policy is selected, idle time not tracked. Please note that when"
+    "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when"
     " switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 # --- DUMP / RESTORE (commands/dump.py, persistence/rdb.py) ------------------------------

@@ -8,8 +8,8 @@ command costs a few dict operations however large the dataset.
 While `maxmemory` is set the server is gated (ServerState._regate), so every
 command takes the dispatcher's checks and `refuse` runs Redis's
 processCommand step: performEvictions, then `-OOM` for a DENYOOM command (or
-any command queued in MULTI, or an EXEC holding a DENYOOM one) if memory is
-still over the limit. With `maxmemory 0` nothing here runs per command.
+an EXEC holding one, or a script that declared flags without allow-oom) if
+memory is still over the limit. With `maxmemory 0` nothing here runs per command.
 
 An evicted key leaves through the one write path as a DEL effect (replicas,
 AOF), with the `evicted` keyspace event, as Redis's
@@ -41,7 +41,6 @@ STARTUP_BYTES = 1024 * 1024
 
 EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
 _CHECK_EVERY = 16  # keys evicted between two looks at the time limit (as evict.c)
-_NOT_DENIED_IN_MULTI = frozenset({"exec", "discard", "quit", "reset"})
 
 
 def time_limit_us(tenacity: int) -> float:
@@ -57,20 +56,18 @@ class Memory:
     """The server's memory accounting and eviction (ServerState.memory)."""
 
     __slots__ = ("state", "limit", "policy", "samples", "tenacity", "lfu", "pool",
-                 "evicted_keys", "peak", "_next_db", "running", "exceeded_since_us",
-                 "exceeded_total_us", "ignore_on_replica")
+                 "peak", "_next_db", "running", "exceeded_since_us",
+                 "ignore_on_replica")
 
     def __init__(self, state: ServerState) -> None:
         self.state = state
         config = state.config
         self.lfu = LfuParams(config["lfu-log-factor"], config["lfu-decay-time"])  # type: ignore[arg-type]
         self.pool = EvictionPool()
-        self.evicted_keys = 0
         self.peak = STARTUP_BYTES
         self._next_db = 0  # the random policies visit the databases in turn
         self.running = False  # eviction went past its time limit; the cron carries on
         self.exceeded_since_us = 0  # when memory went over the limit (0: not over)
-        self.exceeded_total_us = 0
         self.limit = 0
         self.policy = "noeviction"
         self.samples = 5
@@ -150,10 +147,11 @@ class Memory:
         if "denyoom" in spec.flags:
             return True
         multi = client.multi
-        if multi is not None:
-            if spec.name == "exec":
-                return any("denyoom" in queued.flags for queued, _ in multi)
-            return spec.name not in _NOT_DENIED_IN_MULTI
+        if spec.name == "exec" and multi is not None:
+            # Redis 8 refuses only DENYOOM commands while queuing (7.x refused any),
+            # and an EXEC holding one.
+            return any("denyoom" in queued.flags or script_denyoom(state, queued, queued_argv)
+                       for queued, queued_argv in multi)
         return script_denyoom(state, spec, argv)
 
     def perform_evictions(self) -> int:
@@ -195,7 +193,7 @@ class Memory:
             if not self.exceeded_since_us:
                 self.exceeded_since_us = now_us
         elif self.exceeded_since_us:
-            self.exceeded_total_us += now_us - self.exceeded_since_us
+            self.state.stats.eviction_exceeded_us += now_us - self.exceeded_since_us
             self.exceeded_since_us = 0
 
     def exceeded_times_ms(self) -> list[tuple[str, int]]:
@@ -203,7 +201,8 @@ class Memory:
         current = 0
         if self.exceeded_since_us:
             current = time.monotonic_ns() // 1000 - self.exceeded_since_us
-        return [("total_eviction_exceeded_time", (self.exceeded_total_us + current) // 1000),
+        total = self.state.stats.eviction_exceeded_us + current
+        return [("total_eviction_exceeded_time", total // 1000),
                 ("current_eviction_exceeded_time", current // 1000)]
 
     def _candidate_dbs(self, volatile: bool) -> list:  # type: ignore[type-arg]
@@ -250,7 +249,7 @@ class Memory:
         state.publish([(db.index, [b"DEL", key])])
         state.key_modified(db.index, key, 0)
         state.notify(EVICTED, b"evicted", key, db.index)
-        self.evicted_keys += 1
+        state.stats.evicted_keys += 1
 
 
 def script_denyoom(state: ServerState, spec, argv: list[bytes]) -> bool:  # type: ignore[no-untyped-def]

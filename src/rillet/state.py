@@ -267,6 +267,8 @@ class Stats:
     connections_received: int = 0
     rejected_connections: int = 0
     expired_keys: int = 0
+    evicted_keys: int = 0
+    eviction_exceeded_us: int = 0  # time spent over maxmemory (total_eviction_exceeded_time)
     net_input_bytes: int = 0
     net_output_bytes: int = 0
     errors: dict[str, int] = field(default_factory=dict)

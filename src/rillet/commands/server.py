@@ -139,7 +139,7 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("rejected_connections", s.rejected_connections),
         *_provided(state, "replication_stats"),
         ("expired_keys", s.expired_keys),
-        ("evicted_keys", state.memory.evicted_keys),
+        ("evicted_keys", s.evicted_keys),
         ("evicted_clients", 0),
         ("evicted_scripts", 0),
         *state.memory.exceeded_times_ms(),
