@@ -119,7 +119,7 @@ class Memory:
     def used(self) -> int:
         total = STARTUP_BYTES
         for db in self.state.keyspace.dbs:
-            total += db.measure() if db.pending else db.used
+            total += db.measured() if db.pending or len(db.sizes) != len(db.data) else db.used
         if total > self.peak:
             self.peak = total
         return total
@@ -136,7 +136,7 @@ class Memory:
     def refuse(self, client, spec, argv: list[bytes]) -> bool:  # type: ignore[no-untyped-def]
         """True if `spec` must get -OOM: memory is over the limit after evicting what we may."""
         state = self.state
-        if state.loading or state.script_busy is not None:
+        if state._loading or state._script_busy is not None:
             return False
         if self.ignore_on_replica and state.replication is not None and state.replication.is_replica:
             return False
@@ -161,8 +161,9 @@ class Memory:
             return EVICT_OK
         used = self.used()
         if used <= limit:
-            self.running = False
-            self._exceeded(False)
+            if self.running or self.exceeded_since_us:
+                self.running = False
+                self._exceeded(False)
             return EVICT_OK
         self._exceeded(True)
         if self.policy == "noeviction":

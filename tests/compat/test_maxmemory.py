@@ -189,6 +189,23 @@ def test_object_freq_and_idletime(pair):
     pair.check("OBJECT", "FREQ", "fresh")
 
 
+def test_restore_sets_idletime_or_freq(pair):
+    pair.check("SET", "src", "v")
+    for wire in (pair.ours, pair.ref):
+        payload = wire.call("DUMP", "src").split(b"\r\n", 1)[1][:-2]
+        wire.call("RESTORE", "idle", "0", payload, "IDLETIME", "1000")
+        wire.call("RESTORE", "both", "0", payload, "FREQ", "42")
+    pair.check("OBJECT", "IDLETIME", "idle")
+    pair.check("OBJECT", "IDLETIME", "both")
+    pair.check("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+    for wire in (pair.ours, pair.ref):
+        payload = wire.call("DUMP", "src").split(b"\r\n", 1)[1][:-2]
+        wire.call("RESTORE", "freq", "0", payload, "FREQ", "42")
+        wire.call("RESTORE", "idle2", "0", payload, "IDLETIME", "1000")
+    pair.check("OBJECT", "FREQ", "freq")
+    pair.check("OBJECT", "FREQ", "idle2")
+
+
 def test_settings(pair):
     for name in ("maxmemory", "maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
                  "lfu-log-factor", "lfu-decay-time", "replica-ignore-maxmemory",

@@ -81,6 +81,18 @@ def idle_ms(field: int, lru_now: int) -> int:
     return (lru_now + (LRU_CLOCK_MAX - field)) * 1000
 
 
+def set_lru_or_lfu(db, key: bytes, freq: int, idle_s: int) -> None:  # type: ignore[no-untyped-def]
+    """objectSetLRUOrLFU (RESTORE's FREQ / IDLETIME): -1 leaves the field as it is."""
+    if db.lfu is not None:
+        if freq >= 0:
+            db.access[key] = (db.lfu.minutes << 8) | freq
+    elif idle_s >= 0:
+        absolute = db.lru_now - idle_s
+        if absolute < 0:
+            absolute += LRU_CLOCK_MAX
+        db.access[key] = absolute
+
+
 def sample_keys(db, count: int, volatile: bool) -> list[bytes]:  # type: ignore[no-untyped-def]
     """Up to `count` distinct live keys of `db` at random (with a TTL if `volatile`)."""
     keys, seqs, seq_of = db._scan_keys, db._scan_seqs, db._seq_of

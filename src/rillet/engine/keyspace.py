@@ -62,7 +62,9 @@ class Database:
         self.encodings: dict[bytes, bytes] = {}
         # Memory accounting (engine/memory.py): each key's estimated cost when last
         # measured, their sum, and the keys changed since (measured on demand:
-        # `measure`). Writers mark a key pending; nothing is measured per write.
+        # `measure`). A write command's key is marked pending by the server's
+        # key_modified; nothing is measured per write. Keys loaded without a
+        # command are found by `measured` (sizes then has fewer keys than data).
         self.sizes: dict[bytes, int] = {}
         self.used = 0
         self.pending: dict[bytes, None] = {}
@@ -118,7 +120,6 @@ class Database:
         elif self.lfu is None:
             self.access[key] = self.lru_now  # a new object; under LFU the counter stays (dbSetValue)
         self.data[key] = value
-        self.pending[key] = None
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
         if self.encodings:
@@ -207,11 +208,26 @@ class Database:
         return self.used
 
     def remeasure(self) -> int:
-        """Every key measured anew (after a load that bypassed `set`, or on request)."""
-        self.pending = dict.fromkeys(self.data)
-        self.sizes.clear()
-        self.used = 0
-        return self.measure()
+        """Every key measured anew: after a load (RDB, full sync), whose keys no
+        command signalled. `sizes` then covers every key again."""
+        sizes: dict[bytes, int] = {}
+        used = 0
+        for key, value in self.data.items():
+            size = sizes[key] = key_size(key, value)
+            used += size
+        self.sizes = sizes
+        self.used = used
+        self.pending.clear()
+        return used
+
+    def measured(self) -> int:
+        """The total with every key counted: pending ones measured, and all of them
+        if some key arrived unsignalled (loading: `sizes` then misses keys)."""
+        if self.pending:
+            self.measure()
+        if len(self.sizes) != len(self.data):
+            return self.remeasure()
+        return self.used
 
     # --- expiry -------------------------------------------------------------
     def set_expire(self, key: bytes, deadline_ms: int) -> None:
