@@ -177,8 +177,8 @@ class Memory:
                 self.running = False
                 return EVICT_FAIL  # nothing left that the policy may evict
             db, key = victim
-            self._evict(db, key)
-            used = self.used()
+            # Every key was measured by used() above: its recorded size is what goes.
+            used -= self._evict(db, key)
             freed_keys += 1
             if freed_keys % _CHECK_EVERY == 0 and time.perf_counter_ns() - started > budget_ns:
                 # Over the time budget: the cron goes on evicting (evict.c's timer proc).
@@ -243,14 +243,17 @@ class Memory:
             return db, random.choice(list(pool))
         return None
 
-    def _evict(self, db, key: bytes) -> None:  # type: ignore[no-untyped-def]
-        """deleteEvictedKeyAndPropagate: delete, DEL effect, WATCH/blocked signal, event."""
+    def _evict(self, db, key: bytes) -> int:  # type: ignore[no-untyped-def]
+        """deleteEvictedKeyAndPropagate: delete, DEL effect, WATCH/blocked signal, event.
+        Returns the bytes the key was counted for."""
         state = self.state
+        freed = db.sizes.get(key, 0)
         db.drop(key)
         state.publish([(db.index, [b"DEL", key])])
         state.key_modified(db.index, key, 0)
         state.notify(EVICTED, b"evicted", key, db.index)
         state.stats.evicted_keys += 1
+        return freed
 
 
 def script_denyoom(state: ServerState, spec, argv: list[bytes]) -> bool:  # type: ignore[no-untyped-def]

@@ -363,6 +363,7 @@ class ServerState:
         self.pre_command_oom = False
         self.script_flags: Callable[[str, list[bytes]], frozenset[str] | None] | None = None
         self.memory = Memory(self)
+        self._regate()  # a maxmemory from the command line or config file gates from the start
 
     @property
     def loading(self) -> bool:

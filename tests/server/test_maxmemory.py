@@ -40,6 +40,13 @@ def test_no_limit_leaves_clients_ungated_and_a_limit_gates_them():
     assert not client.gated and not state.gated
 
 
+def test_a_configured_limit_gates_from_the_start():
+    config = Config()
+    config.set("maxmemory", "1mb")
+    state = ServerState(config, ManualClock())
+    assert state.gated and state.new_client(None).gated
+
+
 def test_accounting_follows_writes_and_deletes():
     state, dispatcher, client, _, _ = _setup()
     memory = state.memory

@@ -102,8 +102,9 @@ def sample_keys(db, count: int, volatile: bool) -> list[bytes]:  # type: ignore[
         return []
     expires = db.expires
     tries = count * (8 if volatile else 3)
+    draw = random.random
     for _ in range(tries):
-        i = random.randrange(n)
+        i = int(draw() * n)
         key = keys[i]
         if seq_of.get(key) != seqs[i]:
             continue  # a dead slot of the SCAN order
