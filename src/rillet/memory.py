@@ -118,7 +118,7 @@ class Memory:
     # --- accounting ------------------------------------------------------------------
     def used(self) -> int:
         total = STARTUP_BYTES
-        for db in self.state.keyspace.dbs:
+        for db in self.state.keyspace.dbs[0].in_use:
             total += db.measured() if db.pending or len(db.sizes) != len(db.data) else db.used
         if total > self.peak:
             self.peak = total

@@ -39,6 +39,7 @@ class Database:
         "access",
         "lru_now",
         "lfu",
+        "in_use",
     )
 
     def __init__(self, index: int, clock: Clock) -> None:
@@ -75,6 +76,9 @@ class Database:
         self.access: dict[bytes, int] = {}
         self.lru_now = 0
         self.lfu: LfuParams | None = None
+        # The databases that ever held a key (shared by a Keyspace's databases):
+        # memory accounting looks only at these.
+        self.in_use: dict[Database, None] = {}
 
     # --- lookups ------------------------------------------------------------
     def get(self, key: bytes) -> object | None:
@@ -165,6 +169,8 @@ class Database:
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange every key (and TTL, SCAN order) with `other`; indexes stay."""
+        self.in_use[self] = None
+        self.in_use[other] = None
         for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead", "encodings",
                      "sizes", "used", "pending", "access"):
             mine, theirs = getattr(self, slot), getattr(other, slot)
@@ -270,6 +276,8 @@ class Database:
 
     # --- SCAN ---------------------------------------------------------------
     def _remember(self, key: bytes) -> None:
+        if self not in self.in_use:
+            self.in_use[self] = None
         seq = self._next_seq
         self._next_seq += 1
         self._seq_of[key] = seq
@@ -314,6 +322,9 @@ class Keyspace:
 
     def __init__(self, count: int, clock: Clock) -> None:
         self.dbs = [Database(i, clock) for i in range(count)]
+        in_use: dict[Database, None] = {}
+        for db in self.dbs:
+            db.in_use = in_use
         # stream-node-max-entries/-bytes, shared by every stream of the server
         # (the server's config updates this one object on CONFIG SET).
         self.stream_limits = NodeLimits()

@@ -16,6 +16,12 @@ from __future__ import annotations
 
 from itertools import islice
 
+from rillet.engine.hashes import Hash
+from rillet.engine.lists import List
+from rillet.engine.sets import Set
+from rillet.engine.stream import Stream
+from rillet.engine.zsets import ZSet
+
 # Per key in a Database: the key's bytes object (33 + len), its dict entries in
 # data, the SCAN order (seq dict, two list slots, an int) and the access clock.
 KEY_OVERHEAD = 186 + 33
@@ -41,31 +47,28 @@ def _pair_len(pair: tuple[bytes, bytes]) -> int:
     return len(pair[0]) + len(pair[1])
 
 
-def value_size(value: object) -> int:
-    """Estimated bytes held by one value (without its key)."""
-    kind = value.__class__
-    if kind is bytes:
-        return BYTES_OVERHEAD + len(value)  # type: ignore[arg-type]
-    name = getattr(kind, "TYPE_NAME", b"")
-    if name == b"stream":
-        return stream_size(value)
-    if name == b"hash":
-        fields = value.fields  # type: ignore[attr-defined]
-        n = len(fields)
-        return (HASH_FIXED + n * (HASH_PER_FIELD + _sample_average(fields.items(), n, _pair_len))
-                + HASH_PER_TTL * len(value.ttls))  # type: ignore[attr-defined]
-    if name == b"set":
-        members = value.members  # type: ignore[attr-defined]
-        n = len(members)
-        return int(SET_FIXED + n * (SET_PER_MEMBER + _sample_average(members, n, len)))
-    if name == b"zset":
-        scores = value.scores  # type: ignore[attr-defined]
-        n = len(scores)
-        return int(ZSET_FIXED + n * (ZSET_PER_MEMBER + _sample_average(scores, n, len)))
-    if name == b"list":
-        # nbytes (kept by the list) is its listpack size: the elements plus 1-5 bytes each.
-        return LIST_FIXED + len(value.items) * LIST_PER_ITEM + value.nbytes  # type: ignore[attr-defined]
-    return 1024  # an unknown engine object: a nominal cost
+def _hash_size(value) -> int:  # type: ignore[no-untyped-def]
+    fields = value.fields
+    n = len(fields)
+    return int(HASH_FIXED + n * (HASH_PER_FIELD + _sample_average(fields.items(), n, _pair_len))
+               + HASH_PER_TTL * len(value.ttls))
+
+
+def _set_size(value) -> int:  # type: ignore[no-untyped-def]
+    members = value.members
+    n = len(members)
+    return int(SET_FIXED + n * (SET_PER_MEMBER + _sample_average(members, n, len)))
+
+
+def _zset_size(value) -> int:  # type: ignore[no-untyped-def]
+    scores = value.scores
+    n = len(scores)
+    return int(ZSET_FIXED + n * (ZSET_PER_MEMBER + _sample_average(scores, n, len)))
+
+
+def _list_size(value) -> int:  # type: ignore[no-untyped-def]
+    # nbytes (kept by the list) is its listpack size: the elements plus 1-5 bytes each.
+    return LIST_FIXED + len(value.items) * LIST_PER_ITEM + value.nbytes  # type: ignore[no-any-return]
 
 
 def stream_size(stream) -> int:  # type: ignore[no-untyped-def]
@@ -73,15 +76,28 @@ def stream_size(stream) -> int:  # type: ignore[no-untyped-def]
     nodes = stream.nodes
     count = len(nodes)
     size = STREAM_FIXED
-    if count:
-        sample = nodes[:_SAMPLES] if count > _SAMPLES else nodes
+    if count > _SAMPLES:
         # node.body is the emulated listpack size: within a few % of the packed
-        # arrays and data blob the node holds.
-        average = sum(node.body for node in sample) / len(sample)
+        # arrays and data blob the node holds. The first nodes stand for all.
+        average = (nodes[0].body + nodes[1].body + nodes[2].body + nodes[3].body) / 4
         size += int(count * (STREAM_PER_NODE + average))
-    for group in stream.groups.values():
-        size += GROUP_FIXED + PEL_ENTRY * len(group.pel) + CONSUMER_FIXED * len(group.consumers)
+    elif count:
+        size += count * STREAM_PER_NODE + sum(node.body for node in nodes)
+    if stream.groups:
+        for group in stream.groups.values():
+            size += GROUP_FIXED + PEL_ENTRY * len(group.pel) + CONSUMER_FIXED * len(group.consumers)
     return size
+
+
+_SIZERS = {Stream: stream_size, Hash: _hash_size, Set: _set_size, ZSet: _zset_size, List: _list_size}
+
+
+def value_size(value: object) -> int:
+    """Estimated bytes held by one value (without its key)."""
+    if value.__class__ is bytes:
+        return BYTES_OVERHEAD + len(value)  # type: ignore[arg-type]
+    sizer = _SIZERS.get(value.__class__)  # type: ignore[call-overload]
+    return sizer(value) if sizer is not None else 1024  # an unknown object: a nominal cost
 
 
 def key_size(key: bytes, value: object) -> int:
