@@ -124,14 +124,6 @@ class Memory:
             self.peak = total
         return total
 
-    def dataset(self) -> int:
-        return self.used() - STARTUP_BYTES
-
-    def remeasure(self) -> None:
-        """Every key measured anew (after a load or a full sync filled the keyspace)."""
-        for db in self.state.keyspace.dbs:
-            db.remeasure()
-
     # --- processCommand's step ---------------------------------------------------------
     def refuse(self, client, spec, argv: list[bytes]) -> bool:  # type: ignore[no-untyped-def]
         """True if `spec` must get -OOM: memory is over the limit after evicting what we may."""
