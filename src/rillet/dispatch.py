@@ -68,6 +68,12 @@ class Dispatcher:
             if client.reply_mode:
                 return self._mute(client, spec, reply)
             return reply
+        # maxmemory for an ungated client: only a command that may grow memory is
+        # checked (`oom_check`), so with `maxmemory 0` this is one attribute read
+        # for the DENYOOM commands and nothing for the rest (_fastpath.pyx: same).
+        if spec.oom_check and self.state.memory.limit and not client.is_internal and \
+                self.state.memory.refuse(client, spec, argv):
+            return self._reject(client, errors.OOM, spec)
         return self.call(client, spec, argv)
 
     def _paused(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Block | None:
@@ -132,7 +138,8 @@ class Dispatcher:
                 return self._reject(client, refused, spec)
         state = self.state
         # maxmemory (memory.py): evict what the policy allows, then -OOM for a
-        # command that may grow memory (Redis checks this before MISCONF and MULTI).
+        # command that may grow memory (Redis checks this before MISCONF and MULTI;
+        # as Redis, a gated client's every command evicts first).
         if state.memory.limit and not client.is_internal and state.memory.refuse(client, spec, argv):
             return self._reject(client, errors.OOM, spec)
         if state.pause_end_ms and not client.is_internal:

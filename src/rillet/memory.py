@@ -5,11 +5,13 @@
 written since the last look (`Database.pending`), so the check before a
 command costs a few dict operations however large the dataset.
 
-While `maxmemory` is set the server is gated (ServerState._regate), so every
-command takes the dispatcher's checks and `refuse` runs Redis's
-processCommand step: performEvictions, then `-OOM` for a DENYOOM command (or
-an EXEC holding one, or a script that declared flags without allow-oom) if
-memory is still over the limit. With `maxmemory 0` nothing here runs per command.
+`refuse` is Redis's processCommand step: performEvictions, then `-OOM` for a
+DENYOOM command (or an EXEC holding one, or a script that declared flags
+without allow-oom) if memory is still over the limit. The dispatcher runs it
+before every command of a gated client, and before the commands that may grow
+memory (`CommandSpec.oom_check`) of the others, the compiled fast path too;
+the cron evicts as well while over the limit. With `maxmemory 0` it costs one
+attribute read on DENYOOM commands.
 
 An evicted key leaves through the one write path as a DEL effect (replicas,
 AOF), with the `evicted` keyspace event, as Redis's
@@ -95,7 +97,6 @@ class Memory:
         for db in self.state.keyspace.dbs:
             db.lfu = lfu
         self.tick()
-        self.state.regate()
 
     def tick(self) -> None:
         """Redis's cron updates of the LRU clock and the LFU minute clock."""
@@ -107,9 +108,11 @@ class Memory:
 
     def cron(self) -> None:
         self.tick()
-        if self.running:
+        if self.limit:
+            # Commands evict before DENYOOM commands only; this catches the rest
+            # (a lowered maxmemory, a PEL grown by reads), as Redis's eviction timer.
             self.perform_evictions()
-        elif not self.limit:
+        else:
             # Nobody asks before each command: measure here, so the pending keys never pile up.
             for db in self.state.keyspace.dbs:
                 if db.pending:

@@ -355,15 +355,13 @@ class ServerState:
         self.library_loader: Callable[[bytes], None] | None = None
         # Serves other clients while a script is busy (server/busy.py); the script's client is skipped.
         self.serve_while_busy: Callable[[Client], None] | None = None
-        # maxmemory (memory.py): accounting, the OOM check and eviction. While a
-        # limit is set the server is gated, so every command meets the check.
+        # maxmemory (memory.py): accounting, the OOM check and eviction.
         # `pre_command_oom`: memory was over the limit when the running command
         # started (scripts' first write obeys it); `script_flags` gives an
         # EVAL/EVALSHA/FCALL's shebang or function flags (commands/scripting.py).
         self.pre_command_oom = False
         self.script_flags: Callable[[str, list[bytes]], frozenset[str] | None] | None = None
         self.memory = Memory(self)
-        self._regate()  # a maxmemory from the command line or config file gates from the start
 
     @property
     def loading(self) -> bool:
@@ -387,15 +385,7 @@ class ServerState:
     def _regate(self) -> None:
         self._set_gated(self._loading or self._write_guard is not None
                         or self._script_busy is not None or bool(self.monitors)
-                        or self.pause_end_ms > 0 or self._memory_limited())
-
-    def regate(self) -> None:
-        """Recompute the server's gate (a setting that adds a check changed: maxmemory)."""
-        self._regate()
-
-    def _memory_limited(self) -> bool:
-        memory = getattr(self, "memory", None)  # None while __init__ builds it
-        return memory is not None and memory.limit > 0
+                        or self.pause_end_ms > 0)
 
     def pause(self, end_ms: int, pause_all: bool) -> None:
         """CLIENT PAUSE: a new pause replaces a shorter or weaker one, never shortens one."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+from rillet import errors
 from rillet.clock import ManualClock
 from rillet.config import Config
 from rillet.dispatch import Dispatcher
@@ -31,20 +32,26 @@ def _run(dispatcher, client, *args):
     return dispatcher.execute(client, argv)
 
 
-def test_no_limit_leaves_clients_ungated_and_a_limit_gates_them():
+def test_a_limit_does_not_gate_clients_and_is_checked_on_denyoom_commands():
     state, dispatcher, client, _, _ = _setup()
-    assert not client.gated
-    _run(dispatcher, client, "CONFIG", "SET", "maxmemory", "1gb")
-    assert client.gated and state.gated
-    _run(dispatcher, client, "CONFIG", "SET", "maxmemory", "0")
-    assert not client.gated and not state.gated
+    _run(dispatcher, client, "SET", "k", "v")
+    _run(dispatcher, client, "CONFIG", "SET", "maxmemory", "1")
+    assert not client.gated and not state.gated  # the compiled fast path stays in use
+    assert _run(dispatcher, client, "SET", "k", "v2").message == errors.OOM
+    assert _run(dispatcher, client, "GET", "k") == b"v"
+    assert _run(dispatcher, client, "EVAL", "#!lua\nreturn 1", "0").message == errors.OOM
+    assert _run(dispatcher, client, "EVAL", "return 1", "0") == 1
+    _run(dispatcher, client, "MULTI")  # a gated client: every command is checked
+    assert _run(dispatcher, client, "SET", "k", "v3").message == errors.OOM
 
 
-def test_a_configured_limit_gates_from_the_start():
+def test_a_configured_limit_applies_from_the_start():
     config = Config()
-    config.set("maxmemory", "1mb")
+    config.set("maxmemory", "1")
     state = ServerState(config, ManualClock())
-    assert state.gated and state.new_client(None).gated
+    dispatcher = Dispatcher(state)
+    client = state.new_client(None)
+    assert _run(dispatcher, client, "SET", "k", "v").message == errors.OOM
 
 
 def test_accounting_follows_writes_and_deletes():
@@ -86,6 +93,8 @@ def test_eviction_is_a_del_effect_with_its_event_and_stat():
     _run(dispatcher, client, "CONFIG", "SET", "maxmemory", limit)
     effects.clear()
     assert _run(dispatcher, subscriber, "PING").__class__.__name__ == "SimpleString"
+    assert not effects  # a command that cannot grow memory does not evict (the cron does)
+    state.memory.cron()
     dels = [argv for _, argv in effects if argv[0] == b"DEL"]
     assert 4 <= len(dels) <= 6
     assert state.stats.evicted_keys == len(dels)
@@ -110,7 +119,7 @@ def test_lru_evicts_the_least_recently_used():
     _run(dispatcher, client, "CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
     _run(dispatcher, client, "CONFIG", "SET", "maxmemory", state.memory.used() - 8000)
     effects.clear()
-    _run(dispatcher, client, "PING")
+    state.memory.cron()
     evicted = {argv[1] for _, argv in effects if argv[0] == b"DEL"}
     assert evicted and all(int(key[1:]) < 10 for key in evicted), evicted
 
@@ -125,7 +134,7 @@ def test_volatile_ttl_evicts_the_soonest_to_expire():
     _run(dispatcher, client, "CONFIG", "SET", "maxmemory-policy", "volatile-ttl")
     _run(dispatcher, client, "CONFIG", "SET", "maxmemory", state.memory.used() - 3000)
     effects.clear()
-    _run(dispatcher, client, "PING")
+    state.memory.cron()
     evicted = [argv[1] for _, argv in effects if argv[0] == b"DEL"]
     assert evicted == [b"k0", b"k1", b"k2"][:len(evicted)] and evicted
 
@@ -162,7 +171,7 @@ def test_lfu_policy_evicts_the_least_frequently_used():
     assert _run(dispatcher, client, "OBJECT", "FREQ", "k15") > LFU_INIT_VAL
     _run(dispatcher, client, "CONFIG", "SET", "maxmemory", state.memory.used() - 8000)
     effects.clear()
-    _run(dispatcher, client, "PING")
+    state.memory.cron()
     evicted = {argv[1] for _, argv in effects if argv[0] == b"DEL"}
     assert evicted and all(int(key[1:]) < 10 for key in evicted), evicted
 
