@@ -122,7 +122,10 @@ class Memory:
     def used(self) -> int:
         total = STARTUP_BYTES
         for db in self.state.keyspace.dbs[0].in_use:
-            total += db.measured() if db.pending or len(db.sizes) != len(db.data) else db.used
+            if db.pending:
+                db.measure()
+            # Keys that came without a command (loading) are missing from `sizes`.
+            total += db.used if len(db.sizes) == len(db.data) else db.remeasure()
         if total > self.peak:
             self.peak = total
         return total
@@ -133,7 +136,8 @@ class Memory:
         state = self.state
         if state._loading or state._script_busy is not None:
             return False
-        if self.ignore_on_replica and state.replication is not None and state.replication.is_replica:
+        replication = state.replication
+        if replication is not None and replication.master_host is not None and self.ignore_on_replica:
             return False
         out = self.perform_evictions() == EVICT_FAIL
         state.pre_command_oom = out

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 from rillet.clock import Clock
 from rillet.engine.eviction import LfuParams, lfu_new, lfu_touch
-from rillet.engine.memory import key_size
+from rillet.engine.memory import KEY_OVERHEAD, key_size, value_size
 from rillet.engine.stream import NodeLimits
 
 
@@ -206,7 +206,7 @@ class Database:
                         del sizes[key]
                         used -= old
                     continue
-                new = key_size(key, value)
+                new = KEY_OVERHEAD + len(key) + value_size(value)
                 sizes[key] = new
                 used += new - old
             self.used = used

@@ -73,7 +73,7 @@ def _list_size(value) -> int:  # type: ignore[no-untyped-def]
 
 def stream_size(stream) -> int:  # type: ignore[no-untyped-def]
     """A stream: its nodes (object costs plus packed bytes, sampled) and its groups."""
-    nodes = stream.nodes
+    nodes = stream._nodes  # the nodes property, without its call
     count = len(nodes)
     size = STREAM_FIXED
     if count > _SAMPLES:
@@ -89,15 +89,24 @@ def stream_size(stream) -> int:  # type: ignore[no-untyped-def]
     return size
 
 
-_SIZERS = {Stream: stream_size, Hash: _hash_size, Set: _set_size, ZSet: _zset_size, List: _list_size}
+_SIZERS: dict[type, object] = {Stream: stream_size, Hash: _hash_size, Set: _set_size, ZSet: _zset_size, List: _list_size}
+
+
+def _bytes_size(value: bytes) -> int:
+    return BYTES_OVERHEAD + len(value)
+
+
+def _unknown_size(value: object) -> int:
+    return 1024  # an engine object without an estimate: a nominal cost
+
+
+_SIZERS[bytes] = _bytes_size
+_sizer_of = _SIZERS.get
 
 
 def value_size(value: object) -> int:
     """Estimated bytes held by one value (without its key)."""
-    if value.__class__ is bytes:
-        return BYTES_OVERHEAD + len(value)  # type: ignore[arg-type]
-    sizer = _SIZERS.get(value.__class__)  # type: ignore[call-overload]
-    return sizer(value) if sizer is not None else 1024  # an unknown object: a nominal cost
+    return _sizer_of(value.__class__, _unknown_size)(value)  # type: ignore[no-any-return,operator]
 
 
 def key_size(key: bytes, value: object) -> int:
