@@ -111,7 +111,8 @@ class Memory:
         if self.limit:
             # Commands evict before DENYOOM commands only; this catches the rest
             # (a lowered maxmemory, a PEL grown by reads), as Redis's eviction timer.
-            self.perform_evictions()
+            if self._may_evict():
+                self.perform_evictions()
         else:
             # Nobody asks before each command: measure here, so the pending keys never pile up.
             for db in self.state.keyspace.dbs:
@@ -131,14 +132,21 @@ class Memory:
         return total
 
     # --- processCommand's step ---------------------------------------------------------
-    def refuse(self, client, spec, argv: list[bytes]) -> bool:  # type: ignore[no-untyped-def]
-        """True if `spec` must get -OOM: memory is over the limit after evicting what we may."""
+    def _may_evict(self) -> bool:
+        """isSafeToPerformEvictions: not while loading or a script is busy, not on a
+        replica that ignores maxmemory (its master's DELs keep it in step)."""
         state = self.state
         if state._loading or state._script_busy is not None:
             return False
         replication = state.replication
-        if replication is not None and replication.master_host is not None and self.ignore_on_replica:
+        return not (replication is not None and replication.master_host is not None
+                    and self.ignore_on_replica)
+
+    def refuse(self, client, spec, argv: list[bytes]) -> bool:  # type: ignore[no-untyped-def]
+        """True if `spec` must get -OOM: memory is over the limit after evicting what we may."""
+        if not self._may_evict():
             return False
+        state = self.state
         out = self.perform_evictions() == EVICT_FAIL
         state.pre_command_oom = out
         if not out:
