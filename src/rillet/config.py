@@ -235,6 +235,11 @@ PARAMS = [
     Param("maxmemory-policy", "enum", "noeviction", choices=(
         "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
         "allkeys-lfu", "allkeys-random", "noeviction")),
+    Param("maxmemory-samples", "int", 5, 1, 64),
+    Param("maxmemory-eviction-tenacity", "int", 10, 0, 100),
+    Param("lfu-log-factor", "int", 10, 0, _MAX32),
+    Param("lfu-decay-time", "int", 1, 0, _MAX32),
+    Param("replica-ignore-maxmemory", "bool", True, aliases=("slave-ignore-maxmemory",)),
     Param("hz", "int", 10, 0, _MAX32, clamp=(1, 500)),
     Param("stream-node-max-entries", "int", 100, 0, _MAX64),
     Param("stream-node-max-bytes", "memory", 4096, 0, _MAX64),

@@ -11,12 +11,14 @@ one code path and one set of bugs.
 
 from __future__ import annotations
 
+import functools
 import logging
 from time import perf_counter_ns
 
 from rillet import errors
 from rillet.commands import table
 from rillet.commands.acl import refuse as acl_refusal
+from rillet.commands.scripting import declared_flags
 from rillet.commands.table import CommandSpec
 from rillet.errors import ReplyError
 from rillet.resp.types import NO_REPLY, QUEUED
@@ -43,6 +45,7 @@ class Dispatcher:
     def __init__(self, state: ServerState) -> None:
         self.state = state
         state.transactions = self
+        state.script_flags = functools.partial(declared_flags, state)  # maxmemory's EVAL/FCALL flags
         state.acl.commands.load(table.COMMANDS.values(), table.acl_categories)
 
     def execute(self, client: Client, argv: list[bytes]) -> object:
@@ -65,6 +68,12 @@ class Dispatcher:
             if client.reply_mode:
                 return self._mute(client, spec, reply)
             return reply
+        # maxmemory for an ungated client: only a command that may grow memory is
+        # checked (`oom_check`), so with `maxmemory 0` this is one attribute read
+        # for the DENYOOM commands and nothing for the rest (_fastpath.pyx: same).
+        if spec.oom_check and self.state.memory.limit and not client.is_internal and \
+                self.state.memory.refuse(client, spec, argv):
+            return self._reject(client, errors.OOM, spec)
         return self.call(client, spec, argv)
 
     def _paused(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Block | None:
@@ -128,6 +137,11 @@ class Dispatcher:
             if refused is not None:
                 return self._reject(client, refused, spec)
         state = self.state
+        # maxmemory (memory.py): evict what the policy allows, then -OOM for a
+        # command that may grow memory (Redis checks this before MISCONF and MULTI;
+        # as Redis, a gated client's every command evicts first).
+        if state.memory.limit and not client.is_internal and state.memory.refuse(client, spec, argv):
+            return self._reject(client, errors.OOM, spec)
         if state.pause_end_ms and not client.is_internal:
             postponed = self._paused(client, spec, argv)
             if postponed is not None:

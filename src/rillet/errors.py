@@ -416,7 +416,7 @@ NO_LFU = (
     " when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 NO_LRU = (
-    "ERR An LRU maxmemory policy is selected, idle time not tracked. Please note that when"
+    "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when"
     " switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 # --- DUMP / RESTORE (commands/dump.py, persistence/rdb.py) ------------------------------
@@ -551,3 +551,9 @@ GEO_STORE_WITH = "ERR {} is not compatible with WITHDIST, WITHHASH and WITHCOORD
 GEO_NEED_FROM = "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {}"
 GEO_NEED_BY = "ERR exactly one of BYRADIUS and BYBOX can be specified for {}"
 GEO_ANY_COUNT = "ERR the ANY argument requires COUNT argument"
+
+# --- maxmemory --------------------------------------------------------------------------
+OOM = "OOM command not allowed when used memory > 'maxmemory'."
+SCRIPT_OOM_ALLOW_OOM = (
+    "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
+)

@@ -20,6 +20,7 @@ from rillet.acl import Acl, User
 from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
+from rillet.memory import Memory
 from rillet.notify import EXPIRED, KEYEVENT, KEYSPACE
 from rillet.observe import Slowlog, monitor_line
 from rillet.pubsub import PubSub
@@ -266,6 +267,8 @@ class Stats:
     connections_received: int = 0
     rejected_connections: int = 0
     expired_keys: int = 0
+    evicted_keys: int = 0
+    eviction_exceeded_us: int = 0  # time spent over maxmemory (total_eviction_exceeded_time)
     net_input_bytes: int = 0
     net_output_bytes: int = 0
     errors: dict[str, int] = field(default_factory=dict)
@@ -352,6 +355,13 @@ class ServerState:
         self.library_loader: Callable[[bytes], None] | None = None
         # Serves other clients while a script is busy (server/busy.py); the script's client is skipped.
         self.serve_while_busy: Callable[[Client], None] | None = None
+        # maxmemory (memory.py): accounting, the OOM check and eviction.
+        # `pre_command_oom`: memory was over the limit when the running command
+        # started (scripts' first write obeys it); `script_flags` gives an
+        # EVAL/EVALSHA/FCALL's shebang or function flags (commands/scripting.py).
+        self.pre_command_oom = False
+        self.script_flags: Callable[[str, list[bytes]], frozenset[str] | None] | None = None
+        self.memory = Memory(self)
 
     @property
     def loading(self) -> bool:
@@ -471,6 +481,8 @@ class ServerState:
     def key_modified(self, db_index: int, key: bytes, changes: int = 1) -> None:
         """Redis's signalModifiedKey plus the change count: WATCH, blocked readers, save rules."""
         self.dirty += changes
+        # Its memory estimate is redone when next asked for (memory.py), never here.
+        self.keyspace.dbs[db_index].pending[key] = None
         # Most writes happen with nobody watching or waiting: two reads, no tuple.
         if not (self.watched_keys or self.blocking):
             return

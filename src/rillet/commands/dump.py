@@ -2,8 +2,8 @@
 
 The payload is what Redis 8.2.3 produces for strings and streams (type byte,
 RDB value, 2-byte RDB version, CRC-64), so DUMP from rillet RESTOREs into
-Redis and back. IDLETIME and FREQ are validated as Redis does and otherwise
-ignored (rillet keeps no LRU/LFU data).
+Redis and back. IDLETIME and FREQ set the key's LRU clock or LFU counter as
+Redis's objectSetLRUOrLFU (the one the policy tracks; the other is ignored).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import command
+from rillet.engine.eviction import set_lru_or_lfu
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC
 from rillet.persistence import rdb
@@ -87,6 +88,7 @@ def restore(ctx: Client, argv: list[bytes]) -> object:
     db.set(key, value)
     if deadline:
         db.set_expire(key, deadline)
+    set_lru_or_lfu(db, key, freq, idle)
     ctx.modified(key)
     ctx.notify(GENERIC, b"restore", key)
     if deadline and not absttl:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import command, help_reply
+from rillet.engine.eviction import idle_ms, lfu_decayed
 from rillet.engine.ids import string2ull
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
@@ -46,13 +47,13 @@ def unlink(ctx: Client, argv: list[bytes]) -> object:
 def exists(ctx: Client, argv: list[bytes]) -> object:
     """EXISTS key [key ...]"""
     db = ctx.db
-    return sum(1 for key in argv[1:] if db.get(key) is not None)
+    return sum(1 for key in argv[1:] if db.peek(key) is not None)  # LOOKUP_NOTOUCH, as Redis
 
 
 @command("type", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO", group="generic", since="1.0.0")
 def type_(ctx: Client, argv: list[bytes]) -> object:
     """TYPE key"""
-    value = ctx.db.get(argv[1])
+    value = ctx.db.peek(argv[1])
     return SimpleString(b"none" if value is None else type_name(value))
 
 
@@ -232,7 +233,7 @@ def pexpireat(ctx: Client, argv: list[bytes]) -> object:
 
 def _ttl(ctx: Client, key: bytes, unit_ms: int) -> int:
     db = ctx.db
-    if db.get(key) is None:
+    if db.peek(key) is None:
         return -2
     remaining = db.ttl_ms(key)
     if remaining is None:
@@ -256,7 +257,7 @@ def pttl(ctx: Client, argv: list[bytes]) -> object:
 def expiretime(ctx: Client, argv: list[bytes]) -> object:
     """EXPIRETIME key"""
     db = ctx.db
-    if db.get(argv[1]) is None:
+    if db.peek(argv[1]) is None:
         return -2
     deadline = db.expires.get(argv[1])
     return -1 if deadline is None else deadline // 1000
@@ -266,7 +267,7 @@ def expiretime(ctx: Client, argv: list[bytes]) -> object:
 def pexpiretime(ctx: Client, argv: list[bytes]) -> object:
     """PEXPIRETIME key"""
     db = ctx.db
-    if db.get(argv[1]) is None:
+    if db.peek(argv[1]) is None:
         return -2
     deadline = db.expires.get(argv[1])
     return -1 if deadline is None else deadline
@@ -297,7 +298,7 @@ def _string_encoding(value: bytes) -> bytes:
 @command("object|encoding", 3, "readonly", keys=(2, 2, 1), key_flags="RO", group="generic", since="2.2.3")
 def object_encoding(ctx: Client, argv: list[bytes]) -> object:
     """OBJECT ENCODING key"""
-    value = ctx.db.get(argv[2])
+    value = ctx.db.peek(argv[2])
     if value is None:
         return None
     if value.__class__ is bytes:
@@ -334,34 +335,30 @@ def _lfu(ctx: Client) -> bool:
 
 @command("object|freq", 3, "readonly", keys=(2, 2, 1), key_flags="RO", group="generic", since="4.0.0")
 def object_freq(ctx: Client, argv: list[bytes]) -> object:
-    """OBJECT FREQ key
-
-    rillet keeps no access counters: under an LFU policy every key reports 0.
-    """
-    if ctx.db.get(argv[2]) is None:
+    """OBJECT FREQ key"""
+    db = ctx.db
+    if db.peek(argv[2]) is None:
         return None
     if not _lfu(ctx):
         raise ReplyError(errors.NO_LFU)
-    return 0
+    return lfu_decayed(db.access.get(argv[2], 0), ctx.server.memory.lfu)
 
 
 @command("object|idletime", 3, "readonly", keys=(2, 2, 1), key_flags="RO", group="generic", since="2.2.3")
 def object_idletime(ctx: Client, argv: list[bytes]) -> object:
-    """OBJECT IDLETIME key
-
-    rillet keeps no access times: every key reports 0 seconds idle.
-    """
-    if ctx.db.get(argv[2]) is None:
+    """OBJECT IDLETIME key"""
+    db = ctx.db
+    if db.peek(argv[2]) is None:
         return None
     if _lfu(ctx):
         raise ReplyError(errors.NO_LRU)
-    return 0
+    return idle_ms(db.access.get(argv[2], db.lru_now), db.lru_now) // 1000
 
 
 @command("object|refcount", 3, "readonly", keys=(2, 2, 1), key_flags="RO", group="generic", since="2.2.3")
 def object_refcount(ctx: Client, argv: list[bytes]) -> object:
     """OBJECT REFCOUNT key"""
-    return None if ctx.db.get(argv[2]) is None else 1
+    return None if ctx.db.peek(argv[2]) is None else 1
 
 
 @command("touch", -2, "readonly fast", keys=(1, -1, 1), key_flags="RO", group="generic", since="3.2.1")
@@ -493,7 +490,7 @@ def memory_usage(ctx: Client, argv: list[bytes]) -> object:
         else:
             raise ReplyError(errors.SYNTAX)
     key = argv[2]
-    value = ctx.db.get(key)
+    value = ctx.db.peek(key)  # Redis's dbFind: no access recorded
     if value is None:
         return None
     if value.__class__ is bytes:

@@ -11,8 +11,8 @@ from rillet.commands.args import parse_int
 from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.resp.types import OK
-from rillet.scripting.engine import LuaEngine
-from rillet.state import Client
+from rillet.scripting.engine import LuaEngine, parse_shebang
+from rillet.state import Client, ServerState
 
 _EVAL_FLAGS = "noscript skip_monitor may_replicate no_mandatory_keys stale movablekeys"
 _EVAL_RO_FLAGS = "noscript skip_monitor no_mandatory_keys stale readonly movablekeys"
@@ -41,6 +41,23 @@ def feed_monitors(ctx: Client, argv: list[bytes]) -> None:
     their script's commands follow them (Redis's evalCommand)."""
     if ctx.server.monitors:
         ctx.server.feed_monitors(ctx, argv)
+
+
+def declared_flags(state: ServerState, name: str, argv: list[bytes]) -> frozenset[str] | None:
+    """The flags EVAL's, EVALSHA's or FCALL's script declared, None for a script
+    without a shebang (the dispatcher's OOM check: evalGetCommandFlags)."""
+    lua = state.scripting
+    if name == "fcall":
+        function = lua.functions.functions.get(argv[1]) if lua is not None else None
+        return function.flags if function is not None else None
+    if name == "evalsha":
+        sha = argv[1]
+        script = lua.scripts.get(sha.decode("latin-1").lower()) if lua is not None and len(sha) == 40 else None
+        return script.flags if script is not None else None
+    try:
+        return parse_shebang(argv[1])[0]
+    except ReplyError:
+        return None  # EVAL itself reports the bad shebang
 
 
 def _eval(ctx: Client, argv: list[bytes], read_only: bool) -> object:

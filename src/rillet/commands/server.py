@@ -16,6 +16,7 @@ from rillet.commands.table import CommandSpec, command, help_reply, unique_subco
 from rillet.config import ConfigError, Param
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
+from rillet.memory import STARTUP_BYTES
 from rillet.resp.types import NO_REPLY, OK, Map, SetReply, SimpleString, Verbatim
 from rillet.state import Client, ServerState
 
@@ -73,15 +74,26 @@ def _section_clients(state: ServerState) -> list[tuple[str, object]]:
 
 
 def _section_memory(state: ServerState) -> list[tuple[str, object]]:
+    # used_memory is the estimate maxmemory compares with (memory.py, docs/compat.md);
+    # the process's real footprint is used_memory_rss.
+    memory = state.memory
+    used = memory.used()
     rss = _rss_bytes()
+    limit = int(state.config["maxmemory"])  # type: ignore[call-overload]
     return [
-        ("used_memory", rss),
-        ("used_memory_human", _human(rss)),
+        ("used_memory", used),
+        ("used_memory_human", _human(used)),
         ("used_memory_rss", rss),
         ("used_memory_rss_human", _human(rss)),
-        ("used_memory_peak", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024),
-        ("maxmemory", state.config["maxmemory"]),
+        ("used_memory_peak", memory.peak),
+        ("used_memory_peak_human", _human(memory.peak)),
+        ("used_memory_startup", STARTUP_BYTES),
+        ("used_memory_dataset", used - STARTUP_BYTES),
+        ("maxmemory", limit),
+        ("maxmemory_human", _human(limit)),
         ("maxmemory_policy", state.config["maxmemory-policy"]),
+        ("mem_fragmentation_ratio", f"{rss / used:.2f}"),
+        ("mem_not_counted_for_evict", 0),
         ("mem_allocator", "pymalloc"),
     ]
 
@@ -127,7 +139,10 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("rejected_connections", s.rejected_connections),
         *_provided(state, "replication_stats"),
         ("expired_keys", s.expired_keys),
-        ("evicted_keys", 0),
+        ("evicted_keys", s.evicted_keys),
+        ("evicted_clients", 0),
+        ("evicted_scripts", 0),
+        *state.memory.exceeded_times_ms(),
         ("keyspace_hits", s.keyspace_hits),
         ("keyspace_misses", s.keyspace_misses),
         ("pubsub_channels", 0),

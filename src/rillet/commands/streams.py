@@ -118,7 +118,7 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
     key = argv[1]
     db = ctx.db
     server = ctx.server
-    stream = db.data.get(key) if not db.expires else db.get(key)
+    stream = db.get(key)  # a lookup: it records the access (LRU clock / LFU counter)
     created = stream is None
     if created:
         stream = Stream(limits=node_limits(server))

@@ -27,6 +27,8 @@ STALE = "stale"
 FAST = "fast"
 ADMIN = "admin"
 DENYOOM = "denyoom"
+# Their script's declared flags may make them DENYOOM (Redis's getCommandFlags).
+_SCRIPT_RUNNERS = frozenset({"eval", "evalsha", "fcall"})
 
 
 @dataclass(eq=False)
@@ -65,6 +67,8 @@ class CommandSpec:
     is_blocking: bool = False
     allowed_unauthenticated: bool = False
     allowed_in_multi: bool = True
+    # maxmemory checks it before running (DENYOOM, or a script that may declare it).
+    oom_check: bool = False
     name_bytes: bytes = b""
     # Arity as bounds on len(argv), so the dispatcher does one chained compare.
     min_argc: int = 0
@@ -170,6 +174,7 @@ def command(
             is_blocking=BLOCKING in flag_set,
             allowed_unauthenticated=NOAUTH in flag_set,
             allowed_in_multi=NOMULTI not in flag_set,
+            oom_check=DENYOOM in flag_set or name in _SCRIPT_RUNNERS,
         )
         if "|" in name:
             parent_name, sub = name.split("|", 1)

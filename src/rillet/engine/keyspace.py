@@ -14,6 +14,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
 from rillet.clock import Clock
+from rillet.engine.eviction import LfuParams, lfu_new, lfu_touch
+from rillet.engine.memory import KEY_OVERHEAD, key_size, value_size
 from rillet.engine.stream import NodeLimits
 
 
@@ -31,6 +33,13 @@ class Database:
         "_next_seq",
         "_dead",
         "encodings",
+        "sizes",
+        "used",
+        "pending",
+        "access",
+        "lru_now",
+        "lfu",
+        "in_use",
     )
 
     def __init__(self, index: int, clock: Clock) -> None:
@@ -52,10 +61,42 @@ class Database:
         # reports `raw` after APPEND/SETRANGE, `embstr` for INCRBYFLOAT's "3"),
         # until the key is next set.
         self.encodings: dict[bytes, bytes] = {}
+        # Memory accounting (engine/memory.py): each key's estimated cost when last
+        # measured, their sum, and the keys changed since (measured on demand:
+        # `measure`). A write command's key is marked pending by the server's
+        # key_modified; nothing is measured per write. Keys loaded without a
+        # command are found by `measured` (sizes then has fewer keys than data).
+        self.sizes: dict[bytes, int] = {}
+        self.used = 0
+        self.pending: dict[bytes, None] = {}
+        # Per key, Redis's 24-bit LRU/LFU field (engine/eviction.py): the LRU clock
+        # of the last access, or under an LFU policy (minutes << 8) | counter.
+        # `lru_now` is the current value for an access, kept by the server's cron;
+        # `lfu` says which of the two an access records.
+        self.access: dict[bytes, int] = {}
+        self.lru_now = 0
+        self.lfu: LfuParams | None = None
+        # The databases that ever held a key (shared by a Keyspace's databases):
+        # memory accounting looks only at these.
+        self.in_use: dict[Database, None] = {}
 
     # --- lookups ------------------------------------------------------------
     def get(self, key: bytes) -> object | None:
         """The live value of `key`, expiring it first if its time has come."""
+        if self.expires and key in self.expires and self._expire_if_due(key):
+            return None
+        value = self.data.get(key)
+        if value is not None:
+            # Redis's lookupKey updates the key's LRU clock / LFU counter.
+            lfu = self.lfu
+            if lfu is not None:
+                self.access[key] = lfu_touch(self.access.get(key, 0), lfu)
+            else:
+                self.access[key] = self.lru_now
+        return value
+
+    def peek(self, key: bytes) -> object | None:
+        """Like `get`, without recording an access (Redis's LOOKUP_NOTOUCH: OBJECT, TYPE, TTL)."""
         if self.expires and key in self.expires and self._expire_if_due(key):
             return None
         return self.data.get(key)
@@ -79,6 +120,9 @@ class Database:
     def set(self, key: bytes, value: object, keep_ttl: bool = False) -> None:
         if key not in self.data:
             self._remember(key)
+            self.access[key] = self.lru_now if self.lfu is None else lfu_new(self.lfu)
+        elif self.lfu is None:
+            self.access[key] = self.lru_now  # a new object; under LFU the counter stays (dbSetValue)
         self.data[key] = value
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
@@ -91,8 +135,14 @@ class Database:
         self._forget(key)
         return True
 
+    def drop(self, key: bytes) -> None:
+        """Remove `key` now, expired or not (eviction)."""
+        self._forget(key)
+
     def _forget(self, key: bytes) -> None:
         del self.data[key]
+        self.used -= self.sizes.pop(key, 0)
+        self.access.pop(key, None)
         self.expires.pop(key, None)
         self._seq_of.pop(key, None)
         if self.encodings:
@@ -105,6 +155,7 @@ class Database:
         value = self.data[old]
         deadline = self.expires.get(old)
         encoding = self.encodings.get(old)
+        access = self.access.get(old)
         self._forget(old)
         if new in self.data:
             self._forget(new)
@@ -113,10 +164,15 @@ class Database:
             self.expires[new] = deadline
         if encoding is not None:
             self.encodings[new] = encoding
+        if access is not None:
+            self.access[new] = access  # Redis moves the object: its LRU/LFU field goes along
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange every key (and TTL, SCAN order) with `other`; indexes stay."""
-        for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead", "encodings"):
+        self.in_use[self] = None
+        self.in_use[other] = None
+        for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead", "encodings",
+                     "sizes", "used", "pending", "access"):
             mine, theirs = getattr(self, slot), getattr(other, slot)
             setattr(self, slot, theirs)
             setattr(other, slot, mine)
@@ -129,6 +185,55 @@ class Database:
         self._scan_seqs.clear()
         self._dead = 0
         self.encodings.clear()
+        self.sizes.clear()
+        self.used = 0
+        self.pending.clear()
+        self.access.clear()
+
+    # --- memory -------------------------------------------------------------
+    def measure(self) -> int:
+        """Re-estimate the keys changed since the last call; returns the database's total."""
+        pending = self.pending
+        if pending:
+            data = self.data
+            sizes = self.sizes
+            used = self.used
+            for key in pending:
+                value = data.get(key)
+                old = sizes.get(key, 0)
+                if value is None:
+                    if old:
+                        del sizes[key]
+                        used -= old
+                    continue
+                new = KEY_OVERHEAD + len(key) + value_size(value)
+                sizes[key] = new
+                used += new - old
+            self.used = used
+            pending.clear()
+        return self.used
+
+    def remeasure(self) -> int:
+        """Every key measured anew: after a load (RDB, full sync), whose keys no
+        command signalled. `sizes` then covers every key again."""
+        sizes: dict[bytes, int] = {}
+        used = 0
+        for key, value in self.data.items():
+            size = sizes[key] = key_size(key, value)
+            used += size
+        self.sizes = sizes
+        self.used = used
+        self.pending.clear()
+        return used
+
+    def measured(self) -> int:
+        """The total with every key counted: pending ones measured, and all of them
+        if some key arrived unsignalled (loading: `sizes` then misses keys)."""
+        if self.pending:
+            self.measure()
+        if len(self.sizes) != len(self.data):
+            return self.remeasure()
+        return self.used
 
     # --- expiry -------------------------------------------------------------
     def set_expire(self, key: bytes, deadline_ms: int) -> None:
@@ -171,6 +276,8 @@ class Database:
 
     # --- SCAN ---------------------------------------------------------------
     def _remember(self, key: bytes) -> None:
+        if self not in self.in_use:
+            self.in_use[self] = None
         seq = self._next_seq
         self._next_seq += 1
         self._seq_of[key] = seq
@@ -215,6 +322,9 @@ class Keyspace:
 
     def __init__(self, count: int, clock: Clock) -> None:
         self.dbs = [Database(i, clock) for i in range(count)]
+        in_use: dict[Database, None] = {}
+        for db in self.dbs:
+            db.in_use = in_use
         # stream-node-max-entries/-bytes, shared by every stream of the server
         # (the server's config updates this one object on CONFIG SET).
         self.stream_limits = NodeLimits()

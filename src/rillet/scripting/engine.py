@@ -47,8 +47,8 @@ class Script:
 class Run:
     """The script being run: who runs it and what it may do."""
 
-    __slots__ = ("busy", "client", "is_eval", "killed", "name", "read_only", "repl", "resp",
-                 "started", "wrote")
+    __slots__ = ("allow_oom", "busy", "client", "is_eval", "killed", "name", "read_only", "repl",
+                 "resp", "started", "wrote")
 
     def __init__(self, client: Client, name: str, read_only: bool, is_eval: bool,
                  started: float) -> None:
@@ -62,6 +62,8 @@ class Run:
         self.wrote = False
         self.busy = False
         self.killed = False
+        # The script declared allow-oom (or no-writes): its writes ignore maxmemory.
+        self.allow_oom = False
 
 
 def _sha1(body: bytes) -> str:
@@ -174,6 +176,7 @@ class LuaEngine:
         no_writes = read_only or "no-writes" in function.flags
         run = Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
                   time.monotonic())
+        self._check_oom(run, function.flags)
         return self._execute(run, self._run_function, function.callback, len(keys), *keys, *args)
 
     # --- the script cache ---------------------------------------------------------
@@ -196,7 +199,19 @@ class LuaEngine:
         flags = script.flags
         no_writes = read_only or (flags is not None and "no-writes" in flags)
         run = Run(client, script.sha, no_writes, True, time.monotonic())
+        self._check_oom(run, flags)
         return self._execute(run, self._run, script.function, len(keys), *keys, *args)
+
+    def _check_oom(self, run: Run, flags: frozenset[str] | None) -> None:
+        """scriptPrepareForRun: a script that declared flags, without allow-oom or
+        no-writes, does not start while memory was over maxmemory at the command's start."""
+        if flags is None:
+            return  # no shebang: its first write obeys maxmemory instead (_dispatch)
+        run.allow_oom = "allow-oom" in flags or "no-writes" in flags
+        state = self.state
+        if (not run.allow_oom and state.pre_command_oom and state.memory.limit
+                and not run.client.is_internal):
+            raise ReplyError(errors.SCRIPT_OOM_ALLOW_OOM)
 
     def _execute(self, run: Run, runner: Callable, *lua_args: object) -> object:
         if self.current is not None:
@@ -280,6 +295,13 @@ class LuaEngine:
                 problem = guard()
                 if problem is not None:
                     return problem
+        # scriptVerifyOOM: a command that may grow memory is refused if memory was
+        # over maxmemory when the script started, unless the script wrote already
+        # (it cannot stop halfway) or declared allow-oom.
+        if (state.pre_command_oom and not run.wrote and not run.allow_oom
+                and "denyoom" in spec.flags and state.memory.limit and not client.is_internal):
+            return errors.OOM
+        if spec.is_write:
             run.wrote = True
         resp3 = run.resp == 3
         client.resp3 = resp3

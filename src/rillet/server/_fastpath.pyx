@@ -40,6 +40,7 @@ cdef class _Entry:
     cdef bint plain  # a handler and no subcommands: _resolve has nothing to do
     cdef bint write
     cdef bint fast  # Redis's `fast` flag: O(1)/O(log N), reads no statistics
+    cdef bint oom_check  # maxmemory checks it first (DENYOOM, EVAL, FCALL)
 
 
 cdef class _Counts:
@@ -80,6 +81,7 @@ cdef _Entry _entry(object name):
     entry.plain = spec.handler is not None and not spec.subcommands
     entry.write = spec.is_write
     entry.fast = "fast" in spec.flags
+    entry.oom_check = spec.oom_check
     _ENTRIES[name] = entry
     return entry
 
@@ -106,6 +108,10 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         or argc > entry.max_argc
         or client.gated
     ):
+        counts.flush()
+        return dispatcher.execute(client, argv)
+    # maxmemory (keep in step with Dispatcher.execute): refused ones take execute(), which says so.
+    if entry.oom_check and state.memory.limit and not client.is_internal and state.memory.refuse(client, entry.spec, argv):
         counts.flush()
         return dispatcher.execute(client, argv)
     spec = entry.spec

@@ -85,6 +85,7 @@ class Server:
         self._held: list[ClientConnection] = []
         self._flush_scheduled = False
         self.cron_hooks: list[Callable[[], None]] = []  # run on every cron tick
+        self.cron_hooks.append(self.state.memory.cron)  # LRU/LFU clocks, eviction carried on
         self.config.watch("client-output-buffer-limit", lambda _value: self._output_limits_changed())
         self.startup_tasks: list[Callable[[], Awaitable[None]]] = []  # started once listening
         self.exit_code = 0
