@@ -23,6 +23,7 @@ from rillet.engine.keyspace import Database, Keyspace
 from rillet.notify import EXPIRED, KEYEVENT, KEYSPACE
 from rillet.observe import Slowlog, monitor_line
 from rillet.pubsub import PubSub
+from rillet.tracking import Tracking
 
 # The key a client parked by CLIENT PAUSE waits on (no real key can be signalled with it:
 # it is never written).
@@ -101,7 +102,7 @@ class Client:
         "id", "server", "conn", "db", "resp3", "_authenticated", "name", "lib_name", "lib_ver",
         "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
-        "is_internal", "user", "restricted", "obuf_class", "pubsub", "reply_mode",
+        "is_internal", "user", "restricted", "obuf_class", "pubsub", "reply_mode", "tracking",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -123,6 +124,8 @@ class Client:
         self.restricted = not self.user.unrestricted
         # pubsub.Subscriptions once the client subscribes to anything, else None.
         self.pubsub: Any = None
+        # tracking.ClientTracking while CLIENT TRACKING is on (the client is then gated).
+        self.tracking: Any = None
         # CLIENT REPLY: 0 on, 1 off, 2 skip the next command's reply.
         self.reply_mode = 0
         self.authenticated = server.acl.default_open
@@ -168,7 +171,8 @@ class Client:
 
     def update_gate(self) -> None:
         self.gated = (not self._authenticated or self._multi is not None or self.restricted
-                      or self.server.gated or self.pubsub is not None or self.reply_mode != 0)
+                      or self.server.gated or self.pubsub is not None or self.reply_mode != 0
+                      or self.tracking is not None)
 
     def set_output_class(self, name: str) -> None:
         """client-output-buffer-limit's class for this client: normal, replica or pubsub."""
@@ -312,6 +316,7 @@ class ServerState:
         # None; while set, clients get BUSY for all but allow_busy commands.
         self._script_busy: Any = None
         self.pubsub = PubSub(self)
+        self.tracking = Tracking(self)
         # MONITOR clients (while any, every client takes the dispatcher's gated path,
         # where commands are fed to them) and the slow log.
         self.monitors: dict[Client, None] = {}
@@ -461,6 +466,8 @@ class ServerState:
         self.clients.pop(client.id, None)
         if client.pubsub is not None:
             self.pubsub.forget(client)
+        if client.tracking is not None:
+            self.tracking.disable(client)
         if client in self.monitors:
             self.remove_monitor(client)
         self.unwatch_all(client)
@@ -471,6 +478,8 @@ class ServerState:
     def key_modified(self, db_index: int, key: bytes, changes: int = 1) -> None:
         """Redis's signalModifiedKey plus the change count: WATCH, blocked readers, save rules."""
         self.dirty += changes
+        if self.tracking.clients:
+            self.tracking.invalidate(key)
         # Most writes happen with nobody watching or waiting: two reads, no tuple.
         if not (self.watched_keys or self.blocking):
             return

@@ -162,6 +162,7 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
     ctx.multi_error = False
     server.unwatch_all(ctx)
     server.pubsub.forget(ctx)
+    server.tracking.disable(ctx)
     ctx.db = server.keyspace[0]
     ctx.resp3 = False
     ctx.name = b""
@@ -189,7 +190,8 @@ def client_info_line(client: Client, now_ms: int) -> str:
         f"multi={multi} watch={len(client.watched)} "
         f"qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem={omem} "
         f"tot-mem={1024 + qbuf + omem} events=r cmd={client.last_command.decode()} "
-        f"user={client.user.name.decode('utf-8', 'replace')} redir=-1 "
+        f"user={client.user.name.decode('utf-8', 'replace')} "
+        f"redir={-1 if client.tracking is None else client.tracking.redirect} "
         f"resp={3 if client.resp3 else 2} lib-name={client.lib_name.decode('utf-8', 'replace')} "
         f"lib-ver={client.lib_ver.decode('utf-8', 'replace')} io-thread=0 "
         f"tot-net-in={getattr(conn, 'net_in', 0)} tot-net-out={getattr(conn, 'net_out', 0)} "
@@ -204,6 +206,13 @@ def _client_flags(client: Client) -> str:
         flags += "x"
     if client.blocked is not None:
         flags += "b"
+    tracking = client.tracking
+    if tracking is not None:
+        flags += "t"
+        if tracking.broken:
+            flags += "R"
+        if tracking.bcast:
+            flags += "B"
     if client.dirty_cas and client.watched:
         flags += "d"
     if getattr(client.conn, "unix", False):
