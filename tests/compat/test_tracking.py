@@ -312,3 +312,40 @@ def test_expiry_invalidates(ports):
     a.nothing_pending()
     a.close()
     writer.close()
+
+
+@pytest.mark.parametrize("server", ["rillet", "redis8"])
+def test_redis_py_client_side_cache(server, rillet_server, redis8_server):
+    """redis-py's client-side caching (RESP3, CLIENT TRACKING on) sees other clients' writes."""
+    redis = pytest.importorskip("redis")
+    cache_module = pytest.importorskip("redis.cache")
+    port = (rillet_server if server == "rillet" else redis8_server).port
+    cached = redis.Redis(port=port, protocol=3, cache_config=cache_module.CacheConfig())
+    other = redis.Redis(port=port)
+    try:
+        other.delete("csc:a", "csc:b")
+        other.set("csc:a", "1")
+        assert cached.get("csc:a") == b"1"
+        assert cached.get("csc:a") == b"1"  # from the cache
+        cache = cached.get_cache()
+        assert cache is not None and cache.size >= 1
+        other.set("csc:a", "2")
+        deadline = time.monotonic() + 10
+        while cached.get("csc:a") != b"2" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert cached.get("csc:a") == b"2"
+        other.hset("csc:b", "f", "x")
+        assert cached.hget("csc:b", "f") == b"x"
+        other.hset("csc:b", "f", "y")
+        deadline = time.monotonic() + 10
+        while cached.hget("csc:b", "f") != b"y" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert cached.hget("csc:b", "f") == b"y"
+        other.flushall()
+        deadline = time.monotonic() + 10
+        while cached.get("csc:a") is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert cached.get("csc:a") is None
+    finally:
+        cached.close()
+        other.close()
