@@ -200,6 +200,10 @@ class Dispatcher:
         # one call of each command in TIMING_SAMPLE is timed and counted
         # TIMING_SAMPLE times, so INFO commandstats' usec is an estimate.
         started = 0 if spec.calls & TIMING_MASK else perf_counter_ns()
+        if state.keymiss:
+            # notify-keyspace-events `m` (every client is gated meanwhile, so the
+            # compiled fast path, which has no such line, does not run).
+            state.key_misses(client, spec, argv)
         try:
             reply = spec.handler(client, argv)  # type: ignore[misc]
         except Exception as error:

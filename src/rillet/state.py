@@ -20,7 +20,16 @@ from rillet.acl import Acl, User
 from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
-from rillet.notify import EXPIRED, KEYEVENT, KEYSPACE
+from rillet.notify import (
+    EXPIRED,
+    KEY_MISS,
+    KEYEVENT,
+    KEYSPACE,
+    NEW,
+    OVERWRITTEN,
+    TYPE_CHANGED,
+    read_key_indexes,
+)
 from rillet.observe import Slowlog, monitor_line
 from rillet.pubsub import PubSub
 from rillet.tracking import Tracking
@@ -240,6 +249,10 @@ class BlockedClient:
     on_key_deleted: object = None
 
 
+def _type_of(value: object) -> bytes:
+    return b"string" if value.__class__ is bytes else getattr(value, "TYPE_NAME", b"none")
+
+
 @dataclass
 class Block:
     """A handler's request to park the client until `keys` change or the timeout passes.
@@ -317,6 +330,11 @@ class ServerState:
         self._script_busy: Any = None
         self.pubsub = PubSub(self)
         self.tracking = Tracking(self)
+        # notify-keyspace-events' `m` class: while on, every client is gated and
+        # Dispatcher.call reports the keys a command reads and finds missing.
+        self.keymiss = False
+        self.config.watch("notify-keyspace-events", self._notify_classes_changed)
+        self._notify_classes_changed(self.config["notify-keyspace-events"])
         # MONITOR clients (while any, every client takes the dispatcher's gated path,
         # where commands are fed to them) and the slow log.
         self.monitors: dict[Client, None] = {}
@@ -380,7 +398,7 @@ class ServerState:
     def _regate(self) -> None:
         self._set_gated(self._loading or self._write_guard is not None
                         or self._script_busy is not None or bool(self.monitors)
-                        or self.pause_end_ms > 0)
+                        or self.pause_end_ms > 0 or self.keymiss)
 
     def pause(self, end_ms: int, pause_all: bool) -> None:
         """CLIENT PAUSE: a new pause replaces a shorter or weaker one, never shortens one."""
@@ -500,6 +518,41 @@ class ServerState:
             self.pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event)
         if flags & KEYEVENT:  # type: ignore[operator]
             self.pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key)
+
+    # --- keyspace notifications beyond the handlers' own events -------------------
+    def _notify_classes_changed(self, flags: object) -> None:
+        """notify-keyspace-events changed: arm the hooks of the classes no handler emits
+        itself (new, overwritten, type_changed, keymiss) only while they are on."""
+        value = int(flags)  # type: ignore[call-overload]
+        routed = bool(value & (KEYSPACE | KEYEVENT))
+        on_new = self._key_new if routed and value & NEW else None
+        on_overwrite = self.key_overwritten if routed and value & (OVERWRITTEN | TYPE_CHANGED) else None
+        for db in self.keyspace.dbs:
+            db.on_new = on_new
+            db.on_overwrite = on_overwrite
+        keymiss = routed and bool(value & KEY_MISS)
+        if keymiss != self.keymiss:
+            self.keymiss = keymiss
+            self._regate()
+
+    def _key_new(self, db: Database, key: bytes) -> None:
+        self.notify(NEW, b"new", key, db.index)
+
+    def key_overwritten(self, db: Database, key: bytes, old: object, new: object) -> None:
+        """Redis 8.2's `overwritten` event, and `type_changed` when the type differs."""
+        self.notify(OVERWRITTEN, b"overwritten", key, db.index)
+        if _type_of(old) != _type_of(new):
+            self.notify(TYPE_CHANGED, b"type_changed", key, db.index)
+
+    def key_misses(self, client: Client, spec: Any, argv: list[bytes]) -> None:
+        """The `keymiss` events of a command about to run: the keys it reads (Redis's
+        lookupKeyRead) that do not exist, in order. A due key expires first."""
+        indexes = read_key_indexes(spec, argv)
+        if indexes:
+            db = client.db
+            for index in indexes:
+                if db.get(argv[index]) is None:
+                    self.notify(KEY_MISS, b"keymiss", argv[index], db.index)
 
     def db_flushed(self, db_index: int | None) -> None:
         """Call just BEFORE FLUSHDB/FLUSHALL empties db `db_index` (None: all).

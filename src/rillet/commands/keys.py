@@ -125,14 +125,18 @@ def _rename(ctx: Client, argv: list[bytes], nx: bool) -> object:
     old, new = argv[1], argv[2]
     if db.get(old) is None:
         raise ReplyError(errors.NO_SUCH_KEY)
-    if nx and db.get(new) is not None:
+    replaced = db.get(new)
+    if nx and replaced is not None:
         return 0
     if old != new:
+        value = db.data[old]
         db.rename(old, new)
         ctx.modified(old)
         ctx.modified(new)
         ctx.notify(GENERIC, b"rename_from", old)
         ctx.notify(GENERIC, b"rename_to", new)
+        if replaced is not None:
+            ctx.server.key_overwritten(db, new, replaced, value)
     return 1 if nx else OK
 
 
@@ -413,7 +417,8 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         return 0
     dst = ctx.server.keyspace[target]
-    if dst.get(dst_key) is not None:
+    replaced = dst.get(dst_key)
+    if replaced is not None:
         if not replace:
             return 0
         dst.delete(dst_key)
@@ -423,7 +428,11 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
     deadline = src.expires.get(src_key)
     if deadline is not None:
         dst.set_expire(dst_key, deadline)
-    ctx.server.key_modified(target, dst_key)
+    server = ctx.server
+    server.key_modified(target, dst_key)
+    server.notify(GENERIC, b"copy_to", dst_key, target)
+    if replaced is not None:
+        server.key_overwritten(dst, dst_key, replaced, value)
     return 1
 
 
@@ -453,6 +462,8 @@ def move(ctx: Client, argv: list[bytes]) -> object:
         dst.set_expire(key, deadline)
     ctx.modified(key)
     ctx.server.key_modified(target, key)
+    ctx.notify(GENERIC, b"move_from", key)
+    ctx.server.notify(GENERIC, b"move_to", key, target)
     return 1
 
 

@@ -18,6 +18,7 @@ from rillet.commands.table import command
 from rillet.commands.typed import config_int
 from rillet.engine import longdouble
 from rillet.errors import ReplyError
+from rillet.notify import GENERIC, STRING
 from rillet.resp.types import OK, Map
 from rillet.state import Client
 
@@ -38,9 +39,13 @@ def _deadline(ctx: Client, raw: bytes, unit_ms: int, absolute: bool, name: str) 
 def _setex(ctx: Client, argv: list[bytes], unit_ms: int, name: str) -> object:
     deadline = _deadline(ctx, argv[2], unit_ms, False, name)
     key, value = argv[1], argv[3]
-    ctx.db.set(key, value)
+    if ctx.db.expires:
+        ctx.db.get(key)  # a due key expires first, as in SET
+    ctx.db.set_key(key, value)
     ctx.db.set_expire(key, deadline)
     ctx.modified(key)
+    ctx.notify(STRING, b"set", key)
+    ctx.notify(GENERIC, b"expire", key)
     ctx.propagate([b"SET", key, value, b"PXAT", b"%d" % deadline])
     return OK
 
@@ -91,13 +96,16 @@ def getex(ctx: Client, argv: list[bytes]) -> object:
         if deadline <= ctx.clock.now_ms() and not ctx.server.loading:
             db.delete(key)
             ctx.modified(key)
+            ctx.notify(GENERIC, b"del", key)
             ctx.propagate([b"DEL", key])
         else:
             db.set_expire(key, deadline)
             ctx.modified(key)
+            ctx.notify(GENERIC, b"expire", key)
             ctx.propagate([b"PEXPIREAT", key, b"%d" % deadline])
     elif persist and db.persist(key):
         ctx.modified(key)
+        ctx.notify(GENERIC, b"persist", key)
         ctx.propagate([b"PERSIST", key])
     return value
 
@@ -106,8 +114,9 @@ def getex(ctx: Client, argv: list[bytes]) -> object:
 def getset(ctx: Client, argv: list[bytes]) -> object:
     """GETSET key value"""
     old = get_string(ctx, argv[1])
-    ctx.db.set(argv[1], argv[2])
+    ctx.db.set_key(argv[1], argv[2])
     ctx.modified(argv[1])
+    ctx.notify(STRING, b"set", argv[1])
     return old
 
 
@@ -159,6 +168,7 @@ def setrange(ctx: Client, argv: list[bytes]) -> object:
     ctx.db.set(key, value, keep_ttl=True)
     ctx.db.encodings[key] = b"raw"  # written in place: Redis reports `raw`
     ctx.modified(key)
+    ctx.notify(STRING, b"setrange", key)
     return len(value)
 
 
@@ -173,6 +183,7 @@ def msetnx(ctx: Client, argv: list[bytes]) -> object:
     for i in range(1, len(argv), 2):
         db.set(argv[i], argv[i + 1])
         ctx.modified(argv[i])
+        ctx.notify(STRING, b"set", argv[i])
     return 1
 
 
@@ -194,6 +205,7 @@ def incrbyfloat(ctx: Client, argv: list[bytes]) -> object:
     # createStringObjectFromLongDouble: never int-encoded.
     ctx.db.encodings[argv[1]] = b"embstr" if len(text) <= 44 else b"raw"
     ctx.modified(argv[1])
+    ctx.notify(STRING, b"incrbyfloat", argv[1])
     ctx.propagate([b"SET", argv[1], text, b"KEEPTTL"])
     return text
 

@@ -31,6 +31,8 @@ class Database:
         "_next_seq",
         "_dead",
         "encodings",
+        "on_new",
+        "on_overwrite",
     )
 
     def __init__(self, index: int, clock: Clock) -> None:
@@ -52,6 +54,10 @@ class Database:
         # reports `raw` after APPEND/SETRANGE, `embstr` for INCRBYFLOAT's "3"),
         # until the key is next set.
         self.encodings: dict[bytes, bytes] = {}
+        # Keyspace notifications' `new` and `overwritten`/`type_changed` (set only
+        # while notify-keyspace-events enables them): (db, key) and (db, key, old, new).
+        self.on_new: Callable[[Database, bytes], None] | None = None
+        self.on_overwrite: Callable[[Database, bytes, object, object], None] | None = None
 
     # --- lookups ------------------------------------------------------------
     def get(self, key: bytes) -> object | None:
@@ -79,11 +85,22 @@ class Database:
     def set(self, key: bytes, value: object, keep_ttl: bool = False) -> None:
         if key not in self.data:
             self._remember(key)
+            if self.on_new is not None:
+                self.on_new(self, key)  # Redis's dbAdd: the `new` event
         self.data[key] = value
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
         if self.encodings:
             self.encodings.pop(key, None)
+
+    def set_key(self, key: bytes, value: object, keep_ttl: bool = False) -> None:
+        """Redis's setKey: the key gets a whole new value (SET, GETSET, MSET...), an
+        `overwritten` event if it existed; `set` is for changes in place (INCR, APPEND)."""
+        if self.on_overwrite is not None:
+            old = self.data.get(key)
+            if old is not None:
+                self.on_overwrite(self, key, old, value)
+        self.set(key, value, keep_ttl)
 
     def delete(self, key: bytes) -> bool:
         if self.get(key) is None:
