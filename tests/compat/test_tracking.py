@@ -349,3 +349,10 @@ def test_redis_py_client_side_cache(server, rillet_server, redis8_server):
     finally:
         cached.close()
         other.close()
+
+
+def test_help_texts(pair8):
+    """CLIENT HELP (with the tracking subcommands), FUNCTION HELP and SCRIPT HELP, as Redis 8.2.3."""
+    pair8.check("CLIENT", "HELP")
+    pair8.check("FUNCTION", "HELP")
+    pair8.check("SCRIPT", "HELP")
