@@ -52,11 +52,11 @@ def _eval(ctx: Client, argv: list[bytes], read_only: bool) -> object:
 
 
 def _evalsha(ctx: Client, argv: list[bytes], read_only: bool) -> object:
-    feed_monitors(ctx, argv)
+    if ctx.server.monitors:
+        ctx.server.feed_monitors(ctx, argv)
     keys, args = split_keys(argv)
     lua = engine(ctx)
-    sha = argv[1]
-    script = lua.scripts.get(sha.decode("latin-1").lower()) if len(sha) == 40 else None  # type: ignore[call-overload]
+    script = lua.find(argv[1])
     if script is None:
         raise ReplyError(errors.NOSCRIPT)
     return lua.run_script(ctx, script, keys, args, read_only)

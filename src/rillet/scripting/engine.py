@@ -120,6 +120,8 @@ class LuaEngine:
     def __init__(self, state: ServerState) -> None:
         self.state = state
         self.scripts: dict[str, Script] = {}
+        # The same scripts by their sha as lower-case bytes (EVALSHA's lookup).
+        self.by_sha: dict[bytes, Script] = {}
         self.current: Run | None = None
         self.functions = Functions(self)
         self._new_runtime()
@@ -160,6 +162,7 @@ class LuaEngine:
     def reset(self) -> None:
         """SCRIPT FLUSH: an empty cache (and a new Lua state, unless functions live in this one)."""
         self.scripts.clear()
+        self.by_sha.clear()
         if not self.functions.libraries:
             self._new_runtime()
 
@@ -196,13 +199,20 @@ class LuaEngine:
             raise ReplyError(errors.SCRIPT_COMPILE.format(problem.decode("utf-8", "surrogateescape")))
         script = Script(sha, body, function, flags)
         self.scripts[sha] = script
+        self.by_sha[sha.encode()] = script
+        return script
+
+    def find(self, sha: bytes) -> Script | None:
+        """The cached script with this sha (any case), for EVALSHA."""
+        script = self.by_sha.get(sha)
+        if script is None and len(sha) == 40:
+            script = self.by_sha.get(sha.lower())
         return script
 
     # --- running ------------------------------------------------------------------
     def run_script(self, client: Client, script: Script, keys: list[bytes], args: list[bytes],
                    read_only: bool) -> object:
-        flags = script.flags
-        no_writes = read_only or (flags is not None and "no-writes" in flags)
+        no_writes = read_only or (script.flags is not None and "no-writes" in script.flags)
         run = Run(client, script.sha, no_writes, True, time.monotonic())
         return self._execute(run, self._run, script.function, len(keys), *keys, *args)
 
@@ -212,7 +222,7 @@ class LuaEngine:
             raise ReplyError(errors.SCRIPT_NOT_ALLOWED)
         client = run.client
         state = self.state
-        own_tx = not state.in_transaction
+        own_tx = state._tx_effects is None  # not inside EXEC (or another transaction)
         saved_db, saved_in_exec, saved_resp3 = client.db, client.in_exec, client.resp3
         self.current = run
         # Blocking commands act as if they timed out, as inside MULTI; the script's
@@ -231,6 +241,9 @@ class LuaEngine:
             if run.busy:
                 state.script_busy = None
         if ok:
+            cls = result.__class__
+            if cls is bytes or cls is int:
+                return result
             if status is not None:
                 return SimpleString(status.replace(b"\r", b" ").replace(b"\n", b" "))
             return from_lua(result, run.resp, client.resp3)

@@ -227,8 +227,11 @@ end
 -- The first nkeys values are the keys, the rest the arguments (built here: a
 -- table made from Python costs more than the whole call).
 local function split(nkeys, ...)
+    local n = select("#", ...)
+    if n == nkeys then return {...}, {} end  -- keys only (EVALSHA sha 1 key), or nothing
+    if nkeys == 0 then return {}, {...} end
     local all = {...}
-    return {unpack_(all, 1, nkeys)}, {unpack_(all, nkeys + 1, select("#", ...))}
+    return {unpack_(all, 1, nkeys)}, {unpack_(all, nkeys + 1, n)}
 end
 
 -- The hook disarmed, the run's outcome: ok, result (the value or the error table),
