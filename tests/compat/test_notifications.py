@@ -43,6 +43,23 @@ COMMANDS = [
     ["XGROUP", "DELCONSUMER", "s", "g", "c1"],
     ["XGROUP", "DESTROY", "s", "g"], ["XGROUP", "DESTROY", "s", "g"],
     ["XDELEX", "s", "IDS", "1", "12-1"], ["XACKDEL", "s", "g", "IDS", "1", "11-1"],
+    # More stream forms: trimming by MINID and ~, NOACK reads, FORCE/JUSTID claims,
+    # deletion policies, a consumer created by each claiming command.
+    ["XADD", "t", "1-1", "f", "v"], ["XADD", "t", "2-1", "f", "v"], ["XADD", "t", "3-1", "f", "v"],
+    ["XADD", "t", "MINID", "2-1", "4-1", "f", "v"], ["XTRIM", "t", "MINID", "3-1"],
+    ["XTRIM", "t", "MAXLEN", "~", "1", "LIMIT", "10"], ["XTRIM", "t", "MINID", "0-1"],
+    ["XGROUP", "CREATE", "t", "g", "0"], ["XREADGROUP", "GROUP", "g", "a", "NOACK", "STREAMS", "t", ">"],
+    ["XADD", "t", "5-1", "f", "v"], ["XREADGROUP", "GROUP", "g", "a", "COUNT", "1", "STREAMS", "t", ">"],
+    ["XREADGROUP", "GROUP", "g", "a", "STREAMS", "t", "0"],
+    ["XCLAIM", "t", "g", "b", "0", "5-1", "JUSTID"], ["XCLAIM", "t", "g", "c", "0", "4-1", "FORCE"],
+    ["XCLAIM", "t", "g", "c", "0", "99-1", "FORCE"], ["XAUTOCLAIM", "t", "g", "d", "0", "0", "JUSTID"],
+    ["XAUTOCLAIM", "t", "g", "d", "0", "0", "COUNT", "1"], ["XPENDING", "t", "g"],
+    ["XINFO", "STREAM", "t"], ["XREAD", "STREAMS", "t", "0"], ["XRANGE", "t", "-", "+"],
+    ["XDELEX", "t", "KEEPREF", "IDS", "1", "4-1"], ["XDELEX", "t", "ACKED", "IDS", "1", "5-1"],
+    ["XACKDEL", "t", "g", "KEEPREF", "IDS", "1", "5-1"], ["XGROUP", "SETID", "t", "g", "$", "ENTRIESREAD", "0"],
+    ["XGROUP", "DELCONSUMER", "t", "g", "nobody"], ["XSETID", "t", "99-1", "ENTRIESADDED", "9", "MAXDELETEDID", "0-1"],
+    ["XADD", "t", "NOMKSTREAM", "MAXLEN", "0", "*", "f", "v"], ["DEL", "t"],
+    ["XGROUP", "CREATE", "t", "g", "$", "MKSTREAM", "ENTRIESREAD", "0"],
     ["FLUSHALL"],
 ]
 
