@@ -26,9 +26,15 @@ def engine(ctx: Client) -> LuaEngine:
     return server.scripting  # type: ignore[no-any-return]
 
 
+# The common numkeys values, spared parse_int on every EVALSHA.
+_SMALL_NUMKEYS = {b"%d" % n: n for n in range(10)}
+
+
 def split_keys(argv: list[bytes]) -> tuple[list[bytes], list[bytes]]:
     """numkeys, then the keys and the arguments (EVAL's and FCALL's layout)."""
-    numkeys = parse_int(argv[2])
+    numkeys = _SMALL_NUMKEYS.get(argv[2])
+    if numkeys is None:
+        numkeys = parse_int(argv[2])
     if numkeys > len(argv) - 3:
         raise ReplyError(errors.SCRIPT_NUMKEYS_TOO_MANY)
     if numkeys < 0:

@@ -55,7 +55,10 @@ def set_(ctx: Client, argv: list[bytes]) -> object:
         db = ctx.db
         if db.expires:
             db.get(key)  # a due key expires first (its DEL is propagated), as below
-        db.set_key(key, value)
+        if db.on_overwrite is None:
+            db.set(key, value)  # set_key's common case, one call less on the hottest write
+        else:
+            db.set_key(key, value)
         ctx.modified(key)
         ctx.notify(STRING, b"set", key)
         ctx.propagate([b"SET", key, value])

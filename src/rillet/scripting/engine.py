@@ -46,10 +46,16 @@ class Script:
 
 
 class Run:
-    """The script being run: who runs it and what it may do."""
+    """The script being run: who runs it and what it may do.
 
-    __slots__ = ("busy", "client", "is_eval", "killed", "name", "read_only", "repl", "resp",
-                 "started", "wrote")
+    No __slots__: the fields that start the same for every run are class
+    attributes, so starting a script sets five attributes, not ten."""
+
+    resp = 2  # redis.setresp
+    repl = 3  # redis.set_repl
+    wrote = False
+    busy = False
+    killed = False
 
     def __init__(self, client: Client, name: str, read_only: bool, is_eval: bool,
                  started: float) -> None:
@@ -58,11 +64,6 @@ class Run:
         self.read_only = read_only
         self.is_eval = is_eval
         self.started = started
-        self.resp = 2  # redis.setresp
-        self.repl = 3  # redis.set_repl
-        self.wrote = False
-        self.busy = False
-        self.killed = False
 
 
 def _sha1(body: bytes) -> str:
@@ -275,6 +276,7 @@ class LuaEngine:
         engine = self
         specs = self._specs
         state = self.state
+        join = b"".join
 
         def call(*args: object) -> object:
             run = engine.current
@@ -283,13 +285,15 @@ class LuaEngine:
             # write to refuse. Anything else (and any error) takes `_dispatch`.
             if (spec is None or run is None or not run.repl
                     or not spec.min_argc <= len(args) <= spec.max_argc
-                    or spec.is_write and (run.read_only or state.write_guard is not None)):
+                    or spec.is_write and (run.read_only or state._write_guard is not None)):
                 reply = engine._dispatch(args)
             else:
-                for value in args:
-                    if value.__class__ is not bytes:
-                        reply = engine._dispatch(args)
-                        break
+                try:
+                    # Only strings? (Lua gives bytes, numbers, booleans, tables...: the
+                    # join, in C, refuses all but bytes; cheaper than a Python loop.)
+                    join(args)
+                except TypeError:
+                    reply = engine._dispatch(args)
                 else:
                     if spec.is_write:
                         run.wrote = True
