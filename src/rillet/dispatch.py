@@ -64,7 +64,12 @@ class Dispatcher:
         # are folded into one flag, so the common path costs one attribute read.
         if client.gated:
             refused = self._gate(client, spec, argv)
-            reply = refused if refused is not None else self.call(client, spec, argv)
+            if refused is not None:
+                reply = refused
+            elif client.tracking is not None:
+                reply = self._tracked_call(client, spec, argv)
+            else:
+                reply = self.call(client, spec, argv)
             if client.reply_mode:
                 return self._mute(client, spec, reply)
             return reply
@@ -96,6 +101,24 @@ class Dispatcher:
         if not client.blocked_retry:
             state.wake_key_at(state.pause_end_ms, client.db.index, PAUSE_KEY)
         return Block([PAUSE_KEY], 0, argv, None)
+
+    def _tracked_call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
+        """A command of a client with CLIENT TRACKING on: it is the current client
+        while it runs (NOLOOP), and its CACHING flag lasts one command, or one
+        transaction, or until a command other than CLIENT (Redis's resetClient)."""
+        tracking = self.state.tracking
+        tracking.current = client
+        try:
+            reply = self.call(client, spec, argv)
+        finally:
+            tracking.current = None
+        if tracking.pending:
+            tracking.send_pending(client)
+        mode = client.tracking
+        if mode is not None and mode.caching and client.multi is None \
+                and not spec.name.startswith("client|"):
+            mode.caching = False
+        return reply
 
     @staticmethod
     def _mute(client: Client, spec: CommandSpec, reply: object) -> object:
@@ -191,6 +214,10 @@ class Dispatcher:
         # one call of each command in TIMING_SAMPLE is timed and counted
         # TIMING_SAMPLE times, so INFO commandstats' usec is an estimate.
         started = 0 if spec.calls & TIMING_MASK else perf_counter_ns()
+        if state.keymiss:
+            # notify-keyspace-events `m` (every client is gated meanwhile, so the
+            # compiled fast path, which has no such line, does not run).
+            state.key_misses(client, spec, argv)
         try:
             reply = spec.handler(client, argv)  # type: ignore[misc]
         except Exception as error:
@@ -202,6 +229,10 @@ class Dispatcher:
             spec.usec += elapsed_ns * TIMING_SAMPLE // 1000
             self.timed(client, spec, argv, elapsed_ns)
         spec.calls += 1
+        if client.tracking is not None:
+            # CLIENT TRACKING: the keys of a read-only command are remembered (not
+            # on the compiled fast path: a tracking client is gated).
+            state.tracking.remember(client, spec, argv)
         if state.monitors and not spec.flags & _NOT_MONITORED:
             state.feed_monitors(client, argv)
         if reply.__class__ is Block and (client.in_exec or client.is_internal):

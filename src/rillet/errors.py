@@ -557,3 +557,32 @@ OOM = "OOM command not allowed when used memory > 'maxmemory'."
 SCRIPT_OOM_ALLOW_OOM = (
     "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
 )
+
+# --- CLIENT TRACKING (networking.c clientCommand, tracking.c) --------------------------
+TRACKING_REDIRECT_TWICE = "ERR A client can only redirect to a single other client"
+TRACKING_REDIRECT_MISSING = "ERR The client ID you want redirect to does not exist"
+TRACKING_PREFIX_NEEDS_BCAST = "ERR PREFIX option requires BCAST mode to be enabled"
+TRACKING_BCAST_SWITCH = (
+    "ERR You can't switch BCAST mode on/off before disabling tracking for this client, "
+    "and then re-enabling it with a different mode."
+)
+TRACKING_BCAST_OPTIN = "ERR OPTIN and OPTOUT are not compatible with BCAST"
+TRACKING_OPTIN_OPTOUT = "ERR You can't specify both OPTIN mode and OPTOUT mode"
+TRACKING_OPT_SWITCH = (
+    "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, "
+    "and then re-enabling it with a different mode."
+)
+TRACKING_PREFIX_EXISTING = (
+    "ERR Prefix '{}' overlaps with an existing prefix '{}'. "
+    "Prefixes for a single client must not overlap."
+)
+TRACKING_PREFIX_OTHER = (
+    "ERR Prefix '{}' overlaps with another provided prefix '{}'. "
+    "Prefixes for a single client must not overlap."
+)
+CACHING_NOT_TRACKING = (
+    "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN "
+    "or OPTOUT mode enabled"
+)
+CACHING_YES_NOT_OPTIN = "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
+CACHING_NO_NOT_OPTOUT = "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."

@@ -59,3 +59,57 @@ def render_flags(flags: int) -> str:
     if flags & KEY_MISS:
         out += "m"
     return out
+
+
+# --- keymiss (`m`): which keys a command reads ----------------------------------------
+# Read-only commands that look their keys up without a keymiss (Redis's LOOKUP_NONOTIFY).
+_SILENT_READS = frozenset({
+    "object|encoding", "object|freq", "object|idletime", "object|refcount", "memory|usage",
+    "scan", "keys", "randomkey", "dbsize",
+})
+# Read-only commands that look each key up twice (XREAD: once for the IDs, once to read).
+_TWICE = frozenset({"xread"})
+
+
+def _first(argv: list[bytes], keys: list[int]) -> list[int]:
+    return keys[:1]
+
+
+def _sources(argv: list[bytes], keys: list[int]) -> list[int]:
+    return keys[1:]
+
+
+def _all(argv: list[bytes], keys: list[int]) -> list[int]:
+    return keys
+
+
+def _set_get(argv: list[bytes], keys: list[int]) -> list[int]:
+    return keys[:1] if any(arg.upper() == b"GET" for arg in argv[3:]) else []
+
+
+# Write commands that read a key first (lookupKeyRead): the keys they read.
+_WRITE_READS = {
+    "getset": _first, "getdel": _first, "getex": _first, "copy": _first, "set": _set_get,
+    "xack": _first, "xclaim": _first, "xautoclaim": _first, "xreadgroup": _all,
+    "sinterstore": _sources, "sunionstore": _sources, "sdiffstore": _sources,
+    "zrangestore": _sources, "zunionstore": _sources, "zinterstore": _sources,
+    "zdiffstore": _sources,
+}
+
+
+def read_key_indexes(spec: object, argv: list[bytes]) -> list[int]:
+    """The argv positions of the keys a command looks up for reading, in Redis's order
+    (a key twice when Redis looks it up twice): where a `keymiss` event can come from."""
+    name = spec.name  # type: ignore[attr-defined]
+    reads = _WRITE_READS.get(name)
+    if reads is None and ("readonly" not in spec.flags or name in _SILENT_READS):  # type: ignore[attr-defined]
+        return []
+    try:
+        keys = [index for index, _ in spec.keys_with_flags(argv)]  # type: ignore[attr-defined]
+    except Exception:  # a malformed command: its handler answers
+        return []
+    if reads is not None:
+        return reads(argv, keys)
+    if name in _TWICE:
+        return keys + keys
+    return keys

@@ -66,6 +66,10 @@ class PubSub:
         # `flush`; without it (no event loop) frames are sent at once.
         self.pending: dict[Client, list[bytes]] = {}
         self.on_pending: Callable[[], None] | None = None
+        # Work to do when the frames are flushed, before them (CLIENT TRACKING's
+        # BCAST invalidations, gathered over the read).
+        self.flush_hooks: list[Callable[[], None]] = []
+        self._flushing = False
         self.channels: dict[bytes, dict[Client, None]] = {}
         self.patterns: dict[bytes, dict[Client, None]] = {}
         self.shard: dict[bytes, dict[Client, None]] = {}
@@ -146,13 +150,26 @@ class PubSub:
                     receivers += 1
         return receivers
 
+    def at_flush(self, hook: Callable[[], None]) -> None:
+        """Run `hook` at the next flush, before the frames leave (at once without a loop)."""
+        if self.on_pending is None:
+            hook()
+            return
+        if not self.pending and not self.flush_hooks and not self._flushing:
+            self.on_pending()
+        self.flush_hooks.append(hook)
+
+    def deliver(self, client: Client, data: bytes) -> None:
+        """Queue an encoded frame for `client` (sent at the end of the read)."""
+        self._deliver(client, data)
+
     def _deliver(self, client: Client, data: bytes) -> None:
         if self.on_pending is None:
             self._send(client, data)
             return
         chunks = self.pending.get(client)
         if chunks is None:
-            if not self.pending:
+            if not self.pending and not self.flush_hooks and not self._flushing:
                 self.on_pending()
             self.pending[client] = [data]
         else:
@@ -160,6 +177,14 @@ class PubSub:
 
     def flush(self) -> None:
         """Send what waits, in order, one write per subscriber."""
+        if self.flush_hooks:
+            hooks, self.flush_hooks = self.flush_hooks, []
+            self._flushing = True
+            try:
+                for hook in hooks:
+                    hook()
+            finally:
+                self._flushing = False
         pending, self.pending = self.pending, {}
         for client, chunks in pending.items():
             self._send(client, chunks[0] if len(chunks) == 1 else b"".join(chunks))

@@ -21,9 +21,19 @@ from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
 from rillet.memory import Memory
-from rillet.notify import EXPIRED, KEYEVENT, KEYSPACE
+from rillet.notify import (
+    EXPIRED,
+    KEY_MISS,
+    KEYEVENT,
+    KEYSPACE,
+    NEW,
+    OVERWRITTEN,
+    TYPE_CHANGED,
+    read_key_indexes,
+)
 from rillet.observe import Slowlog, monitor_line
 from rillet.pubsub import PubSub
+from rillet.tracking import Tracking
 
 # The key a client parked by CLIENT PAUSE waits on (no real key can be signalled with it:
 # it is never written).
@@ -102,7 +112,7 @@ class Client:
         "id", "server", "conn", "db", "resp3", "_authenticated", "name", "lib_name", "lib_ver",
         "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
-        "is_internal", "user", "restricted", "obuf_class", "pubsub", "reply_mode",
+        "is_internal", "user", "restricted", "obuf_class", "pubsub", "reply_mode", "tracking",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -124,6 +134,8 @@ class Client:
         self.restricted = not self.user.unrestricted
         # pubsub.Subscriptions once the client subscribes to anything, else None.
         self.pubsub: Any = None
+        # tracking.ClientTracking while CLIENT TRACKING is on (the client is then gated).
+        self.tracking: Any = None
         # CLIENT REPLY: 0 on, 1 off, 2 skip the next command's reply.
         self.reply_mode = 0
         self.authenticated = server.acl.default_open
@@ -169,7 +181,8 @@ class Client:
 
     def update_gate(self) -> None:
         self.gated = (not self._authenticated or self._multi is not None or self.restricted
-                      or self.server.gated or self.pubsub is not None or self.reply_mode != 0)
+                      or self.server.gated or self.pubsub is not None or self.reply_mode != 0
+                      or self.tracking is not None)
 
     def set_output_class(self, name: str) -> None:
         """client-output-buffer-limit's class for this client: normal, replica or pubsub."""
@@ -235,6 +248,10 @@ class BlockedClient:
     timer: object = None  # set by the server layer (its cancellable timer handle)
     # What to send if the key the client waits on is deleted (None: keep waiting).
     on_key_deleted: object = None
+
+
+def _type_of(value: object) -> bytes:
+    return b"string" if value.__class__ is bytes else getattr(value, "TYPE_NAME", b"none")
 
 
 @dataclass
@@ -315,6 +332,12 @@ class ServerState:
         # None; while set, clients get BUSY for all but allow_busy commands.
         self._script_busy: Any = None
         self.pubsub = PubSub(self)
+        self.tracking = Tracking(self)
+        # notify-keyspace-events' `m` class: while on, every client is gated and
+        # Dispatcher.call reports the keys a command reads and finds missing.
+        self.keymiss = False
+        self.config.watch("notify-keyspace-events", self._notify_classes_changed)
+        self._notify_classes_changed(self.config["notify-keyspace-events"])
         # MONITOR clients (while any, every client takes the dispatcher's gated path,
         # where commands are fed to them) and the slow log.
         self.monitors: dict[Client, None] = {}
@@ -385,7 +408,7 @@ class ServerState:
     def _regate(self) -> None:
         self._set_gated(self._loading or self._write_guard is not None
                         or self._script_busy is not None or bool(self.monitors)
-                        or self.pause_end_ms > 0)
+                        or self.pause_end_ms > 0 or self.keymiss)
 
     def pause(self, end_ms: int, pause_all: bool) -> None:
         """CLIENT PAUSE: a new pause replaces a shorter or weaker one, never shortens one."""
@@ -471,6 +494,8 @@ class ServerState:
         self.clients.pop(client.id, None)
         if client.pubsub is not None:
             self.pubsub.forget(client)
+        if client.tracking is not None:
+            self.tracking.disable(client)
         if client in self.monitors:
             self.remove_monitor(client)
         self.unwatch_all(client)
@@ -483,6 +508,8 @@ class ServerState:
         self.dirty += changes
         # Its memory estimate is redone when next asked for (memory.py), never here.
         self.keyspace.dbs[db_index].pending[key] = None
+        if self.tracking.clients:
+            self.tracking.invalidate(key)
         # Most writes happen with nobody watching or waiting: two reads, no tuple.
         if not (self.watched_keys or self.blocking):
             return
@@ -503,6 +530,41 @@ class ServerState:
             self.pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event)
         if flags & KEYEVENT:  # type: ignore[operator]
             self.pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key)
+
+    # --- keyspace notifications beyond the handlers' own events -------------------
+    def _notify_classes_changed(self, flags: object) -> None:
+        """notify-keyspace-events changed: arm the hooks of the classes no handler emits
+        itself (new, overwritten, type_changed, keymiss) only while they are on."""
+        value = int(flags)  # type: ignore[call-overload]
+        routed = bool(value & (KEYSPACE | KEYEVENT))
+        on_new = self._key_new if routed and value & NEW else None
+        on_overwrite = self.key_overwritten if routed and value & (OVERWRITTEN | TYPE_CHANGED) else None
+        for db in self.keyspace.dbs:
+            db.on_new = on_new
+            db.on_overwrite = on_overwrite
+        keymiss = routed and bool(value & KEY_MISS)
+        if keymiss != self.keymiss:
+            self.keymiss = keymiss
+            self._regate()
+
+    def _key_new(self, db: Database, key: bytes) -> None:
+        self.notify(NEW, b"new", key, db.index)
+
+    def key_overwritten(self, db: Database, key: bytes, old: object, new: object) -> None:
+        """Redis 8.2's `overwritten` event, and `type_changed` when the type differs."""
+        self.notify(OVERWRITTEN, b"overwritten", key, db.index)
+        if _type_of(old) != _type_of(new):
+            self.notify(TYPE_CHANGED, b"type_changed", key, db.index)
+
+    def key_misses(self, client: Client, spec: Any, argv: list[bytes]) -> None:
+        """The `keymiss` events of a command about to run: the keys it reads (Redis's
+        lookupKeyRead) that do not exist, in order. A due key expires first."""
+        indexes = read_key_indexes(spec, argv)
+        if indexes:
+            db = client.db
+            for index in indexes:
+                if db.get(argv[index]) is None:
+                    self.notify(KEY_MISS, b"keymiss", argv[index], db.index)
 
     def db_flushed(self, db_index: int | None) -> None:
         """Call just BEFORE FLUSHDB/FLUSHALL empties db `db_index` (None: all).

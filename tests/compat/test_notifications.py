@@ -49,6 +49,23 @@ COMMANDS = [
     ["BITOP", "AND", "bo", "nokey"], ["BITOP", "AND", "bo", "nokey"],
     ["SORT", "nokey", "STORE", "so"],
     ["SORT", "nokey", "STORE", "so"],
+    # More stream forms: trimming by MINID and ~, NOACK reads, FORCE/JUSTID claims,
+    # deletion policies, a consumer created by each claiming command.
+    ["XADD", "t", "1-1", "f", "v"], ["XADD", "t", "2-1", "f", "v"], ["XADD", "t", "3-1", "f", "v"],
+    ["XADD", "t", "MINID", "2-1", "4-1", "f", "v"], ["XTRIM", "t", "MINID", "3-1"],
+    ["XTRIM", "t", "MAXLEN", "~", "1", "LIMIT", "10"], ["XTRIM", "t", "MINID", "0-1"],
+    ["XGROUP", "CREATE", "t", "g", "0"], ["XREADGROUP", "GROUP", "g", "a", "NOACK", "STREAMS", "t", ">"],
+    ["XADD", "t", "5-1", "f", "v"], ["XREADGROUP", "GROUP", "g", "a", "COUNT", "1", "STREAMS", "t", ">"],
+    ["XREADGROUP", "GROUP", "g", "a", "STREAMS", "t", "0"],
+    ["XCLAIM", "t", "g", "b", "0", "5-1", "JUSTID"], ["XCLAIM", "t", "g", "c", "0", "4-1", "FORCE"],
+    ["XCLAIM", "t", "g", "c", "0", "99-1", "FORCE"], ["XAUTOCLAIM", "t", "g", "d", "0", "0", "JUSTID"],
+    ["XAUTOCLAIM", "t", "g", "d", "0", "0", "COUNT", "1"], ["XPENDING", "t", "g"],
+    ["XINFO", "STREAM", "t"], ["XREAD", "STREAMS", "t", "0"], ["XRANGE", "t", "-", "+"],
+    ["XDELEX", "t", "KEEPREF", "IDS", "1", "4-1"], ["XDELEX", "t", "ACKED", "IDS", "1", "5-1"],
+    ["XACKDEL", "t", "g", "KEEPREF", "IDS", "1", "5-1"], ["XGROUP", "SETID", "t", "g", "$", "ENTRIESREAD", "0"],
+    ["XGROUP", "DELCONSUMER", "t", "g", "nobody"], ["XSETID", "t", "99-1", "ENTRIESADDED", "9", "MAXDELETEDID", "0-1"],
+    ["XADD", "t", "NOMKSTREAM", "MAXLEN", "0", "*", "f", "v"], ["DEL", "t"],
+    ["XGROUP", "CREATE", "t", "g", "$", "MKSTREAM", "ENTRIESREAD", "0"],
     ["FLUSHALL"],
 ]
 
@@ -58,17 +75,46 @@ def _cmd(*args: str) -> bytes:
     return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
 
 
-def _events(port: int) -> list[tuple[list[str], list[bytes]]]:
+# Redis 8.2's classes outside A: new (n), overwritten (o), type_changed (c), keymiss (m),
+# with the string, generic and stream commands (their own events included).
+COMMANDS_NOCM = [
+    ["SET", "a", "1"], ["SET", "a", "2"], ["SET", "a", "3", "NX"], ["SET", "a", "4", "XX"],
+    ["SET", "a", "5", "GET"], ["SET", "new1", "5", "NX", "GET"], ["SET", "a", "6", "KEEPTTL"],
+    ["GET", "nokey"], ["GET", "a"], ["MGET", "a", "x", "x"], ["INCR", "cnt"], ["INCR", "cnt"],
+    ["APPEND", "a", "z"], ["INCRBYFLOAT", "f", "1.5"], ["INCRBYFLOAT", "f", "1"],
+    ["SETRANGE", "f", "0", "9"], ["SETRANGE", "sr", "2", "v"],
+    ["XADD", "st", "1-1", "f", "v"], ["XADD", "st", "2-1", "f", "v"], ["SET", "st", "x"],
+    ["XADD", "st2", "NOMKSTREAM", "*", "f", "v"], ["XGROUP", "CREATE", "st3", "g", "$", "MKSTREAM"],
+    ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "nost", ">"], ["XRANGE", "nost", "-", "+"],
+    ["XREVRANGE", "nost", "+", "-"], ["XLEN", "nost"], ["XREAD", "STREAMS", "nost", "other", "0", "0"],
+    ["XINFO", "STREAM", "nost"], ["XINFO", "GROUPS", "nost"], ["XPENDING", "nost", "g"],
+    ["XACK", "nost", "g", "1-1"], ["XCLAIM", "nost", "g", "c", "0", "1-1"],
+    ["XAUTOCLAIM", "nost", "g", "c", "0", "0"], ["XDEL", "nost", "1-1"], ["XTRIM", "nost", "MAXLEN", "1"],
+    ["COPY", "a", "b"], ["COPY", "a", "b", "REPLACE"], ["COPY", "st3", "b", "REPLACE"],
+    ["COPY", "nokey", "b"], ["RENAME", "b", "c"], ["SET", "d", "1"], ["RENAME", "c", "d"],
+    ["XADD", "e", "1-1", "f", "v"], ["RENAME", "d", "e"], ["MSET", "m1", "1", "m2", "2", "a", "3"],
+    ["MSETNX", "n1", "1", "n2", "2"], ["MSETNX", "n1", "1", "n3", "2"], ["GETSET", "g1", "x"],
+    ["GETSET", "g1", "y"], ["SETEX", "se", "100", "v"], ["SETEX", "se", "100", "w"],
+    ["PSETEX", "ps", "100000", "v"], ["GETEX", "ps", "EX", "100"], ["GETEX", "ps", "PERSIST"],
+    ["GETEX", "nokey2"], ["GETDEL", "nokey3"], ["GETDEL", "g1"], ["EXISTS", "nokey3", "a"],
+    ["TYPE", "nokey4"], ["TTL", "nokey4"], ["PTTL", "a"], ["STRLEN", "nokey5"],
+    ["GETRANGE", "nokey5", "0", "1"], ["DUMP", "nokey6"], ["TOUCH", "nokey6", "a"],
+    ["OBJECT", "ENCODING", "nokey7"], ["SETNX", "sn", "1"], ["SETNX", "sn", "2"],
+    ["MOVE", "sn", "1"], ["DEL", "a", "nokey8"], ["FLUSHALL"],
+]
+
+
+def _events(port: int, flags: str = "KEA", commands: list | None = None) -> list[tuple[list[str], list[bytes]]]:
     """Each command with the notifications it caused, up to a sentinel publish."""
     sub, conn = Wire(port), Wire(port)
     try:
         conn.call("FLUSHALL")
-        assert conn.call("CONFIG", "SET", "notify-keyspace-events", "KEA") == b"+OK\r\n"
+        assert conn.call("CONFIG", "SET", "notify-keyspace-events", flags) == b"+OK\r\n"
         sub.send_raw(_cmd("PSUBSCRIBE", "__key*__:*", "sentinel"))
         sub.read_reply()
         sub.read_reply()
         out = []
-        for argv in COMMANDS:
+        for argv in COMMANDS if commands is None else commands:
             conn.call(*argv)
             conn.call("PUBLISH", "sentinel", "-")
             seen = []
@@ -90,6 +136,22 @@ def test_events_of_each_command(rillet_server, redis8_server):
     ref = _events(redis8_server.port)
     for (argv, got), (_, want) in zip(ours, ref, strict=True):
         assert got == want, f"{argv}:\n  rillet: {got}\n  redis:  {want}"
+
+
+def test_new_overwritten_type_changed_keymiss(rillet_server, redis8_server):
+    ours = _events(rillet_server.port, "KEAnmoc", COMMANDS_NOCM)
+    ref = _events(redis8_server.port, "KEAnmoc", COMMANDS_NOCM)
+    for (argv, got), (_, want) in zip(ours, ref, strict=True):
+        assert got == want, f"{argv}:\n  rillet: {got}\n  redis:  {want}"
+
+
+def test_only_the_new_classes(rillet_server, redis8_server):
+    """n, o, c and m alone (without A): only their events."""
+    for flags in ("En", "Ko", "Ec", "Km", "KEnocm"):
+        ours = _events(rillet_server.port, flags, COMMANDS_NOCM)
+        ref = _events(redis8_server.port, flags, COMMANDS_NOCM)
+        for (argv, got), (_, want) in zip(ours, ref, strict=True):
+            assert got == want, f"{flags} {argv}:\n  rillet: {got}\n  redis:  {want}"
 
 
 if __name__ == "__main__":

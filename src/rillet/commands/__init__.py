@@ -28,6 +28,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations)
     streams,
     string_family,
     strings,
+    tracking,
     transactions,
     zsets,
 )

@@ -162,6 +162,7 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
     ctx.multi_error = False
     server.unwatch_all(ctx)
     server.pubsub.forget(ctx)
+    server.tracking.disable(ctx)
     ctx.db = server.keyspace[0]
     ctx.resp3 = False
     ctx.name = b""
@@ -189,7 +190,8 @@ def client_info_line(client: Client, now_ms: int) -> str:
         f"multi={multi} watch={len(client.watched)} "
         f"qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem={omem} "
         f"tot-mem={1024 + qbuf + omem} events=r cmd={client.last_command.decode()} "
-        f"user={client.user.name.decode('utf-8', 'replace')} redir=-1 "
+        f"user={client.user.name.decode('utf-8', 'replace')} "
+        f"redir={-1 if client.tracking is None else client.tracking.redirect} "
         f"resp={3 if client.resp3 else 2} lib-name={client.lib_name.decode('utf-8', 'replace')} "
         f"lib-ver={client.lib_ver.decode('utf-8', 'replace')} io-thread=0 "
         f"tot-net-in={getattr(conn, 'net_in', 0)} tot-net-out={getattr(conn, 'net_out', 0)} "
@@ -204,6 +206,13 @@ def _client_flags(client: Client) -> str:
         flags += "x"
     if client.blocked is not None:
         flags += "b"
+    tracking = client.tracking
+    if tracking is not None:
+        flags += "t"
+        if tracking.broken:
+            flags += "R"
+        if tracking.bcast:
+            flags += "B"
     if client.dirty_cas and client.watched:
         flags += "d"
     if getattr(client.conn, "unix", False):
@@ -411,13 +420,59 @@ def client_help(ctx: Client, argv: list[bytes]) -> object:
     """CLIENT HELP"""
     return help_reply(
         "CLIENT",
-        b"ID", b"    Return the ID of the current connection.",
-        b"INFO", b"    Return information about the current client connection.",
-        b"KILL <ip:port>", b"    Kill connection made from <ip:port>.",
-        b"LIST [options ...]", b"    Return information about client connections.",
-        b"GETNAME", b"    Return the name of the current connection.",
-        b"SETNAME <name>", b"    Assign the name <name> to the current connection.",
-        b"SETINFO <option> <value>", b"    Set client meta attr.",
+        b"CACHING (YES|NO)",
+        b"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        b"GETREDIR",
+        b"    Return the client ID we are redirecting to when tracking is enabled.",
+        b"GETNAME",
+        b"    Return the name of the current connection.",
+        b"ID",
+        b"    Return the ID of the current connection.",
+        b"INFO",
+        b"    Return information about the current client connection.",
+        b"KILL <ip:port>",
+        b"    Kill connection made from <ip:port>.",
+        b"KILL <option> <value> [<option> <value> [...]]",
+        b"    Kill connections. Options are:",
+        b"    * ADDR (<ip:port>|<unixsocket>:0)",
+        b"      Kill connections made from the specified address",
+        b"    * LADDR (<ip:port>|<unixsocket>:0)",
+        b"      Kill connections made to specified local address",
+        b"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        b"      Kill connections by type.",
+        b"    * USER <username>",
+        b"      Kill connections authenticated by <username>.",
+        b"    * SKIPME (YES|NO)",
+        b"      Skip killing current connection (default: yes).",
+        b"    * ID <client-id>",
+        b"      Kill connections by client id.",
+        b"    * MAXAGE <maxage>",
+        b"      Kill connections older than the specified age.",
+        b"LIST [options ...]",
+        b"    Return information about client connections. Options:",
+        b"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        b"      Return clients of specified type.",
+        b"UNPAUSE",
+        b"    Stop the current client pause, resuming traffic.",
+        b"PAUSE <timeout> [WRITE|ALL]",
+        b"    Suspend all, or just write, clients for <timeout> milliseconds.",
+        b"REPLY (ON|OFF|SKIP)",
+        b"    Control the replies sent to the current connection.",
+        b"SETNAME <name>",
+        b"    Assign the name <name> to the current connection.",
+        b"SETINFO <option> <value>",
+        b"    Set client meta attr. Options are:",
+        b"    * LIB-NAME: the client lib name.",
+        b"    * LIB-VER: the client lib version.",
         b"UNBLOCK <clientid> [TIMEOUT|ERROR]",
         b"    Unblock the specified blocked client.",
+        b"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        b"         [OPTIN] [OPTOUT] [NOLOOP]",
+        b"    Control server assisted client side caching.",
+        b"TRACKINGINFO",
+        b"    Report tracking status for the current connection.",
+        b"NO-EVICT (ON|OFF)",
+        b"    Protect current client connection from eviction.",
+        b"NO-TOUCH (ON|OFF)",
+        b"    Will not touch LRU/LFU stats when this mode is on.",
     )

@@ -72,7 +72,8 @@ def restore(ctx: Client, argv: list[bytes]) -> object:
     except RDBError:
         raise ReplyError(errors.RESTORE_BAD_FORMAT) from None
     server = ctx.server
-    existed = replace and db.get(key) is not None
+    old = db.get(key) if replace else None
+    existed = old is not None
     now = server.clock.now_ms()
     deadline = (ttl if absttl else ttl + now) if ttl else 0
     if deadline and deadline <= now and not server.loading:
@@ -91,6 +92,8 @@ def restore(ctx: Client, argv: list[bytes]) -> object:
     set_lru_or_lfu(db, key, freq, idle)
     ctx.modified(key)
     ctx.notify(GENERIC, b"restore", key)
+    if old is not None:
+        server.key_overwritten(db, key, old, value)
     if deadline and not absttl:
         # Propagated with the absolute deadline, so replicas and the AOF agree (Redis 7+).
         ctx.propagate([argv[0], key, b"%d" % deadline, *argv[3:], b"ABSTTL"])

@@ -158,7 +158,6 @@ def function_help(ctx: Client, argv: list[bytes]) -> object:
         b"    Return general information on all the libraries:",
         b"    * Library name",
         b"    * The engine used to run the Library",
-        b"    * Library description",
         b"    * Functions list",
         b"    * Library code (if WITHCODE is given)",
         b"    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",

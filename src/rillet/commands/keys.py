@@ -126,14 +126,18 @@ def _rename(ctx: Client, argv: list[bytes], nx: bool) -> object:
     old, new = argv[1], argv[2]
     if db.get(old) is None:
         raise ReplyError(errors.NO_SUCH_KEY)
-    if nx and db.get(new) is not None:
+    replaced = db.get(new)
+    if nx and replaced is not None:
         return 0
     if old != new:
+        value = db.data[old]
         db.rename(old, new)
         ctx.modified(old)
         ctx.modified(new)
         ctx.notify(GENERIC, b"rename_from", old)
         ctx.notify(GENERIC, b"rename_to", new)
+        if replaced is not None:
+            ctx.server.key_overwritten(db, new, replaced, value)
     return 1 if nx else OK
 
 
@@ -410,7 +414,8 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         return 0
     dst = ctx.server.keyspace[target]
-    if dst.get(dst_key) is not None:
+    replaced = dst.get(dst_key)
+    if replaced is not None:
         if not replace:
             return 0
         dst.delete(dst_key)
@@ -420,8 +425,11 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
     deadline = src.expires.get(src_key)
     if deadline is not None:
         dst.set_expire(dst_key, deadline)
-    ctx.server.key_modified(target, dst_key)
-    ctx.server.notify(GENERIC, b"copy_to", dst_key, target)
+    server = ctx.server
+    server.key_modified(target, dst_key)
+    server.notify(GENERIC, b"copy_to", dst_key, target)
+    if replaced is not None:
+        server.key_overwritten(dst, dst_key, replaced, value)
     return 1
 
 

@@ -26,9 +26,15 @@ def engine(ctx: Client) -> LuaEngine:
     return server.scripting  # type: ignore[no-any-return]
 
 
+# The common numkeys values, spared parse_int on every EVALSHA.
+_SMALL_NUMKEYS = {b"%d" % n: n for n in range(10)}
+
+
 def split_keys(argv: list[bytes]) -> tuple[list[bytes], list[bytes]]:
     """numkeys, then the keys and the arguments (EVAL's and FCALL's layout)."""
-    numkeys = parse_int(argv[2])
+    numkeys = _SMALL_NUMKEYS.get(argv[2])
+    if numkeys is None:
+        numkeys = parse_int(argv[2])
     if numkeys > len(argv) - 3:
         raise ReplyError(errors.SCRIPT_NUMKEYS_TOO_MANY)
     if numkeys < 0:
@@ -69,11 +75,11 @@ def _eval(ctx: Client, argv: list[bytes], read_only: bool) -> object:
 
 
 def _evalsha(ctx: Client, argv: list[bytes], read_only: bool) -> object:
-    feed_monitors(ctx, argv)
+    if ctx.server.monitors:
+        ctx.server.feed_monitors(ctx, argv)
     keys, args = split_keys(argv)
     lua = engine(ctx)
-    sha = argv[1]
-    script = lua.scripts.get(sha.decode("latin-1").lower()) if len(sha) == 40 else None  # type: ignore[call-overload]
+    script = lua.find(argv[1])
     if script is None:
         raise ReplyError(errors.NOSCRIPT)
     return lua.run_script(ctx, script, keys, args, read_only)

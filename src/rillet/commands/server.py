@@ -382,6 +382,7 @@ def _flush_mode(argv: list[bytes], first: int) -> None:
 def _flush(state: ServerState, db_index: int | None) -> None:
     """Empty one database (or all), telling WATCH and blocked clients first."""
     state.db_flushed(db_index)
+    state.tracking.flushed()
     if db_index is None:
         state.keyspace.flush_all()
     else:

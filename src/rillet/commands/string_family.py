@@ -39,7 +39,9 @@ def _deadline(ctx: Client, raw: bytes, unit_ms: int, absolute: bool, name: str) 
 def _setex(ctx: Client, argv: list[bytes], unit_ms: int, name: str) -> object:
     deadline = _deadline(ctx, argv[2], unit_ms, False, name)
     key, value = argv[1], argv[3]
-    ctx.db.set(key, value)
+    if ctx.db.expires:
+        ctx.db.get(key)  # a due key expires first, as in SET
+    ctx.db.set_key(key, value)
     ctx.db.set_expire(key, deadline)
     ctx.modified(key)
     ctx.notify(STRING, b"set", key)
@@ -112,7 +114,7 @@ def getex(ctx: Client, argv: list[bytes]) -> object:
 def getset(ctx: Client, argv: list[bytes]) -> object:
     """GETSET key value"""
     old = get_string(ctx, argv[1])
-    ctx.db.set(argv[1], argv[2])
+    ctx.db.set_key(argv[1], argv[2])
     ctx.modified(argv[1])
     ctx.notify(STRING, b"set", argv[1])
     return old

@@ -55,7 +55,10 @@ def set_(ctx: Client, argv: list[bytes]) -> object:
         db = ctx.db
         if db.expires:
             db.get(key)  # a due key expires first (its DEL is propagated), as below
-        db.set(key, value)
+        if db.on_overwrite is None:
+            db.set(key, value)  # set_key's common case, one call less on the hottest write
+        else:
+            db.set_key(key, value)
         ctx.modified(key)
         ctx.notify(STRING, b"set", key)
         ctx.propagate([b"SET", key, value])
@@ -110,7 +113,7 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
     if (condition == b"NX" and old is not None) or (condition == b"XX" and old is None) or (
             compare is not None and not if_condition_holds(condition, compare, old)):  # type: ignore[arg-type]
         return old if want_old else None
-    db.set(key, value, keep_ttl=keep_ttl)
+    db.set_key(key, value, keep_ttl=keep_ttl)
     if deadline is not None:
         db.set_expire(key, deadline)
     ctx.modified(key)
@@ -185,7 +188,7 @@ def mset(ctx: Client, argv: list[bytes]) -> object:
     if len(argv) % 2 == 0:
         raise ReplyError(errors.wrong_arity("mset"))
     for i in range(1, len(argv), 2):
-        ctx.db.set(argv[i], argv[i + 1])
+        ctx.db.set_key(argv[i], argv[i + 1])
         ctx.modified(argv[i])
         ctx.notify(STRING, b"set", argv[i])
     return OK

@@ -40,6 +40,8 @@ class Database:
         "lru_now",
         "lfu",
         "in_use",
+        "on_new",
+        "on_overwrite",
     )
 
     def __init__(self, index: int, clock: Clock) -> None:
@@ -79,6 +81,10 @@ class Database:
         # The databases that ever held a key (shared by a Keyspace's databases):
         # memory accounting looks only at these.
         self.in_use: dict[Database, None] = {}
+        # Keyspace notifications' `new` and `overwritten`/`type_changed` (set only
+        # while notify-keyspace-events enables them): (db, key) and (db, key, old, new).
+        self.on_new: Callable[[Database, bytes], None] | None = None
+        self.on_overwrite: Callable[[Database, bytes, object, object], None] | None = None
 
     # --- lookups ------------------------------------------------------------
     def get(self, key: bytes) -> object | None:
@@ -121,6 +127,8 @@ class Database:
         if key not in self.data:
             self._remember(key)
             self.access[key] = self.lru_now if self.lfu is None else lfu_new(self.lfu)
+            if self.on_new is not None:
+                self.on_new(self, key)  # Redis's dbAdd: the `new` event
         elif self.lfu is None:
             self.access[key] = self.lru_now  # a new object; under LFU the counter stays (dbSetValue)
         self.data[key] = value
@@ -128,6 +136,15 @@ class Database:
             self.expires.pop(key, None)
         if self.encodings:
             self.encodings.pop(key, None)
+
+    def set_key(self, key: bytes, value: object, keep_ttl: bool = False) -> None:
+        """Redis's setKey: the key gets a whole new value (SET, GETSET, MSET...), an
+        `overwritten` event if it existed; `set` is for changes in place (INCR, APPEND)."""
+        if self.on_overwrite is not None:
+            old = self.data.get(key)
+            if old is not None:
+                self.on_overwrite(self, key, old, value)
+        self.set(key, value, keep_ttl)
 
     def delete(self, key: bytes) -> bool:
         if self.get(key) is None:

@@ -308,6 +308,7 @@ class MasterLink:
         state = self.state
         state.keyspace.flush_all()
         state.db_flushed(None)
+        state.tracking.flushed()  # Redis's emptyData: tracking clients get the null
         self.repl.sync_failed()  # until loaded, we have no history anyone can continue from
         state.loading = True
         progress = LoadProgress(total_bytes=os.path.getsize(path))

@@ -22,6 +22,7 @@ from lupa import lua51
 from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands import table as command_table
 from rillet.errors import ReplyError
+from rillet.resp.types import SimpleString
 from rillet.scripting.convert import Builders, from_lua, to_lua
 from rillet.scripting.functions import Functions
 from rillet.scripting.libs import make_libraries
@@ -45,10 +46,17 @@ class Script:
 
 
 class Run:
-    """The script being run: who runs it and what it may do."""
+    """The script being run: who runs it and what it may do.
 
-    __slots__ = ("allow_oom", "busy", "client", "is_eval", "killed", "name", "read_only", "repl",
-                 "resp", "started", "wrote")
+    No __slots__: the fields that start the same for every run are class
+    attributes, so starting a script sets five attributes, not ten."""
+
+    resp = 2  # redis.setresp
+    repl = 3  # redis.set_repl
+    wrote = False
+    busy = False
+    killed = False
+    allow_oom = False  # the script declared allow-oom (or no-writes): writes ignore maxmemory
 
     def __init__(self, client: Client, name: str, read_only: bool, is_eval: bool,
                  started: float) -> None:
@@ -57,13 +65,6 @@ class Run:
         self.read_only = read_only
         self.is_eval = is_eval
         self.started = started
-        self.resp = 2  # redis.setresp
-        self.repl = 3  # redis.set_repl
-        self.wrote = False
-        self.busy = False
-        self.killed = False
-        # The script declared allow-oom (or no-writes): its writes ignore maxmemory.
-        self.allow_oom = False
 
 
 def _sha1(body: bytes) -> str:
@@ -121,9 +122,18 @@ class LuaEngine:
     def __init__(self, state: ServerState) -> None:
         self.state = state
         self.scripts: dict[str, Script] = {}
+        # The same scripts by their sha as lower-case bytes (EVALSHA's lookup).
+        self.by_sha: dict[bytes, Script] = {}
         self.current: Run | None = None
         self.functions = Functions(self)
         self._new_runtime()
+
+    def _command_call(self, client: Client, spec: Any, argv: list[bytes]) -> object:
+        # Replaced by the dispatcher's bound `call` on first use (one frame less per redis.call).
+        dispatcher = self.state.transactions
+        assert dispatcher is not None
+        self._command_call = dispatcher.call  # type: ignore[method-assign]
+        return dispatcher.call(client, spec, argv)
 
     def _new_runtime(self) -> None:
         def deny(obj: object, name: object, setting: bool) -> object:
@@ -142,11 +152,11 @@ class LuaEngine:
         chunk = lua.eval(b"function(src, name) local f, e = loadstring(src, name); "
                          b"if not f then error(e) end; return f end")
         loader = chunk(source, b"=rillet")
+        self._specs: dict[bytes, Any] = {}
         (self._compile, self._run, self._run_library, self._run_function, set_version,
          self._lua_type, status, error, array) = loader(
-            self._call_raising, self._call, self._log, self._sha1hex, self._hook, lib)
+            self._make_call(True), self._make_call(False), self._log, self._sha1hex, self._hook, lib)
         self._build = Builders(self._table, status, error, array)
-        self._specs: dict[bytes, Any] = {}
         version = REDIS_COMPAT_VERSION
         major, minor, patch = (int(p) for p in (version.split(".") + ["0", "0"])[:3])
         set_version(version.encode(), (major << 16) | (minor << 8) | patch)
@@ -154,6 +164,7 @@ class LuaEngine:
     def reset(self) -> None:
         """SCRIPT FLUSH: an empty cache (and a new Lua state, unless functions live in this one)."""
         self.scripts.clear()
+        self.by_sha.clear()
         if not self.functions.libraries:
             self._new_runtime()
 
@@ -191,6 +202,14 @@ class LuaEngine:
             raise ReplyError(errors.SCRIPT_COMPILE.format(problem.decode("utf-8", "surrogateescape")))
         script = Script(sha, body, function, flags)
         self.scripts[sha] = script
+        self.by_sha[sha.encode()] = script
+        return script
+
+    def find(self, sha: bytes) -> Script | None:
+        """The cached script with this sha (any case), for EVALSHA."""
+        script = self.by_sha.get(sha)
+        if script is None and len(sha) == 40:
+            script = self.by_sha.get(sha.lower())
         return script
 
     # --- running ------------------------------------------------------------------
@@ -219,15 +238,17 @@ class LuaEngine:
             raise ReplyError(errors.SCRIPT_NOT_ALLOWED)
         client = run.client
         state = self.state
-        own_tx = not state.in_transaction
+        own_tx = state._tx_effects is None  # not inside EXEC (or another transaction)
         saved_db, saved_in_exec, saved_resp3 = client.db, client.in_exec, client.resp3
         self.current = run
-        # Blocking commands act as if they timed out, as inside MULTI.
+        # Blocking commands act as if they timed out, as inside MULTI; the script's
+        # commands speak RESP2 until redis.setresp(3) (which sets client.resp3 too).
         client.in_exec = True
+        client.resp3 = False
         if own_tx:
             state.begin_transaction()
         try:
-            ok, result = runner(*lua_args)
+            ok, result, status = runner(*lua_args)
         finally:
             self.current = None
             client.db, client.in_exec, client.resp3 = saved_db, saved_in_exec, saved_resp3
@@ -236,6 +257,11 @@ class LuaEngine:
             if run.busy:
                 state.script_busy = None
         if ok:
+            cls = result.__class__
+            if cls is bytes or cls is int:
+                return result
+            if status is not None:
+                return SimpleString(status.replace(b"\r", b" ").replace(b"\n", b" "))
             return from_lua(result, run.resp, client.resp3)
         raise ReplyError(self._error_message(run, result))
 
@@ -253,22 +279,56 @@ class LuaEngine:
         return message.replace("\r", " ").replace("\n", " ")
 
     # --- callbacks from Lua ---------------------------------------------------------
-    def _call_raising(self, *args: object) -> object:
-        """redis.call: a command's error is raised into the script (see sandbox.lua MARK)."""
-        reply = self._dispatch(args)
-        if reply.__class__ is str:
-            raise CommandFailed(reply)
-        return reply
+    def _make_call(self, raising: bool) -> Callable:
+        """redis.call (raising: a command's error is raised into the script, see
+        sandbox.lua MARK) or redis.pcall (the error comes back as {err=...}).
 
-    def _call(self, *args: object) -> object:
-        """redis.pcall: the reply as Lua sees it, a command's error as {err=...}."""
-        reply = self._dispatch(args)
-        if reply.__class__ is str:
-            return self._build.error(reply.encode("utf-8", "surrogateescape"))  # type: ignore[union-attr]
-        return reply
+        This is the hot path of every script: one Python frame from Lua to the
+        handler for the common case (a command found by its exact name, all
+        arguments strings), the rest through `_dispatch`. The command itself
+        runs through `Dispatcher.call` (commandstats, MONITOR, effects).
+        """
+        engine = self
+        specs = self._specs
+        state = self.state
+        join = b"".join
+
+        def call(*args: object) -> object:
+            run = engine.current
+            spec = specs.get(args[0]) if args and args[0].__class__ is bytes else None
+            # The common case: a known command, right arity, only strings, replicated, no
+            # write to refuse, memory under maxmemory. Anything else takes `_dispatch`.
+            if (spec is None or run is None or not run.repl or state.pre_command_oom
+                    or not spec.min_argc <= len(args) <= spec.max_argc
+                    or spec.is_write and (run.read_only or state._write_guard is not None)):
+                reply = engine._dispatch(args)
+            else:
+                try:
+                    # Only strings? (Lua gives bytes, numbers, booleans, tables...: the
+                    # join, in C, refuses all but bytes; cheaper than a Python loop.)
+                    join(args)
+                except TypeError:
+                    reply = engine._dispatch(args)
+                else:
+                    if spec.is_write:
+                        run.wrote = True
+                    reply = engine._command_call(run.client, spec, list(args))
+                    if reply.__class__ is ReplyError or isinstance(reply, ReplyError):
+                        reply = reply.message  # type: ignore[attr-defined]
+            cls = reply.__class__
+            if cls is bytes or cls is int:
+                return reply
+            if cls is str:
+                if raising:
+                    raise CommandFailed(reply)
+                return engine._build.error(reply.encode("utf-8", "surrogateescape"))  # type: ignore[union-attr]
+            if cls is SimpleString:
+                return engine._build.status(bytes(reply))  # type: ignore[arg-type, union-attr]
+            return to_lua(reply, run is not None and run.resp == 3, engine._build)
+        return call
 
     def _dispatch(self, args: tuple) -> object:
-        """Run one command for the script: its Lua value, or its error text (a str)."""
+        """One command for the script, the general case: its reply, or its error text (a str)."""
         run = self.current
         if run is None:
             return errors.SCRIPT_CALL_OUTSIDE
@@ -283,10 +343,15 @@ class LuaEngine:
             spec = self._lookup(argv)  # type: ignore[arg-type]
             if spec.__class__ is str:
                 return spec
+        return self._run_command(run, spec, argv)  # type: ignore[arg-type]
+
+    def _run_command(self, run: Run, spec: Any, argv: list[bytes]) -> object:
+        """scriptCall's checks after the lookup, then the command: its reply (not yet
+        converted to Lua), or its error text (a str)."""
         if not spec.min_argc <= len(argv) <= spec.max_argc:
             return errors.SCRIPT_WRONG_ARITY
-        state = self.state
         client = run.client
+        state = self.state
         if spec.is_write:
             if run.read_only:
                 return errors.SCRIPT_WRITE_IN_READONLY
@@ -303,17 +368,15 @@ class LuaEngine:
             return errors.OOM
         if spec.is_write:
             run.wrote = True
-        resp3 = run.resp == 3
-        client.resp3 = resp3
         if run.repl:
-            reply = self._dispatcher_call(client, spec, argv)
+            reply = self._command_call(client, spec, argv)
         else:
             mark = state.effects_mark()
-            reply = self._dispatcher_call(client, spec, argv)
+            reply = self._command_call(client, spec, argv)
             state.drop_effects_since(mark)
-        if isinstance(reply, ReplyError):
-            return reply.message
-        return to_lua(reply, resp3, self._build)
+        if reply.__class__ is ReplyError or isinstance(reply, ReplyError):
+            return reply.message  # type: ignore[attr-defined]
+        return reply
 
     def _lookup(self, argv: list[bytes]) -> Any:
         """The spec for a script's command, or the error text (scriptCall's checks)."""
@@ -330,11 +393,6 @@ class LuaEngine:
             return errors.SCRIPT_NOT_ALLOWED
         return spec
 
-    def _dispatcher_call(self, client: Client, spec: Any, argv: list[bytes]) -> object:
-        dispatcher = self.state.transactions
-        assert dispatcher is not None
-        return dispatcher.call(client, spec, argv)
-
     def _log(self, level: int, message: bytes) -> None:
         levels = (logging.DEBUG, logging.INFO, logging.WARNING, logging.WARNING)
         log.log(levels[int(level)], "%s", message.decode("utf-8", "replace"))
@@ -350,6 +408,7 @@ class LuaEngine:
         run = self.current
         if key == "setresp" and run is not None:
             run.resp = int(args[0])  # type: ignore[call-overload]
+            run.client.resp3 = run.resp == 3
         elif key == "set_repl" and run is not None:
             run.repl = int(args[0])  # type: ignore[call-overload]
         elif key == "acl_check_cmd":

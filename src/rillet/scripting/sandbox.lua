@@ -227,19 +227,34 @@ end
 -- The first nkeys values are the keys, the rest the arguments (built here: a
 -- table made from Python costs more than the whole call).
 local function split(nkeys, ...)
+    local n = select("#", ...)
+    if n == nkeys then return {...}, {} end  -- keys only (EVALSHA sha 1 key), or nothing
+    if nkeys == 0 then return {}, {...} end
     local all = {...}
-    return {unpack_(all, 1, nkeys)}, {unpack_(all, nkeys + 1, select("#", ...))}
+    return {unpack_(all, 1, nkeys)}, {unpack_(all, nkeys + 1, n)}
 end
 
--- Run f with the hook armed; returns ok, result (result: the value or the error table).
+-- The hook disarmed, the run's outcome: ok, result (the value or the error table),
+-- and a status reply's text ({ok=...} without err), which spares Python two
+-- table lookups through lupa for the commonest table a script returns.
+local function finish(ok, result)
+    sethook()
+    if ok and type_(result) == "table" then
+        local status = result.ok
+        if type_(status) == "string" and type_(result.err) ~= "string" then
+            return ok, result, status
+        end
+    end
+    return ok, result, nil
+end
+
+-- Run f with the hook armed; returns what finish() does.
 local function run(f, nkeys, ...)
     local keys, argv = split(nkeys, ...)
     rawset(env, "KEYS", keys)
     rawset(env, "ARGV", argv)
     sethook(hook, "", 100000)
-    local ok, result = xpcall_(f, err_handler)
-    sethook()
-    return ok, result
+    return finish(xpcall_(f, err_handler))
 end
 
 -- A function library (FUNCTION LOAD) runs its body once, where `redis` offers
@@ -296,9 +311,7 @@ end
 local function run_function(f, nkeys, ...)
     local keys, args = split(nkeys, ...)
     sethook(hook, "", 100000)
-    local ok, result = xpcall_(function() return f(keys, args) end, err_handler)
-    sethook()
-    return ok, result
+    return finish(xpcall_(function() return f(keys, args) end, err_handler))
 end
 
 local function set_version(version, num)

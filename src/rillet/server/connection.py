@@ -244,6 +244,12 @@ class ClientConnection(asyncio.Protocol, Connection):
         self.output_limits_changed()
         self.server.connections.add(self)
 
+    def adopt(self, transport: asyncio.BaseTransport) -> None:
+        """The event loop takes over a connection accepted while a script was busy
+        (server/busy.py): same client, the loop's transport from now on."""
+        self.transport = transport  # type: ignore[assignment]
+        self.output_limits_changed()
+
     def _protected_mode_denies(self) -> bool:
         """Redis's protected mode: no password for the default user, and a peer off loopback.
 

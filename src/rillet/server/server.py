@@ -54,6 +54,10 @@ class Server:
         self.state.library_loader = functools.partial(restore_library, self.state)
         self.connections: set[ClientConnection] = set()
         self._listeners: list[asyncio.base_events.Server] = []
+        # The TCP and unix listeners (not TLS): busy.py accepts on them while a
+        # script is busy, through handles of its own (made on first use).
+        self.plain_listeners: list[asyncio.base_events.Server] = []
+        self.busy_listeners: list | None = None
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._wakeup_timer: asyncio.TimerHandle | None = None
         self._wakeup_due = 0
@@ -104,6 +108,7 @@ class Server:
                     reuse_address=True,
                 )
                 self._listeners.append(listener)
+                self.plain_listeners.append(listener)
                 if not self.port:
                     self.port = listener.sockets[0].getsockname()[1]
         tls_port = config["tls-port"]
@@ -127,6 +132,7 @@ class Server:
             if config["unixsocketperm"]:
                 os.chmod(path, config["unixsocketperm"])  # type: ignore[arg-type]
             self._listeners.append(listener)
+            self.plain_listeners.append(listener)
         self._tasks.append(asyncio.ensure_future(self._cron()))
         for task in self.startup_tasks:
             self._tasks.append(asyncio.ensure_future(task()))
@@ -147,6 +153,9 @@ class Server:
         log.info("User requested shutdown...")
         for listener in self._listeners:
             listener.close()
+        for handle in self.busy_listeners or ():
+            handle.close()
+        self.busy_listeners = []
         for hook in self.on_shutdown:
             try:
                 hook(save)
