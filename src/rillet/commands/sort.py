@@ -7,7 +7,7 @@ The rules kept from Redis, since clients see them:
   values; a missing BY value sorts as 0 (numeric) or first (ALPHA);
 - glibc's qsort is a stable merge sort, so equal ALPHA BY values keep the
   order the elements were loaded in; with BY and a LIMIT that cuts the range
-  Redis runs its own partial quicksort (pqsort.c), ported below, whose order of
+  Redis runs its own partial quicksort (pqsort.c, engine/pqsort.py), whose order of
   equal values is its own;
 - `BY` without `*` does not sort: lists and sorted sets keep their order
   (DESC reverses it), a set keeps its iteration order, except with STORE or
@@ -22,7 +22,6 @@ RPUSH of the stored elements, deterministic whatever the patterns read.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from rillet import acl, errors
 from rillet.commands import table
@@ -33,6 +32,7 @@ from rillet.commands.table import command
 from rillet.commands.typed import config_int
 from rillet.engine.hashes import Hash
 from rillet.engine.lists import List
+from rillet.engine.pqsort import pqsort
 from rillet.engine.sets import Set
 from rillet.engine.zsets import ZSet
 from rillet.errors import ReplyError
@@ -103,96 +103,6 @@ def _full_key_access(ctx: Client, argv: list[bytes], name: str) -> bool:
 
 # --- the sort itself ----------------------------------------------------------------------------
 
-Compare = Callable[[int, int], int]
-
-
-def pqsort(items: list, compare: Compare, lrange: int, rrange: int) -> None:
-    """Redis's pqsort.c (NetBSD's qsort, Bentley & McIlroy) on indexes of `items`: sorts
-    enough that positions lrange..rrange hold what a full sort would put there."""
-    _pqsort(items, 0, len(items), compare, lrange, rrange)
-
-
-def _med3(items: list, a: int, b: int, c: int, cmp: Compare) -> int:
-    if cmp(a, b) < 0:
-        return b if cmp(b, c) < 0 else (c if cmp(a, c) < 0 else a)
-    return b if cmp(b, c) > 0 else (a if cmp(a, c) < 0 else c)
-
-
-def _insertion(items: list, a: int, n: int, cmp: Compare) -> None:
-    for m in range(a + 1, a + n):
-        pl = m
-        while pl > a and cmp(pl - 1, pl) > 0:
-            items[pl], items[pl - 1] = items[pl - 1], items[pl]
-            pl -= 1
-
-
-def _vecswap(items: list, a: int, b: int, n: int) -> None:
-    for k in range(n):
-        items[a + k], items[b + k] = items[b + k], items[a + k]
-
-
-def _pqsort(items: list, a: int, n: int, cmp: Compare, lrange: int, rrange: int) -> None:
-    while True:
-        swapped = False
-        if n < 7:
-            _insertion(items, a, n, cmp)
-            return
-        pm = a + n // 2
-        if n > 7:
-            pl, pn = a, a + n - 1
-            if n > 40:
-                d = n // 8
-                pl = _med3(items, pl, pl + d, pl + 2 * d, cmp)
-                pm = _med3(items, pm - d, pm, pm + d, cmp)
-                pn = _med3(items, pn - 2 * d, pn - d, pn, cmp)
-            pm = _med3(items, pl, pm, pn, cmp)
-        items[a], items[pm] = items[pm], items[a]
-        pa = pb = a + 1
-        pc = pd = a + n - 1
-        while True:
-            while pb <= pc:
-                r = cmp(pb, a)
-                if r > 0:
-                    break
-                if r == 0:
-                    swapped = True
-                    items[pa], items[pb] = items[pb], items[pa]
-                    pa += 1
-                pb += 1
-            while pb <= pc:
-                r = cmp(pc, a)
-                if r < 0:
-                    break
-                if r == 0:
-                    swapped = True
-                    items[pc], items[pd] = items[pd], items[pc]
-                    pd -= 1
-                pc -= 1
-            if pb > pc:
-                break
-            items[pb], items[pc] = items[pc], items[pb]
-            swapped = True
-            pb += 1
-            pc -= 1
-        if not swapped:
-            _insertion(items, a, n, cmp)
-            return
-        pn = a + n
-        r = min(pa - a, pb - pa)
-        _vecswap(items, a, pb - r, r)
-        r = min(pd - pc, pn - pd - 1)
-        _vecswap(items, pb, pn - r, r)
-        r = pb - pa
-        if r > 1 and not ((lrange < a and rrange < a) or (lrange > a + r - 1 and rrange > a + r - 1)):
-            _pqsort(items, a, r, cmp, lrange, rrange)
-        r = pd - pc
-        if r <= 1:
-            return
-        a, n = pn - r, r
-        if (lrange < a and rrange < a) or (lrange > a + r - 1 and rrange > a + r - 1):
-            return
-
-
 def _cmp(x: object, y: object) -> int:
     return (x > y) - (x < y)  # type: ignore[operator]
 
@@ -224,7 +134,7 @@ def _sort_vector(elements: list[bytes], keys: list, alpha: bool, by: bool, store
             return -c if desc else c
     order = list(range(n))
     if by and (start != 0 or end != n - 1):
-        pqsort(order, lambda i, j: compare(order[i], order[j]), start, end)
+        pqsort(order, compare, start, end)  # type: ignore[arg-type]
         return [elements[i] for i in order]
     # A full sort: glibc's qsort is a stable merge sort, and so is list.sort, whose
     # reverse=True keeps equal items in order as a merge sort with -cmp does. Keys
