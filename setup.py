@@ -20,6 +20,7 @@ MODULES = {
     "rillet.persistence._aofenc": "src/rillet/persistence/_aofenc.pyx",
     "rillet.persistence._rdbfast": "src/rillet/persistence/_rdbfast.pyx",
     "rillet._glob": "src/rillet/_glob.pyx",
+    "rillet.commands._writes": "src/rillet/commands/_writes.pyx",
 }
 
 

@@ -137,7 +137,10 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         spec.calls = calls + 1
     if type(reply) is _Block and (client.in_exec or client.is_internal):
         reply = reply.timeout_reply
-    if entry.write:
+    # publish_write's "nothing to publish" test inline (keep in step): most
+    # writes run with no effect sink, and the call would cost a Python frame.
+    if entry.write and (state._effects is not None
+                        or (state.dirty != dirty_before and state.effect_sinks)):
         state.publish_write(client.db.index, argv, dirty_before)
     return reply
 
