@@ -33,7 +33,7 @@ from rillet.engine.ids import StreamID
 from rillet.engine.keyspace import Database
 from rillet.engine.stream import NodeLimits, Stream
 from rillet.engine.stream_node import StreamNode
-from rillet.state import Client
+from rillet.state import Client, ServerState
 from rillet.errors import ReplyError
 from rillet.notify import STREAM, STRING
 from rillet.resp.types import OK
@@ -115,6 +115,8 @@ cdef inline long long _get_ll(object obj, Py_ssize_t offset) except? -1:
 
 cdef object _StreamNode = StreamNode
 cdef object _Database = Database
+cdef object _Client = Client
+cdef object _ServerState = ServerState
 cdef object _NodeLimits = NodeLimits
 cdef Py_ssize_t S_TAIL = _offset(Stream, "_tail")
 cdef Py_ssize_t S_LIMITS = _offset(Stream, "limits")
@@ -141,6 +143,7 @@ cdef Py_ssize_t C_DB = _offset(Client, "db")
 cdef Py_ssize_t C_SERVER = _offset(Client, "server")
 cdef Py_ssize_t D_DATA = _offset(Database, "data")
 cdef Py_ssize_t D_EXPIRES = _offset(Database, "expires")
+cdef Py_ssize_t D_ENCODINGS = _offset(Database, "encodings")
 
 
 # --- listpack sizes (keep in step with engine/listpack_size.py) -------------------------
@@ -233,13 +236,59 @@ cdef inline long long _system_now_ms() noexcept nogil:
     return ts.tv_sec * 1000LL + ts.tv_nsec // 1000000
 
 
+cdef inline object _client_db(object ctx):
+    return <object>_get(ctx, C_DB) if type(ctx) is _Client else ctx.db
+
+
+cdef inline object _client_server(object ctx):
+    return <object>_get(ctx, C_SERVER) if type(ctx) is _Client else ctx.server
+
+
+# ServerState is a plain class with ~100 instance attributes: its __dict__,
+# read once per server, answers the few an XADD or SET needs for a dict
+# lookup each (the server object is kept, so the dict stays the one in use).
+cdef object _vars_of = None
+cdef dict _vars = None
+
+
+cdef inline dict _server_vars(object server):
+    global _vars_of, _vars
+    if server is not _vars_of:
+        if type(server) is not _ServerState:
+            return None
+        _vars = server.__dict__
+        _vars_of = server
+    return _vars
+
+
+cdef inline object _var(dict values, object server, str name):
+    cdef PyObject* found
+    if values is not None:
+        found = PyDict_GetItem(values, name)
+        if found is not NULL:
+            return <object>found
+    return getattr(server, name)
+
+
 cdef inline int _modified(object server, object db, object key) except -1:
     """ServerState.key_modified(db.index, key), its common case (nobody watching or blocked) inline."""
-    if server.watched_keys or server.blocking:
+    cdef dict values = _server_vars(server)
+    if _var(values, server, "watched_keys") or _var(values, server, "blocking"):
         server.key_modified(db.index, key)
+    elif values is not None:
+        values["dirty"] = _var(values, server, "dirty") + 1
     else:
         server.dirty += 1
     return 0
+
+
+cdef inline bint _notify_on(object server) except -1:
+    """Any keyspace event class enabled (ServerState.notify's first test)."""
+    return bool(_var(_server_vars(server), server, "config").values[_NOTIFY])
+
+
+cdef inline bint _sinks(object server) except -1:
+    return bool(_var(_server_vars(server), server, "effect_sinks"))
 
 
 cdef inline Py_ssize_t _put_u64(char* end, unsigned long long value) noexcept:
@@ -282,8 +331,8 @@ def xadd(ctx, list argv):
     if not argc & 1:
         raise _ReplyError(_XADD_ARITY)
     key = <object>PyList_GET_ITEM(argv, 1)
-    db = ctx.db
-    server = ctx.server
+    db = _client_db(ctx)
+    server = _client_server(ctx)
     if type(db) is not _Database or <object>_get(db, D_EXPIRES):
         stream = db.get(key)
     else:
@@ -330,10 +379,10 @@ def xadd(ctx, list argv):
     if total < 0 or not _append_fast(stream, argv, ms, seq, sid):
         stream.append(sid, argv[3:])
     _modified(server, db, key)
-    if server.config.values[_NOTIFY]:
+    if _notify_on(server):
         server.notify(_STREAM, b"xadd", key, db.index)
     sid_text = _format_id(ms, seq)
-    if server.effect_sinks:
+    if _sinks(server):
         ctx.propagate([argv[0], key, sid_text, *argv[3:]])
     return sid_text
 
@@ -411,25 +460,27 @@ def set_(ctx, list argv):
         return _set_general(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, 1)
     value = <object>PyList_GET_ITEM(argv, 2)
-    db = ctx.db
-    expires = db.expires
+    db = _client_db(ctx)
+    if type(db) is not _Database:
+        return _set_general(ctx, argv)
+    expires = <object>_get(db, D_EXPIRES)
     if expires:
         db.get(key)  # a due key expires first (its DEL is propagated)
-    data = db.data
+    data = <object>_get(db, D_DATA)
     # Database.set(key, value) (keep in step).
     if not PyDict_Contains(data, key):
         db._remember(key)
     PyDict_SetItem(data, key, value)
     if expires:
         expires.pop(key, None)
-    encodings = db.encodings
+    encodings = <object>_get(db, D_ENCODINGS)
     if encodings:
         encodings.pop(key, None)
-    server = ctx.server
+    server = _client_server(ctx)
     _modified(server, db, key)
-    if server.config.values[_NOTIFY]:
+    if _notify_on(server):
         server.notify(_STRING, b"set", key, db.index)
-    if server.effect_sinks:
+    if _sinks(server):
         ctx.propagate([b"SET", key, value])
     return _OK
 
@@ -438,11 +489,11 @@ def get(ctx, list argv):
     """GET key"""
     cdef PyObject* found
     key = <object>PyList_GET_ITEM(argv, 1)
-    db = ctx.db
-    if db.expires:
+    db = _client_db(ctx)
+    if type(db) is not _Database or <object>_get(db, D_EXPIRES):
         value = db.get(key)
     else:
-        found = PyDict_GetItem(db.data, key)
+        found = PyDict_GetItem(<object>_get(db, D_DATA), key)
         if found is NULL:
             return None
         value = <object>found
