@@ -39,14 +39,28 @@ def load(keys: int) -> tuple[Dispatcher, object]:
     return dispatcher, client
 
 
-def workload(dispatcher: Dispatcher, client: object, ops: int) -> None:
+_created = [0]
+
+
+def workload(dispatcher: Dispatcher, client: object, ops: int, create: bool,
+             freeze_every: int) -> None:
+    """SET and XADD on existing keys, or (`create`) XADD to new keys: one-entry
+    streams are ~10 tracked objects each, the worst case for the collector.
+    `freeze_every` ops, gc.freeze() as the server's cron does once a second."""
     run = dispatcher.execute
     for i in range(ops):
-        run(client, [b"SET", b"key:%d" % (i % 1000), b"x"])
-        run(client, [b"XADD", b"big", b"*", b"f", b"v"])
+        if create:
+            _created[0] += 1
+            run(client, [b"XADD", b"new:%d" % _created[0], b"*", b"f", b"v"])
+        else:
+            run(client, [b"SET", b"key:%d" % (i % 1000), b"x"])
+            run(client, [b"XADD", b"big", b"*", b"f", b"v"])
+        if freeze_every and i % freeze_every == 0:
+            gc.freeze()
 
 
-def measure(label: str, dispatcher: Dispatcher, client: object, ops: int) -> None:
+def measure(label: str, dispatcher: Dispatcher, client: object, ops: int, create: bool = False,
+            freeze_every: int = 0) -> None:
     pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
     started: list[float] = [0.0]
 
@@ -59,7 +73,7 @@ def measure(label: str, dispatcher: Dispatcher, client: object, ops: int) -> Non
     gc.callbacks.append(timer)
     try:
         began = time.perf_counter()
-        workload(dispatcher, client, ops)
+        workload(dispatcher, client, ops, create, freeze_every)
         elapsed = time.perf_counter() - began
     finally:
         gc.callbacks.remove(timer)
@@ -84,13 +98,25 @@ def main() -> None:
     print(f"loaded {args.keys:,} keys + a {args.keys:,}-entry stream in "
           f"{time.perf_counter() - began:.1f} s")
     gc.enable()
-    gc.set_threshold(700, 10, 10)
-    measure("python default 700/10/10", dispatcher, client, args.ops)
-    gc.set_threshold(50_000, 20, 100)
-    measure("server 50000/20/100", dispatcher, client, args.ops)
-    gc.freeze()
-    measure("server 50000/20/100 + gc.freeze()", dispatcher, client, args.ops)
-    gc.unfreeze()
+    gc.collect()  # the load's objects are old now, as after a server's load
+    print("updates (SET and XADD on existing keys):")
+    for label, threshold, frozen in (("python default 700/10/10", (700, 10, 10), False),
+                                     ("server 50000/20/100", (50_000, 20, 100), False),
+                                     ("server + gc.freeze() after load", (50_000, 20, 100), True)):
+        gc.set_threshold(*threshold)
+        if frozen:
+            gc.freeze()
+        measure(label, dispatcher, client, args.ops)
+        gc.unfreeze()
+    print("new keys (XADD to a new key each time):")
+    for label, threshold, every in (("python default 700/10/10", (700, 10, 10), 0),
+                                    ("server 50000/20/100", (50_000, 20, 100), 0),
+                                    ("server + freeze every 100k ops", (50_000, 20, 100), 100_000),
+                                    ("10000/10/100 + freeze every 100k", (10_000, 10, 100), 100_000)):
+        gc.set_threshold(*threshold)
+        gc.freeze()
+        measure(label, dispatcher, client, args.ops, create=True, freeze_every=every)
+        gc.unfreeze()
 
 
 if __name__ == "__main__":

@@ -50,7 +50,8 @@ cdef object _STREAM_TOO_LARGE = errors.STREAM_ELEMENTS_TOO_LARGE
 cdef object _STREAM = STREAM
 cdef object _STRING = STRING
 cdef object _NOTIFY = "notify-keyspace-events"
-cdef long long _LISTPACK_MAX = 1 << 30  # streams.STREAM_LISTPACK_MAX_SIZE
+# streams.STREAM_LISTPACK_MAX_SIZE; a Python global so that a test can lower both.
+STREAM_LISTPACK_MAX_SIZE = 1 << 30
 cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
 
 # Set by bind_xadd()/bind_set(): the Python bodies for what this module does not answer.
@@ -322,6 +323,7 @@ def xadd(ctx, list argv):
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv)
     cdef Py_ssize_t i
     cdef long long total = 0, now
+    cdef long long max_size = STREAM_LISTPACK_MAX_SIZE
     cdef unsigned long long ms, seq, last_ms, last_seq
     cdef PyObject* found
     third = <object>PyList_GET_ITEM(argv, 2)
@@ -369,9 +371,9 @@ def xadd(ctx, list argv):
         total += PyBytes_GET_SIZE(value)
     if total < 0:
         fields = argv[3:]
-        if sum(map(len, fields)) > _LISTPACK_MAX:
+        if sum(map(len, fields)) > max_size:
             raise _ReplyError(_STREAM_TOO_LARGE)
-    elif total > _LISTPACK_MAX:
+    elif total > max_size:
         raise _ReplyError(_STREAM_TOO_LARGE)
     if created:
         db.set(key, stream)
