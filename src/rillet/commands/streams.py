@@ -110,7 +110,8 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
         return _xadd_other(ctx, argv)
     # The common case, `XADD key * field value ...`: nothing to parse, no
     # helper objects. _xadd_general gives the same replies and effects
-    # (tests/server/test_fast_bodies.py holds both fast bodies to it).
+    # (tests/server/test_fast_bodies.py holds both fast bodies to it, and
+    # commands/_writes.pyx, this body compiled: keep in step).
     if not len(argv) & 1:
         raise ReplyError(_XADD_ARITY)
     key = argv[1]

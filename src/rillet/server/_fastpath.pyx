@@ -9,8 +9,9 @@ right, the client not gated (Client.gated carries the server's gate too).
 Everything else, and every rejection, goes through `Dispatcher.execute`, so
 the Python modules stay the single source of every rare case. A write's
 effects leave through ServerState.publish_write, as on the general path. What
-is repeated here is marked "keep in step": the two connection methods and the
-lines of `Dispatcher.call` (stats, timing); their Python originals say so too,
+is repeated here is marked "keep in step": the two connection methods, the
+lines of `Dispatcher.call` (stats, timing), RequestParser.feed's whole-read
+case and publish_write's first test; their Python originals say so too,
 and tests/server/test_fastpath.py runs generated pipelines through both paths
 and compares replies, effects and stats.
 """
