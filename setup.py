@@ -23,6 +23,7 @@ MODULES = {
     "rillet._glob": "src/rillet/_glob.pyx",
     "rillet.engine._hll": "src/rillet/engine/_hll.pyx",
     "rillet.engine._geo": "src/rillet/engine/_geo.pyx",
+    "rillet.commands._writes": "src/rillet/commands/_writes.pyx",
 }
 
 

@@ -597,7 +597,8 @@ class ServerState:
 
         The effects are what the handler gave `propagate`, else the command's
         own argv if it changed anything (`dirty` moved, through `modified` or
-        `changed`), as Redis does.
+        `changed`), as Redis does. server/_fastpath.pyx tests the "nothing to
+        publish" case inline before calling this (keep in step).
         """
         effects = self._effects
         if effects is not None:

@@ -71,7 +71,7 @@ def active_expire_fields(server: ServerState, db: Database, cursor: int, count: 
         return cursor  # a replica's fields go with its master's HDELs
     next_cursor, keys = db.scan(cursor, count)
     for key in keys:
-        value = db.get(key)
+        value = db.peek(key)  # a sweep is no access: the key's LRU/LFU field stays
         if value.__class__ is Hash and value.ttls:  # type: ignore[union-attr]
             expire_due_fields(server, db, key, value)  # type: ignore[arg-type]
     return next_cursor

@@ -9,6 +9,8 @@ becomes the chosen ID, `~`/LIMIT trimming its exact `=` form.
 
 from __future__ import annotations
 
+import os
+
 from rillet import errors
 from rillet.commands.args import INT64_MAX, Options, int_in_range, parse_int
 from rillet.commands.stream_common import (
@@ -27,7 +29,7 @@ from rillet.commands.stream_common import (
     range_reply,
     streams_keys,
 )
-from rillet.commands.table import command, help_reply
+from rillet.commands.table import COMMANDS, command, help_reply
 from rillet.engine.groups import as_long_long
 from rillet.engine.idmp import IDMP_DURATION_MAX_S, IDMP_MAXSIZE_MAX
 from rillet.engine.ids import (
@@ -105,14 +107,12 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
     deduplicating. The IDMP map lives beside the stream, not in its entries:
     trimming or deleting the entry does not forget the pair.
     """
-    third = argv[2]
-    if third != b"*":
-        if len(third) == 6 and third.upper() == b"MAXLEN":
-            return _xadd_maxlen(ctx, argv)
-        return _xadd_general(ctx, argv)
+    if argv[2] != b"*":
+        return _xadd_other(ctx, argv)
     # The common case, `XADD key * field value ...`: nothing to parse, no
     # helper objects. _xadd_general gives the same replies and effects
-    # (tests/server/test_fast_bodies.py holds both fast bodies to it).
+    # (tests/server/test_fast_bodies.py holds both fast bodies to it, and
+    # commands/_writes.pyx, this body compiled: keep in step).
     if not len(argv) & 1:
         raise ReplyError(_XADD_ARITY)
     key = argv[1]
@@ -138,6 +138,14 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
     if server.effect_sinks:
         ctx.propagate([argv[0], key, sid_text, *fields])
     return sid_text
+
+
+def _xadd_other(ctx: Client, argv: list[bytes]) -> object:
+    """XADD with anything but `*` third: the producer's MAXLEN form, else the general body."""
+    third = argv[2]
+    if len(third) == 6 and third.upper() == b"MAXLEN":
+        return _xadd_maxlen(ctx, argv)
+    return _xadd_general(ctx, argv)
 
 
 def _xadd_maxlen(ctx: Client, argv: list[bytes]) -> object:
@@ -240,6 +248,20 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
         if pid is not None:
             ctx.propagate([b"XIDMPRECORD", key, pid, iid, sid_text])
     return sid_text
+
+
+try:
+    # `xadd`'s `*` body compiled (commands/_writes.pyx), the other forms still
+    # these Python bodies; optional: without it, or with RILLET_PURE set, `xadd`
+    # above runs as written.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.commands import _writes
+except ImportError:
+    pass
+else:
+    _writes.bind_xadd(_xadd_other)
+    COMMANDS["xadd"].handler = _writes.xadd
 
 
 # --- XLEN / XRANGE / XREVRANGE -------------------------------------------------------------

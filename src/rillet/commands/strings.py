@@ -7,10 +7,12 @@ with a relative expiry is propagated as an absolute PXAT.
 
 from __future__ import annotations
 
+import os
+
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.keys import MAX_EXPIRE_MS
-from rillet.commands.table import command
+from rillet.commands.table import COMMANDS, command
 from rillet.engine.xxh3 import xxh3_64
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, STRING
@@ -127,6 +129,20 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
         effect.append(b"KEEPTTL")
     ctx.propagate(effect)
     return old if want_old else OK
+
+
+try:
+    # `set_`'s and `get`'s bodies compiled (commands/_writes.pyx); optional:
+    # without it, or with RILLET_PURE set, the Python bodies above run.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.commands import _writes
+except ImportError:
+    pass
+else:
+    _writes.bind_set(_set_general)
+    COMMANDS["set"].handler = _writes.set_
+    COMMANDS["get"].handler = _writes.get
 
 
 IF_CONDITIONS = (b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE")

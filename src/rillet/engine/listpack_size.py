@@ -66,7 +66,10 @@ _NUMERIC_START = frozenset(b"-0123456789")
 
 
 def element_size(value: bytes) -> int:
-    """Encoded size of a field or value appended with lpAppend."""
+    """Encoded size of a field or value appended with lpAppend.
+
+    commands/_writes.pyx has it in C (keep in step; test_fast_bodies compares them).
+    """
     length = len(value)
     # lpStringToInt64 refuses 21+ bytes, so only short strings can be integers.
     if 0 < length < 21 and value[0] in _NUMERIC_START:

@@ -216,6 +216,7 @@ class Stream:
         `ms` None is `*`: now_ms, or the last ms with seq+1 if the clock did
         not move forward (so IDs stay monotonic when the clock goes back).
         `seq` None is `ms-*`. The explicit `0-0` error is `check_xadd_id_not_zero`'s.
+        commands/_writes.pyx repeats the `*` case for XADD (keep in step).
         """
         last = self.last_id
         last_ms, last_seq = last
@@ -238,7 +239,11 @@ class Stream:
         return _tuple_new(StreamID, (ms, seq))
 
     def append(self, sid: StreamID, fields: Fields) -> None:
-        """Add an entry; `sid` must be greater than `last_id` (use `next_id`)."""
+        """Add an entry; `sid` must be greater than `last_id` (use `next_id`).
+
+        commands/_writes.pyx repeats the fast path below for XADD (keep in step;
+        tests/server/test_fast_bodies.py compares the node layouts).
+        """
         # Fast path: the open tail takes one more entry with its master fields,
         # and its listpack is surely below stream-node-max-bytes. Everything
         # else (new node, reopened node, other fields, near the byte limit)

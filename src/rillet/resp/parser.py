@@ -343,7 +343,11 @@ class RequestParser:
         return self._slow.pending_size if self._slow is not None else 0
 
     def feed(self, data: bytes) -> tuple[list[list[bytes]], RequestError | None]:
-        """Return the whole commands in `data` and, if the stream broke, the error."""
+        """Return the whole commands in `data` and, if the stream broke, the error.
+
+        server/_fastpath.pyx `data_received` repeats the compiled-scan case
+        inline (keep in step).
+        """
         if self._slow is not None or data[:1] != b"*" or not self.authenticated:
             return self._feed_slow(data, True)
         if _scan is not None:

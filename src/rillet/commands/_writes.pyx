@@ -1,0 +1,524 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The common write bodies compiled: `XADD key * f v ...`, plain `SET key value`, `GET key`.
+
+Profiled at 64 pipelined commands per read (callgrind, in-process), an XADD
+cost ~27,000 instructions against ~2,700 for a PING, and a plain SET ~13,000:
+the Python bodies' frames, the calls into Stream.next_id/append, key_modified,
+notify, propagate and publish, the hashing of each value to look up its
+listpack size, and the ID's formatting. Here the same steps run in C, with
+the rare cases (a key that does not hold a stream, the node full or of other
+fields, IDs near 2**64, watchers, keyspace events, effect sinks) handed to the
+Python code that is the reference for them.
+
+Keep in step with commands/streams.py `xadd` (its `*` body), Stream.next_id
+and Stream.append's fast path (engine/stream.py), listpack_size.element_size,
+and commands/strings.py `set_`/`get`. tests/server/test_fast_bodies.py runs
+generated command sequences (node boundaries, numeric values, clock jumps,
+trims) through these and through the general bodies and compares replies,
+effects and the streams' node layout.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_Contains, PyDict_GetItem, PyDict_SetItem
+from cpython.list cimport PyList_Append, PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong, PyLong_FromLongLong, PyLong_FromUnsignedLongLong
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.tuple cimport PyTuple_GET_ITEM
+from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
+
+from rillet import errors
+from rillet.clock import SystemClock
+from rillet.engine.ids import StreamID
+from rillet.engine.keyspace import Database
+from rillet.engine.stream import NodeLimits, Stream
+from rillet.engine.stream_node import StreamNode
+from rillet.state import Client, ServerState
+from rillet.errors import ReplyError
+from rillet.notify import STREAM, STRING
+from rillet.resp.types import OK
+
+cdef object _Stream = Stream
+cdef object _StreamID = StreamID
+cdef object _SystemClock = SystemClock
+cdef object _ReplyError = ReplyError
+cdef object _OK = OK
+cdef object _tuple_new = tuple.__new__
+cdef object _WRONGTYPE = errors.WRONGTYPE
+cdef object _XADD_ARITY = errors.wrong_arity("xadd")
+cdef object _STREAM_TOO_LARGE = errors.STREAM_ELEMENTS_TOO_LARGE
+cdef object _STREAM = STREAM
+cdef object _STRING = STRING
+cdef object _NOTIFY = "notify-keyspace-events"
+# streams.STREAM_LISTPACK_MAX_SIZE; a Python global so that a test can lower both.
+STREAM_LISTPACK_MAX_SIZE = 1 << 30
+cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
+
+# Set by bind_xadd()/bind_set(): the Python bodies for what this module does not answer.
+cdef object _xadd_other = None  # XADD with anything but `*` as its third argument
+cdef object _set_general = None  # SET with options
+
+
+def bind_xadd(xadd_other):
+    """streams.py hands over the Python body of the uncommon XADD forms."""
+    global _xadd_other
+    _xadd_other = xadd_other
+
+
+def bind_set(set_general):
+    """strings.py hands over SET's general body."""
+    global _set_general
+    _set_general = set_general
+
+
+# --- direct slot access ----------------------------------------------------------------------
+# A __slots__ attribute read through getattr costs ~100 instructions (type
+# lookup, descriptor, member get); an XADD reads and writes ~40 of them. The
+# engine's classes are plain Python, so their slots sit at fixed offsets that
+# the member descriptors give: read once here, used only on objects whose
+# exact type was checked.
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        const char* name
+        int type
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+
+
+cdef Py_ssize_t _offset(type cls, str name) except -1:
+    descriptor = cls.__dict__[name]
+    if type(descriptor).__name__ != "member_descriptor":
+        raise TypeError(f"{cls.__name__}.{name} is not a slot")
+    return (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset
+
+
+cdef inline PyObject* _get(object obj, Py_ssize_t offset) noexcept:
+    """The slot's value, borrowed (NULL if unset)."""
+    return (<PyObject**>((<char*><PyObject*>obj) + offset))[0]
+
+
+cdef inline void _set(object obj, Py_ssize_t offset, object value) noexcept:
+    cdef PyObject** where = <PyObject**>((<char*><PyObject*>obj) + offset)
+    cdef PyObject* old = where[0]
+    Py_INCREF(value)
+    where[0] = <PyObject*>value
+    Py_XDECREF(old)
+
+
+cdef inline long long _get_ll(object obj, Py_ssize_t offset) except? -1:
+    cdef PyObject* value = _get(obj, offset)
+    if value is NULL:
+        raise AttributeError("unset slot")
+    return PyLong_AsLongLong(<object>value)
+
+
+cdef object _StreamNode = StreamNode
+cdef object _Database = Database
+cdef object _Client = Client
+cdef object _ServerState = ServerState
+cdef object _NodeLimits = NodeLimits
+cdef Py_ssize_t S_TAIL = _offset(Stream, "_tail")
+cdef Py_ssize_t S_LIMITS = _offset(Stream, "limits")
+cdef Py_ssize_t S_LENGTH = _offset(Stream, "length")
+cdef Py_ssize_t S_LAST_ID = _offset(Stream, "last_id")
+cdef Py_ssize_t S_ADDED = _offset(Stream, "entries_added")
+cdef Py_ssize_t N_FAST = _offset(StreamNode, "fast")
+cdef Py_ssize_t N_N = _offset(StreamNode, "n")
+cdef Py_ssize_t N_LIVE = _offset(StreamNode, "live")
+cdef Py_ssize_t N_K2 = _offset(StreamNode, "k2")
+cdef Py_ssize_t N_K18 = _offset(StreamNode, "k18")
+cdef Py_ssize_t N_MF = _offset(StreamNode, "mf")
+cdef Py_ssize_t N_BODY = _offset(StreamNode, "body")
+cdef Py_ssize_t N_FIXED_TEXT = _offset(StreamNode, "fixed_text")
+cdef Py_ssize_t N_SAME_FIXED = _offset(StreamNode, "same_fixed")
+cdef Py_ssize_t N_MS0 = _offset(StreamNode, "ms0")
+cdef Py_ssize_t N_SEQ0 = _offset(StreamNode, "seq0")
+cdef Py_ssize_t N_ELEMS = _offset(StreamNode, "elems")
+cdef Py_ssize_t N_MS = _offset(StreamNode, "ms")
+cdef Py_ssize_t N_SEQ = _offset(StreamNode, "seq")
+cdef Py_ssize_t L_FAST_ENTRIES = _offset(NodeLimits, "fast_entries")
+cdef Py_ssize_t L_MAX_BYTES = _offset(NodeLimits, "effective_max_bytes")
+cdef Py_ssize_t C_DB = _offset(Client, "db")
+cdef Py_ssize_t C_SERVER = _offset(Client, "server")
+cdef Py_ssize_t D_DATA = _offset(Database, "data")
+cdef Py_ssize_t D_EXPIRES = _offset(Database, "expires")
+cdef Py_ssize_t D_ENCODINGS = _offset(Database, "encodings")
+cdef Py_ssize_t D_ACCESS = _offset(Database, "access")
+cdef Py_ssize_t D_LRU_NOW = _offset(Database, "lru_now")
+cdef Py_ssize_t D_LFU = _offset(Database, "lfu")
+cdef Py_ssize_t D_PENDING = _offset(Database, "pending")
+cdef Py_ssize_t D_ON_NEW = _offset(Database, "on_new")
+cdef Py_ssize_t D_ON_OVERWRITE = _offset(Database, "on_overwrite")
+
+
+cdef inline bint _plain_db(object db) noexcept:
+    """A Database with no expiring keys, no LFU policy and no `new`/`overwritten`
+    event hooks armed: the bodies below may then do Database.get/set's work inline."""
+    return (type(db) is _Database and not <object>_get(db, D_EXPIRES)
+            and <object>_get(db, D_LFU) is None and <object>_get(db, D_ON_NEW) is None
+            and <object>_get(db, D_ON_OVERWRITE) is None)
+
+
+cdef inline void _touch(object db, object key) except *:
+    """Database.get's access record (Redis's LRU clock), for a _plain_db."""
+    PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
+
+
+# --- listpack sizes (keep in step with engine/listpack_size.py) -------------------------
+
+cdef inline int _int_size(long long value) noexcept:
+    if 0 <= value <= 127:
+        return 2
+    if -4096 <= value <= 4095:
+        return 3
+    if -32768 <= value <= 32767:
+        return 4
+    if -8388608 <= value <= 8388607:
+        return 5
+    if -2147483648 <= value <= 2147483647:
+        return 6
+    return 10
+
+
+cdef inline int _diff_size(unsigned long long a, unsigned long long b) noexcept:
+    # `a - b` in uint64 stored as int64, as t_stream.c does.
+    return _int_size(<long long>(a - b))
+
+
+cdef inline long long _string_size(Py_ssize_t length) noexcept:
+    cdef long long n
+    if length < 64:
+        n = 1 + length
+    elif length < 4096:
+        n = 2 + length
+    else:
+        n = 5 + length
+    if n < 128:
+        return n + 1
+    if n < 16384:
+        return n + 2
+    if n < 2097152:
+        return n + 3
+    if n < 268435456:
+        return n + 4
+    return n + 5
+
+
+cdef long long _element_size(bytes value) noexcept:
+    """listpack_size.element_size: canonical int64 decimals are stored as integers."""
+    cdef Py_ssize_t length = PyBytes_GET_SIZE(value)
+    cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(value)
+    cdef Py_ssize_t i = 0
+    cdef bint negative = False
+    cdef unsigned long long magnitude = 0
+    cdef unsigned int digit
+    if length == 0 or length >= 21:
+        return _string_size(length)
+    if p[0] == b'-':
+        negative = True
+        i = 1
+        if length == 1:
+            return _string_size(length)
+    if p[i] == b'0' and (length - i > 1 or negative):
+        return _string_size(length)  # leading zero or "-0": not canonical
+    while i < length:
+        digit = p[i] - 48
+        if digit > 9:
+            return _string_size(length)
+        if magnitude > 922337203685477580ULL:
+            return _string_size(length)
+        magnitude = magnitude * 10 + digit
+        i += 1
+    if negative:
+        if magnitude > 9223372036854775808ULL:
+            return _string_size(length)
+        if magnitude == 9223372036854775808ULL:
+            return 10
+        return _int_size(-<long long>magnitude)
+    if magnitude > 9223372036854775807ULL:
+        return _string_size(length)
+    return _int_size(<long long>magnitude)
+
+
+def element_size(bytes value):
+    """The compiled listpack_size.element_size (tests compare the two)."""
+    return _element_size(value)
+
+
+# --- shared steps -------------------------------------------------------------------------
+
+cdef inline long long _system_now_ms() noexcept nogil:
+    # SystemClock.now_ms: time.time_ns() // 1_000_000 reads CLOCK_REALTIME.
+    cdef timespec ts
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return ts.tv_sec * 1000LL + ts.tv_nsec // 1000000
+
+
+cdef inline object _client_db(object ctx):
+    return <object>_get(ctx, C_DB) if type(ctx) is _Client else ctx.db
+
+
+cdef inline object _client_server(object ctx):
+    return <object>_get(ctx, C_SERVER) if type(ctx) is _Client else ctx.server
+
+
+# ServerState is a plain class with ~100 instance attributes: its __dict__,
+# read once per server, answers the few an XADD or SET needs for a dict
+# lookup each (the server object is kept, so the dict stays the one in use).
+cdef object _vars_of = None
+cdef dict _vars = None
+
+
+cdef inline dict _server_vars(object server):
+    global _vars_of, _vars
+    if server is not _vars_of:
+        if type(server) is not _ServerState:
+            return None
+        _vars = server.__dict__
+        _vars_of = server
+    return _vars
+
+
+cdef inline object _var(dict values, object server, str name):
+    cdef PyObject* found
+    if values is not None:
+        found = PyDict_GetItem(values, name)
+        if found is not NULL:
+            return <object>found
+    return getattr(server, name)
+
+
+cdef inline int _modified(object server, object db, object key) except -1:
+    """ServerState.key_modified(db.index, key), its common case (nobody watching or blocked) inline."""
+    cdef dict values = _server_vars(server)
+    if (values is None or type(db) is not _Database or _var(values, server, "watched_keys")
+            or _var(values, server, "blocking") or _var(values, server, "tracking").clients):
+        server.key_modified(db.index, key)
+        return 0
+    values["dirty"] = _var(values, server, "dirty") + 1
+    # The key's memory estimate is redone when next asked for (key_modified, memory.py).
+    PyDict_SetItem(<object>_get(db, D_PENDING), key, None)
+    return 0
+
+
+cdef inline bint _notify_on(object server) except -1:
+    """Any keyspace event class enabled (ServerState.notify's first test)."""
+    return bool(_var(_server_vars(server), server, "config").values[_NOTIFY])
+
+
+cdef inline bint _sinks(object server) except -1:
+    return bool(_var(_server_vars(server), server, "effect_sinks"))
+
+
+cdef inline Py_ssize_t _put_u64(char* end, unsigned long long value) noexcept:
+    """Writes `value` in decimal ending just before `end`; returns its length."""
+    cdef Py_ssize_t n = 0
+    while True:
+        n += 1
+        end[-n] = <char>(48 + value % 10)
+        value //= 10
+        if value == 0:
+            return n
+
+
+cdef bytes _format_id(unsigned long long ms, unsigned long long seq):
+    """b"%d-%d" % (ms, seq)."""
+    cdef char buf[48]
+    cdef Py_ssize_t seq_len = _put_u64(buf + 48, seq)
+    buf[47 - seq_len] = b'-'
+    cdef Py_ssize_t ms_len = _put_u64(buf + 47 - seq_len, ms)
+    cdef Py_ssize_t total = ms_len + 1 + seq_len
+    return PyBytes_FromStringAndSize(buf + 48 - total, total)
+
+
+# --- XADD key * field value ... -------------------------------------------------------------
+
+def xadd(ctx, list argv):
+    """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]
+
+    The compiled `streams.xadd` (see the module docstring); other forms go to its Python body.
+    """
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv)
+    cdef Py_ssize_t i
+    cdef long long total = 0, now
+    cdef long long max_size = STREAM_LISTPACK_MAX_SIZE
+    cdef unsigned long long ms, seq, last_ms, last_seq
+    cdef PyObject* found
+    third = <object>PyList_GET_ITEM(argv, 2)
+    if not (PyBytes_CheckExact(third) and PyBytes_GET_SIZE(third) == 1
+            and PyBytes_AS_STRING(third)[0] == b'*'):
+        return _xadd_other(ctx, argv)
+    if not argc & 1:
+        raise _ReplyError(_XADD_ARITY)
+    key = <object>PyList_GET_ITEM(argv, 1)
+    db = _client_db(ctx)
+    server = _client_server(ctx)
+    if not _plain_db(db):
+        stream = db.get(key)
+    else:
+        found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+        stream = <object>found if found is not NULL else None
+        if stream is not None:
+            _touch(db, key)
+    created = stream is None
+    if created:
+        stream = _Stream(limits=server.keyspace.stream_limits)
+    elif type(stream) is not _Stream:
+        raise _ReplyError(_WRONGTYPE)
+    # Stream.next_id(None, None, now): its common cases here, the others in Python.
+    clock = server.clock
+    now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
+    last = <object>_get(stream, S_LAST_ID)
+    if type(last) is not tuple and not isinstance(last, tuple):
+        last = tuple(last)
+    last_ms = <object>PyTuple_GET_ITEM(last, 0)
+    last_seq = <object>PyTuple_GET_ITEM(last, 1)
+    if now >= 0 and <unsigned long long>now > last_ms:
+        ms = <unsigned long long>now
+        seq = 0
+    elif last_seq < _U64_MAX:
+        ms = last_ms
+        seq = last_seq + 1
+    else:
+        sid = stream.next_id(None, None, now)  # exhausted, or the next millisecond
+        ms = sid[0]
+        seq = sid[1]
+    for i in range(3, argc):
+        value = <object>PyList_GET_ITEM(argv, i)
+        if not PyBytes_CheckExact(value):
+            total = -1
+            break
+        total += PyBytes_GET_SIZE(value)
+    if total < 0:
+        fields = argv[3:]
+        if sum(map(len, fields)) > max_size:
+            raise _ReplyError(_STREAM_TOO_LARGE)
+    elif total > max_size:
+        raise _ReplyError(_STREAM_TOO_LARGE)
+    if created:
+        db.set(key, stream)
+    sid = _tuple_new(_StreamID, (ms, seq))
+    if total < 0 or not _append_fast(stream, argv, ms, seq, sid):
+        stream.append(sid, argv[3:])
+    _modified(server, db, key)
+    if _notify_on(server):
+        server.notify(_STREAM, b"xadd", key, db.index)
+    sid_text = _format_id(ms, seq)
+    if _sinks(server):
+        ctx.propagate([argv[0], key, sid_text, *argv[3:]])
+    return sid_text
+
+
+cdef bint _append_fast(stream, list argv, unsigned long long ms, unsigned long long seq, sid) except -1:
+    """Stream.append's fast path (keep in step): True if it took the entry."""
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv)
+    cdef Py_ssize_t nfields = argc - 3, i, k
+    cdef long long values_size = 0, room, text = 0, n, body
+    cdef unsigned long long ms0, seq0
+    cdef PyObject* p = _get(stream, S_TAIL)
+    if p is NULL or type(<object>p) is not _StreamNode:
+        return False
+    node = <object>p
+    if not <object>_get(node, N_FAST):
+        return False
+    n = _get_ll(node, N_N)
+    limits = <object>_get(stream, S_LIMITS)
+    if type(limits) is not _NodeLimits:
+        return False
+    if n >= _get_ll(limits, L_FAST_ENTRIES) or nfields != _get_ll(node, N_K2):
+        return False
+    p = _get(node, N_MF)
+    if type(<object>p) is not list:
+        return False
+    mf = <list>p
+    k = nfields >> 1
+    for i in range(k):
+        field = <object>PyList_GET_ITEM(argv, 3 + 2 * i)
+        master = <object>PyList_GET_ITEM(mf, i)
+        if field is not master and field != master:
+            return False
+    for i in range(k):
+        values_size += _element_size(<bytes>PyList_GET_ITEM(argv, 4 + 2 * i))
+    body = _get_ll(node, N_BODY)
+    room = _get_ll(limits, L_MAX_BYTES) - body - _get_ll(node, N_FIXED_TEXT)
+    if not values_size + _get_ll(node, N_K18) < room:
+        for i in range(k):
+            text += PyBytes_GET_SIZE(<object>PyList_GET_ITEM(argv, 4 + 2 * i))
+        if not text < room:
+            return False
+    ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
+    seq0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_SEQ0))
+    elems = <object>_get(node, N_ELEMS)
+    ms_list = <object>_get(node, N_MS)
+    seq_list = <object>_get(node, N_SEQ)
+    if type(elems) is not list or type(ms_list) is not list or type(seq_list) is not list:
+        return False
+    _set(node, N_BODY, PyLong_FromLongLong(body + (
+        _get_ll(node, N_SAME_FIXED)
+        + values_size
+        + (2 if ms - ms0 < 128 else _diff_size(ms, ms0))
+        + (2 if seq >= seq0 and seq - seq0 < 128 else _diff_size(seq, seq0))
+    )))
+    for i in range(k):
+        PyList_Append(elems, <object>PyList_GET_ITEM(argv, 4 + 2 * i))
+    PyList_Append(ms_list, PyLong_FromUnsignedLongLong(ms - ms0))
+    PyList_Append(seq_list, <object>PyTuple_GET_ITEM(sid, 1))
+    _set(node, N_N, PyLong_FromLongLong(n + 1))
+    _set(node, N_LIVE, PyLong_FromLongLong(_get_ll(node, N_LIVE) + 1))
+    _set(stream, S_LENGTH, <object>_get(stream, S_LENGTH) + 1)
+    _set(stream, S_ADDED, <object>_get(stream, S_ADDED) + 1)
+    _set(stream, S_LAST_ID, sid)
+    return True
+
+
+# --- SET key value / GET key ----------------------------------------------------------------
+
+def set_(ctx, list argv):
+    """SET key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]
+
+    The compiled `strings.set_` for `SET key value`; other forms go to its general body.
+    """
+    if PyList_GET_SIZE(argv) != 3:
+        return _set_general(ctx, argv)
+    key = <object>PyList_GET_ITEM(argv, 1)
+    value = <object>PyList_GET_ITEM(argv, 2)
+    db = _client_db(ctx)
+    if not _plain_db(db):
+        return _set_general(ctx, argv)
+    data = <object>_get(db, D_DATA)
+    # Database.set(key, value) (keep in step): a new key is remembered, and either
+    # way its access is recorded (under LRU; _plain_db excludes LFU).
+    if not PyDict_Contains(data, key):
+        db._remember(key)
+    PyDict_SetItem(data, key, value)
+    _touch(db, key)
+    encodings = <object>_get(db, D_ENCODINGS)
+    if encodings:
+        encodings.pop(key, None)
+    server = _client_server(ctx)
+    _modified(server, db, key)
+    if _notify_on(server):
+        server.notify(_STRING, b"set", key, db.index)
+    if _sinks(server):
+        ctx.propagate([b"SET", key, value])
+    return _OK
+
+
+def get(ctx, list argv):
+    """GET key"""
+    cdef PyObject* found
+    key = <object>PyList_GET_ITEM(argv, 1)
+    db = _client_db(ctx)
+    if not _plain_db(db):
+        value = db.get(key)
+    else:
+        found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+        if found is NULL:
+            return None
+        value = <object>found
+        _touch(db, key)
+    if value is None or type(value) is bytes:
+        return value
+    raise _ReplyError(_WRONGTYPE)
