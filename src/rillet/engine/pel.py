@@ -8,6 +8,7 @@ three, so XACK, claims and lookups are O(log P) and a page is O(log P + COUNT).
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from typing import Any
@@ -283,3 +284,14 @@ class SortedIndex:
                 prev = k
             total += len(keys)
         assert total == self._len
+
+
+# The Python class above is the reference; the compiled form in _pelindex.pyx
+# (packed 128-bit keys, same API and answers, checked by
+# tests/engine/test_pelindex.py) replaces it when built, unless RILLET_PURE is set.
+PySortedIndex = SortedIndex
+if not os.environ.get("RILLET_PURE"):
+    try:
+        from rillet.engine._pelindex import SortedIndex  # type: ignore[assignment,no-redef]
+    except ImportError:
+        pass
