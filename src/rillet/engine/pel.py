@@ -286,12 +286,17 @@ class SortedIndex:
         assert total == self._len
 
 
-# The Python class above is the reference; the compiled form in _pelindex.pyx
+# The Python classes above are the reference; the compiled form in _pelindex.pyx
 # (packed 128-bit keys, same API and answers, checked by
 # tests/engine/test_pelindex.py) replaces it when built, unless RILLET_PURE is set.
-PySortedIndex = SortedIndex
+# The same holds for PendingEntry, whose compiled form keeps both keys packed
+# inside the object (which pays for the index's 16-byte keys).
+PySortedIndex, PyPendingEntry = SortedIndex, PendingEntry
 if not os.environ.get("RILLET_PURE"):
     try:
-        from rillet.engine._pelindex import SortedIndex  # type: ignore[assignment,no-redef]
+        from rillet.engine._pelindex import (  # type: ignore[assignment,no-redef]
+            PendingEntry,
+            SortedIndex,
+        )
     except ImportError:
         pass
