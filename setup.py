@@ -24,6 +24,7 @@ MODULES = {
     "rillet.engine._hll": "src/rillet/engine/_hll.pyx",
     "rillet.engine._geo": "src/rillet/engine/_geo.pyx",
     "rillet.commands._writes": "src/rillet/commands/_writes.pyx",
+    "rillet.engine._pelindex": "src/rillet/engine/_pelindex.pyx",
 }
 
 

@@ -30,7 +30,7 @@ from rillet.engine.groups import (
     is_referenced,
 )
 from rillet.engine.ids import MAX_ID, MIN_ID, StreamID
-from rillet.engine.pel import SortedIndex
+from rillet.engine.pel import PySortedIndex, SortedIndex
 from tests.helpers.group_model import (
     GroupModel,
     RealStream,
@@ -238,9 +238,7 @@ TestGroupMachine = GroupMachine.TestCase
     )
 )
 def test_sorted_index_matches_dict(ops) -> None:
-    SortedIndex.LOAD = 4  # tiny blocks: splits and merges on every few operations
-    try:
-        index = SortedIndex()
+    for index in _tiny_indexes():
         model: dict[int, int] = {}
         for op, k in ops:
             if op == "ins":
@@ -259,5 +257,15 @@ def test_sorted_index_matches_dict(ops) -> None:
             index.check()
         assert list(index) == [model[x] for x in sorted(model)]
         assert index.first() == (model[min(model)] if model else None)
-    finally:
-        SortedIndex.LOAD = 512
+
+
+def _tiny_indexes() -> list:
+    """Each implementation with tiny blocks: splits and merges on every few operations."""
+
+    class TinyPySortedIndex(PySortedIndex):
+        LOAD = 4
+
+    indexes = [TinyPySortedIndex()]
+    if SortedIndex is not PySortedIndex:  # the compiled form
+        indexes.append(SortedIndex(4))
+    return indexes
