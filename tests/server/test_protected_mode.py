@@ -45,9 +45,14 @@ def _start(ns: netns.Namespace, kind: str, *extra: str) -> tuple[subprocess.Pope
     while time.monotonic() < deadline:
         try:
             socket.create_connection((ns.inside, port), timeout=0.5).close()
-            return proc, port
         except OSError:
             time.sleep(0.05)
+            continue
+        # Accepting is not ready: a server still loading (even an empty dataset, on a
+        # loaded machine) answers -LOADING. A loopback client asks until it is done.
+        if not _from_inside(ns, port, "PING").startswith("LOADING"):
+            return proc, port
+        time.sleep(0.05)
     proc.kill()
     raise RuntimeError(f"{kind} did not start in the namespace")
 

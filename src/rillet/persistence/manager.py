@@ -108,8 +108,20 @@ class Persistence:
             server.cron_hooks.append(self.cron)
             server.on_shutdown.append(self.on_shutdown)
             server.startup_tasks.append(self.startup)
-            # Until the dataset is loaded, clients get -LOADING.
-            state.loading = True
+            # Until the dataset is loaded, clients get -LOADING (not when there is
+            # nothing to load: a client accepted before the loading task first runs
+            # would be told LOADING by an empty server).
+            state.loading = self._has_dataset()
+
+    def _has_dataset(self) -> bool:
+        """An AOF or a snapshot for load_at_startup to load (a damaged manifest counts)."""
+        try:
+            manifest = self.aof.read_manifest() if self.config["appendonly"] else None
+        except (ManifestError, OSError):
+            return True
+        if manifest is not None and manifest.files():
+            return True
+        return os.path.exists(self.snapshot_path())
 
     def _paths_changed(self) -> None:
         if self.aof_state == AOF_OFF:
