@@ -21,6 +21,7 @@ MODULES = {
     "rillet.persistence._aofenc": "src/rillet/persistence/_aofenc.pyx",
     "rillet.persistence._rdbfast": "src/rillet/persistence/_rdbfast.pyx",
     "rillet._glob": "src/rillet/_glob.pyx",
+    "rillet.spark._xrange_columns": "src/rillet/spark/_xrange_columns.pyx",
 }
 
 
