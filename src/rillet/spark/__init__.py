@@ -57,8 +57,8 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   serialization wrote it), in Spark's own task objects: rillet's readers reach the JVM
   only as pickled bytes, hold no shared state (one reader per query, partitions made
   fresh per call, only frozen options pickled). Workaround: run such queries one after
-  the other, or each in its own driver process; a restarted query resumes from its
-  checkpoint without loss or duplicates.
+  the other, or each in its own driver process; a failed query restarted on its
+  checkpoint resumes with the usual guarantees.
 
   Lag: PySpark 4.3's Python streaming sources cannot add per-source metrics to
   `StreamingQueryProgress` (Kafka's min/avg/maxOffsetsBehindLatest). Every progress
