@@ -87,6 +87,8 @@ def _has_repeated_names(names: pa.Array, offsets: np.ndarray) -> bool:
     codes = pc.dictionary_encode(names).indices.to_numpy().astype(np.int64)
     rows = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
     pairs = rows * (int(codes.max()) + 1) + codes
+    if int(pairs.max()) < (1 << 22):  # few distinct names: counting beats sorting
+        return bool(np.bincount(pairs).max() > 1)
     return bool(np.unique(pairs).size != pairs.size)
 
 
