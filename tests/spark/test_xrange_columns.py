@@ -115,6 +115,20 @@ def test_empty_error_and_garbage_replies():
             decoder.feed(bytearray(garbage), len(garbage))
 
 
+def test_reset_drops_what_a_failed_reply_left():
+    raw = reply(ENTRIES[:3])
+    decoder = XrangeDecoder()
+    decoder.reset()
+    partial = bytearray(raw[:-3])
+    decoder.feed(partial, len(partial))
+    assert decoder.rows_pending == 2 and not decoder.done
+    decoder.reset()  # a retried page starts afresh
+    assert decoder.rows_pending == 0
+    whole = bytearray(raw)
+    assert decoder.feed(whole, len(whole)) == 0 and decoder.done
+    assert columns_to_batch("s", decoder.take(), arrow_schema(False)).equals(reference(raw, False))
+
+
 def test_ids_beyond_bigint_fail_as_the_reference_does():
     raw = reply([(b"9223372036854775808-0", [b"a", b"1"])])
     with pytest.raises(pa.ArrowInvalid):

@@ -227,7 +227,8 @@ cdef class XrangeDecoder:
             raise MemoryError()
 
     def reset(self):
-        """Ready for the next reply (call after `take()`)."""
+        """Ready for the next reply; columns not taken are dropped (a retried reply)."""
+        self._reset_columns()
         self.started = False
         self.done = False
         self.remaining = 0

@@ -72,62 +72,77 @@ def decoded_batches(
 ) -> Iterator[pa.RecordBatch]:
     """The same pages as `pages`, decoded from the socket by `XrangeDecoder` into batches.
 
-    redis-py connects (AUTH, SELECT, TLS) and sends the command; the reply is read from
-    the connection's socket here. A connection left mid-reply (an error, a consumer that
-    stops early) is closed rather than returned to the pool.
+    redis-py connects (AUTH, SELECT, TLS), sends the command and retries a page as its
+    `retry` policy says; the reply is read from the connection's socket here. A page's
+    batches are handed on once the whole page is in (a retried page starts afresh),
+    and a connection left mid-reply is closed rather than returned to the pool.
     """
     assert XrangeDecoder is not None
     decoder = XrangeDecoder(
         check_names=pa.types.is_map(schema.field("fields").type), batch_bytes=BATCH_BYTES
     )
     conn = client.connection_pool.get_connection()
-    clean = False
+    receiver = _Receiver()
     try:
-        sock = conn._sock  # noqa: SLF001 - redis-py has no public raw-reply read
-        if sock is None:
-            conn.connect()
-            sock = conn._sock  # noqa: SLF001
-        buffer = bytearray(RECV_BYTES)
-        view = memoryview(buffer)
         low = next_id(part.lo)
         high = format_id(part.hi)
         while low <= part.hi:
-            conn.send_packed_command(
-                conn.pack_command("XRANGE", part.stream, format_id(low), high, "COUNT", chunk)
+            command = conn.pack_command("XRANGE", part.stream, format_id(low), high, "COUNT", chunk)
+            batches, rows, last = conn.retry.call_with_retry(
+                lambda: receiver.page(conn, command, decoder, part.stream, schema),  # noqa: B023
+                lambda _error: conn.disconnect(),
             )
-            decoder.reset()
-            filled = 0
-            rows = 0
+            yield from batches
+            if rows < chunk or last is None or last >= part.hi:
+                break
+            low = next_id(last)
+    except BaseException:
+        conn.disconnect()
+        raise
+    finally:
+        client.connection_pool.release(conn)
+
+
+class _Receiver:
+    """Reads one XRANGE reply from a redis-py connection's socket through a decoder."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray(RECV_BYTES)
+
+    def page(
+        self, conn: Any, command: Any, decoder: Any, stream: str, schema: pa.Schema
+    ) -> tuple[list[pa.RecordBatch], int, StreamId | None]:
+        conn.send_packed_command(command)
+        sock = conn._sock  # noqa: SLF001 - redis-py has no public raw-reply read
+        decoder.reset()
+        batches: list[pa.RecordBatch] = []
+        buffer = self.buffer
+        view = memoryview(buffer)
+        filled = 0
+        try:
             while True:
                 if not decoder.done:
                     filled = decoder.feed(buffer, filled)
                 if decoder.batch_full or (decoder.done and decoder.rows_pending):
-                    columns = decoder.take()
-                    rows += columns["rows"]
-                    yield columns_to_batch(part.stream, columns, schema)
+                    batches.append(columns_to_batch(stream, decoder.take(), schema))
                     continue
                 if decoder.done:
                     break
                 if filled == len(buffer):  # one entry larger than the buffer
                     view.release()
-                    buffer = buffer + bytearray(len(buffer))
+                    buffer = self.buffer = buffer + bytearray(len(buffer))
                     view = memoryview(buffer)
-                got = _receive(conn, sock, view, filled)
-                filled += got
-            if decoder.error is not None:
-                clean = True  # the error line was the whole reply
-                raise conn._parser.parse_error(decoder.error)  # noqa: SLF001
-            if filled:
-                raise redis.ConnectionError("unexpected bytes after an XRANGE reply")
-            last = decoder.last_id
-            if rows < chunk or last is None or StreamId(*last) >= part.hi:
-                break
-            low = next_id(StreamId(*last))
-        clean = True
-    finally:
-        if not clean:
-            conn.disconnect()
-        client.connection_pool.release(conn)
+                filled += _receive(conn, sock, view, filled)
+        except ValueError as exc:
+            raise redis.InvalidResponse(f"XRANGE reply: {exc}") from None
+        finally:
+            view.release()
+        if decoder.error is not None:
+            raise conn._parser.parse_error(decoder.error)  # noqa: SLF001
+        if filled:
+            raise redis.InvalidResponse("unexpected bytes after an XRANGE reply")
+        last = decoder.last_id
+        return batches, sum(b.num_rows for b in batches), None if last is None else StreamId(*last)
 
 
 def _receive(conn: Any, sock: socket.socket, view: memoryview, filled: int) -> int:
