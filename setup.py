@@ -25,6 +25,7 @@ MODULES = {
     "rillet.engine._geo": "src/rillet/engine/_geo.pyx",
     "rillet.commands._writes": "src/rillet/commands/_writes.pyx",
     "rillet.engine._pelindex": "src/rillet/engine/_pelindex.pyx",
+    "rillet.spark._xrange_columns": "src/rillet/spark/_xrange_columns.pyx",
 }
 
 

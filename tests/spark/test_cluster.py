@@ -89,7 +89,7 @@ class Cluster:
             try:
                 if _get_json(f"http://127.0.0.1:{self.ui}/json/").get("aliveworkers", 0) >= 1:
                     return self
-            except OSError:
+            except (OSError, ValueError):  # not listening yet, or an empty page while starting
                 pass
             time.sleep(0.5)
         logs = {p.name: p.read_text()[-1500:] for p in self.workdir.glob("*.log")}

@@ -44,7 +44,21 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   Splitting: a range is cut into about entries/`entriesPerPartition` tasks on whole
   milliseconds between its first entry (one XRANGE COUNT 1 probe) and its end, so a
   range from `earliest` or 0-0 is split too; a bursty stream gets uneven tasks. Each
-  task pages with XRANGE, keeping the next page in flight while it builds Arrow.
+  task pages with XRANGE, keeping the next page in flight while Spark takes the last.
+  With the compiled `rillet.spark._xrange_columns` (setup.py builds it; executors that
+  import rillet from the shipped zip, or RILLET_PURE=1, use the pure path) replies are
+  decoded from the socket straight into Arrow buffers, without a Python object per
+  entry; otherwise hiredis parses them and `entries_to_batch` builds the columns.
+
+  Known Spark issue: two Python-data-source streaming queries started concurrently in
+  one Spark application can intermittently fail a micro-batch with
+  `IllegalStateException: Illegal size <n> of collection, expected <k>` while Spark
+  serializes a task. That check is Scala's (a Scala collection changed size while Java
+  serialization wrote it), in Spark's own task objects: rillet's readers reach the JVM
+  only as pickled bytes, hold no shared state (one reader per query, partitions made
+  fresh per call, only frozen options pickled). Workaround: run such queries one after
+  the other, or each in its own driver process; a failed query restarted on its
+  checkpoint resumes with the usual guarantees.
 
   Lag: PySpark 4.3's Python streaming sources cannot add per-source metrics to
   `StreamingQueryProgress` (Kafka's min/avg/maxOffsetsBehindLatest). Every progress

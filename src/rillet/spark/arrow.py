@@ -87,6 +87,8 @@ def _has_repeated_names(names: pa.Array, offsets: np.ndarray) -> bool:
     codes = pc.dictionary_encode(names).indices.to_numpy().astype(np.int64)
     rows = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
     pairs = rows * (int(codes.max()) + 1) + codes
+    if int(pairs.max()) < (1 << 22):  # few distinct names: counting beats sorting
+        return bool(np.bincount(pairs).max() > 1)
     return bool(np.unique(pairs).size != pairs.size)
 
 
@@ -142,6 +144,60 @@ def entries_to_batch(stream: str, entries: Sequence[Any], schema: pa.Schema) -> 
             fields=list(struct_type),
         )
         fields = pa.ListArray.from_arrays(pa.array(offsets), pairs, type=fields_type)
+    stream_col = pa.repeat(pa.scalar(stream, pa.string()), count)
+    return pa.RecordBatch.from_arrays([stream_col, ids, ms, seq, ts, fields], schema=schema)
+
+
+def _from_buffers(kind: pa.DataType, count: int, *buffers: bytes) -> pa.Array:
+    return pa.Array.from_buffers(kind, count, [None, *map(pa.py_buffer, buffers)])
+
+
+def _utf8(count: int, offsets: bytes, data: bytes) -> pa.Array:
+    """Decoded bytes as a string column; invalid UTF-8 is replaced as `_strings` does."""
+    column = _from_buffers(pa.string(), count, offsets, data)
+    try:
+        column.validate(full=True)
+    except pa.ArrowInvalid:
+        raw = _from_buffers(pa.binary(), count, offsets, data).to_pylist()
+        return _strings(raw)
+    return column
+
+
+def columns_to_batch(stream: str, columns: dict[str, Any], schema: pa.Schema) -> pa.RecordBatch:
+    """The columns of `rillet.spark._xrange_columns.XrangeDecoder.take()` -> a RecordBatch
+    of `schema`, equal to `entries_to_batch` of the same entries (no per-entry objects)."""
+    count = columns["rows"]
+    pairs = columns["pairs"]
+    if columns["too_large"]:
+        raise pa.ArrowInvalid("a stream ID part exceeds Spark's bigint (int64) range")
+    ids = _from_buffers(pa.string(), count, columns["id_offsets"], columns["ids"])
+    ms = _from_buffers(pa.int64(), count, columns["ms"])
+    seq = _from_buffers(pa.int64(), count, columns["seq"])
+    ts = _from_buffers(pa.timestamp("us", tz="UTC"), count, columns["ts"])
+    offsets_array = _from_buffers(pa.int32(), count + 1, columns["pair_offsets"])
+    fields_type = schema.field("fields").type
+    if pa.types.is_map(fields_type):
+        names = _utf8(pairs, columns["name_offsets"], columns["names"])
+        values = _utf8(pairs, columns["value_offsets"], columns["values"])
+        if columns["repeated"] or (
+            columns["unchecked"]
+            and _has_repeated_names(names, offsets_array.to_numpy(zero_copy_only=False))
+        ):
+            offsets, names, values = _last_wins(
+                offsets_array.to_numpy(zero_copy_only=False), names, values
+            )
+            offsets_array = pa.array(offsets)
+        fields: pa.Array = pa.MapArray.from_arrays(offsets_array, names, values, type=fields_type)
+    else:
+        struct_type = fields_type.value_type
+        pair_array = pa.StructArray.from_arrays(
+            [
+                _from_buffers(pa.binary(), pairs, columns["name_offsets"], columns["names"]),
+                _from_buffers(pa.binary(), pairs, columns["value_offsets"], columns["values"]),
+            ],
+            fields=list(struct_type),
+        )
+        fields = pa.ListArray.from_arrays(offsets_array, pair_array, type=fields_type)
     stream_col = pa.repeat(pa.scalar(stream, pa.string()), count)
     return pa.RecordBatch.from_arrays([stream_col, ids, ms, seq, ts, fields], schema=schema)
 

@@ -4,29 +4,49 @@ Shared by the stream reader and the batch reader. It opens its own client and ke
 no state between calls, as Spark requires of `read()`: a retried task re-reads exactly
 the same entries, because the range is fixed and XRANGE is not a delivery.
 
-A fetch thread keeps the next page's XRANGE in flight while this thread turns the
-current page into Arrow and Spark consumes it, so the server's time overlaps ours
-(the next page's start is known as soon as a reply is parsed). Pages come out in ID
-order, at most PREFETCH_PAGES ahead.
+A fetch thread keeps the next page's XRANGE in flight while this thread hands the
+current batch to Spark, so the server's time overlaps ours (the next page's start is
+known as soon as a reply is parsed). Pages come out in ID order, at most
+PREFETCH_PAGES ahead.
+
+Two decoders give the same batches. With the compiled `_xrange_columns` (built by
+setup.py; RILLET_PURE=1 ignores it) the fetch thread reads the reply's bytes from the
+connection's socket and decodes them straight into Arrow buffers, without the GIL and
+without a Python object per entry. Without it, redis-py's parser (hiredis) returns
+nested lists that `entries_to_batch` turns into columns; that path is the reference.
 """
 
 from __future__ import annotations
 
+import os
 import queue
+import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
 import redis
 
-from rillet.spark.arrow import arrow_schema, entries_to_batch
+from rillet.spark.arrow import arrow_schema, columns_to_batch, entries_to_batch
 from rillet.spark.client import connect
-from rillet.spark.ids import format_id, next_id, parse_id
+from rillet.spark.ids import StreamId, format_id, next_id, parse_id
 from rillet.spark.offsets import StreamRange
 from rillet.spark.options import ReaderOptions
 
+try:
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.spark._xrange_columns import XrangeDecoder
+except ImportError:
+    XrangeDecoder = None
+
 PREFETCH_PAGES = 2
+# The socket is read in pieces of this size; an entry larger than it grows the buffer.
+RECV_BYTES = 1 << 20
+# A batch is handed over before its field bytes pass this, whatever the page size
+# (Arrow's string offsets are 32-bit, and Spark holds a batch in memory).
+BATCH_BYTES = 64 << 20
 _END = object()
 
 
@@ -47,11 +67,111 @@ def pages(client: redis.Redis, part: StreamRange, chunk: int) -> Iterator[list[A
         low = next_id(last)
 
 
+def decoded_batches(
+    client: redis.Redis, part: StreamRange, chunk: int, schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    """The same pages as `pages`, decoded from the socket by `XrangeDecoder` into batches.
+
+    redis-py connects (AUTH, SELECT, TLS), sends the command and retries a page as its
+    `retry` policy says; the reply is read from the connection's socket here. A page's
+    batches are handed on once the whole page is in (a retried page starts afresh),
+    and a connection left mid-reply is closed rather than returned to the pool.
+    """
+    assert XrangeDecoder is not None
+    decoder = XrangeDecoder(
+        check_names=pa.types.is_map(schema.field("fields").type), batch_bytes=BATCH_BYTES
+    )
+    conn = client.connection_pool.get_connection()
+    receiver = _Receiver()
+    try:
+        low = next_id(part.lo)
+        high = format_id(part.hi)
+        while low <= part.hi:
+            command = conn.pack_command("XRANGE", part.stream, format_id(low), high, "COUNT", chunk)
+            batches, rows, last = conn.retry.call_with_retry(
+                lambda: receiver.page(conn, command, decoder, part.stream, schema),  # noqa: B023
+                lambda _error: conn.disconnect(),
+            )
+            yield from batches
+            if rows < chunk or last is None or last >= part.hi:
+                break
+            low = next_id(last)
+    except BaseException:
+        conn.disconnect()
+        raise
+    finally:
+        client.connection_pool.release(conn)
+
+
+class _Receiver:
+    """Reads one XRANGE reply from a redis-py connection's socket through a decoder."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray(RECV_BYTES)
+
+    def page(
+        self, conn: Any, command: Any, decoder: Any, stream: str, schema: pa.Schema
+    ) -> tuple[list[pa.RecordBatch], int, StreamId | None]:
+        conn.send_packed_command(command)
+        sock = conn._sock  # noqa: SLF001 - redis-py has no public raw-reply read
+        decoder.reset()
+        batches: list[pa.RecordBatch] = []
+        buffer = self.buffer
+        view = memoryview(buffer)
+        filled = 0
+        try:
+            while True:
+                if not decoder.done:
+                    filled = decoder.feed(buffer, filled)
+                if decoder.batch_full or (decoder.done and decoder.rows_pending):
+                    batches.append(columns_to_batch(stream, decoder.take(), schema))
+                    continue
+                if decoder.done:
+                    break
+                if filled == len(buffer):  # one entry larger than the buffer
+                    view.release()
+                    buffer = self.buffer = buffer + bytearray(len(buffer))
+                    view = memoryview(buffer)
+                filled += _receive(conn, sock, view, filled)
+        except ValueError as exc:
+            raise redis.InvalidResponse(f"XRANGE reply: {exc}") from None
+        finally:
+            view.release()
+        if decoder.error is not None:
+            raise conn._parser.parse_error(decoder.error)  # noqa: SLF001
+        if filled:
+            raise redis.InvalidResponse("unexpected bytes after an XRANGE reply")
+        last = decoder.last_id
+        return batches, sum(b.num_rows for b in batches), None if last is None else StreamId(*last)
+
+
+def _receive(conn: Any, sock: socket.socket, view: memoryview, filled: int) -> int:
+    try:
+        got = sock.recv_into(view[filled:])
+    except TimeoutError:
+        raise redis.TimeoutError(f"Timeout reading from {conn._host_error()}") from None  # noqa: SLF001
+    except OSError as exc:
+        raise redis.ConnectionError(
+            f"Error while reading from {conn._host_error()} : {exc.args}"  # noqa: SLF001
+        ) from None
+    if not got:
+        raise redis.ConnectionError("Connection closed by server.")
+    return got
+
+
 def read_range(options: ReaderOptions, part: StreamRange) -> Iterator[pa.RecordBatch]:
     schema = arrow_schema(options.lossless)
     client = connect(options.connection)
     ready: queue.Queue[Any] = queue.Queue(maxsize=PREFETCH_PAGES)
     stopping = threading.Event()
+    produce: Callable[[], Iterator[Any]]
+    finish: Callable[[Any], pa.RecordBatch]
+    if XrangeDecoder is not None:
+        produce = lambda: decoded_batches(client, part, options.chunk_size, schema)  # noqa: E731
+        finish = lambda batch: batch  # noqa: E731
+    else:
+        produce = lambda: pages(client, part, options.chunk_size)  # noqa: E731
+        finish = lambda page: entries_to_batch(part.stream, page, schema)  # noqa: E731
 
     def offer(item: Any) -> bool:
         while not stopping.is_set():
@@ -64,9 +184,13 @@ def read_range(options: ReaderOptions, part: StreamRange) -> Iterator[pa.RecordB
 
     def fetch() -> None:
         try:
-            for page in pages(client, part, options.chunk_size):
-                if not offer(page):
-                    return
+            items = produce()
+            try:
+                for item in items:
+                    if not offer(item):
+                        return
+            finally:
+                items.close()  # type: ignore[attr-defined]
             offer(_END)
         except BaseException as exc:  # handed to the consumer, which re-raises it
             offer(exc)
@@ -80,7 +204,7 @@ def read_range(options: ReaderOptions, part: StreamRange) -> Iterator[pa.RecordB
                 return
             if isinstance(item, BaseException):
                 raise item
-            yield entries_to_batch(part.stream, item, schema)
+            yield finish(item)
     finally:
         stopping.set()
         fetcher.join(timeout=options.connection.socket_timeout_s)
