@@ -12,17 +12,21 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import settings
 
 from tests.helpers import servers
 from tests.helpers.diff import Pair
 
-# Property tests draw the same examples on every run, so the suite's verdict does not
-# depend on the run: a new edge case found once is a test added, not a flaky CI.
-# RILLET_HYPOTHESIS_RANDOM=1 explores fresh examples.
-settings.register_profile("fixed", derandomize=True, database=None)
-settings.register_profile("explore")
-settings.load_profile("explore" if os.environ.get("RILLET_HYPOTHESIS_RANDOM") == "1" else "fixed")
+try:  # tests/libs/pinned run from a venv without hypothesis
+    from hypothesis import settings
+except ImportError:
+    settings = None
+if settings is not None:
+    # Property tests draw the same examples on every run, so the suite's verdict does
+    # not depend on the run: a new edge case found once is a test added, not a flaky
+    # CI. RILLET_HYPOTHESIS_RANDOM=1 explores fresh examples.
+    settings.register_profile("fixed", derandomize=True, database=None)
+    settings.register_profile("explore")
+    settings.load_profile("explore" if os.environ.get("RILLET_HYPOTHESIS_RANDOM") == "1" else "fixed")
 
 
 @pytest.fixture(scope="session")
