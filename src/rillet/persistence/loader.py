@@ -13,6 +13,7 @@ it and the file is the last one, anything else refuses to load.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import time
@@ -83,6 +84,22 @@ def expiry_suspended(state: Any) -> Iterator[None]:
     finally:
         for db, clock in zip(dbs, clocks, strict=True):
             db.clock = clock
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a dataset loads, then the loaded objects
+    frozen out of its reach. A load makes millions of long-lived objects, and each
+    collection on the way rescans them all: a third of a 1M-entry load's time. What
+    a load discards is freed by reference counting."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+        gc.freeze()
 
 
 # --- snapshots ------------------------------------------------------------------------

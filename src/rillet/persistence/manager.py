@@ -27,6 +27,7 @@ from rillet.persistence.loader import (
     LoadError,
     LoadProgress,
     aof_total_bytes,
+    collector_paused,
     expiry_suspended,
     load_aof,
     load_snapshot,
@@ -330,7 +331,7 @@ class Persistence:
         started = time.perf_counter()
         source = None
         try:
-            with expiry_suspended(state):
+            with expiry_suspended(state), collector_paused():
                 manifest = self.aof.read_manifest() if self.config["appendonly"] else None
                 if manifest is not None and manifest.files():
                     progress.total_bytes = aof_total_bytes(self.aof.directory, manifest)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rillet.persistence import disk
-from rillet.persistence.loader import LoadProgress, load_snapshot
+from rillet.persistence.loader import LoadProgress, collector_paused, load_snapshot
 from rillet.persistence.rdb import MAGIC, RDBWriter, write_keyspace
 from rillet.persistence.rdb_format import OP_AUX, RDBError, RDBReader
 
@@ -46,7 +46,8 @@ def load_payload(state: Any, path: str, progress: LoadProgress) -> Iterator[None
     Keys whose TTL has passed are kept: a replica leaves expiry to its master's DELs.
     Raises persistence.loader.LoadError on a damaged payload.
     """
-    yield from load_snapshot(state, path, progress, skip_expired=False)
+    with collector_paused():
+        yield from load_snapshot(state, path, progress, skip_expired=False)
 
 
 def stream_db_of(path: str) -> int:
