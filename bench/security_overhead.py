@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 
 from rillet.bench.redisbench import BenchmarkFailed, run_redis_benchmark
+from rillet.bench.report import collect_modes, print_mode_table
 from rillet.bench.servers import ServerUnavailable, free_port, server_kinds, start_server
 
 USER = ["ACL", "SETUSER", "bench", "on", ">benchpw", "~s", "~bench:*", "%R~ro:*", "+@all"]
@@ -98,41 +98,12 @@ def main() -> int:
     certs_dir = tempfile.mkdtemp(prefix="bench-tls-")
     try:
         certs = make_certs(certs_dir)
-        runs: dict[tuple[str, str, str], list[float]] = {}
-        notes: dict[tuple[str, str, str], str] = {}
-        for _ in range(args.reps):  # interleaved: rillet, redis, rillet, redis...
-            for mode in MODES:
-                for kind in kinds:
-                    for name, value in measure(kind, mode, certs, args.requests).items():
-                        key = (kind.label, mode, name)
-                        if isinstance(value, str):
-                            notes[key] = value
-                        else:
-                            runs.setdefault(key, []).append(value)
+        runs, notes = collect_modes(args.reps, MODES, kinds,
+                                    lambda kind, mode: measure(kind, mode, certs, args.requests))
     finally:
         shutil.rmtree(certs_dir, ignore_errors=True)
-    rate = {key: statistics.median(values) for key, values in runs.items()}
-    labels = [k.label for k in kinds]
     print(f"requests/s (median of {args.reps}), -P 64, 50 clients; ratio to the same server's plain")
-    header = f"{'workload':<12} {'mode':<6} " + " ".join(f"{label:>24}" for label in labels)
-    header += f" {'rillet/' + labels[1]:>16}" if len(labels) > 1 else ""
-    print(header)
-    for name in WORKLOADS:
-        for mode in MODES:
-            cells = []
-            for label in labels:
-                key = (label, mode, name)
-                if key not in rate:
-                    cells.append(f"{notes.get(key, 'n/a')[:24]:>24}")
-                    continue
-                plain = rate.get((label, "plain", name))
-                ratio = f" ({rate[key] / plain:.2f}x)" if plain else ""
-                cells.append(f"{rate[key]:>14,.0f}{ratio:>10}")
-            line = f"{name:<12} {mode:<6} " + " ".join(cells)
-            if len(labels) > 1:
-                ours, ref = rate.get((labels[0], mode, name)), rate.get((labels[1], mode, name))
-                line += f" {ours / ref:>15.2f}x" if ours and ref else f" {'n/a':>16}"
-            print(line)
+    print_mode_table(runs, notes, [k.label for k in kinds], WORKLOADS, MODES, "plain", 6)
     return 0
 
 

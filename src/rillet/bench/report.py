@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import statistics
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
 BASELINE = "redis"
@@ -396,3 +397,54 @@ def plot_pel(section: dict, path: str) -> str | None:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+# --- modes of one server against its own baseline (security_overhead, maxmemory_overhead) ---
+
+ModeKey = tuple[str, str, str]  # (server label, mode, workload)
+
+
+def collect_modes(reps: int, modes: Iterable[str], kinds: list,
+                  measure: Callable[[object, str], dict[str, float | str]],
+                  ) -> tuple[dict[ModeKey, list[float]], dict[ModeKey, str]]:
+    """Run `measure(kind, mode)` reps times, interleaved (rillet, redis, rillet, redis...):
+    the rates per (label, mode, workload), and the text of what could not be measured."""
+    runs: dict[ModeKey, list[float]] = {}
+    notes: dict[ModeKey, str] = {}
+    for _ in range(reps):
+        for mode in modes:
+            for kind in kinds:
+                for name, value in measure(kind, mode).items():
+                    key = (kind.label, mode, name)
+                    if isinstance(value, str):
+                        notes[key] = value
+                    else:
+                        runs.setdefault(key, []).append(value)
+    return runs, notes
+
+
+def print_mode_table(runs: dict[ModeKey, list[float]], notes: dict[ModeKey, str],
+                     labels: list[str], workloads: Iterable[str], modes: Iterable[str],
+                     base_mode: str, mode_width: int) -> None:
+    """Median requests/s per server and mode (after the caller's title line), each with
+    its ratio to the same server's `base_mode`, and the first server's over the second's."""
+    rate = {key: statistics.median(values) for key, values in runs.items()}
+    header = f"{'workload':<12} {'mode':<{mode_width}} " + " ".join(f"{label:>24}" for label in labels)
+    header += f" {'rillet/' + labels[1]:>16}" if len(labels) > 1 else ""
+    print(header)
+    for name in workloads:
+        for mode in modes:
+            cells = []
+            for label in labels:
+                key = (label, mode, name)
+                if key not in rate:
+                    cells.append(f"{notes.get(key, 'n/a')[:24]:>24}")
+                    continue
+                base = rate.get((label, base_mode, name))
+                ratio = f" ({rate[key] / base:.2f}x)" if base else ""
+                cells.append(f"{rate[key]:>14,.0f}{ratio:>10}")
+            line = f"{name:<12} {mode:<{mode_width}} " + " ".join(cells)
+            if len(labels) > 1:
+                ours, ref = rate.get((labels[0], mode, name)), rate.get((labels[1], mode, name))
+                line += f" {ours / ref:>15.2f}x" if ours and ref else f" {'n/a':>16}"
+            print(line)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,6 +92,28 @@ def server_kinds(include_redis8: bool, rillet_cmd: str | None = None) -> list[Se
         if redis8:
             kinds.append(ServerKind("redis8", _label("redis", redis8), redis8))
     return kinds
+
+
+def baseline_kind(src: str) -> ServerKind:
+    """rillet run from another checkout's `src` directory: a column to compare a change with."""
+    template = (f"env PYTHONPATH={shlex.quote(src)} {shlex.quote(sys.executable)}"
+                " -m rillet server --port {port} --bind 127.0.0.1 --save '' --dir {dir}")
+    return ServerKind("baseline", "rillet (baseline)", template=template)
+
+
+def measure_interleaved(kinds: list[ServerKind], reps: int,
+                        measure: Callable[[ServerKind], dict[str, float]],
+                        ) -> dict[str, list[dict[str, float]]]:
+    """`measure(kind)` reps times per kind, interleaved (A, B, A, B...), by kind name; a
+    server that cannot start is reported and skipped."""
+    results: dict[str, list[dict[str, float]]] = {kind.name: [] for kind in kinds}
+    for _ in range(reps):
+        for kind in kinds:
+            try:
+                results[kind.name].append(measure(kind))
+            except ServerUnavailable as error:
+                print(f"{kind.label}: n/a: {error}")
+    return results
 
 
 def _label(name: str, binary: str | None) -> str:
