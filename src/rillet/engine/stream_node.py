@@ -26,7 +26,7 @@ _tuple_new = tuple.__new__
 _size_of = ELEMENT_SIZES.__getitem__
 
 
-def _compact(values: list[int]) -> array:
+def compact_array(values: list[int]) -> array:
     """The narrowest unsigned array holding `values` (8-byte for IDs near 2**64)."""
     top = max(values) if values else 0
     if top < 256:
@@ -216,12 +216,12 @@ class StreamNode:
             return
         elems = self.elems
         assert elems is not None
-        self.ms = _compact(self.ms)  # type: ignore[arg-type]
-        self.seq = _compact(self.seq)  # type: ignore[arg-type]
+        self.ms = compact_array(self.ms)  # type: ignore[arg-type]
+        self.seq = compact_array(self.seq)  # type: ignore[arg-type]
         self.data = b"".join(elems)
-        self.offs = _compact(list(accumulate(map(len, elems), initial=0)))
+        self.offs = compact_array(list(accumulate(map(len, elems), initial=0)))
         if self.estart is not None:
-            self.estart = _compact(self.estart)  # type: ignore[arg-type]
+            self.estart = compact_array(self.estart)  # type: ignore[arg-type]
             self.same = bytes(self.same)  # type: ignore[arg-type]
         self.elems = None
         self.is_open = False

@@ -469,7 +469,7 @@ cdef int _u64_reserve(U64Buf *b, Py_ssize_t n) except -1:
 
 
 cdef object _narrow(U64Buf *b):
-    """The values as the narrowest unsigned array (B/H/I/Q), like _compact()."""
+    """The values as the narrowest unsigned array (B/H/I/Q), like stream_node.compact_array()."""
     cdef uint64_t top = 0
     cdef Py_ssize_t i, n = b.n
     for i in range(n):

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import struct
-from array import array
 from itertools import accumulate
 from typing import Any
 
@@ -35,7 +34,7 @@ from rillet.engine.ids import StreamID
 from rillet.engine.listpack_size import int_size
 from rillet.engine.pel import SEQ_BITS, SEQ_MASK, TOUCH_BITS
 from rillet.engine.stream import Stream
-from rillet.engine.stream_node import StreamNode
+from rillet.engine.stream_node import StreamNode, compact_array
 from rillet.persistence import rdb
 from rillet.persistence.rdb_format import (
     TYPE_STREAM_LISTPACKS,
@@ -253,8 +252,8 @@ def stream_lp_decode(lp: bytes, seq0: int) -> tuple:
     for item in stored:
         pos += len(item)
         offs.append(pos)
-    return (live, ndead, fields, _compact(ms_list), _compact(seq_list), b"".join(stored),
-            _compact(offs), _compact(estart) if mixed else None,
+    return (live, ndead, fields, compact_array(ms_list), compact_array(seq_list), b"".join(stored),
+            compact_array(offs), compact_array(estart) if mixed else None,
             bytes(same) if mixed else None, dead)
 
 
@@ -268,12 +267,6 @@ def node_from_listpack(ms0: int, seq0: int, lp: bytes,
     return StreamNode.from_packed(ms0, seq0, master_fields, ms, seq, data, offs,
                                   dead=set(dead) if dead else None, estart=estart, same=same,
                                   body=body)
-
-
-def _compact(values: Any) -> array:
-    top = max(values) if len(values) else 0
-    code = "B" if top < 1 << 8 else "H" if top < 1 << 16 else "I" if top < 1 << 32 else "Q"
-    return array(code, values)
 
 
 def _stream_id(reader: RDBReader, what: str) -> StreamID:
