@@ -11,7 +11,8 @@ cdef struct Pair:
 
 cdef struct Chunk:
     Py_ssize_t n
-    Pair* items  # room for 2 * load + 1
+    Py_ssize_t cap  # pairs `items` has room for: grows by doubling up to 2 * load + 1
+    Pair* items
 
 
 cdef struct Key:
@@ -30,7 +31,7 @@ cdef class ZOrder:
     cdef Py_ssize_t _len
     cdef readonly Py_ssize_t load
 
-    cdef Chunk* _insert_chunk(self, Py_ssize_t at) except NULL
+    cdef Chunk* _insert_chunk(self, Py_ssize_t at, Py_ssize_t cap) except NULL
     cdef void _drop_chunk(self, Py_ssize_t at) noexcept
     cdef Py_ssize_t* _offsets(self) noexcept
     cdef Py_ssize_t _locate(self, Py_ssize_t index, Py_ssize_t* at) noexcept

@@ -129,7 +129,7 @@ cdef class ZOrder:
                 raise TypeError("sorted set members are bytes")
         i = 0
         while i < n:
-            c = self._insert_chunk(self._nchunks)
+            c = self._insert_chunk(self._nchunks, min(self.load, n - i))
             j = 0
             while j < self.load and i < n:
                 item = data[i]
@@ -154,8 +154,8 @@ cdef class ZOrder:
         PyMem_Free(self._cum)
 
     # --- chunk bookkeeping ---------------------------------------------------------------
-    cdef Chunk* _insert_chunk(self, Py_ssize_t at) except NULL:
-        """A new empty chunk at position `at`."""
+    cdef Chunk* _insert_chunk(self, Py_ssize_t at, Py_ssize_t cap) except NULL:
+        """A new empty chunk at position `at`, with room for `cap` pairs."""
         cdef Py_ssize_t room
         cdef void* grown
         if self._nchunks == self._room:
@@ -173,12 +173,15 @@ cdef class ZOrder:
                 raise MemoryError()
             self._cum = <Py_ssize_t*>grown
             self._room = room
-        cdef Pair* items = <Pair*>PyMem_Malloc((2 * self.load + 1) * sizeof(Pair))
+        if cap < 1:
+            cap = 1
+        cdef Pair* items = <Pair*>PyMem_Malloc(cap * sizeof(Pair))
         if items == NULL:
             raise MemoryError()
         memmove(&self._chunks[at + 1], &self._chunks[at], (self._nchunks - at) * sizeof(Chunk))
         memmove(&self._maxes[at + 1], &self._maxes[at], (self._nchunks - at) * sizeof(Pair))
         self._chunks[at].n = 0
+        self._chunks[at].cap = cap
         self._chunks[at].items = items
         self._nchunks += 1
         self._cum_ok = False
@@ -265,12 +268,13 @@ cdef class ZOrder:
     cdef int _add(self, double score, object member) except -1:
         cdef Key k
         cdef Chunk* c
-        cdef Py_ssize_t at, i, half
+        cdef Py_ssize_t at, i, half, room
+        cdef void* grown
         k.score = score
         k.member = <PyObject*>member
         k.side = 0
         if self._nchunks == 0:
-            c = self._insert_chunk(0)
+            c = self._insert_chunk(0, 4)
             at = 0
             i = 0
         else:
@@ -282,6 +286,14 @@ cdef class ZOrder:
             else:
                 c = &self._chunks[at]
                 i = _in_right(c, &k)
+        if c.n == c.cap:
+            # Small sets stay small: a chunk grows by doubling, to 2 * load + 1 at most.
+            room = 2 * c.cap if 2 * c.cap < 2 * self.load + 1 else 2 * self.load + 1
+            grown = PyMem_Realloc(c.items, room * sizeof(Pair))
+            if grown == NULL:
+                raise MemoryError()
+            c.items = <Pair*>grown
+            c.cap = room
         memmove(&c.items[i + 1], &c.items[i], (c.n - i) * sizeof(Pair))
         Py_INCREF(member)
         c.items[i].score = score
@@ -292,7 +304,7 @@ cdef class ZOrder:
         self._cum_ok = False
         if c.n > 2 * self.load:
             half = c.n >> 1
-            self._insert_chunk(at + 1)
+            self._insert_chunk(at + 1, c.cap)
             c = &self._chunks[at]  # the array may have moved
             memcpy(self._chunks[at + 1].items, &c.items[half], (c.n - half) * sizeof(Pair))
             self._chunks[at + 1].n = c.n - half
@@ -433,7 +445,7 @@ cdef class ZOrder:
         cdef Py_ssize_t k, i
         cdef Chunk* c
         for k in range(self._nchunks):
-            c = other._insert_chunk(k)
+            c = other._insert_chunk(k, self._chunks[k].n)
             memcpy(c.items, self._chunks[k].items, self._chunks[k].n * sizeof(Pair))
             c.n = self._chunks[k].n
             for i in range(c.n):
