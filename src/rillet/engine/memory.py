@@ -19,8 +19,8 @@ from itertools import islice
 from rillet.engine.hashes import Hash
 from rillet.engine.lists import List
 from rillet.engine.sets import Set
-from rillet.engine.stream import Stream
 from rillet.engine.sortedlist import SortedList
+from rillet.engine.stream import Stream
 from rillet.engine.zsets import Order, ZSet
 
 # Per key in a Database: the key's bytes object (33 + len), its dict entries in
