@@ -43,7 +43,7 @@ def _same(a: list, b: list) -> None:
     assert [math.copysign(1, s) for s, _ in a] == [math.copysign(1, s) for s, _ in b]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(initial=st.sets(pairs, max_size=25), ops=OPS, load=st.integers(1, 4))
 def test_zorder_matches_the_reference(initial, ops, load):
     ref = SortedList(list(initial), load=load)

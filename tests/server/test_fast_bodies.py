@@ -192,7 +192,7 @@ def _zobserve(server: Server) -> list[object]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(zsteps, st.sampled_from([0, 2, 5, 128]), st.sampled_from([8, 64]), st.booleans(), st.booleans())
 def test_compiled_zadd_equals_the_reference(commands, max_entries, max_value, sinks, events):
     """The table's ZADD (compiled when built) answers, changes and signals as `zsets.zadd`."""
