@@ -25,6 +25,8 @@ MODULES = {
     "rillet.engine._geo": "src/rillet/engine/_geo.pyx",
     "rillet.commands._writes": "src/rillet/commands/_writes.pyx",
     "rillet.engine._pelindex": "src/rillet/engine/_pelindex.pyx",
+    "rillet.engine._zorder": "src/rillet/engine/_zorder.pyx",
+    "rillet.commands._zsets": "src/rillet/commands/_zsets.pyx",
     "rillet.spark._xrange_columns": "src/rillet/spark/_xrange_columns.pyx",
 }
 

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rillet.clock import ManualClock
-from rillet.commands import streams, strings
+from rillet.commands import streams, strings, zsets
 from rillet.commands.table import COMMANDS
 from rillet.dispatch import Dispatcher
 from rillet.engine.listpack_size import element_size
@@ -154,3 +154,61 @@ def test_xadd_star_reads_the_system_clock():
     after = time.time_ns() // 1_000_000
     ms, seq = map(int, reply.split(b"-"))
     assert before <= ms <= after and seq == 0
+
+
+# --- ZADD (commands/_zsets.pyx) against zsets.zadd, the reference -----------------------------
+
+zkeys = st.sampled_from([b"z", b"y", b"str"])
+zscores = st.one_of(
+    st.integers(-30, 30).map(lambda n: b"%d" % n),
+    st.sampled_from([b"-0", b"007", b"000000012345", b"999999999999999", b"9999999999999999",
+                     b"-999999999999999", b"1.5", b"1e3", b"inf", b"-inf", b"+5", b" 5", b"-",
+                     b"", b"nan", b"0x10", b"5x"]),
+)
+zmembers = st.sampled_from([b"a", b"b", b"c", b"element:000000000001", b"", b"x" * 70])
+zflags = st.lists(st.sampled_from([b"NX", b"XX", b"GT", b"LT", b"CH", b"INCR", b"nx", b"ch"]),
+                  max_size=2)
+zadd_plain = st.builds(lambda k, pairs: [b"ZADD", k, *[x for p in pairs for x in p]],
+                       zkeys, st.lists(st.tuples(zscores, zmembers), min_size=1, max_size=20))
+zadd_flags = st.builds(lambda k, f, pairs: [b"ZADD", k, *f, *[x for p in pairs for x in p]],
+                       zkeys, zflags, st.lists(st.tuples(zscores, zmembers), min_size=1, max_size=3))
+zadd_odd = st.builds(lambda k, s: [b"ZADD", k, *s], zkeys, st.lists(zscores, min_size=1, max_size=3))
+zothers = st.sampled_from([
+    [b"SET", b"str", b"v"], [b"ZREM", b"z", b"a"], [b"ZREM", b"z", b"a", b"b", b"c"], [b"DEL", b"z"],
+    [b"ZPOPMIN", b"z"], [b"ZINCRBY", b"z", b"2", b"b"], [b"EXPIRE", b"y", b"100"],
+    [b"ZREMRANGEBYRANK", b"z", b"0", b"1"],
+])
+zsteps = st.lists(st.one_of(zadd_plain, zadd_plain, zadd_flags, zadd_odd, zothers), max_size=40)
+
+
+def _zobserve(server: Server) -> list[object]:
+    out: list[object] = [server.state.dirty, server.run([b"DBSIZE"])]
+    for key in (b"z", b"y"):
+        out += [server.run([b"ZRANGE", key, b"0", b"-1", b"WITHSCORES"]),
+                server.run([b"OBJECT", b"ENCODING", key])]
+        value = server.state.keyspace[0].data.get(key)
+        if value is not None and hasattr(value, "order"):
+            out.append((list(value.order), dict(value.scores)))
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(zsteps, st.sampled_from([0, 2, 5, 128]), st.sampled_from([8, 64]), st.booleans(), st.booleans())
+def test_compiled_zadd_equals_the_reference(commands, max_entries, max_value, sinks, events):
+    """The table's ZADD (compiled when built) answers, changes and signals as `zsets.zadd`."""
+    fast, reference = Server(sinks), Server(sinks)
+    notes: dict[int, list] = {id(fast): [], id(reference): []}
+    for server in (fast, reference):
+        server.state.config.set("zset-max-listpack-entries", str(max_entries))
+        server.state.config.set("zset-max-listpack-value", str(max_value))
+        if events:
+            server.state.config.set("notify-keyspace-events", "KEA")
+            server.state.notify = (lambda *a, _n=notes[id(server)]: _n.append(a))
+    for argv in commands:
+        ours = fast.run(argv)
+        with bodies({"zadd": zsets.zadd}):
+            theirs = reference.run(argv)
+        assert ours == theirs, argv
+    assert fast.effects == reference.effects
+    assert notes[id(fast)] == notes[id(reference)]
+    assert _zobserve(fast) == _zobserve(reference)

@@ -11,11 +11,12 @@ propagate as ZPOPMIN/ZPOPMAX key count.
 from __future__ import annotations
 
 import math
+import os
 
 from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int, parse_mpop
 from rillet.commands.lists import parse_timeout
-from rillet.commands.table import command
+from rillet.commands.table import COMMANDS, command
 from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_count, scan_members
 from rillet.engine.doubles import parse_range_double, parse_score
 from rillet.engine.sets import Set
@@ -52,6 +53,11 @@ def _pairs_reply(ctx: Client, pairs: list[tuple[bytes, float]], withscores: bool
     if ctx.resp3:
         return [[m, s] for m, s in pairs]
     return [x for m, s in pairs for x in (m, s)]
+
+
+def _note_sizes(ctx: Client, z: ZSet, members: list[bytes]) -> None:
+    """After members were added: `skiplist` once the set outgrows the listpack limits."""
+    z.note_sizes(*_limits(ctx), members)
 
 
 def _score_arg(raw: bytes) -> float:
@@ -126,12 +132,26 @@ def zadd(ctx: Client, argv: list[bytes]) -> object:
     if not z.scores:
         ctx.db.delete(key)
     if added or changed:
-        z.note_sizes(*_limits(ctx), list(members))
+        if not z.big:
+            _note_sizes(ctx, z, members)
         ctx.modified(key)
         ctx.notify(ZSET, b"zincr" if incr else b"zadd", key)
     if incr:
         return result
     return added + changed if b"CH" in flags else added
+
+
+try:
+    # ZADD's common form compiled (commands/_zsets.pyx); optional: without it,
+    # or with RILLET_PURE set, `zadd` above (the reference) answers every form.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.commands import _zsets
+except ImportError:
+    pass
+else:
+    _zsets.bind_zadd(zadd, _score_arg, _note_sizes)
+    COMMANDS["zadd"].handler = _zsets.zadd
 
 
 @command("zincrby", 4, "write denyoom fast", keys=(1, 1, 1), key_flags="RW access update", group="sorted-set", since="1.2.0")

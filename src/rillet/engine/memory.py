@@ -19,8 +19,9 @@ from itertools import islice
 from rillet.engine.hashes import Hash
 from rillet.engine.lists import List
 from rillet.engine.sets import Set
+from rillet.engine.sortedlist import SortedList
 from rillet.engine.stream import Stream
-from rillet.engine.zsets import ZSet
+from rillet.engine.zsets import Order, ZSet
 
 # Per key in a Database: the key's bytes object (33 + len), its dict entries in
 # data, the SCAN order (seq dict, two list slots, an int) and the access clock.
@@ -29,7 +30,9 @@ BYTES_OVERHEAD = 33  # a bytes object's header (CPython: PyBytesObject + NUL)
 # Containers: the object, its dict(s) at their smallest, per element overheads.
 HASH_FIXED, HASH_PER_FIELD, HASH_PER_TTL = 320, 37 + 2 * BYTES_OVERHEAD, 100
 SET_FIXED, SET_PER_MEMBER = 245, 37 + BYTES_OVERHEAD
-ZSET_FIXED, ZSET_PER_MEMBER = 555, 125 + BYTES_OVERHEAD  # dict entry, float, tuple, list slot
+# A sorted set's member: its dict entry and float, and in the order a tuple and its
+# list slot (SortedList), or a packed 16-byte pair and its chunk's slack (_zorder).
+ZSET_FIXED, ZSET_PER_MEMBER = 555, (125 if Order is SortedList else 85) + BYTES_OVERHEAD
 LIST_FIXED, LIST_PER_ITEM = 815, 8 + BYTES_OVERHEAD
 STREAM_FIXED, STREAM_PER_NODE = 400, 600  # a node: its object, arrays, ID tuple, list slots
 GROUP_FIXED, PEL_ENTRY, CONSUMER_FIXED = 500, 400, 300  # a PEL entry sits in three indexes

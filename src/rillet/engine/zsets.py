@@ -1,7 +1,8 @@
 """The sorted set type: member -> score, ordered by (score, member).
 
 `scores` maps member to score; `order` is the sorted (score, member) pairs in
-a chunked `SortedList` (bisect for ranks and ranges, bounded inserts). OBJECT ENCODING:
+a chunked `SortedList` (bisect for ranks and ranges, bounded inserts), or its
+compiled form `_zorder.ZOrder`. OBJECT ENCODING:
 `listpack` while the count fits zset-max-listpack-entries and members fit
 zset-max-listpack-value, `skiplist` after (back to `listpack` only when a
 command builds a new set, as Redis's zsetTypeCreate does).
@@ -9,10 +10,21 @@ command builds a new set, as Redis's zsetTypeCreate does).
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
 from rillet.engine.sortedlist import SortedList
+
+# The order's class: the compiled one for (score, member) pairs (engine/_zorder.pyx,
+# same API and answers, checked by tests/engine/test_zorder.py) when built, unless
+# RILLET_PURE is set; SortedList, the reference, otherwise.
+Order: type = SortedList
+if not os.environ.get("RILLET_PURE"):
+    try:
+        from rillet.engine._zorder import ZOrder as Order
+    except ImportError:
+        pass
 
 
 class ZSet:
@@ -21,14 +33,14 @@ class ZSet:
 
     def __init__(self) -> None:
         self.scores: dict[bytes, float] = {}
-        self.order = SortedList()
+        self.order = Order()
         self.big = False
 
     @classmethod
     def from_dict(cls, scores: dict[bytes, float], big: bool = False) -> ZSet:
         z = cls()
         z.scores = dict(scores)
-        z.order = SortedList([(s, m) for m, s in z.scores.items()])
+        z.order = Order([(s, m) for m, s in z.scores.items()])
         z.big = big
         return z
 
