@@ -553,6 +553,20 @@ def stream_lp_decode(lp, uint64_t seq0):
     elements; estart/same are None when every entry is SAMEFIELDS.
     Raises ValueError when the listpack is not a valid stream node.
     """
+    return _stream_lp(lp, seq0, True)
+
+
+def stream_lp_header(lp, uint64_t seq0):
+    """stream_lp_decode(lp, seq0)[:3], i.e. (live, ndead, fields), building nothing else.
+
+    One walk with stream_lp_decode (`build` off): the same checks, so a listpack
+    this accepts is one stream_lp_decode accepts. The loader checks each node
+    with it and keeps the listpack until first read (rdb_stream.LoadedNode).
+    """
+    return _stream_lp(lp, seq0, False)
+
+
+cdef object _stream_lp(lp, uint64_t seq0, bint build):
     cdef const uint8_t[::1] view = memoryview(lp).cast("B")
     cdef Py_ssize_t size = view.shape[0]
     if size < 7:
@@ -578,22 +592,22 @@ def stream_lp_decode(lp, uint64_t seq0):
     fields = []
     dead = []
     cdef bint mixed = False
-    cdef Py_ssize_t entry = 0, stored = 0
+    cdef Py_ssize_t entry = 0, stored = 0, ndead_seen = 0
     # Sized up front from the listpack's element count (a bound on entries and
     # stored elements): a node then needs no reallocation while it is decoded.
-    cdef Py_ssize_t count = buf[4] | (buf[5] << 8)
-    if count == 65535:
-        count = size
+    cdef Py_ssize_t header_count = buf[4] | (buf[5] << 8), elements = 0
+    cdef Py_ssize_t count = size if header_count == 65535 else header_count
     try:
-        _u64_reserve(&ms_b, count)
-        _u64_reserve(&seq_b, count)
-        _u64_reserve(&estart_b, count + 1)
-        _u64_reserve(&offs_b, count + 1)
-        # Integers grow when written as text: twice the listpack is a good guess.
-        data_b.data = <char *> PyMem_Malloc(2 * size)
-        if data_b.data == NULL:
-            raise MemoryError()
-        data_b.cap = 2 * size
+        if build:
+            _u64_reserve(&ms_b, count)
+            _u64_reserve(&seq_b, count)
+            _u64_reserve(&estart_b, count + 1)
+            _u64_reserve(&offs_b, count + 1)
+            # Integers grow when written as text: twice the listpack is a good guess.
+            data_b.data = <char *> PyMem_Malloc(2 * size)
+            if data_b.data == NULL:
+                raise MemoryError()
+            data_b.cap = 2 * size
         # master entry: count, deleted, num-fields, fields..., 0
         if _lp_next(buf, p, end, &live, &sstart, &slen, &nextp) != 1:
             raise ValueError("stream master count is not an integer")
@@ -617,31 +631,37 @@ def stream_lp_decode(lp, uint64_t seq0):
         if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 or ival != 0:
             raise ValueError("stream master entry not terminated by 0")
         p = nextp
-        _u64_push(&offs_b, 0)
+        elements = 4 + k
+        if build:
+            _u64_push(&offs_b, 0)
         while p < end:
             if _lp_next(buf, p, end, &flags, &sstart, &slen, &nextp) != 1:
                 raise ValueError("stream entry flags are not an integer")
             p = nextp
             if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
                 raise ValueError("stream ms-diff is not an integer")
-            _u64_push(&ms_b, <uint64_t> ival)
+            if build:
+                _u64_push(&ms_b, <uint64_t> ival)
             p = nextp
             if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
                 raise ValueError("stream seq-diff is not an integer")
-            _u64_push(&seq_b, seq0 + <uint64_t> ival)
             p = nextp
-            _u64_push(&estart_b, stored)
+            if build:
+                _u64_push(&seq_b, seq0 + <uint64_t> ival)
+                _u64_push(&estart_b, stored)
             if flags & 2:
                 nvals = k
                 lp_count = k + 3
-                _bytes_push(&same_b, &one, 1)
+                if build:
+                    _bytes_push(&same_b, &one, 1)
             else:
                 if p >= end or _lp_next(buf, p, end, &nf, &sstart, &slen, &nextp) != 1 or nf < 0:
                     raise ValueError("stream entry field count is not an integer")
                 p = nextp
                 nvals = 2 * nf
                 lp_count = 2 * nf + 4
-                _bytes_push(&same_b, &zero, 1)
+                if build:
+                    _bytes_push(&same_b, &zero, 1)
                 mixed = True
             for j in range(nvals):
                 if p >= end:
@@ -649,25 +669,33 @@ def stream_lp_decode(lp, uint64_t seq0):
                 kind = _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp)
                 if kind == 0:
                     raise ValueError("bad stream entry element")
-                if kind == 1:
-                    numlen = _fmt_i64(ival, num)
-                    _bytes_push(&data_b, num, numlen)
-                else:
-                    _bytes_push(&data_b, <const char *> buf + sstart, slen)
-                _u64_push(&offs_b, data_b.n)
+                if build:
+                    if kind == 1:
+                        numlen = _fmt_i64(ival, num)
+                        _bytes_push(&data_b, num, numlen)
+                    else:
+                        _bytes_push(&data_b, <const char *> buf + sstart, slen)
+                    _u64_push(&offs_b, data_b.n)
                 stored += 1
                 p = nextp
             if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 \
                     or ival != lp_count:
                 raise ValueError("stream entry with a wrong lp-count")
             p = nextp
+            elements += lp_count + 1
             if flags & 1:
-                dead.append(entry)
+                ndead_seen += 1
+                if build:
+                    dead.append(entry)
             entry += 1
         if p != end:
             raise ValueError("listpack elements overrun its end")
-        if len(dead) != ndead or entry - ndead != live:
+        if header_count != 65535 and header_count != elements:
+            raise ValueError(f"listpack says {header_count} elements, has {elements}")
+        if ndead_seen != ndead or entry - ndead != live:
             raise ValueError("stream listpack counts disagree with its entries")
+        if not build:
+            return live, ndead, fields
         _u64_push(&estart_b, stored)
         data = PyBytes_FromStringAndSize(data_b.data, data_b.n) if data_b.n else b""
         return (live, ndead, fields, _narrow(&ms_b), _narrow(&seq_b), data, _narrow(&offs_b),
