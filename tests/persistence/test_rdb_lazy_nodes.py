@@ -41,7 +41,7 @@ def _stream(seed: int) -> tuple[Stream, list[StreamID]]:
     stream = Stream(node_max_entries=rnd.choice([3, 7, 100]), node_max_bytes=rnd.choice([0, 300]))
     ms = rnd.choice([0, 1_700_000_000_000, U64_MAX - 10_000])
     ids = []
-    for i in range(rnd.randint(40, 260)):
+    for _ in range(rnd.randint(40, 260)):
         ms += rnd.choice([0, 0, 1, 7])
         if rnd.random() < 0.75:
             fields = [b"sensor", b"s-%d" % rnd.randint(0, 9), b"temp", b"%d" % rnd.randint(-300, 2**40)]
