@@ -39,10 +39,12 @@ from rillet.persistence.rdb_format import (
     OP_FUNCTION2,
     OP_FUNCTION_PRE_GA,
     OP_IDLE,
+    OP_KEY_META,
     OP_MODULE_AUX,
     OP_RESIZEDB,
     OP_SELECTDB,
     OP_SLOT_INFO,
+    RDB_READ_VERSION,
     RDB_VERSION,
     TYPE_NAMES,
     TYPE_STRING,
@@ -344,7 +346,7 @@ def read_version(data: Any, name: str = "RDB") -> int:
     if not digits.isdigit():
         raise RDBError(f"{name}: bad RDB version field at offset 5")
     version = int(digits)
-    if version < 1 or version > RDB_VERSION:
+    if version < 1 or version > RDB_READ_VERSION:
         raise RDBError(f"{name}: Can't handle RDB format version {version}")
     return version
 
@@ -462,7 +464,7 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
                 except Exception as error:  # a library that does not load is a bad file
                     raise reader.fail(f"a function library that loads ({error})", at) from None
             continue
-        if op in (OP_FUNCTION_PRE_GA, OP_MODULE_AUX):
+        if op in (OP_FUNCTION_PRE_GA, OP_MODULE_AUX, OP_KEY_META):
             raise reader.fail(f"no module or function data (opcode {op})", at)
         # A key/value pair of RDB type `op`.
         key = reader.string("a key")
@@ -543,7 +545,7 @@ def verify_payload(payload: bytes) -> bool:
     if len(payload) < 10:
         return False
     version = int.from_bytes(payload[-10:-8], "little")
-    if version > RDB_VERSION:
+    if version > RDB_READ_VERSION:
         return False
     return crc64(0, payload[:-8]) == int.from_bytes(payload[-8:], "little")
 

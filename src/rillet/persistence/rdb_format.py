@@ -18,7 +18,10 @@ import struct
 
 # --- constants (rdb.h) -------------------------------------------------------------
 
-RDB_VERSION = 12  # what Redis 8.2.3 writes (checked against its own SAVE)
+RDB_VERSION = 12  # what rillet writes: Redis 8.2.3's (checked against its own SAVE), so 8.2 loads it
+# The newest version rillet reads: Redis 8.6 writes 13 (streams with IDMP state,
+# module key metadata), Redis 8.8 writes 14 (streams with XNACK's NACK zone, arrays).
+RDB_READ_VERSION = 14
 RDB_MIN_VERSION = 1
 
 RDB_6BITLEN = 0
@@ -31,6 +34,7 @@ RDB_ENC_INT16 = 1
 RDB_ENC_INT32 = 2
 RDB_ENC_LZF = 3
 
+OP_KEY_META = 243  # RDB 13: module metadata classes before a key
 OP_SLOT_INFO = 244
 OP_FUNCTION2 = 245
 OP_FUNCTION_PRE_GA = 246
@@ -65,6 +69,8 @@ TYPE_HASH_LISTPACK_EX = 25
 TYPE_STREAM_LISTPACKS = 15
 TYPE_STREAM_LISTPACKS_2 = 19
 TYPE_STREAM_LISTPACKS_3 = 21
+TYPE_STREAM_LISTPACKS_4 = 26  # RDB 13 (Redis 8.6): + the IDMP state
+TYPE_STREAM_LISTPACKS_5 = 27  # RDB 14 (Redis 8.8): + each group's NACK zone
 
 # Names for the types rillet cannot hold yet (for the refusal message).
 TYPE_NAMES = {
@@ -74,7 +80,7 @@ TYPE_NAMES = {
     16: "hash (listpack)", 17: "zset (listpack)", 18: "list (quicklist)", 19: "stream",
     20: "set (listpack)", 21: "stream", 22: "hash (with field TTLs)",
     23: "hash (listpack with field TTLs)", 24: "hash (with field TTLs)",
-    25: "hash (listpack with field TTLs)",
+    25: "hash (listpack with field TTLs)", 26: "stream", 27: "stream", 28: "array",
 }
 
 _I64_MIN = -(1 << 63)

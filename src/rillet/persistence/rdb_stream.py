@@ -1,4 +1,4 @@
-"""The stream codec for RDB: RDB_TYPE_STREAM_LISTPACKS_3 out; _3, _2 and the 5.0 form in.
+"""The stream codec for RDB: RDB_TYPE_STREAM_LISTPACKS_3 out; _5 to _2 and the 5.0 form in.
 
 Payload (rdb.c rdbSaveObject for OBJ_STREAM):
 
@@ -17,6 +17,15 @@ deleted, num-fields, fields..., 0), then per entry flags, ms-diff, seq-diff,
 [num-fields, fields and values | values when SAMEFIELDS], lp-count. rillet's
 nodes close where Redis's listpacks do, so nodes map one to one.
 
+Newer Redis versions append to that layout (read here, not written, so that
+Redis 8.2 loads rillet's dumps):
+
+    _4 (RDB 13, Redis 8.6), after the groups: len IDMP duration s, len IDMP
+        max size, len producers, per producer: string pid, len entries,
+        (string iid, len ms, len seq)*; then len iids-added, len iids-duplicates.
+    _5 (RDB 14, Redis 8.8), per group after its consumers: len NACK zone size,
+        16-byte ID* of the entries XNACK released, in zone order.
+
 Entries released by XNACK (no owner, Redis 8.8) are in the group PEL and in
 no consumer's PEL. The IDMP state (Redis 8.6) is written as an AUX field per
 stream ("rillet-idmp"), which Redis 8.2 ignores: see docs/compat.md.
@@ -30,6 +39,7 @@ from itertools import accumulate
 from typing import Any
 
 from rillet.engine import groups as groups_engine
+from rillet.engine.idmp import IDMP_DURATION_MAX_S, IDMP_MAXSIZE_MAX
 from rillet.engine.ids import StreamID
 from rillet.engine.listpack_size import int_size
 from rillet.engine.pel import SEQ_BITS, SEQ_MASK, TOUCH_BITS
@@ -40,6 +50,8 @@ from rillet.persistence.rdb_format import (
     TYPE_STREAM_LISTPACKS,
     TYPE_STREAM_LISTPACKS_2,
     TYPE_STREAM_LISTPACKS_3,
+    TYPE_STREAM_LISTPACKS_4,
+    TYPE_STREAM_LISTPACKS_5,
     RDBReader,
     encode_len,
     lp_decode,
@@ -137,7 +149,9 @@ def _node_listpack_fast(node: StreamNode, encode: Any = None) -> bytes:
                    data, offs, node.estart, node.same, node.dead)
 
 
-def save_stream(writer: rdb.RDBWriter, stream: Stream) -> None:
+def save_stream(writer: rdb.RDBWriter, stream: Stream,
+                rdb_type: int = TYPE_STREAM_LISTPACKS_3) -> None:
+    """The payload of `rdb_type`: _3 as dumps are written; _5 (Redis 8.8's) on request."""
     nodes = stream.nodes
     writer.length(len(nodes))
     for node in nodes:
@@ -182,6 +196,35 @@ def save_stream(writer: rdb.RDBWriter, stream: Stream) -> None:
             writer.raw(b"".join(_ID.pack(key >> SEQ_BITS, key & SEQ_MASK)
                                 for key in consumer.pel.keys()))
             writer.maybe_flush()
+        if rdb_type >= TYPE_STREAM_LISTPACKS_5:
+            zone = [entry.key for entry in group.pending_in_idle_order() if entry.consumer is None]
+            length(len(zone))
+            writer.raw(b"".join(_ID.pack(key >> SEQ_BITS, key & SEQ_MASK) for key in zone))
+    if rdb_type >= TYPE_STREAM_LISTPACKS_4:
+        _save_idmp(writer, stream)
+
+
+def _save_idmp(writer: rdb.RDBWriter, stream: Stream) -> None:
+    config = writer.config
+    defaults = ((config["stream-idmp-duration"], config["stream-idmp-maxsize"])
+                if config is not None else (100, 100))
+    idmp = stream.idmp
+    if idmp is None:
+        writer.raw(encode_len(defaults[0]) + encode_len(defaults[1]) + b"\0\0\0")
+        return
+    duration, maxsize = idmp.settings(*defaults)
+    writer.length(duration)
+    writer.length(maxsize)
+    writer.length(len(idmp.producers))
+    for pid, iids in idmp.producers.items():
+        writer.string(pid)
+        writer.length(len(iids))
+        for iid, sid in iids.items():
+            writer.string(iid)
+            writer.length(sid[0])
+            writer.length(sid[1])
+    writer.length(idmp.iids_added)
+    writer.length(idmp.iids_duplicates)
 
 
 # --- load --------------------------------------------------------------------------------
@@ -377,7 +420,43 @@ def load_stream(reader: RDBReader, rdb_type: int, context: rdb.LoadContext) -> A
         raise reader.fail(f"a consistent stream ({exc})", at) from None
     for _ in range(reader.length("the consumer group count")):
         yield from _load_group(reader, rdb_type, stream)
+    if rdb_type >= TYPE_STREAM_LISTPACKS_4:
+        _load_idmp(reader, stream, context)
     return stream
+
+
+def _load_idmp(reader: RDBReader, stream: Stream, context: rdb.LoadContext) -> None:
+    """The IDMP section of a _4+ stream (see the module docstring)."""
+    at = reader.pos
+    duration = reader.length("the IDMP duration")
+    maxsize = reader.length("the IDMP max size")
+    if not 1 <= duration <= IDMP_DURATION_MAX_S or not 1 <= maxsize <= IDMP_MAXSIZE_MAX:
+        raise reader.fail(f"an IDMP duration of 1-{IDMP_DURATION_MAX_S} s and a max size"
+                          f" of 1-{IDMP_MAXSIZE_MAX} (got {duration}, {maxsize})", at)
+    producers: dict[bytes, dict[bytes, StreamID]] = {}
+    for _ in range(reader.length("the IDMP producer count")):
+        at = reader.pos
+        pid = reader.string("an IDMP producer ID")
+        if pid in producers:
+            raise reader.fail(f"a unique IDMP producer ID (duplicate {pid!r})", at)
+        iids = producers[pid] = {}
+        for _ in range(reader.length("an IDMP producer's entry count")):
+            iid = reader.string("an IDMP idempotent ID")
+            iids[iid] = _stream_id(reader, "an IDMP entry ID")
+    added = reader.length("the IDMP iids-added count")
+    duplicates = reader.length("the IDMP iids-duplicates count")
+    config = context.state.config if context.state is not None else None
+    defaults = ((config["stream-idmp-duration"], config["stream-idmp-maxsize"])
+                if config is not None else (None, None))
+    if not producers and not added and not duplicates and (duration, maxsize) == defaults:
+        return  # Redis writes the section for every stream: this one never used IDMP
+    idmp = stream.ensure_idmp()
+    # Settings equal to the server's defaults keep following them, as before XCFGSET.
+    idmp.duration_s = None if duration == defaults[0] else duration
+    idmp.maxsize = None if maxsize == defaults[1] else maxsize
+    idmp.producers = producers
+    idmp.iids_added = added
+    idmp.iids_duplicates = duplicates
 
 
 def _load_group(reader: RDBReader, rdb_type: int, stream: Stream) -> Any:
@@ -431,8 +510,21 @@ def _load_group(reader: RDBReader, rdb_type: int, stream: Stream) -> Any:
                 raise reader.fail("a consumer PEL ID present in the group PEL",
                                   start + 16 * index + 16)
             record[1] = consumer
-    # Idle order: oldest delivery first, ties by ID (the group PEL's order).
-    records = sorted(map(tuple, pending.values()), key=lambda r: r[2])
+    released: list[tuple] = []
+    if rdb_type >= TYPE_STREAM_LISTPACKS_5:
+        size = reader.length("a NACK zone size")
+        start = reader.pos
+        ids = reader.take(16 * size, "a NACK zone ID") if size else b""
+        for index, (ms, seq) in enumerate(_ID.iter_unpack(ids)):
+            record = pending.pop((ms << SEQ_BITS) | seq, None)
+            if record is None or record[1] is not None:
+                raise reader.fail("a NACK zone ID pending in the group and owned by no consumer",
+                                  start + 16 * index + 16)
+            record[2] = 0  # as XNACK leaves it: claimable at once, at the front of the idle order
+            released.append(tuple(record))
+    # Idle order: the NACK zone in its order, then oldest delivery first, ties by
+    # ID (the group PEL's order).
+    records = released + sorted(map(tuple, pending.values()), key=lambda r: r[2])
     group.restore_pending(records)  # type: ignore[arg-type]
 
 
@@ -452,7 +544,8 @@ if not os.environ.get("RILLET_PURE"):
 
 rdb.register(rdb.RDBCodec(
     "stream", Stream, TYPE_STREAM_LISTPACKS_3,
-    (TYPE_STREAM_LISTPACKS, TYPE_STREAM_LISTPACKS_2, TYPE_STREAM_LISTPACKS_3),
+    (TYPE_STREAM_LISTPACKS, TYPE_STREAM_LISTPACKS_2, TYPE_STREAM_LISTPACKS_3,
+     TYPE_STREAM_LISTPACKS_4, TYPE_STREAM_LISTPACKS_5),
     save_stream, load_stream))
 
 
