@@ -10,6 +10,8 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.pyport cimport PY_SSIZE_T_MAX
 
 cdef uint64_t CRC_TABLE[8][256]
 cdef bint _crc_ready = False
@@ -65,12 +67,21 @@ def read_string(data, Py_ssize_t pos, Py_ssize_t end):
 
     Raises ValueError("...") naming what was wrong; the caller adds the offset.
     """
-    cdef const uint8_t[::1] view = memoryview(data).cast("B")
-    if end > view.shape[0]:
-        end = view.shape[0]
+    # The buffer protocol directly: a typed memoryview costs microseconds to
+    # set up, and a load calls this twice per stream node.
+    cdef Py_buffer buffer
+    PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE)
+    try:
+        return _read_string(<const uint8_t *> buffer.buf, buffer.len, pos, end)
+    finally:
+        PyBuffer_Release(&buffer)
+
+
+cdef object _read_string(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos, Py_ssize_t end):
+    if end > size:
+        end = size
     if pos >= end:
         raise ValueError("unexpected end of file reading a string length")
-    cdef const uint8_t *p = &view[0]
     cdef uint8_t first = p[pos]
     cdef uint64_t n = 0, clen = 0
     cdef int kind = first >> 6
@@ -96,12 +107,15 @@ def read_string(data, Py_ssize_t pos, Py_ssize_t end):
     elif kind == 3 and (first & 0x3F) == 3:
         clen, pos = _read_len(p, pos, end)
         n, pos = _read_len(p, pos, end)
-        if pos + <Py_ssize_t> clen > end:
+        if clen > <uint64_t> (end - pos):
             raise ValueError("unexpected end of file reading LZF data")
-        return lzf_decompress(view[pos : pos + <Py_ssize_t> clen], n), pos + <Py_ssize_t> clen
+        if n > <uint64_t> PY_SSIZE_T_MAX:
+            raise ValueError(f"LZF data of {n} bytes")
+        return (_lzf_decompress(p + pos, <Py_ssize_t> clen, <Py_ssize_t> n),
+                pos + <Py_ssize_t> clen)
     else:
         return None, pos - 1  # an int encoding: the Python reader handles it
-    if pos + <Py_ssize_t> n > end:
+    if n > <uint64_t> (end - pos):
         raise ValueError(f"unexpected end of file reading a string ({n} bytes)")
     return PyBytes_FromStringAndSize(<const char *> p + pos, n), pos + <Py_ssize_t> n
 
@@ -259,8 +273,16 @@ def lzf_compress(data, unsigned int out_len):
 
 
 def lzf_decompress(data, Py_ssize_t out_len):
-    cdef const uint8_t[::1] view = memoryview(data).cast("B")
-    cdef Py_ssize_t in_len = view.shape[0], ip = 0, op = 0, ref, n, k
+    cdef Py_buffer buffer
+    PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE)
+    try:
+        return _lzf_decompress(<const uint8_t *> buffer.buf, buffer.len, out_len)
+    finally:
+        PyBuffer_Release(&buffer)
+
+
+cdef object _lzf_decompress(const uint8_t *view, Py_ssize_t in_len, Py_ssize_t out_len):
+    cdef Py_ssize_t ip = 0, op = 0, ref, n, k
     cdef unsigned int ctrl, length
     result = PyBytes_FromStringAndSize(NULL, out_len)
     cdef uint8_t *out = <uint8_t *> PyBytes_AS_STRING(result)
@@ -331,7 +353,7 @@ cdef inline Py_ssize_t _backlen_size(Py_ssize_t n) nogil:
     return 5
 
 
-cdef inline int _lp_next(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_t *ival,
+cdef int _lp_next(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_t *ival,
                   Py_ssize_t *sstart, Py_ssize_t *slen, Py_ssize_t *nextp) noexcept nogil:
     """Decode the element at p: returns 1 for an int (ival), 2 for a string, 0 on error."""
     cdef uint8_t b = lp[p]
@@ -412,7 +434,8 @@ cdef inline int _lp_step(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_
                          Py_ssize_t *sstart, Py_ssize_t *slen, Py_ssize_t *nextp) noexcept nogil:
     """_lp_next, with the encodings a stream node is mostly made of decoded here
     (7-bit and 13-bit integers, strings under 64 bytes: same results, same
-    bounds checks, no call) and the rest handed to _lp_next."""
+    bounds checks, no call) and the rest handed to _lp_next, which stays out
+    of line (not `inline`) so that this stays small enough to be inlined."""
     cdef uint8_t b = lp[p]
     cdef Py_ssize_t n
     cdef uint32_t v
@@ -588,7 +611,7 @@ def stream_lp_decode(lp, uint64_t seq0):
     elements; estart/same are None when every entry is SAMEFIELDS.
     Raises ValueError when the listpack is not a valid stream node.
     """
-    return _stream_lp(lp, seq0, True)
+    return _stream_lp_of(lp, seq0, True)
 
 
 def stream_lp_header(lp, uint64_t seq0):
@@ -598,15 +621,21 @@ def stream_lp_header(lp, uint64_t seq0):
     this accepts is one stream_lp_decode accepts. The loader checks each node
     with it and keeps the listpack until first read (rdb_stream.LoadedNode).
     """
-    return _stream_lp(lp, seq0, False)
+    return _stream_lp_of(lp, seq0, False)
 
 
-cdef object _stream_lp(lp, uint64_t seq0, bint build):
-    cdef const uint8_t[::1] view = memoryview(lp).cast("B")
-    cdef Py_ssize_t size = view.shape[0]
+cdef object _stream_lp_of(lp, uint64_t seq0, bint build):
+    cdef Py_buffer buffer
+    PyObject_GetBuffer(lp, &buffer, PyBUF_SIMPLE)
+    try:
+        return _stream_lp(<const uint8_t *> buffer.buf, buffer.len, seq0, build)
+    finally:
+        PyBuffer_Release(&buffer)
+
+
+cdef object _stream_lp(const uint8_t *buf, Py_ssize_t size, uint64_t seq0, bint build):
     if size < 7:
         raise ValueError("listpack shorter than its header")
-    cdef const uint8_t *buf = &view[0]
     cdef uint32_t total = buf[0] | (buf[1] << 8) | (buf[2] << 16) | (<uint32_t> buf[3] << 24)
     if total != size or buf[size - 1] != 0xFF:
         raise ValueError(f"listpack says {total} bytes, has {size}")
@@ -644,17 +673,17 @@ cdef object _stream_lp(lp, uint64_t seq0, bint build):
                 raise MemoryError()
             data_b.cap = 2 * size
         # master entry: count, deleted, num-fields, fields..., 0
-        if _lp_step(buf, p, end, &live, &sstart, &slen, &nextp) != 1:
+        if _lp_next(buf, p, end, &live, &sstart, &slen, &nextp) != 1:
             raise ValueError("stream master count is not an integer")
         p = nextp
-        if _lp_step(buf, p, end, &ndead, &sstart, &slen, &nextp) != 1:
+        if _lp_next(buf, p, end, &ndead, &sstart, &slen, &nextp) != 1:
             raise ValueError("stream master deleted count is not an integer")
         p = nextp
-        if _lp_step(buf, p, end, &k, &sstart, &slen, &nextp) != 1 or k < 0:
+        if _lp_next(buf, p, end, &k, &sstart, &slen, &nextp) != 1 or k < 0:
             raise ValueError("stream master field count is not an integer")
         p = nextp
         for i in range(k):
-            kind = _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp)
+            kind = _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp)
             if kind == 0:
                 raise ValueError("bad stream master field")
             if kind == 1:
@@ -663,7 +692,7 @@ cdef object _stream_lp(lp, uint64_t seq0, bint build):
             else:
                 fields.append(PyBytes_FromStringAndSize(<const char *> buf + sstart, slen))
             p = nextp
-        if p >= end or _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 or ival != 0:
+        if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 or ival != 0:
             raise ValueError("stream master entry not terminated by 0")
         p = nextp
         elements = 4 + k
