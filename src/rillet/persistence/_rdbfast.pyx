@@ -434,8 +434,8 @@ cdef inline int _lp_step(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_
                          Py_ssize_t *sstart, Py_ssize_t *slen, Py_ssize_t *nextp) noexcept nogil:
     """_lp_next, with the encodings a stream node is mostly made of decoded here
     (7-bit and 13-bit integers, strings under 64 bytes: same results, same
-    bounds checks, no call) and the rest handed to _lp_next, which stays out
-    of line (not `inline`) so that this stays small enough to be inlined."""
+    bounds checks, no further call) and the rest handed to _lp_next (not
+    `inline`: big, and rarely needed on this path)."""
     cdef uint8_t b = lp[p]
     cdef Py_ssize_t n
     cdef uint32_t v
