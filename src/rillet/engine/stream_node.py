@@ -67,6 +67,10 @@ class StreamNode:
         "is_open",
         "fast",  # is_open and every entry SAMEFIELDS: Stream.append's fast path applies
         "fresh",  # never packed: Redis's listpack still has its 4 KiB pre-allocation
+        # None, or the RDB listpack of a node loaded and not read since: the
+        # entry slots (ms, seq, data, offs, estart, same, dead, head) are then
+        # unset and filled from it on first read (persistence/rdb_stream.LoadedNode).
+        "lp",
     )
 
     def __init__(self, ms0: int, seq0: int, master_fields: list[bytes]) -> None:
@@ -95,6 +99,7 @@ class StreamNode:
         self.is_open = True
         self.fast = True
         self.fresh = True
+        self.lp = None
 
     @classmethod
     def from_packed(
@@ -121,6 +126,45 @@ class StreamNode:
         `body` is the listpack size without the master count/deleted integers;
         None recomputes it from the entries. Raises ValueError on inconsistency.
         """
+        n = len(ms)
+        if len(seq) != n or (estart is not None and (len(estart) != n + 1 or same is None
+                                                     or len(same) != n)):
+            raise ValueError("stream node arrays disagree")
+        elements = len(offs) - 1
+        if elements < 0 or offs[-1] != len(data):
+            raise ValueError("stream node element offsets disagree with its data")
+        if (estart[-1] if estart is not None else n * len(master_fields)) != elements:
+            raise ValueError("stream node element count disagrees with its entries")
+        if dead and (min(dead) < 0 or max(dead) >= n):
+            raise ValueError("stream node tombstone out of range")
+        node = cls.closed_shell(ms0, seq0, master_fields, n, n - (len(dead) if dead else 0), 0)
+        node.lp = None
+        node.dead = dead or None
+        node.ms = ms
+        node.seq = seq
+        node.data = data
+        node.offs = offs
+        node.estart = estart
+        node.same = same
+        head = 0
+        if dead:
+            while head < n and head in dead:
+                head += 1
+        node.head = head
+        if body is None:
+            body = node.entry_sizes_total()
+        node.body = body
+        if open_tail:
+            node.unpack()
+        return node
+
+    @classmethod
+    def closed_shell(cls, ms0: int, seq0: int, master_fields: list[bytes], n: int, live: int,
+                     body: int) -> StreamNode:
+        """A closed node with every slot set but the entry slots and `lp`
+        (ms, seq, data, offs, estart, same, dead, head): from_packed's start,
+        and a loaded node's whole state until it is read (rdb_stream.LoadedNode).
+        """
         # Built slot by slot rather than through __init__: a loader makes one
         # per 100 entries, and __init__'s sums are only needed without `body`.
         node = cls.__new__(cls)
@@ -132,42 +176,14 @@ class StreamNode:
         node.k18 = 18 * k
         node.fixed_text = sum(map(len, master_fields)) + 4
         node.same_fixed = 2 + int_size(k + 3)
-        n = len(ms)
-        if len(seq) != n or (estart is not None and (len(estart) != n + 1 or same is None
-                                                     or len(same) != n)):
-            raise ValueError("stream node arrays disagree")
-        elements = len(offs) - 1
-        if elements < 0 or offs[-1] != len(data):
-            raise ValueError("stream node element offsets disagree with its data")
-        if (estart[-1] if estart is not None else n * node.k) != elements:
-            raise ValueError("stream node element count disagrees with its entries")
         node.n = n
-        node.dead = dead or None
-        node.live = n - (len(dead) if dead else 0)
-        if dead and (min(dead) < 0 or max(dead) >= n):
-            raise ValueError("stream node tombstone out of range")
-        node.ms = ms
-        node.seq = seq
-        node.data = data
-        node.offs = offs
-        node.estart = estart
-        node.same = same
+        node.live = live
+        node.body = body
         node.elems = None
         node.is_open = False
         node.fast = False
         # Like a listpack read back from an RDB: no pre-allocation (MEMORY USAGE).
         node.fresh = False
-        head = 0
-        if dead:
-            while head < n and head in dead:
-                head += 1
-        node.head = head
-        if body is None:
-            node.body = 0
-            body = node.entry_sizes_total()
-        node.body = body
-        if open_tail:
-            node.unpack()
         return node
 
     # --- sizes -------------------------------------------------------------------

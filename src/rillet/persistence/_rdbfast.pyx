@@ -10,6 +10,8 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.pyport cimport PY_SSIZE_T_MAX
 
 cdef uint64_t CRC_TABLE[8][256]
 cdef bint _crc_ready = False
@@ -65,12 +67,21 @@ def read_string(data, Py_ssize_t pos, Py_ssize_t end):
 
     Raises ValueError("...") naming what was wrong; the caller adds the offset.
     """
-    cdef const uint8_t[::1] view = memoryview(data).cast("B")
-    if end > view.shape[0]:
-        end = view.shape[0]
+    # The buffer protocol directly: a typed memoryview costs microseconds to
+    # set up, and a load calls this twice per stream node.
+    cdef Py_buffer buffer
+    PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE)
+    try:
+        return _read_string(<const uint8_t *> buffer.buf, buffer.len, pos, end)
+    finally:
+        PyBuffer_Release(&buffer)
+
+
+cdef object _read_string(const uint8_t *p, Py_ssize_t size, Py_ssize_t pos, Py_ssize_t end):
+    if end > size:
+        end = size
     if pos >= end:
         raise ValueError("unexpected end of file reading a string length")
-    cdef const uint8_t *p = &view[0]
     cdef uint8_t first = p[pos]
     cdef uint64_t n = 0, clen = 0
     cdef int kind = first >> 6
@@ -96,12 +107,15 @@ def read_string(data, Py_ssize_t pos, Py_ssize_t end):
     elif kind == 3 and (first & 0x3F) == 3:
         clen, pos = _read_len(p, pos, end)
         n, pos = _read_len(p, pos, end)
-        if pos + <Py_ssize_t> clen > end:
+        if clen > <uint64_t> (end - pos):
             raise ValueError("unexpected end of file reading LZF data")
-        return lzf_decompress(view[pos : pos + <Py_ssize_t> clen], n), pos + <Py_ssize_t> clen
+        if n > <uint64_t> PY_SSIZE_T_MAX:
+            raise ValueError(f"LZF data of {n} bytes")
+        return (_lzf_decompress(p + pos, <Py_ssize_t> clen, <Py_ssize_t> n),
+                pos + <Py_ssize_t> clen)
     else:
         return None, pos - 1  # an int encoding: the Python reader handles it
-    if pos + <Py_ssize_t> n > end:
+    if n > <uint64_t> (end - pos):
         raise ValueError(f"unexpected end of file reading a string ({n} bytes)")
     return PyBytes_FromStringAndSize(<const char *> p + pos, n), pos + <Py_ssize_t> n
 
@@ -259,8 +273,16 @@ def lzf_compress(data, unsigned int out_len):
 
 
 def lzf_decompress(data, Py_ssize_t out_len):
-    cdef const uint8_t[::1] view = memoryview(data).cast("B")
-    cdef Py_ssize_t in_len = view.shape[0], ip = 0, op = 0, ref, n, k
+    cdef Py_buffer buffer
+    PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE)
+    try:
+        return _lzf_decompress(<const uint8_t *> buffer.buf, buffer.len, out_len)
+    finally:
+        PyBuffer_Release(&buffer)
+
+
+cdef object _lzf_decompress(const uint8_t *view, Py_ssize_t in_len, Py_ssize_t out_len):
+    cdef Py_ssize_t ip = 0, op = 0, ref, n, k
     cdef unsigned int ctrl, length
     result = PyBytes_FromStringAndSize(NULL, out_len)
     cdef uint8_t *out = <uint8_t *> PyBytes_AS_STRING(result)
@@ -300,8 +322,11 @@ def lzf_decompress(data, Py_ssize_t out_len):
                 if op + length > out_len:
                     err = 2
                     break
-                for k in range(length):
-                    out[op + k] = out[ref + k]
+                if ref + length <= op:  # disjoint: one memcpy (lzf_d.c does the same)
+                    memcpy(out + op, out + ref, length)
+                else:  # overlapping: byte by byte repeats the pattern, as LZF means
+                    for k in range(length):
+                        out[op + k] = out[ref + k]
                 op += length
     if err == 1:
         raise ValueError("LZF data truncated")
@@ -328,7 +353,7 @@ cdef inline Py_ssize_t _backlen_size(Py_ssize_t n) nogil:
     return 5
 
 
-cdef inline int _lp_next(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_t *ival,
+cdef int _lp_next(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_t *ival,
                   Py_ssize_t *sstart, Py_ssize_t *slen, Py_ssize_t *nextp) noexcept nogil:
     """Decode the element at p: returns 1 for an int (ival), 2 for a string, 0 on error."""
     cdef uint8_t b = lp[p]
@@ -403,6 +428,39 @@ cdef inline int _lp_next(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_
         return 0
     nextp[0] = p
     return kind
+
+
+cdef inline int _lp_step(const uint8_t *lp, Py_ssize_t p, Py_ssize_t end, int64_t *ival,
+                         Py_ssize_t *sstart, Py_ssize_t *slen, Py_ssize_t *nextp) noexcept nogil:
+    """_lp_next, with the encodings a stream node is mostly made of decoded here
+    (7-bit and 13-bit integers, strings under 64 bytes: same results, same
+    bounds checks, no further call) and the rest handed to _lp_next (not
+    `inline`: big, and rarely needed on this path)."""
+    cdef uint8_t b = lp[p]
+    cdef Py_ssize_t n
+    cdef uint32_t v
+    if b < 0x80:
+        if p + 2 > end:
+            return 0
+        ival[0] = b
+        nextp[0] = p + 2
+        return 1
+    if b < 0xC0:
+        n = b & 0x3F
+        if p + 2 + n > end:
+            return 0
+        sstart[0] = p + 1
+        slen[0] = n
+        nextp[0] = p + 2 + n
+        return 2
+    if b < 0xE0:
+        if p + 3 > end:
+            return 0
+        v = ((b & 0x1F) << 8) | lp[p + 1]
+        ival[0] = <int64_t> v - 8192 if v >= 4096 else v
+        nextp[0] = p + 3
+        return 1
+    return _lp_next(lp, p, end, ival, sstart, slen, nextp)
 
 
 def lp_decode(lp):
@@ -553,11 +611,31 @@ def stream_lp_decode(lp, uint64_t seq0):
     elements; estart/same are None when every entry is SAMEFIELDS.
     Raises ValueError when the listpack is not a valid stream node.
     """
-    cdef const uint8_t[::1] view = memoryview(lp).cast("B")
-    cdef Py_ssize_t size = view.shape[0]
+    return _stream_lp_of(lp, seq0, True)
+
+
+def stream_lp_header(lp, uint64_t seq0):
+    """stream_lp_decode(lp, seq0)[:3], i.e. (live, ndead, fields), building nothing else.
+
+    One walk with stream_lp_decode (`build` off): the same checks, so a listpack
+    this accepts is one stream_lp_decode accepts. The loader checks each node
+    with it and keeps the listpack until first read (rdb_stream.LoadedNode).
+    """
+    return _stream_lp_of(lp, seq0, False)
+
+
+cdef object _stream_lp_of(lp, uint64_t seq0, bint build):
+    cdef Py_buffer buffer
+    PyObject_GetBuffer(lp, &buffer, PyBUF_SIMPLE)
+    try:
+        return _stream_lp(<const uint8_t *> buffer.buf, buffer.len, seq0, build)
+    finally:
+        PyBuffer_Release(&buffer)
+
+
+cdef object _stream_lp(const uint8_t *buf, Py_ssize_t size, uint64_t seq0, bint build):
     if size < 7:
         raise ValueError("listpack shorter than its header")
-    cdef const uint8_t *buf = &view[0]
     cdef uint32_t total = buf[0] | (buf[1] << 8) | (buf[2] << 16) | (<uint32_t> buf[3] << 24)
     if total != size or buf[size - 1] != 0xFF:
         raise ValueError(f"listpack says {total} bytes, has {size}")
@@ -578,22 +656,22 @@ def stream_lp_decode(lp, uint64_t seq0):
     fields = []
     dead = []
     cdef bint mixed = False
-    cdef Py_ssize_t entry = 0, stored = 0
+    cdef Py_ssize_t entry = 0, stored = 0, ndead_seen = 0
     # Sized up front from the listpack's element count (a bound on entries and
     # stored elements): a node then needs no reallocation while it is decoded.
-    cdef Py_ssize_t count = buf[4] | (buf[5] << 8)
-    if count == 65535:
-        count = size
+    cdef Py_ssize_t header_count = buf[4] | (buf[5] << 8), elements = 0
+    cdef Py_ssize_t count = size if header_count == 65535 else header_count
     try:
-        _u64_reserve(&ms_b, count)
-        _u64_reserve(&seq_b, count)
-        _u64_reserve(&estart_b, count + 1)
-        _u64_reserve(&offs_b, count + 1)
-        # Integers grow when written as text: twice the listpack is a good guess.
-        data_b.data = <char *> PyMem_Malloc(2 * size)
-        if data_b.data == NULL:
-            raise MemoryError()
-        data_b.cap = 2 * size
+        if build:
+            _u64_reserve(&ms_b, count)
+            _u64_reserve(&seq_b, count)
+            _u64_reserve(&estart_b, count + 1)
+            _u64_reserve(&offs_b, count + 1)
+            # Integers grow when written as text: twice the listpack is a good guess.
+            data_b.data = <char *> PyMem_Malloc(2 * size)
+            if data_b.data == NULL:
+                raise MemoryError()
+            data_b.cap = 2 * size
         # master entry: count, deleted, num-fields, fields..., 0
         if _lp_next(buf, p, end, &live, &sstart, &slen, &nextp) != 1:
             raise ValueError("stream master count is not an integer")
@@ -617,57 +695,71 @@ def stream_lp_decode(lp, uint64_t seq0):
         if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 or ival != 0:
             raise ValueError("stream master entry not terminated by 0")
         p = nextp
-        _u64_push(&offs_b, 0)
+        elements = 4 + k
+        if build:
+            _u64_push(&offs_b, 0)
         while p < end:
-            if _lp_next(buf, p, end, &flags, &sstart, &slen, &nextp) != 1:
+            if _lp_step(buf, p, end, &flags, &sstart, &slen, &nextp) != 1:
                 raise ValueError("stream entry flags are not an integer")
             p = nextp
-            if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
+            if p >= end or _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
                 raise ValueError("stream ms-diff is not an integer")
-            _u64_push(&ms_b, <uint64_t> ival)
+            if build:
+                _u64_push(&ms_b, <uint64_t> ival)
             p = nextp
-            if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
+            if p >= end or _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp) != 1:
                 raise ValueError("stream seq-diff is not an integer")
-            _u64_push(&seq_b, seq0 + <uint64_t> ival)
             p = nextp
-            _u64_push(&estart_b, stored)
+            if build:
+                _u64_push(&seq_b, seq0 + <uint64_t> ival)
+                _u64_push(&estart_b, stored)
             if flags & 2:
                 nvals = k
                 lp_count = k + 3
-                _bytes_push(&same_b, &one, 1)
+                if build:
+                    _bytes_push(&same_b, &one, 1)
             else:
-                if p >= end or _lp_next(buf, p, end, &nf, &sstart, &slen, &nextp) != 1 or nf < 0:
+                if p >= end or _lp_step(buf, p, end, &nf, &sstart, &slen, &nextp) != 1 or nf < 0:
                     raise ValueError("stream entry field count is not an integer")
                 p = nextp
                 nvals = 2 * nf
                 lp_count = 2 * nf + 4
-                _bytes_push(&same_b, &zero, 1)
+                if build:
+                    _bytes_push(&same_b, &zero, 1)
                 mixed = True
             for j in range(nvals):
                 if p >= end:
                     raise ValueError("stream entry truncated")
-                kind = _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp)
+                kind = _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp)
                 if kind == 0:
                     raise ValueError("bad stream entry element")
-                if kind == 1:
-                    numlen = _fmt_i64(ival, num)
-                    _bytes_push(&data_b, num, numlen)
-                else:
-                    _bytes_push(&data_b, <const char *> buf + sstart, slen)
-                _u64_push(&offs_b, data_b.n)
+                if build:
+                    if kind == 1:
+                        numlen = _fmt_i64(ival, num)
+                        _bytes_push(&data_b, num, numlen)
+                    else:
+                        _bytes_push(&data_b, <const char *> buf + sstart, slen)
+                    _u64_push(&offs_b, data_b.n)
                 stored += 1
                 p = nextp
-            if p >= end or _lp_next(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 \
+            if p >= end or _lp_step(buf, p, end, &ival, &sstart, &slen, &nextp) != 1 \
                     or ival != lp_count:
                 raise ValueError("stream entry with a wrong lp-count")
             p = nextp
+            elements += lp_count + 1
             if flags & 1:
-                dead.append(entry)
+                ndead_seen += 1
+                if build:
+                    dead.append(entry)
             entry += 1
         if p != end:
             raise ValueError("listpack elements overrun its end")
-        if len(dead) != ndead or entry - ndead != live:
+        if header_count != 65535 and header_count != elements:
+            raise ValueError(f"listpack says {header_count} elements, has {elements}")
+        if ndead_seen != ndead or entry - ndead != live:
             raise ValueError("stream listpack counts disagree with its entries")
+        if not build:
+            return live, ndead, fields
         _u64_push(&estart_b, stored)
         data = PyBytes_FromStringAndSize(data_b.data, data_b.n) if data_b.n else b""
         return (live, ndead, fields, _narrow(&ms_b), _narrow(&seq_b), data, _narrow(&offs_b),

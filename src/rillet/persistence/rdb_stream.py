@@ -156,7 +156,8 @@ def save_stream(writer: rdb.RDBWriter, stream: Stream,
     writer.length(len(nodes))
     for node in nodes:
         writer.string(stream_id_bytes(node.ms0, node.seq0))
-        writer.string(_listpack(node))
+        # A node not read since it was loaded goes back out as the bytes it came in as.
+        writer.string(node.lp if node.__class__ is LoadedNode else _listpack(node))
         writer.maybe_flush()
     length = writer.length
     length(stream.length)
@@ -300,16 +301,80 @@ def stream_lp_decode(lp: bytes, seq0: int) -> tuple:
             bytes(same) if mixed else None, dead)
 
 
+def stream_lp_header(lp: bytes, seq0: int) -> tuple:
+    """stream_lp_decode(lp, seq0)[:3]: (live, ndead, master fields); ValueError if invalid.
+
+    The reference for _rdbfast.stream_lp_header, which makes the same checks
+    without building the entries.
+    """
+    return stream_lp_decode(lp, seq0)[:3]
+
+
+# The slots a LoadedNode fills from its listpack on first read.
+_ENTRY_SLOTS = frozenset({"ms", "seq", "data", "offs", "estart", "same", "dead", "head"})
+
+
+class LoadedNode(StreamNode):
+    """A closed node as loaded from an RDB: Redis's listpack (`lp`), decoded on first read.
+
+    Most nodes of a big stream are not read between a restart and the next
+    save, so loading only checks each listpack (the same checks as the decode,
+    so the decode cannot fail later) and sets the slots the engine reads
+    without entries: IDs of the master entry, counts, master fields, sizes.
+    The first read of an entry slot (unset here, so Python calls __getattr__)
+    decodes the listpack into the packed form, and the node becomes a plain
+    StreamNode (same slots: only its class changes), which every later read
+    and every write sees. Until then a save writes `lp` back as it is.
+    """
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for an unset slot (or a missing name): the entry slots.
+        if name in _ENTRY_SLOTS:
+            self.materialize()
+            return getattr(self, name)
+        raise AttributeError(name)
+
+    def materialize(self) -> None:
+        """Decode the listpack into the entry slots; the node becomes a StreamNode."""
+        lp = self.lp
+        _live, _ndead, _fields, ms, seq, data, offs, estart, same, dead = _decode(lp, self.seq0)
+        self.ms = ms
+        self.seq = seq
+        self.data = data
+        self.offs = offs
+        self.estart = estart
+        self.same = same
+        head = 0
+        if dead:
+            self.dead = tombstones = set(dead)
+            n = self.n
+            while head < n and head in tombstones:
+                head += 1
+        else:
+            self.dead = None
+        self.head = head
+        self.lp = None
+        self.__class__ = StreamNode  # type: ignore[assignment]
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # copy/deepcopy (COPY of a stream) and pickle read every slot: decode first.
+        self.materialize()
+        return self.__reduce_ex__(protocol)
+
+
 def node_from_listpack(ms0: int, seq0: int, lp: bytes,
                        shared: dict[tuple[bytes, ...], list[bytes]]) -> StreamNode:
-    """A packed StreamNode from a Redis stream listpack; ValueError if it is not valid."""
-    live, ndead, fields, ms, seq, data, offs, estart, same, dead = _decode(lp, seq0)
+    """A closed node from a Redis stream listpack, kept as `lp` until first read
+    (LoadedNode); ValueError if the listpack is not a valid stream node."""
+    live, ndead, fields = _header(lp, seq0)
     # Runs of nodes with the same master fields share one list, as the engine does.
     master_fields = shared.setdefault(tuple(fields), fields)
-    body = len(lp) - int_size(live) - int_size(ndead)
-    return StreamNode.from_packed(ms0, seq0, master_fields, ms, seq, data, offs,
-                                  dead=set(dead) if dead else None, estart=estart, same=same,
-                                  body=body)
+    node = LoadedNode.closed_shell(ms0, seq0, master_fields, live + ndead, live,
+                                   len(lp) - int_size(live) - int_size(ndead))
+    node.lp = lp
+    return node
 
 
 def _stream_id(reader: RDBReader, what: str) -> StreamID:
@@ -464,12 +529,14 @@ def _load_group(reader: RDBReader, rdb_type: int, stream: Stream) -> Any:
 
 
 _decode = stream_lp_decode
+_header = stream_lp_header
 _listpack = node_listpack
 _encode: Any = None
 if not os.environ.get("RILLET_PURE"):
     try:  # the compiled forms (same results; tests/persistence/test_rdb_format.py compares)
         from rillet.persistence._rdbfast import stream_lp_decode as _decode  # type: ignore[no-redef]
         from rillet.persistence._rdbfast import stream_lp_encode as _encode
+        from rillet.persistence._rdbfast import stream_lp_header as _header  # type: ignore[no-redef]
         _listpack = _node_listpack_fast
     except ImportError:
         pass

@@ -71,7 +71,10 @@ INIT_NODE_SLOTS = frozenset({"k", "k2", "k18", "fixed_text", "same_fixed"})
 # (False: like a listpack read back from an RDB, a loaded node has no
 # pre-allocation, so MEMORY USAGE after a reload matches Redis's).
 DERIVED_NODE_SLOTS = frozenset({"head", "fast", "fresh"})
-KNOWN_NODE_SLOTS = SAVED_NODE_SLOTS | INIT_NODE_SLOTS | DERIVED_NODE_SLOTS
+# Only an RDB-loaded node not read yet holds its listpack (rdb_stream.LoadedNode):
+# None on every node made here.
+RDB_NODE_SLOTS = frozenset({"lp"})
+KNOWN_NODE_SLOTS = SAVED_NODE_SLOTS | INIT_NODE_SLOTS | DERIVED_NODE_SLOTS | RDB_NODE_SLOTS
 
 
 def _narrow(values: Any) -> array:
