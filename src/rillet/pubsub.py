@@ -23,6 +23,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rillet.glob import glob_match
+from rillet.resp.encoder import encode_into
+from rillet.resp.types import Raw
 
 if TYPE_CHECKING:
     from rillet.state import Client, ServerState
@@ -31,12 +33,15 @@ if TYPE_CHECKING:
 class Subscriptions:
     """One client's subscriptions."""
 
-    __slots__ = ("channels", "patterns", "shard")
+    __slots__ = ("channels", "patterns", "shard", "resp3")
 
-    def __init__(self) -> None:
+    def __init__(self, resp3: bool) -> None:
         self.channels: dict[bytes, None] = {}
         self.patterns: dict[bytes, None] = {}
         self.shard: dict[bytes, None] = {}
+        # The connection's protocol, which its messages use: `Client.resp3` is
+        # RESP2 while the client's script runs, but a message is not the script's.
+        self.resp3 = resp3
 
     def count(self) -> int:
         """SUBSCRIBE/PSUBSCRIBE's count: channels and patterns (shard channels apart)."""
@@ -78,8 +83,8 @@ Fanout = tuple  # tuple[tuple[Client, ...], tuple[Client, ...], int]
 
 
 def _fanout(members: dict[Client, None]) -> Fanout:
-    resp2 = tuple(client for client in members if not client.resp3)
-    resp3 = tuple(client for client in members if client.resp3)
+    resp2 = tuple(client for client in members if not client.pubsub.resp3)
+    resp3 = tuple(client for client in members if client.pubsub.resp3)
     return (resp2, resp3, len(resp2) + len(resp3))
 
 
@@ -105,13 +110,18 @@ class PubSub:
         self._channel_fanout: dict[bytes, Fanout] = {}
         self._shard_fanout: dict[bytes, Fanout] = {}
         self._pattern_fanout: list[tuple[bytes, Fanout]] | None = None
+        # The subscriber whose command is running (Dispatcher.execute sets it for
+        # a client that can receive frames) and the frames it sent itself: they
+        # follow that command's reply, before the next one's, as in Redis 7.2+.
+        self.current: Client | None = None
+        self.own: list[bytes] | None = None
 
     # --- subscribing ------------------------------------------------------------------
     @staticmethod
     def of(client: Client) -> Subscriptions:
         subs = client.pubsub
         if subs is None:
-            subs = client.pubsub = Subscriptions()
+            subs = client.pubsub = Subscriptions(client.resp3)
             client.update_gate()
             client.set_output_class("pubsub")
         return subs  # type: ignore[no-any-return]
@@ -158,6 +168,7 @@ class PubSub:
     def protocol_changed(self, client: Client) -> None:
         """HELLO switched `client`'s protocol: its messages are encoded the other way from now on."""
         if client.pubsub is not None:
+            client.pubsub.resp3 = client.resp3
             self._channel_fanout.clear()
             self._shard_fanout.clear()
             self._pattern_fanout = None
@@ -183,12 +194,16 @@ class PubSub:
             fan = fanouts[channel] = _fanout(registry[channel])
         if fan is not None:
             receivers = fan[2]
-            events = self.events
-            event = events[-1] if events and events[-1][0] is fan else self._event(fan)
-            if fan[0]:
-                event[1].append(frames[0] % (len(channel), channel, len(message), message))
-            if fan[1]:
-                event[2].append(frames[1] % (len(channel), channel, len(message), message))
+            fields = (len(channel), channel, len(message), message)
+            if self.current is not None:
+                fan = self._but_current(fan, frames, fields)
+            if fan[2]:
+                events = self.events
+                event = events[-1] if events and events[-1][0] is fan else self._event(fan)
+                if fan[0]:
+                    event[1].append(frames[0] % fields)
+                if fan[1]:
+                    event[2].append(frames[1] % fields)
         if not shard and self.patterns:
             receivers += self._publish_patterns(channel, message)
         if self.on_pending is None and self.events:
@@ -206,13 +221,60 @@ class PubSub:
             if not glob_match(pattern, channel):
                 continue
             receivers += fan[2]
-            event = events[-1] if events and events[-1][0] is fan else self._event(fan)
             fields = (len(pattern), pattern, len(channel), channel, len(message), message)
+            if self.current is not None:
+                fan = self._but_current(fan, _PMESSAGE, fields)
+                if not fan[2]:
+                    continue
+            event = events[-1] if events and events[-1][0] is fan else self._event(fan)
             if fan[0]:
                 event[1].append(_PMESSAGE[0] % fields)
             if fan[1]:
                 event[2].append(_PMESSAGE[1] % fields)
         return receivers
+
+    def _but_current(self, fan: Fanout, frames: tuple[bytes, bytes], fields: tuple) -> Fanout:
+        """`fan` without the running client, whose frame goes to `own` instead."""
+        current = self.current
+        if current in fan[0]:
+            self._own(frames[0] % fields)
+        elif current in fan[1]:
+            self._own(frames[1] % fields)
+        else:
+            return fan
+        return (tuple(c for c in fan[0] if c is not current),
+                tuple(c for c in fan[1] if c is not current), fan[2] - 1)
+
+    def _own(self, data: bytes) -> None:
+        if self.own is None:
+            self.own = [data]
+        else:
+            self.own.append(data)
+
+    def enter(self, client: Client) -> tuple[Client | None, list[bytes] | None]:
+        """`client`'s command starts: frames for it wait for its reply (nests, for
+        the clients served while a script is busy)."""
+        saved = (self.current, self.own)
+        self.current, self.own = client, None
+        return saved
+
+    def leave(self, client: Client, reply: object, saved: tuple[Client | None, list[bytes] | None]) -> object:
+        """`client`'s command is done: its reply, followed by the frames it sent itself."""
+        own = self.own
+        self.current, self.own = saved
+        if own is None:
+            return reply
+        from rillet.state import Block  # (state imports this module)
+
+        if reply.__class__ is Block:
+            for data in own:  # parked: they leave at the end of the read
+                self.deliver(client, data)
+            return reply
+        out = bytearray()
+        encode_into(out, reply, client.resp3)
+        for data in own:
+            out += data
+        return Raw(out)
 
     def _event(self, fan: Fanout) -> list:
         """A new event for `fan` at the end of the queue (the first one asks for a flush)."""
@@ -233,7 +295,11 @@ class PubSub:
         self.flush_hooks.append(hook)
 
     def deliver(self, client: Client, data: bytes) -> None:
-        """Queue an encoded frame for `client` (sent at the end of the read)."""
+        """Queue an encoded frame for `client` (sent at the end of the read, or after
+        its reply if it is the running client)."""
+        if client is self.current:
+            self._own(data)
+            return
         if self.on_pending is None:
             self._send(client, data)
             return
