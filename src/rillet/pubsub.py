@@ -8,9 +8,12 @@ stringmatchlen), never a regex.
 Delivery costs no work per subscriber per message. A channel's subscribers are
 kept as a `Fanout` (its RESP2 and RESP3 clients, rebuilt after a change), a
 message is encoded once per protocol in use, and consecutive messages to the
-same fanout gather in one event. At the end of the read (`flush`, called by the
-server layer) each event's frames are joined once and each subscriber gets one
-write, its events in the order they were published.
+same fanout gather in one event. At the end of the event-loop turn (`flush`,
+called by the server layer: after every read of the poll, as Redis's
+beforeSleep) each event's frames are joined once and each subscriber gets one
+write, its events in the order they were published. A subscriber's command
+flushes what waits for it first, and the frames its own command sends it follow
+that command's reply (`enter`/`leave`).
 
 While a client is subscribed, its connection applies client-output-buffer-limit's
 `pubsub` class (server/connection.py), which drops a subscriber that does not
@@ -91,12 +94,15 @@ def _fanout(members: dict[Client, None]) -> Fanout:
 class PubSub:
     def __init__(self, state: ServerState) -> None:
         self.state = state
-        # Frames waiting for the end of the current read: one write per
-        # subscriber per read, not one per message. Each event is [fanout,
+        # Frames waiting for the end of the loop turn: one write per
+        # subscriber per turn, not one per message. Each event is [fanout,
         # RESP2 frames, RESP3 frames], in publish order. The server layer sets
         # `on_pending` (called when the first frame waits) and calls `flush`;
         # without it (no event loop) frames are sent at once.
         self.events: list[list] = []
+        # The clients those events go to: a command of one of them flushes first
+        # (`enter`), so that its reply does not pass what was sent to it before.
+        self.waiting: set[Client] = set()
         self.on_pending: Callable[[], None] | None = None
         # Work to do when the frames are flushed, before them (CLIENT TRACKING's
         # BCAST invalidations, gathered over the read).
@@ -254,6 +260,8 @@ class PubSub:
     def enter(self, client: Client) -> tuple[Client | None, list[bytes] | None]:
         """`client`'s command starts: frames for it wait for its reply (nests, for
         the clients served while a script is busy)."""
+        if client in self.waiting:
+            self.flush()
         saved = (self.current, self.own)
         self.current, self.own = client, None
         return saved
@@ -267,7 +275,7 @@ class PubSub:
         from rillet.state import Block  # (state imports this module)
 
         if reply.__class__ is Block:
-            for data in own:  # parked: they leave at the end of the read
+            for data in own:  # parked: they leave at the end of the turn
                 self.deliver(client, data)
             return reply
         out = bytearray()
@@ -283,6 +291,8 @@ class PubSub:
             self.on_pending()
         event = [fan, [], []]
         self.events.append(event)
+        self.waiting.update(fan[0])
+        self.waiting.update(fan[1])
         return event
 
     def at_flush(self, hook: Callable[[], None]) -> None:
@@ -295,7 +305,7 @@ class PubSub:
         self.flush_hooks.append(hook)
 
     def deliver(self, client: Client, data: bytes) -> None:
-        """Queue an encoded frame for `client` (sent at the end of the read, or after
+        """Queue an encoded frame for `client` (sent at the end of the turn, or after
         its reply if it is the running client)."""
         if client is self.current:
             self._own(data)
@@ -325,6 +335,7 @@ class PubSub:
         events, self.events = self.events, []
         if not events:
             return
+        self.waiting.clear()
         send = self._send
         if len(events) == 1:
             # The common case (one channel's messages): one join, a write each.
