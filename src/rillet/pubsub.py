@@ -80,6 +80,9 @@ _SMESSAGE = (b"*3\r\n$8\r\nsmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n",
 _PMESSAGE = (b"*4\r\n$8\r\npmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n",
              b">4\r\n$8\r\npmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n")
 
+# Channels whose matching patterns are remembered (PubSub._matched), at most.
+MATCH_CACHE_SIZE = 4096
+
 # Who gets a channel's (or a pattern's) messages: (RESP2 clients, RESP3 clients,
 # how many). Tuples, so that a flush never sees a registry change under it.
 Fanout = tuple  # tuple[tuple[Client, ...], tuple[Client, ...], int]
@@ -116,6 +119,10 @@ class PubSub:
         self._channel_fanout: dict[bytes, Fanout] = {}
         self._shard_fanout: dict[bytes, Fanout] = {}
         self._pattern_fanout: list[tuple[bytes, Fanout]] | None = None
+        # The patterns (and their fanouts) each recent channel matched, so that a
+        # channel's messages are not matched against every pattern each time.
+        # Bounded: keyspace events reach a channel per key.
+        self._matched: dict[bytes, tuple[tuple[bytes, Fanout], ...]] = {}
         # The subscriber whose command is running (Dispatcher.execute sets it for
         # a client that can receive frames) and the frames it sent itself: they
         # follow that command's reply, before the next one's, as in Redis 7.2+.
@@ -178,6 +185,7 @@ class PubSub:
             self._channel_fanout.clear()
             self._shard_fanout.clear()
             self._pattern_fanout = None
+            self._matched.clear()
 
     def _changed(self, kind: str, name: bytes) -> None:
         if kind == "channels":
@@ -186,6 +194,7 @@ class PubSub:
             self._shard_fanout.pop(name, None)
         else:
             self._pattern_fanout = None
+            self._matched.clear()
 
     # --- publishing -------------------------------------------------------------------
     def publish(self, channel: bytes, message: bytes, shard: bool = False) -> int:
@@ -217,15 +226,19 @@ class PubSub:
         return receivers
 
     def _publish_patterns(self, channel: bytes, message: bytes) -> int:
-        pattern_fanout = self._pattern_fanout
-        if pattern_fanout is None:
-            pattern_fanout = self._pattern_fanout = [
-                (pattern, _fanout(members)) for pattern, members in self.patterns.items()]
+        matched = self._matched.get(channel)
+        if matched is None:
+            pattern_fanout = self._pattern_fanout
+            if pattern_fanout is None:
+                pattern_fanout = self._pattern_fanout = [
+                    (pattern, _fanout(members)) for pattern, members in self.patterns.items()]
+            matched = tuple(entry for entry in pattern_fanout if glob_match(entry[0], channel))
+            if len(self._matched) >= MATCH_CACHE_SIZE:
+                self._matched.clear()
+            self._matched[channel] = matched
         receivers = 0
         events = self.events
-        for pattern, fan in pattern_fanout:
-            if not glob_match(pattern, channel):
-                continue
+        for pattern, fan in matched:
             receivers += fan[2]
             fields = (len(pattern), pattern, len(channel), channel, len(message), message)
             if self.current is not None:

@@ -122,3 +122,30 @@ def test_frames_leave_once_per_turn_and_never_after_the_subscribers_reply():
     assert sub3.transport.writes[-1] == b">" + (message % b"m4")[1:]
     assert len(sub2.transport.writes) == 2
     server.loop = None
+
+
+def test_pattern_matches_follow_subscription_changes(monkeypatch):
+    """The channel -> matching patterns memo: dropped when patterns change, bounded in size."""
+    from rillet import pubsub as pubsub_module
+    from rillet.server.connection import ClientConnection
+    from rillet.server.server import Server
+    from tests.helpers.wire import encode_command as cmd
+
+    monkeypatch.setattr(pubsub_module, "MATCH_CACHE_SIZE", 4)
+    server = Server()
+    sub, pub = ClientConnection(server), ClientConnection(server)
+    sub.connection_made(_Transport())
+    pub.connection_made(_Transport())
+    sub.data_received(cmd("PSUBSCRIBE", "a*"))
+    for channel in ("ab", "ac", "ad", "ae", "af", "ab"):
+        pub.data_received(cmd("PUBLISH", channel, "m"))
+    assert len(server.state.pubsub._matched) <= 4
+    sub.data_received(cmd("PSUBSCRIBE", "*b"))
+    pub.data_received(cmd("PUBLISH", "ab", "m") + cmd("PUBLISH", "xb", "m"))
+    sub.data_received(cmd("PUNSUBSCRIBE", "a*"))
+    pub.data_received(cmd("PUBLISH", "ab", "m"))
+    assert pub.transport.writes == [b":1\r\n"] * 6 + [b":2\r\n:1\r\n", b":1\r\n"]
+    pmessage = b"*4\r\n$8\r\npmessage\r\n$2\r\n%s\r\n$2\r\n%s\r\n$1\r\nm\r\n"
+    assert b"".join(sub.transport.writes).endswith(
+        pmessage % (b"a*", b"ab") + pmessage % (b"*b", b"ab") + pmessage % (b"*b", b"xb")
+        + b"*3\r\n$12\r\npunsubscribe\r\n$2\r\na*\r\n:1\r\n" + pmessage % (b"*b", b"ab"))
