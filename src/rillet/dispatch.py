@@ -63,16 +63,17 @@ class Dispatcher:
         # The rare states (not authenticated, in MULTI, loading, writes refused)
         # are folded into one flag, so the common path costs one attribute read.
         if client.gated:
-            refused = self._gate(client, spec, argv)
-            if refused is not None:
-                reply = refused
-            elif client.tracking is not None:
-                reply = self._tracked_call(client, spec, argv)
-            else:
-                reply = self.call(client, spec, argv)
-            if client.reply_mode:
-                return self._mute(client, spec, reply)
-            return reply
+            if client.pubsub is not None or client.tracking is not None:
+                # It may be sent frames by its own command: they follow its reply.
+                pubsub = self.state.pubsub
+                saved = pubsub.enter(client)
+                reply = None
+                try:
+                    reply = self._gated(client, spec, argv)
+                finally:
+                    reply = pubsub.leave(client, reply, saved)
+                return reply
+            return self._gated(client, spec, argv)
         # maxmemory for an ungated client: only a command that may grow memory is
         # checked (`oom_check`), so with `maxmemory 0` this is one attribute read
         # for the DENYOOM commands and nothing for the rest (_fastpath.pyx: same).
@@ -80,6 +81,18 @@ class Dispatcher:
                 self.state.memory.refuse(client, spec, argv):
             return self._reject(client, errors.OOM, spec)
         return self.call(client, spec, argv)
+
+    def _gated(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
+        refused = self._gate(client, spec, argv)
+        if refused is not None:
+            reply = refused
+        elif client.tracking is not None:
+            reply = self._tracked_call(client, spec, argv)
+        else:
+            reply = self.call(client, spec, argv)
+        if client.reply_mode:
+            return self._mute(client, spec, reply)
+        return reply
 
     def _paused(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Block | None:
         """CLIENT PAUSE: park the command until the pause ends (Redis's blockPostponeClient).

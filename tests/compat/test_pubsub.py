@@ -99,3 +99,64 @@ def test_pubsub_errors_and_reset(ports):
     _both(conns, "GET", "x")
     for conn in conns:
         conn.close()
+
+
+def test_pipelined_bursts_mixed_protocols(ports):
+    """Messages to several channels, a pattern and a shard channel in one pipeline, to a
+    RESP2 and a RESP3 subscriber, then a subscriber switching protocol: every frame in order."""
+    sub2, sub3, pub = _open(ports), _open(ports), _open(ports)
+    for conn in sub3:
+        conn.call("HELLO", "3")
+    _both(sub2, "SUBSCRIBE", "a", "b", replies=2)
+    _both(sub2, "PSUBSCRIBE", "a*")
+    _both(sub3, "SUBSCRIBE", "a")
+    _both(sub3, "SSUBSCRIBE", "s")
+    verbs = [("PUBLISH", "a"), ("PUBLISH", "b"), ("SPUBLISH", "s")]
+    burst = [(*verbs[i % 3], f"m{i}") for i in range(30)]
+    for conn in pub:
+        conn.send_raw(b"".join(_cmd(*args) for args in burst))
+    _read(pub, replies=len(burst))
+    _read(sub2, replies=10 * 2 + 10)  # a: message and pmessage; b: message
+    _read(sub3, replies=10 + 10)  # a and s
+    # A subscriber's own message comes with its pipeline's replies.
+    for conn in sub3:
+        conn.send_raw(_cmd("PUBLISH", "a", "self") + _cmd("PING"))
+    _read(sub3, replies=3)
+    _read(sub2, replies=2)
+    for conn in sub3:
+        assert b"proto\r\n:2\r\n" in conn.call("HELLO", "2")  # (versions and modules differ)
+    _both(pub, "PUBLISH", "a", "after-hello")
+    _read(sub3)
+    _read(sub2, replies=2)
+    _both(sub3, "HELLO", "3")  # refused in RESP2's subscribed mode
+    for conn in (*sub2, *sub3, *pub):
+        conn.close()
+
+
+def test_own_frames_follow_the_reply(ports):
+    """A RESP3 subscriber's own messages (PUBLISH, in MULTI, from a script, with CLIENT REPLY
+    OFF, keyspace events) come right after its command's reply, before the next one's."""
+    sub = _open(ports)
+    for conn in sub:
+        conn.call("HELLO", "3")
+    _both(sub, "SUBSCRIBE", "a", "__keyevent@0__:set", replies=2)
+    pipelines = [
+        ([("MULTI",), ("PING", "abc"), ("PUBLISH", "a", "x"), ("PUBLISH", "a", "y"), ("PING", "def"),
+          ("EXEC",), ("PING",)], 9),
+        ([("EVAL", "redis.call('publish', 'a', 'z'); return 1", "0"), ("PING",)], 3),
+        ([("CLIENT", "REPLY", "OFF"), ("PUBLISH", "a", "w"), ("CLIENT", "REPLY", "ON"), ("PING",)], 3),
+        ([("SET", "own:k", "v"), ("PING",)], 3),
+    ]
+    for conn in sub:
+        old = conn.call("CONFIG", "GET", "notify-keyspace-events").split(b"\r\n")[-2].decode()
+        conn.call("CONFIG", "SET", "notify-keyspace-events", "E$")
+    try:
+        for commands, replies in pipelines:
+            for conn in sub:
+                conn.send_raw(b"".join(_cmd(*args) for args in commands))
+            _read(sub, replies=replies)
+    finally:
+        for conn in sub:
+            conn.call("CONFIG", "SET", "notify-keyspace-events", old)
+            conn.call("DEL", "own:k")
+            conn.close()

@@ -46,3 +46,106 @@ def test_redis_py_pubsub(rillet_server):
     pubsub.punsubscribe()
     pubsub.close()
     client.close()
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+
+    def get_extra_info(self, key: str, default: object = None) -> object:
+        return {"peername": ("127.0.0.1", 1), "sockname": ("127.0.0.1", 2)}.get(key)
+
+    def set_write_buffer_limits(self, high: int | None = None) -> None:
+        pass
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+class _Loop:
+    """call_soon only: the test runs the end of the loop turn itself."""
+
+    def __init__(self) -> None:
+        self.soon: list = []
+
+    def call_soon(self, callback, *args):
+        self.soon.append((callback, args))
+
+    def end_turn(self) -> None:
+        soon, self.soon = self.soon, []
+        for callback, args in soon:
+            callback(*args)
+
+
+def test_frames_leave_once_per_turn_and_never_after_the_subscribers_reply():
+    from rillet.server.connection import ClientConnection
+    from rillet.server.server import Server
+    from tests.helpers.wire import encode_command as cmd
+
+    server = Server()
+    conns = []
+    for _ in range(3):
+        conn = ClientConnection(server)
+        conn.connection_made(_Transport())
+        conns.append(conn)
+    pub, sub2, sub3 = conns
+    sub2.data_received(cmd("SUBSCRIBE", "ch"))
+    sub3.data_received(cmd("HELLO", "3") + cmd("SUBSCRIBE", "ch"))
+    for conn in conns:
+        conn.transport.writes.clear()
+    server.loop = loop = _Loop()
+    # Two publishers' reads in one turn: the subscribers' frames wait for its end.
+    pub.data_received(cmd("PUBLISH", "ch", "m1") + cmd("PUBLISH", "ch", "m2"))
+    pub.data_received(cmd("PUBLISH", "ch", "m3"))
+    assert pub.transport.writes == [b":2\r\n:2\r\n", b":2\r\n"]
+    assert sub2.transport.writes == sub3.transport.writes == []
+    # A subscriber's command in the same turn: what was sent to it goes first.
+    sub2.data_received(cmd("UNSUBSCRIBE", "ch"))
+    message = b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\n%s\r\n"
+    assert sub2.transport.writes == [
+        b"".join(message % m for m in (b"m1", b"m2", b"m3")),
+        b"*3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:0\r\n",
+    ]
+    assert sub3.transport.writes == [b"".join(b">" + (message % m)[1:] for m in (b"m1", b"m2", b"m3"))]
+    pub.data_received(cmd("PUBLISH", "ch", "m4"))
+    assert pub.transport.writes[-1] == b":1\r\n"
+    loop.end_turn()
+    assert sub3.transport.writes[-1] == b">" + (message % b"m4")[1:]
+    assert len(sub2.transport.writes) == 2
+    server.loop = None
+
+
+def test_pattern_matches_follow_subscription_changes(monkeypatch):
+    """The channel -> matching patterns memo: dropped when patterns change, bounded in size."""
+    from rillet import pubsub as pubsub_module
+    from rillet.server.connection import ClientConnection
+    from rillet.server.server import Server
+    from tests.helpers.wire import encode_command as cmd
+
+    monkeypatch.setattr(pubsub_module, "MATCH_CACHE_SIZE", 4)
+    server = Server()
+    sub, pub = ClientConnection(server), ClientConnection(server)
+    sub.connection_made(_Transport())
+    pub.connection_made(_Transport())
+    sub.data_received(cmd("PSUBSCRIBE", "a*"))
+    for channel in ("ab", "ac", "ad", "ae", "af", "ab"):
+        pub.data_received(cmd("PUBLISH", channel, "m"))
+    assert len(server.state.pubsub._matched) <= 4
+    sub.data_received(cmd("PSUBSCRIBE", "*b"))
+    pub.data_received(cmd("PUBLISH", "ab", "m") + cmd("PUBLISH", "xb", "m"))
+    sub.data_received(cmd("PUNSUBSCRIBE", "a*"))
+    pub.data_received(cmd("PUBLISH", "ab", "m"))
+    assert pub.transport.writes == [b":1\r\n"] * 6 + [b":2\r\n:1\r\n", b":1\r\n"]
+    pmessage = b"*4\r\n$8\r\npmessage\r\n$2\r\n%s\r\n$2\r\n%s\r\n$1\r\nm\r\n"
+    assert b"".join(sub.transport.writes).endswith(
+        pmessage % (b"a*", b"ab") + pmessage % (b"*b", b"ab") + pmessage % (b"*b", b"xb")
+        + b"*3\r\n$12\r\npunsubscribe\r\n$2\r\na*\r\n:1\r\n" + pmessage % (b"*b", b"ab"))

@@ -116,8 +116,9 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.HELLO_NOAUTH)
     if name is not None:
         ctx.name = name
-    if protover is not None:
+    if protover is not None and ctx.resp3 != (protover == 3):
         ctx.resp3 = protover == 3
+        ctx.server.pubsub.protocol_changed(ctx)  # a subscriber's frames change with it
     replication = ctx.server.replication
     is_replica = replication.is_replica if replication is not None else bool(
         ctx.server.config["replicaof"])

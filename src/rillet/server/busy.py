@@ -55,6 +55,10 @@ def serve_others(server: Server, running: Client) -> None:
             continue
         if data:  # an empty read (EOF) is left for the event loop to see later
             conn.data_received(data)
+    if readable:
+        # Pub/sub frames leave at the end of a loop turn, which waits for the
+        # script: after the reads served here, as Redis's processEventsWhileBlocked.
+        server.state.pubsub.flush()
 
 
 class BusyTransport:

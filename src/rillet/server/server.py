@@ -190,11 +190,15 @@ class Server:
 
     # --- pub/sub ------------------------------------------------------------------------
     def _pubsub_pending(self) -> None:
-        """A message waits for a subscriber: flush at the end of this read (after_batch),
-        or of this loop turn when no read is running (expiry in the cron, a timer)."""
-        self.before_flush.append(self._flush_pubsub)
+        """A message waits for a subscriber: flush at the end of this loop turn, after
+        every read of the poll (Redis's beforeSleep: at -P 64 with many publishers, one
+        write per subscriber for several reads); without a loop, at the end of the read.
+        A subscriber's own commands flush first (PubSub.enter), so its replies stay
+        behind the messages it was sent before them."""
         if self.loop is not None:
-            self.loop.call_soon(self._flush_pubsub)
+            self.loop.call_soon(self.state.pubsub.flush)
+        else:
+            self.before_flush.append(self._flush_pubsub)
 
     def _flush_pubsub(self) -> None:
         if self._flush_pubsub in self.before_flush:
