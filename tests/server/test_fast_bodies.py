@@ -103,8 +103,18 @@ def _layout(server: Server, key: bytes) -> object:
     stream = server.state.keyspace[0].data.get(key)
     if stream is None or not hasattr(stream, "nodes"):
         return stream
-    return [(n.ms0, n.seq0, n.n, n.live, n.body, n.lp_bytes(), n.fast, list(n.ms), list(n.seq))
-            for n in stream.nodes] + [(stream.length, stream.last_id, stream.entries_added)]
+    return [(n.ms0, n.seq0, n.n, n.live, n.body, n.lp_bytes(), n.fast, n.is_open, n.fresh, n.head,
+             n.dead, n.mf, n.k, n.k2, n.k18, n.fixed_text, n.same_fixed, _packed(n.ms), _packed(n.seq),
+             n.elems, n.data, _packed(n.offs), _packed(n.estart), n.same)
+            for n in stream.nodes] + [(stream.length, stream.last_id, stream.entries_added,
+                                       stream.radix_tree_keys, stream.radix_tree_nodes)]
+
+
+def _packed(values: object) -> object:
+    """A list or array with its type (compact_array's choice of item size is part of the layout)."""
+    if values is None:
+        return None
+    return (type(values).__name__, getattr(values, "typecode", None), list(values))  # type: ignore[call-overload]
 
 
 def _observe(server: Server) -> list[object]:
@@ -154,3 +164,53 @@ def test_xadd_star_reads_the_system_clock():
     after = time.time_ns() // 1_000_000
     ms, seq = map(int, reply.split(b"-"))
     assert before <= ms <= after and seq == 0
+
+
+node_entries = st.lists(
+    st.tuples(st.integers(0, (1 << 64) - 1), st.integers(0, (1 << 64) - 1),
+              st.lists(st.binary(max_size=300), min_size=1, max_size=3)),
+    min_size=1, max_size=150)
+
+
+@settings(max_examples=300, deadline=None)
+@given(node_entries, st.booleans())
+def test_compiled_pack_is_stream_nodes(entries, reopen):
+    """The compiled StreamNode.pack (node opening on the compiled XADD) equals the Python one:
+    item sizes of the arrays (IDs near 2**64, long values), data, offsets, flags."""
+    writes = pytest.importorskip("rillet.commands._writes")
+    from rillet.engine.stream_node import StreamNode
+
+    def build() -> StreamNode:
+        width = len(entries[0][2])
+        node = StreamNode(0, entries[0][1], [b"f%d" % i for i in range(width)])
+        for dms, seq, values in entries:
+            if len(values) == width:
+                node.elems.extend(values)  # type: ignore[union-attr]
+                node.ms.append(dms)
+                node.seq.append(seq)
+                node.n += 1
+                node.live += 1
+            else:  # another shape: the general (estart) form
+                node.add_mixed(dms, seq, [x for v in values for x in (b"g", v)], False, 0)
+        if reopen:
+            node.pack()
+            node.unpack()
+        return node
+
+    ours, theirs = build(), build()
+    writes.pack_node(ours)
+    theirs.pack()
+    for name in StreamNode.__slots__:
+        mine, reference = getattr(ours, name), getattr(theirs, name)
+        assert type(mine) is type(reference), name
+        assert getattr(mine, "typecode", None) == getattr(reference, "typecode", None), name
+        assert mine == reference, name
+
+
+@given(st.integers(0, (1 << 64) - 1), st.integers(0, (1 << 64) - 1))
+def test_compiled_stream_id_is_a_stream_id(ms, seq):
+    writes = pytest.importorskip("rillet.commands._writes")
+    from rillet.engine.ids import StreamID
+
+    sid = writes.new_id(ms, seq)
+    assert type(sid) is StreamID and sid == (ms, seq) and sid.ms == ms and hash(sid) == hash((ms, seq))
