@@ -19,7 +19,7 @@ effects and the streams' node layout.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_Contains, PyDict_GetItem, PyDict_SetItem
+from cpython.dict cimport PyDict_Contains, PyDict_GetItem, PyDict_GetItemWithError, PyDict_SetItem
 from cpython.list cimport PyList_Append, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong, PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from cpython.object cimport PyObject
@@ -299,7 +299,7 @@ cdef inline dict _server_vars(object server):
 cdef inline object _var(dict values, object server, str name):
     cdef PyObject* found
     if values is not None:
-        found = PyDict_GetItem(values, name)
+        found = PyDict_GetItemWithError(values, name)
         if found is not NULL:
             return <object>found
     return getattr(server, name)
