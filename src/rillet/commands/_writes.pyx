@@ -32,7 +32,8 @@ from rillet import errors
 from rillet.clock import SystemClock
 from rillet.engine.ids import StreamID
 from rillet.engine.keyspace import Database
-from rillet.engine.stream import NodeLimits, Stream
+from rillet.commands.args import parse_int
+from rillet.engine.stream import NodeLimits, Stream, default_trim_limit
 from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE
 from rillet.engine.stream_node import StreamNode
 from rillet.state import Client, ServerState
@@ -48,6 +49,9 @@ cdef object _OK = OK
 cdef object _tuple_new = tuple.__new__
 cdef object _WRONGTYPE = errors.WRONGTYPE
 cdef object _XADD_ARITY = errors.wrong_arity("xadd")
+cdef object _XADD_MAXLEN_NEGATIVE = errors.XADD_MAXLEN_NEGATIVE
+cdef object _parse_int = parse_int
+cdef object _default_trim_limit = default_trim_limit
 cdef object _STREAM_TOO_LARGE = errors.STREAM_ELEMENTS_TOO_LARGE
 cdef object _STREAM = STREAM
 cdef object _STRING = STRING
@@ -57,14 +61,16 @@ STREAM_LISTPACK_MAX_SIZE = 1 << 30
 cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
 
 # Set by bind_xadd()/bind_set(): the Python bodies for what this module does not answer.
-cdef object _xadd_other = None  # XADD with anything but `*` as its third argument
+cdef object _xadd_other = None  # XADD with anything but `*` or MAXLEN as its third argument
+cdef object _xadd_general = None  # XADD's general body
 cdef object _set_general = None  # SET with options
 
 
-def bind_xadd(xadd_other):
-    """streams.py hands over the Python body of the uncommon XADD forms."""
-    global _xadd_other
+def bind_xadd(xadd_other, xadd_general):
+    """streams.py hands over the Python bodies of the uncommon XADD forms."""
+    global _xadd_other, _xadd_general
     _xadd_other = xadd_other
+    _xadd_general = xadd_general
 
 
 def bind_set(set_general):
@@ -467,7 +473,7 @@ def pack_node(node):
 cdef object _INT_SIZE_2 = 2
 
 
-cdef bint _append_open(stream, list argv, long long text, unsigned long long ms,
+cdef bint _append_open(stream, list argv, Py_ssize_t first, long long text, unsigned long long ms,
                        unsigned long long seq, sid) except -1:
     """Stream._append_general when the entry opens a node, with _open_node (keep in step).
 
@@ -475,7 +481,7 @@ cdef bint _append_open(stream, list argv, long long text, unsigned long long ms,
     stream-node-max-entries or by stream-node-max-bytes. `text` is the
     fields' and values' total length. False leaves everything untouched.
     """
-    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), nfields = argc - 3, k = nfields >> 1, i
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), nfields = argc - first, k = nfields >> 1, i
     cdef long long max_entries, n, live, dead, lp, body, mf_text = 0
     cdef PyObject* p
     limits = <object>_get(stream, S_LIMITS)
@@ -500,8 +506,8 @@ cdef bint _append_open(stream, list argv, long long text, unsigned long long ms,
                 return False  # the tail takes it: Stream.append's general path
     elif PyList_GET_SIZE(<list>nodes) != 0:
         return False
-    mf = argv[3::2]
-    values = argv[4::2]
+    mf = argv[first::2]
+    values = argv[first + 1::2]
     if prev is not None:
         _pack(prev)
         prev_mf = <object>_get(prev, N_MF)
@@ -560,20 +566,65 @@ cdef bint _append_open(stream, list argv, long long text, unsigned long long ms,
 def xadd(ctx, list argv):
     """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]
 
-    The compiled `streams.xadd` (see the module docstring); other forms go to its Python body.
+    The compiled `streams.xadd` and `streams._xadd_maxlen` (see the module
+    docstring); other forms go to their Python bodies.
     """
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv)
+    third = <object>PyList_GET_ITEM(argv, 2)
+    if _is_star(third):
+        if not argc & 1:
+            raise _ReplyError(_XADD_ARITY)
+        return _xadd(ctx, argv, 3, 0, _NO_TRIM)
+    if PyBytes_CheckExact(third) and PyBytes_GET_SIZE(third) == 6 and third.upper() == b"MAXLEN":
+        return _xadd_maxlen(ctx, argv)
+    return _xadd_other(ctx, argv)
+
+
+cdef inline bint _is_star(object arg) noexcept:
+    return (PyBytes_CheckExact(arg) and PyBytes_GET_SIZE(arg) == 1
+            and PyBytes_AS_STRING(arg)[0] == b'*')
+
+
+cdef inline bint _is_op(object arg, char op) noexcept:
+    return PyBytes_CheckExact(arg) and PyBytes_GET_SIZE(arg) == 1 and PyBytes_AS_STRING(arg)[0] == op
+
+
+cdef enum:
+    _NO_TRIM = 0
+    _EXACT = 1
+    _APPROX = 2
+
+
+cdef object _xadd_maxlen(ctx, list argv):
+    """streams._xadd_maxlen (keep in step): `XADD key MAXLEN [~|=] n * field value ...`."""
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), first
+    cdef int trim
+    op = <object>PyList_GET_ITEM(argv, 3)
+    if _is_op(op, b'~') or _is_op(op, b'='):
+        if argc < 8 or not _is_star(<object>PyList_GET_ITEM(argv, 5)) or argc & 1:
+            return _xadd_general(ctx, argv)
+        trim = _APPROX if _is_op(op, b'~') else _EXACT
+        first = 6
+        maxlen = _parse_int(<object>PyList_GET_ITEM(argv, 4))
+    else:
+        if argc < 7 or not _is_star(<object>PyList_GET_ITEM(argv, 4)) or not argc & 1:
+            return _xadd_general(ctx, argv)
+        trim = _EXACT
+        first = 5
+        maxlen = _parse_int(op)
+    if maxlen < 0:
+        raise _ReplyError(_XADD_MAXLEN_NEGATIVE)
+    return _xadd(ctx, argv, first, maxlen, trim)
+
+
+cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim):
+    """XADD's body once the form is known: fields from argv[first], an optional MAXLEN trim."""
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv)
     cdef Py_ssize_t i
-    cdef long long total = 0, now
+    cdef long long total = 0, now, trimmed = 0, length
     cdef long long max_size = STREAM_LISTPACK_MAX_SIZE
     cdef unsigned long long ms, seq, last_ms, last_seq
     cdef PyObject* found
-    third = <object>PyList_GET_ITEM(argv, 2)
-    if not (PyBytes_CheckExact(third) and PyBytes_GET_SIZE(third) == 1
-            and PyBytes_AS_STRING(third)[0] == b'*'):
-        return _xadd_other(ctx, argv)
-    if not argc & 1:
-        raise _ReplyError(_XADD_ARITY)
     key = <object>PyList_GET_ITEM(argv, 1)
     db = _client_db(ctx)
     server = _client_server(ctx)
@@ -607,37 +658,63 @@ def xadd(ctx, list argv):
         sid = stream.next_id(None, None, now)  # exhausted, or the next millisecond
         ms = sid[0]
         seq = sid[1]
-    for i in range(3, argc):
+    for i in range(first, argc):
         value = <object>PyList_GET_ITEM(argv, i)
         if not PyBytes_CheckExact(value):
             total = -1
             break
         total += PyBytes_GET_SIZE(value)
     if total < 0:
-        fields = argv[3:]
-        if sum(map(len, fields)) > max_size:
+        if sum(map(len, argv[first:])) > max_size:
             raise _ReplyError(_STREAM_TOO_LARGE)
     elif total > max_size:
         raise _ReplyError(_STREAM_TOO_LARGE)
     if created:
         db.set(key, stream)
     sid = _new_id(PyLong_FromUnsignedLongLong(ms), PyLong_FromUnsignedLongLong(seq))
-    if total < 0 or not (_append_fast(stream, argv, ms, seq, sid)
-                         or _append_open(stream, argv, total, ms, seq, sid)):
-        stream.append(sid, argv[3:])
+    if total < 0 or not (_append_fast(stream, argv, first, ms, seq, sid)
+                         or _append_open(stream, argv, first, total, ms, seq, sid)):
+        stream.append(sid, argv[first:])
+    if trim != _NO_TRIM:
+        length = _get_ll(stream, S_LENGTH)
+        if length > maxlen:
+            trimmed = _trim_maxlen(stream, length, maxlen, trim == _APPROX)
     _modified(server, db, key)
     if _notify_on(server):
         server.notify(_STREAM, b"xadd", key, db.index)
+        if trimmed:
+            server.notify(_STREAM, b"xtrim", key, db.index)
     sid_text = _format_id(ms, seq)
     if _sinks(server):
-        ctx.propagate([argv[0], key, sid_text, *argv[3:]])
+        if trim == _NO_TRIM:
+            ctx.propagate([argv[0], key, sid_text, *argv[first:]])
+        else:
+            # What streams._xadd_maxlen propagates: `~` as the exact length it kept.
+            exact = stream.length if trim == _APPROX else maxlen
+            ctx.propagate([argv[0], key, b"MAXLEN", b"=", b"%d" % exact, sid_text, *argv[first:]])
     return sid_text
 
 
-cdef bint _append_fast(stream, list argv, unsigned long long ms, unsigned long long seq, sid) except -1:
+cdef long long _trim_maxlen(stream, long long length, long long maxlen, bint approx) except -1:
+    """stream.trim_maxlen(maxlen, approx, default limit) with KEEPREF (the group PELs keep
+    their refs). Under `~` Stream._trim's first test is made here: when the
+    oldest node cannot go whole it stops at once, which is every XADD but about
+    one per node."""
+    if approx:
+        nodes = <object>_get(stream, S_NODES)
+        if type(nodes) is list and PyList_GET_SIZE(<list>nodes):
+            head = <object>PyList_GET_ITEM(<list>nodes, 0)
+            if type(head) is _StreamNode and length - _get_ll(head, N_LIVE) < maxlen:
+                return 0
+        return stream.trim_maxlen(maxlen, True, _default_trim_limit(stream.limits.node_max_entries))
+    return stream.trim_maxlen(maxlen, False, 0)
+
+
+cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long ms, unsigned long long seq,
+                       sid) except -1:
     """Stream.append's fast path (keep in step): True if it took the entry."""
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv)
-    cdef Py_ssize_t nfields = argc - 3, i, k
+    cdef Py_ssize_t nfields = argc - first, i, k
     cdef long long values_size = 0, room, text = 0, n, body
     cdef unsigned long long ms0, seq0
     cdef PyObject* p = _get(stream, S_TAIL)
@@ -658,17 +735,17 @@ cdef bint _append_fast(stream, list argv, unsigned long long ms, unsigned long l
     mf = <list>p
     k = nfields >> 1
     for i in range(k):
-        field = <object>PyList_GET_ITEM(argv, 3 + 2 * i)
+        field = <object>PyList_GET_ITEM(argv, first + 2 * i)
         master = <object>PyList_GET_ITEM(mf, i)
         if field is not master and field != master:
             return False
     for i in range(k):
-        values_size += _element_size(<bytes>PyList_GET_ITEM(argv, 4 + 2 * i))
+        values_size += _element_size(<bytes>PyList_GET_ITEM(argv, first + 1 + 2 * i))
     body = _get_ll(node, N_BODY)
     room = _get_ll(limits, L_MAX_BYTES) - body - _get_ll(node, N_FIXED_TEXT)
     if not values_size + _get_ll(node, N_K18) < room:
         for i in range(k):
-            text += PyBytes_GET_SIZE(<object>PyList_GET_ITEM(argv, 4 + 2 * i))
+            text += PyBytes_GET_SIZE(<object>PyList_GET_ITEM(argv, first + 1 + 2 * i))
         if not text < room:
             return False
     ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
@@ -685,7 +762,7 @@ cdef bint _append_fast(stream, list argv, unsigned long long ms, unsigned long l
         + (2 if seq >= seq0 and seq - seq0 < 128 else _diff_size(seq, seq0))
     )))
     for i in range(k):
-        PyList_Append(elems, <object>PyList_GET_ITEM(argv, 4 + 2 * i))
+        PyList_Append(elems, <object>PyList_GET_ITEM(argv, first + 1 + 2 * i))
     PyList_Append(ms_list, PyLong_FromUnsignedLongLong(ms - ms0))
     PyList_Append(seq_list, <object>PyTuple_GET_ITEM(sid, 1))
     _set(node, N_N, PyLong_FromLongLong(n + 1))
