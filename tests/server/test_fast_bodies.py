@@ -13,6 +13,7 @@ node layout included) must be the same.
 from __future__ import annotations
 
 import time
+from array import array
 from contextlib import contextmanager
 
 import pytest
@@ -24,6 +25,7 @@ from rillet.commands import streams, strings
 from rillet.commands.table import COMMANDS
 from rillet.dispatch import Dispatcher
 from rillet.engine.listpack_size import element_size
+from rillet.engine.stream_node import StreamNode
 from rillet.resp.encoder import encode_into
 from rillet.state import ServerState
 
@@ -103,18 +105,18 @@ def _layout(server: Server, key: bytes) -> object:
     stream = server.state.keyspace[0].data.get(key)
     if stream is None or not hasattr(stream, "nodes"):
         return stream
-    return [(n.ms0, n.seq0, n.n, n.live, n.body, n.lp_bytes(), n.fast, n.is_open, n.fresh, n.head,
-             n.dead, n.mf, n.k, n.k2, n.k18, n.fixed_text, n.same_fixed, _packed(n.ms), _packed(n.seq),
-             n.elems, n.data, _packed(n.offs), _packed(n.estart), n.same)
+    # Every slot: the compiled XADD builds new nodes slot by slot (_writes.pyx
+    # `_append_open`), so a slot added to StreamNode and not set there fails here.
+    return [[(name, _packed(getattr(n, name))) for name in StreamNode.__slots__] + [n.lp_bytes()]
             for n in stream.nodes] + [(stream.length, stream.last_id, stream.entries_added,
                                        stream.radix_tree_keys, stream.radix_tree_nodes)]
 
 
-def _packed(values: object) -> object:
-    """A list or array with its type (compact_array's choice of item size is part of the layout)."""
-    if values is None:
-        return None
-    return (type(values).__name__, getattr(values, "typecode", None), list(values))  # type: ignore[call-overload]
+def _packed(value: object) -> object:
+    """An array with its item type (compact_array's choice is part of the layout)."""
+    if isinstance(value, array):
+        return (value.typecode, list(value))
+    return value
 
 
 def _observe(server: Server) -> list[object]:
@@ -178,7 +180,6 @@ def test_compiled_pack_is_stream_nodes(entries, reopen):
     """The compiled StreamNode.pack (node opening on the compiled XADD) equals the Python one:
     item sizes of the arrays (IDs near 2**64, long values), data, offsets, flags."""
     writes = pytest.importorskip("rillet.commands._writes")
-    from rillet.engine.stream_node import StreamNode
 
     def build() -> StreamNode:
         width = len(entries[0][2])
