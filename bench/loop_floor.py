@@ -2,7 +2,9 @@
 
 The floor is a uvloop Protocol that answers each PING in a read with +PONG in
 one write and does nothing else (no parsing beyond counting, no dispatch): no
-Python server can spend less per read. Its server CPU per request, beside
+Python server can spend less per read. A second floor does the same as a
+BufferedProtocol reading into one reusable buffer (get_buffer/buffer_updated),
+to show whether that interface would lower the loop's per-read cost. Its server CPU per request, beside
 rillet's and redis-server's in the same run (redis-benchmark PING_MBULK, -c 50,
 -P 64 and -P 1, interleaved repetitions, medians), shows how much of rillet's
 per-read cost is the loop's and how much is rillet's.
@@ -17,9 +19,10 @@ import statistics
 import sys
 
 FLOOR_TEMPLATE = f"{sys.executable} {__file__} --serve --port {{port}}"
+BUFFERED_TEMPLATE = f"{sys.executable} {__file__} --serve --buffered --port {{port}}"
 
 
-def serve(port: int) -> None:
+def serve(port: int, buffered: bool) -> None:
     import asyncio
 
     import uvloop
@@ -40,9 +43,29 @@ def serve(port: int) -> None:
             if out:
                 self.transport.write(out)
 
+    class BufferedFloor(asyncio.BufferedProtocol):
+        def connection_made(self, transport):
+            self.transport = transport
+            self.buffer = bytearray(65536)
+            self.view = memoryview(self.buffer)
+            self.tail = b""
+
+        def get_buffer(self, sizehint):
+            return self.view
+
+        def buffer_updated(self, nbytes):
+            data = self.tail + self.buffer[:nbytes]
+            pings = data.count(b"PING")
+            self.tail = data[-3:]
+            out = b"+PONG\r\n" * pings
+            if b"CONFIG" in data:
+                out += b"*0\r\n" * data.count(b"CONFIG")
+            if out:
+                self.transport.write(out)
+
     async def main():
         loop = asyncio.get_running_loop()
-        server = await loop.create_server(Floor, "127.0.0.1", port)
+        server = await loop.create_server(BufferedFloor if buffered else Floor, "127.0.0.1", port)
         async with server:
             await server.serve_forever()
 
@@ -53,17 +76,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--buffered", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--requests", type=int, default=400_000)
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     if args.serve:
-        serve(args.port)
+        serve(args.port, args.buffered)
         return
 
     from rillet.bench.redisbench import run_redis_benchmark
     from rillet.bench.servers import ServerKind, server_kinds, start_server
 
-    kinds = [ServerKind("floor", "bare uvloop", template=FLOOR_TEMPLATE), *server_kinds(False)]
+    kinds = [ServerKind("floor", "bare uvloop", template=FLOOR_TEMPLATE),
+             ServerKind("floor-buf", "uvloop buffered", template=BUFFERED_TEMPLATE),
+             *server_kinds(False)]
     servers = {kind.name: start_server(kind) for kind in kinds}
     results: dict[tuple[str, int], list] = {}
     try:

@@ -13,6 +13,7 @@ node layout included) must be the same.
 from __future__ import annotations
 
 import time
+from array import array
 from contextlib import contextmanager
 
 import pytest
@@ -24,6 +25,7 @@ from rillet.commands import streams, strings, zsets
 from rillet.commands.table import COMMANDS
 from rillet.dispatch import Dispatcher
 from rillet.engine.listpack_size import element_size
+from rillet.engine.stream_node import StreamNode
 from rillet.resp.encoder import encode_into
 from rillet.state import ServerState
 
@@ -103,8 +105,18 @@ def _layout(server: Server, key: bytes) -> object:
     stream = server.state.keyspace[0].data.get(key)
     if stream is None or not hasattr(stream, "nodes"):
         return stream
-    return [(n.ms0, n.seq0, n.n, n.live, n.body, n.lp_bytes(), n.fast, list(n.ms), list(n.seq))
-            for n in stream.nodes] + [(stream.length, stream.last_id, stream.entries_added)]
+    # Every slot: the compiled XADD builds new nodes slot by slot (_writes.pyx
+    # `_append_open`), so a slot added to StreamNode and not set there fails here.
+    return [[(name, _packed(getattr(n, name))) for name in StreamNode.__slots__] + [n.lp_bytes()]
+            for n in stream.nodes] + [(stream.length, stream.last_id, stream.entries_added,
+                                       stream.radix_tree_keys, stream.radix_tree_nodes)]
+
+
+def _packed(value: object) -> object:
+    """An array with its item type (compact_array's choice is part of the layout)."""
+    if isinstance(value, array):
+        return (value.typecode, list(value))
+    return value
 
 
 def _observe(server: Server) -> list[object]:
@@ -212,3 +224,52 @@ def test_compiled_zadd_equals_the_reference(commands, max_entries, max_value, si
     assert fast.effects == reference.effects
     assert notes[id(fast)] == notes[id(reference)]
     assert _zobserve(fast) == _zobserve(reference)
+
+
+node_entries = st.lists(
+    st.tuples(st.integers(0, (1 << 64) - 1), st.integers(0, (1 << 64) - 1),
+              st.lists(st.binary(max_size=300), min_size=1, max_size=3)),
+    min_size=1, max_size=150)
+
+
+@settings(max_examples=300, deadline=None)
+@given(node_entries, st.booleans())
+def test_compiled_pack_is_stream_nodes(entries, reopen):
+    """The compiled StreamNode.pack (node opening on the compiled XADD) equals the Python one:
+    item sizes of the arrays (IDs near 2**64, long values), data, offsets, flags."""
+    writes = pytest.importorskip("rillet.commands._writes")
+
+    def build() -> StreamNode:
+        width = len(entries[0][2])
+        node = StreamNode(0, entries[0][1], [b"f%d" % i for i in range(width)])
+        for dms, seq, values in entries:
+            if len(values) == width:
+                node.elems.extend(values)  # type: ignore[union-attr]
+                node.ms.append(dms)
+                node.seq.append(seq)
+                node.n += 1
+                node.live += 1
+            else:  # another shape: the general (estart) form
+                node.add_mixed(dms, seq, [x for v in values for x in (b"g", v)], False, 0)
+        if reopen:
+            node.pack()
+            node.unpack()
+        return node
+
+    ours, theirs = build(), build()
+    writes.pack_node(ours)
+    theirs.pack()
+    for name in StreamNode.__slots__:
+        mine, reference = getattr(ours, name), getattr(theirs, name)
+        assert type(mine) is type(reference), name
+        assert getattr(mine, "typecode", None) == getattr(reference, "typecode", None), name
+        assert mine == reference, name
+
+
+@given(st.integers(0, (1 << 64) - 1), st.integers(0, (1 << 64) - 1))
+def test_compiled_stream_id_is_a_stream_id(ms, seq):
+    writes = pytest.importorskip("rillet.commands._writes")
+    from rillet.engine.ids import StreamID
+
+    sid = writes.new_id(ms, seq)
+    assert type(sid) is StreamID and sid == (ms, seq) and sid.ms == ms and hash(sid) == hash((ms, seq))

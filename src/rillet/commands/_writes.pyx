@@ -19,19 +19,22 @@ effects and the streams' node layout.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_Contains, PyDict_GetItem, PyDict_SetItem
+from cpython.dict cimport PyDict_Contains, PyDict_GetItem, PyDict_GetItemWithError, PyDict_SetItem
 from cpython.list cimport PyList_Append, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong, PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from cpython.tuple cimport PyTuple_GET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_SET_ITEM
+from cpython cimport array as carray
 from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
 from rillet import errors
 from rillet.clock import SystemClock
 from rillet.engine.ids import StreamID
 from rillet.engine.keyspace import Database
-from rillet.engine.stream import NodeLimits, Stream
+from rillet.commands.args import parse_int
+from rillet.engine.stream import NodeLimits, Stream, default_trim_limit
+from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE
 from rillet.engine.stream_node import StreamNode
 from rillet.state import Client, ServerState
 from rillet.errors import ReplyError
@@ -46,6 +49,9 @@ cdef object _OK = OK
 cdef object _tuple_new = tuple.__new__
 cdef object _WRONGTYPE = errors.WRONGTYPE
 cdef object _XADD_ARITY = errors.wrong_arity("xadd")
+cdef object _XADD_MAXLEN_NEGATIVE = errors.XADD_MAXLEN_NEGATIVE
+cdef object _parse_int = parse_int
+cdef object _default_trim_limit = default_trim_limit
 cdef object _STREAM_TOO_LARGE = errors.STREAM_ELEMENTS_TOO_LARGE
 cdef object _STREAM = STREAM
 cdef object _STRING = STRING
@@ -55,14 +61,16 @@ STREAM_LISTPACK_MAX_SIZE = 1 << 30
 cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
 
 # Set by bind_xadd()/bind_set(): the Python bodies for what this module does not answer.
-cdef object _xadd_other = None  # XADD with anything but `*` as its third argument
+cdef object _xadd_other = None  # XADD with anything but `*` or MAXLEN as its third argument
+cdef object _xadd_general = None  # XADD's general body
 cdef object _set_general = None  # SET with options
 
 
-def bind_xadd(xadd_other):
-    """streams.py hands over the Python body of the uncommon XADD forms."""
-    global _xadd_other
+def bind_xadd(xadd_other, xadd_general):
+    """streams.py hands over the Python bodies of the uncommon XADD forms."""
+    global _xadd_other, _xadd_general
     _xadd_other = xadd_other
+    _xadd_general = xadd_general
 
 
 def bind_set(set_general):
@@ -138,6 +146,20 @@ cdef Py_ssize_t N_SEQ0 = _offset(StreamNode, "seq0")
 cdef Py_ssize_t N_ELEMS = _offset(StreamNode, "elems")
 cdef Py_ssize_t N_MS = _offset(StreamNode, "ms")
 cdef Py_ssize_t N_SEQ = _offset(StreamNode, "seq")
+cdef Py_ssize_t N_K = _offset(StreamNode, "k")
+cdef Py_ssize_t N_DEAD = _offset(StreamNode, "dead")
+cdef Py_ssize_t N_HEAD = _offset(StreamNode, "head")
+cdef Py_ssize_t N_DATA = _offset(StreamNode, "data")
+cdef Py_ssize_t N_OFFS = _offset(StreamNode, "offs")
+cdef Py_ssize_t N_ESTART = _offset(StreamNode, "estart")
+cdef Py_ssize_t N_SAME = _offset(StreamNode, "same")
+cdef Py_ssize_t N_IS_OPEN = _offset(StreamNode, "is_open")
+cdef Py_ssize_t N_FRESH = _offset(StreamNode, "fresh")
+cdef Py_ssize_t N_LP = _offset(StreamNode, "lp")
+cdef Py_ssize_t S_NODES = _offset(Stream, "_nodes")
+cdef Py_ssize_t S_KEYS = _offset(Stream, "_keys")
+cdef Py_ssize_t S_TREE_VERSION = _offset(Stream, "_tree_version")
+cdef Py_ssize_t L_MAX_ENTRIES = _offset(NodeLimits, "_node_max_entries")
 cdef Py_ssize_t L_FAST_ENTRIES = _offset(NodeLimits, "fast_entries")
 cdef Py_ssize_t L_MAX_BYTES = _offset(NodeLimits, "effective_max_bytes")
 cdef Py_ssize_t C_DB = _offset(Client, "db")
@@ -284,7 +306,7 @@ cdef inline dict _server_vars(object server):
 cdef inline object _var(dict values, object server, str name):
     cdef PyObject* found
     if values is not None:
-        found = PyDict_GetItem(values, name)
+        found = PyDict_GetItemWithError(values, name)
         if found is not NULL:
             return <object>found
     return getattr(server, name)
@@ -333,25 +355,278 @@ cdef bytes _format_id(unsigned long long ms, unsigned long long seq):
     return PyBytes_FromStringAndSize(buf + 48 - total, total)
 
 
+# --- stream IDs and node opening (keep in step with engine/stream.py, stream_node.py) ------
+
+cdef extern from *:
+    """
+    #define _rillet_generic_alloc(t, n) PyType_GenericAlloc((PyTypeObject*)(t), (n))
+    """
+    object _rillet_generic_alloc(object t, Py_ssize_t n)
+
+
+cdef inline object _new_id(object ms, object seq):
+    """tuple.__new__(StreamID, (ms, seq)) without the call: what tuple_subtype_new does."""
+    sid = _rillet_generic_alloc(_StreamID, 2)
+    Py_INCREF(ms)
+    PyTuple_SET_ITEM(sid, 0, ms)
+    Py_INCREF(seq)
+    PyTuple_SET_ITEM(sid, 1, seq)
+    return sid
+
+
+def new_id(ms, seq):
+    """The compiled StreamID constructor (tests compare it with tuple.__new__)."""
+    return _new_id(ms, seq)
+
+
+import array as _array_module
+cdef carray.array _ARRAY_B = _array_module.array("B")
+cdef carray.array _ARRAY_H = _array_module.array("H")
+cdef carray.array _ARRAY_I = _array_module.array("I")
+cdef carray.array _ARRAY_Q = _array_module.array("Q")
+cdef bytes _EMPTY = b""
+
+
+cdef carray.array _narrowest(unsigned long long top, Py_ssize_t n):
+    """An uninitialised array of n items of stream_node.compact_array's type for `top`."""
+    if top < 256:
+        return carray.clone(_ARRAY_B, n, False)
+    if top < 65536:
+        return carray.clone(_ARRAY_H, n, False)
+    if top < 4294967296ULL:
+        return carray.clone(_ARRAY_I, n, False)
+    return carray.clone(_ARRAY_Q, n, False)
+
+
+cdef inline void _store(carray.array out, Py_ssize_t i, unsigned long long value) noexcept:
+    cdef int size = out.ob_descr.itemsize
+    if size == 1:
+        out.data.as_uchars[i] = <unsigned char>value
+    elif size == 2:
+        out.data.as_ushorts[i] = <unsigned short>value
+    elif size == 4:
+        out.data.as_uints[i] = <unsigned int>value
+    else:
+        out.data.as_ulonglongs[i] = value
+
+
+cdef carray.array _compact(list values):
+    """stream_node.compact_array for a list of ints (OverflowError past 64 bits, as there)."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(values), i
+    cdef unsigned long long top = 0, value
+    for i in range(n):
+        value = PyLong_AsUnsignedLongLong(<object>PyList_GET_ITEM(values, i))
+        if value > top:
+            top = value
+    cdef carray.array out = _narrowest(top, n)
+    for i in range(n):
+        _store(out, i, PyLong_AsUnsignedLongLong(<object>PyList_GET_ITEM(values, i)))
+    return out
+
+
+cdef int _pack(object node) except -1:
+    """StreamNode.pack for an open all-SAMEFIELDS node of exact type; others call pack()."""
+    cdef Py_ssize_t n, i
+    cdef unsigned long long total = 0
+    if type(node) is not _StreamNode or <object>_get(node, N_ESTART) is not None:
+        node.pack()
+        return 0
+    if not <object>_get(node, N_IS_OPEN):
+        return 0
+    elems = <object>_get(node, N_ELEMS)
+    ms_list = <object>_get(node, N_MS)
+    seq_list = <object>_get(node, N_SEQ)
+    if type(elems) is not list or type(ms_list) is not list or type(seq_list) is not list:
+        node.pack()
+        return 0
+    n = PyList_GET_SIZE(<list>elems)
+    for i in range(n):
+        item = <object>PyList_GET_ITEM(<list>elems, i)
+        if not PyBytes_CheckExact(item):
+            node.pack()
+            return 0
+        total += PyBytes_GET_SIZE(item)
+    ms_arr = _compact(<list>ms_list)
+    seq_arr = _compact(<list>seq_list)
+    cdef carray.array offs = _narrowest(total, n + 1)
+    total = 0
+    _store(offs, 0, 0)
+    for i in range(n):
+        total += PyBytes_GET_SIZE(<object>PyList_GET_ITEM(<list>elems, i))
+        _store(offs, i + 1, total)
+    data = _EMPTY.join(<list>elems)
+    _set(node, N_MS, ms_arr)
+    _set(node, N_SEQ, seq_arr)
+    _set(node, N_DATA, data)
+    _set(node, N_OFFS, offs)
+    _set(node, N_ELEMS, None)
+    _set(node, N_IS_OPEN, False)
+    _set(node, N_FAST, False)
+    _set(node, N_FRESH, False)
+    return 0
+
+
+def pack_node(node):
+    """The compiled StreamNode.pack (tests compare it with the Python one)."""
+    _pack(node)
+
+
+cdef object _INT_SIZE_2 = 2
+
+
+cdef bint _append_open(stream, list argv, Py_ssize_t first, long long text, unsigned long long ms,
+                       unsigned long long seq, sid) except -1:
+    """Stream._append_general when the entry opens a node, with _open_node (keep in step).
+
+    True if it took the entry: the stream has no node, or its tail is full by
+    stream-node-max-entries or by stream-node-max-bytes. `text` is the
+    fields' and values' total length. False leaves everything untouched.
+    """
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), nfields = argc - first, k = nfields >> 1, i
+    cdef long long max_entries, n, live, dead, lp, body, mf_text = 0
+    cdef PyObject* p
+    limits = <object>_get(stream, S_LIMITS)
+    nodes = <object>_get(stream, S_NODES)
+    keys = <object>_get(stream, S_KEYS)
+    if type(limits) is not _NodeLimits or type(nodes) is not list or type(keys) is not list:
+        return False
+    p = _get(stream, S_TAIL)
+    prev = <object>p if p is not NULL else None
+    if prev is not None:
+        if type(prev) is not _StreamNode or PyList_GET_SIZE(<list>nodes) == 0 or (
+                <object>PyList_GET_ITEM(<list>nodes, PyList_GET_SIZE(<list>nodes) - 1) is not prev):
+            return False
+        max_entries = _get_ll(limits, L_MAX_ENTRIES)
+        n = _get_ll(prev, N_N)
+        if not (max_entries != 0 and n >= max_entries):
+            live = _get_ll(prev, N_LIVE)
+            dead = n - live
+            lp = (_get_ll(prev, N_BODY) + (2 if live < 128 else _int_size(live))
+                  + (2 if dead < 128 else _int_size(dead)))
+            if lp + text < _get_ll(limits, L_MAX_BYTES):
+                return False  # the tail takes it: Stream.append's general path
+    elif PyList_GET_SIZE(<list>nodes) != 0:
+        return False
+    mf = argv[first::2]
+    values = argv[first + 1::2]
+    if prev is not None:
+        _pack(prev)
+        prev_mf = <object>_get(prev, N_MF)
+        if prev_mf == mf:
+            mf = prev_mf  # one list for a run of nodes with the same fields
+    # StreamNode(ms, seq, mf), slot by slot, then its first (SAMEFIELDS) entry.
+    ms_obj = <object>PyTuple_GET_ITEM(sid, 0)
+    seq_obj = <object>PyTuple_GET_ITEM(sid, 1)
+    body = LISTPACK_EMPTY_SIZE + _int_size(k) + 2
+    for i in range(k):
+        master = <object>PyList_GET_ITEM(<list>mf, i)
+        if not PyBytes_CheckExact(master):
+            return False
+        body += _element_size(<bytes>master)
+        mf_text += PyBytes_GET_SIZE(master)
+    same_fixed = 2 + _int_size(k + 3)
+    body += same_fixed + 2 + 2  # the entry: flags, lp-count, ms and seq diffs of 0
+    for i in range(k):
+        body += _element_size(<bytes>PyList_GET_ITEM(<list>values, i))
+    node = _StreamNode.__new__(_StreamNode)
+    _set(node, N_MS0, ms_obj)
+    _set(node, N_SEQ0, seq_obj)
+    _set(node, N_MF, mf)
+    _set(node, N_K, PyLong_FromLongLong(k))
+    _set(node, N_K2, PyLong_FromLongLong(2 * k))
+    _set(node, N_K18, PyLong_FromLongLong(18 * k))
+    _set(node, N_FIXED_TEXT, PyLong_FromLongLong(mf_text + 4))
+    _set(node, N_N, PyLong_FromLongLong(1))
+    _set(node, N_LIVE, PyLong_FromLongLong(1))
+    _set(node, N_DEAD, None)
+    _set(node, N_HEAD, PyLong_FromLongLong(0))
+    _set(node, N_BODY, PyLong_FromLongLong(body))
+    _set(node, N_SAME_FIXED, PyLong_FromLongLong(same_fixed))
+    _set(node, N_MS, [PyLong_FromLongLong(0)])
+    _set(node, N_SEQ, [seq_obj])
+    _set(node, N_ELEMS, values)
+    _set(node, N_DATA, _EMPTY)
+    _set(node, N_OFFS, None)
+    _set(node, N_ESTART, None)
+    _set(node, N_SAME, None)
+    _set(node, N_IS_OPEN, True)
+    _set(node, N_FAST, True)
+    _set(node, N_FRESH, True)
+    _set(node, N_LP, None)  # not a loaded node (persistence/rdb_stream.LoadedNode)
+    PyList_Append(<list>nodes, node)
+    PyList_Append(<list>keys, _new_id(ms_obj, seq_obj))
+    _set(stream, S_TAIL, node)
+    _set(stream, S_TREE_VERSION, <object>_get(stream, S_TREE_VERSION) + 1)
+    _set(stream, S_LENGTH, <object>_get(stream, S_LENGTH) + 1)
+    _set(stream, S_ADDED, <object>_get(stream, S_ADDED) + 1)
+    _set(stream, S_LAST_ID, sid)
+    return True
+
+
 # --- XADD key * field value ... -------------------------------------------------------------
 
 def xadd(ctx, list argv):
     """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]
 
-    The compiled `streams.xadd` (see the module docstring); other forms go to its Python body.
+    The compiled `streams.xadd` and `streams._xadd_maxlen` (see the module
+    docstring); other forms go to their Python bodies.
     """
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv)
+    third = <object>PyList_GET_ITEM(argv, 2)
+    if _is_star(third):
+        if not argc & 1:
+            raise _ReplyError(_XADD_ARITY)
+        return _xadd(ctx, argv, 3, 0, _NO_TRIM)
+    if PyBytes_CheckExact(third) and PyBytes_GET_SIZE(third) == 6 and third.upper() == b"MAXLEN":
+        return _xadd_maxlen(ctx, argv)
+    return _xadd_other(ctx, argv)
+
+
+cdef inline bint _is_star(object arg) noexcept:
+    return (PyBytes_CheckExact(arg) and PyBytes_GET_SIZE(arg) == 1
+            and PyBytes_AS_STRING(arg)[0] == b'*')
+
+
+cdef inline bint _is_op(object arg, char op) noexcept:
+    return PyBytes_CheckExact(arg) and PyBytes_GET_SIZE(arg) == 1 and PyBytes_AS_STRING(arg)[0] == op
+
+
+cdef enum:
+    _NO_TRIM = 0
+    _EXACT = 1
+    _APPROX = 2
+
+
+cdef object _xadd_maxlen(ctx, list argv):
+    """streams._xadd_maxlen (keep in step): `XADD key MAXLEN [~|=] n * field value ...`."""
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), first
+    cdef int trim
+    op = <object>PyList_GET_ITEM(argv, 3)
+    if _is_op(op, b'~') or _is_op(op, b'='):
+        if argc < 8 or not _is_star(<object>PyList_GET_ITEM(argv, 5)) or argc & 1:
+            return _xadd_general(ctx, argv)
+        trim = _APPROX if _is_op(op, b'~') else _EXACT
+        first = 6
+        maxlen = _parse_int(<object>PyList_GET_ITEM(argv, 4))
+    else:
+        if argc < 7 or not _is_star(<object>PyList_GET_ITEM(argv, 4)) or not argc & 1:
+            return _xadd_general(ctx, argv)
+        trim = _EXACT
+        first = 5
+        maxlen = _parse_int(op)
+    if maxlen < 0:
+        raise _ReplyError(_XADD_MAXLEN_NEGATIVE)
+    return _xadd(ctx, argv, first, maxlen, trim)
+
+
+cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim):
+    """XADD's body once the form is known: fields from argv[first], an optional MAXLEN trim."""
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv)
     cdef Py_ssize_t i
-    cdef long long total = 0, now
+    cdef long long total = 0, now, trimmed = 0, length
     cdef long long max_size = STREAM_LISTPACK_MAX_SIZE
     cdef unsigned long long ms, seq, last_ms, last_seq
     cdef PyObject* found
-    third = <object>PyList_GET_ITEM(argv, 2)
-    if not (PyBytes_CheckExact(third) and PyBytes_GET_SIZE(third) == 1
-            and PyBytes_AS_STRING(third)[0] == b'*'):
-        return _xadd_other(ctx, argv)
-    if not argc & 1:
-        raise _ReplyError(_XADD_ARITY)
     key = <object>PyList_GET_ITEM(argv, 1)
     db = _client_db(ctx)
     server = _client_server(ctx)
@@ -368,7 +643,7 @@ def xadd(ctx, list argv):
     elif type(stream) is not _Stream:
         raise _ReplyError(_WRONGTYPE)
     # Stream.next_id(None, None, now): its common cases here, the others in Python.
-    clock = server.clock
+    clock = _var(_server_vars(server), server, "clock")
     now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
     last = <object>_get(stream, S_LAST_ID)
     if type(last) is not tuple and not isinstance(last, tuple):
@@ -385,36 +660,63 @@ def xadd(ctx, list argv):
         sid = stream.next_id(None, None, now)  # exhausted, or the next millisecond
         ms = sid[0]
         seq = sid[1]
-    for i in range(3, argc):
+    for i in range(first, argc):
         value = <object>PyList_GET_ITEM(argv, i)
         if not PyBytes_CheckExact(value):
             total = -1
             break
         total += PyBytes_GET_SIZE(value)
     if total < 0:
-        fields = argv[3:]
-        if sum(map(len, fields)) > max_size:
+        if sum(map(len, argv[first:])) > max_size:
             raise _ReplyError(_STREAM_TOO_LARGE)
     elif total > max_size:
         raise _ReplyError(_STREAM_TOO_LARGE)
     if created:
         db.set(key, stream)
-    sid = _tuple_new(_StreamID, (ms, seq))
-    if total < 0 or not _append_fast(stream, argv, ms, seq, sid):
-        stream.append(sid, argv[3:])
+    sid = _new_id(PyLong_FromUnsignedLongLong(ms), PyLong_FromUnsignedLongLong(seq))
+    if total < 0 or not (_append_fast(stream, argv, first, ms, seq, sid)
+                         or _append_open(stream, argv, first, total, ms, seq, sid)):
+        stream.append(sid, argv[first:])
+    if trim != _NO_TRIM:
+        length = _get_ll(stream, S_LENGTH)
+        if length > maxlen:
+            trimmed = _trim_maxlen(stream, length, maxlen, trim == _APPROX)
     _modified(server, db, key)
     if _notify_on(server):
         server.notify(_STREAM, b"xadd", key, db.index)
+        if trimmed:
+            server.notify(_STREAM, b"xtrim", key, db.index)
     sid_text = _format_id(ms, seq)
     if _sinks(server):
-        ctx.propagate([argv[0], key, sid_text, *argv[3:]])
+        if trim == _NO_TRIM:
+            ctx.propagate([argv[0], key, sid_text, *argv[first:]])
+        else:
+            # What streams._xadd_maxlen propagates: `~` as the exact length it kept.
+            exact = stream.length if trim == _APPROX else maxlen
+            ctx.propagate([argv[0], key, b"MAXLEN", b"=", b"%d" % exact, sid_text, *argv[first:]])
     return sid_text
 
 
-cdef bint _append_fast(stream, list argv, unsigned long long ms, unsigned long long seq, sid) except -1:
+cdef long long _trim_maxlen(stream, long long length, long long maxlen, bint approx) except -1:
+    """stream.trim_maxlen(maxlen, approx, default limit) with KEEPREF (the group PELs keep
+    their refs). Under `~` Stream._trim's first test is made here: when the
+    oldest node cannot go whole it stops at once, which is every XADD but about
+    one per node."""
+    if approx:
+        nodes = <object>_get(stream, S_NODES)
+        if type(nodes) is list and PyList_GET_SIZE(<list>nodes):
+            head = <object>PyList_GET_ITEM(<list>nodes, 0)
+            if type(head) is _StreamNode and length - _get_ll(head, N_LIVE) < maxlen:
+                return 0
+        return stream.trim_maxlen(maxlen, True, _default_trim_limit(stream.limits.node_max_entries))
+    return stream.trim_maxlen(maxlen, False, 0)
+
+
+cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long ms, unsigned long long seq,
+                       sid) except -1:
     """Stream.append's fast path (keep in step): True if it took the entry."""
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv)
-    cdef Py_ssize_t nfields = argc - 3, i, k
+    cdef Py_ssize_t nfields = argc - first, i, k
     cdef long long values_size = 0, room, text = 0, n, body
     cdef unsigned long long ms0, seq0
     cdef PyObject* p = _get(stream, S_TAIL)
@@ -435,17 +737,17 @@ cdef bint _append_fast(stream, list argv, unsigned long long ms, unsigned long l
     mf = <list>p
     k = nfields >> 1
     for i in range(k):
-        field = <object>PyList_GET_ITEM(argv, 3 + 2 * i)
+        field = <object>PyList_GET_ITEM(argv, first + 2 * i)
         master = <object>PyList_GET_ITEM(mf, i)
         if field is not master and field != master:
             return False
     for i in range(k):
-        values_size += _element_size(<bytes>PyList_GET_ITEM(argv, 4 + 2 * i))
+        values_size += _element_size(<bytes>PyList_GET_ITEM(argv, first + 1 + 2 * i))
     body = _get_ll(node, N_BODY)
     room = _get_ll(limits, L_MAX_BYTES) - body - _get_ll(node, N_FIXED_TEXT)
     if not values_size + _get_ll(node, N_K18) < room:
         for i in range(k):
-            text += PyBytes_GET_SIZE(<object>PyList_GET_ITEM(argv, 4 + 2 * i))
+            text += PyBytes_GET_SIZE(<object>PyList_GET_ITEM(argv, first + 1 + 2 * i))
         if not text < room:
             return False
     ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
@@ -462,7 +764,7 @@ cdef bint _append_fast(stream, list argv, unsigned long long ms, unsigned long l
         + (2 if seq >= seq0 and seq - seq0 < 128 else _diff_size(seq, seq0))
     )))
     for i in range(k):
-        PyList_Append(elems, <object>PyList_GET_ITEM(argv, 4 + 2 * i))
+        PyList_Append(elems, <object>PyList_GET_ITEM(argv, first + 1 + 2 * i))
     PyList_Append(ms_list, PyLong_FromUnsignedLongLong(ms - ms0))
     PyList_Append(seq_list, <object>PyTuple_GET_ITEM(sid, 1))
     _set(node, N_N, PyLong_FromLongLong(n + 1))

@@ -251,7 +251,7 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
 
 
 try:
-    # `xadd`'s `*` body compiled (commands/_writes.pyx), the other forms still
+    # `xadd`'s `*` and `MAXLEN [~|=] n *` bodies compiled (commands/_writes.pyx), the others still
     # these Python bodies; optional: without it, or with RILLET_PURE set, `xadd`
     # above runs as written.
     if os.environ.get("RILLET_PURE"):
@@ -260,7 +260,7 @@ try:
 except ImportError:
     pass
 else:
-    _writes.bind_xadd(_xadd_other)
+    _writes.bind_xadd(_xadd_other, _xadd_general)
     COMMANDS["xadd"].handler = _writes.xadd
 
 

@@ -16,6 +16,8 @@ and tests/server/test_fastpath.py runs generated pipelines through both paths
 and compares replies, effects and stats.
 """
 
+from cpython.dict cimport PyDict_GetItemWithError
+from cpython.object cimport PyObject
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime, timespec
 
 from rillet.resp._encoder cimport put
@@ -24,7 +26,8 @@ from rillet.clock import SystemClock
 from rillet.commands.table import TABLE
 from rillet.dispatch import TIMING_MASK, TIMING_SAMPLE
 from rillet.resp.types import SimpleString
-from rillet.state import Block
+from rillet.memory import Memory
+from rillet.state import Block, Client, ServerState
 from rillet.resp.parser import _scan  # None under RILLET_PURE or unbuilt
 
 cdef long long _MASK = TIMING_MASK
@@ -32,6 +35,66 @@ cdef long long _SAMPLE = TIMING_SAMPLE
 cdef object _Block = Block
 cdef object _SimpleString = SimpleString
 cdef object _SystemClock = SystemClock
+cdef object _Client = Client
+cdef object _ServerState = ServerState
+cdef object _Memory = Memory
+
+
+# --- attribute reads without getattr ---------------------------------------------------------
+# A generic attribute read costs ~190 instructions (type lookup, then the
+# instance dict or a member descriptor); _execute made seven per write. A
+# Client's `gated` and Memory's `limit` are slots, read at their offsets once
+# the exact type is checked; ServerState keeps ~100 attributes in its __dict__,
+# read as one dict lookup each (as commands/_writes.pyx does).
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        const char* name
+        int type
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+
+
+cdef Py_ssize_t _offset(type cls, str name) except -1:
+    descriptor = cls.__dict__[name]
+    if type(descriptor).__name__ != "member_descriptor":
+        raise TypeError(f"{cls.__name__}.{name} is not a slot")
+    return (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset
+
+
+cdef Py_ssize_t C_GATED = _offset(Client, "gated")
+cdef Py_ssize_t M_LIMIT = _offset(Memory, "limit")
+
+
+cdef inline object _slot(object obj, Py_ssize_t offset, str name):
+    cdef PyObject* value = (<PyObject**>((<char*><PyObject*>obj) + offset))[0]
+    if value is NULL:
+        return getattr(obj, name)  # unset: getattr raises AttributeError
+    return <object>value
+
+
+cdef inline object _gated(object client):
+    return _slot(client, C_GATED, "gated") if type(client) is _Client else client.gated
+
+
+cdef object _vars_of = None  # the ServerState whose __dict__ is _vars
+cdef dict _vars = None
+
+
+cdef inline object _attr(object state, str name):
+    """getattr(state, name) for a ServerState (its instance dict first)."""
+    global _vars_of, _vars
+    cdef PyObject* found
+    if state is not _vars_of:
+        if type(state) is not _ServerState:
+            return getattr(state, name)
+        _vars = state.__dict__
+        _vars_of = state
+    found = PyDict_GetItemWithError(_vars, name)
+    if found is not NULL:
+        return <object>found
+    return getattr(state, name)
 
 
 cdef class _Entry:
@@ -110,12 +173,15 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         or not entry.plain
         or argc < entry.min_argc
         or argc > entry.max_argc
-        or client.gated
+        or _gated(client)
     ):
         counts.flush()
         return dispatcher.execute(client, argv)
     # maxmemory (keep in step with Dispatcher.execute): refused ones take execute(), which says so.
-    if entry.oom_check and state.memory.limit and not client.is_internal and state.memory.refuse(client, entry.spec, argv):
+    if entry.oom_check:
+        memory = _attr(state, "memory")
+        limit = _slot(memory, M_LIMIT, "limit") if type(memory) is _Memory else memory.limit
+    if entry.oom_check and limit and not client.is_internal and memory.refuse(client, entry.spec, argv):
         counts.flush()
         return dispatcher.execute(client, argv)
     spec = entry.spec
@@ -129,7 +195,7 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         if entry.fast:
             counts.entry = entry
     if entry.write:
-        dirty_before = state.dirty
+        dirty_before = _attr(state, "dirty")
     started = 0 if calls & _MASK else _now_ns()
     try:
         reply = entry.handler(client, argv)
@@ -149,8 +215,8 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         reply = reply.timeout_reply
     # publish_write's "nothing to publish" test inline (keep in step): most
     # writes run with no effect sink, and the call would cost a Python frame.
-    if entry.write and (state._effects is not None
-                        or (state.dirty != dirty_before and state.effect_sinks)):
+    if entry.write and (_attr(state, "_effects") is not None
+                        or (_attr(state, "dirty") != dirty_before and _attr(state, "effect_sinks"))):
         state.publish_write(client.db.index, argv, dirty_before)
     return reply
 
