@@ -26,6 +26,7 @@ MODULES = {
     "rillet.commands._writes": "src/rillet/commands/_writes.pyx",
     "rillet.engine._pelindex": "src/rillet/engine/_pelindex.pyx",
     "rillet.spark._xrange_columns": "src/rillet/spark/_xrange_columns.pyx",
+    "rillet.scripting._calls": "src/rillet/scripting/_calls.pyx",
 }
 
 

@@ -2,8 +2,9 @@
 
 scripting/engine.py `_make_call` repeats, for an unobserved call, the lines of
 `Dispatcher.call` (stats, a failed handler's error, a blocking command's
-timeout reply, the effects). The same scripts run with that case on and off
-(engine.FAST_CALLS): replies, the effects the AOF and replicas get, the
+timeout reply, the effects), and scripting/_calls.pyx compiles that closure.
+The same scripts run through the compiled case, the closure, and with the
+common case off (engine.FAST_CALLS): replies, the effects the AOF and replicas get, the
 command statistics, the error counters and the data must be identical.
 """
 
@@ -75,10 +76,13 @@ def _run() -> tuple:
 
 
 def test_inline_calls_agree_with_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    fast = _run()
+    fast = _run()  # scripting/_calls.pyx when built
+    monkeypatch.setattr(engine, "_ScriptCall", None)
+    closure = _run()  # the Python closure
     monkeypatch.setattr(engine, "FAST_CALLS", False)
     general = _run()
-    assert fast[0] == general[0]
-    assert fast[1] == general[1]
-    assert fast[2:] == general[2:]
+    for run in (fast, closure):
+        assert run[0] == general[0]
+        assert run[1] == general[1]
+        assert run[2:] == general[2:]
     assert any(b"SREM" in argv for _, argv in fast[1]) and fast[3]  # the cases ran

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,6 +76,21 @@ class Run:
         self.read_only = read_only
         self.is_eval = is_eval
         self.started = started
+
+
+def _compiled_call() -> Any:
+    """scripting/_calls.pyx's ScriptCall (redis.call's common case compiled), or None:
+    unbuilt, or RILLET_PURE set (the closure in `_make_call` then runs as written)."""
+    if os.environ.get("RILLET_PURE"):
+        return None
+    try:
+        from rillet.scripting._calls import ScriptCall
+    except ImportError:
+        return None
+    return ScriptCall
+
+
+_ScriptCall = _compiled_call()
 
 
 def _timing_mask() -> int:
@@ -312,14 +328,17 @@ class LuaEngine:
         arguments strings, nothing observing the call: see `Run.fast`), the rest
         through `_dispatch` and `Dispatcher.call`. The common case repeats the
         lines of `Dispatcher.call` that apply when nobody observes (keep in
-        step); tests/server/test_script_paths.py runs scripts both ways and
-        compares replies, effects and stats.
+        step). scripting/_calls.pyx is this closure compiled, used when built;
+        tests/server/test_script_paths.py runs scripts through both and through
+        the general path, and compares replies, effects and stats.
         """
+        mask = _timing_mask()
+        if _ScriptCall is not None:
+            return _ScriptCall(self, raising, mask, CommandFailed)  # type: ignore[no-any-return]
         engine = self
         specs = self._specs
         state = self.state
         join = b"".join
-        mask = _timing_mask()
 
         def call(*args: object) -> object:
             run = engine.current

@@ -75,14 +75,17 @@ end
 
 local proxy = {}
 -- Globals are read-only and reading a missing one is an error, with Redis's texts.
-setmetatable_(proxy, {
+-- A global read goes proxy -> env as a table __index (a lookup in C, no Lua
+-- call: scripts read `redis` and KEYS on every line); only a miss in env calls
+-- the erroring function.
+setmetatable_(env, {
     __index = function(_, key)
-        local value = rawget_(env, key)
-        if value == nil then
-            error_("Script attempted to access nonexistent global variable '" .. tostring_(key) .. "'", 2)
-        end
-        return value
+        error_("Script attempted to access nonexistent global variable '" .. tostring_(key) .. "'", 2)
     end,
+    __metatable = false,
+})
+setmetatable_(proxy, {
+    __index = env,
     __newindex = function()
         error_("Attempt to modify a readonly table", 2)
     end,
