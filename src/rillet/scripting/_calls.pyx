@@ -104,5 +104,5 @@ cdef class ScriptCall:
                 raise self.command_failed(reply)
             return engine._build.error(reply.encode("utf-8", "surrogateescape"))
         if type(reply) is _SimpleString:
-            return engine._build.status(bytes(reply))
+            return engine._build.status_of(reply)
         return _to_lua(reply, run is not None and run.resp == 3, engine._build)

@@ -186,9 +186,9 @@ class LuaEngine:
         loader = chunk(source, b"=rillet")
         self._specs: dict[bytes, Any] = {}
         (self._compile, self._run, self._run_library, self._run_function, set_version,
-         self._lua_type, status, error, array) = loader(
+         self._lua_type, status, error, array, ok_batch) = loader(
             self._make_call(True), self._make_call(False), self._log, self._sha1hex, self._hook, lib)
-        self._build = Builders(self._table, status, error, array)
+        self._build = Builders(self._table, status, error, array, ok_batch)
         version = REDIS_COMPAT_VERSION
         major, minor, patch = (int(p) for p in (version.split(".") + ["0", "0"])[:3])
         set_version(version.encode(), (major << 16) | (minor << 8) | patch)
@@ -392,7 +392,7 @@ class LuaEngine:
                     raise CommandFailed(reply)
                 return engine._build.error(reply.encode("utf-8", "surrogateescape"))  # type: ignore[union-attr]
             if cls is SimpleString:
-                return engine._build.status(bytes(reply))  # type: ignore[arg-type, union-attr]
+                return engine._build.status_of(reply)  # type: ignore[arg-type, union-attr]
             return to_lua(reply, run is not None and run.resp == 3, engine._build)
         return call
 
