@@ -22,6 +22,7 @@ from lupa import lua51
 
 from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands import table as command_table
+from rillet.commands.acl import refuse as acl_refusal
 from rillet.errors import ReplyError
 from rillet.resp.types import SimpleString
 from rillet.scripting.convert import Builders, from_lua, to_lua
@@ -427,6 +428,12 @@ class LuaEngine:
             return errors.SCRIPT_WRONG_ARITY
         client = run.client
         state = self.state
+        if client.restricted:
+            # scriptCall: the user's ACL rules apply to a script's commands (logged as "lua").
+            # (A restricted client is gated: its scripts' commands all come this way.)
+            refused = acl_refusal(client, spec, argv, context="lua")
+            if refused is not None:
+                return errors.SCRIPT_ACL_FAILURE.format(refused.removeprefix("NOPERM "))
         if spec.is_write:
             if run.read_only:
                 return errors.SCRIPT_WRITE_IN_READONLY
