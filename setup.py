@@ -28,6 +28,7 @@ MODULES = {
     "rillet.engine._zorder": "src/rillet/engine/_zorder.pyx",
     "rillet.commands._zsets": "src/rillet/commands/_zsets.pyx",
     "rillet.spark._xrange_columns": "src/rillet/spark/_xrange_columns.pyx",
+    "rillet.scripting._calls": "src/rillet/scripting/_calls.pyx",
 }
 
 

@@ -75,6 +75,9 @@ def measure(kind, requests: int) -> dict[str, float]:
                                      command=["EVALSHA", sha, "1", "key:__rand_int__"],
                                      random_keyspace=1000)
         out["EVALSHA (3 commands)"] = result.rps
+        # Server CPU per call: the figure to judge scripting changes by on a shared machine.
+        print(f"{kind.label}: EVALSHA server CPU {result.server_us_per_op:.2f} us/op, "
+              f"{result.server_cores:.2f} server cores, {result.client_cores:.2f} client cores")
         subs = Subscribers(port, "ch", 10)
         try:
             result = run_redis_benchmark(port, server.pid, requests=requests, pipeline=64,

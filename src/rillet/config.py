@@ -66,6 +66,8 @@ class Param:
     # Accepted range is [minimum, maximum] but the value is then clamped to this
     # (Redis's hz: any int is accepted, 1..500 is used and reported).
     clamp: tuple[int, int] | None = None
+    # Redis's unsigned numeric types (size_t, ...): a negative value has its own error text.
+    unsigned: bool = False
     # Called with the new value after a successful CONFIG SET.
     on_change: list[Callable[[object], None]] = field(default_factory=list)
 
@@ -85,6 +87,8 @@ class Param:
                 ) from None
             if self.kind == "memory" and value < 0:
                 raise ConfigError("argument must be a memory value")
+            if self.unsigned and value < 0:
+                raise ConfigError("argument must be greater or equal to 0")
             if (self.minimum is not None and value < self.minimum) or (
                 self.maximum is not None and value > self.maximum
             ):
@@ -249,6 +253,7 @@ PARAMS = [
     Param("slowlog-log-slower-than", "int", 10000, -1, _MAX64),
     Param("slowlog-max-len", "int", 128, 0, _MAX64),
     Param("lua-time-limit", "int", 5000, 0, _MAX64, aliases=("busy-reply-threshold",)),
+    Param("tracking-table-max-keys", "int", 1000000, 0, _MAX64, unsigned=True),  # 0: no limit (tracking.py)
     Param("notify-keyspace-events", "keyspace-events", 0),
     Param("replicaof", "string", "", aliases=("slaveof",), immutable=True),
     Param("replica-read-only", "bool", True, aliases=("slave-read-only",)),

@@ -453,6 +453,8 @@ SCRIPT_UNKNOWN_COMMAND = "ERR Unknown Redis command called from script"
 SCRIPT_WRONG_ARITY = "ERR Wrong number of args calling Redis command from script"
 SCRIPT_NOT_ALLOWED = "ERR This Redis command is not allowed from script"
 SCRIPT_WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
+# scriptCall's ACL check (a script's command the user may not run): the NOPERM text without its code.
+SCRIPT_ACL_FAILURE = "ERR ACL failure in script: {}"
 SCRIPT_ACL_CHECK_INVALID = "ERR Invalid command passed to redis.acl_check_cmd()"
 SCRIPT_FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 FUNCTION_NO_METADATA = "ERR Missing library metadata"

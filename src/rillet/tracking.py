@@ -15,10 +15,20 @@ The dispatcher's hooks (dispatch.py): a tracking client is `gated`; while its
 command runs it is `current` (NOLOOP), after each command its CACHING flag is
 reset, and `Dispatcher.call` hands every command it runs for a tracking client
 to `remember`. `ServerState.key_modified` (signalModifiedKey) calls `invalidate`.
+
+`tracking-table-max-keys` bounds the table (Redis's trackingLimitUsedSlots):
+past it, keys are dropped and their clients sent an invalidation, as if the
+keys had changed. Redis picks them by a random walk of its radix tree; here
+the longest-tracked go first (the table's order, kept in `_order`). Redis
+looks at the limit before each command and in its cron; here, after a command
+added keys to the table (the same place in a client's stream of replies: after
+the reply of the read that went over, before the next one) and when CONFIG SET
+lowers the limit.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING
 
 from rillet import errors
@@ -79,6 +89,16 @@ class Tracking:
         # tracking_pending_keys): a script it runs speaks RESP2 meanwhile.
         self.pending: list[bytes] = []
         self._broadcast_due = False
+        # tracking_total_items: (key, client) pairs added, as Redis's TrackingTableTotalItems
+        # (not lowered when a client turns tracking off: its ids leave the table lazily).
+        self.total_items = 0
+        # The table's keys in the order they entered it, for eviction; entries for keys
+        # gone since are skipped then, and dropped when they outnumber the table.
+        self._order: deque[bytes] = deque()
+        # Redis's timeout_counter: calls in a row that left the table over the limit
+        # (each evicts up to 100 keys more than the last).
+        self._over_calls = 0
+        state.config.watch("tracking-table-max-keys", self._limit_changed)
 
     # --- CLIENT TRACKING ------------------------------------------------------------
     def enable(self, client: Client, redirect: int, bcast: bool, optin: bool, optout: bool,
@@ -152,17 +172,55 @@ class Tracking:
             return
         table = self.table
         client_id = client.id
+        added = False
         for index, _ in keys:
-            ids = table.get(argv[index])
+            key = argv[index]
+            ids = table.get(key)
             if ids is None:
-                table[argv[index]] = {client_id: None}
-            else:
+                table[key] = {client_id: None}
+                self._order.append(key)
+                self.total_items += 1
+                added = True
+            elif client_id not in ids:
                 ids[client_id] = None
+                self.total_items += 1
+        if added and len(table) > self.state.config.values["tracking-table-max-keys"] > 0:  # type: ignore[operator]
+            self.limit()
 
-    def invalidate(self, key: bytes) -> None:
-        """trackingInvalidateKey: `key` changed (signalModifiedKey, an expiry)."""
+    # --- tracking-table-max-keys ----------------------------------------------------
+    def limit(self) -> bool:
+        """trackingLimitUsedSlots: over the limit, drop keys (their clients get an
+        invalidation) until under it, or until this call's effort is spent: 100 keys,
+        100 more for each call in a row that ended still over. True when under."""
+        max_keys = self.state.config.values["tracking-table-max-keys"]
+        table = self.table
+        if not max_keys or len(table) <= max_keys:  # type: ignore[operator]
+            self._over_calls = 0
+            return True
+        effort = 100 * (self._over_calls + 1)
+        while effort > 0 and self._order:  # (`invalidate` may replace _order: read it each time)
+            key = self._order.popleft()
+            if key not in table:
+                continue  # invalidated since it entered (it may be back, later in the order)
+            effort -= 1
+            self.invalidate(key, broadcast=False)
+            if len(table) <= max_keys:  # type: ignore[operator]
+                self._over_calls = 0
+                return True
+        self._over_calls += 1
+        return False
+
+    def _limit_changed(self, value: object) -> None:
+        """CONFIG SET tracking-table-max-keys: a lower limit applies at once (Redis's
+        cron gets there within a few ticks)."""
+        while not self.limit():
+            pass
+
+    def invalidate(self, key: bytes, broadcast: bool = True) -> None:
+        """trackingInvalidateKey: `key` changed (signalModifiedKey, an expiry), or
+        was evicted from the table (not `broadcast` to BCAST prefixes then)."""
         current = self.current
-        if self.prefixes:
+        if broadcast and self.prefixes:
             for prefix, entry in self.prefixes.items():
                 if key.startswith(prefix):
                     entry.keys[key] = current
@@ -172,6 +230,9 @@ class Tracking:
         ids = self.table.pop(key, None)
         if not ids:
             return
+        self.total_items -= len(ids)
+        if len(self._order) > 2 * len(self.table) + 64:
+            self._order = deque(self.table)  # mostly keys gone since: start again from the table
         clients = self.state.clients
         payload = _key_array([key])
         for client_id in ids:
@@ -209,6 +270,8 @@ class Tracking:
                     null = b"_\r\n" if client.resp3 else b"$-1\r\n"
                     self._send(client, mode, null, at_once=client is current and not mode.redirect)
         self.table.clear()
+        self._order.clear()
+        self.total_items = 0
 
     def broadcast(self) -> None:
         """trackingBroadcastInvalidationMessages: the keys changed under each BCAST
@@ -255,6 +318,12 @@ class Tracking:
             target.conn.send(data)
         else:
             pubsub.deliver(target, data)
+
+    # --- INFO -----------------------------------------------------------------------
+    def info_stats(self) -> list[tuple[str, object]]:
+        """INFO stats' tracking_total_keys, _items and _prefixes."""
+        return [("tracking_total_keys", len(self.table)), ("tracking_total_items", self.total_items),
+                ("tracking_total_prefixes", len(self.prefixes))]
 
     # --- CLIENT TRACKINGINFO / GETREDIR / LIST ----------------------------------------
     @staticmethod

@@ -176,3 +176,18 @@ def test_eval_inside_multi(pair8):
     pair8.check("EVAL", "return redis.call('incr', 'c')", "0")
     pair8.check("EVAL", "return redis.call('incr', 'c')", "0")
     pair8.check("EXEC")
+
+
+def test_acl_rules_apply_to_a_scripts_commands(pair8):
+    """scriptCall checks the user's ACL rules: command and key denials, raised and pcall'd."""
+    pair8.check("ACL", "SETUSER", "scriptu", "on", "nopass", "+@all", "-get", "~a*")
+    try:
+        pair8.check("AUTH", "scriptu", "x")
+        pair8.check("EVAL", "return redis.call('GET', 'a1')", "0")
+        pair8.check("EVAL", "return redis.pcall('GET', 'a1')", "0")
+        pair8.check("EVAL", "return redis.call('SET', 'k', 'v')", "0")
+        pair8.check("EVAL", "return redis.call('SET', 'a1', 'v')", "0")
+        pair8.check("ACL", "LOG", "RESET")
+    finally:
+        pair8.both("AUTH", "default", "x")
+        pair8.check("ACL", "DELUSER", "scriptu")

@@ -356,3 +356,57 @@ def test_help_texts(pair8):
     pair8.check("CLIENT", "HELP")
     pair8.check("FUNCTION", "HELP")
     pair8.check("SCRIPT", "HELP")
+
+
+def _until_pong(conn) -> list[bytes]:
+    """The invalidation pushes read before a PING's reply (the PING is sent here)."""
+    conn.sock.sendall(_encode(["PING"]))
+    pushes = []
+    while True:
+        frame = conn.reader.read()
+        if frame == b"+PONG\r\n":
+            return pushes
+        assert frame.startswith(b">2\r\n$10\r\ninvalidate\r\n*1\r\n"), frame
+        pushes.append(frame.rsplit(b"\r\n", 2)[-2])
+
+
+def _tracking_info(conn) -> dict[str, int]:
+    raw = conn.call("INFO", "stats").decode()
+    return {k: int(v) for k, v in (line.split(":") for line in raw.split("\r\n") if line.startswith("tracking_"))}
+
+
+def test_table_max_keys_evicts_with_invalidations(ports):
+    """tracking-table-max-keys: past it, keys leave the table and their clients get
+    invalidations (which keys is random in Redis: their number is compared)."""
+    admin, a = Both(ports), Both(ports)
+    admin.call("CONFIG", "SET", "tracking-table-max-keys", "-1")
+    admin.call("CONFIG", "SET", "tracking-table-max-keys", "x")
+    admin.call("CONFIG", "SET", "tracking-table-max-keys", "3")
+    try:
+        a.hello3()
+        a.call("CLIENT", "TRACKING", "on")
+        keys = [f"mk{i}" for i in range(10)]
+        a.call("MGET", *keys)
+        for conn in a.conns:
+            evicted = _until_pong(conn)
+            assert len(evicted) == 7 and len(set(evicted)) == 7
+            assert set(evicted) <= {k.encode() for k in keys}
+            assert _tracking_info(conn) == {"tracking_total_keys": 3, "tracking_total_items": 3,
+                                            "tracking_total_prefixes": 0}
+        admin.call("CONFIG", "SET", "tracking-table-max-keys", "1")  # a lower limit
+        for conn in a.conns:
+            assert len(_until_pong(conn)) == 2
+            assert _tracking_info(conn)["tracking_total_keys"] == 1
+        admin.call("CONFIG", "SET", "tracking-table-max-keys", "0")  # no limit
+        a.call("MGET", "nk1", "nk2", "nk3")
+        for conn in a.conns:
+            assert _until_pong(conn) == []
+            assert _tracking_info(conn)["tracking_total_keys"] == 4
+        admin.call("FLUSHALL")
+        a.read()  # the null
+        for conn in a.conns:
+            assert _tracking_info(conn)["tracking_total_keys"] == 0
+    finally:
+        admin.call("CONFIG", "SET", "tracking-table-max-keys", "1000000")
+        a.close()
+        admin.close()

@@ -315,11 +315,13 @@ def denial_text(outcome: int, user: model.User, spec, argv: list[bytes], index: 
     return channel_text.format(name, _text(argv[index]))
 
 
-def refuse(ctx: Client, spec, argv: list[bytes], at_exec: bool = False) -> str | None:
+def refuse(ctx: Client, spec, argv: list[bytes], at_exec: bool = False,
+           context: str | None = None) -> str | None:
     """The dispatcher's permission check: None, or the NOPERM text (logged, counted).
 
     `at_exec`: EXEC checking a queued command again (the rules may have changed
-    since it was queued), with Redis's text for that.
+    since it was queued), with Redis's text for that. `context`: the ACL LOG's
+    context when not the client's own ("lua" for a script's command).
     """
     outcome, index = check(ctx.user, spec, argv)
     if outcome == model.OK:
@@ -328,7 +330,8 @@ def refuse(ctx: Client, spec, argv: list[bytes], at_exec: bool = False) -> str |
     reason = {model.DENIED_CMD: "command", model.DENIED_KEY: "key",
               model.DENIED_CHANNEL: "channel"}[outcome]
     obj = spec.name.encode() if outcome == model.DENIED_CMD else argv[index]
-    context = "multi" if ctx.multi is not None or at_exec else "toplevel"
+    if context is None:
+        context = "multi" if ctx.multi is not None or at_exec else "toplevel"
     now = ctx.server.clock.now_ms()
     acl.add_log(reason, context, obj, ctx.user.name, client_info_line(ctx, now), now,
                 ctx.server.config["acllog-max-len"])  # type: ignore[arg-type]

@@ -75,11 +75,15 @@ def _eval(ctx: Client, argv: list[bytes], read_only: bool) -> object:
 
 
 def _evalsha(ctx: Client, argv: list[bytes], read_only: bool) -> object:
-    if ctx.server.monitors:
-        ctx.server.feed_monitors(ctx, argv)
-    keys, args = split_keys(argv)
-    lua = engine(ctx)
-    script = lua.find(argv[1])
+    server = ctx.server
+    if server.monitors:
+        server.feed_monitors(ctx, argv)
+    if len(argv) == 4 and argv[2] == b"1":  # one key, no arguments: split_keys' answer
+        keys, args = argv[3:], []
+    else:
+        keys, args = split_keys(argv)
+    lua = server.scripting or engine(ctx)
+    script = lua.by_sha.get(argv[1]) or lua.find(argv[1])
     if script is None:
         raise ReplyError(errors.NOSCRIPT)
     return lua.run_script(ctx, script, keys, args, read_only)

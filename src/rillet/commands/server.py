@@ -67,6 +67,7 @@ def _section_clients(state: ServerState) -> list[tuple[str, object]]:
         ("client_recent_max_output_buffer", max(
             (c.conn.output_buffer_size for c in state.clients.values() if c.conn), default=0)),
         ("blocked_clients", state.blocked_count()),
+        ("tracking_clients", state.tracking.clients),
         ("watching_clients", sum(1 for c in state.clients.values() if c.watched)),
         ("total_watched_keys", len(state.watched_keys)),
         ("total_blocking_keys", len(state.blocking)),
@@ -146,6 +147,7 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("keyspace_hits", s.keyspace_hits),
         ("keyspace_misses", s.keyspace_misses),
         ("pubsub_channels", 0),
+        *state.tracking.info_stats(),
         # Redis's order: these two come after the error counters.
         ("unexpected_error_replies", s.unexpected_error_replies),
         ("total_error_replies", s.total_error_replies),

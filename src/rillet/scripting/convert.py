@@ -21,13 +21,27 @@ _lua_type = lua51.lua_type
 class Builders:
     """Lua-side constructors (sandbox.lua): `table` (lupa's table_from) for the rare shapes."""
 
-    __slots__ = ("array", "error", "status", "table")
+    __slots__ = ("_ok_batch", "_oks", "array", "error", "status", "table")
 
-    def __init__(self, table: Callable, status: Callable, error: Callable, array: Callable) -> None:
+    def __init__(self, table: Callable, status: Callable, error: Callable, array: Callable,
+                 ok_batch: Callable) -> None:
         self.table = table
         self.status = status
         self.error = error
         self.array = array
+        self._ok_batch = ok_batch
+        self._oks: list[object] = []
+
+    def status_of(self, text: bytes) -> object:
+        """A new {ok=text} table. The commonest, {ok="OK"} (SET's reply), comes from a
+        batch made by one call into Lua: a call per table costs as much as a redis.call's
+        crossing. Each table is handed out once (a script may change the one it got)."""
+        if text == b"OK":
+            oks = self._oks
+            if not oks:
+                oks.extend(self._ok_batch())
+            return oks.pop()
+        return self.status(bytes(text))
 
 
 def to_lua(value: object, resp3: bool, build: Builders) -> object:
@@ -36,7 +50,7 @@ def to_lua(value: object, resp3: bool, build: Builders) -> object:
     if cls is bytes or cls is int:
         return value
     if cls is SimpleString:
-        return build.status(bytes(value))  # type: ignore[arg-type]
+        return build.status_of(value)  # type: ignore[arg-type]
     if cls is list or cls is tuple or cls is Push:
         items = value.items if cls is Push else value  # type: ignore[attr-defined]
         converted = [to_lua(item, resp3, build) for item in items]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,17 +22,22 @@ from lupa import lua51
 
 from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands import table as command_table
+from rillet.commands.acl import refuse as acl_refusal
 from rillet.errors import ReplyError
 from rillet.resp.types import SimpleString
 from rillet.scripting.convert import Builders, from_lua, to_lua
 from rillet.scripting.functions import Functions
 from rillet.scripting.libs import make_libraries
+from rillet.state import Block
 
 if TYPE_CHECKING:
     from rillet.state import Client, ServerState
 
 log = logging.getLogger("rillet")
 
+# redis.call's common case inline (LuaEngine._make_call); tests turn it off to
+# compare it with the general path (tests/server/test_script_paths.py).
+FAST_CALLS = True
 # Instructions between two looks at the clock (the Lua count hook).
 HOOK_EVERY = 100000
 KNOWN_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")
@@ -57,6 +63,12 @@ class Run:
     busy = False
     killed = False
     allow_oom = False  # the script declared allow-oom (or no-writes): writes ignore maxmemory
+    # redis.call's common case applies (LuaEngine._make_call): nothing observes the
+    # script's commands one by one (no MONITOR, keyspace `m` events, tracking,
+    # write guard, pause or busy state: the client is not gated), memory was under
+    # maxmemory at the start, and its effects replicate (set_repl ALL).
+    fast = False
+    unobserved = False
 
     def __init__(self, client: Client, name: str, read_only: bool, is_eval: bool,
                  started: float) -> None:
@@ -65,6 +77,27 @@ class Run:
         self.read_only = read_only
         self.is_eval = is_eval
         self.started = started
+
+
+def _compiled_call() -> Any:
+    """scripting/_calls.pyx's ScriptCall (redis.call's common case compiled), or None:
+    unbuilt, or RILLET_PURE set (the closure in `_make_call` then runs as written)."""
+    if os.environ.get("RILLET_PURE"):
+        return None
+    try:
+        from rillet.scripting._calls import ScriptCall
+    except ImportError:
+        return None
+    return ScriptCall
+
+
+_ScriptCall = _compiled_call()
+
+
+def _timing_mask() -> int:
+    # Imported late: dispatch imports commands, which import this module.
+    from rillet.dispatch import TIMING_MASK
+    return TIMING_MASK
 
 
 def _sha1(body: bytes) -> str:
@@ -154,9 +187,9 @@ class LuaEngine:
         loader = chunk(source, b"=rillet")
         self._specs: dict[bytes, Any] = {}
         (self._compile, self._run, self._run_library, self._run_function, set_version,
-         self._lua_type, status, error, array) = loader(
+         self._lua_type, status, error, array, ok_batch) = loader(
             self._make_call(True), self._make_call(False), self._log, self._sha1hex, self._hook, lib)
-        self._build = Builders(self._table, status, error, array)
+        self._build = Builders(self._table, status, error, array, ok_batch)
         version = REDIS_COMPAT_VERSION
         major, minor, patch = (int(p) for p in (version.split(".") + ["0", "0"])[:3])
         set_version(version.encode(), (major << 16) | (minor << 8) | patch)
@@ -216,10 +249,14 @@ class LuaEngine:
     def run_script(self, client: Client, script: Script, keys: list[bytes], args: list[bytes],
                    read_only: bool) -> object:
         flags = script.flags
-        no_writes = read_only or (flags is not None and "no-writes" in flags)
-        run = Run(client, script.sha, no_writes, True, time.monotonic())
-        self._check_oom(run, flags)
-        return self._execute(run, self._run, script.function, len(keys), *keys, *args)
+        if flags is None:  # no shebang: its first write obeys maxmemory instead (_dispatch)
+            run = Run(client, script.sha, read_only, True, time.monotonic())
+        else:
+            run = Run(client, script.sha, read_only or "no-writes" in flags, True, time.monotonic())
+            self._check_oom(run, flags)
+        if args:
+            return self._execute(run, self._run, script.function, len(keys), *keys, *args)
+        return self._execute(run, self._run, script.function, len(keys), *keys)
 
     def _check_oom(self, run: Run, flags: frozenset[str] | None) -> None:
         """scriptPrepareForRun: a script that declared flags, without allow-oom or
@@ -245,10 +282,11 @@ class LuaEngine:
         # commands speak RESP2 until redis.setresp(3) (which sets client.resp3 too).
         client.in_exec = True
         client.resp3 = False
+        run.fast = run.unobserved = FAST_CALLS and not (client.gated or state.pre_command_oom)
         if own_tx:
             state.begin_transaction()
         try:
-            ok, result, status = runner(*lua_args)
+            outcome = runner(*lua_args)
         finally:
             self.current = None
             client.db, client.in_exec, client.resp3 = saved_db, saved_in_exec, saved_resp3
@@ -256,10 +294,13 @@ class LuaEngine:
                 state.end_transaction()
             if run.busy:
                 state.script_busy = None
+        cls = outcome.__class__
+        if cls is bytes or cls is int:  # a string or number result comes alone (sandbox.lua finish)
+            return outcome
+        if cls is not tuple:
+            return from_lua(outcome, run.resp, client.resp3)
+        ok, result, status = outcome
         if ok:
-            cls = result.__class__
-            if cls is bytes or cls is int:
-                return result
             if status is not None:
                 return SimpleString(status.replace(b"\r", b" ").replace(b"\n", b" "))
             return from_lua(result, run.resp, client.resp3)
@@ -285,9 +326,16 @@ class LuaEngine:
 
         This is the hot path of every script: one Python frame from Lua to the
         handler for the common case (a command found by its exact name, all
-        arguments strings), the rest through `_dispatch`. The command itself
-        runs through `Dispatcher.call` (commandstats, MONITOR, effects).
+        arguments strings, nothing observing the call: see `Run.fast`), the rest
+        through `_dispatch` and `Dispatcher.call`. The common case repeats the
+        lines of `Dispatcher.call` that apply when nobody observes (keep in
+        step). scripting/_calls.pyx is this closure compiled, used when built;
+        tests/server/test_script_paths.py runs scripts through both and through
+        the general path, and compares replies, effects and stats.
         """
+        mask = _timing_mask()
+        if _ScriptCall is not None:
+            return _ScriptCall(self, raising, mask, CommandFailed)  # type: ignore[no-any-return]
         engine = self
         specs = self._specs
         state = self.state
@@ -296,11 +344,12 @@ class LuaEngine:
         def call(*args: object) -> object:
             run = engine.current
             spec = specs.get(args[0]) if args and args[0].__class__ is bytes else None
-            # The common case: a known command, right arity, only strings, replicated, no
-            # write to refuse, memory under maxmemory. Anything else takes `_dispatch`.
-            if (spec is None or run is None or not run.repl or state.pre_command_oom
+            # The common case: a known command, right arity, only strings, no write
+            # to refuse, nothing observing (Run.fast), not the call of the command
+            # that commandstats times. Anything else takes `_dispatch`.
+            if (spec is None or run is None or not run.fast
                     or not spec.min_argc <= len(args) <= spec.max_argc
-                    or spec.is_write and (run.read_only or state._write_guard is not None)):
+                    or spec.is_write and run.read_only or not spec.calls & mask):
                 reply = engine._dispatch(args)
             else:
                 try:
@@ -310,10 +359,31 @@ class LuaEngine:
                 except TypeError:
                     reply = engine._dispatch(args)
                 else:
+                    # Dispatcher.call's lines for an unobserved, untimed call (keep in step).
+                    argv = list(args)
                     if spec.is_write:
                         run.wrote = True
-                    reply = engine._command_call(run.client, spec, list(args))
-                    if reply.__class__ is ReplyError or isinstance(reply, ReplyError):
+                        dirty_before = state.dirty
+                        try:
+                            reply = spec.handler(run.client, argv)
+                        except Exception as error:
+                            state._effects = None  # a failed handler leaves no effect
+                            reply = engine._failed(spec, argv, error)
+                        spec.calls += 1
+                        if state._effects is not None or (state.dirty != dirty_before and state.effect_sinks):
+                            state.publish_write(run.client.db.index, argv, dirty_before)
+                    else:
+                        try:
+                            reply = spec.handler(run.client, argv)
+                        except Exception as error:
+                            reply = engine._failed(spec, argv, error)
+                        spec.calls += 1
+                    cls = reply.__class__
+                    if cls is bytes or cls is int:
+                        return reply
+                    if cls is Block:
+                        reply = reply.timeout_reply  # type: ignore[attr-defined]
+                    elif cls is ReplyError or isinstance(reply, ReplyError):
                         reply = reply.message  # type: ignore[attr-defined]
             cls = reply.__class__
             if cls is bytes or cls is int:
@@ -323,9 +393,15 @@ class LuaEngine:
                     raise CommandFailed(reply)
                 return engine._build.error(reply.encode("utf-8", "surrogateescape"))  # type: ignore[union-attr]
             if cls is SimpleString:
-                return engine._build.status(bytes(reply))  # type: ignore[arg-type, union-attr]
+                return engine._build.status_of(reply)  # type: ignore[arg-type, union-attr]
             return to_lua(reply, run is not None and run.resp == 3, engine._build)
         return call
+
+    def _failed(self, spec: Any, argv: list[bytes], error: Exception) -> object:
+        """A handler raised: Dispatcher._failed's reply (its stats, its log)."""
+        dispatcher = self.state.transactions
+        assert dispatcher is not None
+        return dispatcher._failed(spec, argv, error)
 
     def _dispatch(self, args: tuple) -> object:
         """One command for the script, the general case: its reply, or its error text (a str)."""
@@ -352,6 +428,12 @@ class LuaEngine:
             return errors.SCRIPT_WRONG_ARITY
         client = run.client
         state = self.state
+        if client.restricted:
+            # scriptCall: the user's ACL rules apply to a script's commands (logged as "lua").
+            # (A restricted client is gated: its scripts' commands all come this way.)
+            refused = acl_refusal(client, spec, argv, context="lua")
+            if refused is not None:
+                return errors.SCRIPT_ACL_FAILURE.format(refused.removeprefix("NOPERM "))
         if spec.is_write:
             if run.read_only:
                 return errors.SCRIPT_WRITE_IN_READONLY
@@ -411,6 +493,7 @@ class LuaEngine:
             run.client.resp3 = run.resp == 3
         elif key == "set_repl" and run is not None:
             run.repl = int(args[0])  # type: ignore[call-overload]
+            run.fast = run.unobserved and run.repl == 3
         elif key == "acl_check_cmd":
             raw = _arg_bytes(args[0])
             spec = command_table.lookup(raw) if raw is not None else None
@@ -437,6 +520,8 @@ class LuaEngine:
                 self.state.script_busy = run
             serve = self.state.serve_while_busy
             if serve is not None:
+                # Others run only `allow_busy` commands meanwhile: none of them starts
+                # observing this script's calls (MONITOR, tracking, ...), so Run.fast holds.
                 serve(run.client)
             if run.killed:
                 return errors.SCRIPT_KILLED_BY_USER.format(

@@ -75,14 +75,17 @@ end
 
 local proxy = {}
 -- Globals are read-only and reading a missing one is an error, with Redis's texts.
-setmetatable_(proxy, {
+-- A global read goes proxy -> env as a table __index (a lookup in C, no Lua
+-- call: scripts read `redis` and KEYS on every line); only a miss in env calls
+-- the erroring function.
+setmetatable_(env, {
     __index = function(_, key)
-        local value = rawget_(env, key)
-        if value == nil then
-            error_("Script attempted to access nonexistent global variable '" .. tostring_(key) .. "'", 2)
-        end
-        return value
+        error_("Script attempted to access nonexistent global variable '" .. tostring_(key) .. "'", 2)
     end,
+    __metatable = false,
+})
+setmetatable_(proxy, {
+    __index = env,
     __newindex = function()
         error_("Attempt to modify a readonly table", 2)
     end,
@@ -205,17 +208,29 @@ end
 -- The busy hook: every 100000 instructions Python looks at the clock (and,
 -- past busy-reply-threshold, serves other clients); after SCRIPT KILL it
 -- answers on every line, so a pcall cannot swallow the kill for long.
+-- It stays armed between runs (arming and disarming it cost a fifth of an
+-- empty script's run; outside a run py_hook has nothing to do): arm() puts it
+-- back in count mode only after a kill left it in line mode.
 local sethook = dbg.sethook
+local line_mode = false
 local function hook()
     -- Never raise in rillet's own frames (the line after xpcall in run()).
     local where = dbg.getinfo(2, "S")
     if where and where.source == "=rillet" then return end
     local kill = py_hook()
     if kill then
+        line_mode = true
         sethook(hook, "l")
         error_(kill, 0)
     end
 end
+local function arm()
+    if line_mode then
+        line_mode = false
+        sethook(hook, "", 100000)
+    end
+end
+sethook(hook, "", 100000)
 
 local function compile(body, chunkname)
     local f, e = loadstring_(body, chunkname)
@@ -234,15 +249,19 @@ local function split(nkeys, ...)
     return {unpack_(all, 1, nkeys)}, {unpack_(all, nkeys + 1, n)}
 end
 
--- The hook disarmed, the run's outcome: ok, result (the value or the error table),
--- and a status reply's text ({ok=...} without err), which spares Python two
--- table lookups through lupa for the commonest table a script returns.
+-- The run's outcome: a string or number result alone (one value crosses to
+-- Python, not a tuple of three), else ok, result (the value or the error
+-- table), and a status reply's text ({ok=...} without err), which spares
+-- Python two table lookups through lupa for the commonest table a script returns.
 local function finish(ok, result)
-    sethook()
-    if ok and type_(result) == "table" then
-        local status = result.ok
-        if type_(status) == "string" and type_(result.err) ~= "string" then
-            return ok, result, status
+    if ok then
+        local kind = type_(result)
+        if kind == "string" or kind == "number" then return result end
+        if kind == "table" then
+            local status = result.ok
+            if type_(status) == "string" and type_(result.err) ~= "string" then
+                return ok, result, status
+            end
         end
     end
     return ok, result, nil
@@ -253,7 +272,7 @@ local function run(f, nkeys, ...)
     local keys, argv = split(nkeys, ...)
     rawset(env, "KEYS", keys)
     rawset(env, "ARGV", argv)
-    sethook(hook, "", 100000)
+    arm()
     return finish(xpcall_(f, err_handler))
 end
 
@@ -300,9 +319,8 @@ local function run_library(body, chunkname, register)
     rawset(lib_redis_fields, "register_function", register)
     setfenv(f, lib_env)
     loading = true
-    sethook(hook, "", 100000)
+    arm()
     local ok, result = xpcall_(f, err_handler)
-    sethook()
     loading = false
     return ok, result
 end
@@ -310,7 +328,7 @@ end
 -- Functions are called as f(keys, args), with the same error handling.
 local function run_function(f, nkeys, ...)
     local keys, args = split(nkeys, ...)
-    sethook(hook, "", 100000)
+    arm()
     return finish(xpcall_(function() return f(keys, args) end, err_handler))
 end
 
@@ -323,5 +341,11 @@ end
 local function mk_status(s) return {ok = s} end
 local function mk_error(s) return {err = s} end
 local function mk_array(...) return {...} end
+-- 32 new {ok="OK"} tables at once (Builders.status_of hands them out one by one).
+local function mk_oks()
+    local t = {}
+    for i = 1, 32 do t[i] = {ok = "OK"} end
+    return unpack_(t, 1, 32)
+end
 
-return compile, run, run_library, run_function, set_version, type_, mk_status, mk_error, mk_array
+return compile, run, run_library, run_function, set_version, type_, mk_status, mk_error, mk_array, mk_oks
