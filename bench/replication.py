@@ -187,15 +187,19 @@ def _lag_run(master: Server, replica: Server, rate: int,
     ready.wait(30)
     time.sleep(0.3)  # the reader is blocked in XREAD
     cpu_m, cpu_r = cpu_seconds(master.proc.pid), cpu_seconds(replica.proc.pid)
-    per_tick = max(1, rate // 1000)
     start = time.monotonic()
     tick = sent = 0
-    while time.monotonic() - start < seconds:
-        pipe = m.pipeline(transaction=False)
-        for _ in range(per_tick):
-            pipe.xadd("lag", {"t": repr(time.time())})
-        pipe.execute()
-        sent += per_tick
+    total = int(rate * seconds)
+    while sent < total:
+        # Every millisecond, the entries due by now: the rate holds even when a
+        # round trip to the master takes longer than a tick.
+        due = min(total, int((time.monotonic() - start) * rate) + 1) - sent
+        if due > 0:
+            pipe = m.pipeline(transaction=False)
+            for _ in range(due):
+                pipe.xadd("lag", {"t": repr(time.time())})
+            pipe.execute()
+            sent += due
         tick += 1
         pause = start + tick / 1000 - time.monotonic()
         if pause > 0:

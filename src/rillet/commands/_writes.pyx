@@ -304,6 +304,20 @@ cdef inline int _modified(object server, object db, object key) except -1:
     return 0
 
 
+cdef int _propagate(object ctx, object server, object db, list effect) except -1:
+    """Client.propagate (keep in step): `effect` is the write's, for the publish step."""
+    cdef dict values = _server_vars(server)
+    if values is None or type(ctx) is not _Client:
+        ctx.propagate(effect)
+        return 0
+    effects = _var(values, server, "_effects")
+    if effects is None:
+        values["_effects"] = [(db.index, effect)]
+    else:
+        effects.append((db.index, effect))
+    return 0
+
+
 cdef inline bint _notify_on(object server) except -1:
     """Any keyspace event class enabled (ServerState.notify's first test)."""
     return bool(_var(_server_vars(server), server, "config").values[_NOTIFY])
@@ -452,7 +466,7 @@ def xadd(ctx, list argv):
         server.notify(_STREAM, b"xadd", key, db.index)
     sid_text = _format_id(ms, seq)
     if _sinks(server):
-        ctx.propagate([argv[0], key, sid_text, *argv[3:]])
+        _propagate(ctx, server, db, [argv[0], key, sid_text, *argv[3:]])
     return sid_text
 
 
