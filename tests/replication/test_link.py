@@ -375,7 +375,8 @@ def test_blocked_xread_on_the_replica_wakes_on_replicated_writes(pair):
         got: list = []
         last = r.xrange("s")[-1][0]
         reader = threading.Thread(
-            target=lambda last=last: got.append(replica.client().xread({"s": last}, block=30000)))
+            target=lambda last=last, got=got: got.append(
+                replica.client().xread({"s": last}, block=30000)))
         reader.start()
         support.wait_until(lambda: support.info(r, "clients")["blocked_clients"] == 1,
                            what="the reader blocked on the replica")
