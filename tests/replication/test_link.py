@@ -361,3 +361,32 @@ def test_publish_reaches_subscribers_on_replicas(pair):
             break
     assert message is not None and message["data"] == b"hello"
     sub.close()
+
+
+def test_blocked_xread_on_the_replica_wakes_on_replicated_writes(pair):
+    """A client blocked in XREAD on a replica is served by the batch that applies the
+    entry: a plain XADD, then one inside a transaction (woken at its EXEC)."""
+    import threading
+
+    master, replica, m, r = pair
+    m.xadd("s", {"f": "0"})
+    support.wait_synced(m, r)
+    for step in range(2):
+        got: list = []
+        last = r.xrange("s")[-1][0]
+        reader = threading.Thread(
+            target=lambda last=last, got=got: got.append(
+                replica.client().xread({"s": last}, block=30000)))
+        reader.start()
+        support.wait_until(lambda: support.info(r, "clients")["blocked_clients"] == 1,
+                           what="the reader blocked on the replica")
+        if step == 0:
+            added = m.xadd("s", {"f": "1"})
+        else:
+            pipe = m.pipeline(transaction=True)
+            pipe.xadd("s", {"f": "2"})
+            pipe.xadd("s", {"f": "3"})
+            added = pipe.execute()[0]
+        reader.join(30)
+        assert not reader.is_alive()
+        assert got[0][0][1][0][0] == added

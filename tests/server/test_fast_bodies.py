@@ -1,6 +1,7 @@
 """XADD's and SET's hand-specialised bodies equal their general forms.
 
 `xadd` answers `XADD key * f v ...` and `XADD key MAXLEN [~|=] n * ...`
+(compiled, also `XADD key ms-seq f v ...`)
 without option parsing, and `set_` answers `SET key value` the same way.
 The issue on one write path allows such fast bodies only under a property
 test: generated command sequences (with wrong types, odd field counts, trims,
@@ -87,6 +88,18 @@ xadd_maxlen = st.builds(
     keys, st.sampled_from([[], [b"~"], [b"="]]),
     st.sampled_from([b"0", b"1", b"3", b"100", b"-1", b"x", b"99999999999999999999"]), fields,
 )
+# Explicit IDs (a replica's and an AOF replay's form, compiled too): plain `ms-seq`
+# ones, some not greater than the last, and the forms the Python body judges.
+xadd_id = st.builds(
+    lambda k, i, f: [b"XADD", k, i, *f], keys,
+    st.one_of(st.builds(lambda ms, seq: b"%d-%d" % (ms, seq),
+                        st.integers(0, 3) | st.integers(4 * 10**12, 4 * 10**12 + 2),
+                        st.integers(0, 3) | st.just(2**64 - 1)),
+              st.sampled_from([b"0-0", b"5", b"5-*", b"01-1", b"1-01", b"-1-1", b"1-1-1",
+                               b"18446744073709551615-18446744073709551615",
+                               b"18446744073709551616-0", b"1-18446744073709551616", b"1-"])),
+    fields,
+)
 set_plain = st.builds(lambda k, v: [b"SET", k, v], keys, st.binary(max_size=8))
 others = st.sampled_from([
     [b"XTRIM", b"s", b"MAXLEN", b"2"], [b"XDEL", b"s", b"0-1"], [b"DEL", b"t"],
@@ -94,7 +107,7 @@ others = st.sampled_from([
     [b"XADD", b"t", b"NOMKSTREAM", b"*", b"f", b"v"], [b"XSETID", b"s", b"99999999999999-0"],
 ])
 steps = st.lists(
-    st.tuples(st.one_of(xadd_star, xadd_maxlen, set_plain, others),
+    st.tuples(st.one_of(xadd_star, xadd_maxlen, xadd_id, set_plain, others),
               st.sampled_from([0, 0, 1, 7, -3, 10_000])),  # clock moves, sometimes back
     max_size=40,
 )

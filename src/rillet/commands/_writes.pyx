@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The common write bodies compiled: `XADD key * f v ...`, plain `SET key value`, `GET key`.
+"""The common write bodies compiled: `XADD key * f v ...` (and `XADD key ms-seq f v ...`,
+a replica's and an AOF replay's form), plain `SET key value`, `GET key`.
 
 Profiled at 64 pipelined commands per read (callgrind, in-process), an XADD
 cost ~27,000 instructions against ~2,700 for a PING, and a plain SET ~13,000:
@@ -325,6 +326,20 @@ cdef inline int _modified(object server, object db, object key) except -1:
     return 0
 
 
+cdef int _propagate(object ctx, object server, object db, list effect) except -1:
+    """Client.propagate (keep in step): `effect` is the write's, for the publish step."""
+    cdef dict values = _server_vars(server)
+    if values is None or type(ctx) is not _Client:
+        ctx.propagate(effect)
+        return 0
+    effects = _var(values, server, "_effects")
+    if effects is None:
+        values["_effects"] = [(db.index, effect)]
+    else:
+        effects.append((db.index, effect))
+    return 0
+
+
 cdef inline bint _notify_on(object server) except -1:
     """Any keyspace event class enabled (ServerState.notify's first test)."""
     return bool(_var(_server_vars(server), server, "config").values[_NOTIFY])
@@ -565,6 +580,38 @@ cdef bint _append_open(stream, list argv, Py_ssize_t first, long long text, unsi
 
 # --- XADD key * field value ... -------------------------------------------------------------
 
+cdef bint _plain_id(bytes arg, unsigned long long* ms, unsigned long long* seq) noexcept:
+    """`arg` is `ms-seq` in plain decimals (no sign, no leading zero, within 64 bits),
+    not 0-0: its parts in *ms and *seq. Any other form (`ms`, `ms-*`, `0-0`) is
+    for the Python body, which judges it and orders its errors as Redis does."""
+    cdef const char* p = PyBytes_AS_STRING(arg)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(arg), i = 0, start
+    cdef unsigned long long parts[2]
+    cdef unsigned long long value, digit
+    cdef int k
+    for k in range(2):
+        start = i
+        value = 0
+        while i < n and c'0' <= p[i] <= c'9':
+            digit = <unsigned long long>(p[i] - c'0')
+            if value > (_U64_MAX - digit) // 10:
+                return False
+            value = value * 10 + digit
+            i += 1
+        if i == start or (p[start] == c'0' and i - start > 1):
+            return False
+        parts[k] = value
+        if k == 0:
+            if i >= n or p[i] != c'-':
+                return False
+            i += 1
+    if i != n or (parts[0] == 0 and parts[1] == 0):
+        return False
+    ms[0] = parts[0]
+    seq[0] = parts[1]
+    return True
+
+
 def xadd(ctx, list argv):
     """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]
 
@@ -576,9 +623,14 @@ def xadd(ctx, list argv):
     if _is_star(third):
         if not argc & 1:
             raise _ReplyError(_XADD_ARITY)
-        return _xadd(ctx, argv, 3, 0, _NO_TRIM)
+        return _xadd(ctx, argv, 3, 0, _NO_TRIM, False, 0, 0)
     if PyBytes_CheckExact(third) and PyBytes_GET_SIZE(third) == 6 and third.upper() == b"MAXLEN":
         return _xadd_maxlen(ctx, argv)
+    # `XADD key ms-seq f v ...`, what a replica and an AOF replay apply: the same
+    # body, with the ID given (its other forms and its errors in Python).
+    cdef unsigned long long ms = 0, seq = 0
+    if PyBytes_CheckExact(third) and argc & 1 and _plain_id(third, &ms, &seq):
+        return _xadd(ctx, argv, 3, 0, _NO_TRIM, True, ms, seq)
     return _xadd_other(ctx, argv)
 
 
@@ -616,16 +668,18 @@ cdef object _xadd_maxlen(ctx, list argv):
         maxlen = _parse_int(op)
     if maxlen < 0:
         raise _ReplyError(_XADD_MAXLEN_NEGATIVE)
-    return _xadd(ctx, argv, first, maxlen, trim)
+    return _xadd(ctx, argv, first, maxlen, trim, False, 0, 0)
 
 
-cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim):
-    """XADD's body once the form is known: fields from argv[first], an optional MAXLEN trim."""
+cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, bint explicit,
+                  unsigned long long ms, unsigned long long seq):
+    """XADD's body once the form is known: fields from argv[first], an optional MAXLEN trim,
+    the ID (ms, seq) when `explicit`, else the next one by the clock."""
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv)
     cdef Py_ssize_t i
     cdef long long total = 0, now, trimmed = 0, length
     cdef long long max_size = STREAM_LISTPACK_MAX_SIZE
-    cdef unsigned long long ms, seq, last_ms, last_seq
+    cdef unsigned long long last_ms, last_seq
     cdef PyObject* found
     key = <object>PyList_GET_ITEM(argv, 1)
     db = _client_db(ctx)
@@ -642,15 +696,22 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim):
         stream = _Stream(limits=server.keyspace.stream_limits)
     elif type(stream) is not _Stream:
         raise _ReplyError(_WRONGTYPE)
-    # Stream.next_id(None, None, now): its common cases here, the others in Python.
-    clock = _var(_server_vars(server), server, "clock")
-    now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
+    # Stream.next_id(ms, seq, now): its common cases here, the others in Python.
     last = <object>_get(stream, S_LAST_ID)
     if type(last) is not tuple and not isinstance(last, tuple):
         last = tuple(last)
     last_ms = <object>PyTuple_GET_ITEM(last, 0)
     last_seq = <object>PyTuple_GET_ITEM(last, 1)
-    if now >= 0 and <unsigned long long>now > last_ms:
+    if explicit:
+        if ((last_ms == _U64_MAX and last_seq == _U64_MAX) or ms < last_ms
+                or (ms == last_ms and seq <= last_seq)):
+            stream.next_id(ms, seq, 0)  # raises Redis's error (exhausted, or not greater)
+    else:
+        clock = _var(_server_vars(server), server, "clock")
+        now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
+    if explicit:
+        pass  # (ms, seq) as given
+    elif now >= 0 and <unsigned long long>now > last_ms:
         ms = <unsigned long long>now
         seq = 0
     elif last_seq < _U64_MAX:
@@ -689,11 +750,12 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim):
     sid_text = _format_id(ms, seq)
     if _sinks(server):
         if trim == _NO_TRIM:
-            ctx.propagate([argv[0], key, sid_text, *argv[first:]])
+            _propagate(ctx, server, db, [argv[0], key, sid_text, *argv[first:]])
         else:
             # What streams._xadd_maxlen propagates: `~` as the exact length it kept.
             exact = stream.length if trim == _APPROX else maxlen
-            ctx.propagate([argv[0], key, b"MAXLEN", b"=", b"%d" % exact, sid_text, *argv[first:]])
+            _propagate(ctx, server, db,
+                       [argv[0], key, b"MAXLEN", b"=", b"%d" % exact, sid_text, *argv[first:]])
     return sid_text
 
 

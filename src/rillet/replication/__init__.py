@@ -1,8 +1,9 @@
 """Replication: master and replica roles speaking Redis's replication protocol.
 
-The replication stream is the effects stream: `Replication.feed` is an effect
-sink that encodes every write's effects as RESP (SELECT when the db changes)
-into the backlog (backlog.py) and to each online replica. A replica's link
+The replication stream is the effects stream: `Replication`'s effect sink
+gathers every write's effects, and at the end of each read batch (as clients'
+replies) they are encoded once as RESP (SELECT when the db changes) into the
+backlog (backlog.py) and written once to each online replica. A replica's link
 (replica.py) applies its master's stream through the dispatcher as an
 internal client, and forwards the exact bytes to its own replicas, so offsets
 agree along a chain (PSYNC2). Full syncs ship a snapshot made in a forked

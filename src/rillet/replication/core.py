@@ -43,10 +43,14 @@ class Replication:
         self.replid = new_replid()
         self.replid2 = NO_ID
         self.second_repl_offset = -1
-        self.master_repl_offset = 0
-        # The offset just after the last write's effects (not our PINGs and
-        # GETACKs): what WAIT waits for, as Redis's per-client woff would.
-        self.write_offset = 0
+        # Writes' effects of this read batch, encoded in one go when the batch's
+        # bytes leave (flush_out, a before_flush hook: at the end of each batch,
+        # as clients' replies) or when an offset is read. The sink is the list's
+        # own extend: no Python frame, encoder call or bookkeeping per write.
+        self._pending: list[tuple[int, list[bytes]]] = []
+        self._sink = self._pending.extend
+        self._offset = 0  # master_repl_offset without what is pending
+        self._write_offset = 0  # see write_offset
         self.backlog: Backlog | None = None
         self.selected_db = -1  # Redis's server.slaveseldb
         # Role: None when master; else our master's address and the link to it.
@@ -133,17 +137,42 @@ class Replication:
         return self.master_host is not None
 
     # --- the stream -----------------------------------------------------------------
+    @property
+    def master_repl_offset(self) -> int:
+        if self._pending:
+            self._encode_pending()
+        return self._offset
+
+    @master_repl_offset.setter
+    def master_repl_offset(self, value: int) -> None:
+        self._offset = value
+
+    @property
+    def write_offset(self) -> int:
+        """The offset just after the last write's effects (not our PINGs and
+        GETACKs): what WAIT waits for, as Redis's per-client woff would."""
+        if self._pending:
+            self._encode_pending()
+        return self._write_offset
+
     def feed(self, effects: list[tuple[int, list[bytes]]]) -> None:
-        """The effect sink (registered while a backlog exists on a master)."""
-        if self.master_host is not None:
-            return  # a replica forwards its master's bytes instead (see MasterLink.apply)
-        out = self._out
-        before = len(out)
-        self.selected_db = encode_effects(out, effects, self.selected_db)
-        self.master_repl_offset += len(out) - before
-        self.write_offset = self.master_repl_offset
+        """Effects from outside the write path (the sink itself is `_sink`)."""
+        self._pending += effects
         if not self._flush_scheduled:
             self._schedule_flush()
+
+    def _encode_pending(self) -> None:
+        if self.master_host is not None:
+            # A replica forwards its master's bytes instead (see MasterLink.apply);
+            # a writable replica's own writes stay local, as in Redis.
+            self._pending.clear()
+            return
+        out = self._out
+        before = len(out)
+        self.selected_db = encode_effects(out, self._pending, self.selected_db)
+        self._pending.clear()
+        self._offset += len(out) - before
+        self._write_offset = self._offset
 
     def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
         """A command that changes no data but reaches replicas (PUBLISH): Redis's PROPAGATE_REPL."""
@@ -154,8 +183,10 @@ class Replication:
         """Append stream bytes: counted now; backlog and replicas get them at flush_out."""
         if self.backlog is None:
             return
+        if self._pending:
+            self._encode_pending()  # (they came first)
         self._out += data
-        self.master_repl_offset += len(data)
+        self._offset += len(data)
         if not self._flush_scheduled:
             self._schedule_flush()
 
@@ -174,6 +205,8 @@ class Replication:
         buffer (PSYNC, a fork), so no byte is sent twice or missed.
         """
         self._flush_scheduled = False
+        if self._pending:
+            self._encode_pending()
         if not self._out:
             return
         data = bytes(self._out)
@@ -187,14 +220,16 @@ class Replication:
             self.backlog = Backlog(int(self.config["repl-backlog-size"]),  # type: ignore[arg-type]
                                    self.master_repl_offset + 1, time.monotonic())
         if not self._sink_registered:
-            self.state.effect_sinks.append(self.feed)
+            self.state.effect_sinks.append(self._sink)
+            self.server.before_flush.append(self.flush_out)
             self._sink_registered = True
 
     def free_backlog(self) -> None:
         self.flush_out()
         self.backlog = None
         if self._sink_registered:
-            self.state.effect_sinks.remove(self.feed)
+            self.state.effect_sinks.remove(self._sink)
+            self.server.before_flush.remove(self.flush_out)
             self._sink_registered = False
 
     def shift_replid(self) -> None:
@@ -211,6 +246,7 @@ class Replication:
 
         `failover`: FAILOVER's hand-over (our PSYNC asks the target to promote itself).
         """
+        self.flush_out()  # this turn's writes, in the role they were made in
         if host is None:
             if self.master_host is None:
                 return True
@@ -274,6 +310,7 @@ class Replication:
 
     # --- full sync results (called by MasterLink) -----------------------------------------
     def synced_full(self, replid: str, offset: int) -> None:
+        self._pending.clear()
         self._out.clear()
         self.replid = replid
         self.replid2 = NO_ID

@@ -10,7 +10,8 @@ import os
 
 from rillet.persistence.aoflog import encode_command, encode_select
 
-__all__ = ["StreamParser", "StreamError", "encode_command", "encode_select", "encode_effects"]
+__all__ = ["StreamParser", "StreamError", "encode_command", "encode_select", "encode_effects",
+           "encoded_size"]
 
 try:
     # The AOF's compiled encoder: the replication stream is the same RESP.
@@ -41,20 +42,36 @@ class StreamError(Exception):
 class StreamParser:
     """Incremental parser of the replication stream (arrays of bulk strings only)."""
 
-    __slots__ = ("buf", "pos")
+    __slots__ = ("buf", "pos", "_last")
 
     def __init__(self) -> None:
-        self.buf = bytearray()
+        # A read's own bytes while nothing is left over (no copy), else a
+        # bytearray that the reads are appended to.
+        self.buf: bytes | bytearray = b""
         self.pos = 0
+        self._last = 0  # where the last command() began
 
     def feed(self, data: bytes | bytearray) -> None:
-        if self.pos and self.pos == len(self.buf):
-            self.buf.clear()
+        buf = self.buf
+        if self.pos == len(buf):
+            self.buf = bytes(data)
             self.pos = 0
-        elif self.pos > 65536:
-            del self.buf[: self.pos]
+            return
+        if buf.__class__ is bytes or self.pos > 65536:
+            self.buf = bytearray(memoryview(buf)[self.pos :])
             self.pos = 0
-        self.buf += data
+        self.buf += data  # type: ignore[operator]
+
+    def rest(self) -> bytes:
+        """The unread bytes (the read itself when it is all that is buffered)."""
+        buf, pos = self.buf, self.pos
+        if pos == 0 and buf.__class__ is bytes:
+            return buf  # type: ignore[return-value]
+        return bytes(memoryview(buf)[pos:])
+
+    def last(self) -> bytes:
+        """The bytes of the command the last command() returned."""
+        return bytes(memoryview(self.buf)[self._last : self.pos])
 
     def take(self, n: int) -> bytes:
         """The next `n` raw bytes (the snapshot payload), or fewer if not yet here."""
@@ -112,5 +129,15 @@ class StreamParser:
                 return None
             argv.append(bytes(buf[pos : pos + n]))
             pos += n + 2
+        self._last = start
         self.pos = pos
         return argv, pos - start
+
+
+def encoded_size(argv: list[bytes]) -> int:
+    """The size of `argv` as a canonical RESP array of bulk strings (what encode_command makes)."""
+    size = 3 + len(str(len(argv)))
+    for arg in argv:
+        n = len(arg)
+        size += 5 + len(str(n)) + n
+    return size

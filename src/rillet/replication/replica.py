@@ -18,9 +18,10 @@ import time
 from collections import deque
 from typing import Any
 
+from rillet.errors import ReplyError
 from rillet.persistence.loader import LoadError, LoadProgress
 from rillet.replication.payload import load_payload, stream_db_of
-from rillet.replication.protocol import StreamError, StreamParser, encode_command
+from rillet.replication.protocol import StreamError, StreamParser, encode_command, encoded_size
 
 log = logging.getLogger("rillet")
 
@@ -29,6 +30,20 @@ _PAYLOAD_READ_BYTES = 1 << 22
 _LOAD_SLICE_S = 0.02
 _RETRY_S = 1.0
 _EOF_MARK_LEN = 40
+# The compiled scanner's limits: bulk lengths it takes (longer ones the parser
+# judges), and the pending bytes it is given at most (see apply).
+_MAX_BULK = 1 << 40
+_SCAN_MAX = 1 << 20
+# The first byte of PING and REPLCONF, the master's commands applied here as no data.
+_CONTROL_FIRST = frozenset(b"pPrR")
+
+try:
+    # Clients' request scanner (resp/_multibulk.pyx): the stream is the same RESP.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.resp._multibulk import scan as _scan
+except ImportError:
+    _scan = None
 
 
 class LinkError(Exception):
@@ -335,63 +350,112 @@ class MasterLink:
             self.apply()
 
     def apply(self) -> None:
-        """Run every complete command buffered; forward and count their bytes."""
+        """Run every complete command buffered; forward and count their bytes.
+
+        The canonical commands at the front (all a master sends) are cut by the
+        compiled scanner clients' requests use; anything else (a keepalive newline,
+        a non-canonical encoding, the tail of a read) goes through the parser.
+        """
         from rillet.replication.core import EXPIRE_MASTER_STREAM, EXPIRE_REPLICA_READ
 
         parser = self.parser
-        buf = parser.buf
-        held = self.held
-        committed = bytearray()
         repl = self.repl
-        server = repl.server
-        execute = server.dispatcher.execute
-        client = self.client
         dbs = self.state.keyspace.dbs
         for db in dbs:
             db.expire_mode = EXPIRE_MASTER_STREAM
-        applied = repl.master_repl_offset
+        committed: list[bytes] = []
         try:
             while True:
-                begin = parser.pos
-                got = parser.command()
-                if got is None:
+                pending = parser.pending()
+                if not pending:
                     break
-                argv, size = got
-                if not argv:
-                    continue
-                name = argv[0].lower()
-                if name == b"replconf":
-                    if len(argv) >= 2 and argv[1].lower() == b"getack":
-                        self.send_ack(applied)
-                elif name != b"ping":
-                    reply = execute(client, argv)
-                    if reply.__class__.__name__ == "ReplyError":
-                        log.debug("command from master failed: %r: %s", argv[:3],
-                                  getattr(reply, "message", reply))
-                if client.multi is not None:
-                    # Inside a transaction: its bytes count (and go on to our
-                    # replicas) at EXEC, as Redis's reploff, so a link lost
-                    # mid-transaction resumes at its MULTI (see _discard_partial).
-                    held += buf[begin : parser.pos]
-                    continue
-                if held:
-                    committed += held
-                    applied += len(held)
-                    held.clear()
-                committed += buf[begin : parser.pos]
-                applied += size
+                # (A command far larger than a read waits in the parser, which
+                # does not copy what it has so far on every read as rest() does.)
+                data = parser.rest() if _scan is not None and pending <= _SCAN_MAX else b""
+                commands, used = _scan(data, _MAX_BULK) if data else ([], 0)
+                if not commands:
+                    got = parser.command()  # one command, or a keepalive, the slow way
+                    if got is None:
+                        break
+                    argv, used = got
+                    if not argv:
+                        continue  # a keepalive: not part of the stream
+                    commands = [argv]
+                    if not data:
+                        data = parser.last()
+                else:
+                    parser.pos += used
+                self._run(commands, data, used, committed)
         finally:
             for db in dbs:
                 db.expire_mode = EXPIRE_REPLICA_READ
-        raw = bytes(committed)
-        persistence = self.state.persistence
-        if raw and persistence is not None and persistence.aof_state != "off":
-            self.aof_marks.append((persistence.aof.fed_total, applied))
-        if raw:
+        if committed:
+            raw = b"".join(committed)
+            applied = repl.master_repl_offset + len(raw)
+            persistence = self.state.persistence
+            if persistence is not None and persistence.aof_state != "off":
+                self.aof_marks.append((persistence.aof.fed_total, applied))
             repl.feed_raw(raw)
             if repl.backlog is None:  # (no backlog: still count what we applied)
                 repl.master_repl_offset += len(raw)
-        server.after_batch()
+        # Blocked readers (XREAD on this replica) are served once per read, as
+        # a client's own pipeline would wake them.
+        self.repl.server.after_batch()
+
+    def _run(self, commands: list[list[bytes]], data: bytes, used: int,
+             committed: list[bytes]) -> None:
+        """Execute `commands` (the first `used` bytes of `data`); what counts goes to `committed`.
+
+        A transaction's bytes count (and go on to our replicas) at its EXEC, as
+        Redis's reploff: a link lost mid-transaction resumes at its MULTI (see
+        _discard_partial). Byte positions inside `data` are only worked out where
+        a transaction starts or ends, or a GETACK asks for our offset.
+        """
+        client = self.client
+        execute = self.repl.server.dispatcher.execute
+        held = self.held
+        in_multi = client.multi is not None
+        commit_end = 0  # data[:commit_end] is counted
+        at_index = at_byte = 0  # a cursor for _offset_of
+
+        def offset_of(index: int) -> int:
+            nonlocal at_index, at_byte
+            while at_index < index:
+                at_byte += encoded_size(commands[at_index])
+                at_index += 1
+            return at_byte
+
+        for index, argv in enumerate(commands):
+            name = argv[0]
+            if name[0] in _CONTROL_FIRST and name.lower() in (b"ping", b"replconf"):
+                if name.lower() == b"replconf" and len(argv) >= 2 and argv[1].lower() == b"getack":
+                    # Our offset before this command (what is counted so far).
+                    pending = sum(map(len, committed))
+                    if not in_multi:
+                        pending += offset_of(index) - commit_end
+                    self.send_ack(self.repl.master_repl_offset + pending)
+            else:
+                reply = execute(client, argv)
+                if reply.__class__ is ReplyError:
+                    log.debug("command from master failed: %r: %s", argv[:3], reply)
+            if (client.multi is not None) is in_multi:
+                continue
+            in_multi = not in_multi
+            if in_multi:  # MULTI: what came before counts; the rest is held
+                end = offset_of(index)
+                committed.append(data[commit_end:end])
+                commit_end = end
+            else:  # EXEC (or DISCARD): the whole transaction counts now
+                end = offset_of(index + 1)
+                if held:
+                    committed.append(bytes(held))
+                    held.clear()
+                committed.append(data[commit_end:end])
+                commit_end = end
+        if in_multi:
+            held += data[commit_end:used]  # (from the MULTI, or all of it)
+        else:
+            committed.append(data[commit_end:used])
 
     def send_ack(self, offset: int | None = None) -> None:
         writer = self.writer

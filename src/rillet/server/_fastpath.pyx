@@ -217,7 +217,16 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
     # writes run with no effect sink, and the call would cost a Python frame.
     if entry.write and (_attr(state, "_effects") is not None
                         or (_attr(state, "dirty") != dirty_before and _attr(state, "effect_sinks"))):
-        state.publish_write(client.db.index, argv, dirty_before)
+        effects = _attr(state, "_effects")
+        if (effects is not None and len(effects) == 1 and state._tx_effects is None
+                and not state.gated):
+            # publish_write's one-effect case inline too (keep in step): a handler
+            # that propagated its effect (XADD's ID), outside a transaction.
+            state._effects = None
+            for sink in _attr(state, "effect_sinks"):
+                sink(effects)
+        else:
+            state.publish_write(client.db.index, argv, dirty_before)
     return reply
 
 
