@@ -10,7 +10,6 @@ non-blocking form of what it did (BLPOP -> LPOP key, BLMOVE -> LMOVE ...).
 from __future__ import annotations
 
 import math
-from itertools import islice
 
 from rillet import errors
 from rillet.commands.args import parse_int, parse_mpop
@@ -37,7 +36,7 @@ def _max_size(ctx: Client) -> int:
 def _written(ctx: Client, key: bytes, value: List) -> None:
     """After a change (its event already sent): drop an emptied list (`del`), convert a
     shrunk one back, signal."""
-    if not value.items:
+    if not len(value):
         ctx.db.delete(key)
         ctx.notify(GENERIC, b"del", key)
     else:
@@ -100,8 +99,8 @@ def llen(ctx: Client, argv: list[bytes]) -> object:
 
 
 def _pop_n(ctx: Client, key: bytes, value: List, left: bool, count: int) -> list[bytes]:
-    count = min(count, len(value))
-    out = [value.pop(left) for _ in range(count)]
+    out = value.pop_many(left, count)
+    count = len(out)
     ctx.notify(LIST, b"lpop" if left else b"rpop", key)
     _written(ctx, key, value)
     ctx.propagate([b"LPOP" if left else b"RPOP", key, *([b"%d" % count] if count > 1 else [])])
@@ -153,7 +152,7 @@ def lindex(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         return None
     index = _index(value, argv[2])
-    return None if index is None else value.items[index]
+    return None if index is None else value.get(index)
 
 
 @command("lset", 4, "write denyoom", keys=(1, 1, 1), key_flags="RW update", group="list", since="1.0.0")
@@ -193,10 +192,7 @@ def lrange(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         return []
     lo, hi = _range(len(value), start, stop)
-    if hi - lo == len(value):
-        return list(value.items)
-    items = value.items
-    return list(islice(items, lo, hi))
+    return value.range(lo, hi)
 
 
 @command("ltrim", 4, "write", keys=(1, 1, 1), key_flags="RW delete", group="list", since="1.0.0")
@@ -211,7 +207,7 @@ def ltrim(ctx: Client, argv: list[bytes]) -> object:
     if lo == 0 and hi == len(value):
         ctx.modified(argv[1])
         return OK
-    value.replace(list(value.items)[lo:hi])
+    value.trim(lo, hi)
     _written(ctx, argv[1], value)
     return OK
 
@@ -225,9 +221,8 @@ def linsert(ctx: Client, argv: list[bytes]) -> object:
     value = get_list(ctx, argv[1])
     if value is None:
         return 0
-    try:
-        at = value.items.index(argv[3])
-    except ValueError:
+    at = value.index(argv[3])
+    if at < 0:
         return -1
     value.will_add([argv[4]], _max_size(ctx))
     value.insert(at if where == b"BEFORE" else at + 1, argv[4])
@@ -245,20 +240,8 @@ def lrem(ctx: Client, argv: list[bytes]) -> object:
     value = get_list(ctx, argv[1])
     if value is None:
         return 0
-    element = argv[3]
-    items = list(value.items)
-    limit = abs(count) or len(items)
-    removed = 0
-    order = range(len(items)) if count >= 0 else range(len(items) - 1, -1, -1)
-    drop = set()
-    for i in order:
-        if items[i] == element:
-            drop.add(i)
-            removed += 1
-            if removed >= limit:
-                break
+    removed = value.remove(argv[3], count)
     if removed:
-        value.replace(x for i, x in enumerate(items) if i not in drop)
         ctx.notify(LIST, b"lrem", argv[1])
         _written(ctx, argv[1], value)
     return removed
@@ -294,25 +277,19 @@ def lpos(ctx: Client, argv: list[bytes]) -> object:
     value = get_list(ctx, argv[1])
     if value is None:
         return None if count is None else []
-    items = value.items
-    n = len(items)
-    if rank > 0:
-        order = range(n)
-    else:
-        order = range(n - 1, -1, -1)
+    n = len(value)
     skip = abs(rank) - 1
     matches: list[int] = []
     want = 1 if count is None else (count or n)
-    for scanned, idx in enumerate(order):
-        if maxlen and scanned >= maxlen:
+    for idx in value.positions(argv[2], rank < 0):
+        if maxlen and (idx if rank > 0 else n - 1 - idx) >= maxlen:
+            break  # MAXLEN bounds the elements compared, matches or not
+        if skip:
+            skip -= 1
+            continue
+        matches.append(idx)
+        if len(matches) >= want:
             break
-        if items[idx] == argv[2]:
-            if skip:
-                skip -= 1
-                continue
-            matches.append(idx)
-            if len(matches) >= want:
-                break
     if count is None:
         return matches[0] if matches else None
     return matches
