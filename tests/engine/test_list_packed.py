@@ -142,3 +142,13 @@ def test_a_long_list_is_packed():
     value.trim(10, 999_990)
     assert value.range(0, 2) == [b"member:000000010", b"member:000000011"]
     assert len(value) == 999_980
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(values, st.binary(max_size=300)), max_size=40))
+def test_compiled_chunks_are_the_python_ones(items):
+    """engine/_listchunks.pyx packs and unpacks as lists.py_pack/py_unpack do."""
+    compiled = pytest.importorskip("rillet.engine._listchunks")
+    chunk = compiled.pack(items)
+    assert chunk == lists.py_pack(items) and chunk[1].typecode == lists.py_pack(items)[1].typecode
+    assert compiled.unpack(chunk) == lists.py_unpack(chunk) == items

@@ -10,10 +10,11 @@ non-blocking form of what it did (BLPOP -> LPOP key, BLMOVE -> LMOVE ...).
 from __future__ import annotations
 
 import math
+import os
 
 from rillet import errors
 from rillet.commands.args import parse_int, parse_mpop
-from rillet.commands.table import command
+from rillet.commands.table import COMMANDS, command
 from rillet.commands.typed import config_int, lookup
 from rillet.engine import longdouble
 from rillet.engine.lists import List
@@ -91,6 +92,17 @@ def rpushx(ctx: Client, argv: list[bytes]) -> object:
     return _push(ctx, argv, False, True)
 
 
+try:
+    # The pushes' and LPOP/RPOP's bodies compiled (commands/_lists.pyx); optional:
+    # without it, or with RILLET_PURE set, the Python bodies here run. Registered
+    # below, once all four push commands and both pops are in the table.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.commands import _lists as _compiled
+except ImportError:
+    _compiled = None
+
+
 @command("llen", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO", group="list", since="1.0.0")
 def llen(ctx: Client, argv: list[bytes]) -> object:
     """LLEN key"""
@@ -135,6 +147,12 @@ def lpop(ctx: Client, argv: list[bytes]) -> object:
 def rpop(ctx: Client, argv: list[bytes]) -> object:
     """RPOP key [count]"""
     return _pop(ctx, argv, False)
+
+
+if _compiled is not None:
+    _compiled.bind(_push, _pop)
+    for _name in ("lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop"):
+        COMMANDS[_name].handler = getattr(_compiled, _name)
 
 
 def _index(value: List, raw: bytes) -> int | None:

@@ -5,7 +5,8 @@ element over the element itself (3.9x Redis's listpacks for a 1M-element
 list). Here the middle of the list is a deque of packed chunks, each one bytes
 blob plus a compact array of offsets (~element length + 1-4 bytes a element),
 and the two ends are open: plain Python lists (`head`, `tail`, both in list
-order) so that pushes and pops are list appends and pops. An end that reaches
+reversed, `tail` in list order) so that pushes and pops at either end are list
+appends and pops. An end that reaches
 OPEN_MAX elements seals its inner elements into chunks of CHUNK, keeping CHUNK
 open (so alternating pushes and pops at a boundary do not pack and unpack);
 a pop from an empty end reopens the nearest chunk. As engine/stream_node.py
@@ -25,13 +26,13 @@ commands/_lists.pyx repeats push/pop at the open ends for LPUSH/RPUSH/LPOP/RPOP
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, islice
 
 from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE, element_size
-from rillet.engine.stream_node import compact_array
 
 _SIZE_LIMITS = {-1: 4096, -2: 8192, -3: 16384, -4: 32768, -5: 65536}
 _SAFETY_LIMIT = 8192  # quicklist's SIZE_SAFETY_LIMIT for count-limited nodes
@@ -53,12 +54,27 @@ def _exceeds(max_size: int, nbytes: int, count: int) -> bool:
 
 
 def pack(items: list[bytes]) -> Chunk:
-    return (b"".join(items), compact_array(list(accumulate(map(len, items), initial=0))))
+    data = b"".join(items)
+    top = len(data)  # the last and largest offset: the narrowest array that holds it
+    code = "B" if top < 256 else "H" if top < 65536 else "I" if top < 4294967296 else "Q"
+    return (data, array(code, list(accumulate(map(len, items), initial=0))))
 
 
 def unpack(chunk: Chunk) -> list[bytes]:
     data, offs = chunk
-    return list(map(data.__getitem__, map(slice, offs, islice(offs, 1, None))))
+    bounds = offs.tolist()
+    return [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+# The Python forms are the reference; engine/_listchunks.pyx compiles them (same
+# chunks, tests/engine/test_list_packed.py) and replaces them when built, unless
+# RILLET_PURE is set.
+py_pack, py_unpack = pack, unpack
+if not os.environ.get("RILLET_PURE"):
+    try:
+        from rillet.engine._listchunks import pack, unpack  # type: ignore[no-redef]  # noqa: F811
+    except ImportError:
+        pass
 
 
 def _count(chunk: Chunk) -> int:
@@ -70,7 +86,7 @@ class List:
     __slots__ = ("head", "chunks", "tail", "mid", "nbytes", "big")
 
     def __init__(self, items: Iterable[bytes] = ()) -> None:
-        self.head: list[bytes] = []  # open left end, in list order
+        self.head: list[bytes] = []  # open left end, reversed: head[-1] is the first element
         self.chunks: deque[Chunk] = deque()  # the packed middle, in list order
         self.tail: list[bytes] = []  # open right end, in list order
         self.mid = 0  # elements in chunks
@@ -121,11 +137,11 @@ class List:
         return len(self.head) + self.mid + len(self.tail)
 
     def __iter__(self) -> Iterator[bytes]:
-        return chain(self.head, chain.from_iterable(map(unpack, self.chunks)), self.tail)
+        return chain(reversed(self.head), chain.from_iterable(map(unpack, self.chunks)), self.tail)
 
     def __reversed__(self) -> Iterator[bytes]:
         inner = chain.from_iterable(reversed(unpack(c)) for c in reversed(self.chunks))
-        return chain(reversed(self.tail), inner, reversed(self.head))
+        return chain(reversed(self.tail), inner, self.head)
 
     def to_list(self) -> list[bytes]:
         return list(self)
@@ -158,7 +174,7 @@ class List:
         """The element at 0 <= index < len."""
         h = len(self.head)
         if index < h:
-            return self.head[index]
+            return self.head[h - 1 - index]
         index -= h
         if index >= self.mid:
             return self.tail[index - self.mid]
@@ -167,9 +183,10 @@ class List:
         return data[offs[j]:offs[j + 1]]
 
     def _segments(self) -> Iterator[tuple[int, list[bytes] | Chunk]]:
-        """(index of its first element, segment) for head, each chunk, tail."""
+        """(index of its first element, segment) for head (a copy in list order), each
+        chunk, tail (itself)."""
         start = 0
-        yield start, self.head
+        yield start, self.head[::-1]
         start += len(self.head)
         for chunk in self.chunks:
             yield start, chunk
@@ -182,7 +199,7 @@ class List:
         for chunk in reversed(self.chunks):
             start -= len(chunk[1]) - 1
             yield start, chunk
-        yield 0, self.head
+        yield 0, self.head[::-1]
 
     def range(self, lo: int, hi: int) -> list[bytes]:
         """The elements at lo <= index < hi (both within 0..len)."""
@@ -234,7 +251,7 @@ class List:
         self.nbytes += sum(map(_size_of, values))
         if left:
             head = self.head
-            head[:0] = values[::-1]
+            head += values
             if len(head) >= OPEN_MAX:
                 self.seal(True)
         else:
@@ -251,10 +268,10 @@ class List:
         if sealed <= 0:
             return
         if left:
-            start = n - sealed
-            packs = [pack(side[i:i + CHUNK]) for i in range(start, n, CHUNK)]
+            inner = side[sealed - 1::-1]  # the head's innermost elements, in list order
+            packs = [pack(inner[i:i + CHUNK]) for i in range(0, sealed, CHUNK)]
             self.chunks.extendleft(reversed(packs))
-            del side[start:]
+            del side[:sealed]
         else:
             self.chunks.extend(pack(side[i:i + CHUNK]) for i in range(0, sealed, CHUNK))
             del side[:sealed]
@@ -263,8 +280,10 @@ class List:
     def reopen(self, left: bool) -> None:
         """An empty open end takes the nearest chunk's elements (chunks must not be empty)."""
         if left:
-            self.head = unpack(self.chunks.popleft())
-            self.mid -= len(self.head)
+            head = unpack(self.chunks.popleft())
+            head.reverse()
+            self.head = head
+            self.mid -= len(head)
         else:
             self.tail = unpack(self.chunks.pop())
             self.mid -= len(self.tail)
@@ -273,11 +292,11 @@ class List:
         if left:
             if not self.head and self.chunks:
                 self.reopen(True)
-            value = self.head.pop(0) if self.head else self.tail.pop(0)
+            value = self.head.pop() if self.head else self.tail.pop(0)
         else:
             if not self.tail and self.chunks:
                 self.reopen(False)
-            value = self.tail.pop() if self.tail else self.head.pop()
+            value = self.tail.pop() if self.tail else self.head.pop(0)
         self.nbytes -= _size_of(value)
         return value
 
@@ -302,7 +321,8 @@ class List:
     def set_at(self, index: int, value: bytes) -> None:
         h = len(self.head)
         if index < h:
-            old, self.head[index] = self.head[index], value
+            i = h - 1 - index
+            old, self.head[i] = self.head[i], value
         elif index - h >= self.mid:
             i = index - h - self.mid
             old, self.tail[i] = self.tail[i], value
@@ -318,7 +338,7 @@ class List:
         self.nbytes += _size_of(value)
         h = len(self.head)
         if index <= h:
-            self.head.insert(index, value)
+            self.head.insert(h - index, value)
             if len(self.head) >= OPEN_MAX:
                 self.seal(True)
         elif index - h >= self.mid:
@@ -359,15 +379,18 @@ class List:
             if seg.__class__ is tuple:
                 self.mid -= len(here)
                 self._put_chunk(ci, items)  # type: ignore[arg-type]
-            # head (ci -1) and tail (ci == number of chunks) were edited in place
+            elif ci < 0:
+                self.head = items[::-1]  # type: ignore[index]  # edited a copy in list order
+            # the tail (ci == number of chunks) was edited in place
         self.nbytes -= _size_of(value) * len(drop)
         return len(drop)
 
     def _drop_front(self, k: int) -> None:
         head = self.head
         if k <= len(head):
-            self.nbytes -= sum(map(_size_of, head[:k]))
-            del head[:k]
+            if k:
+                self.nbytes -= sum(map(_size_of, head[-k:]))
+                del head[-k:]
             return
         self.nbytes -= sum(map(_size_of, head))
         k -= len(head)
@@ -378,7 +401,7 @@ class List:
             self.mid -= len(items)
             if k < len(items):
                 self.nbytes -= sum(map(_size_of, items[:k]))
-                self.head = items[k:]
+                self.head = items[k:][::-1]
                 return
             self.nbytes -= sum(map(_size_of, items))
             k -= len(items)
@@ -407,8 +430,8 @@ class List:
             self.nbytes -= sum(map(_size_of, items))
             k -= len(items)
         if k:
-            self.nbytes -= sum(map(_size_of, self.head[-k:]))
-            del self.head[-k:]
+            self.nbytes -= sum(map(_size_of, self.head[:k]))
+            del self.head[:k]
 
     def trim(self, lo: int, hi: int) -> None:
         """LTRIM: keep the elements at lo <= index < hi (0 <= lo, hi <= len)."""
