@@ -24,9 +24,11 @@ MODULES = {
     "rillet.engine._hll": "src/rillet/engine/_hll.pyx",
     "rillet.engine._geo": "src/rillet/engine/_geo.pyx",
     "rillet.commands._writes": "src/rillet/commands/_writes.pyx",
+    "rillet.commands._lists": "src/rillet/commands/_lists.pyx",
     "rillet.engine._pelindex": "src/rillet/engine/_pelindex.pyx",
     "rillet.engine._zorder": "src/rillet/engine/_zorder.pyx",
     "rillet.commands._zsets": "src/rillet/commands/_zsets.pyx",
+    "rillet.engine._listchunks": "src/rillet/engine/_listchunks.pyx",
     "rillet.spark._xrange_columns": "src/rillet/spark/_xrange_columns.pyx",
     "rillet.scripting._calls": "src/rillet/scripting/_calls.pyx",
 }

@@ -10,11 +10,11 @@ non-blocking form of what it did (BLPOP -> LPOP key, BLMOVE -> LMOVE ...).
 from __future__ import annotations
 
 import math
-from itertools import islice
+import os
 
 from rillet import errors
 from rillet.commands.args import parse_int, parse_mpop
-from rillet.commands.table import command
+from rillet.commands.table import COMMANDS, command
 from rillet.commands.typed import config_int, lookup
 from rillet.engine import longdouble
 from rillet.engine.lists import List
@@ -37,7 +37,7 @@ def _max_size(ctx: Client) -> int:
 def _written(ctx: Client, key: bytes, value: List) -> None:
     """After a change (its event already sent): drop an emptied list (`del`), convert a
     shrunk one back, signal."""
-    if not value.items:
+    if not len(value):
         ctx.db.delete(key)
         ctx.notify(GENERIC, b"del", key)
     else:
@@ -92,6 +92,17 @@ def rpushx(ctx: Client, argv: list[bytes]) -> object:
     return _push(ctx, argv, False, True)
 
 
+try:
+    # The pushes' and LPOP/RPOP's bodies compiled (commands/_lists.pyx); optional:
+    # without it, or with RILLET_PURE set, the Python bodies here run. Registered
+    # below, once all four push commands and both pops are in the table.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.commands import _lists as _compiled
+except ImportError:
+    _compiled = None
+
+
 @command("llen", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO", group="list", since="1.0.0")
 def llen(ctx: Client, argv: list[bytes]) -> object:
     """LLEN key"""
@@ -100,8 +111,8 @@ def llen(ctx: Client, argv: list[bytes]) -> object:
 
 
 def _pop_n(ctx: Client, key: bytes, value: List, left: bool, count: int) -> list[bytes]:
-    count = min(count, len(value))
-    out = [value.pop(left) for _ in range(count)]
+    out = value.pop_many(left, count)
+    count = len(out)
     ctx.notify(LIST, b"lpop" if left else b"rpop", key)
     _written(ctx, key, value)
     ctx.propagate([b"LPOP" if left else b"RPOP", key, *([b"%d" % count] if count > 1 else [])])
@@ -138,6 +149,12 @@ def rpop(ctx: Client, argv: list[bytes]) -> object:
     return _pop(ctx, argv, False)
 
 
+if _compiled is not None:
+    _compiled.bind(_push, _pop)
+    for _name in ("lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop"):
+        COMMANDS[_name].handler = getattr(_compiled, _name)
+
+
 def _index(value: List, raw: bytes) -> int | None:
     index = parse_int(raw)
     n = len(value)
@@ -153,7 +170,7 @@ def lindex(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         return None
     index = _index(value, argv[2])
-    return None if index is None else value.items[index]
+    return None if index is None else value.get(index)
 
 
 @command("lset", 4, "write denyoom", keys=(1, 1, 1), key_flags="RW update", group="list", since="1.0.0")
@@ -193,10 +210,7 @@ def lrange(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         return []
     lo, hi = _range(len(value), start, stop)
-    if hi - lo == len(value):
-        return list(value.items)
-    items = value.items
-    return list(islice(items, lo, hi))
+    return value.range(lo, hi)
 
 
 @command("ltrim", 4, "write", keys=(1, 1, 1), key_flags="RW delete", group="list", since="1.0.0")
@@ -211,7 +225,7 @@ def ltrim(ctx: Client, argv: list[bytes]) -> object:
     if lo == 0 and hi == len(value):
         ctx.modified(argv[1])
         return OK
-    value.replace(list(value.items)[lo:hi])
+    value.trim(lo, hi)
     _written(ctx, argv[1], value)
     return OK
 
@@ -225,9 +239,8 @@ def linsert(ctx: Client, argv: list[bytes]) -> object:
     value = get_list(ctx, argv[1])
     if value is None:
         return 0
-    try:
-        at = value.items.index(argv[3])
-    except ValueError:
+    at = value.index(argv[3])
+    if at < 0:
         return -1
     value.will_add([argv[4]], _max_size(ctx))
     value.insert(at if where == b"BEFORE" else at + 1, argv[4])
@@ -245,20 +258,8 @@ def lrem(ctx: Client, argv: list[bytes]) -> object:
     value = get_list(ctx, argv[1])
     if value is None:
         return 0
-    element = argv[3]
-    items = list(value.items)
-    limit = abs(count) or len(items)
-    removed = 0
-    order = range(len(items)) if count >= 0 else range(len(items) - 1, -1, -1)
-    drop = set()
-    for i in order:
-        if items[i] == element:
-            drop.add(i)
-            removed += 1
-            if removed >= limit:
-                break
+    removed = value.remove(argv[3], count)
     if removed:
-        value.replace(x for i, x in enumerate(items) if i not in drop)
         ctx.notify(LIST, b"lrem", argv[1])
         _written(ctx, argv[1], value)
     return removed
@@ -294,25 +295,19 @@ def lpos(ctx: Client, argv: list[bytes]) -> object:
     value = get_list(ctx, argv[1])
     if value is None:
         return None if count is None else []
-    items = value.items
-    n = len(items)
-    if rank > 0:
-        order = range(n)
-    else:
-        order = range(n - 1, -1, -1)
+    n = len(value)
     skip = abs(rank) - 1
     matches: list[int] = []
     want = 1 if count is None else (count or n)
-    for scanned, idx in enumerate(order):
-        if maxlen and scanned >= maxlen:
+    for idx in value.positions(argv[2], rank < 0):
+        if maxlen and (idx if rank > 0 else n - 1 - idx) >= maxlen:
+            break  # MAXLEN bounds the elements compared, matches or not
+        if skip:
+            skip -= 1
+            continue
+        matches.append(idx)
+        if len(matches) >= want:
             break
-        if items[idx] == argv[2]:
-            if skip:
-                skip -= 1
-                continue
-            matches.append(idx)
-            if len(matches) >= want:
-                break
     if count is None:
         return matches[0] if matches else None
     return matches

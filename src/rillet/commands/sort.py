@@ -215,21 +215,19 @@ def _sort(ctx: Client, argv: list[bytes], readonly: bool) -> object:
         elements = []
     elif dontsort and value.__class__ in (List, ZSet):
         # Native order, only the LIMIT range, DESC from the other end.
-        if value.__class__ is List:
-            items = value.items  # type: ignore[union-attr]
-        else:
-            items = [m for _, m in value.order]  # type: ignore[union-attr]
         count = max(end - start + 1, 0)
-        if desc:
-            first = vectorlen - start - 1
-            elements = [items[i] for i in range(first, first - count, -1)]
+        lo = vectorlen - start - count if desc else start
+        if value.__class__ is List:
+            elements = value.range(lo, lo + count)  # type: ignore[union-attr]
         else:
-            elements = [items[i] for i in range(start, start + count)]
+            elements = [m for _, m in value.order[lo:lo + count]]  # type: ignore[union-attr]
+        if desc:
+            elements.reverse()
         if value.__class__ is ZSet or end >= start:
             end -= start
             start = 0
     elif value.__class__ is List:
-        elements = list(value.items)  # type: ignore[union-attr]
+        elements = value.to_list()  # type: ignore[union-attr]
     elif value.__class__ is Set:
         elements = ordered(value)  # type: ignore[arg-type]
     else:

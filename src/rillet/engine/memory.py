@@ -33,7 +33,9 @@ SET_FIXED, SET_PER_MEMBER = 245, 37 + BYTES_OVERHEAD
 # A sorted set's member: its dict entry and float, and in the order a tuple and its
 # list slot (SortedList), or a packed 16-byte pair and its chunk's slack (_zorder).
 ZSET_FIXED, ZSET_PER_MEMBER = 555, (125 if Order is SortedList else 85) + BYTES_OVERHEAD
-LIST_FIXED, LIST_PER_ITEM = 815, 8 + BYTES_OVERHEAD
+# A list: its open ends hold bytes objects, its packed chunks a blob and an offsets array
+# each (~nbytes, the listpack size, for their elements).
+LIST_FIXED, LIST_PER_OPEN, LIST_PER_CHUNK = 815, 8 + BYTES_OVERHEAD, 220
 STREAM_FIXED, STREAM_PER_NODE = 400, 600  # a node: its object, arrays, ID tuple, list slots
 GROUP_FIXED, PEL_ENTRY, CONSUMER_FIXED = 500, 400, 300  # a PEL entry sits in three indexes
 _SAMPLES = 4  # elements (or stream nodes) averaged per measure
@@ -71,7 +73,8 @@ def _zset_size(value) -> int:  # type: ignore[no-untyped-def]
 
 def _list_size(value) -> int:  # type: ignore[no-untyped-def]
     # nbytes (kept by the list) is its listpack size: the elements plus 1-5 bytes each.
-    return LIST_FIXED + len(value.items) * LIST_PER_ITEM + value.nbytes  # type: ignore[no-any-return]
+    return (LIST_FIXED + value.open_count() * LIST_PER_OPEN + len(value.chunks) * LIST_PER_CHUNK
+            + value.nbytes)  # type: ignore[no-any-return]
 
 
 def stream_size(stream) -> int:  # type: ignore[no-untyped-def]

@@ -1,0 +1,419 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The list pushes and pops compiled: LPUSH/RPUSH/LPUSHX/RPUSHX, and LPOP/RPOP without a count.
+
+Counted with callgrind in-process (64 pipelined commands per read), an LPUSH
+onto a growing list cost ~26,000 instructions against ~7,700 for a compiled
+SET: the Python frames of `_push`, `lookup`, `config_int` (twice), `will_add`,
+`push`, `notify`, `_written`, `shrunk` and `modified`, and the listpack size
+of each element. Here they run in C on the List's open ends (engine/lists.py:
+`head`/`tail` lists, the size sum, the encoding flag), with every rare case
+handed to the Python body that is the reference for it: a Database with
+expiring keys, LFU or key-event hooks (`_plain_db`), a value that is not bytes,
+a client of another class, LPOP/RPOP with a count. WATCH, blocked clients
+and tracking go through ServerState.key_modified as in Python (`_modified`);
+keyspace events through ServerState.notify; an open end that fills is sealed
+and an empty one reopened by the List's own Python methods.
+
+Keep in step with commands/lists.py `_push`/`_pop`/`_written`, engine/lists.py
+(List's slots, OPEN_MAX, push/pop, will_add, shrunk) and
+listpack_size.element_size. tests/server/test_list_bodies.py runs generated
+command sequences through these and through the Python bodies and compares
+replies, effects, events and the lists' layout. The slot-offset and
+server-attribute helpers repeat commands/_writes.pyx's (kept apart so that
+each module builds alone).
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
+from cpython.list cimport PyList_Append, PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.long cimport PyLong_AsLongLong, PyLong_FromLongLong
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+
+from rillet import errors
+from rillet.engine import lists as _lists_module
+from rillet.engine.keyspace import Database
+from rillet.engine.lists import List
+from rillet.errors import ReplyError
+from rillet.notify import GENERIC, LIST
+from rillet.state import Client, ServerState
+
+cdef object _List = List
+cdef object _Database = Database
+cdef object _Client = Client
+cdef object _ServerState = ServerState
+cdef object _ReplyError = ReplyError
+cdef object _WRONGTYPE = errors.WRONGTYPE
+cdef object _LIST = LIST
+cdef object _GENERIC = GENERIC
+cdef object _NOTIFY = "notify-keyspace-events"
+cdef object _MAX_SIZE = "list-max-listpack-size"
+
+# Set by bind(): the Python bodies, for what this module does not answer.
+cdef object _py_push = None  # lists._push(ctx, argv, left, only_existing)
+cdef object _py_pop = None  # lists._pop(ctx, argv, left)
+
+
+def bind(push, pop):
+    """commands/lists.py hands over its Python bodies."""
+    global _py_push, _py_pop
+    _py_push = push
+    _py_pop = pop
+
+
+# --- direct slot access (as in commands/_writes.pyx) -----------------------------------------
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        const char* name
+        int type
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+
+
+cdef Py_ssize_t _offset(type cls, str name) except -1:
+    descriptor = cls.__dict__[name]
+    if type(descriptor).__name__ != "member_descriptor":
+        raise TypeError(f"{cls.__name__}.{name} is not a slot")
+    return (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset
+
+
+cdef inline PyObject* _get(object obj, Py_ssize_t offset) noexcept:
+    """The slot's value, borrowed (NULL if unset)."""
+    return (<PyObject**>((<char*><PyObject*>obj) + offset))[0]
+
+
+cdef inline void _set(object obj, Py_ssize_t offset, object value) noexcept:
+    cdef PyObject** where = <PyObject**>((<char*><PyObject*>obj) + offset)
+    cdef PyObject* old = where[0]
+    Py_INCREF(value)
+    where[0] = <PyObject*>value
+    Py_XDECREF(old)
+
+
+# An open end this long is sealed (List.seal); read once, as List reads it at each push.
+cdef Py_ssize_t _OPEN_MAX = _lists_module.OPEN_MAX
+cdef Py_ssize_t L_HEAD = _offset(List, "head")
+cdef Py_ssize_t L_CHUNKS = _offset(List, "chunks")
+cdef Py_ssize_t L_TAIL = _offset(List, "tail")
+cdef Py_ssize_t L_MID = _offset(List, "mid")
+cdef Py_ssize_t L_NBYTES = _offset(List, "nbytes")
+cdef Py_ssize_t L_BIG = _offset(List, "big")
+cdef Py_ssize_t C_DB = _offset(Client, "db")
+cdef Py_ssize_t C_SERVER = _offset(Client, "server")
+cdef Py_ssize_t D_DATA = _offset(Database, "data")
+cdef Py_ssize_t D_EXPIRES = _offset(Database, "expires")
+cdef Py_ssize_t D_ACCESS = _offset(Database, "access")
+cdef Py_ssize_t D_LRU_NOW = _offset(Database, "lru_now")
+cdef Py_ssize_t D_LFU = _offset(Database, "lfu")
+cdef Py_ssize_t D_PENDING = _offset(Database, "pending")
+cdef Py_ssize_t D_ON_NEW = _offset(Database, "on_new")
+cdef Py_ssize_t D_ON_OVERWRITE = _offset(Database, "on_overwrite")
+
+
+cdef inline bint _plain_db(object db) noexcept:
+    """A Database with no expiring keys, no LFU policy and no `new`/`overwritten`
+    event hooks armed: Database.get's work may then be done inline."""
+    return (type(db) is _Database and not <object>_get(db, D_EXPIRES)
+            and <object>_get(db, D_LFU) is None and <object>_get(db, D_ON_NEW) is None
+            and <object>_get(db, D_ON_OVERWRITE) is None)
+
+
+cdef inline void _touch(object db, object key) except *:
+    """Database.get's access record (Redis's LRU clock), for a _plain_db."""
+    PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
+
+
+cdef object _vars_of = None
+cdef dict _vars = None
+
+
+cdef inline dict _server_vars(object server):
+    global _vars_of, _vars
+    if server is not _vars_of:
+        if type(server) is not _ServerState:
+            return None
+        _vars = server.__dict__
+        _vars_of = server
+    return _vars
+
+
+cdef inline object _var(dict values, object server, str name):
+    cdef PyObject* found
+    if values is not None:
+        found = PyDict_GetItem(values, name)
+        if found is not NULL:
+            return <object>found
+    return getattr(server, name)
+
+
+cdef inline int _modified(object server, object db, object key) except -1:
+    """ServerState.key_modified(db.index, key), its common case (nobody watching or blocked) inline."""
+    cdef dict values = _server_vars(server)
+    if (values is None or _var(values, server, "watched_keys")
+            or _var(values, server, "blocking") or _var(values, server, "tracking").clients):
+        server.key_modified(db.index, key)
+        return 0
+    values["dirty"] = _var(values, server, "dirty") + 1
+    PyDict_SetItem(<object>_get(db, D_PENDING), key, None)
+    return 0
+
+
+cdef inline dict _config_values(object server):
+    """Config.values: canonical parameter name -> value (ints for int parameters)."""
+    return _var(_server_vars(server), server, "config").values
+
+
+cdef inline bint _sinks(object server) except -1:
+    return bool(_var(_server_vars(server), server, "effect_sinks"))
+
+
+# --- listpack sizes and limits (keep in step with engine/listpack_size.py, engine/lists.py) --
+
+cdef inline int _int_size(long long value) noexcept:
+    if 0 <= value <= 127:
+        return 2
+    if -4096 <= value <= 4095:
+        return 3
+    if -32768 <= value <= 32767:
+        return 4
+    if -8388608 <= value <= 8388607:
+        return 5
+    if -2147483648 <= value <= 2147483647:
+        return 6
+    return 10
+
+
+cdef inline long long _string_size(Py_ssize_t length) noexcept:
+    cdef long long n
+    if length < 64:
+        n = 1 + length
+    elif length < 4096:
+        n = 2 + length
+    else:
+        n = 5 + length
+    if n < 128:
+        return n + 1
+    if n < 16384:
+        return n + 2
+    if n < 2097152:
+        return n + 3
+    if n < 268435456:
+        return n + 4
+    return n + 5
+
+
+cdef long long _element_size(bytes value) noexcept:
+    """listpack_size.element_size: canonical int64 decimals are stored as integers."""
+    cdef Py_ssize_t length = PyBytes_GET_SIZE(value)
+    cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(value)
+    cdef Py_ssize_t i = 0
+    cdef bint negative = False
+    cdef unsigned long long magnitude = 0
+    cdef unsigned int digit
+    if length == 0 or length >= 21:
+        return _string_size(length)
+    if p[0] == b'-':
+        negative = True
+        i = 1
+        if length == 1:
+            return _string_size(length)
+    if p[i] == b'0' and (length - i > 1 or negative):
+        return _string_size(length)  # leading zero or "-0": not canonical
+    while i < length:
+        digit = p[i] - 48
+        if digit > 9:
+            return _string_size(length)
+        if magnitude > 922337203685477580ULL:
+            return _string_size(length)
+        magnitude = magnitude * 10 + digit
+        i += 1
+    if negative:
+        if magnitude > 9223372036854775808ULL:
+            return _string_size(length)
+        if magnitude == 9223372036854775808ULL:
+            return 10
+        return _int_size(-<long long>magnitude)
+    if magnitude > 9223372036854775807ULL:
+        return _string_size(length)
+    return _int_size(<long long>magnitude)
+
+
+def element_size(bytes value):
+    """The compiled listpack_size.element_size (tests compare the two)."""
+    return _element_size(value)
+
+
+cdef inline long long _byte_limit(long long max_size) noexcept:
+    # lists._SIZE_LIMITS: -1..-5 are 4..64 KiB, any other negative 8 KiB.
+    if -5 <= max_size <= -1:
+        return 4096LL << (-max_size - 1)
+    return 8192
+
+
+cdef inline bint _exceeds(long long max_size, long long nbytes, long long count) noexcept:
+    """lists._exceeds (quicklistNodeExceedsLimit)."""
+    if max_size < 0:
+        return nbytes > _byte_limit(max_size)
+    return nbytes > 8192 or count > max_size
+
+
+cdef inline bint _small(long long max_size, long long nbytes, long long count) noexcept:
+    """List.shrunk's test: back under half the limit."""
+    if max_size < 0:
+        return nbytes <= _byte_limit(max_size) // 2
+    return count <= max_size // 2 and nbytes <= 4096
+
+
+# --- the bodies -------------------------------------------------------------------------------
+
+cdef object _lookup(object ctx, object key, PyObject** db_out):
+    """The List at `key` (None if missing) on a plain database, WRONGTYPE for another type;
+    NotImplemented when the Python body must answer."""
+    cdef PyObject* found
+    if type(ctx) is not _Client:
+        return NotImplemented
+    db = <object>_get(ctx, C_DB)
+    if not _plain_db(db):
+        return NotImplemented
+    db_out[0] = <PyObject*>db
+    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    if found is NULL:
+        return None
+    _touch(db, key)
+    if type(<object>found) is not _List:
+        raise _ReplyError(_WRONGTYPE)
+    return <object>found
+
+
+cdef object _push(object ctx, list argv, bint left, bint only_existing):
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i, added = argc - 2
+    cdef long long raw = 0, nbytes, count, max_size
+    cdef PyObject* db_p = NULL
+    for i in range(2, argc):
+        if not PyBytes_CheckExact(<object>PyList_GET_ITEM(argv, i)):
+            return _py_push(ctx, argv, left, only_existing)
+    key = <object>PyList_GET_ITEM(argv, 1)
+    value = _lookup(ctx, key, &db_p)
+    if value is NotImplemented:
+        return _py_push(ctx, argv, left, only_existing)
+    db = <object>db_p
+    server = <object>_get(ctx, C_SERVER)
+    if value is None:
+        if only_existing:
+            return 0
+        value = _List()
+        db.set(key, value)
+    head = <object>_get(value, L_HEAD)
+    tail = <object>_get(value, L_TAIL)
+    if type(head) is not list or type(tail) is not list:
+        return _py_push(ctx, argv, left, only_existing)
+    side = head if left else tail
+    count = PyList_GET_SIZE(head) + PyLong_AsLongLong(<object>_get(value, L_MID)) + PyList_GET_SIZE(tail)
+    nbytes = PyLong_AsLongLong(<object>_get(value, L_NBYTES))
+    config = _config_values(server)
+    max_size = config[_MAX_SIZE]
+    big = <object>_get(value, L_BIG)
+    if not big:
+        # will_add: the raw lengths, checked before the push
+        for i in range(2, argc):
+            raw += PyBytes_GET_SIZE(<object>PyList_GET_ITEM(argv, i))
+        if _exceeds(max_size, nbytes + raw, count + added):
+            big = True
+    for i in range(2, argc):
+        nbytes += _element_size(<bytes>PyList_GET_ITEM(argv, i))
+    for i in range(2, argc):  # the head is reversed: LPUSH appends to it too
+        PyList_Append(side, <object>PyList_GET_ITEM(argv, i))
+    count += added
+    _set(value, L_NBYTES, PyLong_FromLongLong(nbytes))
+    if PyList_GET_SIZE(side) >= _OPEN_MAX:
+        value.seal(left)
+    if config[_NOTIFY]:
+        server.notify(_LIST, b"lpush" if left else b"rpush", key, db.index)
+    # _written: the list is not empty; shrunk() back to listpack under half the limit
+    if big and _small(max_size, nbytes, count):
+        big = False
+    _set(value, L_BIG, True if big else False)
+    _modified(server, db, key)
+    return count
+
+
+def lpush(ctx, list argv):
+    """LPUSH key element [element ...]"""
+    return _push(ctx, argv, True, False)
+
+
+def rpush(ctx, list argv):
+    """RPUSH key element [element ...]"""
+    return _push(ctx, argv, False, False)
+
+
+def lpushx(ctx, list argv):
+    """LPUSHX key element [element ...]"""
+    return _push(ctx, argv, True, True)
+
+
+def rpushx(ctx, list argv):
+    """RPUSHX key element [element ...]"""
+    return _push(ctx, argv, False, True)
+
+
+cdef object _pop(object ctx, list argv, bint left):
+    cdef PyObject* db_p = NULL
+    cdef long long nbytes, count, max_size
+    cdef Py_ssize_t h, t
+    if PyList_GET_SIZE(argv) != 2:
+        return _py_pop(ctx, argv, left)
+    key = <object>PyList_GET_ITEM(argv, 1)
+    value = _lookup(ctx, key, &db_p)
+    if value is NotImplemented:
+        return _py_pop(ctx, argv, left)
+    if value is None:
+        return None
+    db = <object>db_p
+    head = <object>_get(value, L_HEAD)
+    tail = <object>_get(value, L_TAIL)
+    if type(head) is not list or type(tail) is not list:
+        return _py_pop(ctx, argv, left)
+    server = <object>_get(ctx, C_SERVER)
+    # List.pop: an empty end reopens the nearest chunk, else the other end serves
+    if left:
+        if PyList_GET_SIZE(head) == 0 and <object>_get(value, L_CHUNKS):
+            value.reopen(True)
+            head = <object>_get(value, L_HEAD)
+        element = head.pop() if PyList_GET_SIZE(head) else tail.pop(0)
+    else:
+        if PyList_GET_SIZE(tail) == 0 and <object>_get(value, L_CHUNKS):
+            value.reopen(False)
+            tail = <object>_get(value, L_TAIL)
+        element = tail.pop() if PyList_GET_SIZE(tail) else head.pop(0)
+    nbytes = PyLong_AsLongLong(<object>_get(value, L_NBYTES)) - _element_size(<bytes>element)
+    _set(value, L_NBYTES, PyLong_FromLongLong(nbytes))
+    count = PyList_GET_SIZE(head) + PyLong_AsLongLong(<object>_get(value, L_MID)) + PyList_GET_SIZE(tail)
+    config = _config_values(server)
+    if config[_NOTIFY]:
+        server.notify(_LIST, b"lpop" if left else b"rpop", key, db.index)
+    # _written: an emptied list goes (`del`), a shrunk one converts back
+    if count == 0:
+        db.delete(key)
+        if config[_NOTIFY]:
+            server.notify(_GENERIC, b"del", key, db.index)
+    elif <object>_get(value, L_BIG):
+        max_size = config[_MAX_SIZE]
+        if _small(max_size, nbytes, count):
+            _set(value, L_BIG, False)
+    _modified(server, db, key)
+    if _sinks(server):
+        ctx.propagate([b"LPOP" if left else b"RPOP", key])
+    return element
+
+
+def lpop(ctx, list argv):
+    """LPOP key [count]"""
+    return _pop(ctx, argv, True)
+
+
+def rpop(ctx, list argv):
+    """RPOP key [count]"""
+    return _pop(ctx, argv, False)
