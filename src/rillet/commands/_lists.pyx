@@ -18,9 +18,8 @@ Keep in step with commands/lists.py `_push`/`_pop`/`_written`, engine/lists.py
 (List's slots, OPEN_MAX, push/pop, will_add, shrunk) and
 listpack_size.element_size. tests/server/test_list_bodies.py runs generated
 command sequences through these and through the Python bodies and compares
-replies, effects, events and the lists' layout. The slot-offset and
-server-attribute helpers repeat commands/_writes.pyx's (kept apart so that
-each module builds alone).
+replies, effects, events and the lists' layout. The slot-offset, server-attribute
+and listpack-size helpers are commands/_bodies.pxi's, shared with _writes.pyx.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
@@ -39,14 +38,10 @@ from rillet.notify import GENERIC, LIST
 from rillet.state import Client, ServerState
 
 cdef object _List = List
-cdef object _Database = Database
-cdef object _Client = Client
-cdef object _ServerState = ServerState
 cdef object _ReplyError = ReplyError
 cdef object _WRONGTYPE = errors.WRONGTYPE
 cdef object _LIST = LIST
 cdef object _GENERIC = GENERIC
-cdef object _NOTIFY = "notify-keyspace-events"
 cdef object _MAX_SIZE = "list-max-listpack-size"
 
 # Set by bind(): the Python bodies, for what this module does not answer.
@@ -61,35 +56,9 @@ def bind(push, pop):
     _py_pop = pop
 
 
-# --- direct slot access (as in commands/_writes.pyx) -----------------------------------------
+# --- direct slot access and the shared helpers (commands/_bodies.pxi) -----------------------
 
-cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        const char* name
-        int type
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef* d_member
-
-
-cdef Py_ssize_t _offset(type cls, str name) except -1:
-    descriptor = cls.__dict__[name]
-    if type(descriptor).__name__ != "member_descriptor":
-        raise TypeError(f"{cls.__name__}.{name} is not a slot")
-    return (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset
-
-
-cdef inline PyObject* _get(object obj, Py_ssize_t offset) noexcept:
-    """The slot's value, borrowed (NULL if unset)."""
-    return (<PyObject**>((<char*><PyObject*>obj) + offset))[0]
-
-
-cdef inline void _set(object obj, Py_ssize_t offset, object value) noexcept:
-    cdef PyObject** where = <PyObject**>((<char*><PyObject*>obj) + offset)
-    cdef PyObject* old = where[0]
-    Py_INCREF(value)
-    where[0] = <PyObject*>value
-    Py_XDECREF(old)
+include "_bodies.pxi"
 
 
 # An open end this long is sealed (List.seal); read once, as List reads it at each push.
@@ -100,64 +69,6 @@ cdef Py_ssize_t L_TAIL = _offset(List, "tail")
 cdef Py_ssize_t L_MID = _offset(List, "mid")
 cdef Py_ssize_t L_NBYTES = _offset(List, "nbytes")
 cdef Py_ssize_t L_BIG = _offset(List, "big")
-cdef Py_ssize_t C_DB = _offset(Client, "db")
-cdef Py_ssize_t C_SERVER = _offset(Client, "server")
-cdef Py_ssize_t D_DATA = _offset(Database, "data")
-cdef Py_ssize_t D_EXPIRES = _offset(Database, "expires")
-cdef Py_ssize_t D_ACCESS = _offset(Database, "access")
-cdef Py_ssize_t D_LRU_NOW = _offset(Database, "lru_now")
-cdef Py_ssize_t D_LFU = _offset(Database, "lfu")
-cdef Py_ssize_t D_PENDING = _offset(Database, "pending")
-cdef Py_ssize_t D_ON_NEW = _offset(Database, "on_new")
-cdef Py_ssize_t D_ON_OVERWRITE = _offset(Database, "on_overwrite")
-
-
-cdef inline bint _plain_db(object db) noexcept:
-    """A Database with no expiring keys, no LFU policy and no `new`/`overwritten`
-    event hooks armed: Database.get's work may then be done inline."""
-    return (type(db) is _Database and not <object>_get(db, D_EXPIRES)
-            and <object>_get(db, D_LFU) is None and <object>_get(db, D_ON_NEW) is None
-            and <object>_get(db, D_ON_OVERWRITE) is None)
-
-
-cdef inline void _touch(object db, object key) except *:
-    """Database.get's access record (Redis's LRU clock), for a _plain_db."""
-    PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
-
-
-cdef object _vars_of = None
-cdef dict _vars = None
-
-
-cdef inline dict _server_vars(object server):
-    global _vars_of, _vars
-    if server is not _vars_of:
-        if type(server) is not _ServerState:
-            return None
-        _vars = server.__dict__
-        _vars_of = server
-    return _vars
-
-
-cdef inline object _var(dict values, object server, str name):
-    cdef PyObject* found
-    if values is not None:
-        found = PyDict_GetItem(values, name)
-        if found is not NULL:
-            return <object>found
-    return getattr(server, name)
-
-
-cdef inline int _modified(object server, object db, object key) except -1:
-    """ServerState.key_modified(db.index, key), its common case (nobody watching or blocked) inline."""
-    cdef dict values = _server_vars(server)
-    if (values is None or _var(values, server, "watched_keys")
-            or _var(values, server, "blocking") or _var(values, server, "tracking").clients):
-        server.key_modified(db.index, key)
-        return 0
-    values["dirty"] = _var(values, server, "dirty") + 1
-    PyDict_SetItem(<object>_get(db, D_PENDING), key, None)
-    return 0
 
 
 cdef inline dict _config_values(object server):
@@ -165,85 +76,7 @@ cdef inline dict _config_values(object server):
     return _var(_server_vars(server), server, "config").values
 
 
-cdef inline bint _sinks(object server) except -1:
-    return bool(_var(_server_vars(server), server, "effect_sinks"))
-
-
-# --- listpack sizes and limits (keep in step with engine/listpack_size.py, engine/lists.py) --
-
-cdef inline int _int_size(long long value) noexcept:
-    if 0 <= value <= 127:
-        return 2
-    if -4096 <= value <= 4095:
-        return 3
-    if -32768 <= value <= 32767:
-        return 4
-    if -8388608 <= value <= 8388607:
-        return 5
-    if -2147483648 <= value <= 2147483647:
-        return 6
-    return 10
-
-
-cdef inline long long _string_size(Py_ssize_t length) noexcept:
-    cdef long long n
-    if length < 64:
-        n = 1 + length
-    elif length < 4096:
-        n = 2 + length
-    else:
-        n = 5 + length
-    if n < 128:
-        return n + 1
-    if n < 16384:
-        return n + 2
-    if n < 2097152:
-        return n + 3
-    if n < 268435456:
-        return n + 4
-    return n + 5
-
-
-cdef long long _element_size(bytes value) noexcept:
-    """listpack_size.element_size: canonical int64 decimals are stored as integers."""
-    cdef Py_ssize_t length = PyBytes_GET_SIZE(value)
-    cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(value)
-    cdef Py_ssize_t i = 0
-    cdef bint negative = False
-    cdef unsigned long long magnitude = 0
-    cdef unsigned int digit
-    if length == 0 or length >= 21:
-        return _string_size(length)
-    if p[0] == b'-':
-        negative = True
-        i = 1
-        if length == 1:
-            return _string_size(length)
-    if p[i] == b'0' and (length - i > 1 or negative):
-        return _string_size(length)  # leading zero or "-0": not canonical
-    while i < length:
-        digit = p[i] - 48
-        if digit > 9:
-            return _string_size(length)
-        if magnitude > 922337203685477580ULL:
-            return _string_size(length)
-        magnitude = magnitude * 10 + digit
-        i += 1
-    if negative:
-        if magnitude > 9223372036854775808ULL:
-            return _string_size(length)
-        if magnitude == 9223372036854775808ULL:
-            return 10
-        return _int_size(-<long long>magnitude)
-    if magnitude > 9223372036854775807ULL:
-        return _string_size(length)
-    return _int_size(<long long>magnitude)
-
-
-def element_size(bytes value):
-    """The compiled listpack_size.element_size (tests compare the two)."""
-    return _element_size(value)
-
+# --- listpack limits (keep in step with engine/lists.py) --------------------------------------
 
 cdef inline long long _byte_limit(long long max_size) noexcept:
     # lists._SIZE_LIMITS: -1..-5 are 4..64 KiB, any other negative 8 KiB.

@@ -56,7 +56,6 @@ cdef object _default_trim_limit = default_trim_limit
 cdef object _STREAM_TOO_LARGE = errors.STREAM_ELEMENTS_TOO_LARGE
 cdef object _STREAM = STREAM
 cdef object _STRING = STRING
-cdef object _NOTIFY = "notify-keyspace-events"
 # streams.STREAM_LISTPACK_MAX_SIZE; a Python global so that a test can lower both.
 STREAM_LISTPACK_MAX_SIZE = 1 << 30
 cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
@@ -81,52 +80,9 @@ def bind_set(set_general):
 
 
 # --- direct slot access ----------------------------------------------------------------------
-# A __slots__ attribute read through getattr costs ~100 instructions (type
-# lookup, descriptor, member get); an XADD reads and writes ~40 of them. The
-# engine's classes are plain Python, so their slots sit at fixed offsets that
-# the member descriptors give: read once here, used only on objects whose
-# exact type was checked.
-
-cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        const char* name
-        int type
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef* d_member
-
-
-cdef Py_ssize_t _offset(type cls, str name) except -1:
-    descriptor = cls.__dict__[name]
-    if type(descriptor).__name__ != "member_descriptor":
-        raise TypeError(f"{cls.__name__}.{name} is not a slot")
-    return (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset
-
-
-cdef inline PyObject* _get(object obj, Py_ssize_t offset) noexcept:
-    """The slot's value, borrowed (NULL if unset)."""
-    return (<PyObject**>((<char*><PyObject*>obj) + offset))[0]
-
-
-cdef inline void _set(object obj, Py_ssize_t offset, object value) noexcept:
-    cdef PyObject** where = <PyObject**>((<char*><PyObject*>obj) + offset)
-    cdef PyObject* old = where[0]
-    Py_INCREF(value)
-    where[0] = <PyObject*>value
-    Py_XDECREF(old)
-
-
-cdef inline long long _get_ll(object obj, Py_ssize_t offset) except? -1:
-    cdef PyObject* value = _get(obj, offset)
-    if value is NULL:
-        raise AttributeError("unset slot")
-    return PyLong_AsLongLong(<object>value)
-
+include "_bodies.pxi"
 
 cdef object _StreamNode = StreamNode
-cdef object _Database = Database
-cdef object _Client = Client
-cdef object _ServerState = ServerState
 cdef object _NodeLimits = NodeLimits
 cdef Py_ssize_t S_TAIL = _offset(Stream, "_tail")
 cdef Py_ssize_t S_LIMITS = _offset(Stream, "limits")
@@ -163,111 +119,6 @@ cdef Py_ssize_t S_TREE_VERSION = _offset(Stream, "_tree_version")
 cdef Py_ssize_t L_MAX_ENTRIES = _offset(NodeLimits, "_node_max_entries")
 cdef Py_ssize_t L_FAST_ENTRIES = _offset(NodeLimits, "fast_entries")
 cdef Py_ssize_t L_MAX_BYTES = _offset(NodeLimits, "effective_max_bytes")
-cdef Py_ssize_t C_DB = _offset(Client, "db")
-cdef Py_ssize_t C_SERVER = _offset(Client, "server")
-cdef Py_ssize_t D_DATA = _offset(Database, "data")
-cdef Py_ssize_t D_EXPIRES = _offset(Database, "expires")
-cdef Py_ssize_t D_ENCODINGS = _offset(Database, "encodings")
-cdef Py_ssize_t D_ACCESS = _offset(Database, "access")
-cdef Py_ssize_t D_LRU_NOW = _offset(Database, "lru_now")
-cdef Py_ssize_t D_LFU = _offset(Database, "lfu")
-cdef Py_ssize_t D_PENDING = _offset(Database, "pending")
-cdef Py_ssize_t D_ON_NEW = _offset(Database, "on_new")
-cdef Py_ssize_t D_ON_OVERWRITE = _offset(Database, "on_overwrite")
-
-
-cdef inline bint _plain_db(object db) noexcept:
-    """A Database with no expiring keys, no LFU policy and no `new`/`overwritten`
-    event hooks armed: the bodies below may then do Database.get/set's work inline."""
-    return (type(db) is _Database and not <object>_get(db, D_EXPIRES)
-            and <object>_get(db, D_LFU) is None and <object>_get(db, D_ON_NEW) is None
-            and <object>_get(db, D_ON_OVERWRITE) is None)
-
-
-cdef inline void _touch(object db, object key) except *:
-    """Database.get's access record (Redis's LRU clock), for a _plain_db."""
-    PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
-
-
-# --- listpack sizes (keep in step with engine/listpack_size.py) -------------------------
-
-cdef inline int _int_size(long long value) noexcept:
-    if 0 <= value <= 127:
-        return 2
-    if -4096 <= value <= 4095:
-        return 3
-    if -32768 <= value <= 32767:
-        return 4
-    if -8388608 <= value <= 8388607:
-        return 5
-    if -2147483648 <= value <= 2147483647:
-        return 6
-    return 10
-
-
-cdef inline int _diff_size(unsigned long long a, unsigned long long b) noexcept:
-    # `a - b` in uint64 stored as int64, as t_stream.c does.
-    return _int_size(<long long>(a - b))
-
-
-cdef inline long long _string_size(Py_ssize_t length) noexcept:
-    cdef long long n
-    if length < 64:
-        n = 1 + length
-    elif length < 4096:
-        n = 2 + length
-    else:
-        n = 5 + length
-    if n < 128:
-        return n + 1
-    if n < 16384:
-        return n + 2
-    if n < 2097152:
-        return n + 3
-    if n < 268435456:
-        return n + 4
-    return n + 5
-
-
-cdef long long _element_size(bytes value) noexcept:
-    """listpack_size.element_size: canonical int64 decimals are stored as integers."""
-    cdef Py_ssize_t length = PyBytes_GET_SIZE(value)
-    cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(value)
-    cdef Py_ssize_t i = 0
-    cdef bint negative = False
-    cdef unsigned long long magnitude = 0
-    cdef unsigned int digit
-    if length == 0 or length >= 21:
-        return _string_size(length)
-    if p[0] == b'-':
-        negative = True
-        i = 1
-        if length == 1:
-            return _string_size(length)
-    if p[i] == b'0' and (length - i > 1 or negative):
-        return _string_size(length)  # leading zero or "-0": not canonical
-    while i < length:
-        digit = p[i] - 48
-        if digit > 9:
-            return _string_size(length)
-        if magnitude > 922337203685477580ULL:
-            return _string_size(length)
-        magnitude = magnitude * 10 + digit
-        i += 1
-    if negative:
-        if magnitude > 9223372036854775808ULL:
-            return _string_size(length)
-        if magnitude == 9223372036854775808ULL:
-            return 10
-        return _int_size(-<long long>magnitude)
-    if magnitude > 9223372036854775807ULL:
-        return _string_size(length)
-    return _int_size(<long long>magnitude)
-
-
-def element_size(bytes value):
-    """The compiled listpack_size.element_size (tests compare the two)."""
-    return _element_size(value)
 
 
 # --- shared steps -------------------------------------------------------------------------
@@ -287,45 +138,6 @@ cdef inline object _client_server(object ctx):
     return <object>_get(ctx, C_SERVER) if type(ctx) is _Client else ctx.server
 
 
-# ServerState is a plain class with ~100 instance attributes: its __dict__,
-# read once per server, answers the few an XADD or SET needs for a dict
-# lookup each (the server object is kept, so the dict stays the one in use).
-cdef object _vars_of = None
-cdef dict _vars = None
-
-
-cdef inline dict _server_vars(object server):
-    global _vars_of, _vars
-    if server is not _vars_of:
-        if type(server) is not _ServerState:
-            return None
-        _vars = server.__dict__
-        _vars_of = server
-    return _vars
-
-
-cdef inline object _var(dict values, object server, str name):
-    cdef PyObject* found
-    if values is not None:
-        found = PyDict_GetItemWithError(values, name)
-        if found is not NULL:
-            return <object>found
-    return getattr(server, name)
-
-
-cdef inline int _modified(object server, object db, object key) except -1:
-    """ServerState.key_modified(db.index, key), its common case (nobody watching or blocked) inline."""
-    cdef dict values = _server_vars(server)
-    if (values is None or type(db) is not _Database or _var(values, server, "watched_keys")
-            or _var(values, server, "blocking") or _var(values, server, "tracking").clients):
-        server.key_modified(db.index, key)
-        return 0
-    values["dirty"] = _var(values, server, "dirty") + 1
-    # The key's memory estimate is redone when next asked for (key_modified, memory.py).
-    PyDict_SetItem(<object>_get(db, D_PENDING), key, None)
-    return 0
-
-
 cdef int _propagate(object ctx, object server, object db, list effect) except -1:
     """Client.propagate (keep in step): `effect` is the write's, for the publish step."""
     cdef dict values = _server_vars(server)
@@ -338,15 +150,6 @@ cdef int _propagate(object ctx, object server, object db, list effect) except -1
     else:
         effects.append((db.index, effect))
     return 0
-
-
-cdef inline bint _notify_on(object server) except -1:
-    """Any keyspace event class enabled (ServerState.notify's first test)."""
-    return bool(_var(_server_vars(server), server, "config").values[_NOTIFY])
-
-
-cdef inline bint _sinks(object server) except -1:
-    return bool(_var(_server_vars(server), server, "effect_sinks"))
 
 
 cdef inline Py_ssize_t _put_u64(char* end, unsigned long long value) noexcept:

@@ -20,8 +20,8 @@ overwritten hooks: Database.get's other work). Keep in step with
 tests/server/test_fast_bodies.py runs generated ZADD sequences through both
 and compares replies, effects and the sets (order included).
 
-The slot helpers below are _writes.pyx's (keep in step): reading an engine
-object's __slots__ at its member descriptor's offset after an exact type check.
+The slot helpers are commands/_bodies.pxi's, shared with _writes.pyx: reading an
+engine object's __slots__ at its member descriptor's offset after an exact type check.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
@@ -43,11 +43,7 @@ from rillet.state import Client, ServerState
 cdef object _ReplyError = ReplyError
 cdef object _WRONGTYPE = errors.WRONGTYPE
 cdef object _ZSET_EVENT = ZSET
-cdef object _NOTIFY = "notify-keyspace-events"
 cdef object _ZSet = ZSet
-cdef object _Database = Database
-cdef object _Client = Client
-cdef object _ServerState = ServerState
 
 # Set by bind_zadd(): the Python bodies for what this module does not answer.
 cdef object _zadd_general = None  # ZADD's whole body
@@ -63,86 +59,16 @@ def bind_zadd(zadd_general, score_arg, note_sizes):
     _note_sizes = note_sizes
 
 
-# --- direct slot access (_writes.pyx's, keep in step) -----------------------------------------
+# --- direct slot access and the shared helpers (commands/_bodies.pxi) -----------------------
 
-cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        const char* name
-        int type
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef* d_member
+include "_bodies.pxi"
 
 
-cdef Py_ssize_t _offset(type cls, str name) except -1:
-    descriptor = cls.__dict__[name]
-    if type(descriptor).__name__ != "member_descriptor":
-        raise TypeError(f"{cls.__name__}.{name} is not a slot")
-    return (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset
-
-
-cdef inline PyObject* _get(object obj, Py_ssize_t offset) noexcept:
-    """The slot's value, borrowed (NULL if unset)."""
-    return (<PyObject**>((<char*><PyObject*>obj) + offset))[0]
-
-
-cdef Py_ssize_t C_DB = _offset(Client, "db")
-cdef Py_ssize_t C_SERVER = _offset(Client, "server")
-cdef Py_ssize_t D_DATA = _offset(Database, "data")
-cdef Py_ssize_t D_EXPIRES = _offset(Database, "expires")
-cdef Py_ssize_t D_ACCESS = _offset(Database, "access")
-cdef Py_ssize_t D_LRU_NOW = _offset(Database, "lru_now")
-cdef Py_ssize_t D_LFU = _offset(Database, "lfu")
-cdef Py_ssize_t D_PENDING = _offset(Database, "pending")
-cdef Py_ssize_t D_ON_NEW = _offset(Database, "on_new")
-cdef Py_ssize_t D_ON_OVERWRITE = _offset(Database, "on_overwrite")
 cdef Py_ssize_t Z_SCORES = _offset(ZSet, "scores")
 cdef Py_ssize_t Z_ORDER = _offset(ZSet, "order")
 cdef Py_ssize_t Z_BIG = _offset(ZSet, "big")
 
 
-cdef inline bint _plain_db(object db) noexcept:
-    """A Database with no expiring keys, no LFU policy and no `new`/`overwritten`
-    event hooks armed: Database.get's work is then done inline."""
-    return (type(db) is _Database and not <object>_get(db, D_EXPIRES)
-            and <object>_get(db, D_LFU) is None and <object>_get(db, D_ON_NEW) is None
-            and <object>_get(db, D_ON_OVERWRITE) is None)
-
-
-cdef object _vars_of = None
-cdef dict _vars = None
-
-
-cdef inline dict _server_vars(object server):
-    global _vars_of, _vars
-    if server is not _vars_of:
-        if type(server) is not _ServerState:
-            return None
-        _vars = server.__dict__
-        _vars_of = server
-    return _vars
-
-
-cdef inline object _var(dict values, object server, str name):
-    cdef PyObject* found
-    if values is not None:
-        found = PyDict_GetItem(values, name)
-        if found is not NULL:
-            return <object>found
-    return getattr(server, name)
-
-
-cdef inline int _modified(object server, object db, object key) except -1:
-    """ServerState.key_modified(db.index, key), its common case (nobody watching or blocked) inline."""
-    cdef dict values = _server_vars(server)
-    if (values is None or type(db) is not _Database or _var(values, server, "watched_keys")
-            or _var(values, server, "blocking") or _var(values, server, "tracking").clients):
-        server.key_modified(db.index, key)
-        return 0
-    values["dirty"] = _var(values, server, "dirty") + 1
-    # The key's memory estimate is redone when next asked for (key_modified, memory.py).
-    PyDict_SetItem(<object>_get(db, D_PENDING), key, None)
-    return 0
 
 
 # --- scores ---------------------------------------------------------------------------------
