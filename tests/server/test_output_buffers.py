@@ -98,11 +98,18 @@ def test_without_a_limit_an_unread_client_waits_and_shows_its_omem(rillet_server
         slow = socket.create_connection(("127.0.0.1", rillet_server.port))
         slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         slow.sendall(encode_command("SELECT", "7") + encode_command("XRANGE", "big", "-", "+") * 100)
-        time.sleep(0.5)
-        line = [x for x in admin.call("CLIENT", "LIST").split(b"\n") if b"cmd=xrange" in x][0]
-        omem = int(line.split(b" omem=")[1].split(b" ")[0])
+        # Bounded wait for the server to reach the pipeline (a fixed 0.5 s sleep found
+        # omem=0, or no xrange client yet, on a loaded machine).
+        deadline = time.monotonic() + 30
+        while True:
+            lines = [x for x in admin.call("CLIENT", "LIST").split(b"\n") if b"cmd=xrange" in x]
+            omem = int(lines[0].split(b" omem=")[1].split(b" ")[0]) if lines else 0
+            if omem > 0:
+                break
+            assert time.monotonic() < deadline, "the unread client never showed its omem"
+            time.sleep(0.05)
         # Served up to the high-water mark, then paused: not 100 replies' worth (50 MB).
-        assert 0 < omem < 16 * 1024 * 1024
+        assert omem < 16 * 1024 * 1024
         assert admin.call("PING") == b"+PONG\r\n"
         slow.close()
         admin.call("FLUSHDB")

@@ -21,6 +21,7 @@ RILLET_PATHS_SCENARIOS=N runs more scenarios (CI runs a fixed set).
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import random
 import subprocess
@@ -353,13 +354,23 @@ def _write_scenarios() -> list[dict]:
     return scenarios
 
 
+@functools.cache
+def _write_results(pure: bool) -> tuple[list, int]:
+    """Results of _write_scenarios() on one path, and how many effects SETUP alone leaves.
+
+    Run once per path for the module: both tests below read the same runs (the setup
+    scenario rides along as the last one, so each path costs one subprocess)."""
+    setup = {"clients": 1, "requirepass": "", "steps": [
+        (0, b"".join(_command(*c) for c in SETUP))]}
+    results = _run([*_write_scenarios(), setup], pure=pure)["results"]
+    return results[:-1], len(results[-1]["effects"])
+
+
 @pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
 def test_write_effects_same_alone_and_in_multi(pure):
     if not pure and not _compiled():
         pytest.skip("compiled hot path not built")
-    results = _run(_write_scenarios(), pure=pure)["results"]
-    setup_effects = len(_run([{"clients": 1, "requirepass": "", "steps": [
-        (0, b"".join(_command(*c) for c in SETUP))]}], pure=pure)["results"][0]["effects"])
+    results, setup_effects = _write_results(pure)
     for index, name in enumerate(sorted(WRITES)):
         alone = results[2 * index]["effects"][setup_effects:]
         in_multi = results[2 * index + 1]["effects"][setup_effects:]
@@ -376,5 +387,4 @@ def test_write_effects_same_alone_and_in_multi(pure):
 
 @needs_compiled
 def test_write_effects_same_on_both_paths():
-    scenarios = _write_scenarios()
-    assert _run(scenarios, pure=False)["results"] == _run(scenarios, pure=True)["results"]
+    assert _write_results(False)[0] == _write_results(True)[0]

@@ -22,10 +22,12 @@ import pytest
 
 from rillet.pipelines.servers import free_port, rillet_server
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
-
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 PIPELINE_TIMEOUT_S = 420  # a loaded 2-core machine can take minutes
+
+# The pipeline's own bound (plus the cluster's start-up) decides, not pytest-timeout's
+# 300 s default, which is shorter than PIPELINE_TIMEOUT_S.
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(PIPELINE_TIMEOUT_S + 180)]
 
 
 def _spark_home() -> Path:

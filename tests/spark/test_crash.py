@@ -15,7 +15,10 @@ import redis
 
 from tests.spark.crash_queries import BATCH_ENTRIES, copy_query
 
-pytestmark = pytest.mark.spark
+# The test's own bounds (crash job 300 s, then two restarted queries 180 s each) decide,
+# not pytest-timeout's 300 s default: a timeout that interrupts a py4j call leaves the
+# shared Spark session broken, and every spark test after it failed on a loaded machine.
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]
 
 HERE = Path(__file__).resolve().parent
 TOTAL = 3 * BATCH_ENTRIES
