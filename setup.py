@@ -25,6 +25,8 @@ MODULES = {
     "rillet.engine._geo": "src/rillet/engine/_geo.pyx",
     "rillet.commands._writes": "src/rillet/commands/_writes.pyx",
     "rillet.commands._lists": "src/rillet/commands/_lists.pyx",
+    "rillet.commands._hashes": "src/rillet/commands/_hashes.pyx",
+    "rillet.commands._sets": "src/rillet/commands/_sets.pyx",
     "rillet.engine._pelindex": "src/rillet/engine/_pelindex.pyx",
     "rillet.engine._zorder": "src/rillet/engine/_zorder.pyx",
     "rillet.commands._zsets": "src/rillet/commands/_zsets.pyx",

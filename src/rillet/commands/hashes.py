@@ -9,11 +9,12 @@ time becomes HDEL.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from rillet import errors
 from rillet.commands.args import INT64_MAX, INT64_MIN, parse_int
-from rillet.commands.table import command
+from rillet.commands.table import COMMANDS, command
 from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_count, scan_members
 from rillet.engine import longdouble
 from rillet.engine.hashes import Hash
@@ -582,3 +583,16 @@ def hgetdel(ctx: Client, argv: list[bytes]) -> object:
         ctx.propagate([b"HDEL", argv[1], *gone])
         _done(ctx, argv[1], h)
     return values
+
+
+try:
+    # HSET onto a big hash compiled (commands/_hashes.pyx); optional: without it,
+    # or with RILLET_PURE set, `hset` above (the reference) answers every form.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.commands import _hashes as compiled
+except ImportError:
+    pass
+else:
+    compiled.bind(hset)
+    COMMANDS["hset"].handler = compiled.hset

@@ -7,11 +7,12 @@ is SREM of the members it chose (the choice is random).
 
 from __future__ import annotations
 
+import os
 import random
 
 from rillet import errors
 from rillet.commands.args import parse_int
-from rillet.commands.table import command
+from rillet.commands.table import COMMANDS, command
 from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_count, scan_members
 from rillet.engine.sets import HASHTABLE, INTSET, LISTPACK, Set, is_int64
 from rillet.errors import ReplyError
@@ -317,3 +318,16 @@ def sintercard(ctx: Client, argv: list[bytes]) -> object:
         else:
             raise ReplyError(errors.SYNTAX)
     return len(_inter(_sets(ctx, keys), limit))
+
+
+try:
+    # SADD onto a big set compiled (commands/_sets.pyx); optional: without it,
+    # or with RILLET_PURE set, `sadd` above (the reference) answers every form.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.commands import _sets as compiled  # (sets.py has a function `_sets`)
+except ImportError:
+    pass
+else:
+    compiled.bind(sadd)
+    COMMANDS["sadd"].handler = compiled.sadd
