@@ -3,8 +3,9 @@
 # Each module includes its own copy at build time: one source, no cross-module calls
 # on the hot path.
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_GetItemWithError, PyDict_SetItem
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem, PyDict_GetItemWithError, PyDict_SetItem
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_AsLongLong
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
@@ -83,6 +84,26 @@ cdef inline bint _plain_db(object db) noexcept:
 cdef inline void _touch(object db, object key) except *:
     """Database.get's access record (Redis's LRU clock), for a _plain_db."""
     PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
+
+
+cdef object _plain_value(object ctx, list argv, object cls):
+    """The value at argv[1] when a body may work on it inline: `ctx` is a Client, every
+    argument is bytes, its Database is plain (`_plain_db`) and holds exactly a `cls`
+    there. None otherwise: the caller hands the command to its Python body."""
+    cdef Py_ssize_t i
+    cdef PyObject* found
+    if type(ctx) is not _Client:
+        return None
+    for i in range(1, PyList_GET_SIZE(argv)):
+        if not PyBytes_CheckExact(<object>PyList_GET_ITEM(argv, i)):
+            return None
+    db = <object>_get(ctx, C_DB)
+    if not _plain_db(db):
+        return None
+    found = PyDict_GetItem(<object>_get(db, D_DATA), <object>PyList_GET_ITEM(argv, 1))
+    if found is NULL or type(<object>found) is not cls:
+        return None
+    return <object>found
 
 
 # --- listpack sizes (keep in step with engine/listpack_size.py) -------------------------

@@ -16,9 +16,7 @@ tests/server/test_container_bodies.py runs generated command sequences
 through both and compares replies, effects, events and the hashes.
 """
 
-from cpython.bytes cimport PyBytes_CheckExact
-from cpython.dict cimport PyDict_Contains, PyDict_GetItem
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.dict cimport PyDict_Contains
 
 from rillet.engine.hashes import Hash
 from rillet.notify import HASH
@@ -47,20 +45,11 @@ def hset(ctx, list argv):
     """
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i
     cdef long long added = 0
-    cdef PyObject* found
-    if argc < 4 or argc & 1 or type(ctx) is not _Client:
+    h = _plain_value(ctx, argv, _Hash) if argc >= 4 and not argc & 1 else None
+    if h is None:
         return _py_hset(ctx, argv)
-    for i in range(1, argc):
-        if not PyBytes_CheckExact(<object>PyList_GET_ITEM(argv, i)):
-            return _py_hset(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, 1)
     db = <object>_get(ctx, C_DB)
-    if not _plain_db(db):
-        return _py_hset(ctx, argv)
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
-    if found is NULL or type(<object>found) is not _Hash:
-        return _py_hset(ctx, argv)
-    h = <object>found
     fields = <object>_get(h, H_FIELDS)
     if not <object>_get(h, H_BIG) or <object>_get(h, H_TTLS) or type(fields) is not dict:
         return _py_hset(ctx, argv)

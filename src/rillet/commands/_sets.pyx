@@ -16,9 +16,7 @@ tests/server/test_container_bodies.py runs generated command sequences
 through both and compares replies, effects, events and the sets.
 """
 
-from cpython.bytes cimport PyBytes_CheckExact
-from cpython.dict cimport PyDict_Contains, PyDict_GetItem
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.dict cimport PyDict_Contains
 
 from rillet.engine.sets import HASHTABLE, Set
 from rillet.notify import SET
@@ -47,20 +45,11 @@ def sadd(ctx, list argv):
     """
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i
     cdef long long added = 0
-    cdef PyObject* found
-    if argc < 3 or type(ctx) is not _Client:
+    s = _plain_value(ctx, argv, _Set) if argc >= 3 else None
+    if s is None:
         return _py_sadd(ctx, argv)
-    for i in range(1, argc):
-        if not PyBytes_CheckExact(<object>PyList_GET_ITEM(argv, i)):
-            return _py_sadd(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, 1)
     db = <object>_get(ctx, C_DB)
-    if not _plain_db(db):
-        return _py_sadd(ctx, argv)
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
-    if found is NULL or type(<object>found) is not _Set:
-        return _py_sadd(ctx, argv)
-    s = <object>found
     members = <object>_get(s, S_MEMBERS)
     if <object>_get(s, S_KIND) != _HASHTABLE or type(members) is not dict:
         return _py_sadd(ctx, argv)
