@@ -14,6 +14,7 @@ import pytest
 from rillet.clock import ManualClock
 from rillet.persistence import rdb, rdb_stream
 from rillet.persistence.rdb_format import (
+    TYPE_STREAM_LISTPACKS_3,
     TYPE_STREAM_LISTPACKS_4,
     TYPE_STREAM_LISTPACKS_5,
     RDBError,
@@ -116,6 +117,29 @@ def test_rdb_file_version_14_loads():
     stats = rdb.load_keyspace(target.state, data)
     assert stats.version == 14 and stats.keys_loaded == 1
     assert _views(target) == _views(source)
+
+
+def test_dump_takes_the_newer_form_only_for_state_type_3_would_lose():
+    source = _source()  # IDMP state and XNACK-released entries
+    payload = source.run("DUMP", "s")
+    assert (payload[0], int.from_bytes(payload[-10:-8], "little")) == (TYPE_STREAM_LISTPACKS_5, 14)
+    target = _node()
+    assert target.run("RESTORE", "s", 0, payload) == b"OK"
+    assert _views(target) == _views(source)
+
+    idmp_only = _node()
+    idmp_only.run("XADD", "s", "IDMP", "p1", "a", "*", "f", "x")
+    payload = idmp_only.run("DUMP", "s")
+    assert (payload[0], int.from_bytes(payload[-10:-8], "little")) == (TYPE_STREAM_LISTPACKS_4, 13)
+    target = _node()
+    target.run("RESTORE", "s", 0, payload)
+    again = ("XADD", "s", "IDMP", "p1", "a", "*", "f", "again")
+    assert target.run(*again) == idmp_only.run(*again)
+
+    plain = _node()
+    plain.run("XADD", "s", "1-0", "f", "v")
+    payload = plain.run("DUMP", "s")
+    assert (payload[0], int.from_bytes(payload[-10:-8], "little")) == (TYPE_STREAM_LISTPACKS_3, 12)
 
 
 def test_stream_that_never_used_idmp_stays_without_it():

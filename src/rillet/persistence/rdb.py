@@ -82,6 +82,9 @@ class RDBCodec:
     save: Callable[[RDBWriter, Any], None]
     load: Callable[[RDBReader, int, LoadContext], Any]
     type_of: Callable[[Any], int] | None = None
+    # For DUMP: (rdb_type, rdb_version) of a newer form when the value holds state
+    # that `save_type` cannot carry, else None; `save` then takes the type.
+    dump_form: Callable[[Any], tuple[int, int] | None] | None = None
 
 
 CODECS_BY_CLASS: dict[type, RDBCodec] = {}
@@ -533,10 +536,20 @@ def dump_value(value: Any, compress: bool = True, config: Any = None) -> bytes:
     chunks: list[bytes] = []
     writer = RDBWriter(lambda data: chunks.append(bytes(data)), compress, checksum=False,
                        config=config)
-    writer.u8(type_of(value))
-    write_value(writer, value)
+    codec = CODECS_BY_CLASS.get(value.__class__)
+    form = codec.dump_form(value) if codec is not None and codec.dump_form else None
+    version = RDB_VERSION
+    if form is None:
+        writer.u8(type_of(value))
+        write_value(writer, value)
+    else:
+        # Only such values leave in the newer form, so every other payload still
+        # restores into Redis 8.2 (which refuses a footer version above 12).
+        rdb_type, version = form
+        writer.u8(rdb_type)
+        codec.save(writer, value, rdb_type)  # type: ignore[union-attr, call-arg]
     writer.flush()
-    body = b"".join(chunks) + RDB_VERSION.to_bytes(2, "little")
+    body = b"".join(chunks) + version.to_bytes(2, "little")
     return body + crc64(0, body).to_bytes(8, "little")
 
 

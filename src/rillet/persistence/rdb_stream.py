@@ -542,11 +542,25 @@ if not os.environ.get("RILLET_PURE"):
         pass
 
 
+def dump_form(stream: Stream) -> tuple[int, int] | None:
+    """DUMP's newer form for a stream whose state type _3 would lose, else None.
+
+    Entries released by XNACK need _5 (RDB 14, Redis 8.8); IDMP state needs _4
+    (RDB 13, Redis 8.6). Files carry the IDMP state in an AUX field instead, but
+    a DUMP payload is one value with no room for AUX.
+    """
+    if any(group.nacked_count for group in stream.groups.values()):
+        return TYPE_STREAM_LISTPACKS_5, 14
+    if stream.idmp is not None:
+        return TYPE_STREAM_LISTPACKS_4, 13
+    return None
+
+
 rdb.register(rdb.RDBCodec(
     "stream", Stream, TYPE_STREAM_LISTPACKS_3,
     (TYPE_STREAM_LISTPACKS, TYPE_STREAM_LISTPACKS_2, TYPE_STREAM_LISTPACKS_3,
      TYPE_STREAM_LISTPACKS_4, TYPE_STREAM_LISTPACKS_5),
-    save_stream, load_stream))
+    save_stream, load_stream, dump_form=dump_form))
 
 
 # --- IDMP state (Redis 8.6) in an AUX field ------------------------------------------------
