@@ -100,11 +100,24 @@ appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
 
 def _quiet_logging_options(level: str) -> str:
     """JVM options pointing log4j2 at a config with `level`, so start-up stays quiet too."""
+    import os
+    import stat
     import tempfile
 
-    path = Path(tempfile.gettempdir()) / f"rillet-log4j2-{level.lower()}.properties"
-    if not path.exists():
-        path.write_text(_LOG4J2.format(level=level.lower()))
+    # A directory only this user can write: a log4j2 config someone else planted
+    # under a predictable /tmp name would run in our JVM.
+    home = Path(tempfile.gettempdir()) / f"rillet-{os.getuid()}"
+    home.mkdir(mode=0o700, exist_ok=True)
+    info = home.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise RuntimeError(f"{home} is not a private directory of this user")
+    path = home / f"log4j2-{level.lower()}.properties"
+    # Written whole under a temporary name, then renamed: a JVM starting in another
+    # process meanwhile reads the old file or the new one, never half of one.
+    fd, temporary = tempfile.mkstemp(dir=home, suffix=".tmp")
+    with os.fdopen(fd, "w") as out:
+        out.write(_LOG4J2.format(level=level.lower()))
+    os.replace(temporary, path)
     return f"-Dlog4j2.configurationFile={path.as_uri()}"
 
 
