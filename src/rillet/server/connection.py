@@ -273,6 +273,12 @@ class ClientConnection(asyncio.Protocol, Connection):
         if self.client is not None:
             self.state.remove_client(self.client)
             self.server.cancel_block_timer(self.client)
+            # The client and this protocol, and the transport and this protocol, refer
+            # to each other: with both links cut a closed connection is freed by
+            # reference counting. Left to the cycle collector it would never be once
+            # frozen (server/gcpolicy.py freezes long-lived objects out of its reach).
+            self.client.conn = None
+        self.transport = None
 
     def pause_writing(self) -> None:
         if self.transport is not None and not self._paused:
