@@ -5,24 +5,27 @@ every tracked object: with 1M keys (5M objects) that is ~2 s of CPU
 (bench/gc_pauses.py). Reference counting frees almost everything the server
 drops; the collector is only needed for reference cycles. The policy:
 
-- thresholds 50,000/20/100 (`THRESHOLDS`): young collections rarely, and then
-  over few objects (the latency test's load runs none in 10 s; creating keys
-  with ~10 objects each, one every 5,000 keys, a few ms each);
-- everything alive once the server is up (imports, configuration) and after a
-  dataset load (persistence/loader.py) is frozen: `gc.freeze()` moves it to the
-  permanent generation, which collections never walk;
+- young collections once 10,000 more container objects are alive
+  (`THRESHOLDS`), so a collection walks at most ~10,000 objects (< 1 ms);
+- what startup built (imports, configuration) and what a dataset load made
+  (persistence/loader.py) is frozen: `gc.freeze()` moves it to the permanent
+  generation, which collections never walk;
+- after every collection its survivors are frozen too (a gc.callbacks hook):
+  they were alive when it ran, its garbage is gone, and no collection walks
+  them again. The older generations stay empty: no full collection ever walks
+  the keyspace, each object is examined once;
 - every `gc-freeze-interval` ms (a rillet parameter, default 1000, 0 = never)
-  the cron freezes again, so the keyspace built at run time never reaches a
-  full collection either;
+  the cron freezes whatever is young, so at a low allocation rate (the seeds'
+  latency test) no collection runs at all;
 - frozen objects are still freed by reference counting, but a cycle among
-  them that becomes garbage is not: the server's own cycles are cut where they
-  die (a closed connection: server/connection.py; a stream's consumer groups
-  are not yet, see docs/compat.md). As a bound on what an unnoticed cycle can
-  leak, once the frozen set has grown by `gc-sweep-growth` percent (default
-  100, 0 = never; and by at least 100,000 objects) since the last sweep, the cron unfreezes, runs one full
-  collection, and freezes the survivors (a sweep: a pause as long as a full
-  collection, at most once per doubling of the heap, as CPython's own rule
-  does at 25%). Cyclic garbage found by a sweep is logged: it names a cycle to cut.
+  them that becomes garbage is not. The server's own cycles are cut where they
+  die (a closed connection, server/connection.py; an error reply's traceback,
+  dispatch.py). As a bound on what an unnoticed cycle can leak, once the
+  frozen set has grown by `gc-sweep-growth` percent (default 100, 0 = never;
+  and by at least SWEEP_MIN_GROWTH objects) since the last sweep, the cron
+  unfreezes, runs one full collection and freezes the survivors: a pause as
+  long as a full collection, at most once per doubling of the heap (CPython's
+  own rule runs one at 25%). A sweep that finds garbage logs it: a cycle to cut.
 """
 
 from __future__ import annotations
@@ -34,10 +37,13 @@ from collections.abc import Callable
 
 log = logging.getLogger("rillet")
 
-# gen0: 50,000 net container allocations between young collections (Python's
-# default, 700, ran them dozens of times a second under load); gen1 and gen2:
-# the multipliers, which freezing keeps from mattering.
-THRESHOLDS = (50_000, 20, 100)
+# gen0: a young collection once 10,000 more container objects are alive than at
+# the last one (Python's default, 700, ran them dozens of times a second under
+# load). Its cost grows with the survivors: creating keys, where all survive,
+# 10,000 cost 0.75 ms of CPU at most, 20,000 2.3 ms, 50,000 4.6 ms
+# (bench/gc_pauses.py). gen1 and gen2: freezing the survivors keeps those
+# generations empty, so their collections cost what a young one does.
+THRESHOLDS = (10_000, 10, 10)
 
 
 # A sweep walks every object (~0.4 µs each): none for less growth than this, so a
@@ -59,12 +65,29 @@ def rebase() -> None:
     _baseline.frozen = gc.get_freeze_count()
 
 
+def _freeze_survivors(phase: str, info: dict) -> None:
+    """After each collection, freeze what it left: those objects were alive when it ran
+    (its garbage is gone), and no later collection walks them again. So the older
+    generations stay empty and every collection is a young one over at most
+    THRESHOLDS[0] objects; each object is examined once."""
+    if phase == "stop":
+        gc.freeze()
+
+
 def start() -> None:
     """Interpreter settings for a server process, then freeze what startup built."""
     gc.set_threshold(*THRESHOLDS)
     gc.collect()
     gc.freeze()
     rebase()
+    if _freeze_survivors not in gc.callbacks:
+        gc.callbacks.append(_freeze_survivors)
+
+
+def stop() -> None:
+    """Undo start()'s callback (tests)."""
+    if _freeze_survivors in gc.callbacks:
+        gc.callbacks.remove(_freeze_survivors)
 
 
 def sweep() -> int:

@@ -131,3 +131,20 @@ def test_a_load_rebases_the_sweep(no_collector, tmp_path):
         gcpolicy.sweep = real_sweep  # type: ignore[assignment]
     assert not found, "the loaded data counted as growth"
     assert len(loaded) == gcpolicy.SWEEP_MIN_GROWTH * 2
+
+
+def test_a_collections_survivors_are_frozen_and_its_garbage_freed(no_collector):
+    threshold = gc.get_threshold()
+    gcpolicy.start()
+    try:
+        kept = [[i] for i in range(100)]
+        cycle: list = []
+        cycle.append(cycle)
+        del cycle
+        before = gc.get_freeze_count()
+        assert gc.collect(0) >= 1  # the young cycle: collected, not frozen
+        assert gc.get_freeze_count() >= before + len(kept)
+        assert gc.get_objects(1) == [] and gc.get_objects(2) == []
+    finally:
+        gcpolicy.stop()
+        gc.set_threshold(*threshold)
