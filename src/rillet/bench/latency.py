@@ -621,6 +621,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server-pid", type=int, default=None,
                         help="server pid for CPU accounting (default: found by port)")
     parser.add_argument("--keep", action="store_true", help="keep the stream afterwards")
+    parser.add_argument("--trace", action="store_true",
+                        help="record the consumer processes' collections, loop stalls and "
+                             "slow messages in the JSON (bench/latency_tail.py reads them)")
     parser.add_argument("--json", default="", help="write the results to this JSON file")
     parser.add_argument("--plot", default="latency_cdf.png",
                         help="PNG latency CDF ('' to skip)")
@@ -640,7 +643,7 @@ def run_from_args(args: argparse.Namespace) -> int:
             duration_s=args.duration, warmup_s=args.warmup, count=args.count,
             block_ms=args.block, payload_bytes=args.payload, stream=args.stream,
             group=args.group, server_pid=args.server_pid if len(urls) == 1 else None,
-            keep=args.keep, label=label,
+            keep=args.keep, label=label, trace=args.trace,
         )
         try:
             result = run_latency(cfg)
