@@ -4,15 +4,16 @@ Runs the seeds' latency test (bench/run's `latency` section: 10k msg/s, 10
 consumers in 2 processes, 1 producer process) against a traced rillet and
 against redis-server, interleaved, a fresh server per run. The traced rillet
 records every collection (wall-clock start, duration, generation) and, with a
-1 ms timer, every event-loop stall over 0.5 ms; the consumer processes record
-their own collections and every message slower than 1 ms. Each message over
+1 ms timer, every event-loop stall over 1 ms; the consumer processes record
+their own collections and loop stalls, and every message slower than 1 ms. Each message over
 2 ms is then put in the first class whose interval overlaps its
 [sent, received] window:
 
     server gc       a collection in the server
-    server stall    the server's loop was late by > 0.5 ms (its own work or
-                    the kernel running something else on its core)
+    server busy     the server's loop was late by > 1 ms doing its own work
+    server preempted  ... late by > 1 ms mostly waiting for a core (schedstat)
     consumer gc     a collection in the consumer process that received it
+    consumer busy / consumer preempted   the consumer process's loop, likewise
     other           none of these: scheduling of the load generator or the
                     machine's other processes (the run-queue waits printed
                     below tell which process waited for a core)
@@ -22,7 +23,7 @@ server's collector pause distribution, and the time each process spent
 runnable but waiting for a core (/proc/PID/schedstat field 2).
 
     .venv/bin/python bench/latency_tail.py [--reps 3] [--duration 10] [--rate 10000]
-        [--no-stall-probe] [--server-arg=--gc-... VALUE]
+        [--no-stall-probe] [--no-redis] [--json FILE] [--server-arg=--hz --server-arg=10]
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from rillet.bench import latency, procinfo
 from rillet.bench.servers import ServerKind, server_kinds, start_server
 
 SLOW_US = 2000
-STALL_US = 500
 BUCKETS_MS = (0.1, 0.5, 1, 2, 5, 10)
 
 
@@ -59,7 +59,7 @@ def serve(trace_out: str, probe: bool, server_argv: list[str]) -> int:
     async def traced_start(self: server_mod.Server) -> None:
         await start(self)
         if probe:
-            probes.append(latency.StallProbe(asyncio.get_running_loop(), STALL_US))
+            probes.append(latency.StallProbe(asyncio.get_running_loop()))
 
     server_mod.Server.start = traced_start  # type: ignore[method-assign]
 
@@ -97,11 +97,12 @@ def _overlaps(intervals: list[tuple[int, int]], lo: int, hi: int) -> bool:
 
 
 def _split_stalls(stalls: list[list[int]]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """(busy, preempted): a stall is the loop's own work when it used the CPU for at
-    least half of it, else the process waited for a core."""
+    """(busy, preempted): a stall is the process waiting for a core when it spent at
+    least half of it runnable but not running (schedstat's run delay), else the
+    loop's own work."""
     busy, waited = [], []
-    for start, late, cpu in stalls:
-        (busy if cpu * 2 >= late else waited).append((start, start + late))
+    for start, late, run_delay in stalls:
+        (waited if run_delay * 2 >= late else busy).append((start, start + late))
     return busy, waited
 
 
@@ -218,12 +219,12 @@ def report(result: dict) -> None:
     consumer_gc = [e for proc in result["trace"] for e in proc["gc"]]
     consumer_stalls = [e for proc in result["trace"] for e in proc.get("stalls", [])]
     print(f"    consumer processes: collections {pause_summary(consumer_gc)}")
-    print(f"    consumer processes: loop stalls > 0.5 ms {stall_summary(consumer_stalls)}")
+    print(f"    consumer processes: loop stalls > 1 ms {stall_summary(consumer_stalls)}")
     trace = result["server_trace"]
     if trace is not None:
         print(f"    server (gc threshold {tuple(trace['threshold'])}): collections "
               f"{pause_summary(trace['gc'])}")
-        print(f"    server: loop stalls > 0.5 ms {stall_summary(trace['stalls'])}")
+        print(f"    server: loop stalls > 1 ms {stall_summary(trace['stalls'])}")
 
 
 def main() -> int:
@@ -237,6 +238,7 @@ def main() -> int:
     parser.add_argument("--no-stall-probe", action="store_true",
                         help="do not run the server's 1 ms loop-stall timer")
     parser.add_argument("--no-redis", action="store_true")
+    parser.add_argument("--json", default="", help="write every run's result and traces here")
     parser.add_argument("--server-arg", action="append", default=[],
                         help="extra rillet server argument (repeat; e.g. --server-arg=--hz "
                              "--server-arg=10)")
@@ -253,6 +255,7 @@ def main() -> int:
     kinds = server_kinds(False, template)
     if args.no_redis:
         kinds = kinds[:1]
+    runs = []
     for rep in range(args.reps):
         print(f"rep {rep + 1}/{args.reps}: load average {os.getloadavg()[0]:.2f}, other processes "
               f"{procinfo.busy_cores(0.5):.2f} cores", flush=True)
@@ -260,6 +263,11 @@ def main() -> int:
             result = one_run(kind, args, traced=kind.name == "rillet")
             report(result)
             sys.stdout.flush()
+            result.pop("cdf", None)
+            runs.append(result)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(runs, fh)
     return 0
 
 

@@ -112,31 +112,47 @@ class PauseLog:
 
 class StallProbe:
     """Event-loop stalls: a 1 ms timer notes each time it fired more than `over_us` late,
-    as [start µs (wall clock), late µs, CPU µs this thread used meanwhile]. A stall
-    whose CPU is near its length was the loop's own work; one with little CPU was the
-    process waiting for a core."""
+    as [start µs (wall clock), late µs, µs this thread waited for a core meanwhile]
+    (/proc/thread-self/schedstat's run delay). A stall spent mostly waiting was the
+    machine's scheduling; the rest was the loop's own work. uvloop's timers have
+    1 ms granularity, so lateness under ~1 ms is the timer's, not a stall."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, over_us: int = 500) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, over_us: int = 1000) -> None:
         self.events: list[list[int]] = []
         self._loop = loop
-        self._over = over_us / 1e6
+        self._over = over_us * 1000
         self._handle: asyncio.TimerHandle | None = None
-        self._cpu = time.thread_time_ns()
-        self._tick(loop.time())
+        try:
+            self._fd: int | None = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+        self._waited = self._run_delay()
+        self._tick(time.monotonic_ns() + 1_000_000)
 
-    def _tick(self, due: float) -> None:
-        now = self._loop.time()
-        cpu = time.thread_time_ns()
-        late = now - due
+    def _run_delay(self) -> int:
+        if self._fd is None:
+            return 0
+        try:
+            return int(os.pread(self._fd, 128, 0).split()[1])
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def _tick(self, due_ns: int) -> None:
+        now = time.monotonic_ns()
+        waited = self._run_delay()
+        late = now - due_ns
         if late > self._over:
-            start = time.time_ns() // 1000 - int(late * 1e6)
-            self.events.append([start, int(late * 1e6), (cpu - self._cpu) // 1000])
-        self._cpu = cpu
-        self._handle = self._loop.call_at(now + 0.001, self._tick, now + 0.001)
+            start = time.time_ns() // 1000 - late // 1000
+            self.events.append([start, late // 1000, (waited - self._waited) // 1000])
+        self._waited = waited
+        self._handle = self._loop.call_later(0.001, self._tick, now + 1_000_000)
 
     def stop(self) -> None:
         if self._handle is not None:
             self._handle.cancel()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def _producer_main(
