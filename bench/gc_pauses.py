@@ -21,6 +21,7 @@ pause distribution (CPU ms), the longest and total pause, and what one full
 collection costs afterwards (what a sweep or an unfrozen gen2 collection costs).
 
     .venv/bin/python bench/gc_pauses.py [--keys 1000000] [--ops 300000] [--seconds 20]
+        [--loads updates,group,new keys] [--gen0 N]
 
 Redis has no collector, so there is no column for it: the figure to read is
 the longest pause against the 2 ms latency target.
@@ -138,6 +139,8 @@ def main() -> None:
                         help="CPU-time cap per measurement (the new-keys load is the slow one)")
     parser.add_argument("--gen0", type=int, action="append", default=[],
                         help="also rillet's policy with this gen0 threshold (repeatable)")
+    parser.add_argument("--loads", default="updates,group,new keys",
+                        help="comma-separated: updates, group, new keys")
     args = parser.parse_args()
     gc.disable()
     began = time.perf_counter()
@@ -153,7 +156,7 @@ def main() -> None:
         settings += tuple((f"policy, gen0 threshold {n}", (n, *gcpolicy.THRESHOLDS[1:]), True)
                           for n in args.gen0)
     config = {"gc-freeze-interval": 1000, "gc-sweep-growth": 100}
-    for kind in ("updates", "group", "new keys"):
+    for kind in args.loads.split(","):
         print(f"{kind}:")
         for label, threshold, policy in settings:
             gc.collect()  # the load's objects are old now, as after a server's load
