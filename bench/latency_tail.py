@@ -98,11 +98,15 @@ def _overlaps(intervals: list[tuple[int, int]], lo: int, hi: int) -> bool:
 
 def _split_stalls(stalls: list[list[int]]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """(busy, preempted): a stall is the process waiting for a core when it spent at
-    least half of it runnable but not running (schedstat's run delay), else the
-    loop's own work."""
+    least half of it runnable but not running (schedstat's run delay), the loop's own
+    work when it spent at least half of it on the CPU; neither, an idle loop's timer
+    firing late, is left out (I/O would have woken the loop)."""
     busy, waited = [], []
-    for start, late, run_delay in stalls:
-        (waited if run_delay * 2 >= late else busy).append((start, start + late))
+    for start, late, run_delay, *cpu in stalls:
+        if run_delay * 2 >= late:
+            waited.append((start, start + late))
+        elif cpu and cpu[0] * 2 >= late:
+            busy.append((start, start + late))
     return busy, waited
 
 
@@ -157,9 +161,12 @@ def stall_summary(stalls: list[list[int]]) -> str:
     if not stalls:
         return "none"
     busy, waited = _split_stalls(stalls)
-    longest = max(late for _, late, _ in stalls) / 1000
-    return (f"{len(stalls)} (own work {len(busy)}, waiting for a core {len(waited)}), "
-            f"over 2 ms {sum(1 for _, late, _ in stalls if late > 2000)}, longest {longest:.2f} ms")
+    longest = max(stall[1] for stall in stalls) / 1000
+    own = sorted((hi - lo) / 1000 for lo, hi in busy)
+    own_text = f", longest {own[-1]:.2f} ms" if own else ""
+    return (f"{len(stalls)} (own work {len(busy)}{own_text}; waiting for a core {len(waited)}; "
+            f"idle {len(stalls) - len(busy) - len(waited)}), over 2 ms "
+            f"{sum(1 for stall in stalls if stall[1] > 2000)}, longest {longest:.2f} ms")
 
 
 def _within(events: list[list[int]], lo: int, hi: int) -> list[list[int]]:

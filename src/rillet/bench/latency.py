@@ -112,10 +112,12 @@ class PauseLog:
 
 class StallProbe:
     """Event-loop stalls: a 1 ms timer notes each time it fired more than `over_us` late,
-    as [start µs (wall clock), late µs, µs this thread waited for a core meanwhile]
-    (/proc/thread-self/schedstat's run delay). A stall spent mostly waiting was the
-    machine's scheduling; the rest was the loop's own work. uvloop's timers have
-    1 ms granularity, so lateness under ~1 ms is the timer's, not a stall."""
+    as [start µs (wall clock), late µs, µs this thread waited for a core meanwhile
+    (/proc/thread-self/schedstat's run delay), µs of CPU it used meanwhile]. A stall
+    spent mostly waiting was the machine's scheduling; one spent mostly running was
+    the loop's own work; one with neither was an idle loop's timer firing late
+    (harmless: I/O would have woken it). uvloop's timers have 1 ms granularity, so
+    lateness under ~1 ms is the timer's, not a stall."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, over_us: int = 1000) -> None:
         self.events: list[list[int]] = []
@@ -127,6 +129,7 @@ class StallProbe:
         except OSError:
             self._fd = None
         self._waited = self._run_delay()
+        self._cpu = time.thread_time_ns()
         self._tick(time.monotonic_ns() + 1_000_000)
 
     def _run_delay(self) -> int:
@@ -140,11 +143,14 @@ class StallProbe:
     def _tick(self, due_ns: int) -> None:
         now = time.monotonic_ns()
         waited = self._run_delay()
+        cpu = time.thread_time_ns()
         late = now - due_ns
         if late > self._over:
             start = time.time_ns() // 1000 - late // 1000
-            self.events.append([start, late // 1000, (waited - self._waited) // 1000])
+            self.events.append([start, late // 1000, (waited - self._waited) // 1000,
+                                (cpu - self._cpu) // 1000])
         self._waited = waited
+        self._cpu = cpu
         self._handle = self._loop.call_later(0.001, self._tick, now + 1_000_000)
 
     def stop(self) -> None:
