@@ -6,7 +6,7 @@ every tracked object: with 1M keys (5M objects) that is ~2 s of CPU
 drops; the collector is only needed for reference cycles. The policy:
 
 - young collections once 10,000 more container objects are alive
-  (`THRESHOLDS`), so a collection walks at most ~10,000 objects (< 1 ms);
+  (`THRESHOLDS`), so a collection walks ~10,000 objects at most (< 1.5 ms);
 - what startup built (imports, configuration) and what a dataset load made
   (persistence/loader.py) is frozen: `gc.freeze()` moves it to the permanent
   generation, which collections never walk;
@@ -40,9 +40,10 @@ log = logging.getLogger("rillet")
 # gen0: a young collection once 10,000 more container objects are alive than at
 # the last one (Python's default, 700, ran them dozens of times a second under
 # load). Its cost grows with the survivors: creating keys, where all survive,
-# 10,000 cost 0.75 ms of CPU at most, 20,000 2.3 ms, 50,000 4.6 ms
-# (bench/gc_pauses.py). gen1 and gen2: freezing the survivors keeps those
-# generations empty, so their collections cost what a young one does.
+# the longest took 1.45 ms of CPU at 10,000 and 7.5 ms at 50,000 (beside 1M
+# keys; 0.75 and 4.6 ms beside 20,000: bench/gc_pauses.py). gen1 and gen2:
+# freezing the survivors keeps those generations empty, so their collections
+# cost what a young one does.
 THRESHOLDS = (10_000, 10, 10)
 
 
