@@ -1,14 +1,27 @@
-"""Garbage-collector pauses with a large keyspace, in-process, with and without gc.freeze.
+"""Garbage-collector pauses with a large keyspace, in-process: Python's defaults against rillet's policy.
 
 Loads N keys (half strings, half one-entry streams, plus one stream of N
-entries) through the dispatcher, then runs a write load (SET, XADD) while
-gc.callbacks time every collection. Printed per setting: collections by
-generation, the longest and the total pause, and what a forced full
-collection costs. Settings: Python's default thresholds, the server's
-(server.configure_interpreter: 50,000/20/100), and the server's after
-gc.freeze() (what the cron does every gc-freeze-interval ms).
+entries) through the dispatcher, then runs three write loads while
+gc.callbacks time every collection in CPU time (this thread's: what the
+collection cost, whatever else the machine runs, so the figures compare across
+loaded runs):
 
-    .venv/bin/python bench/gc_pauses.py [--keys 1000000] [--ops 300000]
+    updates   SET and XADD on existing keys
+    new keys  XADD to a new key each time: one-entry streams are ~6 tracked
+              objects each, the worst case for the collector
+    group     the latency test's commands: XADD to one stream, XREADGROUP
+              COUNT 10 and XACK every 10 entries
+
+Settings: Python's default thresholds (700/10/10); rillet's thresholds alone
+(gcpolicy.THRESHOLDS); and rillet's policy (gcpolicy.py: the thresholds, the
+load frozen as persistence/loader.py does, each collection's survivors frozen,
+the cron's freeze once a second and its sweep rule); `--gen0 N` adds the policy
+with another young threshold. Printed per setting and load: collections by generation, the
+pause distribution (CPU ms), the longest and total pause, and what one full
+collection costs afterwards (what a sweep or an unfrozen gen2 collection costs).
+
+    .venv/bin/python bench/gc_pauses.py [--keys 1000000] [--ops 300000] [--seconds 20]
+        [--loads updates,group,new keys] [--gen0 N]
 
 Redis has no collector, so there is no column for it: the figure to read is
 the longest pause against the 2 ms latency target.
@@ -20,9 +33,12 @@ import argparse
 import gc
 import time
 
+from rillet import gcpolicy
 from rillet.clock import ManualClock
 from rillet.dispatch import Dispatcher
 from rillet.state import ServerState
+
+EDGES_MS = (0.1, 0.5, 1, 2, 5, 10, 50)
 
 
 def load(keys: int) -> tuple[Dispatcher, object]:
@@ -36,87 +52,124 @@ def load(keys: int) -> tuple[Dispatcher, object]:
         run(client, [b"XADD", b"s:%d" % i, b"*", b"f", b"v"])
     for i in range(keys):
         run(client, [b"XADD", b"big", b"*", b"f", b"%d" % i])
+    run(client, [b"XGROUP", b"CREATE", b"big", b"g", b"$"])
     return dispatcher, client
 
 
 _created = [0]
 
 
-def workload(dispatcher: Dispatcher, client: object, ops: int, create: bool,
-             freeze_every: int) -> None:
-    """SET and XADD on existing keys, or (`create`) XADD to new keys: one-entry
-    streams are ~10 tracked objects each, the worst case for the collector.
-    `freeze_every` ops, gc.freeze() as the server's cron does once a second."""
+def workload(kind: str, dispatcher: Dispatcher, client: object, ops: int, deadline: float,
+             cron: gcpolicy.GcCron | None) -> int:
+    """Run up to `ops` operations (or until `deadline`); returns how many ran.
+    With `cron`, its tick every 1,000 operations, as the server's cron runs
+    between requests (the tick itself decides when a second has passed)."""
     run = dispatcher.execute
+    done = 0
+    ids: list[bytes] = []
+    if kind == "group":
+        # Read from here on: each XREADGROUP gets the ten entries just added, which
+        # XACK then acknowledges, so the PEL stays empty as in the latency test.
+        run(client, [b"XGROUP", b"SETID", b"big", b"g", b"$"])
     for i in range(ops):
-        if create:
+        if kind == "new keys":
             _created[0] += 1
             run(client, [b"XADD", b"new:%d" % _created[0], b"*", b"f", b"v"])
-        else:
+        elif kind == "updates":
             run(client, [b"SET", b"key:%d" % (i % 1000), b"x"])
             run(client, [b"XADD", b"big", b"*", b"f", b"v"])
-        if freeze_every and i % freeze_every == 0:
-            gc.freeze()
+        else:
+            ids.append(run(client, [b"XADD", b"big", b"*", b"ts", b"%d" % i]))  # type: ignore[arg-type]
+            if i % 10 == 9:
+                run(client, [b"XREADGROUP", b"GROUP", b"g", b"c%d" % (i % 7), b"COUNT", b"10",
+                             b"STREAMS", b"big", b">"])
+                run(client, [b"XACK", b"big", b"g", *ids])
+                ids = []
+        done += 1
+        if i % 1000 == 999:
+            if cron is not None:
+                cron.tick(time.monotonic())
+            if time.monotonic() > deadline:
+                break
+    return done
 
 
-def measure(label: str, dispatcher: Dispatcher, client: object, ops: int, create: bool = False,
-            freeze_every: int = 0) -> None:
-    pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
-    started: list[float] = [0.0]
+def measure(label: str, kind: str, dispatcher: Dispatcher, client: object, ops: int,
+            seconds: float, cron: gcpolicy.GcCron | None) -> None:
+    pauses: list[tuple[int, float]] = []
+    started = [0]
 
     def timer(phase: str, info: dict) -> None:
         if phase == "start":
-            started[0] = time.perf_counter()
+            started[0] = time.thread_time_ns()
         else:
-            pauses[info["generation"]].append(time.perf_counter() - started[0])
+            pauses.append((info["generation"], (time.thread_time_ns() - started[0]) / 1e6))
 
     gc.callbacks.append(timer)
     try:
-        began = time.perf_counter()
-        workload(dispatcher, client, ops, create, freeze_every)
-        elapsed = time.perf_counter() - began
+        began = time.thread_time()
+        done = workload(kind, dispatcher, client, ops, time.monotonic() + seconds, cron)
+        cpu = time.thread_time() - began
     finally:
         gc.callbacks.remove(timer)
-    every = [p for gen in pauses.values() for p in gen]
-    counts = "/".join(str(len(pauses[g])) for g in (0, 1, 2))
-    began = time.perf_counter()
+    counts = "/".join(str(sum(1 for g, _ in pauses if g == gen)) for gen in (0, 1, 2))
+    durations = sorted(ms for _, ms in pauses)
+    hist = []
+    for lo, hi in zip((0.0, *EDGES_MS), (*EDGES_MS, float("inf")), strict=True):
+        n = sum(1 for d in durations if lo <= d < hi)
+        if n:
+            hist.append(f"{lo:g}-{hi:g}: {n}")
+    frozen = gc.get_freeze_count()
+    gcpolicy.stop()  # the policy's callback would freeze what this collection leaves
+    gc.unfreeze()
+    began = time.thread_time()
     gc.collect()
-    full = time.perf_counter() - began
-    print(f"{label:<34} gen0/1/2 {counts:>12}  longest {max(every, default=0) * 1e3:7.2f} ms"
-          f"  total {sum(every) * 1e3:8.1f} ms of {elapsed:5.1f} s"
-          f"  gc.collect() {full * 1e3:7.1f} ms  tracked {len(gc.get_objects()):,}")
+    full = (time.thread_time() - began) * 1e3
+    print(f"  {label:<30} {done:>7,} ops in {cpu:5.1f} s CPU  gen0/1/2 {counts:>10}  longest "
+          f"{max(durations, default=0):7.2f} ms  total {sum(durations):7.1f} ms  "
+          f"[{', '.join(hist) or 'none'}]  (frozen {frozen:,}; one full collection "
+          f"{full:.0f} ms)", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--ops", type=int, default=300_000)
+    parser.add_argument("--seconds", type=float, default=20.0,
+                        help="CPU-time cap per measurement (the new-keys load is the slow one)")
+    parser.add_argument("--gen0", type=int, action="append", default=[],
+                        help="also rillet's policy with this gen0 threshold (repeatable)")
+    parser.add_argument("--loads", default="updates,group,new keys",
+                        help="comma-separated: updates, group, new keys")
     args = parser.parse_args()
     gc.disable()
     began = time.perf_counter()
     dispatcher, client = load(args.keys)
     print(f"loaded {args.keys:,} keys + a {args.keys:,}-entry stream in "
-          f"{time.perf_counter() - began:.1f} s")
+          f"{time.perf_counter() - began:.1f} s; {len(gc.get_objects()):,} tracked objects")
     gc.enable()
-    gc.collect()  # the load's objects are old now, as after a server's load
-    print("updates (SET and XADD on existing keys):")
-    for label, threshold, frozen in (("python default 700/10/10", (700, 10, 10), False),
-                                     ("server 50000/20/100", (50_000, 20, 100), False),
-                                     ("server + gc.freeze() after load", (50_000, 20, 100), True)):
-        gc.set_threshold(*threshold)
-        if frozen:
-            gc.freeze()
-        measure(label, dispatcher, client, args.ops)
-        gc.unfreeze()
-    print("new keys (XADD to a new key each time):")
-    for label, threshold, every in (("python default 700/10/10", (700, 10, 10), 0),
-                                    ("server 50000/20/100", (50_000, 20, 100), 0),
-                                    ("server + freeze every 100k ops", (50_000, 20, 100), 100_000),
-                                    ("10000/10/100 + freeze every 100k", (10_000, 10, 100), 100_000)):
-        gc.set_threshold(*threshold)
-        gc.freeze()
-        measure(label, dispatcher, client, args.ops, create=True, freeze_every=every)
-        gc.unfreeze()
+    settings = (("python default 700/10/10", (700, 10, 10), False),
+                (f"thresholds {'/'.join(map(str, gcpolicy.THRESHOLDS))} only",
+                 gcpolicy.THRESHOLDS, False),
+                ("rillet policy (gcpolicy.py)", gcpolicy.THRESHOLDS, True))
+    if args.gen0:
+        settings += tuple((f"policy, gen0 threshold {n}", (n, *gcpolicy.THRESHOLDS[1:]), True)
+                          for n in args.gen0)
+    config = {"gc-freeze-interval": 1000, "gc-sweep-growth": 100}
+    for kind in args.loads.split(","):
+        print(f"{kind}:")
+        for label, threshold, policy in settings:
+            gc.collect()  # the load's objects are old now, as after a server's load
+            gc.set_threshold(*threshold)
+            cron = None
+            if policy:
+                gcpolicy.start()  # startup's and persistence/loader.py's freeze
+                gc.set_threshold(*threshold)
+                cron = gcpolicy.GcCron(config.__getitem__)
+            try:
+                measure(label, kind, dispatcher, client, args.ops, args.seconds, cron)
+            finally:
+                gcpolicy.stop()
 
 
 if __name__ == "__main__":

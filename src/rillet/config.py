@@ -293,6 +293,7 @@ PARAMS = [
     Param("enable-protected-configs", "enum", "no", choices=("no", "yes", "local"), immutable=True),
     Param("enable-module-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),
     Param("gc-freeze-interval", "int", 1000, 0, _MAX32),
+    Param("gc-sweep-growth", "int", 100, 0, _MAX32),
 ]
 
 

@@ -295,6 +295,10 @@ class Dispatcher:
             error = ReplyError(errors.INTERNAL_ERROR.format(spec.name))
             self.state.stats.unexpected_error_replies += 1
         self._count_error(error.message)  # type: ignore[attr-defined]
+        # The error is the reply: kept with its traceback it would form a cycle (error ->
+        # traceback -> call's frame -> reply -> error) that only the collector frees, and
+        # not once frozen (gcpolicy.py).
+        error.__traceback__ = None
         return error  # type: ignore[return-value]
 
     def _reject(self, client: Client, message: str, spec: CommandSpec | None = None) -> ReplyError:

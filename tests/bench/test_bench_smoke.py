@@ -35,7 +35,7 @@ def test_latency_tool_accounts_for_every_message(redis_server, tmp_path, capsys)
         "latency", "--port", str(redis_server.port), "--label", "redis",
         "--rate", "500", "--duration", "2", "--warmup", "0.5", "--consumers", "3",
         "--consumer-procs", "2", "--block", "200", "--count", "10",
-        "--json", str(out_json), "--plot", str(plot),
+        "--json", str(out_json), "--plot", str(plot), "--trace",
     ])
     printed = capsys.readouterr().out
     (result,) = json.loads(out_json.read_text())
@@ -46,6 +46,10 @@ def test_latency_tool_accounts_for_every_message(redis_server, tmp_path, capsys)
     assert result["pending"] == 0
     assert 0 < result["measured"] <= result["sent"]
     assert result["cpu"]["server_pid"] == redis_server.pid
+    # --trace: one record per consumer process, each slow message as (sent, received).
+    assert len(result["trace"]) == 2
+    for proc in result["trace"]:
+        assert set(proc) == {"pid", "gc", "stalls", "slow"} and len(proc["slow"]) % 2 == 0
     assert "Processed between 0 and 1 ms -> " in printed
     if importlib.util.find_spec("matplotlib"):
         assert plot.stat().st_size > 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import math
 import multiprocessing as mp
@@ -46,6 +47,10 @@ class LatencyConfig:
     drain_timeout_s: float = 10.0
     keep: bool = False
     label: str = ""
+    # Each consumer process records its own collector pauses and every message
+    # slower than TRACE_SLOW_US with its send and receive times (result["trace"]),
+    # for bench/latency_tail.py to line up with the server's pauses.
+    trace: bool = False
 
     def __post_init__(self) -> None:
         if not self.stream:
@@ -63,12 +68,105 @@ class LatencyConfig:
 # Load-generator processes
 # ---------------------------------------------------------------------------
 
+TRACE_SLOW_US = 1000
+
+
+def _quiet_collector() -> None:
+    """A load-generator process's own collections count in the latencies it measures:
+    freeze what the fork inherited (the coordinator's modules) so a collection walks
+    only this process's new objects, and run young ones rarely (the loops make
+    short-lived replies, no cycles that could pile up)."""
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+
+
+class PauseLog:
+    """This process's collector pauses: [start µs (wall clock), wall µs, generation, CPU µs].
+
+    The CPU time (this thread's) is what the collection itself cost; the wall
+    time also holds any preemption in between, so on a loaded machine only the
+    CPU figure compares runs.
+    """
+
+    def __init__(self) -> None:
+        self.events: list[list[int]] = []
+        self._wall = 0
+        self._began = 0
+        self._cpu = 0
+        gc.callbacks.append(self._record)
+
+    def _record(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._wall = time.time_ns() // 1000
+            self._cpu = time.thread_time_ns()
+            self._began = time.perf_counter_ns()
+        else:
+            took = (time.perf_counter_ns() - self._began) // 1000
+            cpu = (time.thread_time_ns() - self._cpu) // 1000
+            self.events.append([self._wall, took, info["generation"], cpu])
+
+    def stop(self) -> None:
+        if self._record in gc.callbacks:
+            gc.callbacks.remove(self._record)
+
+
+class StallProbe:
+    """Event-loop stalls: a 1 ms timer notes each time it fired more than `over_us` late,
+    as [start µs (wall clock), late µs, µs this thread waited for a core meanwhile
+    (/proc/thread-self/schedstat's run delay), µs of CPU it used meanwhile]. A stall
+    spent mostly waiting was the machine's scheduling; one spent mostly running was
+    the loop's own work; one with neither was an idle loop's timer firing late
+    (harmless: I/O would have woken it). uvloop's timers have 1 ms granularity, so
+    lateness under ~1 ms is the timer's, not a stall."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, over_us: int = 1000) -> None:
+        self.events: list[list[int]] = []
+        self._loop = loop
+        self._over = over_us * 1000
+        self._handle: asyncio.TimerHandle | None = None
+        try:
+            self._fd: int | None = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+        self._waited = self._run_delay()
+        self._cpu = time.thread_time_ns()
+        self._tick(time.monotonic_ns() + 1_000_000)
+
+    def _run_delay(self) -> int:
+        if self._fd is None:
+            return 0
+        try:
+            return int(os.pread(self._fd, 128, 0).split()[1])
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def _tick(self, due_ns: int) -> None:
+        now = time.monotonic_ns()
+        waited = self._run_delay()
+        cpu = time.thread_time_ns()
+        late = now - due_ns
+        if late > self._over:
+            start = time.time_ns() // 1000 - late // 1000
+            self.events.append([start, late // 1000, (waited - self._waited) // 1000,
+                                (cpu - self._cpu) // 1000])
+        self._waited = waited
+        self._cpu = cpu
+        self._handle = self._loop.call_later(0.001, self._tick, now + 1_000_000)
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
 
 def _producer_main(
     endpoint: Endpoint, stream: bytes, rate: float, start_at: float, end_at: float,
     payload: int, out: mp.Queue,
 ) -> None:
     result: dict = {"kind": "producer", "sent": 0, "max_behind_ms": 0.0, "error": None}
+    _quiet_collector()
     try:
         client = SyncClient(endpoint, timeout_s=30.0)
         fields = 2 + (2 if payload else 0)
@@ -109,6 +207,7 @@ def _producer_main(
 async def _consume(
     endpoint: Endpoint, stream: bytes, group: bytes, name: bytes, count: int, block_ms: int,
     warm_us: int, stop: mp.Event, hard_deadline: float, state: dict, latencies: array,
+    slow: array | None = None,
 ) -> None:
     client = await AsyncClient.open(endpoint)
     read_cmd = (
@@ -134,6 +233,8 @@ async def _consume(
                     sent_us = int(fields[1])
                     if sent_us >= warm_us:
                         latencies.append(now_us - sent_us)
+                        if slow is not None and now_us - sent_us > TRACE_SLOW_US:
+                            slow.extend((sent_us, now_us))
             state["consumed"] += len(entries)
             # Await first: `state[k] += await ...` would read state[k] before the
             # await and lose the other consumers' updates made meanwhile.
@@ -146,9 +247,14 @@ async def _consume(
 def _consumer_proc_main(
     endpoint: Endpoint, stream: bytes, group: bytes, names: list[bytes], count: int,
     block_ms: int, warm_us: int, stop: mp.Event, hard_deadline: float, out: mp.Queue,
+    trace: bool = False,
 ) -> None:
     state = {"kind": "consumer", "consumed": 0, "acked": 0, "timed_out": False, "error": None}
     latencies = array("q")
+    _quiet_collector()
+    slow = array("q") if trace else None
+    pauses = PauseLog() if trace else None
+    stalls: list[list[int]] = []
     try:
         try:
             import uvloop
@@ -158,14 +264,18 @@ def _consumer_proc_main(
             pass
 
         async def run_all() -> None:
+            probe = StallProbe(asyncio.get_running_loop()) if trace else None
             tasks = [
                 asyncio.create_task(
                     _consume(endpoint, stream, group, name, count, block_ms, warm_us, stop,
-                             hard_deadline, state, latencies)
+                             hard_deadline, state, latencies, slow)
                 )
                 for name in names
             ]
             done = await asyncio.gather(*tasks, return_exceptions=True)
+            if probe is not None:
+                probe.stop()
+                stalls.extend(probe.events)
             errors = [d for d in done if isinstance(d, BaseException)]
             if errors:
                 raise errors[0]
@@ -175,6 +285,10 @@ def _consumer_proc_main(
         state["error"] = f"{type(exc).__name__}: {exc}"
     state["cpu_s"] = procinfo.self_cpu_seconds()
     state["latencies"] = latencies.tobytes()
+    if pauses is not None and slow is not None:
+        pauses.stop()
+        state["trace"] = {"pid": os.getpid(), "gc": pauses.events, "stalls": stalls,
+                          "slow": slow.tolist()}
     out.put(state)
 
 
@@ -245,7 +359,7 @@ def run_latency(cfg: LatencyConfig) -> dict:
         ctx.Process(
             target=_consumer_proc_main,
             args=(cfg.endpoint, stream, group, chunk, cfg.count, cfg.block_ms, warm_us, stop,
-                  hard_deadline, out),
+                  hard_deadline, out, cfg.trace),
             daemon=True,
         )
         for chunk in per_proc
@@ -326,6 +440,7 @@ def run_latency(cfg: LatencyConfig) -> dict:
     if stream_len is not None and stream_len != sent:
         problems.append(f"stream length {stream_len} != sent {sent}")
 
+    trace = [r["trace"] for r in consumer_results if "trace" in r]
     producer_cpu = sum(r.get("cpu_s", 0.0) for r in producer_results)
     consumer_cpu = sum(r.get("cpu_s", 0.0) for r in consumer_results)
     others = 0.0
@@ -358,6 +473,7 @@ def run_latency(cfg: LatencyConfig) -> dict:
             "other_cores": others / wall,
         },
         "producer_max_behind_ms": max((r["max_behind_ms"] for r in producer_results), default=0.0),
+        **({"trace": trace} if cfg.trace else {}),
         **stats,
     }
 
@@ -527,6 +643,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server-pid", type=int, default=None,
                         help="server pid for CPU accounting (default: found by port)")
     parser.add_argument("--keep", action="store_true", help="keep the stream afterwards")
+    parser.add_argument("--trace", action="store_true",
+                        help="record the consumer processes' collections, loop stalls and "
+                             "slow messages in the JSON (bench/latency_tail.py reads them)")
     parser.add_argument("--json", default="", help="write the results to this JSON file")
     parser.add_argument("--plot", default="latency_cdf.png",
                         help="PNG latency CDF ('' to skip)")
@@ -546,7 +665,7 @@ def run_from_args(args: argparse.Namespace) -> int:
             duration_s=args.duration, warmup_s=args.warmup, count=args.count,
             block_ms=args.block, payload_bytes=args.payload, stream=args.stream,
             group=args.group, server_pid=args.server_pid if len(urls) == 1 else None,
-            keep=args.keep, label=label,
+            keep=args.keep, label=label, trace=args.trace,
         )
         try:
             result = run_latency(cfg)

@@ -23,6 +23,7 @@ from typing import Any
 
 import hiredis
 
+from rillet import gcpolicy
 from rillet.persistence import aoflog, rdb
 from rillet.persistence.aoflog import CORRUPT, LogDamage, Manifest
 from rillet.persistence.rdb_format import RDBError
@@ -100,6 +101,7 @@ def collector_paused() -> Iterator[None]:
         if enabled:
             gc.enable()
         gc.freeze()
+        gcpolicy.rebase()  # loaded data is live: no sweep for the growth it brought
 
 
 # --- snapshots ------------------------------------------------------------------------

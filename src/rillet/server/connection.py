@@ -273,6 +273,22 @@ class ClientConnection(asyncio.Protocol, Connection):
         if self.client is not None:
             self.state.remove_client(self.client)
             self.server.cancel_block_timer(self.client)
+            # The client and this protocol, and the transport and this protocol, refer
+            # to each other: with both links cut a closed connection is freed by
+            # reference counting. Left to the cycle collector it would not be once
+            # frozen (rillet/gcpolicy.py freezes long-lived objects out of its reach).
+            # Whoever still holds the client (a replica entry, a WAIT) keeps a
+            # connection whose sends do nothing; the protocol lets go of the client
+            # once this loop turn is over (a busy script's turn may still use it).
+            loop = self.server.loop
+            if loop is None:
+                self.client = None
+            else:
+                loop.call_soon(self._forget_client)
+        self.transport = None
+
+    def _forget_client(self) -> None:
+        self.client = None
 
     def pause_writing(self) -> None:
         if self.transport is not None and not self._paused:
@@ -415,6 +431,8 @@ class ClientConnection(asyncio.Protocol, Connection):
 
     def unblocked(self, entry: BlockedClient, reply: object) -> None:
         """The parked command got its answer: send it, then run what queued behind it."""
+        if self.client is None:  # gone (connection_lost)
+            return
         out = bytearray()
         encode_into(out, reply, self.client.resp3)  # type: ignore[union-attr]
         if self.backlog and not self.client.closing:  # type: ignore[union-attr]

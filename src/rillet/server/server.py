@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import logging
 import os
 import signal
@@ -18,7 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from rillet import REDIS_COMPAT_VERSION, __version__
+from rillet import REDIS_COMPAT_VERSION, __version__, gcpolicy
 from rillet.acl import RuleError
 from rillet.clock import Clock
 from rillet.commands import table
@@ -337,8 +336,8 @@ class Server:
     async def _cron(self) -> None:
         """Redis's serverCron: active expiry, idle clients, GC freezing."""
         ticks = 0
-        last_freeze = 0.0
         loop = asyncio.get_running_loop()
+        gc_cron = gcpolicy.GcCron(self.config.__getitem__)
         while True:
             hz = int(self.config["hz"])  # type: ignore[arg-type]
             await asyncio.sleep(1 / hz)
@@ -358,13 +357,7 @@ class Server:
                     if timeout:
                         self._close_idle(timeout)
                     self._check_output_limits()
-                interval_ms = int(self.config["gc-freeze-interval"])  # type: ignore[arg-type]
-                now = loop.time()
-                if interval_ms and (now - last_freeze) * 1000 >= interval_ms:
-                    # Moving long-lived objects out of the collector's reach keeps
-                    # full collections from stalling clients (see research/perf.md).
-                    gc.freeze()
-                    last_freeze = now
+                gc_cron.tick(loop.time())  # gcpolicy.py: freezing, and its safety net
                 for hook in tuple(self.before_flush):
                     hook()
                 for hook in self.cron_hooks:
@@ -384,9 +377,8 @@ class Server:
 
 def configure_interpreter() -> None:
     """Interpreter settings for a server process (run() applies them)."""
-    # Fewer young collections: the server allocates many short-lived objects
-    # per command; the default threshold of 700 makes the collector run often.
-    gc.set_threshold(50_000, 20, 100)
+    # The collector's thresholds, and what startup built frozen (gcpolicy.py).
+    gcpolicy.start()
     # The AOF's fsync thread needs the GIL to pick up a job and again to
     # report it done; with the default 5 ms switch interval a busy event loop
     # kept it waiting up to 5 ms each time, so under `appendfsync always` an
