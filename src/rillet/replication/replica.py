@@ -35,7 +35,7 @@ _EOF_MARK_LEN = 40
 _MAX_BULK = 1 << 40
 _SCAN_MAX = 1 << 20
 # The first byte of PING and REPLCONF, the master's commands applied here as no data.
-_CONTROL_FIRST = frozenset(b"pPrR")
+_CONTROL_FIRST = frozenset((b"p", b"P", b"r", b"R"))
 
 try:
     # Clients' request scanner (resp/_multibulk.pyx): the stream is the same RESP.
@@ -44,6 +44,13 @@ try:
     from rillet.resp._multibulk import scan as _scan
 except ImportError:
     _scan = None
+try:
+    # The compiled command loop's inline path, for the master's commands too.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.server._fastpath import run_replicated as _run_replicated
+except ImportError:
+    _run_replicated = None
 
 
 class LinkError(Exception):
@@ -412,7 +419,6 @@ class MasterLink:
         a transaction starts or ends, or a GETACK asks for our offset.
         """
         client = self.client
-        execute = self.repl.server.dispatcher.execute
         held = self.held
         in_multi = client.multi is not None
         commit_end = 0  # data[:commit_end] is counted
@@ -425,37 +431,88 @@ class MasterLink:
                 at_index += 1
             return at_byte
 
-        for index, argv in enumerate(commands):
-            name = argv[0]
-            if name[0] in _CONTROL_FIRST and name.lower() in (b"ping", b"replconf"):
-                if name.lower() == b"replconf" and len(argv) >= 2 and argv[1].lower() == b"getack":
-                    # Our offset before this command (what is counted so far).
-                    pending = sum(map(len, committed))
-                    if not in_multi:
-                        pending += offset_of(index) - commit_end
-                    self.send_ack(self.repl.master_repl_offset + pending)
+        server = self.repl.server
+        dispatcher = server.dispatcher
+        state = self.state
+        count = len(commands)
+        index = 0
+        while index < count:
+            self._gate(client)
+            if _run_replicated is not None:
+                index = _run_replicated(dispatcher, state, client, commands, index, in_multi,
+                                        self._failed)
             else:
-                reply = execute(client, argv)
-                if reply.__class__ is ReplyError:
-                    log.debug("command from master failed: %r: %s", argv[:3], reply)
-            if (client.multi is not None) is in_multi:
+                index = self._run_plain(commands, index, in_multi)
+            if (client.multi is not None) is not in_multi:
+                # commands[index - 1] entered or left MULTI.
+                in_multi = not in_multi
+                if in_multi:  # MULTI: what came before counts; the rest is held
+                    end = offset_of(index - 1)
+                    committed.append(data[commit_end:end])
+                    commit_end = end
+                else:  # EXEC (or DISCARD): the whole transaction counts now
+                    end = offset_of(index)
+                    if held:
+                        committed.append(bytes(held))
+                        held.clear()
+                    committed.append(data[commit_end:end])
+                    commit_end = end
                 continue
-            in_multi = not in_multi
-            if in_multi:  # MULTI: what came before counts; the rest is held
-                end = offset_of(index)
-                committed.append(data[commit_end:end])
-                commit_end = end
-            else:  # EXEC (or DISCARD): the whole transaction counts now
-                end = offset_of(index + 1)
-                if held:
-                    committed.append(bytes(held))
-                    held.clear()
-                committed.append(data[commit_end:end])
-                commit_end = end
+            if index == count:
+                break
+            # A PING or REPLCONF of the master's: no data, answered here.
+            argv = commands[index]
+            if argv[0].lower() == b"replconf" and len(argv) >= 2 and \
+                    argv[1].lower() == b"getack":
+                # Our offset before this command (what is counted so far).
+                pending = sum(map(len, committed))
+                if not in_multi:
+                    pending += offset_of(index) - commit_end
+                self.send_ack(self.repl.master_repl_offset + pending)
+            index += 1
         if in_multi:
             held += data[commit_end:used]  # (from the MULTI, or all of it)
         else:
             committed.append(data[commit_end:used])
+
+    def _gate(self, client: Any) -> None:
+        """Whether the master client takes the dispatcher's checks (Client.gated).
+
+        It is internal: authentication, ACLs, maxmemory, CLIENT PAUSE, loading, a
+        read-only replica's write guard and the replication guard never refuse
+        it (Dispatcher._gate), so the server's gate (on for every client of a
+        read-only replica) is not its own. What the gated path still does for it
+        gates it: MULTI's queueing, a busy script's BUSY, MONITOR's feed,
+        keyspace miss events (keep in step with Dispatcher._gate and call).
+        Internal clients are not in `clients`, so nothing else updates this.
+        """
+        state = self.state
+        client.gated = (client.multi is not None or state.script_busy is not None
+                        or bool(state.monitors) or bool(state.keymiss)
+                        or client.tracking is not None or client.pubsub is not None
+                        or client.reply_mode != 0)
+
+    def _run_plain(self, commands: list[list[bytes]], start: int, in_multi: bool) -> int:
+        """From `start`, run the master's commands until a PING or REPLCONF (not run:
+        _run answers them) or one that entered or left MULTI (run); the index to go
+        on from. server/_fastpath.pyx run_replicated is this, compiled (keep in step)."""
+        client = self.client
+        execute = self.repl.server.dispatcher.execute
+        for index in range(start, len(commands)):
+            argv = commands[index]
+            name = argv[0]
+            if name[:1] in _CONTROL_FIRST and name.lower() in (b"ping", b"replconf"):
+                return index
+            reply = execute(client, argv)
+            if reply.__class__ is ReplyError:
+                self._failed(argv, reply)
+            if (client.multi is not None) is not in_multi:
+                return index + 1
+        return len(commands)
+
+    @staticmethod
+    def _failed(argv: list[bytes], reply: Any) -> None:
+        log.debug("command from master failed: %r: %s", argv[:3], reply)
 
     def send_ack(self, offset: int | None = None) -> None:
         writer = self.writer
