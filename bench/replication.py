@@ -3,8 +3,10 @@
     .venv/bin/python bench/replication.py [--requests 200000] [--rate 10000] [--seconds 3]
                                           [--entries 200000] [--only throughput,lag,fullsync]
 
-- throughput: redis-benchmark XADD -P 64 -c 50 on a master alone, then with one replica
-              attached; the cost of replication is 1 - with/without (issue 12: <= 15%).
+- throughput: redis-benchmark XADD -P 64 -c 50 on a new master alone, then with one replica
+              attached and online; the cost of replication is 1 - with/without (issue 12:
+              <= 15%), the median of --reps pairs interleaved with Redis's; the master's
+              and the replica's CPU per XADD beside it (steadier than ops/s under load).
 - lag:        XADD at a fixed rate on the master (pipelined every millisecond) while a
               client blocks in XREAD on the replica; per-entry delay from the producer's
               clock to the replica's reader (p50 / p99 / max, ms).
