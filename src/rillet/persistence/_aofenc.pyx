@@ -72,13 +72,13 @@ cdef char* _write_command(char* p, list argv) noexcept:
     return p
 
 
-cdef Py_ssize_t _size_effects(list effects, long db, list extras, encode_select,
-                              encode_command) except -1:
+cdef Py_ssize_t _size_effects(list effects, long db, list extras, list rare,
+                              encode_select, encode_command) except -1:
     """First pass over `effects` (db selected before them: `db`): the bytes they
     encode to. Each SELECT, and each command that is not all `bytes` (its
-    encoding by `encode_command`, the reference), is appended to `extras` in
-    order, for _write_effects to copy."""
-    cdef Py_ssize_t total = 0, size
+    encoding by `encode_command`, the reference; its index goes to `rare`), is
+    appended to `extras` in order, for _write_effects to copy."""
+    cdef Py_ssize_t total = 0, size, index = 0
     cdef long db_index
     for effect in effects:
         db_index = (<tuple>effect)[0]
@@ -92,33 +92,39 @@ cdef Py_ssize_t _size_effects(list effects, long db, list extras, encode_select,
         if size < 0:
             piece = encode_command(argv)
             extras.append(piece)
+            rare.append(index)
             size = len(<bytes>piece)
         total += size
+        index += 1
     return total
 
 
-cdef long _write_effects(char* p, list effects, long db, list extras) except? -2:
+cdef inline char* _copy(char* p, object piece) noexcept:
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(piece)
+    memcpy(p, PyBytes_AS_STRING(piece), size)
+    return p + size
+
+
+cdef long _write_effects(char* p, list effects, long db, list extras, list rare) except? -2:
     """Second pass: the effects at p, as _size_effects sized them; the db selected after."""
-    cdef Py_ssize_t extra = 0, size
+    cdef Py_ssize_t extra = 0, index = 0, next_rare = -1, rare_seen = 0
     cdef long db_index
+    if rare:
+        next_rare = rare[0]
     for effect in effects:
         db_index = (<tuple>effect)[0]
-        argv = (<tuple>effect)[1]
         if db_index != db:
-            piece = <bytes>extras[extra]
+            p = _copy(p, extras[extra])
             extra += 1
-            size = PyBytes_GET_SIZE(piece)
-            memcpy(p, PyBytes_AS_STRING(piece), size)
-            p += size
             db = db_index
-        if _command_size(argv) < 0:
-            piece = <bytes>extras[extra]
+        if index == next_rare:
+            p = _copy(p, extras[extra])
             extra += 1
-            size = PyBytes_GET_SIZE(piece)
-            memcpy(p, PyBytes_AS_STRING(piece), size)
-            p += size
+            rare_seen += 1
+            next_rare = rare[rare_seen] if rare_seen < len(rare) else -1
         else:
-            p = _write_command(p, <list>argv)
+            p = _write_command(p, <list>(<tuple>effect)[1])
+        index += 1
     return db
 
 
@@ -128,21 +134,21 @@ def encode_effects(bytearray buf, list effects, long selected_db, encode_select,
     changes; returns the db selected at the end (AofWriter.feed, keep in step).
     Sized first, then written in place after one resize (a resize per command
     reallocated and copied the buffer as it grew)."""
-    cdef list extras = []
-    cdef Py_ssize_t total = _size_effects(effects, selected_db, extras, encode_select,
+    cdef list extras = [], rare = []
+    cdef Py_ssize_t total = _size_effects(effects, selected_db, extras, rare, encode_select,
                                           encode_command)
     cdef Py_ssize_t start = PyByteArray_GET_SIZE(buf)
     PyByteArray_Resize(buf, start + total)
-    return _write_effects(PyByteArray_AS_STRING(buf) + start, effects, selected_db, extras)
+    return _write_effects(PyByteArray_AS_STRING(buf) + start, effects, selected_db, extras, rare)
 
 
 def encode_batch(list effects, long selected_db, encode_select, encode_command):
     """`effects` as one new `bytes` (SELECT before each change of db) and the db
     selected at the end: the replication stream's bytes for a batch, made in one
     allocation that the backlog and every replica's transport then share."""
-    cdef list extras = []
-    cdef Py_ssize_t total = _size_effects(effects, selected_db, extras, encode_select,
+    cdef list extras = [], rare = []
+    cdef Py_ssize_t total = _size_effects(effects, selected_db, extras, rare, encode_select,
                                           encode_command)
     cdef bytes out = PyBytes_FromStringAndSize(NULL, total)
-    db = _write_effects(PyBytes_AS_STRING(out), effects, selected_db, extras)
+    db = _write_effects(PyBytes_AS_STRING(out), effects, selected_db, extras, rare)
     return out, db
