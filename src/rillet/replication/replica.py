@@ -57,6 +57,33 @@ class LinkError(Exception):
     """The handshake or the sync failed; the link retries after a pause."""
 
 
+class _StreamProtocol(asyncio.Protocol):
+    """The link's protocol once the stream flows: each read is applied at once."""
+
+    def __init__(self, link: MasterLink, done: asyncio.Future) -> None:
+        self.link = link
+        self.done = done
+
+    def data_received(self, data: bytes) -> None:
+        link = self.link
+        if self.done.done():
+            return
+        link.last_io = time.monotonic()
+        link.parser.feed(data)
+        try:
+            link.apply()
+        except Exception as error:  # noqa: BLE001 - ends the link, as a raise in stream() did
+            self.done.set_exception(error)
+            link._close()
+
+    def eof_received(self) -> bool:
+        return False  # (the transport closes; connection_lost ends the link)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_exception(EOFError("connection lost") if exc is None else exc)
+
+
 class MasterLink:
     def __init__(self, replication: Any, host: str, port: int, failover: bool = False) -> None:
         self.repl = replication
@@ -352,9 +379,24 @@ class MasterLink:
     async def stream(self, timeout: int) -> None:
         if self.parser.pending():
             self.apply()
-        while True:
-            await self._read(timeout)
-            self.apply()
+        reader = self.reader
+        buffered = getattr(reader, "_buffer", None)
+        transport = getattr(self.writer, "transport", None)
+        if buffered.__class__ is not bytearray or not hasattr(transport, "set_protocol"):
+            while True:  # (a reader or transport of another make: the streams' way)
+                await self._read(timeout)
+                self.apply()
+        # The stream is applied as it arrives, in the transport's own callback:
+        # a StreamReader would copy each read twice and resume this task for it.
+        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        protocol = _StreamProtocol(self, done)
+        leftover = bytes(buffered)
+        buffered.clear()
+        transport.set_protocol(protocol)
+        transport.resume_reading()  # (the reader may have paused it when full)
+        if leftover:
+            protocol.data_received(leftover)
+        await done  # the link's end: EOFError, or what apply() raised
 
     def apply(self) -> None:
         """Run every complete command buffered; forward and count their bytes.
