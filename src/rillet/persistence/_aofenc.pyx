@@ -11,7 +11,8 @@ same either way (tests/persistence/test_formats.py).
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.bytes cimport (PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize,
+                            PyBytes_GET_SIZE)
 from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
 from libc.string cimport memcpy
@@ -39,26 +40,27 @@ cdef inline char* _put_len(char* p, char kind, Py_ssize_t n) noexcept:
     return p + d + 3
 
 
-cdef bint _put_command(bytearray buf, object argv) except -1:
-    """A list of exact `bytes` as a RESP array of bulk strings: sized first, then
-    written in place with one resize (the reply encoder's put() resized per
-    piece and dispatched on each argument's type: ~3,300 instructions for a
-    5-argument XADD, this ~400). False (nothing written) for anything else."""
+cdef Py_ssize_t _command_size(object argv) noexcept:
+    """The RESP size of a list of exact `bytes`; -1 for anything else."""
     if not PyList_CheckExact(argv):
-        return False
-    cdef Py_ssize_t n = PyList_GET_SIZE(argv), i, size, total, start
+        return -1
+    cdef Py_ssize_t n = PyList_GET_SIZE(argv), i, size, total
     cdef PyObject* arg
-    cdef char* p
     total = 3 + _digits(n)
     for i in range(n):
         arg = PyList_GET_ITEM(argv, i)
         if not PyBytes_CheckExact(<object>arg):
-            return False
+            return -1
         size = PyBytes_GET_SIZE(<object>arg)
         total += 5 + _digits(size) + size
-    start = PyByteArray_GET_SIZE(buf)
-    PyByteArray_Resize(buf, start + total)
-    p = _put_len(PyByteArray_AS_STRING(buf) + start, 42, n)  # '*'
+    return total
+
+
+cdef char* _write_command(char* p, list argv) noexcept:
+    """`argv` (sized by _command_size) as a RESP array of bulk strings at p; the end."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(argv), i, size
+    cdef PyObject* arg
+    p = _put_len(p, 42, n)  # '*'
     for i in range(n):
         arg = PyList_GET_ITEM(argv, i)
         size = PyBytes_GET_SIZE(<object>arg)
@@ -67,17 +69,86 @@ cdef bint _put_command(bytearray buf, object argv) except -1:
         p[size] = 13
         p[size + 1] = 10
         p += size + 2
-    return True
+    return p
 
 
-def encode_effects(bytearray buf, list effects, object selected_db, encode_select,
+cdef Py_ssize_t _size_effects(list effects, long db, list extras, list rare,
+                              encode_select, encode_command) except -1:
+    """First pass over `effects` (db selected before them: `db`): the bytes they
+    encode to. Each SELECT, and each command that is not all `bytes` (its
+    encoding by `encode_command`, the reference; its index goes to `rare`), is
+    appended to `extras` in order, for _write_effects to copy."""
+    cdef Py_ssize_t total = 0, size, index = 0
+    cdef long db_index
+    for effect in effects:
+        db_index = (<tuple>effect)[0]
+        argv = (<tuple>effect)[1]
+        if db_index != db:
+            piece = encode_select(db_index)
+            extras.append(piece)
+            total += len(<bytes>piece)
+            db = db_index
+        size = _command_size(argv)
+        if size < 0:
+            piece = encode_command(argv)
+            extras.append(piece)
+            rare.append(index)
+            size = len(<bytes>piece)
+        total += size
+        index += 1
+    return total
+
+
+cdef inline char* _copy(char* p, object piece) noexcept:
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(piece)
+    memcpy(p, PyBytes_AS_STRING(piece), size)
+    return p + size
+
+
+cdef long _write_effects(char* p, list effects, long db, list extras, list rare) except? -2:
+    """Second pass: the effects at p, as _size_effects sized them; the db selected after."""
+    cdef Py_ssize_t extra = 0, index = 0, next_rare = -1, rare_seen = 0
+    cdef long db_index
+    if rare:
+        next_rare = rare[0]
+    for effect in effects:
+        db_index = (<tuple>effect)[0]
+        if db_index != db:
+            p = _copy(p, extras[extra])
+            extra += 1
+            db = db_index
+        if index == next_rare:
+            p = _copy(p, extras[extra])
+            extra += 1
+            rare_seen += 1
+            next_rare = rare[rare_seen] if rare_seen < len(rare) else -1
+        else:
+            p = _write_command(p, <list>(<tuple>effect)[1])
+        index += 1
+    return db
+
+
+def encode_effects(bytearray buf, list effects, long selected_db, encode_select,
                    encode_command):
     """Append each (db, argv) of `effects` to `buf`, a SELECT first whenever the db
-    changes; returns the db selected at the end (AofWriter.feed, keep in step)."""
-    for db_index, argv in effects:
-        if db_index != selected_db:
-            buf += encode_select(db_index)
-            selected_db = db_index
-        if not _put_command(buf, argv):
-            buf += encode_command(argv)
-    return selected_db
+    changes; returns the db selected at the end (AofWriter.feed, keep in step).
+    Sized first, then written in place after one resize (a resize per command
+    reallocated and copied the buffer as it grew)."""
+    cdef list extras = [], rare = []
+    cdef Py_ssize_t total = _size_effects(effects, selected_db, extras, rare, encode_select,
+                                          encode_command)
+    cdef Py_ssize_t start = PyByteArray_GET_SIZE(buf)
+    PyByteArray_Resize(buf, start + total)
+    return _write_effects(PyByteArray_AS_STRING(buf) + start, effects, selected_db, extras, rare)
+
+
+def encode_batch(list effects, long selected_db, encode_select, encode_command):
+    """`effects` as one new `bytes` (SELECT before each change of db) and the db
+    selected at the end: the replication stream's bytes for a batch, made in one
+    allocation that the backlog and every replica's transport then share."""
+    cdef list extras = [], rare = []
+    cdef Py_ssize_t total = _size_effects(effects, selected_db, extras, rare, encode_select,
+                                          encode_command)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, total)
+    db = _write_effects(PyBytes_AS_STRING(out), effects, selected_db, extras, rare)
+    return out, db

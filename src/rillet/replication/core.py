@@ -19,7 +19,7 @@ from rillet.replication import resume
 from rillet.replication.backlog import Backlog
 from rillet.replication.failover import Failover
 from rillet.replication.master import MasterSide
-from rillet.replication.protocol import encode_command, encode_effects
+from rillet.replication.protocol import encode_batch, encode_command
 
 log = logging.getLogger("rillet")
 
@@ -43,10 +43,11 @@ class Replication:
         self.replid = new_replid()
         self.replid2 = NO_ID
         self.second_repl_offset = -1
-        # Writes' effects of this read batch, encoded in one go when the batch's
-        # bytes leave (flush_out, a before_flush hook: at the end of each batch,
-        # as clients' replies) or when an offset is read. The sink is the list's
-        # own extend: no Python frame, encoder call or bookkeeping per write.
+        # Writes' effects of this event-loop turn, encoded in one go when the
+        # turn's bytes leave (flush_out, scheduled once per turn: every read of
+        # the turn, one write per replica) or when an offset is read. The sink
+        # is the list's own extend: no Python frame, encoder call or bookkeeping
+        # per write. Only a master has it: a replica forwards its master's bytes.
         self._pending: list[tuple[int, list[bytes]]] = []
         self._sink = self._pending.extend
         self._offset = 0  # master_repl_offset without what is pending
@@ -68,10 +69,11 @@ class Replication:
         self.sync_partial_err = 0
         self.no_replicas_since = time.monotonic()
         self._sink_registered = False
+        self._hooks_registered = False
         self._ticks = 0
-        # Stream bytes of this event-loop turn, sent (and added to the backlog) in
-        # one go by flush_out: one write per replica per turn, not per command.
-        self._out = bytearray()
+        # Stream bytes of this event-loop turn (bytes chunks), sent (and added
+        # to the backlog) in one go by flush_out: one write per replica per turn.
+        self._out: list[bytes] = []
         self._flush_scheduled = False
 
     # --- wiring ---------------------------------------------------------------------
@@ -167,11 +169,10 @@ class Replication:
             # a writable replica's own writes stay local, as in Redis.
             self._pending.clear()
             return
-        out = self._out
-        before = len(out)
-        self.selected_db = encode_effects(out, self._pending, self.selected_db)
+        data, self.selected_db = encode_batch(self._pending, self.selected_db)
         self._pending.clear()
-        self._offset += len(out) - before
+        self._out.append(data)
+        self._offset += len(data)
         self._write_offset = self._offset
 
     def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
@@ -185,7 +186,7 @@ class Replication:
             return
         if self._pending:
             self._encode_pending()  # (they came first)
-        self._out += data
+        self._out.append(bytes(data))
         self._offset += len(data)
         if not self._flush_scheduled:
             self._schedule_flush()
@@ -198,6 +199,12 @@ class Replication:
             self._flush_scheduled = True
             loop.call_soon(self.flush_out)
 
+    def _turn_done(self) -> None:
+        """A before_flush hook (the end of each read): the turn's bytes leave once,
+        after every read of this turn of the loop (Redis's beforeSleep)."""
+        if (self._pending or self._out) and not self._flush_scheduled:
+            self._schedule_flush()
+
     def flush_out(self) -> None:
         """Move this turn's stream bytes to the backlog and every replica.
 
@@ -207,10 +214,11 @@ class Replication:
         self._flush_scheduled = False
         if self._pending:
             self._encode_pending()
-        if not self._out:
+        out = self._out
+        if not out:
             return
-        data = bytes(self._out)
-        self._out.clear()
+        data = out[0] if len(out) == 1 else b"".join(out)
+        out.clear()
         if self.backlog is not None:
             self.backlog.append(data)
         self.master_side.send_all(data)
@@ -219,18 +227,33 @@ class Replication:
         if self.backlog is None:
             self.backlog = Backlog(int(self.config["repl-backlog-size"]),  # type: ignore[arg-type]
                                    self.master_repl_offset + 1, time.monotonic())
-        if not self._sink_registered:
-            self.state.effect_sinks.append(self._sink)
-            self.server.before_flush.append(self.flush_out)
-            self._sink_registered = True
+        self._wire()
 
     def free_backlog(self) -> None:
         self.flush_out()
         self.backlog = None
-        if self._sink_registered:
-            self.state.effect_sinks.remove(self._sink)
-            self.server.before_flush.remove(self.flush_out)
-            self._sink_registered = False
+        self._wire()
+
+    def _wire(self) -> None:
+        """The effect sink while we are a master with a backlog (a replica's
+        writes, when it takes any, stay local, as in Redis: its stream is its
+        master's bytes, forwarded by feed_raw); the end-of-read hook while there
+        is a backlog, in either role."""
+        sink = self.backlog is not None and self.master_host is None
+        if sink != self._sink_registered:
+            if sink:
+                self.state.effect_sinks.append(self._sink)
+            else:
+                self.state.effect_sinks.remove(self._sink)
+                self._pending.clear()
+            self._sink_registered = sink
+        hooks = self.backlog is not None
+        if hooks != self._hooks_registered:
+            if hooks:
+                self.server.before_flush.append(self._turn_done)
+            else:
+                self.server.before_flush.remove(self._turn_done)
+            self._hooks_registered = hooks
 
     def shift_replid(self) -> None:
         """Redis's shiftReplicationId: our history so far stays reachable under replid2."""
@@ -259,10 +282,7 @@ class Replication:
             self.selected_db = -1
             # Replicas reconnect and continue partially under the new ID (PSYNC2).
             self.master_side.disconnect_all()
-            if self.backlog is None:
-                self.create_backlog()
-            elif not self._sink_registered:
-                self.create_backlog()
+            self.create_backlog()  # (or, when there is one, its sink: we are a master now)
             self.no_replicas_since = time.monotonic()
             self.update_guard()
             self.config.values["replicaof"] = ""
@@ -281,6 +301,7 @@ class Replication:
         self._stop_link()
         self.master_host = host
         self.master_port = port
+        self._wire()  # a replica forwards its master's stream: no sink of its own
         self.config.values["replicaof"] = f"{host} {port}"
         if was_master:
             self._set_expire_mode(EXPIRE_REPLICA_READ)
@@ -396,6 +417,7 @@ class Replication:
 
     # --- INFO ---------------------------------------------------------------------------------
     def info(self) -> list[tuple[str, object]]:
+        self.flush_out()  # (the backlog's figures include this turn's bytes)
         fields: list[tuple[str, object]] = []
         link = self.link
         if self.master_host is not None:

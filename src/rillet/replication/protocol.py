@@ -11,15 +11,16 @@ import os
 from rillet.persistence.aoflog import encode_command, encode_select
 
 __all__ = ["StreamParser", "StreamError", "encode_command", "encode_select", "encode_effects",
-           "encoded_size"]
+           "encode_batch", "encoded_size"]
 
 try:
     # The AOF's compiled encoder: the replication stream is the same RESP.
     if os.environ.get("RILLET_PURE"):
         raise ImportError("RILLET_PURE is set")
+    from rillet.persistence._aofenc import encode_batch as _compiled_batch
     from rillet.persistence._aofenc import encode_effects as _compiled
 except ImportError:
-    _compiled = None
+    _compiled = _compiled_batch = None
 
 
 def encode_effects(out: bytearray, effects: list[tuple[int, list[bytes]]],
@@ -33,6 +34,15 @@ def encode_effects(out: bytearray, effects: list[tuple[int, list[bytes]]],
             selected_db = db_index
         out += encode_command(argv)
     return selected_db
+
+
+def encode_batch(effects: list[tuple[int, list[bytes]]], selected_db: int) -> tuple[bytes, int]:
+    """`effects` as one `bytes` (SELECT before each change of db), and the db selected after."""
+    if _compiled_batch is not None:
+        return _compiled_batch(effects, selected_db, encode_select, encode_command)
+    out = bytearray()
+    selected_db = encode_effects(out, effects, selected_db)
+    return bytes(out), selected_db
 
 
 class StreamError(Exception):

@@ -35,7 +35,7 @@ _EOF_MARK_LEN = 40
 _MAX_BULK = 1 << 40
 _SCAN_MAX = 1 << 20
 # The first byte of PING and REPLCONF, the master's commands applied here as no data.
-_CONTROL_FIRST = frozenset(b"pPrR")
+_CONTROL_FIRST = frozenset((b"p", b"P", b"r", b"R"))
 
 try:
     # Clients' request scanner (resp/_multibulk.pyx): the stream is the same RESP.
@@ -44,10 +44,44 @@ try:
     from rillet.resp._multibulk import scan as _scan
 except ImportError:
     _scan = None
+try:
+    # The compiled command loop's inline path, for the master's commands too.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.server._fastpath import run_replicated as _run_replicated
+except ImportError:
+    _run_replicated = None
 
 
 class LinkError(Exception):
     """The handshake or the sync failed; the link retries after a pause."""
+
+
+class _StreamProtocol(asyncio.Protocol):
+    """The link's protocol once the stream flows: each read is applied at once."""
+
+    def __init__(self, link: MasterLink, done: asyncio.Future) -> None:
+        self.link = link
+        self.done = done
+
+    def data_received(self, data: bytes) -> None:
+        link = self.link
+        if self.done.done():
+            return
+        link.last_io = time.monotonic()
+        link.parser.feed(data)
+        try:
+            link.apply()
+        except Exception as error:  # noqa: BLE001 - ends the link, as a raise in stream() did
+            self.done.set_exception(error)
+            link._close()
+
+    def eof_received(self) -> bool:
+        return False  # (the transport closes; connection_lost ends the link)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_exception(EOFError("connection lost") if exc is None else exc)
 
 
 class MasterLink:
@@ -345,9 +379,24 @@ class MasterLink:
     async def stream(self, timeout: int) -> None:
         if self.parser.pending():
             self.apply()
-        while True:
-            await self._read(timeout)
-            self.apply()
+        reader = self.reader
+        buffered = getattr(reader, "_buffer", None)
+        transport = getattr(self.writer, "transport", None)
+        if buffered.__class__ is not bytearray or not hasattr(transport, "set_protocol"):
+            while True:  # (a reader or transport of another make: the streams' way)
+                await self._read(timeout)
+                self.apply()
+        # The stream is applied as it arrives, in the transport's own callback:
+        # a StreamReader would copy each read twice and resume this task for it.
+        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        protocol = _StreamProtocol(self, done)
+        leftover = bytes(buffered)
+        buffered.clear()
+        transport.set_protocol(protocol)
+        transport.resume_reading()  # (the reader may have paused it when full)
+        if leftover:
+            protocol.data_received(leftover)
+        await done  # the link's end: EOFError, or what apply() raised
 
     def apply(self) -> None:
         """Run every complete command buffered; forward and count their bytes.
@@ -412,7 +461,6 @@ class MasterLink:
         a transaction starts or ends, or a GETACK asks for our offset.
         """
         client = self.client
-        execute = self.repl.server.dispatcher.execute
         held = self.held
         in_multi = client.multi is not None
         commit_end = 0  # data[:commit_end] is counted
@@ -425,37 +473,88 @@ class MasterLink:
                 at_index += 1
             return at_byte
 
-        for index, argv in enumerate(commands):
-            name = argv[0]
-            if name[0] in _CONTROL_FIRST and name.lower() in (b"ping", b"replconf"):
-                if name.lower() == b"replconf" and len(argv) >= 2 and argv[1].lower() == b"getack":
-                    # Our offset before this command (what is counted so far).
-                    pending = sum(map(len, committed))
-                    if not in_multi:
-                        pending += offset_of(index) - commit_end
-                    self.send_ack(self.repl.master_repl_offset + pending)
+        server = self.repl.server
+        dispatcher = server.dispatcher
+        state = self.state
+        count = len(commands)
+        index = 0
+        while index < count:
+            self._gate(client)
+            if _run_replicated is not None:
+                index = _run_replicated(dispatcher, state, client, commands, index, in_multi,
+                                        self._failed)
             else:
-                reply = execute(client, argv)
-                if reply.__class__ is ReplyError:
-                    log.debug("command from master failed: %r: %s", argv[:3], reply)
-            if (client.multi is not None) is in_multi:
+                index = self._run_plain(commands, index, in_multi)
+            if (client.multi is not None) is not in_multi:
+                # commands[index - 1] entered or left MULTI.
+                in_multi = not in_multi
+                if in_multi:  # MULTI: what came before counts; the rest is held
+                    end = offset_of(index - 1)
+                    committed.append(data[commit_end:end])
+                    commit_end = end
+                else:  # EXEC (or DISCARD): the whole transaction counts now
+                    end = offset_of(index)
+                    if held:
+                        committed.append(bytes(held))
+                        held.clear()
+                    committed.append(data[commit_end:end])
+                    commit_end = end
                 continue
-            in_multi = not in_multi
-            if in_multi:  # MULTI: what came before counts; the rest is held
-                end = offset_of(index)
-                committed.append(data[commit_end:end])
-                commit_end = end
-            else:  # EXEC (or DISCARD): the whole transaction counts now
-                end = offset_of(index + 1)
-                if held:
-                    committed.append(bytes(held))
-                    held.clear()
-                committed.append(data[commit_end:end])
-                commit_end = end
+            if index == count:
+                break
+            # A PING or REPLCONF of the master's: no data, answered here.
+            argv = commands[index]
+            if argv[0].lower() == b"replconf" and len(argv) >= 2 and \
+                    argv[1].lower() == b"getack":
+                # Our offset before this command (what is counted so far).
+                pending = sum(map(len, committed))
+                if not in_multi:
+                    pending += offset_of(index) - commit_end
+                self.send_ack(self.repl.master_repl_offset + pending)
+            index += 1
         if in_multi:
             held += data[commit_end:used]  # (from the MULTI, or all of it)
         else:
             committed.append(data[commit_end:used])
+
+    def _gate(self, client: Any) -> None:
+        """Whether the master client takes the dispatcher's checks (Client.gated).
+
+        It is internal: authentication, ACLs, maxmemory, CLIENT PAUSE, loading, a
+        read-only replica's write guard and the replication guard never refuse
+        it (Dispatcher._gate), so the server's gate (on for every client of a
+        read-only replica) is not its own. What the gated path still does for it
+        gates it: MULTI's queueing, a busy script's BUSY, MONITOR's feed,
+        keyspace miss events (keep in step with Dispatcher._gate and call).
+        Internal clients are not in `clients`, so nothing else updates this.
+        """
+        state = self.state
+        client.gated = (client.multi is not None or state.script_busy is not None
+                        or bool(state.monitors) or bool(state.keymiss)
+                        or client.tracking is not None or client.pubsub is not None
+                        or client.reply_mode != 0)
+
+    def _run_plain(self, commands: list[list[bytes]], start: int, in_multi: bool) -> int:
+        """From `start`, run the master's commands until a PING or REPLCONF (not run:
+        _run answers them) or one that entered or left MULTI (run); the index to go
+        on from. server/_fastpath.pyx run_replicated is this, compiled (keep in step)."""
+        client = self.client
+        execute = self.repl.server.dispatcher.execute
+        for index in range(start, len(commands)):
+            argv = commands[index]
+            name = argv[0]
+            if name[:1] in _CONTROL_FIRST and name.lower() in (b"ping", b"replconf"):
+                return index
+            reply = execute(client, argv)
+            if reply.__class__ is ReplyError:
+                self._failed(argv, reply)
+            if (client.multi is not None) is not in_multi:
+                return index + 1
+        return len(commands)
+
+    @staticmethod
+    def _failed(argv: list[bytes], reply: Any) -> None:
+        log.debug("command from master failed: %r: %s", argv[:3], reply)
 
     def send_ack(self, offset: int | None = None) -> None:
         writer = self.writer

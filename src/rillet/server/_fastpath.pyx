@@ -25,6 +25,7 @@ from rillet.resp._encoder cimport put
 from rillet.clock import SystemClock
 from rillet.commands.table import TABLE
 from rillet.dispatch import TIMING_MASK, TIMING_SAMPLE
+from rillet.errors import ReplyError
 from rillet.resp.types import SimpleString
 from rillet.memory import Memory
 from rillet.state import Block, Client, ServerState
@@ -38,6 +39,7 @@ cdef object _SystemClock = SystemClock
 cdef object _Client = Client
 cdef object _ServerState = ServerState
 cdef object _Memory = Memory
+cdef object _ReplyError = ReplyError
 
 
 # --- attribute reads without getattr ---------------------------------------------------------
@@ -218,11 +220,16 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
     if entry.write and (_attr(state, "_effects") is not None
                         or (_attr(state, "dirty") != dirty_before and _attr(state, "effect_sinks"))):
         effects = _attr(state, "_effects")
-        if (effects is not None and len(effects) == 1 and state._tx_effects is None
-                and not state.gated):
+        if (effects is not None and len(effects) == 1 and _attr(state, "_tx_effects") is None
+                and not _attr(state, "gated")):
             # publish_write's one-effect case inline too (keep in step): a handler
             # that propagated its effect (XADD's ID), outside a transaction.
-            state._effects = None
+            # (_attr left `_vars` as state's own dict: a set there spares
+            # the generic setattr, ~250 instructions.)
+            if _vars_of is state:
+                _vars["_effects"] = None
+            else:
+                state._effects = None
             for sink in _attr(state, "effect_sinks"):
                 sink(effects)
         else:
@@ -331,3 +338,35 @@ def run(conn, list commands, bytearray out):
             return
     counts.flush()
     conn.commands += done
+
+
+def run_replicated(dispatcher, state, client, list commands, Py_ssize_t start, bint in_multi,
+                   failed):
+    """MasterLink._run_plain compiled (replication/replica.py, keep in step): the
+    master's commands from `start` on, for its (internal) client, replies dropped
+    (a failed one goes to `failed(argv, reply)`), until a PING or REPLCONF (the link
+    answers those itself: not run) or a command that entered or left MULTI (run).
+    Returns the index to go on from. Each command takes `_execute`, so the plain
+    ones run inline as a client's do: on a replica, the master's stream
+    costs the write bodies, not the dispatcher's Python checks."""
+    cdef Py_ssize_t index, count = len(commands)
+    cdef _Counts counts = _Counts()
+    cdef unsigned char first
+    cdef list argv
+    for index in range(start, count):
+        argv = <list>commands[index]
+        name = argv[0]
+        first = (<bytes>name)[0] if type(name) is bytes and len(<bytes>name) else 0
+        if (first == 112 or first == 80 or first == 114 or first == 82) and \
+                name.lower() in (b"ping", b"replconf"):  # p P r R
+            counts.flush()
+            return index
+        reply = _execute(dispatcher, state, client, argv, counts)
+        if type(reply) is _ReplyError:
+            counts.flush()
+            failed(argv, reply)
+        if (client._multi is not None) != in_multi:
+            counts.flush()
+            return index + 1
+    counts.flush()
+    return count

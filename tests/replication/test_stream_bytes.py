@@ -1,0 +1,62 @@
+"""The master's stream bytes: a batch's encoding, and the backlog's ring of chunks,
+which holds exactly the last `size` bytes of the stream (a shrink drops bytes for
+good: a later larger size does not bring them back)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rillet.persistence import aoflog
+from rillet.replication import protocol
+from rillet.replication.backlog import Backlog
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "compiled"])
+def test_a_batch_encodes_as_the_reference_does(compiled, monkeypatch):
+    if compiled and protocol._compiled_batch is None:
+        pytest.skip("the compiled encoder is not built")
+    if not compiled:
+        monkeypatch.setattr(protocol, "_compiled_batch", None)
+        monkeypatch.setattr(protocol, "_compiled", None)
+    plain = [b"XADD", b"s", b"1-1", b"f", b"\r\n\x00", b"", b"x" * 100_000]
+    mixed = [b"SET", bytearray(b"k"), memoryview(b"v")]
+    effects = [(0, plain), (3, mixed), (3, (b"DEL", b"k")), (3, [b"PING"]), (0, mixed),
+               (0, plain), (12, [b"EXEC"])]
+    for selected in (-1, 0, 3):
+        data, db = protocol.encode_batch(effects, selected)
+        expected, at = b"", selected
+        for db_index, argv in effects:
+            if db_index != at:
+                expected += aoflog.encode_select(db_index)
+                at = db_index
+            expected += aoflog.encode_command(list(argv))
+        assert (data, db) == (expected, 12)
+    assert protocol.encode_batch([], 5) == (b"", 5)
+
+
+def test_ring_of_chunks_matches_a_flat_model():
+    rng = random.Random(12)
+    for size in (1, 7, 64, 300):
+        backlog = Backlog(size, 1, 0.0)
+        stream = kept = b""
+        for step in range(400):
+            if step % 97 == 96:
+                size = rng.choice((5, 50, 200, 400))
+                backlog.resize(size)
+                kept = kept[len(kept) - size:] if len(kept) > size else kept
+            else:
+                chunk = bytes(rng.randrange(256) for _ in range(rng.choice((0, 1, 3, 20, 90))))
+                backlog.append(chunk)
+                stream += chunk
+                kept += chunk
+                kept = kept[len(kept) - size:] if len(kept) > size else kept
+            first = len(stream) - len(kept) + 1
+            assert backlog.histlen == len(kept)
+            assert backlog.first_byte_offset == first
+            assert not backlog.covers(first - 1) or first == 1
+            assert backlog.covers(first) and backlog.covers(len(stream) + 1)
+            assert not backlog.covers(len(stream) + 2)
+            for offset in {first, first + len(kept) // 2, len(stream) + 1}:
+                assert backlog.read_from(offset) == stream[offset - 1:]
