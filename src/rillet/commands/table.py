@@ -55,6 +55,7 @@ class CommandSpec:
     # each, reported by COMMAND INFO after the others; find_keys finds such keys.
     unknown_keys: tuple[tuple[str, str], ...] = ()
     key_notes: str = ""  # the notes of the first key spec (BITFIELD's)
+    tips: tuple[str, ...] = ()  # Redis's command tips, as COMMAND INFO reports them
     # Key specs found by a keyword (GEORADIUS's STORE): (flags, keyword, startfrom),
     # reported by COMMAND INFO after the index ones.
     keyword_keys: tuple[tuple[str, str, int], ...] = ()
@@ -78,6 +79,9 @@ class CommandSpec:
     usec: int = 0
     rejected_calls: int = 0
     failed_calls: int = 0
+    # LATENCY HISTOGRAM (observe.record_latency): the timed calls per bucket.
+    latency_histogram: list[int] | None = None
+    latency_samples: int = 0
 
     @property
     def syntax(self) -> str:
@@ -147,6 +151,7 @@ def command(
     unknown_keys: tuple[tuple[str, str], ...] = (),
     key_notes: str = "",
     keyword_keys: tuple[tuple[str, str, int], ...] = (),
+    tips: str = "",
 ) -> Callable[[Handler], Handler]:
     """Register a handler `(ctx, argv) -> reply` under `name` ("xadd" or "xinfo|stream")."""
 
@@ -170,6 +175,7 @@ def command(
             unknown_keys=unknown_keys,
             key_notes=key_notes,
             keyword_keys=keyword_keys,
+            tips=tuple(tips.split()),
             is_write=WRITE in flag_set,
             is_blocking=BLOCKING in flag_set,
             allowed_unauthenticated=NOAUTH in flag_set,
@@ -217,6 +223,13 @@ def container(name: str, group: str, acl: str) -> None:
     spec = _container(name, group)
     spec.acl_categories = tuple(acl.split())
     spec.one_command = True
+
+
+def container_docs(name: str, since: str, summary: str, group: str) -> None:
+    """A container's own COMMAND DOCS entry, as Redis's commands.def has it."""
+    spec = COMMANDS[name]
+    spec.since, spec.summary, spec.group = since, summary, group
+    spec.complexity = "Depends on subcommand."
 
 
 # Redis's ACL category order (acl.c ACLCommandCategories).
