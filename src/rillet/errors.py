@@ -605,7 +605,7 @@ SCRIPT_DEBUG_UNSUPPORTED = (
     "ERR SCRIPT DEBUG YES/SYNC is not supported: this server has no Lua debugger"
 )
 MIGRATE_IOERR = "IOERR error or timeout {} to target instance"
-MIGRATE_NOKEY = "NOKEY"
+MIGRATE_CONNECT = "IOERR error or timeout connecting to the client"
 MIGRATE_KEYS_EMPTY = (
     "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
 )

@@ -20,6 +20,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations)
     keyfinders,
     keys,
     lists,
+    migrate,
     modules,
     persistence,
     pubsub,

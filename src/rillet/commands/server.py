@@ -508,14 +508,15 @@ def _key_specs(spec: CommandSpec) -> list:
         (b"begin_search", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
         (b"find_keys", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
     ]) for text, notes in spec.unknown_keys]
-    for text, keyword, startfrom in spec.keyword_keys:
+    for text, keyword, startfrom, *rest in spec.keyword_keys:
+        lastkey = rest[0] if rest else 0
         specs.append(Map([
             (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
             (b"begin_search", Map([(b"type", b"keyword"), (b"spec", Map([
                 (b"keyword", keyword.encode()), (b"startfrom", startfrom)]))])),
             (b"find_keys", Map([
                 (b"type", b"range"),
-                (b"spec", Map([(b"lastkey", 0), (b"keystep", 1), (b"limit", 0)])),
+                (b"spec", Map([(b"lastkey", lastkey), (b"keystep", 1), (b"limit", 0)])),
             ])),
         ]))
     return specs

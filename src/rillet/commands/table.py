@@ -56,9 +56,9 @@ class CommandSpec:
     unknown_keys: tuple[tuple[str, str], ...] = ()
     key_notes: str = ""  # the notes of the first key spec (BITFIELD's)
     tips: tuple[str, ...] = ()  # Redis's command tips, as COMMAND INFO reports them
-    # Key specs found by a keyword (GEORADIUS's STORE): (flags, keyword, startfrom),
-    # reported by COMMAND INFO after the index ones.
-    keyword_keys: tuple[tuple[str, str, int], ...] = ()
+    # Key specs found by a keyword (GEORADIUS's STORE): (flags, keyword, startfrom[,
+    # lastkey, default 0]), reported by COMMAND INFO after the index ones.
+    keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int], ...] = ()
     subcommands: dict[bytes, CommandSpec] = field(default_factory=dict)
     parent: CommandSpec | None = None
     # Redis knows this container as one command (DEBUG): ACL CAT lists it alone.
@@ -150,7 +150,7 @@ def command(
     find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None,
     unknown_keys: tuple[tuple[str, str], ...] = (),
     key_notes: str = "",
-    keyword_keys: tuple[tuple[str, str, int], ...] = (),
+    keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int], ...] = (),
     tips: str = "",
 ) -> Callable[[Handler], Handler]:
     """Register a handler `(ctx, argv) -> reply` under `name` ("xadd" or "xinfo|stream")."""
