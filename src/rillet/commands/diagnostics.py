@@ -38,7 +38,7 @@ def latency_histogram(ctx: Client, argv: list[bytes]) -> object:
 
     Returns the cumulative distribution of latencies of a subset or all commands."""
     if len(argv) == 2:
-        specs = [s for s in table.all_specs() if s.latency_samples]
+        specs = [s for s in table.all_specs() if s.latency_histogram]
     else:
         specs = []
         for name in argv[2:]:
@@ -47,7 +47,7 @@ def latency_histogram(ctx: Client, argv: list[bytes]) -> object:
                 continue
             # A container names its subcommands (Redis's latencySpecificCommandsFillCDF).
             family = [spec, *table.unique_subcommands(spec)]
-            specs.extend(s for s in family if s.latency_samples and s not in specs)
+            specs.extend(s for s in family if s.latency_histogram and s not in specs)
     return Map([_histogram_entry(s) for s in specs])
 
 

@@ -81,7 +81,6 @@ class CommandSpec:
     failed_calls: int = 0
     # LATENCY HISTOGRAM (observe.record_latency): the timed calls per bucket.
     latency_histogram: list[int] | None = None
-    latency_samples: int = 0
 
     @property
     def syntax(self) -> str:
