@@ -21,6 +21,7 @@ from rillet.commands.acl import refuse as acl_refusal
 from rillet.commands.scripting import declared_flags
 from rillet.commands.table import CommandSpec
 from rillet.errors import ReplyError
+from rillet.observe import SMALL_US, record_latency
 from rillet.resp.types import NO_REPLY, QUEUED
 from rillet.state import PAUSE_KEY, Block, Client, ServerState
 
@@ -259,6 +260,13 @@ class Dispatcher:
         """A timed call (one in TIMING_SAMPLE): into the slow log if it was slow enough."""
         state = self.state
         elapsed_us = elapsed_ns // 1000
+        if state.config.values["latency-tracking"]:
+            # LATENCY HISTOGRAM (observe.record_latency), its common case inline.
+            histogram = spec.latency_histogram
+            if histogram is not None and elapsed_us < 4096:
+                histogram[SMALL_US[elapsed_us]] += 1
+            else:
+                record_latency(spec, elapsed_ns)
         slower_than = state.config.values["slowlog-log-slower-than"]
         if 0 <= slower_than <= elapsed_us and "skip_slowlog" not in spec.flags:  # type: ignore[operator]
             conn = client.conn

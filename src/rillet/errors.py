@@ -588,3 +588,25 @@ CACHING_NOT_TRACKING = (
 )
 CACHING_YES_NOT_OPTIN = "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
 CACHING_NO_NOT_OPTOUT = "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."
+
+# --- cluster, modules, MIGRATE, LOLWUT, SCRIPT DEBUG (commands/cluster.py, modules.py, migrate.py)
+CLUSTER_DISABLED = "ERR This instance has cluster support disabled"
+MODULE_DISABLED = (
+    'ERR MODULE command not allowed. If the enable-module-command option is set to "local", you'
+    " can run it from a local connection, otherwise you need to set this option in the"
+    " configuration file, and then restart the server."
+)
+MODULE_LOAD_FAILED = "ERR Error loading the extension. Please check the server logs."
+MODULE_UNLOAD_UNKNOWN = "ERR Error unloading module: no such module with that name"
+LATENCY_NO_SAMPLES = "ERR No samples available for event '{}'"
+SCRIPT_DEBUG_USAGE = "ERR Use SCRIPT DEBUG YES/SYNC/NO"
+SCRIPT_DEBUG_MULTI = "ERR SCRIPT DEBUG must be called outside a pipeline"
+SCRIPT_DEBUG_UNSUPPORTED = (
+    "ERR SCRIPT DEBUG YES/SYNC is not supported: this server has no Lua debugger"
+)
+MIGRATE_IOERR = "IOERR error or timeout {} to target instance"
+MIGRATE_CONNECT = "IOERR error or timeout connecting to the client"
+MIGRATE_KEYS_EMPTY = (
+    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
+)
+MIGRATE_TARGET = "ERR Target instance replied with error: {}"

@@ -77,3 +77,67 @@ class Slowlog:
 
     def reset(self) -> None:
         self.entries.clear()
+
+
+# --- LATENCY HISTOGRAM (Redis 7's per-command latency histograms) ------------------------
+#
+# Redis records every call's duration in an HDR histogram (1 us .. 1 s, two significant
+# digits) and LATENCY HISTOGRAM walks it in power-of-two steps from 1024 ns. rillet keeps
+# only those steps: bucket k holds the calls up to step k's upper bound, in Redis's
+# reporting units. Only the timed calls (one in TIMING_SAMPLE, Dispatcher.timed) are
+# recorded, so the histogram is a sample scaled to the call count when reported.
+
+HISTOGRAM_BUCKETS = 31  # 1024 ns << 30 exceeds Redis's 1 s maximum
+_MIN_NS = 1024
+_MAX_NS = 1_000_000_000
+# The upper bound of step k: the highest value HDR (2 significant digits) holds
+# as equivalent to 1024 << k, and the usec Redis prints for it.
+_STEP_NS = [(_MIN_NS << k) + (1 << (k + 3)) - 1 for k in range(HISTOGRAM_BUCKETS)]
+_STEP_US = [ns // 1000 for ns in _STEP_NS]
+
+
+def _bucket(us: int) -> int:
+    # Redis times in whole microseconds and records them in ns, clamped to its range.
+    ns = min(max(us * 1000, _MIN_NS), _MAX_NS)
+    k = max(0, ((ns - 1) // _MIN_NS).bit_length())
+    return k - 1 if k and ns <= _STEP_NS[k - 1] else k
+
+
+def _small_buckets(limit: int) -> bytes:
+    """The bucket of each duration under `limit` us, looked up rather than computed."""
+    out = bytearray()
+    for k, ns in enumerate(_STEP_NS):
+        top = min(limit, ns // 1000 + 1)
+        out += bytes([k]) * max(0, top - len(out))
+    return bytes(out)
+
+
+SMALL_US = _small_buckets(4096)
+
+
+def record_latency(spec, elapsed_ns: int) -> None:  # type: ignore[no-untyped-def]
+    """One timed call of `spec` (a CommandSpec) into its histogram."""
+    us = elapsed_ns // 1000
+    histogram = spec.latency_histogram
+    if histogram is None:
+        histogram = spec.latency_histogram = [0] * HISTOGRAM_BUCKETS
+    histogram[SMALL_US[us] if us < 4096 else _bucket(us)] += 1
+
+
+def histogram_cdf(spec) -> tuple[int, list[tuple[int, int]]]:  # type: ignore[no-untyped-def]
+    """(calls, [(bucket usec, cumulative calls)]) for the buckets that hold any, as Redis
+    reports them; the sample's counts are scaled to the command's call count."""
+    histogram = spec.latency_histogram or []
+    samples = sum(histogram)
+    calls = max(spec.calls, samples)
+    out = []
+    seen = 0
+    for k, count in enumerate(histogram):
+        if count:
+            seen += count
+            out.append((_STEP_US[k], seen * calls // samples))
+    return calls, out
+
+
+def reset_latency(spec) -> None:  # type: ignore[no-untyped-def]
+    spec.latency_histogram = None

@@ -177,6 +177,7 @@ NOT_YET_FUZZED_MODULES = {
     "rillet.commands.bitmaps", "rillet.commands.sort",  # offsets up to 2^32 bits would allocate 512 MB
     "rillet.commands.arrays",  # Redis 8.8: no reference server has them (tests/server/test_arrays.py)
     "rillet.commands.tracking",  # REDIRECT names client ids, which differ between servers
+    "rillet.commands.modules", "rillet.commands.diagnostics", "rillet.commands.migrate",  # vectorset in the fixture; figures of the run; MIGRATE connects out
 }
 NOT_YET_FUZZED = {"copy", "move", "swapdb", "touch", "randomkey", "object|freq",
                   "object|idletime", "object|refcount"}

@@ -24,8 +24,10 @@ import ast
 import functools
 import os
 import random
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -241,6 +243,32 @@ def _function_payload(code: bytes) -> bytes:
     return body + zlib.crc32(body).to_bytes(4, "big")
 
 
+def _restore_target() -> int:
+    """A loopback port that answers +OK to each command (each line starting "*"): the
+    target of the MIGRATE case, which the scenario runs without an event loop."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            pending = b""
+            while data := conn.recv(65536):
+                pending += data
+                # One reply per RESP command: count complete "*N" headers naively,
+                # enough for AUTH/SELECT/RESTORE of the small payload below.
+                commands = pending.count(b"\r\n*") + pending.startswith(b"*")
+                if pending.endswith(b"\r\n"):
+                    conn.sendall(b"+OK\r\n" * commands)
+                    pending = b""
+
+    def accept() -> None:
+        while True:
+            conn, _ = listener.accept()
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return listener.getsockname()[1]
+
+
 WRITES = {
     "append": ["APPEND", "t", "y"], "decr": ["DECR", "k"], "decrby": ["DECRBY", "k", "3"],
     "del": ["DEL", "k", "t"], "expire": ["EXPIRE", "k", "100"], "expireat": ["EXPIREAT", "k", "4000000000"],
@@ -310,6 +338,8 @@ WRITES = {
     "georadius": ["GEORADIUS", "geo", "15", "37", "200", "km", "STOREDIST", "gd"],
     "georadiusbymember": ["GEORADIUSBYMEMBER", "geo", "P", "200", "km", "STORE", "gd"],
     "restore": ["RESTORE", "r", "0", _dump_payload(b"restored")],
+    "restore-asking": ["RESTORE-ASKING", "r", "0", _dump_payload(b"restored")],
+    "migrate": ["MIGRATE", "127.0.0.1", str(_restore_target()), "", "0", "5000", "KEYS", "k", "t"],
     "setbit": ["SETBIT", "t", "20", "1"], "bitop": ["BITOP", "DIFF", "d", "k", "t"],
     "bitfield": ["BITFIELD", "t", "OVERFLOW", "SAT", "INCRBY", "u8", "#1", "300"],
     "sort": ["SORT", "l", "ALPHA", "DESC", "STORE", "d"],

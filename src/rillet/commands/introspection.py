@@ -3,7 +3,8 @@
 The feed and the slow log live in rillet.observe; the dispatcher feeds them
 (Dispatcher.call) and mutes replies for CLIENT REPLY OFF|SKIP (Dispatcher._mute).
 LATENCY answers as Redis does with latency monitoring disabled (rillet has no
-latency monitor: `latency-monitor-threshold` is 0 there by default too).
+latency monitor: `latency-monitor-threshold` is 0 there by default too);
+LATENCY HISTOGRAM and GRAPH are in diagnostics.py.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ def slowlog_help(ctx: Client, argv: list[bytes]) -> object:
     )
 
 
+MONITOR_TIPS = "nondeterministic_output request_policy:all_nodes response_policy:special"
 _LATENCY_DISABLED = (
     b"I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. "
     b"You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. "
@@ -97,36 +99,50 @@ _LATENCY_DISABLED = (
 
 
 @command("latency|doctor", 2, "admin noscript loading stale", group="server", since="2.8.13",
-         acl="admin slow dangerous")
+         acl="admin slow dangerous",
+         tips=MONITOR_TIPS, complexity="O(1)")
 def latency_doctor(ctx: Client, argv: list[bytes]) -> object:
-    """LATENCY DOCTOR"""
+    """LATENCY DOCTOR
+
+    Returns a human-readable latency analysis report."""
     return Verbatim(_LATENCY_DISABLED)
 
 
 @command("latency|latest", 2, "admin noscript loading stale", group="server", since="2.8.13",
-         acl="admin slow dangerous")
+         acl="admin slow dangerous",
+         tips=MONITOR_TIPS, complexity="O(1)")
 def latency_latest(ctx: Client, argv: list[bytes]) -> object:
-    """LATENCY LATEST"""
+    """LATENCY LATEST
+
+    Returns the latest latency samples for all events."""
     return []
 
 
 @command("latency|history", 3, "admin noscript loading stale", group="server", since="2.8.13",
-         acl="admin slow dangerous")
+         acl="admin slow dangerous",
+         tips=MONITOR_TIPS, complexity="O(1)")
 def latency_history(ctx: Client, argv: list[bytes]) -> object:
-    """LATENCY HISTORY event"""
+    """LATENCY HISTORY event
+
+    Returns timestamp-latency samples for an event."""
     return []
 
 
 @command("latency|reset", -2, "admin noscript loading stale", group="server", since="2.8.13",
-         acl="admin slow dangerous")
+         acl="admin slow dangerous",
+         tips="request_policy:all_nodes response_policy:agg_sum", complexity="O(1)")
 def latency_reset(ctx: Client, argv: list[bytes]) -> object:
-    """LATENCY RESET [event [event ...]]"""
+    """LATENCY RESET [event [event ...]]
+
+    Resets the latency data for one or more events."""
     return 0
 
 
-@command("latency|help", 2, "loading stale", group="server", since="2.8.13", acl="slow")
+@command("latency|help", 2, "loading stale", group="server", since="2.8.13", acl="slow", complexity="O(1)")
 def latency_help(ctx: Client, argv: list[bytes]) -> object:
-    """LATENCY HELP"""
+    """LATENCY HELP
+
+    Returns helpful text about the different subcommands."""
     return help_reply(
         "LATENCY",
         b"DOCTOR",

@@ -166,3 +166,21 @@ def script_help(ctx: Client, argv: list[bytes]) -> object:
         b"LOAD <script>",
         b"    Load a script into the scripts cache without executing it.",
     )
+
+
+@command("script|debug", 3, "noscript", group="scripting", since="3.2.0", acl="slow scripting",
+         complexity="O(1)")
+def script_debug(ctx: Client, argv: list[bytes]) -> object:
+    """SCRIPT DEBUG <YES | SYNC | NO>
+
+    Sets the debug mode of server-side Lua scripts."""
+    # rillet has no Lua debugger (LDB): NO, the mode scripts run in anyway, is OK;
+    # YES and SYNC, which would start a debugging session, are refused (docs/compat.md).
+    if ctx.in_exec:
+        raise ReplyError(errors.SCRIPT_DEBUG_MULTI)
+    mode = argv[2].upper()
+    if mode == b"NO":
+        return OK
+    if mode in (b"YES", b"SYNC"):
+        raise ReplyError(errors.SCRIPT_DEBUG_UNSUPPORTED)
+    raise ReplyError(errors.SCRIPT_DEBUG_USAGE)

@@ -17,6 +17,7 @@ from rillet.config import ConfigError, Param
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.memory import STARTUP_BYTES
+from rillet.observe import reset_latency
 from rillet.resp.types import NO_REPLY, OK, Map, SetReply, SimpleString, Verbatim
 from rillet.state import Client, ServerState
 
@@ -323,6 +324,7 @@ def config_resetstat(ctx: Client, argv: list[bytes]) -> object:
     for spec in table.COMMANDS.values():
         for one in [spec, *unique_subcommands(spec)]:
             one.calls = one.usec = one.rejected_calls = one.failed_calls = 0
+            reset_latency(one)
     return OK
 
 
@@ -506,14 +508,15 @@ def _key_specs(spec: CommandSpec) -> list:
         (b"begin_search", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
         (b"find_keys", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
     ]) for text, notes in spec.unknown_keys]
-    for text, keyword, startfrom in spec.keyword_keys:
+    for text, keyword, startfrom, *rest in spec.keyword_keys:
+        lastkey = rest[0] if rest else 0
         specs.append(Map([
             (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
             (b"begin_search", Map([(b"type", b"keyword"), (b"spec", Map([
                 (b"keyword", keyword.encode()), (b"startfrom", startfrom)]))])),
             (b"find_keys", Map([
                 (b"type", b"range"),
-                (b"spec", Map([(b"lastkey", 0), (b"keystep", 1), (b"limit", 0)])),
+                (b"spec", Map([(b"lastkey", lastkey), (b"keystep", 1), (b"limit", 0)])),
             ])),
         ]))
     return specs
@@ -529,7 +532,7 @@ def command_info(spec: CommandSpec) -> list:
         spec.last_key,
         spec.key_step,
         SetReply([SimpleString(b"@" + c.encode()) for c in acl_categories(spec)]),
-        SetReply([]),  # tips
+        SetReply([t.encode() for t in spec.tips]),
         SetReply(_key_specs(spec)),
         [command_info(sub) for sub in subs] if subs else SetReply([]),
     ]
@@ -632,6 +635,12 @@ def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
     subcommand is none), whether it has keys at all, then its arity.
     """
     args = argv[2:]
+    return [args[i] for i, _ in _getkeys(argv)]
+
+
+def _getkeys(argv: list[bytes]) -> list[tuple[int, str]]:
+    """COMMAND GETKEYS/GETKEYSANDFLAGS: the keys of argv[2:] as (index there, flags)."""
+    args = argv[2:]
     spec = table.lookup(args[0])
     if spec is not None and spec.subcommands and len(args) > 1:
         spec = spec.subcommands.get(args[1].lower())
@@ -641,10 +650,22 @@ def command_getkeys(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.GETKEYS_NO_KEYS)
     if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
         raise ReplyError(errors.GETKEYS_WRONG_ARITY)
-    keys = [args[i] for i, _ in spec.keys_with_flags(args)]
+    keys = spec.keys_with_flags(args)
     if not keys:
         raise ReplyError(errors.GETKEYS_INVALID_ARGS)
     return keys
+
+
+@command("command|getkeysandflags", -3, "loading stale", group="server", since="7.0.0",
+         acl="slow connection",
+         complexity="O(N) where N is the number of arguments to the command")
+def command_getkeysandflags(ctx: Client, argv: list[bytes]) -> object:
+    """COMMAND GETKEYSANDFLAGS command [arg [arg ...]]
+
+    Extracts the key names and access flags for an arbitrary command."""
+    args = argv[2:]
+    return [[args[i], SetReply([SimpleString(f.encode()) for f in flags.split()])]
+            for i, flags in _getkeys(argv)]
 
 
 @command("command|help", 2, "loading stale", group="server", since="5.0.0", acl="slow connection")
@@ -652,10 +673,17 @@ def command_help(ctx: Client, argv: list[bytes]) -> object:
     """COMMAND HELP"""
     return help_reply(
         "COMMAND",
-        b"(no subcommand)", b"    Return details about all commands.",
-        b"COUNT", b"    Return the total number of commands in this server.",
-        b"LIST", b"    Return a list of all commands in this server.",
-        b"INFO [<command-name> ...]", b"    Return details about multiple commands.",
-        b"DOCS [<command-name> ...]", b"    Return documentation details about multiple commands.",
-        b"GETKEYS <full-command>", b"    Return the keys from a full command.",
+        b"(no subcommand)", b"    Return details about all Redis commands.",
+        b"COUNT", b"    Return the total number of commands in this Redis server.",
+        b"LIST", b"    Return a list of all commands in this Redis server.",
+        b"INFO [<command-name> ...]", b"    Return details about multiple Redis commands.",
+        b"    If no command names are given, documentation details for all",
+        b"    commands are returned.",
+        b"DOCS [<command-name> ...]",
+        b"    Return documentation details about multiple Redis commands.",
+        b"    If no command names are given, documentation details for all",
+        b"    commands are returned.",
+        b"GETKEYS <full-command>", b"    Return the keys from a full Redis command.",
+        b"GETKEYSANDFLAGS <full-command>",
+        b"    Return the keys and the access flags from a full Redis command.",
     )

@@ -55,9 +55,10 @@ class CommandSpec:
     # each, reported by COMMAND INFO after the others; find_keys finds such keys.
     unknown_keys: tuple[tuple[str, str], ...] = ()
     key_notes: str = ""  # the notes of the first key spec (BITFIELD's)
-    # Key specs found by a keyword (GEORADIUS's STORE): (flags, keyword, startfrom),
-    # reported by COMMAND INFO after the index ones.
-    keyword_keys: tuple[tuple[str, str, int], ...] = ()
+    tips: tuple[str, ...] = ()  # Redis's command tips, as COMMAND INFO reports them
+    # Key specs found by a keyword (GEORADIUS's STORE): (flags, keyword, startfrom[,
+    # lastkey, default 0]), reported by COMMAND INFO after the index ones.
+    keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int], ...] = ()
     subcommands: dict[bytes, CommandSpec] = field(default_factory=dict)
     parent: CommandSpec | None = None
     # Redis knows this container as one command (DEBUG): ACL CAT lists it alone.
@@ -78,6 +79,8 @@ class CommandSpec:
     usec: int = 0
     rejected_calls: int = 0
     failed_calls: int = 0
+    # LATENCY HISTOGRAM (observe.record_latency): the timed calls per bucket.
+    latency_histogram: list[int] | None = None
 
     @property
     def syntax(self) -> str:
@@ -146,7 +149,8 @@ def command(
     find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None,
     unknown_keys: tuple[tuple[str, str], ...] = (),
     key_notes: str = "",
-    keyword_keys: tuple[tuple[str, str, int], ...] = (),
+    keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int], ...] = (),
+    tips: str = "",
 ) -> Callable[[Handler], Handler]:
     """Register a handler `(ctx, argv) -> reply` under `name` ("xadd" or "xinfo|stream")."""
 
@@ -170,6 +174,7 @@ def command(
             unknown_keys=unknown_keys,
             key_notes=key_notes,
             keyword_keys=keyword_keys,
+            tips=tuple(tips.split()),
             is_write=WRITE in flag_set,
             is_blocking=BLOCKING in flag_set,
             allowed_unauthenticated=NOAUTH in flag_set,
@@ -217,6 +222,13 @@ def container(name: str, group: str, acl: str) -> None:
     spec = _container(name, group)
     spec.acl_categories = tuple(acl.split())
     spec.one_command = True
+
+
+def container_docs(name: str, since: str, summary: str, group: str) -> None:
+    """A container's own COMMAND DOCS entry, as Redis's commands.def has it."""
+    spec = COMMANDS[name]
+    spec.since, spec.summary, spec.group = since, summary, group
+    spec.complexity = "Depends on subcommand."
 
 
 # Redis's ACL category order (acl.c ACLCommandCategories).

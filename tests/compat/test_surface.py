@@ -1,0 +1,190 @@
+"""CLUSTER/ASKING/READONLY/READWRITE, MODULE, MEMORY, LATENCY HISTOGRAM/GRAPH, LOLWUT,
+COMMAND GETKEYSANDFLAGS and SCRIPT DEBUG against a standalone Redis 8.2.3 (raw replies)."""
+
+from __future__ import annotations
+
+import hiredis
+import pytest
+
+from rillet import REDIS_COMPAT_VERSION
+
+
+def parse(raw: bytes):
+    reader = hiredis.Reader()
+    reader.feed(raw)
+    return reader.gets()
+
+
+SAME = """asking|asking x|readonly|readonly x|readwrite|readwrite x|cluster|cluster help
+cluster help x|cluster keyslot foo|cluster keyslot|cluster info|cluster myid|cluster myshardid
+cluster nodes|cluster slots|cluster shards|cluster links|cluster countkeysinslot 1
+cluster getkeysinslot 1 1|cluster addslots 1|cluster addslotsrange 1 2|cluster bumpepoch
+cluster count-failure-reports x|cluster delslots 1|cluster delslotsrange 1 2|cluster failover
+cluster flushslots|cluster forget x|cluster meet 127.0.0.1 1|cluster replicas x
+cluster replicate x|cluster reset|cluster saveconfig|cluster set-config-epoch 1
+cluster setslot 1 stable|cluster slaves x|cluster slot-stats slotsrange 0 1|cluster nosuch
+cluster info x|cluster keyslot a b|CLUSTER KeySlot a|module|module help|module list x
+module load /nonexistent.so|module loadex /nonexistent.so
+module loadex /nonexistent.so CONFIG a b ARGS x|module unload foo|module nosuch|module load
+memory|memory help|memory purge|memory nosuch|memory doctor x|memory stats x
+memory malloc-stats x|lolwut version x|script debug no|script debug maybe|script debug
+command getkeysandflags get a|command getkeysandflags set a b|command getkeysandflags ping
+command getkeysandflags|command getkeysandflags nosuch a|command getkeysandflags get
+command getkeysandflags mset a 1 b 2|command getkeysandflags rename a b
+command getkeysandflags xread COUNT 1 STREAMS a b 0 0|command getkeysandflags lmove a b LEFT RIGHT
+command getkeysandflags config get x|latency graph command|latency graph|latency graph nosuch
+latency histogram nosuch|latency histogram nosuch other""".replace("\n", "|").split("|")
+
+
+@pytest.mark.parametrize("line", SAME)
+def test_same_reply(pair8, line):
+    pair8.check(*line.split())
+
+
+@pytest.mark.parametrize("resp", ["2", "3"])
+def test_memory_doctor_and_script_debug_no(pair8, resp):
+    pair8.both("HELLO", resp)
+    # The report depends on each server's history (Redis's peak memory): its type only.
+    ours, ref = pair8.both("MEMORY", "DOCTOR")
+    assert ours[:1] == ref[:1] == (b"$" if resp == "2" else b"=")
+    assert b"Hi Sam" in ours
+    pair8.check("SCRIPT", "DEBUG", "NO")
+    pair8.check("COMMAND", "GETKEYSANDFLAGS", "set", "k", "v", "GET")
+
+
+def test_module_list_is_empty(pair8):
+    # The Redis 8.2.3 fixture has its vectorset module loaded; rillet has none.
+    assert pair8.ours.call("MODULE", "LIST") == b"*0\r\n"
+
+
+def test_module_load_when_allowed(rillet_server):
+    from tests.helpers.servers import start_rillet
+    from tests.helpers.wire import Wire
+
+    server = start_rillet("--enable-module-command", "yes")
+    try:
+        with Wire(server.port) as wire:
+            assert wire.call("MODULE", "LOAD", "/x.so") == (
+                b"-ERR Error loading the extension. Please check the server logs.\r\n")
+            assert wire.call("MODULE", "LOADEX", "/x.so", "ARGS", "a").startswith(
+                b"-ERR Error loading the extension.")
+            assert wire.call("MODULE", "UNLOAD", "x") == (
+                b"-ERR Error unloading module: no such module with that name\r\n")
+    finally:
+        server.stop()
+
+
+def test_script_debug_yes_is_refused(pair8):
+    for mode in ("YES", "sync"):
+        assert pair8.ours.call("SCRIPT", "DEBUG", mode).startswith(
+            b"-ERR SCRIPT DEBUG YES/SYNC is not supported")
+    for wire in (pair8.ours, pair8.ref):
+        wire.call("MULTI")
+        wire.call("SCRIPT", "DEBUG", "NO")
+    pair8.check("EXEC")
+
+
+def test_lolwut_ends_with_the_version_line(pair8):
+    for args in ((), ("VERSION", "8"), ("VERSION", "7", "1", "2")):
+        raw = pair8.ours.call("LOLWUT", *args)
+        assert parse(raw) == f"Redis ver. {REDIS_COMPAT_VERSION}\n".encode()
+    assert parse(pair8.ref.call("LOLWUT", "VERSION", "7")) == b"Redis ver. 8.2.3\n"
+
+
+def _info_by_name(raw: bytes) -> dict:
+    """COMMAND INFO entries by name, subcommands as a dict (Redis lists them in its
+    dict's order)."""
+    out = {}
+    for entry in parse(raw):
+        entry = list(entry)
+        subs = entry[9]
+        entry[9] = _info_by_name_entries(subs) if subs else subs
+        out[entry[0]] = entry
+    return out
+
+
+def _info_by_name_entries(entries) -> dict:
+    out = {}
+    for entry in entries:
+        entry = list(entry)
+        out[entry[0]] = entry
+    return out
+
+
+NAMES = ["asking", "readonly", "readwrite", "cluster", "module", "memory", "latency", "lolwut",
+         "command|getkeysandflags", "script|debug"]
+
+
+@pytest.mark.parametrize("resp", ["2", "3"])
+def test_command_info_matches_redis(pair8, resp):
+    pair8.both("HELLO", resp)
+    ours = _info_by_name(pair8.ours.call("COMMAND", "INFO", *NAMES))
+    ref = _info_by_name(pair8.ref.call("COMMAND", "INFO", *NAMES))
+    assert ours == ref
+
+
+def _docs(raw: bytes) -> dict:
+    docs = parse(raw)
+    return docs if isinstance(docs, dict) else dict(zip(docs[::2], docs[1::2], strict=True))
+
+
+def test_command_docs_match_redis(pair8):
+    pair8.both("HELLO", "3")
+    ours = _docs(pair8.ours.call("COMMAND", "DOCS", *NAMES))
+    ref = _docs(pair8.ref.call("COMMAND", "DOCS", *NAMES))
+    fields = (b"summary", b"since", b"group", b"complexity")
+
+    def compare(o, r, name):
+        for field in fields:
+            assert o.get(field) == r.get(field), (name, field)
+        assert set(o.get(b"subcommands", {})) >= set(r.get(b"subcommands", {})), name
+        for sub, sub_docs in r.get(b"subcommands", {}).items():
+            if sub == b"memory|usage":
+                continue  # keys.py's, not this surface's
+            compare(o[b"subcommands"][sub], sub_docs, sub)
+
+    for name in ref:
+        if name in (b"command", b"script"):
+            continue
+        compare(ours[name], ref[name], name)
+
+
+def test_memory_stats_fields_in_redis_order(pair8):
+    for resp in ("2", "3"):
+        pair8.both("HELLO", resp)
+        ours, ref = (parse(w.call("MEMORY", "STATS")) for w in (pair8.ours, pair8.ref))
+        if resp == "2":
+            ours, ref = ours[::2], ref[::2]
+        assert list(ours) == list(ref)
+    pair8.ours.call("SET", "k", "v" * 1000)
+    stats = parse(pair8.ours.call("MEMORY", "STATS"))
+    assert stats[b"keys.count"] == 1 and stats[b"dataset.bytes"] > 0
+
+
+def test_latency_histogram_shape(pair8):
+    for wire in (pair8.ours, pair8.ref):
+        wire.call("CONFIG", "RESETSTAT")
+        wire.call("HELLO", "3")
+        for n in range(40):
+            wire.call("SET", f"k{n}", "v")
+        wire.call("GET", "k1")
+    ours, ref = (parse(w.call("LATENCY", "HISTOGRAM", "set", "get", "nosuch", "config"))
+                 for w in (pair8.ours, pair8.ref))
+    assert list(ours) == list(ref) == [b"set", b"get", b"config|resetstat"]
+    for name, calls in ((b"set", 40), (b"get", 1)):
+        for reply in (ours, ref):
+            assert list(reply[name]) == [b"calls", b"histogram_usec"]
+            assert reply[name][b"calls"] == calls
+            buckets = reply[name][b"histogram_usec"]
+            assert list(buckets.values()) == sorted(buckets.values())
+            assert list(buckets.values())[-1] == calls
+        assert set(ours[name][b"histogram_usec"]) <= {
+            1, 2, 4, 8, 16, 33, 66, 132, 264, 528, 1056, 2113, 4227, 8454, 16908, 33816, 67633,
+            135266, 270532, 541065, 1082130}
+    whole = parse(pair8.ours.call("LATENCY", "HISTOGRAM"))
+    assert b"set" in whole and b"hello" in whole
+    pair8.ours.call("CONFIG", "SET", "latency-tracking", "no")
+    pair8.ours.call("CONFIG", "RESETSTAT")
+    pair8.ours.call("GET", "k1")
+    assert parse(pair8.ours.call("LATENCY", "HISTOGRAM", "get")) == {}
+    pair8.ours.call("CONFIG", "SET", "latency-tracking", "yes")
