@@ -62,6 +62,8 @@ class Param:
     # Redis's PROTECTED_CONFIG: settable at run time only where
     # `enable-protected-configs` allows (they name files the server writes).
     protected: bool = False
+    # Redis's SENSITIVE_CONFIG: CONFIG SET's value shows as "(redacted)" in MONITOR/SLOWLOG.
+    sensitive: bool = False
     aliases: tuple[str, ...] = ()
     # Accepted range is [minimum, maximum] but the value is then clamped to this
     # (Redis's hz: any int is accepted, 1..500 is used and reported).
@@ -186,10 +188,10 @@ PARAMS = [
     Param("tls-port", "int", 0, 0, 65535, immutable=True),
     Param("tls-cert-file", "string", "", immutable=True),
     Param("tls-key-file", "string", "", immutable=True),
-    Param("tls-key-file-pass", "string", "", immutable=True),
+    Param("tls-key-file-pass", "string", "", immutable=True, sensitive=True),
     Param("tls-client-cert-file", "string", "", immutable=True),
     Param("tls-client-key-file", "string", "", immutable=True),
-    Param("tls-client-key-file-pass", "string", "", immutable=True),
+    Param("tls-client-key-file-pass", "string", "", immutable=True, sensitive=True),
     Param("tls-dh-params-file", "string", "", immutable=True),
     Param("tls-ca-cert-file", "string", "", immutable=True),
     Param("tls-ca-cert-dir", "string", "", immutable=True),
@@ -204,7 +206,7 @@ PARAMS = [
     Param("tls-replication", "bool", False),
     Param("tls-cluster", "bool", False),
     Param("tcp-backlog", "int", 511, 0, _MAX32, immutable=True),
-    Param("requirepass", "string", ""),
+    Param("requirepass", "string", "", sensitive=True),
     Param("aclfile", "string", "", immutable=True),
     Param("acl-pubsub-default", "enum", "resetchannels", choices=("allchannels", "resetchannels")),
     Param("acllog-max-len", "int", 128, minimum=0, maximum=2**63 - 1),
@@ -261,8 +263,8 @@ PARAMS = [
     Param("min-replicas-to-write", "int", 0, 0, _MAX32, aliases=("min-slaves-to-write",)),
     # Replication (rillet.replication), Redis's names and defaults.
     Param("min-replicas-max-lag", "int", 10, 0, _MAX32, aliases=("min-slaves-max-lag",)),
-    Param("masterauth", "string", ""),
-    Param("masteruser", "string", ""),
+    Param("masterauth", "string", "", sensitive=True),
+    Param("masteruser", "string", "", sensitive=True),
     Param("repl-backlog-ttl", "int", 3600, 0, _MAX32),
     Param("repl-ping-replica-period", "int", 10, 1, _MAX32, aliases=("repl-ping-slave-period",)),
     Param("repl-timeout", "int", 60, 1, _MAX32),

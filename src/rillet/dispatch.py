@@ -19,7 +19,7 @@ from rillet import errors
 from rillet.commands import table
 from rillet.commands.acl import refuse as acl_refusal
 from rillet.commands.scripting import declared_flags
-from rillet.commands.table import CommandSpec
+from rillet.commands.table import CommandSpec, shown_argv
 from rillet.errors import ReplyError
 from rillet.observe import SMALL_US, record_latency
 from rillet.resp.types import NO_REPLY, QUEUED
@@ -248,7 +248,7 @@ class Dispatcher:
             # on the compiled fast path: a tracking client is gated).
             state.tracking.remember(client, spec, argv)
         if state.monitors and not spec.flags & _NOT_MONITORED:
-            state.feed_monitors(client, argv)
+            state.feed_monitors(client, shown_argv(spec, argv))
         if reply.__class__ is Block and (client.in_exec or client.is_internal):
             # Inside MULTI or while loading, a blocking command acts as if it timed out.
             reply = reply.timeout_reply  # type: ignore[attr-defined]
@@ -270,7 +270,7 @@ class Dispatcher:
         slower_than = state.config.values["slowlog-log-slower-than"]
         if 0 <= slower_than <= elapsed_us and "skip_slowlog" not in spec.flags:  # type: ignore[operator]
             conn = client.conn
-            state.slowlog.add(argv, elapsed_us, conn.addr if conn is not None else "", client.name,
+            state.slowlog.add(shown_argv(spec, argv), elapsed_us, conn.addr if conn is not None else "", client.name,
                               state.config.values["slowlog-max-len"])  # type: ignore[arg-type]
 
     def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import redis
+
 from tests.helpers.wire import Wire
 
 
@@ -76,3 +78,49 @@ def test_slow_commands_are_logged(rillet_server):
             assert b"ECHO" in wire.call("SLOWLOG", "GET", "1")
         finally:
             wire.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+
+
+def _secrets_shown(port: int) -> tuple[list[bytes], set[tuple[bytes, ...]]]:
+    """MONITOR's lines and SLOWLOG's distinct argument lists for commands carrying secrets."""
+    mon, conn = Wire(port), Wire(port)
+    admin = redis.Redis(port=port)
+    commands = [
+        ("AUTH", "redact-u", "pw1"),
+        ("HELLO", "2", "AUTH", "redact-u", "pw1", "SETNAME", "n1"),
+        ("MIGRATE", "127.0.0.1", "1", "", "0", "10", "AUTH2", "u", "p", "KEYS", "no-such-key"),
+        ("MIGRATE", "127.0.0.1", "1", "", "0", "10", "COPY", "AUTH", "p", "KEYS", "no-such-key"),
+        ("CONFIG", "SET", "maxmemory-samples", "5", "masterauth", "secret"),
+        ("ACL", "GETUSER", "redact-u"),
+    ]
+    try:
+        admin.execute_command("ACL", "SETUSER", "redact-u", "on", ">pw1", "+@all", "~*")
+        admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "0")
+        admin.execute_command("SLOWLOG", "RESET")
+        assert mon.call("MONITOR") == b"+OK\r\n"
+        # rillet's slow log times one call in 16 of each command: 16 calls log one.
+        for command in commands:
+            for _ in range(16):
+                conn.call(*command)
+        conn.call("PING", "end")
+        lines = []
+        while not lines or b'"end"' not in lines[-1]:
+            lines.append(re.sub(rb"^\+\d+\.\d{6} \[(\d+) [^\]]*\]", rb"+T [\1 addr]",
+                                mon.read_reply()))
+        admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "10000",
+                              "masterauth", "")
+        entries = admin.execute_command("SLOWLOG", "GET", "-1")
+        logged = {tuple(entry[3]) for entry in entries
+                  if entry[3][0] in (b"AUTH", b"HELLO", b"MIGRATE", b"CONFIG", b"ACL")}
+        admin.execute_command("ACL", "DELUSER", "redact-u")
+        return sorted(set(lines)), logged
+    finally:
+        mon.close()
+        conn.close()
+        admin.close()
+
+
+def test_monitor_and_slowlog_redact_secrets(rillet_server, redis8_server):
+    ours = _secrets_shown(rillet_server.port)
+    assert ours == _secrets_shown(redis8_server.port)
+    assert not any(b"pw1" in line or b"secret" in line for line in ours[0])
+    assert not any(b"pw1" in arg or b"secret" in arg for entry in ours[1] for arg in entry)

@@ -9,7 +9,14 @@ from rillet import acl as model
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.connection import client_info_line
-from rillet.commands.table import acl_categories, all_specs, command, help_reply, lookup
+from rillet.commands.table import (
+    acl_categories,
+    all_specs,
+    command,
+    help_reply,
+    lookup,
+    redact_from,
+)
 from rillet.errors import ReplyError
 from rillet.resp.types import OK, Map, SetReply
 from rillet.state import Client
@@ -36,7 +43,7 @@ def kill_clients_of_missing_users(ctx: Client) -> None:
             client.conn.close()
 
 
-@command("acl|setuser", -3, _ADMIN, group="server", since="6.0.0")
+@command("acl|setuser", -3, _ADMIN, group="server", since="6.0.0", redact=redact_from(2))
 def acl_setuser(ctx: Client, argv: list[bytes]) -> object:
     """ACL SETUSER username [rule [rule ...]]"""
     name = argv[2]
@@ -61,7 +68,7 @@ def _selector_map(selector: model.Selector) -> list[tuple[bytes, object]]:
     ]
 
 
-@command("acl|getuser", 3, _ADMIN, group="server", since="6.0.0")
+@command("acl|getuser", 3, _ADMIN, group="server", since="6.0.0", redact=redact_from(2))
 def acl_getuser(ctx: Client, argv: list[bytes]) -> object:
     """ACL GETUSER username"""
     user = ctx.server.acl.users.get(argv[2])
@@ -75,7 +82,7 @@ def acl_getuser(ctx: Client, argv: list[bytes]) -> object:
     ])
 
 
-@command("acl|deluser", -3, _ADMIN, group="server", since="6.0.0")
+@command("acl|deluser", -3, _ADMIN, group="server", since="6.0.0", redact=redact_from(2))
 def acl_deluser(ctx: Client, argv: list[bytes]) -> object:
     """ACL DELUSER username [username ...]"""
     if b"default" in argv[2:]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.acl import User
 from rillet.commands.args import Options, parse_int
-from rillet.commands.table import command, help_reply
+from rillet.commands.table import command, help_reply, redact_from, redact_options
 from rillet.errors import ReplyError
 from rillet.resp.types import OK, PONG, Map, SimpleString, Verbatim
 from rillet.state import Client
@@ -63,7 +63,7 @@ def _authenticate(ctx: Client, user: User) -> None:
 
 
 @command("auth", -2, "noscript loading stale fast no_auth allow_busy", group="connection",
-         since="1.0.0")
+         since="1.0.0", redact=redact_from(1))
 def auth(ctx: Client, argv: list[bytes]) -> object:
     """AUTH [username] password"""
     if len(argv) > 3:
@@ -80,7 +80,7 @@ def _valid_name(name: bytes) -> bool:
 
 
 @command("hello", -1, "noscript loading stale fast no_auth allow_busy", group="connection",
-         since="6.0.0")
+         since="6.0.0", redact=redact_options(2, {b"AUTH": 2}, {b"SETNAME": 1}))
 def hello(ctx: Client, argv: list[bytes]) -> object:
     """HELLO [protover [AUTH username password] [SETNAME clientname]]
 

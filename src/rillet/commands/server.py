@@ -13,7 +13,7 @@ from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
-from rillet.config import ConfigError, Param
+from rillet.config import PARAMS, ConfigError, Param
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.memory import STARTUP_BYTES
@@ -292,7 +292,16 @@ def config_get(ctx: Client, argv: list[bytes]) -> object:
     ])
 
 
-@command("config|set", -4, "admin noscript loading stale", group="server", since="2.0.0")
+_SENSITIVE_CONFIGS = frozenset(name.encode() for param in PARAMS if param.sensitive
+                               for name in (param.name, *param.aliases))
+
+
+def _config_set_secrets(argv: list[bytes]) -> list[int]:
+    return [i + 1 for i in range(2, len(argv) - 1, 2) if argv[i].lower() in _SENSITIVE_CONFIGS]
+
+
+@command("config|set", -4, "admin noscript loading stale", group="server", since="2.0.0",
+         redact=_config_set_secrets)
 def config_set(ctx: Client, argv: list[bytes]) -> object:
     """CONFIG SET parameter value [parameter value ...]"""
     if len(argv) % 2:

@@ -9,7 +9,7 @@ with its Redis syntax line.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rillet.resp.types import SimpleString
@@ -56,6 +56,9 @@ class CommandSpec:
     unknown_keys: tuple[tuple[str, str], ...] = ()
     key_notes: str = ""  # the notes of the first key spec (BITFIELD's)
     tips: tuple[str, ...] = ()  # Redis's command tips, as COMMAND INFO reports them
+    # argv -> the indexes MONITOR and SLOWLOG show as "(redacted)" (passwords, user
+    # names: Redis's redactClientCommandArgument).
+    redact: Callable[[list[bytes]], Iterable[int]] | None = None
     # Key specs found by a keyword (GEORADIUS's STORE): (flags, keyword, startfrom[,
     # lastkey, default 0]), reported by COMMAND INFO after the index ones.
     keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int], ...] = ()
@@ -151,6 +154,7 @@ def command(
     key_notes: str = "",
     keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int], ...] = (),
     tips: str = "",
+    redact: Callable[[list[bytes]], Iterable[int]] | None = None,
 ) -> Callable[[Handler], Handler]:
     """Register a handler `(ctx, argv) -> reply` under `name` ("xadd" or "xinfo|stream")."""
 
@@ -175,6 +179,7 @@ def command(
             key_notes=key_notes,
             keyword_keys=keyword_keys,
             tips=tuple(tips.split()),
+            redact=redact,
             is_write=WRITE in flag_set,
             is_blocking=BLOCKING in flag_set,
             allowed_unauthenticated=NOAUTH in flag_set,
@@ -304,3 +309,49 @@ def help_reply(container: str, *lines: bytes) -> list[SimpleString]:
         b"HELP",
         b"    Print this help.",
     )]
+
+
+# --- redaction ----------------------------------------------------------------------------
+
+REDACTED = b"(redacted)"
+
+
+def shown_argv(spec: CommandSpec, argv: list[bytes]) -> list[bytes]:
+    """argv as MONITOR and SLOWLOG show it: the spec's secret arguments "(redacted)"."""
+    redact = spec.redact
+    if redact is None:
+        return argv
+    shown = list(argv)
+    for index in redact(argv):
+        if index < len(shown):
+            shown[index] = REDACTED
+    return shown
+
+
+def redact_from(first: int) -> Callable[[list[bytes]], Iterable[int]]:
+    """Every argument from `first` on (AUTH; ACL SETUSER/GETUSER/DELUSER, user names too)."""
+    return lambda argv: range(first, len(argv))
+
+
+def redact_options(start: int, secrets: dict[bytes, int], skips: dict[bytes, int],
+                   stop: bytes = b"") -> Callable[[list[bytes]], Iterable[int]]:
+    """The values of the options in `secrets` (option -> its value count), walking the
+    options from `start` as the command's parser does: `skips` are the other options
+    with their value counts, `stop` an option after which the rest are not options."""
+
+    def indexes(argv: list[bytes]) -> list[int]:
+        found = []
+        j = start
+        while j < len(argv):
+            option = argv[j].upper()
+            if option == stop:
+                break
+            count = secrets.get(option)
+            if count is not None:
+                found.extend(range(j + 1, j + 1 + count))
+            else:
+                count = skips.get(option, 0)
+            j += 1 + count
+        return found
+
+    return indexes
