@@ -140,6 +140,22 @@ def test_field_expiration(pair8):
         p.check(*cmd)
 
 
+
+def test_listpackex_order_of_equal_deadlines(pair8):
+    """A field given a deadline goes before the fields due at the same time (found by
+    the command fuzzer: rillet put it after them, so HGETALL's order differed)."""
+    p = pair8
+    p.check("HSET", "h", "f1", "a", "f2", "b", "f3", "c", "f4", "d")
+    for cmd in (
+        ("HPEXPIREAT", "h", "4102444800000", "FIELDS", "2", "f1", "f2"), ("HKEYS", "h"),
+        ("HPEXPIREAT", "h", "4102444700000", "FIELDS", "1", "f3"), ("HKEYS", "h"),
+        ("HPEXPIREAT", "h", "4102444800000", "FIELDS", "1", "f4"), ("HKEYS", "h"),
+        ("HPEXPIREAT", "h", "4102444800000", "FIELDS", "1", "f1"), ("HKEYS", "h"),
+        ("HSETEX", "h", "PXAT", "4102444800000", "FIELDS", "2", "a", "1", "b", "2"),
+        ("HGETEX", "h", "PXAT", "4102444700000", "FIELDS", "2", "f4", "a"), ("HGETALL", "h"),
+    ):
+        p.check(*cmd)
+
 @pytest.mark.parametrize("args", [
     ("10", "FIELDS", "0"), ("10", "FIELDS", "2", "a"), ("10", "a"), ("10", "FIELDS", "1", "a", "b"),
     ("-1", "FIELDS", "1", "a"), ("10", "NX", "XX", "FIELDS", "1", "a"), ("10", "FIELDS"),
