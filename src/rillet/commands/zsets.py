@@ -586,8 +586,8 @@ def bzpopmax(ctx: Client, argv: list[bytes]) -> object:
 @command("bzmpop", -5, "write blocking movablekeys", keys=(0, 0, 0), group="sorted-set", since="7.0.0")
 def bzmpop(ctx: Client, argv: list[bytes]) -> object:
     """BZMPOP timeout numkeys key [key ...] <MIN | MAX> [COUNT count]"""
-    timeout_ms = parse_timeout(ctx, argv[1])
     keys, maximum, count = parse_mpop(argv, 2, _minmax)
+    timeout_ms = parse_timeout(ctx, argv[1])  # after numkeys, the side and COUNT, as Redis
     found = _zmpop(ctx, keys, maximum, count)
     if found is not None:
         return found
