@@ -141,6 +141,14 @@ def test_field_expiration(pair8):
 
 
 
+def test_hgetdel_names_a_field_twice(pair8):
+    """The second mention of a field answers nil: it is gone (found by the command fuzzer)."""
+    p = pair8
+    p.check("HSET", "h", "a", "1", "b", "2", "c", "3")
+    p.check("HGETDEL", "h", "FIELDS", "4", "a", "a", "b", "a")
+    p.check("HGETDEL", "nokey", "FIELDS", "2", "a", "a")
+    p.check("HGETALL", "h")
+
 def test_listpackex_order_of_equal_deadlines(pair8):
     """A field given a deadline goes before the fields due at the same time (found by
     the command fuzzer: rillet put it after them, so HGETALL's order differed)."""

@@ -218,6 +218,26 @@ def test_zscan(pair8):
         p.check("ZSCAN", "z", *bad)
 
 
+
+@pytest.mark.parametrize("name", ["ZSCAN", "SSCAN", "HSCAN"])
+def test_scan_of_a_missing_key_reads_no_options(pair8, name):
+    """The cursor, then the key, then the options, as Redis: a missing key answers an
+    empty scan whatever follows its cursor (found by the command fuzzer)."""
+    for args in (("0", "COUNT", "-1"), ("0", "COUNT", "x"), ("0", "FOO"), ("0", "MATCH"),
+                 ("x", "COUNT", "1"), ("0", "NOVALUES"), ("0", "NOSCORES")):
+        pair8.check(name, "nokey", *args)
+
+
+@pytest.mark.parametrize("limit", [("0", "-1"), ("1", "-1"), ("5", "-1"), ("0", "-2"), ("1", "1"),
+                                   ("0", "-1", "LIMIT", "1", "1"), ("1", "1", "LIMIT", "0", "-1")])
+def test_zrange_rank_limit_checks_the_count_only(pair8, limit):
+    """By rank, `LIMIT <offset> -1` is accepted and ignored; any other count is an error
+    (found by the command fuzzer)."""
+    pair8.check("ZADD", "z", "1", "a", "2", "b", "3", "c")
+    pair8.check("ZRANGE", "z", "0", "-1", "LIMIT", *limit)
+    pair8.check("ZRANGESTORE", "d", "z", "0", "-1", "REV", "LIMIT", *limit)
+    pair8.check("ZRANGE", "d", "0", "-1")
+
 @pytest.mark.parametrize("n,width", [(3, 1), (128, 1), (129, 1), (3, 64), (3, 65), (200, 1)])
 def test_zset_encoding(pair8, n, width):
     p = pair8

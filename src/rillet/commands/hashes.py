@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING
 from rillet import errors
 from rillet.commands.args import INT64_MAX, INT64_MIN, parse_int
 from rillet.commands.table import COMMANDS, command
-from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_count, scan_members
+from rillet.commands.typed import (
+    config_int,
+    lookup,
+    parse_cursor,
+    parse_scan,
+    pick,
+    random_count,
+    scan_members,
+)
 from rillet.engine import longdouble
 from rillet.engine.hashes import Hash
 from rillet.errors import ReplyError
@@ -282,10 +290,11 @@ def hrandfield(ctx: Client, argv: list[bytes]) -> object:
 @command("hscan", -3, "readonly", keys=(1, 1, 1), key_flags="RO access", group="hash", since="2.8.0")
 def hscan(ctx: Client, argv: list[bytes]) -> object:
     """HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]"""
-    cursor, pattern, count, flags = parse_scan(argv, (b"NOVALUES",))
+    parse_cursor(argv[2])  # the cursor, then the key, then the options, as Redis
     h = get_hash(ctx, argv[1])
     if h is None:
         return [b"0", []]
+    cursor, pattern, count, flags = parse_scan(argv, (b"NOVALUES",))
     next_cursor, found = scan_members(h.fields, cursor, count, not h.big, pattern)
     if b"NOVALUES" in flags:
         return [b"%d" % next_cursor, found]
@@ -576,8 +585,13 @@ def hgetdel(ctx: Client, argv: list[bytes]) -> object:
     fields = _fields(argv, 2)
     if h is None:
         return [None] * len(fields)
-    values = [h.fields.get(f) for f in fields]
-    gone = [f for f in fields if h.delete(f)]
+    # One field at a time, as Redis: a field named twice answers nil the second time.
+    values = []
+    gone = []
+    for f in fields:
+        values.append(h.fields.get(f))
+        if h.delete(f):
+            gone.append(f)
     if gone:
         ctx.notify(HASH, b"hdel", argv[1])
         ctx.propagate([b"HDEL", argv[1], *gone])

@@ -17,7 +17,15 @@ from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int, parse_mpop
 from rillet.commands.lists import parse_timeout
 from rillet.commands.table import COMMANDS, command
-from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_count, scan_members
+from rillet.commands.typed import (
+    config_int,
+    lookup,
+    parse_cursor,
+    parse_scan,
+    pick,
+    random_count,
+    scan_members,
+)
 from rillet.engine.doubles import parse_range_double, parse_score
 from rillet.engine.sets import Set
 from rillet.engine.zsets import ZSet
@@ -314,8 +322,9 @@ def _zrange_parse(argv: list[bytes], at: int, rangetype: str | None, reverse: bo
         j += 1
     reverse = bool(reverse)
     rangetype = rangetype or RANK
-    has_limit = limit != -1 or offset != 0 or any(a.upper() == b"LIMIT" for a in argv[at + 3:])
-    if has_limit and rangetype == RANK:
+    # Redis checks only the (last) count: `LIMIT <any offset> -1` on ranks is accepted
+    # and ignored.
+    if limit != -1 and rangetype == RANK:
         raise ReplyError(errors.ZRANGE_LIMIT_RANK)
     if withscores and rangetype == LEX:
         raise ReplyError(errors.ZRANGE_WITHSCORES_LEX)
@@ -620,10 +629,11 @@ def zrandmember(ctx: Client, argv: list[bytes]) -> object:
 @command("zscan", -3, "readonly", keys=(1, 1, 1), key_flags="RO access", group="sorted-set", since="2.8.0")
 def zscan(ctx: Client, argv: list[bytes]) -> object:
     """ZSCAN key cursor [MATCH pattern] [COUNT count]"""
-    cursor, pattern, count, _ = parse_scan(argv)
+    parse_cursor(argv[2])  # the cursor, then the key, then the options, as Redis
     z = get_zset(ctx, argv[1])
     if z is None:
         return [b"0", []]
+    cursor, pattern, count, _ = parse_scan(argv)
     members = [m for _, m in z.order] if not z.big else list(z.scores)
     next_cursor, found = scan_members(members, cursor, count, not z.big, pattern)
     return [b"%d" % next_cursor, [x for m in found for x in (m, format_double(z.scores[m]))]]
