@@ -237,7 +237,7 @@ def _union(sets: list[Set | None]) -> list[bytes]:
     out: dict[bytes, None] = {}
     for s in sets:
         if s is not None:
-            out.update(s.members)
+            out.update(dict.fromkeys(ordered(s)))  # an intset's members sorted, as Redis walks it
     return list(out)
 
 
@@ -246,7 +246,7 @@ def _diff(sets: list[Set | None]) -> list[bytes]:
     if first is None:
         return []
     others = [s for s in sets[1:] if s is not None]
-    return [m for m in first.members if not any(m in s.members for s in others)]
+    return [m for m in ordered(first) if not any(m in s.members for s in others)]
 
 
 def _algebra_reply(ctx: Client, members: list[bytes]) -> object:
