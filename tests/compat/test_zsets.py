@@ -179,6 +179,22 @@ def test_algebra(pair8, name, args):
     p.check("OBJECT", "ENCODING", "dst")
 
 
+@pytest.mark.parametrize("keys", [("big", "small", "big", "small", "small"), ("small", "big", "small"),
+                                  ("big", "nokey", "small", "big"), ("small", "set", "big")])
+def test_zunion_sums_the_smaller_inputs_first(pair8, keys):
+    """Redis sorts the inputs by size before summing: 0.1 + 0.1 + 1 + 1 is not
+    1 + 0.1 + 1 + 0.1 in floats (found by the command fuzzer)."""
+    p = pair8
+    p.check("ZADD", "small", "0.1", "m", "0.2", "n")
+    p.check("ZADD", "big", "1", "m", "1", "n", "3", "o", "4", "p")
+    p.check("SADD", "set", "m", "n", "q")
+    p.check("ZUNION", str(len(keys)), *keys, "WITHSCORES")
+    p.check("ZUNION", str(len(keys)), *keys, "WEIGHTS", *["0.3", "1.1", "7", "0.1", "3"][:len(keys)],
+            "WITHSCORES")
+    p.check("ZINTER", str(len(keys)), *keys, "WITHSCORES")
+    p.check("ZUNIONSTORE", "dst", str(len(keys)), *keys)
+    p.check("ZRANGE", "dst", "0", "-1", "WITHSCORES")
+
 @pytest.mark.parametrize("args", [
     ("2", "a", "b"), ("1", "a"), ("2", "a", "nokey"), ("2", "a", "b", "LIMIT", "1"), ("2", "a", "s"),
     ("0", "a"), ("3", "a", "b"), ("1", "a", "LIMIT", "-1"), ("1", "a", "LIMIT", "x"), ("2", "a", "str"),

@@ -698,7 +698,10 @@ def _algebra(ctx: Client, argv: list[bytes], at: int, op: str, name: str, store:
             raise ReplyError(errors.SYNTAX)
     result: dict[bytes, float] = {}
     if op == "union":
-        for src, w in zip(sources, weights, strict=True):
+        # Redis sorts the inputs by size first (a stable sort in glibc's qsort), which
+        # sets the order a member's scores are summed in: floats round per order.
+        for j in sorted(range(n), key=lambda j: len(sources[j] or ())):
+            src, w = sources[j], weights[j]
             if src is None:
                 continue
             for m, s in src.items():
