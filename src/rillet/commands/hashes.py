@@ -274,7 +274,7 @@ def hrandfield(ctx: Client, argv: list[bytes]) -> object:
         return pick(list(h.fields), 1, False)[0]
     count, repeats = random_count(argv[2])
     withvalues = len(argv) == 4
-    if withvalues and repeats and count > (INT64_MAX // 2):
+    if withvalues and count > INT64_MAX // 2:  # either sign, as Redis (the reply doubles)
         raise ReplyError(errors.VALUE_OUT_OF_RANGE)
     h = get_hash(ctx, argv[1])
     if h is None or count == 0:

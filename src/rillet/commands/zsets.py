@@ -617,7 +617,7 @@ def zrandmember(ctx: Client, argv: list[bytes]) -> object:
         return None if z is None else pick(list(z.scores), 1, False)[0]
     count, repeats = random_count(argv[2])
     withscores = len(argv) == 4
-    if withscores and repeats and count > INT64_MAX // 2:
+    if withscores and count > INT64_MAX // 2:  # either sign, as Redis (the reply doubles)
         raise ReplyError(errors.VALUE_OUT_OF_RANGE)
     z = get_zset(ctx, argv[1])
     if z is None or count == 0:
