@@ -99,6 +99,7 @@ ALWAYS_HASHED = {"sunion", "sdiff"}
 NORMALISED = (NOT_COMPARED | TTL_REPLIES | FIELD_TTL_REPLIES | RANDOM_REPLIES | HASH_ORDER
               | {"keys", "object|encoding", "xinfo|stream", "auth"})
 _POSITIVE_ELEMENT = re.compile(rb"(?m)^:[1-9]\d*\r$")
+SCANNING = b"<a scan in progress>"
 HASHED = (b"$9\r\nhashtable\r\n", b"$8\r\nskiplist\r\n")
 _POSITIVE = re.compile(rb"^:[1-9]\d*\r\n$")
 # Idle times in XPENDING, XINFO CONSUMERS and XINFO STREAM FULL: [id consumer idle count]
@@ -164,8 +165,8 @@ def sort_reply(name: str, raw: bytes, argv: list[bytes]) -> bytes:
     if parts is None or len(parts[1]) != 2:
         return raw
     cursor, inner = parts[1]
-    if cursor != b"$1\r\n0\r\n":
-        return b"<a scan in progress>"
+    if cursor != b"$1\r\n0\r\n" or argv[2] != b"0":
+        return SCANNING
     paired = name in PAIRED and b"NOVALUES" not in [a.upper() for a in argv]
     return parts[0] + b"\r\n" + cursor + _sorted(inner, paired)
 
@@ -392,6 +393,10 @@ class Fuzzer:
                     name in ALWAYS_HASHED or large_reply(ours) or large_reply(ref)
                     or self.hash_ordered(name, argv)):
                 ours, ref = sort_reply(name, ours, argv), sort_reply(name, ref, argv)
+                if name.endswith("scan") and SCANNING in (ours, ref) and b"-" not in (ours[:1], ref[:1]):
+                    # Where one server's walk ended and the other's goes on: each walks
+                    # its own order (docs/compat.md), so only being a scan is compared.
+                    ours = ref = SCANNING
             if name == "spop":  # the two servers removed different members: rebuild
                 self.reseed(batch, only_key=argv[1])
             if name in NOT_COMPARED:
