@@ -179,6 +179,35 @@ def test_algebra(pair8, name, args):
     p.check("OBJECT", "ENCODING", "dst")
 
 
+@pytest.mark.parametrize("members", [3, 130])
+def test_negative_zero_scores(pair8, members):
+    """A listpack stores -0 as 0, a skiplist keeps -0; ZADD INCR/ZINCRBY answer the score
+    they computed, -0 included (found by the command fuzzer)."""
+    p = pair8
+    p.check("ZADD", "z", *[x for i in range(members) for x in (str(i + 1), f"m{i}")])
+    for cmd in (
+        ("ZINCRBY", "z", "-0", "a"), ("ZSCORE", "z", "a"), ("ZADD", "z", "INCR", "-0.0", "b"),
+        ("ZADD", "z", "-0", "c", "0", "d", "-0e5", "e"), ("ZMSCORE", "z", "b", "c", "d", "e"),
+        ("ZINCRBY", "z", "-0", "c"), ("ZINCRBY", "z", "0", "c"), ("ZADD", "z", "-0", "d"),
+        ("ZRANGE", "z", "0", "4", "WITHSCORES"), ("ZRANGEBYSCORE", "z", "-0", "0", "WITHSCORES"),
+        ("OBJECT", "ENCODING", "z"),
+    ):
+        p.check(*cmd)
+
+
+@pytest.mark.parametrize("limit", ["2", "3"])
+def test_negative_zero_on_the_add_that_converts(pair8, limit):
+    """The member whose add makes the set a skiplist keeps its -0: Redis converts first."""
+    p = pair8
+    p.check("CONFIG", "SET", "zset-max-listpack-entries", limit)
+    try:
+        p.check("ZADD", "z", "1", "a", "2", "b")
+        p.check("ZADD", "z", "-0", "c", "-0", "d")
+        p.check("ZRANGE", "z", "0", "-1", "WITHSCORES")
+        p.check("OBJECT", "ENCODING", "z")
+    finally:
+        p.check("CONFIG", "SET", "zset-max-listpack-entries", "128")
+
 @pytest.mark.parametrize("count", ["4611686018427387903", "4611686018427387904", "9223372036854775807",
                                    "-4611686018427387904"])
 @pytest.mark.parametrize("name,key,flag", [("ZRANDMEMBER", "z", "WITHSCORES"),

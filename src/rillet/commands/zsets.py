@@ -72,7 +72,7 @@ def _score_arg(raw: bytes) -> float:
     value = parse_score(raw)
     if value is None:
         raise ReplyError(errors.NOT_FLOAT)
-    return value + 0.0  # -0 is stored as 0, as Redis prints it
+    return value  # -0 stays -0: a skiplist keeps it, a listpack stores 0 (see zadd)
 
 
 # --- ZADD / ZINCRBY ------------------------------------------------------------------------
@@ -113,6 +113,7 @@ def zadd(ctx: Client, argv: list[bytes]) -> object:
         ctx.db.set(key, z)
     added = changed = 0
     result: float | None = None
+    max_entries, max_value = _limits(ctx)
     for score, member in zip(scores, members, strict=True):
         old = z.scores.get(member)
         if old is None:
@@ -120,13 +121,17 @@ def zadd(ctx: Client, argv: list[bytes]) -> object:
                 continue
             if incr and score != score:
                 raise ReplyError(errors.ZSET_NAN_SCORE)
-            z.add(member, score)
+            if not z.big and (len(z.scores) >= max_entries or len(member) > max_value):
+                z.big = True  # Redis converts before it inserts the member
+            # A listpack holds an integral score as an integer: -0 becomes 0 there; the
+            # reply is the score computed, -0 included.
+            z.add(member, score if z.big else score + 0.0)
             added += 1
             result = score
             continue
         if b"NX" in flags:
             continue
-        new = old + score + 0.0 if incr else score
+        new = old + score if incr else score
         if new != new:
             if not z.scores:
                 ctx.db.delete(key)
@@ -135,7 +140,7 @@ def zadd(ctx: Client, argv: list[bytes]) -> object:
             continue
         result = new
         if new != old:
-            z.add(member, new)
+            z.add(member, new if z.big else new + 0.0)
             changed += 1
     if not z.scores:
         ctx.db.delete(key)
