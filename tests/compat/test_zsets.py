@@ -179,6 +179,19 @@ def test_algebra(pair8, name, args):
     p.check("OBJECT", "ENCODING", "dst")
 
 
+@pytest.mark.parametrize("aggregate", ["SUM", "MIN", "MAX"])
+@pytest.mark.parametrize("weights", [("2", "inf", "-1"), ("inf", "1", "1"), ("1", "-inf", "inf")])
+def test_zinter_nan_products(pair8, aggregate, weights):
+    """0 * inf is NaN: zeroed for the first input only; after it a SUM turns NaN into 0
+    and MIN/MAX keep what they had (found by the command fuzzer)."""
+    p = pair8
+    p.check("ZADD", "a", "-inf", "x", "0", "y", "1.5", "z")
+    p.check("ZADD", "b", "0", "x", "0", "y", "0", "z")
+    p.check("ZADD", "c", "inf", "x", "1", "y", "0", "z", "5", "w")
+    for keys in (("a", "b", "b"), ("b", "a", "c"), ("c", "b", "a")):
+        p.check("ZINTER", "3", *keys, "WEIGHTS", *weights, "AGGREGATE", aggregate, "WITHSCORES")
+        p.check("ZUNION", "3", *keys, "WEIGHTS", *weights, "AGGREGATE", aggregate, "WITHSCORES")
+
 @pytest.mark.parametrize("members", [3, 130])
 def test_negative_zero_scores(pair8, members):
     """A listpack stores -0 as 0, a skiplist keeps -0; ZADD INCR/ZINCRBY answer the score

@@ -725,7 +725,9 @@ def _algebra(ctx: Client, argv: list[bytes], at: int, op: str, name: str, store:
                 if other is None:
                     ok = False
                     break
-                v = _aggregate(aggregate, v, _nan_zero(other * weights[j]))
+                # The product is not zeroed when NaN (only the first input's is, and a
+                # SUM's NaN result): with MIN/MAX a NaN loses, with SUM it makes a 0.
+                v = _aggregate(aggregate, v, other * weights[j])
             if ok:
                 result[m] = v
     else:
