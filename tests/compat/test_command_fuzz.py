@@ -47,6 +47,7 @@ DIFF_COMMANDS = int(os.environ.get("RILLET_FUZZ_COMMANDS", 200000 if LONG else 3
 SOLO_COMMANDS = DIFF_COMMANDS // 3
 MAX_SECONDS = float(os.environ.get("RILLET_FUZZ_SECONDS", 600 if LONG else 50))
 BATCH = 100
+FULL_HISTORY = os.environ.get("RILLET_FUZZ_FULL") == "1"  # every command of a failed batch
 # Glob patterns that make a backtracking matcher spin forever (issue 19's first bullet).
 HOSTILE_GLOBS = True
 
@@ -240,7 +241,7 @@ class Problem:
     def render(self) -> str:
         lines = [f"[{self.kind}] batch {self.batch} (replay: RILLET_FUZZ_SEED={SEED} "
                  f"RILLET_FUZZ_BATCH={self.batch}): {self.detail}"]
-        for argv in self.history[-12:]:
+        for argv in self.history[-(10**6 if FULL_HISTORY else 12):]:
             lines.append("    " + " ".join(_show(a) for a in argv))
         return "\n".join(lines)
 
