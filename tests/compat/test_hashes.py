@@ -149,6 +149,12 @@ def test_hgetdel_names_a_field_twice(pair8):
     p.check("HGETDEL", "nokey", "FIELDS", "2", "a", "a")
     p.check("HGETALL", "h")
 
+@pytest.mark.parametrize("numfields", ["2147483647", "2147483648", "4611686018427387904", "0", "3"])
+def test_hsetex_numfields_is_an_int(pair8, numfields):
+    """Up to INT_MAX, else `invalid number of fields` (found by the command fuzzer)."""
+    pair8.check("HSETEX", "h", "FIELDS", numfields, "a", "b")
+    pair8.check("HGETEX", "h", "FIELDS", numfields, "a")
+
 def test_listpackex_order_of_equal_deadlines(pair8):
     """A field given a deadline goes before the fields due at the same time (found by
     the command fuzzer: rillet put it after them, so HGETALL's order differed)."""

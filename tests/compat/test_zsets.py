@@ -233,6 +233,9 @@ def test_random_pairs_count_range(pair8, count, name, key, flag):
     pair8.check("HSET", "h", "a", "1")
     pair8.check(name, key, count, flag, normalise=lambda r: r[:2])
     pair8.check(name, "nokey", count, flag)
+    pair8.check(name, key, count, flag, flag)  # the count is read before the syntax
+    pair8.check(name, key, "x", "FOO")
+    pair8.check(name, key, "-9223372036854775808", "FOO")
 
 @pytest.mark.parametrize("keys", [("big", "small", "big", "small", "small"), ("small", "big", "small"),
                                   ("big", "nokey", "small", "big"), ("small", "set", "big")])

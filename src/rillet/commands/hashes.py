@@ -265,14 +265,14 @@ def hincrbyfloat(ctx: Client, argv: list[bytes]) -> object:
 @command("hrandfield", -2, "readonly", keys=(1, 1, 1), key_flags="RO access", group="hash", since="6.2.0")
 def hrandfield(ctx: Client, argv: list[bytes]) -> object:
     """HRANDFIELD key [count [WITHVALUES]]"""
-    if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() != b"WITHVALUES"):
-        raise ReplyError(errors.SYNTAX)
     if len(argv) == 2:
         h = get_hash(ctx, argv[1])
         if h is None:
             return None
         return pick(list(h.fields), 1, False)[0]
-    count, repeats = random_count(argv[2])
+    count, repeats = random_count(argv[2])  # the count, then the syntax, as Redis
+    if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() != b"WITHVALUES"):
+        raise ReplyError(errors.SYNTAX)
     withvalues = len(argv) == 4
     if withvalues and count > INT64_MAX // 2:  # either sign, as Redis (the reply doubles)
         raise ReplyError(errors.VALUE_OUT_OF_RANGE)
@@ -305,12 +305,12 @@ def hscan(ctx: Client, argv: list[bytes]) -> object:
 
 def _fields(argv: list[bytes], at: int, per_field: int = 1,
             bad_count: str = errors.HFE_NUMFIELDS_COUNT,
-            mismatch: str = errors.HFE_NUMFIELDS_MISMATCH) -> list[bytes]:
+            mismatch: str = errors.HFE_NUMFIELDS_MISMATCH, most: int = 2**63 - 1) -> list[bytes]:
     """FIELDS numfields field... starting at `at` (the FIELDS word), Redis's checks in order."""
     if at + 1 >= len(argv) or argv[at].upper() != b"FIELDS":
         raise ReplyError(errors.HFE_FIELDS_MISSING)
     n = parse_int(argv[at + 1], bad_count)
-    if n < 1:
+    if n < 1 or n > most:
         raise ReplyError(bad_count)
     if n * per_field != len(argv) - at - 2:
         raise ReplyError(mismatch)
@@ -545,7 +545,8 @@ def hsetex(ctx: Client, argv: list[bytes]) -> object:
         else:
             raise ReplyError(errors.HFE_UNKNOWN_ARGUMENT.format(
                 argv[i].decode("utf-8", "replace")))
-    pairs = _fields(argv, i, 2, errors.HFE_INVALID_NUMFIELDS, errors.wrong_arity("hsetex"))
+    # HSETEX reads numfields as an int (up to INT_MAX), the others as a long.
+    pairs = _fields(argv, i, 2, errors.HFE_INVALID_NUMFIELDS, errors.wrong_arity("hsetex"), 2**31 - 1)
     h = get_hash(ctx, argv[1])
     fields = pairs[0::2]
     if condition == b"FNX" and h is not None and any(f in h.fields for f in fields):

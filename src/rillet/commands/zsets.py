@@ -615,12 +615,12 @@ def bzmpop(ctx: Client, argv: list[bytes]) -> object:
 @command("zrandmember", -2, "readonly", keys=(1, 1, 1), key_flags="RO access", group="sorted-set", since="6.2.0")
 def zrandmember(ctx: Client, argv: list[bytes]) -> object:
     """ZRANDMEMBER key [count [WITHSCORES]]"""
-    if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() != b"WITHSCORES"):
-        raise ReplyError(errors.SYNTAX)
     if len(argv) == 2:
         z = get_zset(ctx, argv[1])
         return None if z is None else pick(list(z.scores), 1, False)[0]
-    count, repeats = random_count(argv[2])
+    count, repeats = random_count(argv[2])  # the count, then the syntax, as Redis
+    if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() != b"WITHSCORES"):
+        raise ReplyError(errors.SYNTAX)
     withscores = len(argv) == 4
     if withscores and count > INT64_MAX // 2:  # either sign, as Redis (the reply doubles)
         raise ReplyError(errors.VALUE_OUT_OF_RANGE)
