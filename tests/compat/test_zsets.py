@@ -203,7 +203,9 @@ def test_negative_zero_scores(pair8, members):
         ("ZADD", "z", "-0", "c", "0", "d", "-0e5", "e"), ("ZMSCORE", "z", "b", "c", "d", "e"),
         ("ZINCRBY", "z", "-0", "c"), ("ZINCRBY", "z", "0", "c"), ("ZADD", "z", "-0", "d"),
         ("ZRANGE", "z", "0", "4", "WITHSCORES"), ("ZRANGEBYSCORE", "z", "-0", "0", "WITHSCORES"),
-        ("OBJECT", "ENCODING", "z"),
+        ("OBJECT", "ENCODING", "z"), ("ZUNIONSTORE", "d", "1", "z", "WEIGHTS", "-1"),
+        ("ZRANGE", "d", "-3", "-1", "WITHSCORES"), ("ZRANGESTORE", "e", "d", "-3", "-1"),
+        ("ZRANGE", "e", "0", "-1", "WITHSCORES"), ("ZUNION", "1", "z", "WEIGHTS", "-1", "WITHSCORES"),
     ):
         p.check(*cmd)
 

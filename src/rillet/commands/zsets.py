@@ -421,6 +421,8 @@ def _store_zset(ctx: Client, dst: bytes, scores: dict[bytes, float], event: byte
     if scores:
         z = ZSet.from_dict(scores)
         z.big = z.fresh_big(*_limits(ctx))
+        if not z.big and any(s == 0 for s in scores.values()):
+            z = ZSet.from_dict({m: s + 0.0 for m, s in scores.items()})  # a listpack's -0 is 0
         ctx.db.set(dst, z)
         ctx.modified(dst)
         ctx.notify(ZSET, event, dst)
