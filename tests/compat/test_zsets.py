@@ -179,6 +179,15 @@ def test_algebra(pair8, name, args):
     p.check("OBJECT", "ENCODING", "dst")
 
 
+@pytest.mark.parametrize("args", [("2", "str", "LIMIT", "01"), ("1", "str", "LIMIT"), ("1", "str", "FOO"),
+                                  ("1", "str", "LIMIT", "-1"), ("2", "z", "str", "LIMIT", "x"),
+                                  ("1", "z", "LIMIT")])
+def test_zintercard_checks_types_before_options(pair8, args):
+    """Found by the command fuzzer: rillet parsed LIMIT first."""
+    pair8.check("SET", "str", "v")
+    pair8.check("ZADD", "z", "1", "a")
+    pair8.check("ZINTERCARD", *args)
+
 @pytest.mark.parametrize("aggregate", ["SUM", "MIN", "MAX"])
 @pytest.mark.parametrize("weights", [("2", "inf", "-1"), ("inf", "1", "1"), ("1", "-inf", "inf")])
 def test_zinter_nan_products(pair8, aggregate, weights):

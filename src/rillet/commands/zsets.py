@@ -793,6 +793,7 @@ def zintercard(ctx: Client, argv: list[bytes]) -> object:
     if n > len(argv) - 2:
         raise ReplyError(errors.SYNTAX)
     keys = argv[2:2 + n]
+    sources = [_source(ctx, k) for k in keys]  # types before the options, as ZINTER
     limit = 0
     i = 2 + len(keys)
     while i < len(argv):
@@ -803,7 +804,6 @@ def zintercard(ctx: Client, argv: list[bytes]) -> object:
             i += 2
         else:
             raise ReplyError(errors.SYNTAX)
-    sources = [_source(ctx, k) for k in keys]
     if any(s is None for s in sources):
         return 0
     sources.sort(key=len)  # type: ignore[arg-type]
