@@ -5,7 +5,8 @@ from rillet's command table. They run in batches: each batch re-seeds a small
 keyspace on both servers, sends its commands to both and compares the raw reply
 bytes (normalised where two servers legitimately differ, see `normalise`), then
 compares the whole dataset (every key's XRANGE, XINFO STREAM [FULL], XINFO GROUPS,
-GET...) to catch silent divergence, and checks that a second connection still
+GET, HGETALL, LRANGE, SMEMBERS, ZRANGE, encodings, TTLs and field TTLs...) to catch
+silent divergence, and checks that a second connection still
 gets PONG. A batch stops at its first difference (the states have diverged), is
 reported with its commands, and the next batch starts from a fresh seed.
 

@@ -9,10 +9,16 @@ hostile vocabulary: counts at and beyond the int64 limits, stream IDs at the
 keys, glob patterns. Now and then a generated command is mangled further:
 options out of order, a word dropped or added (wrong arity), a word replaced.
 
-The keyspace is small (`SEED_COMMANDS` builds it: a few strings, streams with
-groups, consumers and pending entries, an empty stream), so most commands hit
-existing data. Everything is driven by one `random.Random`: the same seed gives
-the same commands.
+The keyspace is small (`seed_commands` builds it: a few strings, streams with
+groups, consumers and pending entries, an empty stream, and hashes, lists, sets
+and sorted sets each in its compact and its large encoding), so most commands hit
+existing data. The container and string-family commands draw their arguments by
+what they mean for their type (`Generator.typed_value`): fields, elements and
+members from small pools, scores with the float edge cases, score and lex
+ranges, indices past either end, bounded random counts and bit offsets,
+numkeys/numfields that match the keys or fields drawn after them (now and then
+not), short timeouts for the blocking commands. Everything is driven by one
+`random.Random`: the same seed gives the same commands.
 
 `differential=True` leaves out what Redis 8.2.3 lacks (8.4-8.8 additions:
 XREADGROUP CLAIM, XADD IDMP/IDMPAUTO, XCFGSET, XNACK) and what cannot be
