@@ -413,7 +413,7 @@ class Fuzzer:
                     # Where one server's walk ended and the other's goes on: each walks
                     # its own order (docs/compat.md), so only being a scan is compared.
                     ours = ref = SCANNING
-            if name == "spop":  # the two servers removed different members: rebuild
+            if name == "spop" and len(argv) > 1:  # each server removed its own pick: rebuild
                 self.reseed(batch, only_key=argv[1])
             if unspecified and name in ("zremrangebylex", "zrangestore"):
                 self.reseed(batch, only_key=argv[1])  # each server removed/stored its own pick
