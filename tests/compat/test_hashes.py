@@ -155,6 +155,16 @@ def test_hsetex_numfields_is_an_int(pair8, numfields):
     pair8.check("HSETEX", "h", "FIELDS", numfields, "a", "b")
     pair8.check("HGETEX", "h", "FIELDS", numfields, "a")
 
+def test_hsetex_past_time_converts_to_listpackex(pair8):
+    """Found by the command fuzzer: rillet left the hash `listpack`."""
+    p = pair8
+    p.check("HSET", "h", "a", "1")
+    p.check("HSETEX", "h", "FNX", "EXAT", "1", "FIELDS", "1", "b", "2")
+    p.check("OBJECT", "ENCODING", "h")
+    p.check("HGETALL", "h")
+    p.check("HSETEX", "h", "PXAT", "1", "FIELDS", "1", "a", "2")
+    p.check("EXISTS", "h")
+
 def test_listpackex_order_of_equal_deadlines(pair8):
     """A field given a deadline goes before the fields due at the same time (found by
     the command fuzzer: rillet put it after them, so HGETALL's order differed)."""

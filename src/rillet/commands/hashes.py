@@ -562,6 +562,7 @@ def hsetex(ctx: Client, argv: list[bytes]) -> object:
     effect = [b"HSETEX", argv[1]]
     if deadline is not None:
         if deadline <= ctx.clock.now_ms():
+            h.ex = True  # Redis converts to listpackex before it finds the time past
             for f in fields:
                 h.delete(f)
             ctx.notify(HASH, b"hdel", argv[1])
