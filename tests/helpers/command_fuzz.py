@@ -101,7 +101,7 @@ def container_seed_commands() -> list[list[bytes]]:
         [b"HSET", b"h1", b"f1", b"v", b"f2", b"10", b"f3", b"1.5", b"f4", b"", b"n", b"-3"],
         [b"HSET", b"h2", b"f1", b"a", b"f2", b"5", b"f3", b"c"],
         [b"HPEXPIREAT", b"h2", FAR_MS, b"FIELDS", b"2", b"f1", b"f2"],
-        [b"HSET", b"h3", *[w for i in range(130) for w in (b"k%d" % i, b"%d" % i)]],
+        [b"HSET", b"h3", *[w for i in range(130) for w in (b"k%d" % i, b"%d" % i)], b"k130", b"q" * 65],
         [b"HSET", b"h4", b"f1", b"1"],
         [b"RPUSH", b"l1", b"a", b"b", b"c", b"a", b"1", b"", b"b", b"x y", b"a"],
         [b"RPUSH", b"l2", b"1", b"2", b"3", b"10", b"-1", b"2", b"100"],
