@@ -5,7 +5,8 @@ from rillet's command table. They run in batches: each batch re-seeds a small
 keyspace on both servers, sends its commands to both and compares the raw reply
 bytes (normalised where two servers legitimately differ, see `normalise`), then
 compares the whole dataset (every key's XRANGE, XINFO STREAM [FULL], XINFO GROUPS,
-GET...) to catch silent divergence, and checks that a second connection still
+GET, HGETALL, LRANGE, SMEMBERS, ZRANGE, encodings, TTLs and field TTLs...) to catch
+silent divergence, and checks that a second connection still
 gets PONG. A batch stops at its first difference (the states have diverged), is
 reported with its commands, and the next batch starts from a fresh seed.
 
@@ -47,6 +48,7 @@ DIFF_COMMANDS = int(os.environ.get("RILLET_FUZZ_COMMANDS", 200000 if LONG else 3
 SOLO_COMMANDS = DIFF_COMMANDS // 3
 MAX_SECONDS = float(os.environ.get("RILLET_FUZZ_SECONDS", 600 if LONG else 50))
 BATCH = 100
+FULL_HISTORY = os.environ.get("RILLET_FUZZ_FULL") == "1"  # every command of a failed batch
 # Glob patterns that make a backtracking matcher spin forever (issue 19's first bullet).
 HOSTILE_GLOBS = True
 
@@ -77,10 +79,30 @@ NOT_COMPARED = {
 }
 # Relative times: the remaining TTL differs by the milliseconds between the two calls.
 TTL_REPLIES = {"ttl", "pttl", "expiretime", "pexpiretime"}
+# Hash fields' TTLs, one per field: each positive one is masked (relative TTLs differ by
+# the milliseconds between the calls; expiry times set by a relative TTL too).
+FIELD_TTL_REPLIES = {"httl", "hpttl", "hexpiretime", "hpexpiretime"}
+# Random picks: only the reply's shape (its type and length) is compared. SPOP also
+# removes what it picked, so its key is rebuilt on both servers after it.
+RANDOM_REPLIES = {"srandmember", "hrandfield", "zrandmember", "spop"}
+# Replies in the order of the value's hash table: sorted when a key they read is in a
+# `hashtable`/`skiplist` encoding or the reply is large (docs/compat.md: rillet's order is
+# insertion order there); the SCANs of such keys, whose cursors differ, are compared
+# only while the cursor is 0.
+HASH_ORDER = {"smembers", "sinter", "sunion", "sdiff", "hgetall", "hkeys", "hvals", "hscan",
+              "sscan", "zscan"}
+PAIRED = {"hgetall", "hscan", "zscan"}
+# Redis builds SUNION's and SDIFF's reply in a temporary hash table (seeded at random
+# per process): never in a stable order, whatever the sets' encodings.
+ALWAYS_HASHED = {"sunion", "sdiff"}
 # Replies normalised as a whole: not inside MULTI, where EXEC's reply holds them.
 # Nor AUTH: Redis 8.2.3 never answers an EXEC holding a failed AUTH user pass
 # (7.0 and rillet answer [-WRONGPASS]).
-NORMALISED = NOT_COMPARED | TTL_REPLIES | {"keys", "object|encoding", "xinfo|stream", "auth"}
+NORMALISED = (NOT_COMPARED | TTL_REPLIES | FIELD_TTL_REPLIES | RANDOM_REPLIES | HASH_ORDER
+              | {"keys", "object|encoding", "xinfo|stream", "auth"})
+_POSITIVE_ELEMENT = re.compile(rb"(?m)^:[1-9]\d*\r$")
+SCANNING = b"<a scan in progress>"
+HASHED = (b"$9\r\nhashtable\r\n", b"$8\r\nskiplist\r\n")
 _POSITIVE = re.compile(rb"^:[1-9]\d*\r\n$")
 # Idle times in XPENDING, XINFO CONSUMERS and XINFO STREAM FULL: [id consumer idle count]
 # and [id delivery-time count] tuples, and the named time fields.
@@ -111,9 +133,85 @@ def _elements(raw: bytes) -> list[bytes] | None:
     return [reader.read() for _ in range(int(header[1:]))]
 
 
+def _aggregate(raw: bytes) -> tuple[bytes, list[bytes]] | None:
+    """The header line and raw elements of an array, set or map reply (a map's keys and
+    values alternate), or None for other replies."""
+    if raw[:1] not in (b"*", b"~", b"%") or raw[1:3] == b"-1":
+        return None
+    header, body = raw.split(b"\r\n", 1)
+    reader = ReplyReader(None)  # type: ignore[arg-type]
+    reader.buf = body
+    count = int(header[1:]) * (2 if raw[:1] == b"%" else 1)
+    return header, [reader.read() for _ in range(count)]
+
+
+def _sorted(raw: bytes, paired: bool) -> bytes:
+    parts = _aggregate(raw)
+    if parts is None:
+        return raw
+    header, elements = parts
+    if paired:
+        pairs = sorted(zip(elements[::2], elements[1::2], strict=True))
+        elements = [e for pair in pairs for e in pair]
+    else:
+        elements = sorted(elements)
+    return b"".join([header + b"\r\n", *elements])
+
+
+def sort_reply(name: str, raw: bytes, argv: list[bytes]) -> bytes:
+    """A reply of HASH_ORDER with its elements (pairs, for PAIRED and the SCANs'
+    [field value] / [member score]) sorted."""
+    if not name.endswith("scan"):
+        return _sorted(raw, name in PAIRED)
+    parts = _aggregate(raw)
+    if parts is None or len(parts[1]) != 2:
+        return raw
+    cursor, inner = parts[1]
+    if cursor != b"$1\r\n0\r\n" or argv[2] != b"0":
+        return SCANNING
+    paired = name in PAIRED and b"NOVALUES" not in [a.upper() for a in argv]
+    return parts[0] + b"\r\n" + cursor + _sorted(inner, paired)
+
+
+def large_reply(raw: bytes) -> bool:
+    """Over the compact encodings' limits (128 entries, 64-byte elements)."""
+    parts = _aggregate(raw)
+    if parts is None:
+        return False
+    elements = parts[1]
+    if len(elements) == 2 and elements[1][:1] in (b"*", b"~", b"%"):  # a SCAN's [cursor, items]
+        elements = _aggregate(elements[1])[1]
+    return len(elements) > 128 or any(len(e) > 72 for e in elements)
+
+
+def shape(raw: bytes) -> bytes:
+    """A random pick's reply reduced to its type and length (nil and errors whole)."""
+    if raw[:1] in (b"$", b"+") and not raw.startswith(b"$-1"):
+        return b"<one element>"
+    if raw[:1] in (b"*", b"~", b"%"):
+        return raw.split(b"\r\n", 1)[0]
+    return raw
+
+
+LEX_RANGES = {"zrangebylex", "zrevrangebylex", "zlexcount", "zremrangebylex"}
+
+
+def lex_range_key(name: str, argv: list[bytes]) -> bytes | None:
+    """The sorted set a lex-range command reads, or None for other commands."""
+    if name in LEX_RANGES and len(argv) > 1:
+        return argv[1]
+    if name in ("zrange", "zrangestore") and b"BYLEX" in [a.upper() for a in argv]:
+        return argv[2] if name == "zrangestore" and len(argv) > 2 else argv[1]
+    return None
+
+
 def normalise(name: str, raw: bytes) -> bytes:
     if name in TTL_REPLIES:
         return b":<positive>\r\n" if _POSITIVE.match(raw) else raw
+    if name in FIELD_TTL_REPLIES:
+        return _POSITIVE_ELEMENT.sub(b":<positive>\r", raw)
+    if name in RANDOM_REPLIES:
+        return shape(raw)
     if name == "keys":  # hash-table order
         elements = _elements(raw)
         if elements is not None:
@@ -156,7 +254,7 @@ class Problem:
     def render(self) -> str:
         lines = [f"[{self.kind}] batch {self.batch} (replay: RILLET_FUZZ_SEED={SEED} "
                  f"RILLET_FUZZ_BATCH={self.batch}): {self.detail}"]
-        for argv in self.history[-12:]:
+        for argv in self.history[-(10**6 if FULL_HISTORY else 12):]:
             lines.append("    " + " ".join(_show(a) for a in argv))
         return "\n".join(lines)
 
@@ -275,10 +373,12 @@ class Fuzzer:
         for _ in range(count):
             argv = gen.command()
             name = _spec_name(argv)
-            while in_multi and (name in NORMALISED or (name == "xadd" and b"*" in argv)):
+            while in_multi and (name in NORMALISED or (name == "xadd" and b"*" in argv)
+                                or lex_range_key(name, argv) is not None):
                 argv = gen.command()  # a queued reply cannot be normalised inside EXEC's
                 name = _spec_name(argv)
             history.append(argv)
+            unspecified = self.unspecified_lex(name, argv)
             ours, ours_s = self.call_ours(argv, batch, history)
             try:
                 ref, ref_s = self.call_ref(argv)
@@ -305,7 +405,19 @@ class Fuzzer:
             if touched is not None:
                 self.call_ours([b"EXISTS", touched], batch, history)
                 self.call_ref([b"EXISTS", touched])
-            if name in NOT_COMPARED:
+            if name in HASH_ORDER and ours != ref and (
+                    name in ALWAYS_HASHED or large_reply(ours) or large_reply(ref)
+                    or self.hash_ordered(name, argv)):
+                ours, ref = sort_reply(name, ours, argv), sort_reply(name, ref, argv)
+                if name.endswith("scan") and SCANNING in (ours, ref) and b"-" not in (ours[:1], ref[:1]):
+                    # Where one server's walk ended and the other's goes on: each walks
+                    # its own order (docs/compat.md), so only being a scan is compared.
+                    ours = ref = SCANNING
+            if name == "spop" and len(argv) > 1:  # each server removed its own pick: rebuild
+                self.reseed(batch, only_key=argv[1])
+            if unspecified and name in ("zremrangebylex", "zrangestore"):
+                self.reseed(batch, only_key=argv[1])  # each server removed/stored its own pick
+            if name in NOT_COMPARED or unspecified:
                 same = (ours[:1] == b"-") == (ref[:1] == b"-")
             else:
                 same = normalise(name, ours) == normalise(name, ref)
@@ -315,6 +427,23 @@ class Fuzzer:
         self.compare_datasets(batch, history)
         self.ping(batch)
 
+    def unspecified_lex(self, name: str, argv: list[bytes]) -> bool:
+        """A lex range over a `skiplist` whose scores differ: Redis documents the result as
+        unspecified, and its walk depends on the skiplist's random levels."""
+        key = lex_range_key(name, argv)
+        if key is None:
+            return False
+        if self.call_ref([b"OBJECT", b"ENCODING", key])[0] != b"$8\r\nskiplist\r\n":
+            return False
+        lowest = self.call_ref([b"ZRANGE", key, b"0", b"0", b"WITHSCORES"])[0]
+        highest = self.call_ref([b"ZRANGE", key, b"-1", b"-1", b"WITHSCORES"])[0]
+        return lowest.rsplit(b"\r\n", 2)[1] != highest.rsplit(b"\r\n", 2)[1]
+
+    def hash_ordered(self, name: str, argv: list[bytes]) -> bool:
+        """Whether a key `argv` reads is, on the reference server, in a hash-table encoding."""
+        keys = argv[1:] if name in ("sinter", "sunion", "sdiff") else argv[1:2]
+        return any(self.call_ref([b"OBJECT", b"ENCODING", key])[0] in HASHED for key in keys)
+
     def dataset(self, call) -> list[tuple[bytes, bytes]]:
         out = []
         call([b"RESET"])
@@ -323,15 +452,30 @@ class Fuzzer:
             key = raw_key.split(b"\r\n", 1)[1][:-2]
             kind = call([b"TYPE", key])
             out.append((key, kind))
+            encoding = call([b"OBJECT", b"ENCODING", key])
+            hashed = encoding in HASHED
             if kind == b"+string\r\n":
                 reads = [[b"GET", key], [b"PTTL", key]]
-            else:
+            elif kind == b"+stream\r\n":
                 reads = [[b"XRANGE", key, b"-", b"+"], [b"XINFO", b"STREAM", key],
                          [b"XINFO", b"STREAM", key, b"FULL"], [b"XINFO", b"GROUPS", key],
                          *[[b"XPENDING", key, g, b"-", b"+", b"1000"] for g in (b"g1", b"g2", b"gx")]]
+            else:
+                out.append((b"OBJECT ENCODING " + key[:50], encoding))
+                reads = {b"+hash\r\n": [[b"HGETALL", key]], b"+list\r\n": [[b"LRANGE", key, b"0", b"-1"]],
+                         b"+set\r\n": [[b"SMEMBERS", key]],
+                         b"+zset\r\n": [[b"ZRANGE", key, b"0", b"-1", b"WITHSCORES"]]}.get(kind, [])
+                reads = [*reads, [b"PTTL", key]]
+                if kind == b"+hash\r\n":
+                    fields = (_elements(call([b"HKEYS", key])) or [])[:200]
+                    names = sorted(f[f.index(b"\r\n") + 2:-2] for f in fields)
+                    reads.append([b"HPEXPIRETIME", key, b"FIELDS", b"%d" % len(names), *names])
             for argv in reads:
-                out.append((b" ".join(argv[:2]) + b" " + key[:50],
-                            normalise(_spec_name(argv) if argv[0] != b"PTTL" else "pttl", call(argv))))
+                name = _spec_name(argv) if argv[0] != b"PTTL" else "pttl"
+                reply = call(argv)
+                if hashed and name in HASH_ORDER:
+                    reply = sort_reply(name, reply, argv)
+                out.append((b" ".join(argv[:2]) + b" " + key[:50], normalise(name, reply)))
         return out
 
     def compare_datasets(self, batch: str, history) -> None:

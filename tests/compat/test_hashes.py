@@ -140,6 +140,46 @@ def test_field_expiration(pair8):
         p.check(*cmd)
 
 
+
+def test_hgetdel_names_a_field_twice(pair8):
+    """The second mention of a field answers nil: it is gone (found by the command fuzzer)."""
+    p = pair8
+    p.check("HSET", "h", "a", "1", "b", "2", "c", "3")
+    p.check("HGETDEL", "h", "FIELDS", "4", "a", "a", "b", "a")
+    p.check("HGETDEL", "nokey", "FIELDS", "2", "a", "a")
+    p.check("HGETALL", "h")
+
+@pytest.mark.parametrize("numfields", ["2147483647", "2147483648", "4611686018427387904", "0", "3"])
+def test_hsetex_numfields_is_an_int(pair8, numfields):
+    """Up to INT_MAX, else `invalid number of fields` (found by the command fuzzer)."""
+    pair8.check("HSETEX", "h", "FIELDS", numfields, "a", "b")
+    pair8.check("HGETEX", "h", "FIELDS", numfields, "a")
+
+def test_hsetex_past_time_converts_to_listpackex(pair8):
+    """Found by the command fuzzer: rillet left the hash `listpack`."""
+    p = pair8
+    p.check("HSET", "h", "a", "1")
+    p.check("HSETEX", "h", "FNX", "EXAT", "1", "FIELDS", "1", "b", "2")
+    p.check("OBJECT", "ENCODING", "h")
+    p.check("HGETALL", "h")
+    p.check("HSETEX", "h", "PXAT", "1", "FIELDS", "1", "a", "2")
+    p.check("EXISTS", "h")
+
+def test_listpackex_order_of_equal_deadlines(pair8):
+    """A field given a deadline goes before the fields due at the same time (found by
+    the command fuzzer: rillet put it after them, so HGETALL's order differed)."""
+    p = pair8
+    p.check("HSET", "h", "f1", "a", "f2", "b", "f3", "c", "f4", "d")
+    for cmd in (
+        ("HPEXPIREAT", "h", "4102444800000", "FIELDS", "2", "f1", "f2"), ("HKEYS", "h"),
+        ("HPEXPIREAT", "h", "4102444700000", "FIELDS", "1", "f3"), ("HKEYS", "h"),
+        ("HPEXPIREAT", "h", "4102444800000", "FIELDS", "1", "f4"), ("HKEYS", "h"),
+        ("HPEXPIREAT", "h", "4102444800000", "FIELDS", "1", "f1"), ("HKEYS", "h"),
+        ("HSETEX", "h", "PXAT", "4102444800000", "FIELDS", "2", "a", "1", "b", "2"),
+        ("HGETEX", "h", "PXAT", "4102444700000", "FIELDS", "2", "f4", "a"), ("HGETALL", "h"),
+    ):
+        p.check(*cmd)
+
 @pytest.mark.parametrize("args", [
     ("10", "FIELDS", "0"), ("10", "FIELDS", "2", "a"), ("10", "a"), ("10", "FIELDS", "1", "a", "b"),
     ("-1", "FIELDS", "1", "a"), ("10", "NX", "XX", "FIELDS", "1", "a"), ("10", "FIELDS"),

@@ -113,6 +113,14 @@ def test_blocking_timeout_errors(pair8, timeout):
     pair8.check("BLMOVE", "l", "d", "LEFT", "LEFT", timeout)
 
 
+@pytest.mark.parametrize("args", [("0", "l", "LEFT"), ("1", "l", "FOO"), ("1", "l", "LEFT", "COUNT", "0"),
+                                  ("1", "l", "LEFT", "COUNT"), ("x", "l", "LEFT")])
+def test_blocking_mpop_checks_its_arguments_before_the_timeout(pair8, args):
+    """numkeys, the side and COUNT before the timeout, as Redis (found by the command fuzzer)."""
+    pair8.check("BLMPOP", "1e100", *args)
+    pair8.check("BZMPOP", "x", *[{"LEFT": "MIN"}.get(a, a) for a in args])
+
+
 def test_blocking_served_at_once_and_in_multi(pair8):
     p = pair8
     for cmd in (

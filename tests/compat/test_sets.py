@@ -108,6 +108,18 @@ def test_algebra(pair8):
     p.check("TYPE", "str")
 
 
+@pytest.mark.parametrize("name", ["SUNIONSTORE", "SDIFFSTORE", "SINTERSTORE"])
+def test_store_walks_an_intset_in_order(pair8, name):
+    """An intset source is walked in its (sorted) order, so a listpack result holds its
+    members in that order (found by the command fuzzer: rillet used insertion order)."""
+    p = pair8
+    p.check("SADD", "t1", "10", "3", "-5", "100", "1")
+    p.check("SADD", "t2", "a", "1", "b", "3")
+    for keys in (("t2", "t1"), ("t1", "t2"), ("t1", "nokey"), ("t1",)):
+        p.check(name, "d", *keys)
+        p.check("SMEMBERS", "d")
+        p.check("OBJECT", "ENCODING", "d")
+
 @pytest.mark.parametrize("args", [
     ("2", "a", "b"), ("1", "a"), ("3", "a", "b", "c"), ("2", "a", "nokey"),
     ("2", "a", "b", "LIMIT", "1"), ("2", "a", "b", "LIMIT", "0"), ("2", "a", "b", "limit", "5"),

@@ -24,6 +24,23 @@ def test_setex_psetex_getex_getset(pair8):
         p.check(*cmd)
 
 
+
+def test_getex_reads_the_key_before_the_time(pair8):
+    """A missing key answers nil and another type WRONGTYPE whatever the time says; only
+    the syntax comes first, and an option may repeat (found by the command fuzzer)."""
+    p = pair8
+    p.check("HSET", "h", "f", "v")
+    for cmd in (
+        ("GETEX", "h", "EX", "x"), ("GETEX", "h", "PX", "-1"), ("GETEX", "nokey", "EX", "x"),
+        ("GETEX", "nokey", "EXAT", "0"), ("GETEX", "h", "EX", "1", "PX", "2"),
+        ("GETEX", "nokey", "PERSIST", "PERSIST"), ("GETEX", "h", "PXAT", "9223372036854775807"),
+        ("SET", "k", "v"), ("GETEX", "k", "EX", "100", "EX", "200"), ("TTL", "k"),
+        ("GETEX", "k", "PX", "1", "PX", "x"), ("GETEX", "k", "EX", "100", "EX"),
+        ("GETEX", "k", "EX", "100", "PX", "100"), ("GETEX", "k", "PERSIST", "PERSIST"), ("TTL", "k"),
+        ("GETEX", "k", "PERSIST", "EX", "1"),
+    ):
+        p.check(*cmd)
+
 @pytest.mark.parametrize("start,end", [
     ("0", "-1"), ("-100", "100"), ("3", "1"), ("1", "2"), ("-2", "-1"), ("-1", "-2"), ("5", "10"),
     ("0", "-9223372036854775808"), ("x", "1"), ("0", "0"), ("-5", "0"),

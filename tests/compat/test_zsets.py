@@ -179,6 +179,91 @@ def test_algebra(pair8, name, args):
     p.check("OBJECT", "ENCODING", "dst")
 
 
+@pytest.mark.parametrize("args", [("2", "str", "LIMIT", "01"), ("1", "str", "LIMIT"), ("1", "str", "FOO"),
+                                  ("1", "str", "LIMIT", "-1"), ("2", "z", "str", "LIMIT", "x"),
+                                  ("1", "z", "LIMIT")])
+def test_zintercard_checks_types_before_options(pair8, args):
+    """Found by the command fuzzer: rillet parsed LIMIT first."""
+    pair8.check("SET", "str", "v")
+    pair8.check("ZADD", "z", "1", "a")
+    pair8.check("ZINTERCARD", *args)
+
+@pytest.mark.parametrize("aggregate", ["SUM", "MIN", "MAX"])
+@pytest.mark.parametrize("weights", [("2", "inf", "-1"), ("inf", "1", "1"), ("1", "-inf", "inf")])
+def test_zinter_nan_products(pair8, aggregate, weights):
+    """0 * inf is NaN: zeroed for the first input only; after it a SUM turns NaN into 0
+    and MIN/MAX keep what they had (found by the command fuzzer)."""
+    p = pair8
+    p.check("ZADD", "a", "-inf", "x", "0", "y", "1.5", "z")
+    p.check("ZADD", "b", "0", "x", "0", "y", "0", "z")
+    p.check("ZADD", "c", "inf", "x", "1", "y", "0", "z", "5", "w")
+    for keys in (("a", "b", "b"), ("b", "a", "c"), ("c", "b", "a")):
+        p.check("ZINTER", "3", *keys, "WEIGHTS", *weights, "AGGREGATE", aggregate, "WITHSCORES")
+        p.check("ZUNION", "3", *keys, "WEIGHTS", *weights, "AGGREGATE", aggregate, "WITHSCORES")
+
+@pytest.mark.parametrize("members", [3, 130])
+def test_negative_zero_scores(pair8, members):
+    """A listpack stores -0 as 0, a skiplist keeps -0; ZADD INCR/ZINCRBY answer the score
+    they computed, -0 included (found by the command fuzzer)."""
+    p = pair8
+    p.check("ZADD", "z", *[x for i in range(members) for x in (str(i + 1), f"m{i}")])
+    for cmd in (
+        ("ZINCRBY", "z", "-0", "a"), ("ZSCORE", "z", "a"), ("ZADD", "z", "INCR", "-0.0", "b"),
+        ("ZADD", "z", "-0", "c", "0", "d", "-0e5", "e"), ("ZMSCORE", "z", "b", "c", "d", "e"),
+        ("ZINCRBY", "z", "-0", "c"), ("ZINCRBY", "z", "0", "c"), ("ZADD", "z", "-0", "d"),
+        ("ZRANGE", "z", "0", "4", "WITHSCORES"), ("ZRANGEBYSCORE", "z", "-0", "0", "WITHSCORES"),
+        ("OBJECT", "ENCODING", "z"), ("ZUNIONSTORE", "d", "1", "z", "WEIGHTS", "-1"),
+        ("ZRANGE", "d", "-3", "-1", "WITHSCORES"), ("ZRANGESTORE", "e", "d", "-3", "-1"),
+        ("ZRANGE", "e", "0", "-1", "WITHSCORES"), ("ZUNION", "1", "z", "WEIGHTS", "-1", "WITHSCORES"),
+    ):
+        p.check(*cmd)
+
+
+@pytest.mark.parametrize("limit", ["2", "3"])
+def test_negative_zero_on_the_add_that_converts(pair8, limit):
+    """The member whose add makes the set a skiplist keeps its -0: Redis converts first."""
+    p = pair8
+    p.check("CONFIG", "SET", "zset-max-listpack-entries", limit)
+    try:
+        p.check("ZADD", "z", "1", "a", "2", "b")
+        p.check("ZADD", "z", "-0", "c", "-0", "d")
+        p.check("ZRANGE", "z", "0", "-1", "WITHSCORES")
+        p.check("OBJECT", "ENCODING", "z")
+    finally:
+        p.check("CONFIG", "SET", "zset-max-listpack-entries", "128")
+
+@pytest.mark.parametrize("count", ["4611686018427387903", "4611686018427387904", "9223372036854775807",
+                                   "-4611686018427387904"])
+@pytest.mark.parametrize("name,key,flag", [("ZRANDMEMBER", "z", "WITHSCORES"),
+                                           ("HRANDFIELD", "h", "WITHVALUES")])
+def test_random_pairs_count_range(pair8, count, name, key, flag):
+    """With scores/values the count must fit LONG_MAX/2 in size whatever its sign, checked
+    before the key is read (found by the command fuzzer). (A valid negative count that
+    large would make both servers build the reply: none is sent.)"""
+    pair8.check("ZADD", "z", "1", "a")
+    pair8.check("HSET", "h", "a", "1")
+    pair8.check(name, key, count, flag, normalise=lambda r: r[:2])
+    pair8.check(name, "nokey", count, flag)
+    pair8.check(name, key, count, flag, flag)  # the count is read before the syntax
+    pair8.check(name, key, "x", "FOO")
+    pair8.check(name, key, "-9223372036854775808", "FOO")
+
+@pytest.mark.parametrize("keys", [("big", "small", "big", "small", "small"), ("small", "big", "small"),
+                                  ("big", "nokey", "small", "big"), ("small", "set", "big")])
+def test_zunion_sums_the_smaller_inputs_first(pair8, keys):
+    """Redis sorts the inputs by size before summing: 0.1 + 0.1 + 1 + 1 is not
+    1 + 0.1 + 1 + 0.1 in floats (found by the command fuzzer)."""
+    p = pair8
+    p.check("ZADD", "small", "0.1", "m", "0.2", "n")
+    p.check("ZADD", "big", "1", "m", "1", "n", "3", "o", "4", "p")
+    p.check("SADD", "set", "m", "n", "q")
+    p.check("ZUNION", str(len(keys)), *keys, "WITHSCORES")
+    p.check("ZUNION", str(len(keys)), *keys, "WEIGHTS", *["0.3", "1.1", "7", "0.1", "3"][:len(keys)],
+            "WITHSCORES")
+    p.check("ZINTER", str(len(keys)), *keys, "WITHSCORES")
+    p.check("ZUNIONSTORE", "dst", str(len(keys)), *keys)
+    p.check("ZRANGE", "dst", "0", "-1", "WITHSCORES")
+
 @pytest.mark.parametrize("args", [
     ("2", "a", "b"), ("1", "a"), ("2", "a", "nokey"), ("2", "a", "b", "LIMIT", "1"), ("2", "a", "s"),
     ("0", "a"), ("3", "a", "b"), ("1", "a", "LIMIT", "-1"), ("1", "a", "LIMIT", "x"), ("2", "a", "str"),
@@ -217,6 +302,26 @@ def test_zscan(pair8):
     for bad in (("x",), ("0", "COUNT", "0"), ("0", "NOVALUES"), ("0", "NOSCORES"), ("0", "MATCH")):
         p.check("ZSCAN", "z", *bad)
 
+
+
+@pytest.mark.parametrize("name", ["ZSCAN", "SSCAN", "HSCAN"])
+def test_scan_of_a_missing_key_reads_no_options(pair8, name):
+    """The cursor, then the key, then the options, as Redis: a missing key answers an
+    empty scan whatever follows its cursor (found by the command fuzzer)."""
+    for args in (("0", "COUNT", "-1"), ("0", "COUNT", "x"), ("0", "FOO"), ("0", "MATCH"),
+                 ("x", "COUNT", "1"), ("0", "NOVALUES"), ("0", "NOSCORES")):
+        pair8.check(name, "nokey", *args)
+
+
+@pytest.mark.parametrize("limit", [("0", "-1"), ("1", "-1"), ("5", "-1"), ("0", "-2"), ("1", "1"),
+                                   ("0", "-1", "LIMIT", "1", "1"), ("1", "1", "LIMIT", "0", "-1")])
+def test_zrange_rank_limit_checks_the_count_only(pair8, limit):
+    """By rank, `LIMIT <offset> -1` is accepted and ignored; any other count is an error
+    (found by the command fuzzer)."""
+    pair8.check("ZADD", "z", "1", "a", "2", "b", "3", "c")
+    pair8.check("ZRANGE", "z", "0", "-1", "LIMIT", *limit)
+    pair8.check("ZRANGESTORE", "d", "z", "0", "-1", "REV", "LIMIT", *limit)
+    pair8.check("ZRANGE", "d", "0", "-1")
 
 @pytest.mark.parametrize("n,width", [(3, 1), (128, 1), (129, 1), (3, 64), (3, 65), (200, 1)])
 def test_zset_encoding(pair8, n, width):

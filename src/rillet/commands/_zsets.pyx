@@ -30,6 +30,7 @@ from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact, PyFloat_FromDo
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.object cimport PyObject
+from libc.math cimport signbit
 
 from rillet.engine._zorder cimport Key, ZOrder
 
@@ -75,7 +76,7 @@ cdef Py_ssize_t Z_BIG = _offset(ZSet, "big")
 
 cdef inline bint _plain_score(object raw, double* out) noexcept:
     """A score of 1-15 decimal digits, maybe after '-': exact as a double, and what
-    parse_score gives for it (+ 0.0, so "-0" is 0). False for any other form."""
+    parse_score gives for it ("-0" is -0.0). False for any other form."""
     cdef Py_ssize_t n = PyBytes_GET_SIZE(raw), i = 0
     cdef const char* p = PyBytes_AS_STRING(raw)
     cdef long long value = 0
@@ -89,7 +90,7 @@ cdef inline bint _plain_score(object raw, double* out) noexcept:
             return False
         value = value * 10 + (p[i] - 48)
         i += 1
-    out[0] = (-<double>value if negative else <double>value) + 0.0
+    out[0] = -<double>value if negative else <double>value
     return True
 
 
@@ -147,6 +148,8 @@ def zadd(ctx, list argv):
             raw = <object>PyList_GET_ITEM(argv, 2 + 2 * i)
             if not PyBytes_CheckExact(raw) or not _plain_score(raw, &scores[i]):
                 scores[i] = _score_arg(raw)
+            if scores[i] == 0 and signbit(scores[i]):
+                return _zadd_general(ctx, argv)  # -0: kept by a skiplist only, see zsets.zadd
         # Database.get's access record (LRU; _plain_db excludes LFU).
         PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
         for i in range(pairs):

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING
 from rillet import errors
 from rillet.commands.args import INT64_MAX, INT64_MIN, parse_int
 from rillet.commands.table import COMMANDS, command
-from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_count, scan_members
+from rillet.commands.typed import (
+    config_int,
+    lookup,
+    parse_cursor,
+    parse_scan,
+    pick,
+    random_count,
+    scan_members,
+)
 from rillet.engine import longdouble
 from rillet.engine.hashes import Hash
 from rillet.errors import ReplyError
@@ -257,16 +265,16 @@ def hincrbyfloat(ctx: Client, argv: list[bytes]) -> object:
 @command("hrandfield", -2, "readonly", keys=(1, 1, 1), key_flags="RO access", group="hash", since="6.2.0")
 def hrandfield(ctx: Client, argv: list[bytes]) -> object:
     """HRANDFIELD key [count [WITHVALUES]]"""
-    if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() != b"WITHVALUES"):
-        raise ReplyError(errors.SYNTAX)
     if len(argv) == 2:
         h = get_hash(ctx, argv[1])
         if h is None:
             return None
         return pick(list(h.fields), 1, False)[0]
-    count, repeats = random_count(argv[2])
+    count, repeats = random_count(argv[2])  # the count, then the syntax, as Redis
+    if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() != b"WITHVALUES"):
+        raise ReplyError(errors.SYNTAX)
     withvalues = len(argv) == 4
-    if withvalues and repeats and count > (INT64_MAX // 2):
+    if withvalues and count > INT64_MAX // 2:  # either sign, as Redis (the reply doubles)
         raise ReplyError(errors.VALUE_OUT_OF_RANGE)
     h = get_hash(ctx, argv[1])
     if h is None or count == 0:
@@ -282,10 +290,11 @@ def hrandfield(ctx: Client, argv: list[bytes]) -> object:
 @command("hscan", -3, "readonly", keys=(1, 1, 1), key_flags="RO access", group="hash", since="2.8.0")
 def hscan(ctx: Client, argv: list[bytes]) -> object:
     """HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]"""
-    cursor, pattern, count, flags = parse_scan(argv, (b"NOVALUES",))
+    parse_cursor(argv[2])  # the cursor, then the key, then the options, as Redis
     h = get_hash(ctx, argv[1])
     if h is None:
         return [b"0", []]
+    cursor, pattern, count, flags = parse_scan(argv, (b"NOVALUES",))
     next_cursor, found = scan_members(h.fields, cursor, count, not h.big, pattern)
     if b"NOVALUES" in flags:
         return [b"%d" % next_cursor, found]
@@ -296,12 +305,12 @@ def hscan(ctx: Client, argv: list[bytes]) -> object:
 
 def _fields(argv: list[bytes], at: int, per_field: int = 1,
             bad_count: str = errors.HFE_NUMFIELDS_COUNT,
-            mismatch: str = errors.HFE_NUMFIELDS_MISMATCH) -> list[bytes]:
+            mismatch: str = errors.HFE_NUMFIELDS_MISMATCH, most: int = 2**63 - 1) -> list[bytes]:
     """FIELDS numfields field... starting at `at` (the FIELDS word), Redis's checks in order."""
     if at + 1 >= len(argv) or argv[at].upper() != b"FIELDS":
         raise ReplyError(errors.HFE_FIELDS_MISSING)
     n = parse_int(argv[at + 1], bad_count)
-    if n < 1:
+    if n < 1 or n > most:
         raise ReplyError(bad_count)
     if n * per_field != len(argv) - at - 2:
         raise ReplyError(mismatch)
@@ -536,7 +545,8 @@ def hsetex(ctx: Client, argv: list[bytes]) -> object:
         else:
             raise ReplyError(errors.HFE_UNKNOWN_ARGUMENT.format(
                 argv[i].decode("utf-8", "replace")))
-    pairs = _fields(argv, i, 2, errors.HFE_INVALID_NUMFIELDS, errors.wrong_arity("hsetex"))
+    # HSETEX reads numfields as an int (up to INT_MAX), the others as a long.
+    pairs = _fields(argv, i, 2, errors.HFE_INVALID_NUMFIELDS, errors.wrong_arity("hsetex"), 2**31 - 1)
     h = get_hash(ctx, argv[1])
     fields = pairs[0::2]
     if condition == b"FNX" and h is not None and any(f in h.fields for f in fields):
@@ -552,6 +562,7 @@ def hsetex(ctx: Client, argv: list[bytes]) -> object:
     effect = [b"HSETEX", argv[1]]
     if deadline is not None:
         if deadline <= ctx.clock.now_ms():
+            h.ex = True  # Redis converts to listpackex before it finds the time past
             for f in fields:
                 h.delete(f)
             ctx.notify(HASH, b"hdel", argv[1])
@@ -576,8 +587,13 @@ def hgetdel(ctx: Client, argv: list[bytes]) -> object:
     fields = _fields(argv, 2)
     if h is None:
         return [None] * len(fields)
-    values = [h.fields.get(f) for f in fields]
-    gone = [f for f in fields if h.delete(f)]
+    # One field at a time, as Redis: a field named twice answers nil the second time.
+    values = []
+    gone = []
+    for f in fields:
+        values.append(h.fields.get(f))
+        if h.delete(f):
+            gone.append(f)
     if gone:
         ctx.notify(HASH, b"hdel", argv[1])
         ctx.propagate([b"HDEL", argv[1], *gone])

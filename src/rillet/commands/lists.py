@@ -457,8 +457,8 @@ def brpoplpush(ctx: Client, argv: list[bytes]) -> object:
 @command("blmpop", -5, "write blocking movablekeys", keys=(0, 0, 0), group="list", since="7.0.0")
 def blmpop(ctx: Client, argv: list[bytes]) -> object:
     """BLMPOP timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"""
-    timeout_ms = parse_timeout(ctx, argv[1])
     keys, left, count = parse_mpop(argv, 2, _side)
+    timeout_ms = parse_timeout(ctx, argv[1])  # after numkeys, the side and COUNT, as Redis
     found = _mpop(ctx, keys, left, count)
     if found is not None:
         return found

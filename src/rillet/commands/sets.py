@@ -13,7 +13,15 @@ import random
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import COMMANDS, command
-from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_count, scan_members
+from rillet.commands.typed import (
+    config_int,
+    lookup,
+    parse_cursor,
+    parse_scan,
+    pick,
+    random_count,
+    scan_members,
+)
 from rillet.engine.sets import HASHTABLE, INTSET, LISTPACK, Set, is_int64
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, SET
@@ -196,10 +204,11 @@ def smove(ctx: Client, argv: list[bytes]) -> object:
 @command("sscan", -3, "readonly", keys=(1, 1, 1), key_flags="RO access", group="set", since="2.8.0")
 def sscan(ctx: Client, argv: list[bytes]) -> object:
     """SSCAN key cursor [MATCH pattern] [COUNT count]"""
-    cursor, pattern, count, _ = parse_scan(argv)
+    parse_cursor(argv[2])  # the cursor, then the key, then the options, as Redis
     s = get_set(ctx, argv[1])
     if s is None:
         return [b"0", []]
+    cursor, pattern, count, _ = parse_scan(argv)
     next_cursor, found = scan_members(ordered(s), cursor, count, s.kind != HASHTABLE, pattern)
     return [b"%d" % next_cursor, found]
 
@@ -228,7 +237,7 @@ def _union(sets: list[Set | None]) -> list[bytes]:
     out: dict[bytes, None] = {}
     for s in sets:
         if s is not None:
-            out.update(s.members)
+            out.update(dict.fromkeys(ordered(s)))  # an intset's members sorted, as Redis walks it
     return list(out)
 
 
@@ -237,7 +246,7 @@ def _diff(sets: list[Set | None]) -> list[bytes]:
     if first is None:
         return []
     others = [s for s in sets[1:] if s is not None]
-    return [m for m in first.members if not any(m in s.members for s in others)]
+    return [m for m in ordered(first) if not any(m in s.members for s in others)]
 
 
 def _algebra_reply(ctx: Client, members: list[bytes]) -> object:

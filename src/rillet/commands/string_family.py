@@ -74,23 +74,25 @@ def getex(ctx: Client, argv: list[bytes]) -> object:
     i = 2
     while i < len(argv):
         word = argv[i].upper()
-        if word in _GETEX_UNITS and unit is None and not persist and i + 1 < len(argv):
+        # Redis's parseExtendedStringArguments: an option may repeat (the last value
+        # wins), but two different ones conflict.
+        if word in _GETEX_UNITS and unit in (None, word) and not persist and i + 1 < len(argv):
             unit = word
             raw = argv[i + 1]
             i += 2
-        elif word == b"PERSIST" and unit is None and not persist:
+        elif word == b"PERSIST" and unit is None:
             persist = True
             i += 1
         else:
             raise ReplyError(errors.SYNTAX)
+    key = argv[1]
+    value = get_string(ctx, key)
+    if value is None:
+        return None  # Redis reads the time after the key: a missing key answers nil
     deadline = None
     if unit is not None:
         ms, absolute = _GETEX_UNITS[unit]
         deadline = _deadline(ctx, raw, ms, absolute, "getex")
-    key = argv[1]
-    value = get_string(ctx, key)
-    if value is None:
-        return None
     db = ctx.db
     if deadline is not None:
         if deadline <= ctx.clock.now_ms() and not ctx.server.loading:

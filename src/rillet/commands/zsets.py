@@ -17,7 +17,15 @@ from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int, parse_mpop
 from rillet.commands.lists import parse_timeout
 from rillet.commands.table import COMMANDS, command
-from rillet.commands.typed import config_int, lookup, parse_scan, pick, random_count, scan_members
+from rillet.commands.typed import (
+    config_int,
+    lookup,
+    parse_cursor,
+    parse_scan,
+    pick,
+    random_count,
+    scan_members,
+)
 from rillet.engine.doubles import parse_range_double, parse_score
 from rillet.engine.sets import Set
 from rillet.engine.zsets import ZSet
@@ -64,7 +72,7 @@ def _score_arg(raw: bytes) -> float:
     value = parse_score(raw)
     if value is None:
         raise ReplyError(errors.NOT_FLOAT)
-    return value + 0.0  # -0 is stored as 0, as Redis prints it
+    return value  # -0 stays -0: a skiplist keeps it, a listpack stores 0 (see zadd)
 
 
 # --- ZADD / ZINCRBY ------------------------------------------------------------------------
@@ -105,6 +113,7 @@ def zadd(ctx: Client, argv: list[bytes]) -> object:
         ctx.db.set(key, z)
     added = changed = 0
     result: float | None = None
+    max_entries, max_value = _limits(ctx)
     for score, member in zip(scores, members, strict=True):
         old = z.scores.get(member)
         if old is None:
@@ -112,13 +121,17 @@ def zadd(ctx: Client, argv: list[bytes]) -> object:
                 continue
             if incr and score != score:
                 raise ReplyError(errors.ZSET_NAN_SCORE)
-            z.add(member, score)
+            if not z.big and (len(z.scores) >= max_entries or len(member) > max_value):
+                z.big = True  # Redis converts before it inserts the member
+            # A listpack holds an integral score as an integer: -0 becomes 0 there; the
+            # reply is the score computed, -0 included.
+            z.add(member, score if z.big else score + 0.0)
             added += 1
             result = score
             continue
         if b"NX" in flags:
             continue
-        new = old + score + 0.0 if incr else score
+        new = old + score if incr else score
         if new != new:
             if not z.scores:
                 ctx.db.delete(key)
@@ -127,7 +140,7 @@ def zadd(ctx: Client, argv: list[bytes]) -> object:
             continue
         result = new
         if new != old:
-            z.add(member, new)
+            z.add(member, new if z.big else new + 0.0)
             changed += 1
     if not z.scores:
         ctx.db.delete(key)
@@ -314,8 +327,9 @@ def _zrange_parse(argv: list[bytes], at: int, rangetype: str | None, reverse: bo
         j += 1
     reverse = bool(reverse)
     rangetype = rangetype or RANK
-    has_limit = limit != -1 or offset != 0 or any(a.upper() == b"LIMIT" for a in argv[at + 3:])
-    if has_limit and rangetype == RANK:
+    # Redis checks only the (last) count: `LIMIT <any offset> -1` on ranks is accepted
+    # and ignored.
+    if limit != -1 and rangetype == RANK:
         raise ReplyError(errors.ZRANGE_LIMIT_RANK)
     if withscores and rangetype == LEX:
         raise ReplyError(errors.ZRANGE_WITHSCORES_LEX)
@@ -407,6 +421,8 @@ def _store_zset(ctx: Client, dst: bytes, scores: dict[bytes, float], event: byte
     if scores:
         z = ZSet.from_dict(scores)
         z.big = z.fresh_big(*_limits(ctx))
+        if not z.big and any(s == 0 for s in scores.values()):
+            z = ZSet.from_dict({m: s + 0.0 for m, s in scores.items()})  # a listpack's -0 is 0
         ctx.db.set(dst, z)
         ctx.modified(dst)
         ctx.notify(ZSET, event, dst)
@@ -586,8 +602,8 @@ def bzpopmax(ctx: Client, argv: list[bytes]) -> object:
 @command("bzmpop", -5, "write blocking movablekeys", keys=(0, 0, 0), group="sorted-set", since="7.0.0")
 def bzmpop(ctx: Client, argv: list[bytes]) -> object:
     """BZMPOP timeout numkeys key [key ...] <MIN | MAX> [COUNT count]"""
-    timeout_ms = parse_timeout(ctx, argv[1])
     keys, maximum, count = parse_mpop(argv, 2, _minmax)
+    timeout_ms = parse_timeout(ctx, argv[1])  # after numkeys, the side and COUNT, as Redis
     found = _zmpop(ctx, keys, maximum, count)
     if found is not None:
         return found
@@ -601,14 +617,14 @@ def bzmpop(ctx: Client, argv: list[bytes]) -> object:
 @command("zrandmember", -2, "readonly", keys=(1, 1, 1), key_flags="RO access", group="sorted-set", since="6.2.0")
 def zrandmember(ctx: Client, argv: list[bytes]) -> object:
     """ZRANDMEMBER key [count [WITHSCORES]]"""
-    if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() != b"WITHSCORES"):
-        raise ReplyError(errors.SYNTAX)
     if len(argv) == 2:
         z = get_zset(ctx, argv[1])
         return None if z is None else pick(list(z.scores), 1, False)[0]
-    count, repeats = random_count(argv[2])
+    count, repeats = random_count(argv[2])  # the count, then the syntax, as Redis
+    if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() != b"WITHSCORES"):
+        raise ReplyError(errors.SYNTAX)
     withscores = len(argv) == 4
-    if withscores and repeats and count > INT64_MAX // 2:
+    if withscores and count > INT64_MAX // 2:  # either sign, as Redis (the reply doubles)
         raise ReplyError(errors.VALUE_OUT_OF_RANGE)
     z = get_zset(ctx, argv[1])
     if z is None or count == 0:
@@ -620,10 +636,11 @@ def zrandmember(ctx: Client, argv: list[bytes]) -> object:
 @command("zscan", -3, "readonly", keys=(1, 1, 1), key_flags="RO access", group="sorted-set", since="2.8.0")
 def zscan(ctx: Client, argv: list[bytes]) -> object:
     """ZSCAN key cursor [MATCH pattern] [COUNT count]"""
-    cursor, pattern, count, _ = parse_scan(argv)
+    parse_cursor(argv[2])  # the cursor, then the key, then the options, as Redis
     z = get_zset(ctx, argv[1])
     if z is None:
         return [b"0", []]
+    cursor, pattern, count, _ = parse_scan(argv)
     members = [m for _, m in z.order] if not z.big else list(z.scores)
     next_cursor, found = scan_members(members, cursor, count, not z.big, pattern)
     return [b"%d" % next_cursor, [x for m in found for x in (m, format_double(z.scores[m]))]]
@@ -688,7 +705,10 @@ def _algebra(ctx: Client, argv: list[bytes], at: int, op: str, name: str, store:
             raise ReplyError(errors.SYNTAX)
     result: dict[bytes, float] = {}
     if op == "union":
-        for src, w in zip(sources, weights, strict=True):
+        # Redis sorts the inputs by size first (a stable sort in glibc's qsort), which
+        # sets the order a member's scores are summed in: floats round per order.
+        for j in sorted(range(n), key=lambda j: len(sources[j] or ())):
+            src, w = sources[j], weights[j]
             if src is None:
                 continue
             for m, s in src.items():
@@ -707,7 +727,9 @@ def _algebra(ctx: Client, argv: list[bytes], at: int, op: str, name: str, store:
                 if other is None:
                     ok = False
                     break
-                v = _aggregate(aggregate, v, _nan_zero(other * weights[j]))
+                # The product is not zeroed when NaN (only the first input's is, and a
+                # SUM's NaN result): with MIN/MAX a NaN loses, with SUM it makes a 0.
+                v = _aggregate(aggregate, v, other * weights[j])
             if ok:
                 result[m] = v
     else:
@@ -771,6 +793,7 @@ def zintercard(ctx: Client, argv: list[bytes]) -> object:
     if n > len(argv) - 2:
         raise ReplyError(errors.SYNTAX)
     keys = argv[2:2 + n]
+    sources = [_source(ctx, k) for k in keys]  # types before the options, as ZINTER
     limit = 0
     i = 2 + len(keys)
     while i < len(argv):
@@ -781,7 +804,6 @@ def zintercard(ctx: Client, argv: list[bytes]) -> object:
             i += 2
         else:
             raise ReplyError(errors.SYNTAX)
-    sources = [_source(ctx, k) for k in keys]
     if any(s is None for s in sources):
         return 0
     sources.sort(key=len)  # type: ignore[arg-type]

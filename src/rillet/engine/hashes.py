@@ -9,8 +9,9 @@ OBJECT ENCODING: `listpack` while every field and value fits
 hash-max-listpack-value and the count fits hash-max-listpack-entries
 (`listpackex` once a field-expiry command has touched it, `ex`), `hashtable`
 after; a hash never goes back, as in Redis. A `listpackex` keeps the fields
-with a TTL first, by deadline, then the others: `fields` follows that order
-while the hash is compact, since HGETALL shows it.
+with a TTL first, by deadline (a field given a deadline goes before those due at
+the same time), then the others: `fields` follows that order while the hash is
+compact, since HGETALL shows it.
 """
 
 from __future__ import annotations
@@ -68,7 +69,9 @@ class Hash:
         value = self.fields.pop(field)
         items = list(self.fields.items())
         at = 0
-        while at < len(items) and items[at][0] in self.ttls and self.ttls[items[at][0]] <= deadline:
+        # Before the fields due at the same time (Redis inserts before the first field
+        # whose deadline is not earlier).
+        while at < len(items) and items[at][0] in self.ttls and self.ttls[items[at][0]] < deadline:
             at += 1
         items.insert(at, (field, value))
         self.fields = dict(items)
