@@ -198,6 +198,10 @@ class MasterLink:
             raise LinkError(f"Unexpected reply to PSYNC from master: "
                             f"{reply.decode(errors='replace')}")
         self._mark_up()
+        if reply.startswith(b"+FULLRESYNC"):
+            # At once, as Redis's replicas: after a streamed payload the master
+            # waits for this first ACK before it sends the stream.
+            self.send_ack()
         await self.stream(timeout)
 
     def _mark_up(self) -> None:
