@@ -170,16 +170,11 @@ cdef uint64_t _lzf_base = 0
 cdef bint _lzf_busy = False
 
 
-def lzf_compress(data, unsigned int out_len):
+cdef int _lzf_table(Py_ssize_t in_len, uint32_t **htab, uint32_t *base) except -1:
+    """The table for one compression of `in_len` bytes: 1 when it is the shared one
+    (give it back with _lzf_release), 0 when a private zeroed one (free it)."""
     global _lzf_htab, _lzf_base, _lzf_busy
-    cdef const uint8_t[::1] view = memoryview(data).cast("B")
-    cdef Py_ssize_t in_len = view.shape[0]
-    if in_len == 0 or out_len == 0:
-        return None
-    cdef uint32_t *htab
-    cdef uint32_t base = 0
-    cdef bint shared = not _lzf_busy and in_len < 0x7FFFFFFF
-    if shared:
+    if not _lzf_busy and in_len < 0x7FFFFFFF:
         if _lzf_htab == NULL:
             _lzf_htab = <uint32_t *> PyMem_Malloc(HSIZE * sizeof(uint32_t))
             if _lzf_htab == NULL:
@@ -189,29 +184,57 @@ def lzf_compress(data, unsigned int out_len):
         if _lzf_base + <uint64_t> in_len + 1 > 0xFFFFFFFFULL:
             memset(_lzf_htab, 0, HSIZE * sizeof(uint32_t))
             _lzf_base = 0
-        htab = _lzf_htab
-        base = <uint32_t> _lzf_base
+        htab[0] = _lzf_htab
+        base[0] = <uint32_t> _lzf_base
         _lzf_base += <uint64_t> in_len + 1
-        _lzf_busy = True  # (released below; another thread meanwhile gets its own table)
+        _lzf_busy = True  # (another thread meanwhile gets a table of its own)
+        return 1
+    htab[0] = <uint32_t *> PyMem_Malloc(HSIZE * sizeof(uint32_t))
+    if htab[0] == NULL:
+        raise MemoryError()
+    memset(htab[0], 0, HSIZE * sizeof(uint32_t))
+    base[0] = 0
+    return 0
+
+
+cdef void _lzf_release(int shared, uint32_t *htab) noexcept:
+    global _lzf_busy
+    if shared:
+        _lzf_busy = False
     else:
-        htab = <uint32_t *> PyMem_Malloc(HSIZE * sizeof(uint32_t))
-        if htab == NULL:
-            raise MemoryError()
-        memset(htab, 0, HSIZE * sizeof(uint32_t))
-    try:
-        return _lzf_compress(&view[0], in_len, out_len, htab, base)
-    finally:
-        if shared:
-            _lzf_busy = False
-        else:
-            PyMem_Free(htab)
+        PyMem_Free(htab)
 
 
-cdef object _lzf_compress(const uint8_t *src, Py_ssize_t in_len, unsigned int out_len,
-                          uint32_t *htab, uint32_t base):
+def lzf_compress(data, unsigned int out_len):
+    cdef const uint8_t[::1] view = memoryview(data).cast("B")
+    cdef Py_ssize_t in_len = view.shape[0], op
+    if in_len == 0 or out_len == 0:
+        return None
+    cdef uint32_t *htab
+    cdef uint32_t base
     cdef uint8_t *out = <uint8_t *> PyMem_Malloc(out_len + 16)
     if out == NULL:
         raise MemoryError()
+    try:
+        shared = _lzf_table(in_len, &htab, &base)
+        op = _lzf_into(&view[0], in_len, out, out_len, htab, base)
+        _lzf_release(shared, htab)
+        return PyBytes_FromStringAndSize(<char *> out, op) if op else None
+    finally:
+        PyMem_Free(out)
+
+
+def _lzf_set_base(uint64_t base):
+    """Tests: move the shared table's base (near 2**32 to reach the wrap-around)."""
+    global _lzf_base
+    if _lzf_htab != NULL and base > _lzf_base:
+        _lzf_base = base
+
+
+cdef Py_ssize_t _lzf_into(const uint8_t *src, Py_ssize_t in_len, uint8_t *out,
+                          unsigned int out_len, uint32_t *htab, uint32_t base) noexcept:
+    """lzf_c.c into `out` (out_len + 16 bytes of room): the compressed size, or 0 when
+    it does not fit in out_len."""
     cdef uint32_t stored
     cdef Py_ssize_t ip = 0, op = 1, ref, off, in_end = in_len
     cdef int lit = 0
@@ -304,12 +327,7 @@ cdef object _lzf_compress(const uint8_t *src, Py_ssize_t in_len, unsigned int ou
                     op -= 1
                 if op > out_len:
                     fail = True
-    if fail:
-        PyMem_Free(out)
-        return None
-    result = PyBytes_FromStringAndSize(<char *> out, op)
-    PyMem_Free(out)
-    return result
+    return 0 if fail else op
 
 
 def lzf_decompress(data, Py_ssize_t out_len):
@@ -1074,3 +1092,95 @@ def stream_lp_encode(int64_t live, int64_t ndead, list mf, ms, seq, uint64_t seq
             PyBuffer_Release(&seq_buf)
         if held >= 1:
             PyBuffer_Release(&ms_buf)
+
+
+# --- a stream's nodes as RDB strings -------------------------------------------------------
+
+cdef inline char *_w_rdb_len(char *o, uint64_t n) noexcept:
+    """rdbSaveLen."""
+    if n < 64:
+        o[0] = <char> n
+        return o + 1
+    if n < 16384:
+        o[0] = <char> ((n >> 8) | 0x40)
+        o[1] = <char> (n & 0xFF)
+        return o + 2
+    cdef int i, width = 4 if n <= 0xFFFFFFFFULL else 8
+    o[0] = <char> (0x80 if width == 4 else 0x81)
+    for i in range(width):
+        o[1 + i] = <char> ((n >> (8 * (width - 1 - i))) & 0xFF)
+    return o + 1 + width
+
+
+cdef inline char *_w_be64(char *o, uint64_t v) noexcept:
+    cdef int i
+    for i in range(8):
+        o[i] = <char> ((v >> (56 - 8 * i)) & 0xFF)
+    return o + 8
+
+
+def stream_nodes_rdb(list nodes, Py_ssize_t start, Py_ssize_t stop, bint compress,
+                     loaded_cls, encode_open):
+    """rdb_stream.save_stream's node loop for nodes[start:stop], as one bytes: per node
+    its master ID (16 bytes big-endian) and its listpack, each as rdbSaveRawString
+    writes it (LZF above 20 bytes when `compress`, when it saves 4 bytes or more).
+
+    A node of class `loaded_cls` (loaded and not read since) gives back the
+    listpack it came in as; an open node is encoded by `encode_open(node)`. (A
+    listpack never reads as a decimal integer: it starts with its byte count.)
+    """
+    cdef ByteBuf out
+    cdef uint8_t *scratch = NULL
+    cdef Py_ssize_t scratch_cap = 0, n, clen, i
+    cdef uint32_t *htab
+    cdef uint32_t base
+    cdef int shared
+    cdef int64_t live
+    cdef char head[24]
+    cdef char *o
+    cdef const char *lp_p
+    memset(&out, 0, sizeof(ByteBuf))
+    try:
+        for i in range(start, stop):
+            node = nodes[i]
+            if node.__class__ is loaded_cls:
+                lp = node.lp
+            elif node.is_open:
+                lp = encode_open(node)
+            else:
+                live = node.live
+                lp = stream_lp_encode(live, node.n - live, node.mf, node.ms, node.seq, node.seq0,
+                                      node.data, node.offs, node.estart, node.same, node.dead)
+            if lp.__class__ is not bytes:
+                lp = bytes(lp)
+            head[0] = 16
+            o = _w_be64(head + 1, <uint64_t> node.ms0)
+            _w_be64(o, <uint64_t> node.seq0)
+            _bytes_push(&out, head, 17)
+            n = len(<bytes> lp)
+            lp_p = <const char *> (<bytes> lp)
+            if compress and n > 20:
+                if scratch_cap < n + 16:
+                    PyMem_Free(scratch)
+                    scratch_cap = 2 * n + 16
+                    scratch = <uint8_t *> PyMem_Malloc(scratch_cap)
+                    if scratch == NULL:
+                        raise MemoryError()
+                shared = _lzf_table(n, &htab, &base)
+                clen = _lzf_into(<const uint8_t *> lp_p, n, scratch, <unsigned int> (n - 4),
+                                 htab, base)
+                _lzf_release(shared, htab)
+                if clen:
+                    head[0] = <char> 0xC3
+                    o = _w_rdb_len(head + 1, <uint64_t> clen)
+                    o = _w_rdb_len(o, <uint64_t> n)
+                    _bytes_push(&out, head, o - head)
+                    _bytes_push(&out, <const char *> scratch, clen)
+                    continue
+            o = _w_rdb_len(head, <uint64_t> n)
+            _bytes_push(&out, head, o - head)
+            _bytes_push(&out, lp_p, n)
+        return PyBytes_FromStringAndSize(out.data, out.n) if out.n else b""
+    finally:
+        PyMem_Free(scratch)
+        PyMem_Free(out.data)
