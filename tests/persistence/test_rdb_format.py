@@ -41,8 +41,12 @@ def test_lzf_matches_redis_output():
 
 def _samples(rnd, count=300):
     for n in range(count):
-        kind = n % 4
-        if kind == 0:
+        kind = n % 5
+        if kind == 4:  # a period of 8 to 40 bytes with changes: long overlapping references
+            period = os.urandom(rnd.randint(8, 40))
+            yield b"".join(period[: rnd.randint(1, len(period))] if rnd.random() < 0.1
+                           else period for _ in range(rnd.randint(1, 300)))
+        elif kind == 0:
             yield os.urandom(rnd.randint(1, 300))
         elif kind == 1:
             yield (b"abc" * rnd.randint(1, 200))[: rnd.randint(1, 600)]

@@ -357,7 +357,13 @@ cdef object _lzf_decompress(const uint8_t *view, Py_ssize_t in_len, Py_ssize_t o
                 if op + n > out_len:
                     err = 2
                     break
-                memcpy(out + op, &view[ip], n)
+                if ip + 32 <= in_len and op + 32 <= out_len:
+                    # A run is at most 32 bytes: copy 32 in fixed-size moves. The bytes
+                    # past the run are written again by what follows (refs read below op).
+                    memcpy(out + op, &view[ip], 16)
+                    memcpy(out + op + 16, &view[ip + 16], 16)
+                else:
+                    memcpy(out + op, &view[ip], n)
                 ip += n
                 op += n
             else:
@@ -380,7 +386,15 @@ cdef object _lzf_decompress(const uint8_t *view, Py_ssize_t in_len, Py_ssize_t o
                 if op + length > out_len:
                     err = 2
                     break
-                if ref + length <= op:  # disjoint: one memcpy (lzf_d.c does the same)
+                if op - ref >= 8 and op + length + 8 <= out_len:
+                    # 8 bytes at a time: each move reads bytes already written (the
+                    # source is 8 or more behind), so an overlapping reference repeats
+                    # its pattern as byte by byte would; the tail past it is rewritten.
+                    k = 0
+                    while k < length:
+                        memcpy(out + op + k, out + ref + k, 8)
+                        k += 8
+                elif ref + length <= op:  # disjoint: one memcpy (lzf_d.c does the same)
                     memcpy(out + op, out + ref, length)
                 else:  # overlapping: byte by byte repeats the pattern, as LZF means
                     for k in range(length):
