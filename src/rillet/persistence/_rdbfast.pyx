@@ -1016,13 +1016,17 @@ def stream_lp_encode(int64_t live, int64_t ndead, list mf, ms, seq, uint64_t seq
 
     The node's arrays are read in place, whatever their width (compact_array's).
     """
+    return _lp_encode(live, ndead, mf, ms, seq, seq0, data, len(data), offs, estart, same, dead)
+
+
+cdef bytes _lp_encode(int64_t live, int64_t ndead, list mf, ms, seq, uint64_t seq0,
+                      const char *src, Py_ssize_t src_len, offs, estart, same, dead):
     cdef Py_buffer ms_buf, seq_buf, offs_buf, est_buf
     cdef UArr ms_a, seq_a, offs_a, est_a
     cdef const uint8_t[::1] same_v
     cdef bint mixed = estart is not None
     cdef int held = 0
     cdef Py_ssize_t k = len(mf), n, i, a, e, nelem
-    cdef const char *src = data
     cdef char *buf = NULL
     cdef char *o
     cdef Py_ssize_t cap, size
@@ -1043,7 +1047,7 @@ def stream_lp_encode(int64_t live, int64_t ndead, list mf, ms, seq, uint64_t seq
         n = ms_a.n
         # Room for the whole node up front: the text, plus at most 15 bytes of
         # header and backlen per element and 50 per entry (five integers).
-        cap = len(data) + 15 * (offs_a.n + k) + 50 * n + 128
+        cap = src_len + 15 * (offs_a.n + k) + 50 * n + 128
         for field in mf:
             cap += len(<bytes> field)
         buf = <char *> PyMem_Malloc(cap)
@@ -1133,6 +1137,36 @@ cdef inline char *_w_be64(char *o, uint64_t v) noexcept:
     return o + 8
 
 
+from cpython.object cimport PyObject
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+    bint PyBytes_Check(PyObject *o)
+    Py_ssize_t PyBytes_GET_SIZE(PyObject *o)
+    char *PyBytes_AS_STRING_P "PyBytes_AS_STRING" (PyObject *o)
+
+# Where StreamNode keeps `data` and `lp` (its __slots__' member descriptors): the
+# batch below reads them without taking a reference. In a fork child a reference
+# count written to an object's header copies its page, and these are large
+# per-node bytes: a page each, most of the child's copy-on-write faults.
+cdef Py_ssize_t _data_off = -1, _lp_off = -1
+
+
+cdef Py_ssize_t _slot_offset(cls, str name) except -1:
+    descr = getattr(cls, name)
+    if type(descr).__name__ != "member_descriptor":
+        raise TypeError(f"{cls.__name__}.{name} is not a slot")
+    return (<PyMemberDescrObject *> descr).d_member.offset
+
+
+cdef inline PyObject *_borrowed_slot(object obj, Py_ssize_t offset) noexcept:
+    return (<PyObject **> ((<char *> <PyObject *> obj) + offset))[0]
+
+
 def stream_nodes_rdb(list nodes, Py_ssize_t start, Py_ssize_t stop, bint compress,
                      loaded_cls, encode_open):
     """rdb_stream.save_stream's node loop for nodes[start:stop], as one bytes: per node
@@ -1153,26 +1187,42 @@ def stream_nodes_rdb(list nodes, Py_ssize_t start, Py_ssize_t stop, bint compres
     cdef char head[24]
     cdef char *o
     cdef const char *lp_p
+    cdef PyObject *slot
+    global _data_off, _lp_off
+    if _data_off < 0:
+        _data_off = _slot_offset(loaded_cls, "data")
+        _lp_off = _slot_offset(loaded_cls, "lp")
     memset(&out, 0, sizeof(ByteBuf))
     try:
         for i in range(start, stop):
             node = nodes[i]
+            lp = None
             if node.__class__ is loaded_cls:
-                lp = node.lp
+                slot = _borrowed_slot(node, _lp_off)
+                if slot != NULL and PyBytes_Check(slot):
+                    lp_p = PyBytes_AS_STRING_P(slot)
+                    n = PyBytes_GET_SIZE(slot)
+                else:
+                    lp = bytes(node.lp)
             elif node.is_open:
                 lp = encode_open(node)
             else:
+                slot = _borrowed_slot(node, _data_off)
+                if slot == NULL or not PyBytes_Check(slot):
+                    raise TypeError("a closed stream node without its data")
                 live = node.live
-                lp = stream_lp_encode(live, node.n - live, node.mf, node.ms, node.seq, node.seq0,
-                                      node.data, node.offs, node.estart, node.same, node.dead)
-            if lp.__class__ is not bytes:
-                lp = bytes(lp)
+                lp = _lp_encode(live, node.n - live, node.mf, node.ms, node.seq, node.seq0,
+                                PyBytes_AS_STRING_P(slot), PyBytes_GET_SIZE(slot),
+                                node.offs, node.estart, node.same, node.dead)
+            if lp is not None:
+                if lp.__class__ is not bytes:
+                    lp = bytes(lp)
+                lp_p = <const char *> (<bytes> lp)
+                n = len(<bytes> lp)
             head[0] = 16
             o = _w_be64(head + 1, <uint64_t> node.ms0)
             _w_be64(o, <uint64_t> node.seq0)
             _bytes_push(&out, head, 17)
-            n = len(<bytes> lp)
-            lp_p = <const char *> (<bytes> lp)
             if compress and n > 20:
                 if scratch_cap < n + 16:
                     PyMem_Free(scratch)
