@@ -187,6 +187,9 @@ def test_stream_listpacks_encode_decode_both_forms(seed):
 def test_stream_nodes_rdb_writes_what_the_node_loop_writes(compress):
     # save_stream's compiled batch against its loop's parts: the master ID and the
     # listpack (pure encoder; a loaded node's stored bytes) as RDB strings.
+    def encode_open(node):  # (the module's own pick is the pure one under RILLET_PURE)
+        return rdb_stream._node_listpack_fast(node, _rdbfast.stream_lp_encode)
+
     for seed in range(8):
         stream = _random_stream(seed)
         nodes = list(stream.nodes)
@@ -201,10 +204,10 @@ def test_stream_nodes_rdb_writes_what_the_node_loop_writes(compress):
                                 else rdb_stream.node_listpack(node), compress)
             for node in nodes)
         got = _rdbfast.stream_nodes_rdb(nodes, 0, len(nodes), compress,
-                                        rdb_stream.LoadedNode, rdb_stream._node_listpack_fast)
+                                        rdb_stream.LoadedNode, encode_open)
         assert got == want
         middle = len(nodes) // 2
         assert _rdbfast.stream_nodes_rdb(nodes, 0, middle, compress, rdb_stream.LoadedNode,
-                                         rdb_stream._node_listpack_fast) + \
+                                         encode_open) + \
             _rdbfast.stream_nodes_rdb(nodes, middle, len(nodes), compress,
-                                      rdb_stream.LoadedNode, rdb_stream._node_listpack_fast) == want
+                                      rdb_stream.LoadedNode, encode_open) == want
