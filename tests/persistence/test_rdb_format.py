@@ -41,8 +41,12 @@ def test_lzf_matches_redis_output():
 
 def _samples(rnd, count=300):
     for n in range(count):
-        kind = n % 4
-        if kind == 0:
+        kind = n % 5
+        if kind == 4:  # a period of 8 to 40 bytes with changes: long overlapping references
+            period = os.urandom(rnd.randint(8, 40))
+            yield b"".join(period[: rnd.randint(1, len(period))] if rnd.random() < 0.1
+                           else period for _ in range(rnd.randint(1, 300)))
+        elif kind == 0:
             yield os.urandom(rnd.randint(1, 300))
         elif kind == 1:
             yield (b"abc" * rnd.randint(1, 200))[: rnd.randint(1, 600)]
@@ -66,6 +70,18 @@ def test_lzf_round_trip_and_compiled_agree():
             assert _rdbfast.lzf_compress(data, max(len(data) - 4, 0)) == small
             assert _rdbfast.lzf_decompress(packed, len(data)) == data
             assert _rdbfast.crc64(7, data) == pure.py_crc64(7, data)
+
+
+@pytest.mark.skipif(_rdbfast is None, reason="the compiled module")
+def test_lzf_shared_table_wraps_around():
+    # The compiled form keeps its hash table across calls, offset by a base that
+    # grows with each input; near 2**32 the table is cleared and the base restarts.
+    rnd = random.Random(9)
+    samples = list(_samples(rnd, 40))
+    _rdbfast.lzf_compress(b"x" * 64, 60)  # (the table exists)
+    _rdbfast._lzf_set_base((1 << 32) - 20_000)
+    for data in samples:
+        assert _rdbfast.lzf_compress(data, len(data) + 64) == fmt.py_lzf_compress(data, len(data) + 64)
 
 
 def test_lzf_decompress_refuses_damage():
@@ -164,3 +180,34 @@ def test_stream_listpacks_encode_decode_both_forms(seed):
             assert got[:3] == want[:3] and got[5] == want[5] and got[8:] == want[8:]
             for a, b in zip(got[3:8], want[3:8], strict=True):
                 assert (a is None and b is None) or list(a) == list(b)
+
+
+@pytest.mark.skipif(_rdbfast is None, reason="the compiled module")
+@pytest.mark.parametrize("compress", [True, False])
+def test_stream_nodes_rdb_writes_what_the_node_loop_writes(compress):
+    # save_stream's compiled batch against its loop's parts: the master ID and the
+    # listpack (pure encoder; a loaded node's stored bytes) as RDB strings.
+    def encode_open(node):  # (the module's own pick is the pure one under RILLET_PURE)
+        return rdb_stream._node_listpack_fast(node, _rdbfast.stream_lp_encode)
+
+    for seed in range(8):
+        stream = _random_stream(seed)
+        nodes = list(stream.nodes)
+        for i in range(0, len(nodes), 2):
+            node = nodes[i]
+            if not node.is_open:
+                nodes[i] = rdb_stream.node_from_listpack(
+                    node.ms0, node.seq0, rdb_stream.node_listpack(node), {})
+        want = b"".join(
+            fmt.encode_string(fmt.stream_id_bytes(node.ms0, node.seq0), compress)
+            + fmt.encode_string(node.lp if node.__class__ is rdb_stream.LoadedNode
+                                else rdb_stream.node_listpack(node), compress)
+            for node in nodes)
+        got = _rdbfast.stream_nodes_rdb(nodes, 0, len(nodes), compress,
+                                        rdb_stream.LoadedNode, encode_open)
+        assert got == want
+        middle = len(nodes) // 2
+        assert _rdbfast.stream_nodes_rdb(nodes, 0, middle, compress, rdb_stream.LoadedNode,
+                                         encode_open) + \
+            _rdbfast.stream_nodes_rdb(nodes, middle, len(nodes), compress,
+                                      rdb_stream.LoadedNode, encode_open) == want

@@ -3,6 +3,8 @@ rillet, rillet to a Redis 8.2.3 replica, and a Redis 8.2.3 master to a rillet re
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.helpers import servers
@@ -56,7 +58,8 @@ def test_payload_is_rdb(tmp_path):
     state = ServerState()
     state.keyspace[0].set(b"l", List([b"a", b"b"]))
     path = str(tmp_path / "payload")
-    assert write_payload(state, path, 0, "0" * 40, 0) == (tmp_path / "payload").stat().st_size
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)  # (the master gives it a pipe)
+    assert write_payload(state, fd, 0, "0" * 40, 0) == (tmp_path / "payload").stat().st_size
     data = (tmp_path / "payload").read_bytes()
     assert data.startswith(b"REDIS0012")
     target = ServerState()

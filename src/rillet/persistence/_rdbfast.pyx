@@ -160,19 +160,82 @@ cdef inline uint32_t _idx(uint32_t h) nogil:
     return ((h >> 8) - h * 5) & (HSIZE - 1)
 
 
+# The hash table lives across calls: clearing 256 KiB for every string (a stream
+# node is one) cost more than compressing it. Slots hold `_lzf_base + position`;
+# a value at or below the current call's base is an earlier call's, read as
+# empty, so every call compresses as with a zeroed table (lzf_c.c's, byte for
+# byte). The base moves past each input; the table is zeroed once it would wrap.
+cdef uint32_t *_lzf_htab = NULL
+cdef uint64_t _lzf_base = 0
+cdef bint _lzf_busy = False
+
+
+cdef int _lzf_table(Py_ssize_t in_len, uint32_t **htab, uint32_t *base) except -1:
+    """The table for one compression of `in_len` bytes: 1 when it is the shared one
+    (give it back with _lzf_release), 0 when a private zeroed one (free it)."""
+    global _lzf_htab, _lzf_base, _lzf_busy
+    if not _lzf_busy and in_len < 0x7FFFFFFF:
+        if _lzf_htab == NULL:
+            _lzf_htab = <uint32_t *> PyMem_Malloc(HSIZE * sizeof(uint32_t))
+            if _lzf_htab == NULL:
+                raise MemoryError()
+            memset(_lzf_htab, 0, HSIZE * sizeof(uint32_t))
+            _lzf_base = 0
+        if _lzf_base + <uint64_t> in_len + 1 > 0xFFFFFFFFULL:
+            memset(_lzf_htab, 0, HSIZE * sizeof(uint32_t))
+            _lzf_base = 0
+        htab[0] = _lzf_htab
+        base[0] = <uint32_t> _lzf_base
+        _lzf_base += <uint64_t> in_len + 1
+        _lzf_busy = True  # (another thread meanwhile gets a table of its own)
+        return 1
+    htab[0] = <uint32_t *> PyMem_Malloc(HSIZE * sizeof(uint32_t))
+    if htab[0] == NULL:
+        raise MemoryError()
+    memset(htab[0], 0, HSIZE * sizeof(uint32_t))
+    base[0] = 0
+    return 0
+
+
+cdef void _lzf_release(int shared, uint32_t *htab) noexcept:
+    global _lzf_busy
+    if shared:
+        _lzf_busy = False
+    else:
+        PyMem_Free(htab)
+
+
 def lzf_compress(data, unsigned int out_len):
     cdef const uint8_t[::1] view = memoryview(data).cast("B")
-    cdef Py_ssize_t in_len = view.shape[0]
+    cdef Py_ssize_t in_len = view.shape[0], op
     if in_len == 0 or out_len == 0:
         return None
-    cdef uint32_t *htab = <uint32_t *> PyMem_Malloc(HSIZE * sizeof(uint32_t))
+    cdef uint32_t *htab
+    cdef uint32_t base
     cdef uint8_t *out = <uint8_t *> PyMem_Malloc(out_len + 16)
-    if htab == NULL or out == NULL:
-        PyMem_Free(htab)
-        PyMem_Free(out)
+    if out == NULL:
         raise MemoryError()
-    memset(htab, 0, HSIZE * sizeof(uint32_t))
-    cdef const uint8_t *src = &view[0]
+    try:
+        shared = _lzf_table(in_len, &htab, &base)
+        op = _lzf_into(&view[0], in_len, out, out_len, htab, base)
+        _lzf_release(shared, htab)
+        return PyBytes_FromStringAndSize(<char *> out, op) if op else None
+    finally:
+        PyMem_Free(out)
+
+
+def _lzf_set_base(uint64_t base):
+    """Tests: move the shared table's base (near 2**32 to reach the wrap-around)."""
+    global _lzf_base
+    if _lzf_htab != NULL and base > _lzf_base:
+        _lzf_base = base
+
+
+cdef Py_ssize_t _lzf_into(const uint8_t *src, Py_ssize_t in_len, uint8_t *out,
+                          unsigned int out_len, uint32_t *htab, uint32_t base) noexcept:
+    """lzf_c.c into `out` (out_len + 16 bytes of room): the compressed size, or 0 when
+    it does not fit in out_len."""
+    cdef uint32_t stored
     cdef Py_ssize_t ip = 0, op = 1, ref, off, in_end = in_len
     cdef int lit = 0
     cdef uint32_t hval, slot
@@ -184,8 +247,9 @@ def lzf_compress(data, unsigned int out_len):
         while ip < in_end - 2:
             hval = (hval << 8) | src[ip + 2]
             slot = _idx(hval)
-            ref = htab[slot]
-            htab[slot] = <uint32_t> ip
+            stored = htab[slot]
+            ref = stored - base if stored > base else 0
+            htab[slot] = base + <uint32_t> ip
             off = ip - ref - 1
             if (ref > 0 and ref < ip and off < MAX_OFF and src[ref] == src[ip]
                     and src[ref + 1] == src[ip + 1] and src[ref + 2] == src[ip + 2]):
@@ -228,10 +292,10 @@ def lzf_compress(data, unsigned int out_len):
                 ip -= 2
                 hval = (src[ip] << 8) | src[ip + 1]
                 hval = (hval << 8) | src[ip + 2]
-                htab[_idx(hval)] = <uint32_t> ip
+                htab[_idx(hval)] = base + <uint32_t> ip
                 ip += 1
                 hval = (hval << 8) | src[ip + 2]
-                htab[_idx(hval)] = <uint32_t> ip
+                htab[_idx(hval)] = base + <uint32_t> ip
                 ip += 1
             else:
                 if op >= out_len:
@@ -263,13 +327,7 @@ def lzf_compress(data, unsigned int out_len):
                     op -= 1
                 if op > out_len:
                     fail = True
-    PyMem_Free(htab)
-    if fail:
-        PyMem_Free(out)
-        return None
-    result = PyBytes_FromStringAndSize(<char *> out, op)
-    PyMem_Free(out)
-    return result
+    return 0 if fail else op
 
 
 def lzf_decompress(data, Py_ssize_t out_len):
@@ -299,7 +357,13 @@ cdef object _lzf_decompress(const uint8_t *view, Py_ssize_t in_len, Py_ssize_t o
                 if op + n > out_len:
                     err = 2
                     break
-                memcpy(out + op, &view[ip], n)
+                if ip + 32 <= in_len and op + 32 <= out_len:
+                    # A run is at most 32 bytes: copy 32 in fixed-size moves. The bytes
+                    # past the run are written again by what follows (refs read below op).
+                    memcpy(out + op, &view[ip], 16)
+                    memcpy(out + op + 16, &view[ip + 16], 16)
+                else:
+                    memcpy(out + op, &view[ip], n)
                 ip += n
                 op += n
             else:
@@ -322,7 +386,15 @@ cdef object _lzf_decompress(const uint8_t *view, Py_ssize_t in_len, Py_ssize_t o
                 if op + length > out_len:
                     err = 2
                     break
-                if ref + length <= op:  # disjoint: one memcpy (lzf_d.c does the same)
+                if op - ref >= 8 and op + length + 8 <= out_len:
+                    # 8 bytes at a time: each move reads bytes already written (the
+                    # source is 8 or more behind), so an overlapping reference repeats
+                    # its pattern as byte by byte would; the tail past it is rewritten.
+                    k = 0
+                    while k < length:
+                        memcpy(out + op + k, out + ref + k, 8)
+                        k += 8
+                elif ref + length <= op:  # disjoint: one memcpy (lzf_d.c does the same)
                     memcpy(out + op, out + ref, length)
                 else:  # overlapping: byte by byte repeats the pattern, as LZF means
                     for k in range(length):
@@ -776,83 +848,77 @@ cdef object _stream_lp(const uint8_t *buf, Py_ssize_t size, uint64_t seq0, bint 
 
 # --- stream listpack encoding --------------------------------------------------------------
 
-cdef int _put_backlen(ByteBuf *b, Py_ssize_t n) except -1:
-    cdef char tmp[5]
-    cdef Py_ssize_t k
+# Writers into a buffer sized for the whole node beforehand (stream_lp_encode's
+# bound): each takes the cursor and returns it past what it wrote.
+
+cdef inline char *_w_backlen(char *o, Py_ssize_t n) noexcept nogil:
     if n < 128:
-        tmp[0] = <char> n
-        k = 1
-    elif n < 16384:
-        tmp[0] = <char> (n >> 7)
-        tmp[1] = <char> ((n & 127) | 128)
-        k = 2
-    elif n < 2097152:
-        tmp[0] = <char> (n >> 14)
-        tmp[1] = <char> (((n >> 7) & 127) | 128)
-        tmp[2] = <char> ((n & 127) | 128)
-        k = 3
-    elif n < 268435456:
-        tmp[0] = <char> (n >> 21)
-        tmp[1] = <char> (((n >> 14) & 127) | 128)
-        tmp[2] = <char> (((n >> 7) & 127) | 128)
-        tmp[3] = <char> ((n & 127) | 128)
-        k = 4
-    else:
-        tmp[0] = <char> (n >> 28)
-        tmp[1] = <char> (((n >> 21) & 127) | 128)
-        tmp[2] = <char> (((n >> 14) & 127) | 128)
-        tmp[3] = <char> (((n >> 7) & 127) | 128)
-        tmp[4] = <char> ((n & 127) | 128)
-        k = 5
-    _bytes_push(b, tmp, k)
-    return 0
+        o[0] = <char> n
+        return o + 1
+    if n < 16384:
+        o[0] = <char> (n >> 7)
+        o[1] = <char> ((n & 127) | 128)
+        return o + 2
+    if n < 2097152:
+        o[0] = <char> (n >> 14)
+        o[1] = <char> (((n >> 7) & 127) | 128)
+        o[2] = <char> ((n & 127) | 128)
+        return o + 3
+    if n < 268435456:
+        o[0] = <char> (n >> 21)
+        o[1] = <char> (((n >> 14) & 127) | 128)
+        o[2] = <char> (((n >> 7) & 127) | 128)
+        o[3] = <char> ((n & 127) | 128)
+        return o + 4
+    o[0] = <char> (n >> 28)
+    o[1] = <char> (((n >> 21) & 127) | 128)
+    o[2] = <char> (((n >> 14) & 127) | 128)
+    o[3] = <char> (((n >> 7) & 127) | 128)
+    o[4] = <char> ((n & 127) | 128)
+    return o + 5
 
 
-cdef int _put_int(ByteBuf *b, int64_t v) except -1:
-    cdef char tmp[10]
-    cdef Py_ssize_t k
+cdef inline char *_w_int(char *o, int64_t v) noexcept nogil:
+    """An integer element (at most 10 bytes), as lpEncodeIntegerGetType picks it."""
     cdef uint64_t u = <uint64_t> v
     if 0 <= v <= 127:
-        tmp[0] = <char> v
-        tmp[1] = 1
-        k = 2
-    elif -4096 <= v <= 4095:
+        o[0] = <char> v
+        o[1] = 1
+        return o + 2
+    if -4096 <= v <= 4095:
         u = u & 0x1FFF
-        tmp[0] = <char> ((u >> 8) | 0xC0)
-        tmp[1] = <char> (u & 0xFF)
-        tmp[2] = 2
-        k = 3
-    elif -32768 <= v <= 32767:
-        tmp[0] = <char> 0xF1
-        tmp[1] = <char> (u & 0xFF)
-        tmp[2] = <char> ((u >> 8) & 0xFF)
-        tmp[3] = 3
-        k = 4
-    elif -8388608 <= v <= 8388607:
-        tmp[0] = <char> 0xF2
-        tmp[1] = <char> (u & 0xFF)
-        tmp[2] = <char> ((u >> 8) & 0xFF)
-        tmp[3] = <char> ((u >> 16) & 0xFF)
-        tmp[4] = 4
-        k = 5
-    elif -2147483648 <= v <= 2147483647:
-        tmp[0] = <char> 0xF3
-        tmp[1] = <char> (u & 0xFF)
-        tmp[2] = <char> ((u >> 8) & 0xFF)
-        tmp[3] = <char> ((u >> 16) & 0xFF)
-        tmp[4] = <char> ((u >> 24) & 0xFF)
-        tmp[5] = 5
-        k = 6
-    else:
-        tmp[0] = <char> 0xF4
-        memcpy(tmp + 1, &u, 8)
-        tmp[9] = 9
-        k = 10
-    _bytes_push(b, tmp, k)
-    return 0
+        o[0] = <char> ((u >> 8) | 0xC0)
+        o[1] = <char> (u & 0xFF)
+        o[2] = 2
+        return o + 3
+    if -32768 <= v <= 32767:
+        o[0] = <char> 0xF1
+        o[1] = <char> (u & 0xFF)
+        o[2] = <char> ((u >> 8) & 0xFF)
+        o[3] = 3
+        return o + 4
+    if -8388608 <= v <= 8388607:
+        o[0] = <char> 0xF2
+        o[1] = <char> (u & 0xFF)
+        o[2] = <char> ((u >> 8) & 0xFF)
+        o[3] = <char> ((u >> 16) & 0xFF)
+        o[4] = 4
+        return o + 5
+    if -2147483648 <= v <= 2147483647:
+        o[0] = <char> 0xF3
+        o[1] = <char> (u & 0xFF)
+        o[2] = <char> ((u >> 8) & 0xFF)
+        o[3] = <char> ((u >> 16) & 0xFF)
+        o[4] = <char> ((u >> 24) & 0xFF)
+        o[5] = 5
+        return o + 6
+    o[0] = <char> 0xF4
+    memcpy(o + 1, &u, 8)  # little-endian hosts (x86-64, arm64)
+    o[9] = 9
+    return o + 10
 
 
-cdef bint _as_int(const char *s, Py_ssize_t n, int64_t *out) noexcept nogil:
+cdef inline bint _as_int(const char *s, Py_ssize_t n, int64_t *out) noexcept nogil:
     """lpStringToInt64: canonical decimal int64 only (no '+', spaces, leading zeros, "-0")."""
     cdef Py_ssize_t i = 0
     cdef uint64_t v = 0, limit
@@ -891,95 +957,294 @@ cdef bint _as_int(const char *s, Py_ssize_t n, int64_t *out) noexcept nogil:
     return True
 
 
-cdef int _put_element(ByteBuf *b, const char *s, Py_ssize_t n) except -1:
+cdef inline char *_w_element(char *o, const char *s, Py_ssize_t n) noexcept nogil:
+    """A string element (at most 10 bytes more than `n`), or an integer when it reads as one."""
     cdef int64_t v
-    cdef char head[5]
     cdef Py_ssize_t h
     if n < 21 and _as_int(s, n, &v):
-        return _put_int(b, v)
+        return _w_int(o, v)
     if n < 64:
-        head[0] = <char> (0x80 | n)
+        o[0] = <char> (0x80 | n)
         h = 1
     elif n < 4096:
-        head[0] = <char> ((n >> 8) | 0xE0)
-        head[1] = <char> (n & 0xFF)
+        o[0] = <char> ((n >> 8) | 0xE0)
+        o[1] = <char> (n & 0xFF)
         h = 2
     else:
-        head[0] = <char> 0xF0
-        head[1] = <char> (n & 0xFF)
-        head[2] = <char> ((n >> 8) & 0xFF)
-        head[3] = <char> ((n >> 16) & 0xFF)
-        head[4] = <char> ((n >> 24) & 0xFF)
+        o[0] = <char> 0xF0
+        o[1] = <char> (n & 0xFF)
+        o[2] = <char> ((n >> 8) & 0xFF)
+        o[3] = <char> ((n >> 16) & 0xFF)
+        o[4] = <char> ((n >> 24) & 0xFF)
         h = 5
-    _bytes_push(b, head, h)
-    _bytes_push(b, s, n)
-    _put_backlen(b, h + n)
-    return 0
+    memcpy(o + h, s, n)
+    return _w_backlen(o + h + n, h + n)
+
+
+cdef struct UArr:
+    # An unsigned integer array (array.array "B"/"H"/"I"/"L"/"Q") read in place.
+    const uint8_t *p
+    Py_ssize_t n
+    int width
+
+
+cdef inline uint64_t _uget(UArr *a, Py_ssize_t i) noexcept nogil:
+    if a.width == 1:
+        return a.p[i]
+    if a.width == 2:
+        return (<const unsigned short *> a.p)[i]
+    if a.width == 4:
+        return (<const uint32_t *> a.p)[i]
+    return (<const uint64_t *> a.p)[i]
+
+
+cdef object _uarr(object values, Py_buffer *buffer, UArr *out):
+    """Borrow `values` (a StreamNode array, or a list while the node is open) as a UArr;
+    returns what must stay alive (the buffer is released by the caller)."""
+    if values.__class__ is not _array or values.typecode not in "BHILQ":
+        values = _array("Q", values)
+    PyObject_GetBuffer(values, buffer, PyBUF_SIMPLE)
+    out.width = values.itemsize
+    out.p = <const uint8_t *> buffer.buf
+    out.n = buffer.len // out.width
+    return values
 
 
 def stream_lp_encode(int64_t live, int64_t ndead, list mf, ms, seq, uint64_t seq0,
                      bytes data, offs, estart, same, dead):
-    """The listpack Redis holds for a stream node (rdb_stream.node_listpack's body)."""
-    cdef const uint64_t[::1] ms_v = _array("Q", ms)
-    cdef const uint64_t[::1] seq_v = _array("Q", seq)
-    cdef const uint64_t[::1] offs_v = _array("Q", offs)
-    cdef const uint64_t[::1] est_v
+    """The listpack Redis holds for a stream node (rdb_stream.node_listpack's body).
+
+    The node's arrays are read in place, whatever their width (compact_array's).
+    """
+    return _lp_encode(live, ndead, mf, ms, seq, seq0, data, len(data), offs, estart, same, dead)
+
+
+cdef bytes _lp_encode(int64_t live, int64_t ndead, list mf, ms, seq, uint64_t seq0,
+                      const char *src, Py_ssize_t src_len, offs, estart, same, dead):
+    cdef Py_buffer ms_buf, seq_buf, offs_buf, est_buf
+    cdef UArr ms_a, seq_a, offs_a, est_a
     cdef const uint8_t[::1] same_v
     cdef bint mixed = estart is not None
-    if mixed:
-        est_v = _array("Q", estart)
-        same_v = same
-    cdef Py_ssize_t k = len(mf), n = ms_v.shape[0], i, a, e, nelem
-    cdef const char *src = data
-    cdef ByteBuf b
+    cdef int held = 0
+    cdef Py_ssize_t k = len(mf), n, i, a, e, nelem
+    cdef char *buf = NULL
+    cdef char *o
+    cdef Py_ssize_t cap, size
     cdef int64_t count = 4 + k, flags, nf = 0
     cdef bint is_same
-    memset(&b, 0, sizeof(ByteBuf))
+    cdef bint has_dead = dead is not None and len(dead) > 0
     try:
-        _bytes_push(&b, b"\0\0\0\0\0\0", 6)
-        _put_int(&b, live)
-        _put_int(&b, ndead)
-        _put_int(&b, k)
+        keep_ms = _uarr(ms, &ms_buf, &ms_a)
+        held = 1
+        keep_seq = _uarr(seq, &seq_buf, &seq_a)
+        held = 2
+        keep_offs = _uarr(offs, &offs_buf, &offs_a)
+        held = 3
+        if mixed:
+            keep_est = _uarr(estart, &est_buf, &est_a)
+            held = 4
+            same_v = same
+        n = ms_a.n
+        # Room for the whole node up front: the text, plus at most 15 bytes of
+        # header and backlen per element and 50 per entry (five integers).
+        cap = src_len + 15 * (offs_a.n + k) + 50 * n + 128
         for field in mf:
-            _put_element(&b, <const char *> field, len(<bytes> field))
-        _put_int(&b, 0)
+            cap += len(<bytes> field)
+        buf = <char *> PyMem_Malloc(cap)
+        if buf == NULL:
+            raise MemoryError()
+        o = buf + 6
+        o = _w_int(o, live)
+        o = _w_int(o, ndead)
+        o = _w_int(o, k)
+        for field in mf:
+            o = _w_element(o, <const char *> field, len(<bytes> field))
+        o = _w_int(o, 0)
         for i in range(n):
             if mixed:
-                a = est_v[i]
-                e = est_v[i + 1]
+                a = _uget(&est_a, i)
+                e = _uget(&est_a, i + 1)
                 is_same = same_v[i] != 0
             else:
                 a = i * k
                 e = a + k
                 is_same = True
             flags = 2 if is_same else 0
-            if dead is not None and i in dead:
+            if has_dead and i in dead:
                 flags |= 1
-            _put_int(&b, flags)
-            _put_int(&b, <int64_t> ms_v[i])
-            _put_int(&b, <int64_t> (seq_v[i] - seq0))
+            o = _w_int(o, flags)
+            o = _w_int(o, <int64_t> _uget(&ms_a, i))
+            o = _w_int(o, <int64_t> (_uget(&seq_a, i) - seq0))
             nelem = e - a
             if not is_same:
                 nf = nelem >> 1
-                _put_int(&b, nf)
+                o = _w_int(o, nf)
             while a < e:
-                _put_element(&b, src + offs_v[a], <Py_ssize_t> (offs_v[a + 1] - offs_v[a]))
+                o = _w_element(o, src + _uget(&offs_a, a),
+                               <Py_ssize_t> (_uget(&offs_a, a + 1) - _uget(&offs_a, a)))
                 a += 1
             if is_same:
-                _put_int(&b, k + 3)
+                o = _w_int(o, k + 3)
                 count += 4 + k
             else:
-                _put_int(&b, 2 * nf + 4)
+                o = _w_int(o, 2 * nf + 4)
                 count += 5 + 2 * nf
-        _bytes_push(&b, b"\xff", 1)
-        b.data[0] = <char> (b.n & 0xFF)
-        b.data[1] = <char> ((b.n >> 8) & 0xFF)
-        b.data[2] = <char> ((b.n >> 16) & 0xFF)
-        b.data[3] = <char> ((b.n >> 24) & 0xFF)
+        o[0] = <char> 0xFF
+        size = o + 1 - buf
+        buf[0] = <char> (size & 0xFF)
+        buf[1] = <char> ((size >> 8) & 0xFF)
+        buf[2] = <char> ((size >> 16) & 0xFF)
+        buf[3] = <char> ((size >> 24) & 0xFF)
         if count > 65535:
             count = 65535
-        b.data[4] = <char> (count & 0xFF)
-        b.data[5] = <char> ((count >> 8) & 0xFF)
-        return PyBytes_FromStringAndSize(b.data, b.n)
+        buf[4] = <char> (count & 0xFF)
+        buf[5] = <char> ((count >> 8) & 0xFF)
+        return PyBytes_FromStringAndSize(buf, size)
     finally:
-        PyMem_Free(b.data)
+        PyMem_Free(buf)
+        if held >= 4:
+            PyBuffer_Release(&est_buf)
+        if held >= 3:
+            PyBuffer_Release(&offs_buf)
+        if held >= 2:
+            PyBuffer_Release(&seq_buf)
+        if held >= 1:
+            PyBuffer_Release(&ms_buf)
+
+
+# --- a stream's nodes as RDB strings -------------------------------------------------------
+
+cdef inline char *_w_rdb_len(char *o, uint64_t n) noexcept:
+    """rdbSaveLen."""
+    if n < 64:
+        o[0] = <char> n
+        return o + 1
+    if n < 16384:
+        o[0] = <char> ((n >> 8) | 0x40)
+        o[1] = <char> (n & 0xFF)
+        return o + 2
+    cdef int i, width = 4 if n <= 0xFFFFFFFFULL else 8
+    o[0] = <char> (0x80 if width == 4 else 0x81)
+    for i in range(width):
+        o[1 + i] = <char> ((n >> (8 * (width - 1 - i))) & 0xFF)
+    return o + 1 + width
+
+
+cdef inline char *_w_be64(char *o, uint64_t v) noexcept:
+    cdef int i
+    for i in range(8):
+        o[i] = <char> ((v >> (56 - 8 * i)) & 0xFF)
+    return o + 8
+
+
+from cpython.object cimport PyObject
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef *d_member
+    bint PyBytes_Check(PyObject *o)
+    Py_ssize_t PyBytes_GET_SIZE(PyObject *o)
+    char *PyBytes_AS_STRING_P "PyBytes_AS_STRING" (PyObject *o)
+
+# Where StreamNode keeps `data` and `lp` (its __slots__' member descriptors): the
+# batch below reads them without taking a reference. In a fork child a reference
+# count written to an object's header copies its page, and these are large
+# per-node bytes: a page each, most of the child's copy-on-write faults.
+cdef Py_ssize_t _data_off = -1, _lp_off = -1
+
+
+cdef Py_ssize_t _slot_offset(cls, str name) except -1:
+    descr = getattr(cls, name)
+    if type(descr).__name__ != "member_descriptor":
+        raise TypeError(f"{cls.__name__}.{name} is not a slot")
+    return (<PyMemberDescrObject *> descr).d_member.offset
+
+
+cdef inline PyObject *_borrowed_slot(object obj, Py_ssize_t offset) noexcept:
+    return (<PyObject **> ((<char *> <PyObject *> obj) + offset))[0]
+
+
+def stream_nodes_rdb(list nodes, Py_ssize_t start, Py_ssize_t stop, bint compress,
+                     loaded_cls, encode_open):
+    """rdb_stream.save_stream's node loop for nodes[start:stop], as one bytes: per node
+    its master ID (16 bytes big-endian) and its listpack, each as rdbSaveRawString
+    writes it (LZF above 20 bytes when `compress`, when it saves 4 bytes or more).
+
+    A node of class `loaded_cls` (loaded and not read since) gives back the
+    listpack it came in as; an open node is encoded by `encode_open(node)`. (A
+    listpack never reads as a decimal integer: it starts with its byte count.)
+    """
+    cdef ByteBuf out
+    cdef uint8_t *scratch = NULL
+    cdef Py_ssize_t scratch_cap = 0, n, clen, i
+    cdef uint32_t *htab
+    cdef uint32_t base
+    cdef int shared
+    cdef int64_t live
+    cdef char head[24]
+    cdef char *o
+    cdef const char *lp_p
+    cdef PyObject *slot
+    global _data_off, _lp_off
+    if _data_off < 0:
+        _data_off = _slot_offset(loaded_cls, "data")
+        _lp_off = _slot_offset(loaded_cls, "lp")
+    memset(&out, 0, sizeof(ByteBuf))
+    try:
+        for i in range(start, stop):
+            node = nodes[i]
+            lp = None
+            if node.__class__ is loaded_cls:
+                slot = _borrowed_slot(node, _lp_off)
+                if slot != NULL and PyBytes_Check(slot):
+                    lp_p = PyBytes_AS_STRING_P(slot)
+                    n = PyBytes_GET_SIZE(slot)
+                else:
+                    lp = bytes(node.lp)
+            elif node.is_open:
+                lp = encode_open(node)
+            else:
+                slot = _borrowed_slot(node, _data_off)
+                if slot == NULL or not PyBytes_Check(slot):
+                    raise TypeError("a closed stream node without its data")
+                live = node.live
+                lp = _lp_encode(live, node.n - live, node.mf, node.ms, node.seq, node.seq0,
+                                PyBytes_AS_STRING_P(slot), PyBytes_GET_SIZE(slot),
+                                node.offs, node.estart, node.same, node.dead)
+            if lp is not None:
+                if lp.__class__ is not bytes:
+                    lp = bytes(lp)
+                lp_p = <const char *> (<bytes> lp)
+                n = len(<bytes> lp)
+            head[0] = 16
+            o = _w_be64(head + 1, <uint64_t> node.ms0)
+            _w_be64(o, <uint64_t> node.seq0)
+            _bytes_push(&out, head, 17)
+            if compress and n > 20:
+                if scratch_cap < n + 16:
+                    PyMem_Free(scratch)
+                    scratch_cap = 2 * n + 16
+                    scratch = <uint8_t *> PyMem_Malloc(scratch_cap)
+                    if scratch == NULL:
+                        raise MemoryError()
+                shared = _lzf_table(n, &htab, &base)
+                clen = _lzf_into(<const uint8_t *> lp_p, n, scratch, <unsigned int> (n - 4),
+                                 htab, base)
+                _lzf_release(shared, htab)
+                if clen:
+                    head[0] = <char> 0xC3
+                    o = _w_rdb_len(head + 1, <uint64_t> clen)
+                    o = _w_rdb_len(o, <uint64_t> n)
+                    _bytes_push(&out, head, o - head)
+                    _bytes_push(&out, <const char *> scratch, clen)
+                    continue
+            o = _w_rdb_len(head, <uint64_t> n)
+            _bytes_push(&out, head, o - head)
+            _bytes_push(&out, lp_p, n)
+        return PyBytes_FromStringAndSize(out.data, out.n) if out.n else b""
+    finally:
+        PyMem_Free(scratch)
+        PyMem_Free(out.data)

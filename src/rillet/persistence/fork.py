@@ -32,14 +32,18 @@ class Child:
     temp_path: str
 
 
-def start(kind: str, temp_path_for: Callable[[int], str], work: Callable[[str], None]) -> Child:
-    """Fork a child running `work(temp_path)`; exit status 0 means the file is complete."""
+def start(kind: str, temp_path_for: Callable[[int], str], work: Callable[[str], None],
+          keep_fds: tuple[int, ...] = ()) -> Child:
+    """Fork a child running `work(temp_path)`; exit status 0 means the file is complete.
+
+    `keep_fds` stay open in the child (a pipe it writes its output to).
+    """
     began = time.perf_counter()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child, reported through its exit status
         code = 1
         try:
-            _become_child()
+            _become_child(keep_fds)
             work(temp_path_for(os.getpid()))
             code = 0
         except BaseException:
@@ -53,7 +57,7 @@ def start(kind: str, temp_path_for: Callable[[int], str], work: Callable[[str], 
     return Child(pid, kind, time.time(), fork_us, temp_path_for(pid))
 
 
-def _become_child() -> None:  # pragma: no cover - child only
+def _become_child(keep_fds: tuple[int, ...] = ()) -> None:  # pragma: no cover - child only
     # The collector would touch every object and copy every page for nothing.
     gc.disable()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
@@ -62,7 +66,11 @@ def _become_child() -> None:  # pragma: no cover - child only
         signal.set_wakeup_fd(-1)
     except (ValueError, OSError):
         pass
-    os.closerange(3, _max_fd())
+    low = 3
+    for fd in sorted(keep_fds):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, _max_fd())
     sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the child exits soon
 
 

@@ -154,11 +154,18 @@ def save_stream(writer: rdb.RDBWriter, stream: Stream,
     """The payload of `rdb_type`: _3 as dumps are written; _5 (Redis 8.8's) on request."""
     nodes = stream.nodes
     writer.length(len(nodes))
-    for node in nodes:
-        writer.string(stream_id_bytes(node.ms0, node.seq0))
-        # A node not read since it was loaded goes back out as the bytes it came in as.
-        writer.string(node.lp if node.__class__ is LoadedNode else _listpack(node))
-        writer.maybe_flush()
+    if _nodes_rdb is not None:
+        # The same bytes as the loop below, a batch of nodes per call.
+        for start in range(0, len(nodes), _NODE_BATCH):
+            writer.raw(_nodes_rdb(nodes, start, min(start + _NODE_BATCH, len(nodes)),
+                                  writer.compress, LoadedNode, _listpack))
+            writer.maybe_flush()
+    else:
+        for node in nodes:
+            writer.string(stream_id_bytes(node.ms0, node.seq0))
+            # A node not read since it was loaded goes back out as the bytes it came in as.
+            writer.string(node.lp if node.__class__ is LoadedNode else _listpack(node))
+            writer.maybe_flush()
     length = writer.length
     length(stream.length)
     length(stream.last_id[0])
@@ -532,11 +539,14 @@ _decode = stream_lp_decode
 _header = stream_lp_header
 _listpack = node_listpack
 _encode: Any = None
+_nodes_rdb: Any = None
+_NODE_BATCH = 256  # nodes per compiled call (~140 KiB of listpacks at the default size)
 if not os.environ.get("RILLET_PURE"):
     try:  # the compiled forms (same results; tests/persistence/test_rdb_format.py compares)
         from rillet.persistence._rdbfast import stream_lp_decode as _decode  # type: ignore[no-redef]
         from rillet.persistence._rdbfast import stream_lp_encode as _encode
         from rillet.persistence._rdbfast import stream_lp_header as _header  # type: ignore[no-redef]
+        from rillet.persistence._rdbfast import stream_nodes_rdb as _nodes_rdb
         _listpack = _node_listpack_fast
     except ImportError:
         pass

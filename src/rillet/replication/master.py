@@ -2,13 +2,20 @@
 
 A replica is an ordinary client connection that sent PSYNC (or SYNC): its
 client gets flag S and an entry here. A full sync forks a child that writes
-the snapshot payload to a temp file (the master keeps serving), while the
-writes that follow gather in the entry's `pending`; once the child is done,
-the payload, then `pending`, go out and the replica is online.
+the snapshot payload into a pipe (the master keeps serving), while the writes
+that follow gather in the entry's `pending`. As in Redis's disk-less sync
+(`repl-diskless-sync yes`, the default), a replica that announced `capa eof`
+gets the payload as the child makes it, between `$EOF:<mark>` and the mark, so
+sending overlaps making; once the child is done and the replica's first REPLCONF
+ACK says it has loaded (nothing may follow the mark before: Redis's replicas look
+for it at the end of a read), `pending` goes out and the replica is online.
+Other replicas (and `repl-diskless-sync no`) get `$<len>` and the whole payload
+once the child is done, then `pending`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import time
@@ -23,10 +30,15 @@ log = logging.getLogger("rillet")
 
 WAIT_BGSAVE_START = "wait_bgsave"  # a full sync waits for the next child
 WAIT_BGSAVE_END = "wait_bgsave_end"  # +FULLRESYNC sent, the child is writing the payload
+WAIT_ACK = "wait_ack"  # the streamed payload is out; the stream starts at the first ACK
 ONLINE = "online"
 
 KIND_REPL = "repl"
 _POLL_S = 0.02
+_PIPE_BYTES = 1 << 20  # the payload pipe's capacity (F_SETPIPE_SZ), where allowed
+_PIPE_READS = 4  # reads of the pipe per event-loop turn: clients are served between
+_REAP_S = 0.001  # the child has closed the pipe: it is exiting
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
 @dataclass(eq=False)
@@ -44,6 +56,7 @@ class ReplicaEntry:
     # client-output-buffer-limit, so the replica class's limits apply after it.
     payload_size: int = 0
     sent_after_payload: int = 0
+    streaming: bool = False  # got `$EOF:<mark>`: the payload goes out as it is made
 
     @property
     def conn(self) -> Any:
@@ -80,6 +93,12 @@ class MasterSide:
         self.child_offset = 0
         self.child_entries: list[ReplicaEntry] = []
         self.child_stream_db = -1
+        # The running child's payload: what it wrote so far, the pipe it writes
+        # to (-1 once it is closed), the mark that ends it for streaming replicas.
+        self.child_chunks: list[bytes] = []
+        self.child_size = 0
+        self.child_rfd = -1
+        self.child_mark = b""
         self._poll_timer: Any = None
         self.waiters: list[Waiter] = []
         self._ack_requested = False
@@ -156,6 +175,12 @@ class MasterSide:
         entry.state = WAIT_BGSAVE_END
         if b"sync" not in entry.capa:
             entry.conn.send(b"+FULLRESYNC %s %d\r\n" % (self.repl.replid.encode(), offset))
+        if b"eof" in entry.capa and self.config["repl-diskless-sync"]:
+            # From here the payload goes out as it is made (what exists already first).
+            entry.streaming = True
+            entry.conn.send(b"$EOF:%s\r\n" % self.child_mark)
+            if self.child_chunks:
+                entry.conn.send(b"".join(self.child_chunks))
 
     def _start_child(self) -> None:
         repl = self.repl
@@ -165,7 +190,6 @@ class MasterSide:
         if not waiting:
             return
         state = self.state
-        directory = str(self.config["dir"]) or "."
         # The stream re-selects after a full sync, as Redis's slaveseldb = -1; a
         # replica forwards its master's bytes and passes on the db they are in.
         repl.selected_db = -1
@@ -175,81 +199,159 @@ class MasterSide:
         offset = repl.master_repl_offset
         replid = repl.replid
         try:
+            rfd, wfd = os.pipe()
+        except OSError as error:
+            log.warning("Can't create the pipe for a replica's full sync: %s", error.strerror)
+            for entry in waiting:
+                self.drop(entry)
+            return
+        try:
+            fcntl.fcntl(wfd, _F_SETPIPE_SZ, _PIPE_BYTES)  # fewer, larger hand-overs
+        except OSError:
+            pass  # (above /proc/sys/fs/pipe-max-size: the default size works too)
+        try:
             child = fork.start(
                 KIND_REPL,
-                lambda pid: os.path.join(directory, f"temp-repl-{pid}.rdb"),
-                lambda path: write_payload(state, path, stream_db, replid, offset),
+                lambda pid: "",
+                lambda _path: write_payload(state, wfd, stream_db, replid, offset),
+                keep_fds=(wfd,),
             )
         except OSError as error:
+            os.close(rfd)
+            os.close(wfd)
             log.warning("Can't fork for a replica's full sync: %s", error.strerror)
             for entry in waiting:
                 self.drop(entry)
             return
-        log.info("Starting BGSAVE for SYNC with target: disk (pid %d)", child.pid)
+        os.close(wfd)
+        os.set_blocking(rfd, False)
+        streamed = self.config["repl-diskless-sync"] and any(b"eof" in e.capa for e in waiting)
+        log.info("Starting BGSAVE for SYNC with target: %s (pid %d)",
+                 "replicas sockets" if streamed else "memory", child.pid)
         self.child = child
         self.child_offset = offset
         self.child_stream_db = stream_db
         self.child_entries = waiting
+        self.child_chunks = []
+        self.child_size = 0
+        self.child_rfd = rfd
+        self.child_mark = os.urandom(20).hex().encode()
         for entry in waiting:
             self._attach(entry, offset)
             entry.pending = []
-        self._schedule_poll()
-
-    def _schedule_poll(self) -> None:
         loop = self.repl.server.loop
         if loop is not None:
-            self._poll_timer = loop.call_later(_POLL_S, self._poll_child)
+            loop.add_reader(rfd, self._on_pipe)
+        self._schedule_poll()
 
-    def _poll_child(self) -> None:
+    def _on_pipe(self) -> None:
+        """The pipe is readable: take what the child wrote; reap it soon after the end."""
+        if self._read_pipe(_PIPE_READS) and self.child is not None:
+            # The child closes the pipe as it exits: reap it without the usual wait.
+            if self._poll_timer is not None:
+                self._poll_timer.cancel()
+            self._schedule_poll(_REAP_S)
+
+    def _read_pipe(self, reads: int) -> bool:
+        """Up to `reads` reads (all there is if negative), kept and passed on to the
+        streaming replicas; True once the pipe is at its end (and closed)."""
+        rfd = self.child_rfd
+        while rfd >= 0 and reads != 0:
+            reads -= 1
+            try:
+                chunk = os.read(rfd, _PIPE_BYTES)
+            except (BlockingIOError, InterruptedError):
+                return False
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._close_pipe()
+                return True
+            self.child_chunks.append(chunk)
+            self.child_size += len(chunk)
+            for entry in self.child_entries:
+                if entry.streaming and not entry.closed():
+                    entry.conn.send(chunk)
+        return rfd < 0
+
+    def _close_pipe(self) -> None:
+        rfd, self.child_rfd = self.child_rfd, -1
+        if rfd < 0:
+            return
+        loop = self.repl.server.loop
+        if loop is not None:
+            loop.remove_reader(rfd)
+        os.close(rfd)
+
+    def _schedule_poll(self, delay: float = _POLL_S) -> None:
+        loop = self.repl.server.loop
+        if loop is not None:
+            self._poll_timer = loop.call_later(delay, self._poll_child, delay)
+
+    def _poll_child(self, delay: float = _POLL_S) -> None:
         self._poll_timer = None
         child = self.child
         if child is None:
             return
         code = fork.poll(child)
-        if code is None:
-            self._schedule_poll()
+        # (A child that exited has closed its end: the rest is in the pipe.)
+        if code is None or (code == 0 and not self._read_pipe(-1)):
+            self._schedule_poll(delay)
             return
+        self._close_pipe()
         self.child = None
         entries, self.child_entries = self.child_entries, []
+        chunks, self.child_chunks = self.child_chunks, []
         try:
-            self._child_done(child, code, entries)
+            self._child_done(code, entries, chunks)
         finally:
-            _unlink(child.temp_path)
+            self.child_size = 0
         self._start_child()  # replicas that arrived while this child ran
 
-    def _child_done(self, child: fork.Child, code: int, entries: list[ReplicaEntry]) -> None:
+    def _child_done(self, code: int, entries: list[ReplicaEntry], chunks: list[bytes]) -> None:
         if code != 0:
             log.warning("Background transfer error (child exit code %d)", code)
             for entry in entries:
                 self.drop(entry)
             return
-        try:
-            with open(child.temp_path, "rb") as handle:
-                payload = handle.read()
-        except OSError as error:
-            log.warning("Can't read the full sync payload: %s", error.strerror)
-            for entry in entries:
-                self.drop(entry)
-            return
-        header = b"$%d\r\n" % len(payload)
+        size = self.child_size
+        whole: bytes | None = None  # joined once, for the replicas that get `$<len>`
         for entry in entries:
             if entry.closed():
                 self.entries.pop(entry.client.id, None)
                 continue
-            pending = entry.pending or []
-            entry.pending = None
-            entry.state = ONLINE
-            entry.ack_time = time.monotonic()
-            entry.payload_size = len(header) + len(payload)
             entry.sent_after_payload = 0
-            # Three writes, not one concatenation: the payload is not copied again.
+            if entry.streaming:
+                entry.conn.send(self.child_mark)
+                entry.payload_size = size + 2 * len(self.child_mark) + 7
+                # The replica looks for the mark at the end of what it reads: the
+                # stream waits for its first ACK (Redis's repl_start_cmd_stream_on_ack).
+                entry.state = WAIT_ACK
+                entry.ack_time = time.monotonic()
+                log.info("Streamed RDB transfer with replica %s:%d succeeded (socket). "
+                         "Waiting for REPLCONF ACK from replica to enable streaming",
+                         entry.ip, entry.port)
+                continue
+            if whole is None:
+                whole = b"".join(chunks)
+            header = b"$%d\r\n" % size
+            entry.payload_size = len(header) + size
+            # Two writes, not one concatenation: the payload is not copied again.
             entry.conn.send(header)
-            entry.conn.send(payload)
-            if pending:
-                tail = b"".join(pending)
-                entry.conn.send(tail)
-                entry.sent_after_payload = len(tail)
-            log.info("Synchronization with replica %s:%d succeeded", entry.ip, entry.port)
+            entry.conn.send(whole)
+            self._go_online(entry)
+
+    def _go_online(self, entry: ReplicaEntry) -> None:
+        """The payload is out: the writes since the fork follow, then the live stream."""
+        pending = entry.pending or []
+        entry.pending = None
+        entry.state = ONLINE
+        entry.ack_time = time.monotonic()
+        if pending:
+            tail = b"".join(pending)
+            entry.conn.send(tail)
+            entry.sent_after_payload = len(tail)
+        log.info("Synchronization with replica %s:%d succeeded", entry.ip, entry.port)
 
     # --- the stream -----------------------------------------------------------------------
     def send_all(self, data: bytes) -> None:
@@ -283,6 +385,8 @@ class MasterSide:
         if aof_offset > entry.aof_ack_offset:
             entry.aof_ack_offset = aof_offset
         entry.ack_time = time.monotonic()
+        if entry.state == WAIT_ACK:
+            self._go_online(entry)
         if self.waiters:
             self._serve_waiters()
 
@@ -376,10 +480,11 @@ class MasterSide:
             if entry.closed():
                 self.entries.pop(entry.client.id, None)
                 continue
-            if entry.state == WAIT_BGSAVE_END:
-                # Redis's newline keepalive while the payload is being made.
+            if entry.state == WAIT_BGSAVE_END and not entry.streaming:
+                # Redis's newline keepalive while the payload is being made (not
+                # inside a payload that is already going out).
                 entry.conn.send(b"\n")
-            elif entry.state == ONLINE and now - entry.ack_time > timeout:
+            elif entry.state in (ONLINE, WAIT_ACK) and now - entry.ack_time > timeout:
                 log.warning("Disconnecting timedout replica (streaming sync): %s:%d",
                             entry.ip, entry.port)
                 self.drop(entry)
@@ -411,7 +516,7 @@ class MasterSide:
         entries = self.online()
         lines: list[tuple[str, object]] = [("connected_slaves", len(entries))]
         for n, entry in enumerate(entries):
-            state = {ONLINE: "online", WAIT_BGSAVE_START: "wait_bgsave",
+            state = {ONLINE: "online", WAIT_ACK: "online", WAIT_BGSAVE_START: "wait_bgsave",
                      WAIT_BGSAVE_END: "wait_bgsave"}[entry.state]
             lines.append((f"slave{n}", f"ip={entry.ip},port={entry.port},state={state},"
                           f"offset={entry.ack_offset},lag={int(now - entry.ack_time)}"))
@@ -421,13 +526,6 @@ class MasterSide:
 def _host_of(addr: str) -> str:
     host = addr.rsplit(":", 1)[0]
     return host.strip("[]")
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def _aof_durable(persistence: Any, config: Any) -> int:

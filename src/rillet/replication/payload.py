@@ -2,7 +2,8 @@
 
 `write_payload` runs in a forked child (the master keeps serving) and writes
 the keyspace with Redis's replication aux fields (repl-stream-db, repl-id,
-repl-offset); the replica loads the received file with `load_payload` and
+repl-offset) into a pipe the master reads as it is made (replication/master.py
+sends it on at once in Redis's disk-less `$EOF:` form); the replica loads the received file with `load_payload` and
 reads `repl-stream-db` with `stream_db_of`: a replica's own replicas get its
 master's bytes, which re-select only when the db changes, so their master
 client must start in the db the stream was in at the snapshot's offset.
@@ -24,13 +25,9 @@ from rillet.persistence.rdb_format import OP_AUX, RDBError, RDBReader
 _HEAD_BYTES = 1 << 16
 
 
-def write_payload(state: Any, path: str, stream_db: int, replid: str, offset: int) -> int:
-    """Write the whole keyspace as an RDB to `path`; returns its size in bytes.
-
-    No fsync: the file only lives until it is sent.
-    """
+def write_payload(state: Any, fd: int, stream_db: int, replid: str, offset: int) -> int:
+    """Write the whole keyspace as an RDB to `fd` (closed after); returns its size in bytes."""
     config = state.config
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         writer = RDBWriter(lambda data: disk.write_all(fd, data, "snapshot"),
                            bool(config["rdbcompression"]), bool(config["rdbchecksum"]))

@@ -232,6 +232,10 @@ class MasterLink:
             raise LinkError(f"Unexpected reply to PSYNC from master: "
                             f"{reply.decode(errors='replace')}")
         self._mark_up()
+        if reply.startswith(b"+FULLRESYNC"):
+            # At once, as Redis's replicas: after a streamed payload the master
+            # waits for this first ACK before it sends the stream.
+            self.send_ack()
         await self.stream(timeout)
 
     def _mark_up(self) -> None:
@@ -340,18 +344,30 @@ class MasterLink:
                 if not chunk:
                     raise EOFError("connection lost during the full sync")
                 self.last_io = time.monotonic()
-        # Diskless form: bytes until the 40-byte mark (kept back until we know).
-        tail = b""
+        # Diskless form: bytes until the 40-byte mark, the last 40 kept back until we
+        # know. Nothing follows the mark before our first ACK, so it ends a read.
+        held = b""
         while True:
-            if not parser.pending():
-                await self._read(timeout)
-            data = tail + parser.take(parser.pending())
-            self.sync_read += len(data) - len(tail)
-            if data.endswith(eof_mark):
-                handle.write(data[:-_EOF_MARK_LEN])
+            if parser.pending():
+                data = parser.take(parser.pending())  # what came with the header
+            else:
+                # Straight from the socket, in large reads.
+                assert self.reader is not None
+                data = await self.reader.read(_PAYLOAD_READ_BYTES)
+                if not data:
+                    raise EOFError("connection lost during the full sync")
+                self.last_io = time.monotonic()
+            self.sync_read += len(data)
+            if len(data) >= _EOF_MARK_LEN:
+                handle.write(held)
+                handle.write(memoryview(data)[:-_EOF_MARK_LEN])
+                held = data[-_EOF_MARK_LEN:]
+            else:
+                joined = held + data
+                handle.write(joined[:-_EOF_MARK_LEN])
+                held = joined[-_EOF_MARK_LEN:]
+            if held == eof_mark:
                 return
-            handle.write(data[:-_EOF_MARK_LEN])
-            tail = data[-_EOF_MARK_LEN:]
 
     async def _load(self, path: str) -> None:
         state = self.state
