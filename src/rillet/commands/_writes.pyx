@@ -648,10 +648,21 @@ cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long m
 
 # --- SET key value / GET key ----------------------------------------------------------------
 
+cdef inline bint _plain_for(object db, object key) except -1:
+    """_plain_db, but expiring keys allowed as long as `key` is not one: Database.get's
+    and set's expiry steps then do nothing for it (a keyspace with TTLs elsewhere
+    keeps its strings on the compiled bodies)."""
+    if (type(db) is not _Database or <object>_get(db, D_LFU) is not None
+            or <object>_get(db, D_ON_NEW) is not None or <object>_get(db, D_ON_OVERWRITE) is not None):
+        return False
+    expires = <object>_get(db, D_EXPIRES)
+    return not expires or not PyDict_Contains(expires, key)
+
+
 cdef inline int _db_set(object db, object key, object value) except -1:
-    """Database.set(key, value) for a _plain_db (keep in step): a new key is
-    remembered, and either way its access is recorded (under LRU; _plain_db
-    excludes LFU); its encoding note goes. One lookup in `data` for both: the
+    """Database.set(key, value) for a _plain_for(db, key) (keep in step): a new key is
+    remembered, and either way its access is recorded (under LRU; LFU is
+    excluded); its encoding note goes; it has no TTL to drop. One lookup in `data` for both: the
     store, then its size says whether the key is new."""
     data = <object>_get(db, D_DATA)
     cdef Py_ssize_t before = PyDict_Size(data)
@@ -675,7 +686,7 @@ def set_(ctx, list argv):
     key = <object>PyList_GET_ITEM(argv, 1)
     value = <object>PyList_GET_ITEM(argv, 2)
     db = _client_db(ctx)
-    if not _plain_db(db):
+    if not PyBytes_CheckExact(key) or not _plain_for(db, key):
         return _set_general(ctx, argv)
     _db_set(db, key, value)
     server = _client_server(ctx)
@@ -692,7 +703,7 @@ def get(ctx, list argv):
     cdef PyObject* found
     key = <object>PyList_GET_ITEM(argv, 1)
     db = _client_db(ctx)
-    if not _plain_db(db):
+    if not PyBytes_CheckExact(key) or not _plain_for(db, key):
         value = db.get(key)
     else:
         found = PyDict_GetItem(<object>_get(db, D_DATA), key)
@@ -712,7 +723,7 @@ cdef long long _LL_MIN = -9223372036854775807LL - 1
 
 # Set by bind_incr(): each command's Python body, the reference for every case
 # this module does not answer (a non-integer value or increment, a wrong type,
-# an overflow, expiring keys, event hooks, LFU).
+# an overflow, a key with a TTL, event hooks, LFU).
 cdef object _incr_py = None
 cdef object _decr_py = None
 cdef object _incrby_py = None
@@ -783,7 +794,7 @@ cdef object _incr_by(object ctx, list argv, long long delta, object general):
         return general(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, 1)
     db = <object>_get(ctx, C_DB)
-    if not PyBytes_CheckExact(key) or not _plain_db(db):
+    if not PyBytes_CheckExact(key) or not _plain_for(db, key):
         return general(ctx, argv)
     found = PyDict_GetItem(<object>_get(db, D_DATA), key)
     if found is not NULL and not _parse_ll(<object>found, &number):
@@ -791,7 +802,7 @@ cdef object _incr_by(object ctx, list argv, long long delta, object general):
     if (delta > 0 and number > _LL_MAX - delta) or (delta < 0 and number < _LL_MIN - delta):
         return general(ctx, argv)  # the overflow error
     number += delta
-    _db_set(db, key, _format_ll(number))  # Database.set(keep_ttl=True): a plain db has no TTLs
+    _db_set(db, key, _format_ll(number))  # Database.set(keep_ttl=True): the key has no TTL
     server = <object>_get(ctx, C_SERVER)
     _modified(server, db, key)
     if _notify_on(server):
