@@ -1,5 +1,5 @@
-"""The compiled SET, GET and INCR family (commands/_writes.pyx) against their Python
-bodies in commands/strings.py, the reference: generated command sequences run
+"""The compiled SET (plain and with NX/XX/GET/KEEPTTL/expiries), GET and INCR family
+(commands/_writes.pyx) against their Python bodies in commands/strings.py, the reference: generated command sequences run
 through both on two in-process servers (integers at the int64 edges and in
 forms Redis rejects, other types under the key, expiring keys, keyspace events
 on or off, effect sinks or none); replies, effects, events, dirty counts, and
@@ -37,7 +37,12 @@ set_plain = st.builds(lambda k, v: [b"SET", k, v], keys, values)
 set_options = st.builds(
     lambda k, v, o: [b"SET", k, v, *o], keys, values,
     st.sampled_from([[b"NX"], [b"XX"], [b"GET"], [b"KEEPTTL"], [b"EX", b"100"], [b"PX", b"5"],
-                     [b"XX", b"GET"], [b"ex", b"1"], [b"NX", b"XX"]]))
+                     [b"XX", b"GET"], [b"ex", b"1"], [b"NX", b"XX"], [b"get", b"nx"],
+                     [b"PX", b"5", b"px", b"7"], [b"EXAT", b"1"], [b"PXAT", b"99999999999999"],
+                     [b"KEEPTTL", b"GET"], [b"KEEPTTL", b"EX", b"5"], [b"EX", b"5", b"KEEPTTL"],
+                     [b"EX", b"0"], [b"PX", b"-1"], [b"EX", b"abc"], [b"EX"], [b"NXX"],
+                     [b"EX", b"9223372036854775807"], [b"PX", b"9223372036854775000"],
+                     [b"IFEQ", b"1"], [b"IFNE", b"x", b"GET"], [b"XX", b"KEEPTTL", b"GET"]]))
 incr = st.builds(lambda c, k: [c, k], st.sampled_from([b"INCR", b"DECR", b"incr"]), keys)
 incrby = st.builds(lambda c, k, n: [c, k, n], st.sampled_from([b"INCRBY", b"DECRBY"]), keys, numbers)
 others = st.sampled_from([
@@ -117,3 +122,38 @@ def test_the_compiled_bodies_do_the_common_cases():
     assert server.effects[1:] == [(0, [b"INCR", b"n"]), (0, [b"INCRBY", b"n", b"9223372036854775806"]),
                               (0, [b"DECR", b"n"]), (0, [b"DECRBY", b"m", b"5"]),
                               (0, [b"SET", b"s", b"abc"])]
+
+
+def test_set_with_options_is_compiled():
+    """SET with NX, XX, GET, KEEPTTL or an expiry, on a key with or without a TTL not yet
+    due, does not call the general body (counted here); IFEQ, an error and a due key do."""
+    calls: list[list[bytes]] = []
+
+    def general(ctx, argv):
+        calls.append(argv[3:])
+        return strings._set_general(ctx, argv)
+
+    server = Server()
+    _writes.bind_set(general)
+    try:
+        assert server.run([b"SET", b"k", b"1", b"EX", b"100"]) == b"+OK\r\n"
+        assert server.run([b"SET", b"k", b"2", b"px", b"5000", b"GET"]) == b"$1\r\n1\r\n"
+        assert server.run([b"SET", b"k", b"3", b"KEEPTTL", b"XX"]) == b"+OK\r\n"
+        assert server.run([b"SET", b"k", b"4", b"NX", b"GET"]) == b"$1\r\n3\r\n"
+        assert server.run([b"PTTL", b"k"]) == b":5000\r\n"
+        assert server.run([b"SET", b"k", b"5", b"XX"]) == b"+OK\r\n"
+        assert server.run([b"PTTL", b"k"]) == b":-1\r\n"
+        assert calls == []
+        server.run([b"SET", b"k", b"6", b"PX", b"10"])
+        server.clock.advance(10)
+        assert server.run([b"SET", b"k", b"7", b"XX"]) == b"$-1\r\n"  # due: expired first
+        assert server.run([b"SET", b"k", b"8", b"IFEQ", b"1"]) == b"$-1\r\n"
+        assert server.run([b"SET", b"k", b"9", b"EX", b"0"]).startswith(b"-ERR invalid expire")
+        assert calls == [[b"XX"], [b"IFEQ", b"1"], [b"EX", b"0"]]
+    finally:
+        _writes.bind_set(strings._set_general)
+    start = server.clock.now_ms() - 10
+    assert [e for _, e in server.effects][:3] == [
+        [b"SET", b"k", b"1", b"PXAT", b"%d" % (start + 100_000)],
+        [b"SET", b"k", b"2", b"PXAT", b"%d" % (start + 5000)],
+        [b"SET", b"k", b"3", b"KEEPTTL"]]

@@ -34,6 +34,7 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_SET_ITEM
 from cpython cimport array as carray
+from libc.string cimport memcmp
 from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
 from rillet import errors
@@ -46,7 +47,7 @@ from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE
 from rillet.engine.stream_node import StreamNode
 from rillet.state import Client, ServerState
 from rillet.errors import ReplyError
-from rillet.notify import STREAM, STRING
+from rillet.notify import GENERIC, STREAM, STRING
 from rillet.resp.types import OK
 
 cdef object _Stream = Stream
@@ -63,6 +64,7 @@ cdef object _default_trim_limit = default_trim_limit
 cdef object _STREAM_TOO_LARGE = errors.STREAM_ELEMENTS_TOO_LARGE
 cdef object _STREAM = STREAM
 cdef object _STRING = STRING
+cdef object _GENERIC = GENERIC
 # streams.STREAM_LISTPACK_MAX_SIZE; a Python global so that a test can lower both.
 STREAM_LISTPACK_MAX_SIZE = 1 << 30
 cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
@@ -679,10 +681,12 @@ cdef inline int _db_set(object db, object key, object value) except -1:
 def set_(ctx, list argv):
     """SET key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]
 
-    The compiled `strings.set_` for `SET key value`; other forms go to its general body.
+    The compiled `strings.set_` for `SET key value`, and `strings._set_general` for
+    NX, XX, GET, KEEPTTL and the expiries; other forms (IFEQ and its kin), every
+    error and a key whose TTL is due go to the general body.
     """
     if PyList_GET_SIZE(argv) != 3:
-        return _set_general(ctx, argv)
+        return _set_options(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, 1)
     value = <object>PyList_GET_ITEM(argv, 2)
     db = _client_db(ctx)
@@ -696,6 +700,134 @@ def set_(ctx, list argv):
     if _sinks(server):
         _propagate(ctx, server, db, [b"SET", key, value])
     return _OK
+
+
+cdef enum:
+    _O_OTHER = 0
+    _O_NX = 1
+    _O_XX = 2
+    _O_GET = 3
+    _O_KEEPTTL = 4
+    _O_EX = 5
+    _O_PX = 6
+    _O_EXAT = 7
+    _O_PXAT = 8
+
+
+cdef int _set_option(object arg) noexcept:
+    """Which of SET's options `arg` is, in any case (_O_OTHER for anything else)."""
+    cdef char word[8]
+    cdef Py_ssize_t n, i
+    cdef const char* p
+    if not PyBytes_CheckExact(arg):
+        return _O_OTHER
+    n = PyBytes_GET_SIZE(arg)
+    if n < 2 or n > 7:
+        return _O_OTHER
+    p = PyBytes_AS_STRING(arg)
+    for i in range(n):
+        word[i] = p[i] - 32 if c'a' <= p[i] <= c'z' else p[i]
+    if n == 2:
+        if word[1] == c'X':
+            return _O_NX if word[0] == c'N' else _O_XX if word[0] == c'X' else (
+                _O_EX if word[0] == c'E' else _O_PX if word[0] == c'P' else _O_OTHER)
+        return _O_OTHER
+    if n == 3:
+        return _O_GET if memcmp(word, b"GET", 3) == 0 else _O_OTHER
+    if n == 4:
+        return _O_EXAT if memcmp(word, b"EXAT", 4) == 0 else (
+            _O_PXAT if memcmp(word, b"PXAT", 4) == 0 else _O_OTHER)
+    if n == 7:
+        return _O_KEEPTTL if memcmp(word, b"KEEPTTL", 7) == 0 else _O_OTHER
+    return _O_OTHER
+
+
+cdef object _set_options(object ctx, list argv):
+    """strings._set_general (keep in step) for NX, XX, GET, KEEPTTL, EX, PX, EXAT, PXAT on
+    a key with no TTL or one not yet due, in a Database otherwise plain; everything
+    else (IFEQ and its kin, syntax errors, bad expiries, WRONGTYPE) to it from the start."""
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i = 3
+    cdef int option, condition = _O_OTHER, unit = _O_OTHER
+    cdef bint want_old = False, keep_ttl = False
+    cdef long long amount = 0, scale, now, deadline = 0
+    cdef PyObject* found
+    raw = None
+    while i < argc:
+        option = _set_option(<object>PyList_GET_ITEM(argv, i))
+        if option == _O_NX or option == _O_XX:
+            if condition != _O_OTHER and condition != option:
+                return _set_general(ctx, argv)
+            condition = option
+        elif option == _O_GET:
+            want_old = True
+        elif option == _O_KEEPTTL and unit == _O_OTHER:
+            keep_ttl = True
+        elif option >= _O_EX and (unit == _O_OTHER or unit == option) and not keep_ttl and i + 1 < argc:
+            unit = option
+            i += 1
+            raw = <object>PyList_GET_ITEM(argv, i)
+        else:
+            return _set_general(ctx, argv)  # a syntax error, or IFEQ and its kin
+        i += 1
+    key = <object>PyList_GET_ITEM(argv, 1)
+    value = <object>PyList_GET_ITEM(argv, 2)
+    if type(ctx) is not _Client or not PyBytes_CheckExact(key):
+        return _set_general(ctx, argv)
+    db = <object>_get(ctx, C_DB)
+    if (type(db) is not _Database or <object>_get(db, D_LFU) is not None
+            or <object>_get(db, D_ON_NEW) is not None or <object>_get(db, D_ON_OVERWRITE) is not None):
+        return _set_general(ctx, argv)
+    server = <object>_get(ctx, C_SERVER)
+    clock = _clock(server)
+    now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
+    if unit != _O_OTHER:
+        scale = 1000 if unit == _O_EX or unit == _O_EXAT else 1
+        if (not _parse_ll(raw, &amount) or amount <= 0 or amount > _LL_MAX // scale
+                or now < 0):
+            return _set_general(ctx, argv)  # the error (or a clock before 1970)
+        deadline = amount * scale
+        if unit == _O_EX or unit == _O_PX:
+            if deadline > _LL_MAX - now:
+                return _set_general(ctx, argv)
+            deadline += now
+    # Database.get(key): a key whose TTL is due expires first (its DEL is propagated):
+    # the general body does that.
+    expires = <object>_get(db, D_EXPIRES)
+    had_ttl = False
+    if expires:
+        found = PyDict_GetItem(expires, key)
+        if found is not NULL:
+            if not (type(<object>found) is int and <object>found > now):
+                return _set_general(ctx, argv)
+            had_ttl = True
+    data = <object>_get(db, D_DATA)
+    found = PyDict_GetItem(data, key)
+    old = None
+    if found is not NULL:
+        old = <object>found
+        if want_old and type(old) is not bytes:
+            return _set_general(ctx, argv)  # WRONGTYPE
+        _touch(db, key)
+    if (condition == _O_NX and old is not None) or (condition == _O_XX and old is None):
+        return old if want_old else None
+    _db_set(db, key, value)
+    if had_ttl and not keep_ttl:
+        expires.pop(key, None)  # Database.set without keep_ttl
+    if unit != _O_OTHER:
+        PyDict_SetItem(<object>_get(db, D_EXPIRES), key, PyLong_FromLongLong(deadline))
+    _modified(server, db, key)
+    if _notify_on(server):
+        server.notify(_STRING, b"set", key, db.index)
+        if unit != _O_OTHER:
+            server.notify(_GENERIC, b"expire", key, db.index)
+    if _sinks(server):
+        if unit != _O_OTHER:
+            _propagate(ctx, server, db, [b"SET", key, value, b"PXAT", _format_ll(deadline)])
+        elif keep_ttl:
+            _propagate(ctx, server, db, [b"SET", key, value, b"KEEPTTL"])
+        else:
+            _propagate(ctx, server, db, [b"SET", key, value])
+    return old if want_old else _OK
 
 
 def get(ctx, list argv):
