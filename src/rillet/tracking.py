@@ -77,6 +77,10 @@ def _key_array(keys: list[bytes]) -> bytes:
 
 
 class Tracking:
+    # `clients` is read by every write (ServerState.key_modified, and at its slot's
+    # offset by the compiled bodies, commands/_bodies.pxi); the rest is in __dict__.
+    __slots__ = ("clients", "__dict__")
+
     def __init__(self, state: ServerState) -> None:
         self.state = state
         self.table: dict[bytes, dict[int, None]] = {}

@@ -12,6 +12,7 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 
 from rillet.engine.keyspace import Database
 from rillet.state import Client, ServerState
+from rillet.tracking import Tracking
 
 cdef object _NOTIFY = "notify-keyspace-events"
 
@@ -60,6 +61,7 @@ cdef inline long long _get_ll(object obj, Py_ssize_t offset) except? -1:
 cdef object _Database = Database
 cdef object _Client = Client
 cdef object _ServerState = ServerState
+cdef object _Tracking = Tracking
 cdef Py_ssize_t C_DB = _offset(Client, "db")
 cdef Py_ssize_t C_SERVER = _offset(Client, "server")
 cdef Py_ssize_t D_DATA = _offset(Database, "data")
@@ -187,9 +189,39 @@ def element_size(bytes value):
     return _element_size(value)
 
 
-# ServerState is a plain class with ~100 instance attributes: its __dict__,
-# read once per server, answers the few an XADD or SET needs for a dict
-# lookup each (the server object is kept, so the dict stays the one in use).
+# ServerState keeps the attributes a write touches in slots (state.py): read here
+# at their offsets once the exact type is checked, ~5 instructions each where an
+# instance-dict lookup cost ~110. Its other attributes are in its __dict__,
+# read through _server_vars/_var (one dict lookup each).
+cdef Py_ssize_t SS_DIRTY = _offset(ServerState, "dirty")
+cdef Py_ssize_t SS_EFFECTS = _offset(ServerState, "_effects")
+cdef Py_ssize_t SS_SINKS = _offset(ServerState, "effect_sinks")
+cdef Py_ssize_t SS_WATCHED = _offset(ServerState, "watched_keys")
+cdef Py_ssize_t SS_BLOCKING = _offset(ServerState, "blocking")
+cdef Py_ssize_t SS_TRACKING = _offset(ServerState, "tracking")
+cdef Py_ssize_t SS_CONFIG = _offset(ServerState, "config")
+cdef Py_ssize_t SS_CLOCK = _offset(ServerState, "clock")
+cdef Py_ssize_t T_CLIENTS = _offset(Tracking, "clients")
+
+
+cdef inline object _sget(object server, Py_ssize_t offset, str name):
+    """server.<name> for a slot of ServerState: at its offset when `server` is exactly one."""
+    cdef PyObject* value
+    if type(server) is _ServerState:
+        value = _get(server, offset)
+        if value is not NULL:
+            return <object>value
+    return getattr(server, name)  # another type, or unset: getattr says so
+
+
+cdef inline object _config(object server):
+    return _sget(server, SS_CONFIG, "config")
+
+
+cdef inline object _clock(object server):
+    return _sget(server, SS_CLOCK, "clock")
+
+
 cdef object _vars_of = None
 cdef dict _vars = None
 
@@ -205,6 +237,7 @@ cdef inline dict _server_vars(object server):
 
 
 cdef inline object _var(dict values, object server, str name):
+    """server.<name> for an attribute in ServerState's __dict__ (the slots: _sget)."""
     cdef PyObject* found
     if values is not None:
         found = PyDict_GetItemWithError(values, name)
@@ -213,23 +246,81 @@ cdef inline object _var(dict values, object server, str name):
     return getattr(server, name)
 
 
+cdef object _cfg_of = None  # the Config whose `values` is _cfg_values
+cdef dict _cfg_values = None
+cdef object _cfg_notify = _NOTIFY  # _cfg_values' own key object for _NOTIFY
+
+
+cdef int _cfg_seen(object config) except -1:
+    """Keeps config.values (never replaced: one dict per Config) and its own key for
+    notify-keyspace-events, which a lookup then matches by identity, no compare."""
+    global _cfg_of, _cfg_values, _cfg_notify
+    values = config.values
+    if type(values) is not dict:
+        _cfg_of = None
+        return 0
+    _cfg_values = <dict>values
+    _cfg_of = config
+    _cfg_notify = _NOTIFY
+    for name in _cfg_values:
+        if name == _NOTIFY:
+            _cfg_notify = name
+            break
+    return 0
+
+
+cdef inline object _config_value(object server, str name):
+    """server.config.values[name]."""
+    config = _config(server)
+    if config is not _cfg_of:
+        _cfg_seen(config)
+        if _cfg_of is None:
+            return config.values[name]
+    return _cfg_values[name]
+
+
+cdef inline bint _notify_on(object server) except -1:
+    """Any keyspace event class enabled (ServerState.notify's first test)."""
+    cdef PyObject* flags
+    config = _config(server)
+    if config is not _cfg_of:
+        _cfg_seen(config)
+        if _cfg_of is None:
+            return bool(config.values[_NOTIFY])
+    flags = PyDict_GetItemWithError(_cfg_values, _cfg_notify)
+    if flags is NULL:
+        return bool(_cfg_values[_NOTIFY])  # raises KeyError as the lookup would
+    return bool(<object>flags)
+
+
+cdef inline bint _tracking_on(object tracking) except -1:
+    """tracking.clients: some client has CLIENT TRACKING on."""
+    cdef PyObject* clients
+    if type(tracking) is _Tracking:
+        clients = _get(tracking, T_CLIENTS)
+        if clients is not NULL:
+            return bool(<object>clients)
+    return bool(tracking.clients)
+
+
 cdef inline int _modified(object server, object db, object key) except -1:
-    """ServerState.key_modified(db.index, key), its common case (nobody watching or blocked) inline."""
-    cdef dict values = _server_vars(server)
-    if (values is None or type(db) is not _Database or _var(values, server, "watched_keys")
-            or _var(values, server, "blocking") or _var(values, server, "tracking").clients):
+    """ServerState.key_modified(db.index, key), its common case (nobody watching,
+    blocked or tracking) inline (keep in step)."""
+    cdef PyObject* p
+    if (type(server) is not _ServerState or type(db) is not _Database
+            or _sget(server, SS_WATCHED, "watched_keys") or _sget(server, SS_BLOCKING, "blocking")
+            or _tracking_on(_sget(server, SS_TRACKING, "tracking"))):
         server.key_modified(db.index, key)
         return 0
-    values["dirty"] = _var(values, server, "dirty") + 1
+    p = _get(server, SS_DIRTY)
+    if p is NULL or type(<object>p) is not int:
+        server.key_modified(db.index, key)
+        return 0
+    _set(server, SS_DIRTY, <object>p + 1)
     # The key's memory estimate is redone when next asked for (key_modified, memory.py).
     PyDict_SetItem(<object>_get(db, D_PENDING), key, None)
     return 0
 
 
-cdef inline bint _notify_on(object server) except -1:
-    """Any keyspace event class enabled (ServerState.notify's first test)."""
-    return bool(_var(_server_vars(server), server, "config").values[_NOTIFY])
-
-
 cdef inline bint _sinks(object server) except -1:
-    return bool(_var(_server_vars(server), server, "effect_sinks"))
+    return bool(_sget(server, SS_SINKS, "effect_sinks"))

@@ -73,7 +73,7 @@ cdef Py_ssize_t L_BIG = _offset(List, "big")
 
 cdef inline dict _config_values(object server):
     """Config.values: canonical parameter name -> value (ints for int parameters)."""
-    return _var(_server_vars(server), server, "config").values
+    return _config(server).values
 
 
 # --- listpack limits (keep in step with engine/lists.py) --------------------------------------

@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The common write bodies compiled: `XADD key * f v ...` (and `XADD key ms-seq f v ...`,
-a replica's and an AOF replay's form), plain `SET key value`, `GET key`.
+a replica's and an AOF replay's form), plain `SET key value`, `GET key`, and INCR,
+DECR, INCRBY, DECRBY on an integer string or a missing key.
 
 Profiled at 64 pipelined commands per read (callgrind, in-process), an XADD
 cost ~27,000 instructions against ~2,700 for a PING, and a plain SET ~13,000:
@@ -13,20 +14,27 @@ Python code that is the reference for them.
 
 Keep in step with commands/streams.py `xadd` (its `*` body), Stream.next_id
 and Stream.append's fast path (engine/stream.py), listpack_size.element_size,
-and commands/strings.py `set_`/`get`. tests/server/test_fast_bodies.py runs
+and commands/strings.py `set_`/`get`/`_incr`. tests/server/test_fast_bodies.py runs
 generated command sequences (node boundaries, numeric values, clock jumps,
 trims) through these and through the general bodies and compares replies,
-effects and the streams' node layout.
+effects and the streams' node layout; tests/server/test_string_bodies.py does
+the same for the string bodies (values, encodings, sizes, DUMP, events).
+
+Counted again after ServerState's hot attributes became slots (state.py) and
+the command lookup, the call counts and the notify test got cheaper
+(server/_fastpath.pyx, _bodies.pxi): per command at 64 per read, a plain SET
+7.6k -> 4.2k instructions, INCR 18.2k (its Python body) -> 5.1k.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_Contains, PyDict_GetItem, PyDict_GetItemWithError, PyDict_SetItem
+from cpython.dict cimport PyDict_Contains, PyDict_GetItem, PyDict_GetItemWithError, PyDict_SetItem, PyDict_Size
 from cpython.list cimport PyList_Append, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong, PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_SET_ITEM
 from cpython cimport array as carray
+from libc.string cimport memcmp
 from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
 from rillet import errors
@@ -39,7 +47,7 @@ from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE
 from rillet.engine.stream_node import StreamNode
 from rillet.state import Client, ServerState
 from rillet.errors import ReplyError
-from rillet.notify import STREAM, STRING
+from rillet.notify import GENERIC, STREAM, STRING
 from rillet.resp.types import OK
 
 cdef object _Stream = Stream
@@ -56,6 +64,7 @@ cdef object _default_trim_limit = default_trim_limit
 cdef object _STREAM_TOO_LARGE = errors.STREAM_ELEMENTS_TOO_LARGE
 cdef object _STREAM = STREAM
 cdef object _STRING = STRING
+cdef object _GENERIC = GENERIC
 # streams.STREAM_LISTPACK_MAX_SIZE; a Python global so that a test can lower both.
 STREAM_LISTPACK_MAX_SIZE = 1 << 30
 cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
@@ -140,15 +149,14 @@ cdef inline object _client_server(object ctx):
 
 cdef int _propagate(object ctx, object server, object db, list effect) except -1:
     """Client.propagate (keep in step): `effect` is the write's, for the publish step."""
-    cdef dict values = _server_vars(server)
-    if values is None or type(ctx) is not _Client:
+    if type(ctx) is not _Client or type(server) is not _ServerState:
         ctx.propagate(effect)
         return 0
-    effects = _var(values, server, "_effects")
-    if effects is None:
-        values["_effects"] = [(db.index, effect)]
+    cdef PyObject* effects = _get(server, SS_EFFECTS)
+    if effects is NULL or <object>effects is None:
+        _set(server, SS_EFFECTS, [(db.index, effect)])
     else:
-        effects.append((db.index, effect))
+        (<object>effects).append((db.index, effect))
     return 0
 
 
@@ -510,7 +518,7 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
                 or (ms == last_ms and seq <= last_seq)):
             stream.next_id(ms, seq, 0)  # raises Redis's error (exhausted, or not greater)
     else:
-        clock = _var(_server_vars(server), server, "clock")
+        clock = _clock(server)
         now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
     if explicit:
         pass  # (ms, seq) as given
@@ -642,35 +650,184 @@ cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long m
 
 # --- SET key value / GET key ----------------------------------------------------------------
 
-def set_(ctx, list argv):
-    """SET key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]
+cdef inline bint _plain_for(object db, object key) except -1:
+    """_plain_db, but expiring keys allowed as long as `key` is not one: Database.get's
+    and set's expiry steps then do nothing for it (a keyspace with TTLs elsewhere
+    keeps its strings on the compiled bodies)."""
+    if (type(db) is not _Database or <object>_get(db, D_LFU) is not None
+            or <object>_get(db, D_ON_NEW) is not None or <object>_get(db, D_ON_OVERWRITE) is not None):
+        return False
+    expires = <object>_get(db, D_EXPIRES)
+    return not expires or not PyDict_Contains(expires, key)
 
-    The compiled `strings.set_` for `SET key value`; other forms go to its general body.
-    """
-    if PyList_GET_SIZE(argv) != 3:
-        return _set_general(ctx, argv)
-    key = <object>PyList_GET_ITEM(argv, 1)
-    value = <object>PyList_GET_ITEM(argv, 2)
-    db = _client_db(ctx)
-    if not _plain_db(db):
-        return _set_general(ctx, argv)
+
+cdef inline int _db_set(object db, object key, object value) except -1:
+    """Database.set(key, value) for a _plain_for(db, key) (keep in step): a new key is
+    remembered, and either way its access is recorded (under LRU; LFU is
+    excluded); its encoding note goes; it has no TTL to drop. One lookup in `data` for both: the
+    store, then its size says whether the key is new."""
     data = <object>_get(db, D_DATA)
-    # Database.set(key, value) (keep in step): a new key is remembered, and either
-    # way its access is recorded (under LRU; _plain_db excludes LFU).
-    if not PyDict_Contains(data, key):
-        db._remember(key)
+    cdef Py_ssize_t before = PyDict_Size(data)
     PyDict_SetItem(data, key, value)
+    if PyDict_Size(data) != before:
+        db._remember(key)
     _touch(db, key)
     encodings = <object>_get(db, D_ENCODINGS)
     if encodings:
         encodings.pop(key, None)
+    return 0
+
+
+def set_(ctx, list argv):
+    """SET key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]
+
+    The compiled `strings.set_` for `SET key value`, and `strings._set_general` for
+    NX, XX, GET, KEEPTTL and the expiries; other forms (IFEQ and its kin), every
+    error and a key whose TTL is due go to the general body.
+    """
+    if PyList_GET_SIZE(argv) != 3:
+        return _set_options(ctx, argv)
+    key = <object>PyList_GET_ITEM(argv, 1)
+    value = <object>PyList_GET_ITEM(argv, 2)
+    db = _client_db(ctx)
+    if not PyBytes_CheckExact(key) or not _plain_for(db, key):
+        return _set_general(ctx, argv)
+    _db_set(db, key, value)
     server = _client_server(ctx)
     _modified(server, db, key)
     if _notify_on(server):
         server.notify(_STRING, b"set", key, db.index)
     if _sinks(server):
-        ctx.propagate([b"SET", key, value])
+        _propagate(ctx, server, db, [b"SET", key, value])
     return _OK
+
+
+cdef enum:
+    _O_OTHER = 0
+    _O_NX = 1
+    _O_XX = 2
+    _O_GET = 3
+    _O_KEEPTTL = 4
+    _O_EX = 5
+    _O_PX = 6
+    _O_EXAT = 7
+    _O_PXAT = 8
+
+
+cdef int _set_option(object arg) noexcept:
+    """Which of SET's options `arg` is, in any case (_O_OTHER for anything else)."""
+    cdef char word[8]
+    cdef Py_ssize_t n, i
+    cdef const char* p
+    if not PyBytes_CheckExact(arg):
+        return _O_OTHER
+    n = PyBytes_GET_SIZE(arg)
+    if n < 2 or n > 7:
+        return _O_OTHER
+    p = PyBytes_AS_STRING(arg)
+    for i in range(n):
+        word[i] = p[i] - 32 if c'a' <= p[i] <= c'z' else p[i]
+    if n == 2:
+        if word[1] == c'X':
+            return _O_NX if word[0] == c'N' else _O_XX if word[0] == c'X' else (
+                _O_EX if word[0] == c'E' else _O_PX if word[0] == c'P' else _O_OTHER)
+        return _O_OTHER
+    if n == 3:
+        return _O_GET if memcmp(word, b"GET", 3) == 0 else _O_OTHER
+    if n == 4:
+        return _O_EXAT if memcmp(word, b"EXAT", 4) == 0 else (
+            _O_PXAT if memcmp(word, b"PXAT", 4) == 0 else _O_OTHER)
+    if n == 7:
+        return _O_KEEPTTL if memcmp(word, b"KEEPTTL", 7) == 0 else _O_OTHER
+    return _O_OTHER
+
+
+cdef object _set_options(object ctx, list argv):
+    """strings._set_general (keep in step) for NX, XX, GET, KEEPTTL, EX, PX, EXAT, PXAT on
+    a key with no TTL or one not yet due, in a Database otherwise plain; everything
+    else (IFEQ and its kin, syntax errors, bad expiries, WRONGTYPE) to it from the start."""
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i = 3
+    cdef int option, condition = _O_OTHER, unit = _O_OTHER
+    cdef bint want_old = False, keep_ttl = False
+    cdef long long amount = 0, scale, now, deadline = 0
+    cdef PyObject* found
+    raw = None
+    while i < argc:
+        option = _set_option(<object>PyList_GET_ITEM(argv, i))
+        if option == _O_NX or option == _O_XX:
+            if condition != _O_OTHER and condition != option:
+                return _set_general(ctx, argv)
+            condition = option
+        elif option == _O_GET:
+            want_old = True
+        elif option == _O_KEEPTTL and unit == _O_OTHER:
+            keep_ttl = True
+        elif option >= _O_EX and (unit == _O_OTHER or unit == option) and not keep_ttl and i + 1 < argc:
+            unit = option
+            i += 1
+            raw = <object>PyList_GET_ITEM(argv, i)
+        else:
+            return _set_general(ctx, argv)  # a syntax error, or IFEQ and its kin
+        i += 1
+    key = <object>PyList_GET_ITEM(argv, 1)
+    value = <object>PyList_GET_ITEM(argv, 2)
+    if type(ctx) is not _Client or not PyBytes_CheckExact(key):
+        return _set_general(ctx, argv)
+    db = <object>_get(ctx, C_DB)
+    if (type(db) is not _Database or <object>_get(db, D_LFU) is not None
+            or <object>_get(db, D_ON_NEW) is not None or <object>_get(db, D_ON_OVERWRITE) is not None):
+        return _set_general(ctx, argv)
+    server = <object>_get(ctx, C_SERVER)
+    clock = _clock(server)
+    now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
+    if unit != _O_OTHER:
+        scale = 1000 if unit == _O_EX or unit == _O_EXAT else 1
+        if (not _parse_ll(raw, &amount) or amount <= 0 or amount > _LL_MAX // scale
+                or now < 0):
+            return _set_general(ctx, argv)  # the error (or a clock before 1970)
+        deadline = amount * scale
+        if unit == _O_EX or unit == _O_PX:
+            if deadline > _LL_MAX - now:
+                return _set_general(ctx, argv)
+            deadline += now
+    # Database.get(key): a key whose TTL is due expires first (its DEL is propagated):
+    # the general body does that.
+    expires = <object>_get(db, D_EXPIRES)
+    had_ttl = False
+    if expires:
+        found = PyDict_GetItem(expires, key)
+        if found is not NULL:
+            if not (type(<object>found) is int and <object>found > now):
+                return _set_general(ctx, argv)
+            had_ttl = True
+    data = <object>_get(db, D_DATA)
+    found = PyDict_GetItem(data, key)
+    old = None
+    if found is not NULL:
+        old = <object>found
+        if want_old and type(old) is not bytes:
+            return _set_general(ctx, argv)  # WRONGTYPE
+        _touch(db, key)
+    if (condition == _O_NX and old is not None) or (condition == _O_XX and old is None):
+        return old if want_old else None
+    _db_set(db, key, value)
+    if had_ttl and not keep_ttl:
+        expires.pop(key, None)  # Database.set without keep_ttl
+    if unit != _O_OTHER:
+        PyDict_SetItem(<object>_get(db, D_EXPIRES), key, PyLong_FromLongLong(deadline))
+    _modified(server, db, key)
+    if _notify_on(server):
+        server.notify(_STRING, b"set", key, db.index)
+        if unit != _O_OTHER:
+            server.notify(_GENERIC, b"expire", key, db.index)
+    if _sinks(server):
+        if unit != _O_OTHER:
+            _propagate(ctx, server, db, [b"SET", key, value, b"PXAT", _format_ll(deadline)])
+        elif keep_ttl:
+            _propagate(ctx, server, db, [b"SET", key, value, b"KEEPTTL"])
+        else:
+            _propagate(ctx, server, db, [b"SET", key, value])
+    return old if want_old else _OK
 
 
 def get(ctx, list argv):
@@ -678,7 +835,7 @@ def get(ctx, list argv):
     cdef PyObject* found
     key = <object>PyList_GET_ITEM(argv, 1)
     db = _client_db(ctx)
-    if not _plain_db(db):
+    if not PyBytes_CheckExact(key) or not _plain_for(db, key):
         value = db.get(key)
     else:
         found = PyDict_GetItem(<object>_get(db, D_DATA), key)
@@ -689,3 +846,123 @@ def get(ctx, list argv):
     if value is None or type(value) is bytes:
         return value
     raise _ReplyError(_WRONGTYPE)
+
+
+# --- INCR / DECR / INCRBY / DECRBY ----------------------------------------------------------
+
+cdef long long _LL_MAX = 9223372036854775807LL
+cdef long long _LL_MIN = -9223372036854775807LL - 1
+
+# Set by bind_incr(): each command's Python body, the reference for every case
+# this module does not answer (a non-integer value or increment, a wrong type,
+# an overflow, a key with a TTL, event hooks, LFU).
+cdef object _incr_py = None
+cdef object _decr_py = None
+cdef object _incrby_py = None
+cdef object _decrby_py = None
+
+
+def bind_incr(incr_body, decr_body, incrby_body, decrby_body):
+    """strings.py hands over the Python bodies of INCR, DECR, INCRBY, DECRBY."""
+    global _incr_py, _decr_py, _incrby_py, _decrby_py
+    _incr_py = incr_body
+    _decr_py = decr_body
+    _incrby_py = incrby_body
+    _decrby_py = decrby_body
+
+
+cdef bint _parse_ll(object raw, long long* out) noexcept:
+    """args.parse_int's accepted forms (Redis's string2ll): optional '-', decimal digits,
+    no leading zero, no "-0", within int64. False for anything else."""
+    if not PyBytes_CheckExact(raw):
+        return False
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(raw), i = 0
+    cdef const char* p = PyBytes_AS_STRING(raw)
+    cdef bint negative = False
+    cdef unsigned long long value = 0, digit
+    if n == 0 or n > 20:
+        return False
+    if p[0] == b'-':
+        negative = True
+        i = 1
+        if n == 1:
+            return False
+    if p[i] == b'0' and (n - i > 1 or negative):
+        return False
+    while i < n:
+        if not (c'0' <= p[i] <= c'9'):
+            return False
+        digit = <unsigned long long>(p[i] - c'0')
+        if value > (9223372036854775808ULL - digit) // 10:
+            return False
+        value = value * 10 + digit
+        i += 1
+    if negative:
+        out[0] = <long long>(0ULL - value)  # -2**63 included
+        return True
+    if value > 9223372036854775807ULL:
+        return False
+    out[0] = <long long>value
+    return True
+
+
+cdef bytes _format_ll(long long value):
+    """b"%d" % value."""
+    cdef char buf[24]
+    cdef unsigned long long magnitude = (0ULL - <unsigned long long>value) if value < 0 else <unsigned long long>value
+    cdef Py_ssize_t n = _put_u64(buf + 24, magnitude)
+    if value < 0:
+        n += 1
+        buf[24 - n] = b'-'
+    return PyBytes_FromStringAndSize(buf + 24 - n, n)
+
+
+cdef object _incr_by(object ctx, list argv, long long delta, object general):
+    """strings._incr (keep in step) for an integer string or a missing key in a plain
+    Database; every other case to `general`, the command's Python body, from the start."""
+    cdef long long number = 0
+    cdef PyObject* found
+    if type(ctx) is not _Client:
+        return general(ctx, argv)
+    key = <object>PyList_GET_ITEM(argv, 1)
+    db = <object>_get(ctx, C_DB)
+    if not PyBytes_CheckExact(key) or not _plain_for(db, key):
+        return general(ctx, argv)
+    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    if found is not NULL and not _parse_ll(<object>found, &number):
+        return general(ctx, argv)  # another type (WRONGTYPE), or not an integer
+    if (delta > 0 and number > _LL_MAX - delta) or (delta < 0 and number < _LL_MIN - delta):
+        return general(ctx, argv)  # the overflow error
+    number += delta
+    _db_set(db, key, _format_ll(number))  # Database.set(keep_ttl=True): the key has no TTL
+    server = <object>_get(ctx, C_SERVER)
+    _modified(server, db, key)
+    if _notify_on(server):
+        server.notify(_STRING, b"incrby", key, db.index)
+    return PyLong_FromLongLong(number)
+
+
+def incr(ctx, list argv):
+    """INCR key"""
+    return _incr_by(ctx, argv, 1, _incr_py)
+
+
+def decr(ctx, list argv):
+    """DECR key"""
+    return _incr_by(ctx, argv, -1, _decr_py)
+
+
+def incrby(ctx, list argv):
+    """INCRBY key increment"""
+    cdef long long delta
+    if not _parse_ll(<object>PyList_GET_ITEM(argv, 2), &delta):
+        return _incrby_py(ctx, argv)
+    return _incr_by(ctx, argv, delta, _incrby_py)
+
+
+def decrby(ctx, list argv):
+    """DECRBY key decrement"""
+    cdef long long delta
+    if not _parse_ll(<object>PyList_GET_ITEM(argv, 2), &delta) or delta == _LL_MIN:
+        return _decrby_py(ctx, argv)
+    return _incr_by(ctx, argv, -delta, _decrby_py)

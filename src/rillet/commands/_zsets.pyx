@@ -182,6 +182,6 @@ def zadd(ctx, list argv):
             _note_sizes(ctx, z, argv[3::2])
         server = <object>_get(ctx, C_SERVER) if type(ctx) is _Client else ctx.server
         _modified(server, db, key)
-        if _var(_server_vars(server), server, "config").values[_NOTIFY]:
+        if _config_value(server, _NOTIFY):
             server.notify(_ZSET_EVENT, b"zadd", key, db.index)
     return added

@@ -131,20 +131,6 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
     return old if want_old else OK
 
 
-try:
-    # `set_`'s and `get`'s bodies compiled (commands/_writes.pyx); optional:
-    # without it, or with RILLET_PURE set, the Python bodies above run.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.commands import _writes
-except ImportError:
-    pass
-else:
-    _writes.bind_set(_set_general)
-    COMMANDS["set"].handler = _writes.set_
-    COMMANDS["get"].handler = _writes.get
-
-
 IF_CONDITIONS = (b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE")
 
 
@@ -273,3 +259,19 @@ def decrby(ctx: Client, argv: list[bytes]) -> object:
     if delta == INT64_MIN:
         raise ReplyError(errors.DECREMENT_OVERFLOW)
     return _incr(ctx, argv[1], -delta)
+
+
+try:
+    # SET's, GET's and the INCR family's common cases compiled (commands/_writes.pyx),
+    # the bodies above their reference (tests/server/test_fast_bodies.py); optional:
+    # without it, or with RILLET_PURE set, the Python bodies run.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.commands import _writes
+except ImportError:
+    pass
+else:
+    _writes.bind_set(_set_general)
+    _writes.bind_incr(incr, decr, incrby, decrby)
+    for _name in ("set", "get", "incr", "decr", "incrby", "decrby"):
+        COMMANDS[_name].handler = getattr(_writes, "set_" if _name == "set" else _name)

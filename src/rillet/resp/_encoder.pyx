@@ -30,11 +30,12 @@ cdef inline char *_grow(bytearray out, Py_ssize_t extra) except NULL:
 
 
 cdef inline int _header(bytearray out, char kind, long long n) except -1:
-    """`<kind><n>\\r\\n` for n >= -1 (lengths, counts, and -1 for RESP2 nulls)."""
+    """`<kind><n>\\r\\n`: lengths, counts, -1 for RESP2 nulls, and integer replies."""
     cdef char digits[24]
     cdef int width = 0, i
     cdef bint negative = n < 0
-    cdef unsigned long long value = -n if negative else n
+    # 0 - n in unsigned arithmetic: -2**63 has no positive long long.
+    cdef unsigned long long value = (0ULL - <unsigned long long>n) if negative else <unsigned long long>n
     while True:
         digits[width] = c'0' + value % 10
         width += 1
@@ -84,8 +85,7 @@ cdef int put(bytearray out, object value, bint resp3) except -1:
         elif 0 <= number < _NINTS:
             out += <bytes>_INTS[number]
         else:
-            # `:` then the digits: a negative count is rare, so the long way.
-            out += b":%d\r\n" % value
+            _header(out, c':', number)  # a counter's value, a negative count
     elif value is None:
         if resp3:
             out += b"_\r\n"

@@ -16,7 +16,9 @@ and tests/server/test_fastpath.py runs generated pipelines through both paths
 and compares replies, effects and stats.
 """
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItemWithError
+from libc.string cimport memcmp
 from cpython.object cimport PyObject
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime, timespec
 
@@ -80,23 +82,19 @@ cdef inline object _gated(object client):
     return _slot(client, C_GATED, "gated") if type(client) is _Client else client.gated
 
 
-cdef object _vars_of = None  # the ServerState whose __dict__ is _vars
-cdef dict _vars = None
+# ServerState keeps what every command reads in slots (state.py), read at their offsets.
+cdef Py_ssize_t S_DIRTY = _offset(ServerState, "dirty")
+cdef Py_ssize_t S_EFFECTS = _offset(ServerState, "_effects")
+cdef Py_ssize_t S_TX_EFFECTS = _offset(ServerState, "_tx_effects")
+cdef Py_ssize_t S_SINKS = _offset(ServerState, "effect_sinks")
+cdef Py_ssize_t S_MEMORY = _offset(ServerState, "memory")
+cdef Py_ssize_t S_GATED = _offset(ServerState, "gated")
+cdef Py_ssize_t C_CLOSING = _offset(Client, "closing")
 
 
-cdef inline object _attr(object state, str name):
-    """getattr(state, name) for a ServerState (its instance dict first)."""
-    global _vars_of, _vars
-    cdef PyObject* found
-    if state is not _vars_of:
-        if type(state) is not _ServerState:
-            return getattr(state, name)
-        _vars = state.__dict__
-        _vars_of = state
-    found = PyDict_GetItemWithError(_vars, name)
-    if found is not NULL:
-        return <object>found
-    return getattr(state, name)
+cdef inline object _attr(object state, Py_ssize_t offset, str name):
+    """getattr(state, name) for one of ServerState's slots."""
+    return _slot(state, offset, name) if type(state) is _ServerState else getattr(state, name)
 
 
 cdef class _Entry:
@@ -108,19 +106,19 @@ cdef class _Entry:
     cdef long long max_argc
     cdef bint plain  # a handler and no subcommands: _resolve has nothing to do
     cdef bint write
-    cdef bint fast  # Redis's `fast` flag: O(1)/O(log N), reads no statistics
+    cdef bint counted  # counted in _Counts: reads no statistics (Redis's `fast` flag, or a write)
     cdef bint oom_check  # maxmemory checks it first (DENYOOM, EVAL, FCALL)
 
 
 cdef class _Counts:
-    """`spec.calls` of the fast command a pipeline repeats, kept here until it changes.
+    """`spec.calls` of the command a pipeline repeats, kept here until it changes.
 
     At 64 pipelined PINGs per read, reading and writing `spec.calls` and
     `client.last_command` for each one is a sixth of the command's cost. A run
-    of one fast command keeps its count here and sets `last_command` once; the
-    count is written back before any other command runs and at the end of the
-    batch, so nothing that reads it (INFO, COMMAND, CLIENT LIST: none of them
-    fast) ever sees it behind.
+    of one counted command (`fast`, or a write) keeps its count here and sets
+    `last_command` once; the count is written back before any other command
+    runs and at the end of the batch, so nothing that reads it (INFO, COMMAND,
+    CLIENT LIST: neither fast nor writes) ever sees it behind.
     """
     cdef _Entry entry  # the command being counted here, or None
     cdef long long calls  # its spec.calls as of now
@@ -149,9 +147,35 @@ cdef _Entry _entry(object name):
     entry.max_argc = spec.max_argc
     entry.plain = spec.handler is not None and not spec.subcommands
     entry.write = spec.is_write
-    entry.fast = "fast" in spec.flags
+    # A write changes data, never reads command statistics (those that run other
+    # commands, EXEC, EVAL, FCALL, are not writes), so a run of SETs is counted
+    # as a run of GETs is.
+    entry.counted = "fast" in spec.flags or spec.is_write
     entry.oom_check = spec.oom_check
     _ENTRIES[name] = entry
+    return entry
+
+
+# The last name looked up and its entry: a pipeline repeats one command, and
+# comparing its few bytes here costs less than hashing the new bytes object
+# and comparing it again inside the dict.
+cdef bytes _last_name = b""
+cdef _Entry _last_entry = None
+
+
+cdef inline _Entry _lookup(object name):
+    global _last_name, _last_entry
+    cdef Py_ssize_t size
+    if type(name) is bytes:
+        size = PyBytes_GET_SIZE(name)
+        if (_last_entry is not None and size == PyBytes_GET_SIZE(_last_name)
+                and memcmp(PyBytes_AS_STRING(name), PyBytes_AS_STRING(_last_name), size) == 0):
+            return _last_entry
+    found = _ENTRIES.get(name)
+    entry = <_Entry>found if found is not None else _entry(name)
+    if entry is not None and type(name) is bytes:
+        _last_name = <bytes>name
+        _last_entry = entry
     return entry
 
 
@@ -168,8 +192,7 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
     cdef Py_ssize_t argc = len(argv)
     cdef long long started, calls
     name = argv[0]
-    found = _ENTRIES.get(name)
-    entry = <_Entry>found if found is not None else _entry(name)
+    entry = _lookup(name)
     if (
         entry is None
         or not entry.plain
@@ -181,7 +204,7 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         return dispatcher.execute(client, argv)
     # maxmemory (keep in step with Dispatcher.execute): refused ones take execute(), which says so.
     if entry.oom_check:
-        memory = _attr(state, "memory")
+        memory = _attr(state, S_MEMORY, "memory")
         limit = _slot(memory, M_LIMIT, "limit") if type(memory) is _Memory else memory.limit
     if entry.oom_check and limit and not client.is_internal and memory.refuse(client, entry.spec, argv):
         counts.flush()
@@ -194,10 +217,10 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         counts.flush()
         client.last_command = entry.name_bytes
         calls = spec.calls
-        if entry.fast:
+        if entry.counted:
             counts.entry = entry
     if entry.write:
-        dirty_before = _attr(state, "dirty")
+        dirty_before = _attr(state, S_DIRTY, "dirty")
     started = 0 if calls & _MASK else _now_ns()
     try:
         reply = entry.handler(client, argv)
@@ -217,20 +240,17 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         reply = reply.timeout_reply
     # publish_write's "nothing to publish" test inline (keep in step): most
     # writes run with no effect sink, and the call would cost a Python frame.
-    if entry.write and (_attr(state, "_effects") is not None
-                        or (_attr(state, "dirty") != dirty_before and _attr(state, "effect_sinks"))):
-        effects = _attr(state, "_effects")
-        if (effects is not None and len(effects) == 1 and _attr(state, "_tx_effects") is None
-                and not _attr(state, "gated")):
+    if entry.write and (_attr(state, S_EFFECTS, "_effects") is not None
+                        or (_attr(state, S_DIRTY, "dirty") != dirty_before
+                            and _attr(state, S_SINKS, "effect_sinks"))):
+        effects = _attr(state, S_EFFECTS, "_effects")
+        if (effects is not None and len(effects) == 1
+                and _attr(state, S_TX_EFFECTS, "_tx_effects") is None
+                and not _attr(state, S_GATED, "gated")):
             # publish_write's one-effect case inline too (keep in step): a handler
             # that propagated its effect (XADD's ID), outside a transaction.
-            # (_attr left `_vars` as state's own dict: a set there spares
-            # the generic setattr, ~250 instructions.)
-            if _vars_of is state:
-                _vars["_effects"] = None
-            else:
-                state._effects = None
-            for sink in _attr(state, "effect_sinks"):
+            state._effects = None
+            for sink in _attr(state, S_SINKS, "effect_sinks"):
                 sink(effects)
         else:
             state.publish_write(client.db.index, argv, dirty_before)
@@ -328,7 +348,7 @@ def run(conn, list commands, bytearray out):
             return
         # Bulk and simple strings read the same in RESP2 and RESP3: no need to ask.
         put(out, reply, kind is not bytes and kind is not _SimpleString and client.resp3)
-        if client.closing:
+        if (_slot(client, C_CLOSING, "closing") if type(client) is _Client else client.closing):
             counts.flush()
             conn.commands += done
             return
