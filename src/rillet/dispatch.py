@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from time import perf_counter_ns
 
 from rillet import errors
@@ -41,10 +42,14 @@ _PUBSUB_ALLOWED = frozenset({"subscribe", "ssubscribe", "sunsubscribe", "psubscr
 
 
 class Dispatcher:
-    __slots__ = ("state",)
+    __slots__ = ("state", "run_replicated")
 
     def __init__(self, state: ServerState) -> None:
         self.state = state
+        # The compiled loop's entry for a master's commands on a replica
+        # (_fastpath.run_replicated), set by the server layer when it is built:
+        # replication reaches it through this object, not by import.
+        self.run_replicated: Callable[..., int] | None = None
         state.transactions = self
         state.script_flags = functools.partial(declared_flags, state)  # maxmemory's EVAL/FCALL flags
         state.acl.commands.load(table.COMMANDS.values(), table.acl_categories)
@@ -224,10 +229,12 @@ class Dispatcher:
         write = spec.is_write
         if write:
             dirty_before = state.dirty
-        # Timing every call costs two clock reads (~0.1 us, a third of a PING);
-        # one call of each command in TIMING_SAMPLE is timed and counted
-        # TIMING_SAMPLE times, so INFO commandstats' usec is an estimate.
-        started = 0 if spec.calls & TIMING_MASK else perf_counter_ns()
+        # Timing a call costs two clock reads (~0.1 us, a third of a PING): a
+        # `fast` command (O(1), O(log N)) is timed once in TIMING_SAMPLE calls and
+        # counted TIMING_SAMPLE times (INFO commandstats' usec is an estimate, the
+        # slow log sees one call in TIMING_SAMPLE); any other is timed every call,
+        # so each slow KEYS, XRANGE or EVAL reaches the slow log.
+        started = 0 if spec.sampled and spec.calls & TIMING_MASK else perf_counter_ns()
         if state.keymiss:
             # notify-keyspace-events `m` (every client is gated meanwhile, so the
             # compiled fast path, which has no such line, does not run).
@@ -240,7 +247,7 @@ class Dispatcher:
             reply = self._failed(spec, argv, error)
         if started:
             elapsed_ns = perf_counter_ns() - started
-            spec.usec += elapsed_ns * TIMING_SAMPLE // 1000
+            spec.usec += elapsed_ns * (TIMING_SAMPLE if spec.sampled else 1) // 1000
             self.timed(client, spec, argv, elapsed_ns)
         spec.calls += 1
         if client.tracking is not None:
@@ -257,7 +264,8 @@ class Dispatcher:
         return reply
 
     def timed(self, client: Client, spec: CommandSpec, argv: list[bytes], elapsed_ns: int) -> None:
-        """A timed call (one in TIMING_SAMPLE): into the slow log if it was slow enough."""
+        """A timed call (every one, or one in TIMING_SAMPLE of a `fast` command's):
+        into the latency histogram, and the slow log if it was slow enough."""
         state = self.state
         elapsed_us = elapsed_ns // 1000
         if state.config.values["latency-tracking"]:

@@ -72,10 +72,13 @@ def test_slow_commands_are_logged(rillet_server):
         wire.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
         try:
             wire.call("SLOWLOG", "RESET")
-            for _ in range(40):  # one call in 16 of each command is timed
+            for _ in range(40):  # one call in 16 of a `fast` command is timed
                 wire.call("ECHO", "x")
-            assert int(wire.call("SLOWLOG", "LEN")[1:-2]) >= 1
-            assert b"ECHO" in wire.call("SLOWLOG", "GET", "1")
+            wire.call("DBSIZE", "")  # a wrong arity: refused before it runs, not logged
+            wire.call("KEYS", "no-such-*")  # not `fast`: every call is timed
+            assert int(wire.call("SLOWLOG", "LEN")[1:-2]) >= 3
+            logged = wire.call("SLOWLOG", "GET", "-1")
+            assert b"ECHO" in logged and b"KEYS" in logged and b"DBSIZE" not in logged
         finally:
             wire.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
 

@@ -44,13 +44,6 @@ try:
     from rillet.resp._multibulk import scan as _scan
 except ImportError:
     _scan = None
-try:
-    # The compiled command loop's inline path, for the master's commands too.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.server._fastpath import run_replicated as _run_replicated
-except ImportError:
-    _run_replicated = None
 
 
 class LinkError(Exception):
@@ -494,11 +487,13 @@ class MasterLink:
         state = self.state
         count = len(commands)
         index = 0
+        # The compiled command loop's inline path, for the master's commands too.
+        run_replicated = dispatcher.run_replicated
         while index < count:
             self._gate(client)
-            if _run_replicated is not None:
-                index = _run_replicated(dispatcher, state, client, commands, index, in_multi,
-                                        self._failed)
+            if run_replicated is not None:
+                index = run_replicated(dispatcher, state, client, commands, index, in_multi,
+                                       self._failed)
             else:
                 index = self._run_plain(commands, index, in_multi)
             if (client.multi is not None) is not in_multi:

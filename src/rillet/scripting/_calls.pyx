@@ -61,7 +61,8 @@ cdef class ScriptCall:
         # to refuse, nothing observing (Run.fast), not the call commandstats times.
         if spec is not None and run is not None and run.fast \
                 and spec.min_argc <= n <= spec.max_argc \
-                and not (spec.is_write and run.read_only) and (spec.calls & self.mask):
+                and not (spec.is_write and run.read_only) \
+                and spec.sampled and (spec.calls & self.mask):
             plain = True
             for arg in args:
                 if type(arg) is not bytes:

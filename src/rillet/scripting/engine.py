@@ -349,7 +349,7 @@ class LuaEngine:
             # that commandstats times. Anything else takes `_dispatch`.
             if (spec is None or run is None or not run.fast
                     or not spec.min_argc <= len(args) <= spec.max_argc
-                    or spec.is_write and run.read_only or not spec.calls & mask):
+                    or spec.is_write and run.read_only or not (spec.sampled and spec.calls & mask)):
                 reply = engine._dispatch(args)
             else:
                 try:

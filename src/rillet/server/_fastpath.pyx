@@ -108,6 +108,7 @@ cdef class _Entry:
     cdef bint write
     cdef bint counted  # counted in _Counts: reads no statistics (Redis's `fast` flag, or a write)
     cdef bint oom_check  # maxmemory checks it first (DENYOOM, EVAL, FCALL)
+    cdef bint sampled  # timed once in _SAMPLE calls (CommandSpec.sampled), else every call
 
 
 cdef class _Counts:
@@ -152,6 +153,7 @@ cdef _Entry _entry(object name):
     # as a run of GETs is.
     entry.counted = "fast" in spec.flags or spec.is_write
     entry.oom_check = spec.oom_check
+    entry.sampled = spec.sampled
     _ENTRIES[name] = entry
     return entry
 
@@ -221,7 +223,7 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
             counts.entry = entry
     if entry.write:
         dirty_before = _attr(state, S_DIRTY, "dirty")
-    started = 0 if calls & _MASK else _now_ns()
+    started = 0 if entry.sampled and calls & _MASK else _now_ns()
     try:
         reply = entry.handler(client, argv)
     except Exception as error:
@@ -230,7 +232,7 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         reply = dispatcher._failed(spec, argv, error)
     if started:
         started = _now_ns() - started
-        spec.usec += started * _SAMPLE // 1000
+        spec.usec += started * (_SAMPLE if entry.sampled else 1) // 1000
         dispatcher.timed(client, spec, argv, started)  # the slow log
     if counts.entry is entry:
         counts.calls = calls + 1

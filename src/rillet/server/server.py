@@ -28,7 +28,7 @@ from rillet.config import Config
 from rillet.dispatch import Dispatcher
 from rillet.errors import ReplyError
 from rillet.server import busy
-from rillet.server.connection import ClientConnection
+from rillet.server.connection import ClientConnection, _fastpath
 from rillet.server.tls import TlsConfigError, server_context
 from rillet.state import KEEP_WAITING, Block, BlockedClient, Client, ServerState
 
@@ -47,6 +47,8 @@ class Server:
         self.state = ServerState(config, clock)
         self.config = self.state.config
         self.dispatcher = Dispatcher(self.state)
+        if _fastpath is not None:
+            self.dispatcher.run_replicated = _fastpath.run_replicated
         self.state.on_unblocked = self._deliver
         self.state.serve_while_busy = lambda running: busy.serve_others(self, running)
         self.state.pubsub.on_pending = self._pubsub_pending
