@@ -376,32 +376,38 @@ cdef class ScriptCall:
         SimpleString, an error's text (str), or any other reply value."""
         cdef Py_ssize_t n = len(args)
         cdef object engine = self.engine
-        cdef object run = engine.current
+        cdef object current = engine.current
+        cdef Run run
         cdef object spec = None
         cdef object reply, first, argv, client, state, arg
-        cdef bint plain = False
+        cdef bint plain = False, write
         cdef long long dirty_before = 0
+        # The compiled Run (EVALSHA's common case) is read in C; any other run
+        # (EVAL, FCALL) takes `_dispatch`, the Python reference.
+        if type(current) is not Run:
+            return engine._dispatch(args)
+        run = <Run>current
         if n:
             first = args[0]
             if type(first) is bytes:
                 spec = self.specs.get(first)
         # The common case: a known command, right arity, only strings, no write
         # to refuse, nothing observing (Run.fast), not the call commandstats times.
-        if spec is not None and run is not None and run.fast \
-                and spec.min_argc <= n <= spec.max_argc \
-                and not (spec.is_write and run.read_only) and (spec.calls & self.mask):
-            plain = True
-            for arg in args:
-                if type(arg) is not bytes:
-                    plain = False
-                    break
+        if spec is not None and run.fast and spec.min_argc <= n <= spec.max_argc:
+            write = spec.is_write
+            if not (write and run.read_only) and (spec.calls & self.mask):
+                plain = True
+                for arg in args:
+                    if type(arg) is not bytes:
+                        plain = False
+                        break
         if not plain:
             return engine._dispatch(args)
         # Dispatcher.call's lines for an unobserved, untimed call (keep in step).
         argv = list(args)
         client = run.client
         state = self.state
-        if spec.is_write:
+        if write:
             run.wrote = True
             dirty_before = state.dirty
             try:
@@ -506,8 +512,11 @@ cdef class ScriptCall:
         finally:
             engine.current = None
             client.db, client.in_exec, client.resp3 = saved_db, saved_in_exec, saved_resp3
-            if own_tx:
-                state.end_transaction()
+            if own_tx:  # ServerState.end_transaction (keep in step)
+                effects = state._tx_effects
+                state._tx_effects = None
+                if effects:
+                    state.publish(effects)
             if run.busy:
                 state.script_busy = None
         if type(outcome) is bytes or type(outcome) is int:

@@ -205,6 +205,8 @@ class LuaEngine:
             call, pcall, self._log, self._sha1hex, self._hook, lib)
         self._build = Builders(self._table, status, error, array, ok_batch)
         self._compiled = compiled
+        # The compiled calls read the compiled Run's fields in C (same fields, same defaults).
+        self._Run: type = Run if compiled is None else _calls.Run
         self._slots = lua.table()
         if compiled is not None:
             compiled.bind(opener, lua.table(), self._run, self._slots)
@@ -226,7 +228,7 @@ class LuaEngine:
         """Run a library's code once (FUNCTION LOAD), its register_function bound to `register`."""
         def raising(*args: object) -> None:
             register(*args)
-        run = Run(self.state.internal_client(), "", True, False, time.monotonic())
+        run = self._Run(self.state.internal_client(), "", True, False, time.monotonic())
         if self.current is not None:
             raise ReplyError(errors.SCRIPT_NOT_ALLOWED)
         self.current = run
@@ -239,7 +241,7 @@ class LuaEngine:
                      read_only: bool) -> object:
         """FCALL / FCALL_RO of a registered function."""
         no_writes = read_only or "no-writes" in function.flags
-        run = Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
+        run = self._Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
                   time.monotonic())
         self._check_oom(run, function.flags)
         return self._execute(run, self._run_function, function.callback, len(keys), *keys, *args)
@@ -273,9 +275,9 @@ class LuaEngine:
                    read_only: bool) -> object:
         flags = script.flags
         if flags is None:  # no shebang: its first write obeys maxmemory instead (_dispatch)
-            run = Run(client, script.sha, read_only, True, time.monotonic())
+            run = self._Run(client, script.sha, read_only, True, time.monotonic())
         else:
-            run = Run(client, script.sha, read_only or "no-writes" in flags, True, time.monotonic())
+            run = self._Run(client, script.sha, read_only or "no-writes" in flags, True, time.monotonic())
             self._check_oom(run, flags)
         compiled = self._compiled
         if compiled is not None:  # the same run, called from C (scripting/_calls.pyx)
