@@ -233,6 +233,23 @@ cdef int _c_call(lua_State* L) noexcept nogil:
     return status
 
 
+cdef class _Entry:
+    """A command's spec and the fields redis.call reads on every call, in C."""
+
+    cdef object spec
+    cdef object handler
+    cdef Py_ssize_t min_argc
+    cdef Py_ssize_t max_argc
+    cdef bint write
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.handler = spec.handler
+        self.min_argc = spec.min_argc
+        self.max_argc = spec.max_argc
+        self.write = spec.is_write
+
+
 cdef class ScriptCall:
     """redis.call (`raising`: a command's error is raised into the script as an
     {err=...} table) or redis.pcall (the error comes back as {err=...}).
@@ -242,7 +259,9 @@ cdef class ScriptCall:
 
     cdef object engine
     cdef object state
+    cdef dict state_vars  # state.__dict__: ServerState's plain attributes read as dict lookups
     cdef dict specs
+    cdef dict entries  # _Entry by command name, made from `specs` (LuaEngine._specs)
     cdef long long mask
     cdef bint raising
     cdef object command_failed
@@ -257,7 +276,9 @@ cdef class ScriptCall:
     def __init__(self, engine, bint raising, long long mask, command_failed):
         self.engine = engine
         self.state = engine.state
+        self.state_vars = engine.state.__dict__
         self.specs = engine._specs
+        self.entries = {}
         self.mask = mask
         self.raising = raising
         self.command_failed = command_failed
@@ -378,23 +399,31 @@ cdef class ScriptCall:
         cdef object engine = self.engine
         cdef object current = engine.current
         cdef Run run
+        cdef _Entry entry = None
         cdef object spec = None
         cdef object reply, first, argv, client, state, arg
-        cdef bint plain = False, write
+        cdef bint plain = False, write = False
         cdef long long dirty_before = 0
-        # The compiled Run (EVALSHA's common case) is read in C; any other run
-        # (EVAL, FCALL) takes `_dispatch`, the Python reference.
+        cdef dict state_vars = self.state_vars
+        # The compiled Run is read in C; any other run takes `_dispatch`, the
+        # Python reference (every run is a compiled Run when this class is in use).
         if type(current) is not Run:
             return engine._dispatch(args)
         run = <Run>current
         if n:
             first = args[0]
             if type(first) is bytes:
-                spec = self.specs.get(first)
+                entry = self.entries.get(first)
+                if entry is None:
+                    spec = self.specs.get(first)
+                    if spec is not None:
+                        entry = _Entry(spec)
+                        self.entries[first] = entry
         # The common case: a known command, right arity, only strings, no write
         # to refuse, nothing observing (Run.fast), not the call commandstats times.
-        if spec is not None and run.fast and spec.min_argc <= n <= spec.max_argc:
-            write = spec.is_write
+        if entry is not None and run.fast and entry.min_argc <= n <= entry.max_argc:
+            spec = entry.spec
+            write = entry.write
             if not (write and run.read_only) and (spec.calls & self.mask):
                 plain = True
                 for arg in args:
@@ -409,18 +438,19 @@ cdef class ScriptCall:
         state = self.state
         if write:
             run.wrote = True
-            dirty_before = state.dirty
+            dirty_before = state_vars["dirty"]
             try:
-                reply = spec.handler(client, argv)
+                reply = entry.handler(client, argv)
             except Exception as error:
                 state._effects = None  # a failed handler leaves no effect
                 reply = engine._failed(spec, argv, error)
             spec.calls += 1
-            if state._effects is not None or (state.dirty != dirty_before and state.effect_sinks):
+            if state_vars["_effects"] is not None or (
+                    state_vars["dirty"] != dirty_before and state_vars["effect_sinks"]):
                 state.publish_write(client.db.index, argv, dirty_before)
         else:
             try:
-                reply = spec.handler(client, argv)
+                reply = entry.handler(client, argv)
             except Exception as error:
                 reply = engine._failed(spec, argv, error)
             spec.calls += 1
