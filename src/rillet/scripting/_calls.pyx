@@ -100,6 +100,7 @@ cdef f_createtable lua_createtable
 cdef f_setfield lua_setfield
 cdef f_rawgeti lua_rawgeti
 cdef f_rawgeti lua_rawseti
+cdef f_void_L_int lua_rawset
 cdef f_void_L_int lua_remove
 cdef f_int_L lua_error
 cdef f_pcall lua_pcall
@@ -133,7 +134,7 @@ cdef int _load_api() except -1:
     global lua_touserdata, lua_pushlstring, lua_pushnumber, lua_pushboolean, lua_pushnil
     global lua_pushvalue, lua_pushlightuserdata, lua_pushcclosure, lua_createtable
     global lua_setfield, lua_rawgeti, lua_rawseti, lua_remove, lua_error, lua_pcall
-    global lua_checkstack, luaL_ref, luaL_unref
+    global lua_checkstack, luaL_ref, luaL_unref, lua_rawset
     from lupa import lua51
     path = lua51.__file__.encode()
     cdef void* h = dlopen(path, RTLD_NOW | RTLD_NOLOAD)
@@ -158,6 +159,7 @@ cdef int _load_api() except -1:
     lua_rawgeti = <f_rawgeti>_symbol(h, b"lua_rawgeti")
     lua_rawseti = <f_rawgeti>_symbol(h, b"lua_rawseti")
     lua_remove = <f_void_L_int>_symbol(h, b"lua_remove")
+    lua_rawset = <f_void_L_int>_symbol(h, b"lua_rawset")
     lua_error = <f_int_L>_symbol(h, b"lua_error")
     lua_pcall = <f_pcall>_symbol(h, b"lua_pcall")
     lua_checkstack = <f_int_L_int>_symbol(h, b"lua_checkstack")
@@ -197,7 +199,7 @@ cdef ScriptCall _opening = None
 
 cdef int _open(lua_State* L) noexcept nogil:
     """rillet_lua_open: with no argument, the two C closures (redis.call, redis.pcall);
-    with (handoff, run, slots), the Lua values EVALSHA's compiled call uses."""
+    with (handoff, run_set, slots, env), the Lua values EVALSHA's compiled call uses."""
     cdef int n
     with gil:
         target = _opening
@@ -212,8 +214,9 @@ cdef int _open(lua_State* L) noexcept nogil:
             lua_pushlightuserdata(L, <void*>target.pcall)
             lua_pushcclosure(L, _c_call, 1)
             return 2
-        lua_settop(L, 3)
-        target.slots_ref = luaL_ref(L, LUA_REGISTRYINDEX)  # pops the top
+        lua_settop(L, 4)
+        target.env_ref = luaL_ref(L, LUA_REGISTRYINDEX)  # pops the top
+        target.slots_ref = luaL_ref(L, LUA_REGISTRYINDEX)
         target.run_ref = luaL_ref(L, LUA_REGISTRYINDEX)
         target.handoff_ref = luaL_ref(L, LUA_REGISTRYINDEX)
         return 0
@@ -272,6 +275,7 @@ cdef class ScriptCall:
     cdef int handoff_ref
     cdef int run_ref
     cdef int slots_ref
+    cdef int env_ref
 
     def __init__(self, engine, bint raising, long long mask, command_failed):
         self.engine = engine
@@ -298,15 +302,16 @@ cdef class ScriptCall:
         finally:
             _opening = None
 
-    def bind(self, opener, handoff, run, slots):
+    def bind(self, opener, handoff, run_set, slots, env):
         """The Lua values EVALSHA's compiled call uses: a table to hand values
-        over, sandbox.lua's `run`, and the table of scripts' functions by slot."""
+        over, sandbox.lua's `run_set`, the table of scripts' functions by slot,
+        and the scripts' globals (where KEYS and ARGV go)."""
         global _opening
         self.handoff = handoff
         self.pcall.handoff = handoff
         _opening = self
         try:
-            opener(handoff, run, slots)
+            opener(handoff, run_set, slots, env)
         finally:
             _opening = None
         self.pcall.handoff_ref = self.handoff_ref
@@ -479,16 +484,28 @@ cdef class ScriptCall:
         base = lua_gettop(L)
         if base != 0:  # inside a Lua call (never for EVAL): lupa's way, which needs none
             return self.engine._run(self.engine._slots[slot], nkeys, *values[first:])
-        if not lua_checkstack(L, <int>n + 4):
+        if not lua_checkstack(L, 8):
             raise MemoryError("Lua stack overflow")
+        # sandbox.lua run's split, here: KEYS and ARGV into the scripts' globals.
+        lua_rawgeti(L, LUA_REGISTRYINDEX, self.env_ref)
+        lua_pushlstring(L, b"KEYS", 4)
+        lua_createtable(L, nkeys, 0)
+        for k in range(nkeys):
+            _push_text(L, <bytes?>values[first + k])
+            lua_rawseti(L, -2, <int>k + 1)
+        lua_rawset(L, -3)
+        lua_pushlstring(L, b"ARGV", 4)
+        lua_createtable(L, <int>(n - nkeys), 0)
+        for k in range(nkeys, n):
+            _push_text(L, <bytes?>values[first + k])
+            lua_rawseti(L, -2, <int>(k - nkeys) + 1)
+        lua_rawset(L, -3)
+        lua_settop(L, base)
         lua_rawgeti(L, LUA_REGISTRYINDEX, self.run_ref)
         lua_rawgeti(L, LUA_REGISTRYINDEX, self.slots_ref)
         lua_rawgeti(L, -1, slot)
         lua_remove(L, -2)
-        lua_pushnumber(L, nkeys)
-        for k in range(first, len(values)):
-            _push_text(L, <bytes>values[k])
-        status = lua_pcall(L, <int>n + 2, LUA_MULTRET, 0)
+        status = lua_pcall(L, 1, LUA_MULTRET, 0)
         nres = lua_gettop(L) - base
         result = PyTuple_New(nres)
         held = None

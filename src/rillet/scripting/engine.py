@@ -201,7 +201,7 @@ class LuaEngine:
                 call.pcall = pcall
                 call, pcall = compiled.open(lua, opener)
         (self._compile, self._run, self._run_library, self._run_function, set_version,
-         self._lua_type, status, error, array, ok_batch) = loader(
+         self._lua_type, status, error, array, ok_batch, run_set, env) = loader(
             call, pcall, self._log, self._sha1hex, self._hook, lib)
         self._build = Builders(self._table, status, error, array, ok_batch)
         self._compiled = compiled
@@ -209,7 +209,7 @@ class LuaEngine:
         self._Run: type = Run if compiled is None else _calls.Run
         self._slots = lua.table()
         if compiled is not None:
-            compiled.bind(opener, lua.table(), self._run, self._slots)
+            compiled.bind(opener, lua.table(), run_set, self._slots, env)
         version = REDIS_COMPAT_VERSION
         major, minor, patch = (int(p) for p in (version.split(".") + ["0", "0"])[:3])
         set_version(version.encode(), (major << 16) | (minor << 8) | patch)
