@@ -80,6 +80,9 @@ def _evalsha(ctx: Client, argv: list[bytes], read_only: bool) -> object:
     server = ctx.server
     if server.monitors:
         server.feed_monitors(ctx, argv)
+    if len(argv[1]) != 40:
+        # evalShaCommand: no script has another length, NOSCRIPT before numkeys is read.
+        raise ReplyError(errors.NOSCRIPT)
     if len(argv) == 4 and argv[2] == b"1":  # one key, no arguments: split_keys' answer
         keys, args = argv[3:], []
     else:
