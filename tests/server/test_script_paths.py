@@ -50,6 +50,33 @@ SCRIPTS = [
 ]
 
 
+def _generated(count: int) -> list[tuple[bytes, list[bytes]]]:
+    """Scripts of 1 to 4 random calls: commands of each reply shape, through call or
+    pcall, with string, number, boolean or table arguments, returning one of them."""
+    rng = random.Random(1414)
+    commands = [("GET", 1, "s"), ("SET", 2, "s"), ("INCR", 1, "n"), ("INCRBYFLOAT", 2, "n"),
+                ("SADD", 2, "t"), ("SMEMBERS", 1, "t"), ("HSET", 3, "h"), ("HGETALL", 1, "h"),
+                ("LPUSH", 2, "l"), ("LRANGE", 3, "l"), ("TYPE", 1, "s"), ("PING", 0, ""),
+                ("EXISTS", 1, "s"), ("DEL", 1, "s"), ("XADD", 4, "x"), ("ZADD", 3, "z"),
+                ("ZRANGE", 4, "z"), ("SET", 3, "s"), ("INCR", 1, "s")]
+    values = ["'a'", "'7'", "7", "1.5", "-3", "'0'", "ARGV[1]", "''", "'1'", "true", "{}"]
+    scripts = []
+    for _ in range(count):
+        lines = []
+        for i in range(rng.randint(1, 4)):
+            name, nargs, kind = rng.choice(commands)
+            args = [f"KEYS[{rng.randint(1, 2)}] .. ':{kind}'"] if nargs else []
+            args += [rng.choice(values[:-2] if rng.random() < 0.9 else values) for _ in range(nargs - 1)]
+            if name == "XADD":
+                args[1:2] = ["'*'"]
+            fn = rng.choice(["call", "pcall", "pcall"])
+            lines.append(f"local r{i} = redis.{fn}('{name}'{''.join(', ' + a for a in args)})")
+        pick = rng.randrange(len(lines))
+        lines.append(f"return r{pick}")
+        scripts.append(("; ".join(lines).encode(), [b"2", b"g1", b"g2", b"arg"]))
+    return scripts
+
+
 def _run() -> tuple:
     random.seed(14)  # SPOP
     for spec in COMMANDS.values():
@@ -61,9 +88,12 @@ def _run() -> tuple:
     state.effect_sinks.append(effects.extend)
     client = state.new_client(None)
     replies = []
+    scripts = SCRIPTS + _generated(40)
+    shas = [dispatcher.execute(client, [b"SCRIPT", b"LOAD", body]) for body, _ in scripts]
     for _ in range(20):  # enough calls of each command for the timed ones (1 in 16) to occur
-        for body, rest in SCRIPTS:
+        for (body, rest), sha in zip(scripts, shas, strict=True):
             replies.append(dispatcher.execute(client, [b"EVAL", body, *rest]))
+            replies.append(dispatcher.execute(client, [b"EVALSHA", sha, *rest]))
             state.clock.advance(1)
     stats = {}
     for spec in COMMANDS.values():

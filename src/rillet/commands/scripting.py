@@ -6,9 +6,11 @@ these handlers parse arguments, find the script and hand it to the engine.
 
 from __future__ import annotations
 
+import os
+
 from rillet import errors
 from rillet.commands.args import parse_int
-from rillet.commands.table import command, help_reply
+from rillet.commands.table import COMMANDS, command, help_reply
 from rillet.errors import ReplyError
 from rillet.resp.types import OK
 from rillet.scripting.engine import LuaEngine, parse_shebang
@@ -78,6 +80,9 @@ def _evalsha(ctx: Client, argv: list[bytes], read_only: bool) -> object:
     server = ctx.server
     if server.monitors:
         server.feed_monitors(ctx, argv)
+    if len(argv[1]) != 40:
+        # evalShaCommand: no script has another length, NOSCRIPT before numkeys is read.
+        raise ReplyError(errors.NOSCRIPT)
     if len(argv) == 4 and argv[2] == b"1":  # one key, no arguments: split_keys' answer
         keys, args = argv[3:], []
     else:
@@ -111,6 +116,22 @@ def eval_ro(ctx: Client, argv: list[bytes]) -> object:
 def evalsha_ro(ctx: Client, argv: list[bytes]) -> object:
     """EVALSHA_RO sha1 numkeys [key [key ...]] [arg [arg ...]]"""
     return _evalsha(ctx, argv, True)
+
+
+try:
+    # EVALSHA's common case compiled (scripting/_calls.pyx); optional: without
+    # it, or with RILLET_PURE set, `_evalsha` above runs every case.
+    if os.environ.get("RILLET_PURE"):
+        raise ImportError("RILLET_PURE is set")
+    from rillet.scripting import _calls
+except ImportError:
+    pass
+else:
+    from rillet.scripting import engine as _engine_module
+    from rillet.scripting.convert import from_lua as _from_lua
+
+    _calls.bind_evalsha(_evalsha, _engine_module, _from_lua)
+    COMMANDS["evalsha"].handler = _calls.evalsha
 
 
 @command("script|load", 3, "noscript stale", group="scripting", since="2.6.0", acl="slow scripting")

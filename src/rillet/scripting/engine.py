@@ -49,6 +49,7 @@ class Script:
     body: bytes
     function: Any
     flags: frozenset[str] | None  # None: no shebang (Redis's legacy EVAL flags)
+    slot: int = 0  # its key in the Lua table of scripts' functions (the compiled run)
 
 
 class Run:
@@ -158,6 +159,7 @@ class LuaEngine:
         # The same scripts by their sha as lower-case bytes (EVALSHA's lookup).
         self.by_sha: dict[bytes, Script] = {}
         self.current: Run | None = None
+        self._next_slot = 0
         self.functions = Functions(self)
         self._new_runtime()
 
@@ -186,16 +188,37 @@ class LuaEngine:
                          b"if not f then error(e) end; return f end")
         loader = chunk(source, b"=rillet")
         self._specs: dict[bytes, Any] = {}
+        call, pcall = self._make_call(True), self._make_call(False)
+        # The compiled redis.call as a Lua C function, and EVALSHA's call into Lua
+        # without lupa (scripting/_calls.pyx), when built and loadable.
+        compiled = None
+        opener = None
+        if _ScriptCall is not None:
+            from rillet.scripting import _calls
+            opener = lua.eval(b"package.loadlib")(_calls.__file__.encode(), b"rillet_lua_open")
+            if lua51.lua_type(opener) == "function":
+                compiled = call
+                call.pcall = pcall
+                call, pcall = compiled.open(lua, opener)
         (self._compile, self._run, self._run_library, self._run_function, set_version,
-         self._lua_type, status, error, array, ok_batch) = loader(
-            self._make_call(True), self._make_call(False), self._log, self._sha1hex, self._hook, lib)
+         self._lua_type, status, error, array, ok_batch, run_set, env) = loader(
+            call, pcall, self._log, self._sha1hex, self._hook, lib)
         self._build = Builders(self._table, status, error, array, ok_batch)
+        self._compiled = compiled
+        # The compiled calls read the compiled Run's fields in C (same fields, same defaults).
+        self._Run: type = Run if compiled is None else _calls.Run
+        self._slots = lua.table()
+        if compiled is not None:
+            compiled.bind(opener, lua.table(), run_set, self._slots, env)
         version = REDIS_COMPAT_VERSION
         major, minor, patch = (int(p) for p in (version.split(".") + ["0", "0"])[:3])
         set_version(version.encode(), (major << 16) | (minor << 8) | patch)
 
     def reset(self) -> None:
         """SCRIPT FLUSH: an empty cache (and a new Lua state, unless functions live in this one)."""
+        if self.functions.libraries:  # the runtime stays: its scripts' functions go
+            for script in self.scripts.values():
+                self._slots[script.slot] = None
         self.scripts.clear()
         self.by_sha.clear()
         if not self.functions.libraries:
@@ -205,7 +228,7 @@ class LuaEngine:
         """Run a library's code once (FUNCTION LOAD), its register_function bound to `register`."""
         def raising(*args: object) -> None:
             register(*args)
-        run = Run(self.state.internal_client(), "", True, False, time.monotonic())
+        run = self._Run(self.state.internal_client(), "", True, False, time.monotonic())
         if self.current is not None:
             raise ReplyError(errors.SCRIPT_NOT_ALLOWED)
         self.current = run
@@ -218,7 +241,7 @@ class LuaEngine:
                      read_only: bool) -> object:
         """FCALL / FCALL_RO of a registered function."""
         no_writes = read_only or "no-writes" in function.flags
-        run = Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
+        run = self._Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
                   time.monotonic())
         self._check_oom(run, function.flags)
         return self._execute(run, self._run_function, function.callback, len(keys), *keys, *args)
@@ -233,7 +256,9 @@ class LuaEngine:
         function, problem = self._compile(code, b"@user_script")
         if function is None:
             raise ReplyError(errors.SCRIPT_COMPILE.format(problem.decode("utf-8", "surrogateescape")))
-        script = Script(sha, body, function, flags)
+        self._next_slot += 1
+        script = Script(sha, body, function, flags, self._next_slot)
+        self._slots[script.slot] = function
         self.scripts[sha] = script
         self.by_sha[sha.encode()] = script
         return script
@@ -250,10 +275,13 @@ class LuaEngine:
                    read_only: bool) -> object:
         flags = script.flags
         if flags is None:  # no shebang: its first write obeys maxmemory instead (_dispatch)
-            run = Run(client, script.sha, read_only, True, time.monotonic())
+            run = self._Run(client, script.sha, read_only, True, time.monotonic())
         else:
-            run = Run(client, script.sha, read_only or "no-writes" in flags, True, time.monotonic())
+            run = self._Run(client, script.sha, read_only or "no-writes" in flags, True, time.monotonic())
             self._check_oom(run, flags)
+        compiled = self._compiled
+        if compiled is not None:  # the same run, called from C (scripting/_calls.pyx)
+            return self._execute(run, compiled.run, script.slot, len(keys), *keys, *args)
         if args:
             return self._execute(run, self._run, script.function, len(keys), *keys, *args)
         return self._execute(run, self._run, script.function, len(keys), *keys)

@@ -276,6 +276,12 @@ local function run(f, nkeys, ...)
     return finish(xpcall_(f, err_handler))
 end
 
+-- The same, KEYS and ARGV set already (EVALSHA's call from C, scripting/_calls.pyx).
+local function run_set(f)
+    arm()
+    return finish(xpcall_(f, err_handler))
+end
+
 -- A function library (FUNCTION LOAD) runs its body once, where `redis` offers
 -- register_function and little else; its functions, called later by FCALL,
 -- see the full `redis` object. Both through the same read-only globals.
@@ -348,4 +354,5 @@ local function mk_oks()
     return unpack_(t, 1, 32)
 end
 
-return compile, run, run_library, run_function, set_version, type_, mk_status, mk_error, mk_array, mk_oks
+return compile, run, run_library, run_function, set_version, type_, mk_status, mk_error, mk_array, mk_oks,
+    run_set, env
