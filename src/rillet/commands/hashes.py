@@ -9,7 +9,6 @@ time becomes HDEL.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from rillet import errors
@@ -24,6 +23,7 @@ from rillet.commands.typed import (
     random_count,
     scan_members,
 )
+from rillet.compiled import compiled
 from rillet.engine import longdouble
 from rillet.engine.hashes import Hash
 from rillet.errors import ReplyError
@@ -601,14 +601,9 @@ def hgetdel(ctx: Client, argv: list[bytes]) -> object:
     return values
 
 
-try:
-    # HSET onto a big hash compiled (commands/_hashes.pyx); optional: without it,
-    # or with RILLET_PURE set, `hset` above (the reference) answers every form.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.commands import _hashes as compiled
-except ImportError:
-    pass
-else:
-    compiled.bind(hset)
-    COMMANDS["hset"].handler = compiled.hset
+# HSET onto a big hash compiled (commands/_hashes.pyx, see rillet/compiled.py);
+# `hset` above (the reference) answers the other forms, or every form without it.
+_hashes = compiled("rillet.commands._hashes")
+if _hashes is not None:
+    _hashes.bind(hset)
+    COMMANDS["hset"].handler = _hashes.hset

@@ -10,12 +10,12 @@ non-blocking form of what it did (BLPOP -> LPOP key, BLMOVE -> LMOVE ...).
 from __future__ import annotations
 
 import math
-import os
 
 from rillet import errors
 from rillet.commands.args import parse_int, parse_mpop
 from rillet.commands.table import COMMANDS, command
 from rillet.commands.typed import config_int, lookup
+from rillet.compiled import compiled
 from rillet.engine import longdouble
 from rillet.engine.lists import List
 from rillet.errors import ReplyError
@@ -92,15 +92,10 @@ def rpushx(ctx: Client, argv: list[bytes]) -> object:
     return _push(ctx, argv, False, True)
 
 
-try:
-    # The pushes' and LPOP/RPOP's bodies compiled (commands/_lists.pyx); optional:
-    # without it, or with RILLET_PURE set, the Python bodies here run. Registered
-    # below, once all four push commands and both pops are in the table.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.commands import _lists as _compiled
-except ImportError:
-    _compiled = None
+# The pushes' and LPOP/RPOP's bodies compiled (commands/_lists.pyx, see
+# rillet/compiled.py), or None: the Python bodies here run. Registered below,
+# once all four push commands and both pops are in the table.
+_compiled = compiled("rillet.commands._lists")
 
 
 @command("llen", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO", group="list", since="1.0.0")

@@ -6,11 +6,10 @@ these handlers parse arguments, find the script and hand it to the engine.
 
 from __future__ import annotations
 
-import os
-
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import COMMANDS, command, help_reply
+from rillet.compiled import compiled
 from rillet.errors import ReplyError
 from rillet.resp.types import OK
 from rillet.scripting.engine import LuaEngine, parse_shebang
@@ -118,15 +117,10 @@ def evalsha_ro(ctx: Client, argv: list[bytes]) -> object:
     return _evalsha(ctx, argv, True)
 
 
-try:
-    # EVALSHA's common case compiled (scripting/_calls.pyx); optional: without
-    # it, or with RILLET_PURE set, `_evalsha` above runs every case.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.scripting import _calls
-except ImportError:
-    pass
-else:
+# EVALSHA's common case compiled (scripting/_calls.pyx, see rillet/compiled.py);
+# `_evalsha` above runs the others, or every case without it.
+_calls = compiled("rillet.scripting._calls")
+if _calls is not None:
     from rillet.scripting import engine as _engine_module
     from rillet.scripting.convert import from_lua as _from_lua
 

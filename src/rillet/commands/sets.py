@@ -7,7 +7,6 @@ is SREM of the members it chose (the choice is random).
 
 from __future__ import annotations
 
-import os
 import random
 
 from rillet import errors
@@ -22,6 +21,7 @@ from rillet.commands.typed import (
     random_count,
     scan_members,
 )
+from rillet.compiled import compiled
 from rillet.engine.sets import HASHTABLE, INTSET, LISTPACK, Set, is_int64
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, SET
@@ -329,14 +329,9 @@ def sintercard(ctx: Client, argv: list[bytes]) -> object:
     return len(_inter(_sets(ctx, keys), limit))
 
 
-try:
-    # SADD onto a big set compiled (commands/_sets.pyx); optional: without it,
-    # or with RILLET_PURE set, `sadd` above (the reference) answers every form.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.commands import _sets as compiled  # (sets.py has a function `_sets`)
-except ImportError:
-    pass
-else:
-    compiled.bind(sadd)
-    COMMANDS["sadd"].handler = compiled.sadd
+# SADD onto a big set compiled (commands/_sets.pyx, see rillet/compiled.py);
+# `sadd` above (the reference) answers the other forms, or every form without it.
+_compiled_sadd = compiled("rillet.commands._sets")  # (sets.py has a function `_sets`)
+if _compiled_sadd is not None:
+    _compiled_sadd.bind(sadd)
+    COMMANDS["sadd"].handler = _compiled_sadd.sadd

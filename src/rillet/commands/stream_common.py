@@ -9,12 +9,12 @@ XREAD, and the per-stream IDMP state (idempotent producers, Redis 8.6).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from hashlib import blake2b
 
 from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int
+from rillet.compiled import compiled
 from rillet.engine import groups as group_engine
 from rillet.engine.idmp import Idmp
 from rillet.engine.ids import StreamID, format_id, parse_strict_id, parse_xadd_id
@@ -23,14 +23,10 @@ from rillet.errors import ReplyError
 from rillet.resp.types import Raw
 from rillet.state import Client, ServerState
 
-try:
-    # The compiled entry encoder (resp/_stream_entries.pyx); optional: without
-    # it, or with RILLET_PURE set, python_range_reply below answers.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.resp._stream_entries import encode_range as _encode_range
-except ImportError:
-    _encode_range = None
+# The compiled entry encoder (resp/_stream_entries.pyx, see rillet/compiled.py);
+# without it python_range_reply below answers.
+_stream_entries = compiled("rillet.resp._stream_entries")
+_encode_range = _stream_entries.encode_range if _stream_entries is not None else None
 # True when range_reply answers pre-encoded (Raw) replies.
 ENCODES_FROM_NODES = _encode_range is not None
 

@@ -9,8 +9,6 @@ becomes the chosen ID, `~`/LIMIT trimming its exact `=` form.
 
 from __future__ import annotations
 
-import os
-
 from rillet import errors
 from rillet.commands.args import INT64_MAX, Options, int_in_range, parse_int
 from rillet.commands.stream_common import (
@@ -30,6 +28,7 @@ from rillet.commands.stream_common import (
     streams_keys,
 )
 from rillet.commands.table import COMMANDS, command, help_reply
+from rillet.compiled import compiled
 from rillet.engine.groups import as_long_long
 from rillet.engine.idmp import IDMP_DURATION_MAX_S, IDMP_MAXSIZE_MAX
 from rillet.engine.ids import (
@@ -250,16 +249,10 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
     return sid_text
 
 
-try:
-    # `xadd`'s `*` and `MAXLEN [~|=] n *` bodies compiled (commands/_writes.pyx), the others still
-    # these Python bodies; optional: without it, or with RILLET_PURE set, `xadd`
-    # above runs as written.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.commands import _writes
-except ImportError:
-    pass
-else:
+# `xadd`'s `*` and `MAXLEN [~|=] n *` bodies compiled (commands/_writes.pyx, see
+# rillet/compiled.py); the other forms, or all without it, are the Python bodies above.
+_writes = compiled("rillet.commands._writes")
+if _writes is not None:
     _writes.bind_xadd(_xadd_other, _xadd_general)
     COMMANDS["xadd"].handler = _writes.xadd
 

@@ -7,12 +7,11 @@ with a relative expiry is propagated as an absolute PXAT.
 
 from __future__ import annotations
 
-import os
-
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.keys import MAX_EXPIRE_MS
 from rillet.commands.table import COMMANDS, command
+from rillet.compiled import compiled
 from rillet.engine.xxh3 import xxh3_64
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, STRING
@@ -261,16 +260,11 @@ def decrby(ctx: Client, argv: list[bytes]) -> object:
     return _incr(ctx, argv[1], -delta)
 
 
-try:
-    # SET's, GET's and the INCR family's common cases compiled (commands/_writes.pyx),
-    # the bodies above their reference (tests/server/test_fast_bodies.py); optional:
-    # without it, or with RILLET_PURE set, the Python bodies run.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.commands import _writes
-except ImportError:
-    pass
-else:
+# SET's, GET's and the INCR family's common cases compiled (commands/_writes.pyx,
+# see rillet/compiled.py), the bodies above their reference
+# (tests/server/test_string_bodies.py); without it the Python bodies run.
+_writes = compiled("rillet.commands._writes")
+if _writes is not None:
     _writes.bind_set(_set_general)
     _writes.bind_incr(incr, decr, incrby, decrby)
     for _name in ("set", "get", "incr", "decr", "incrby", "decrby"):

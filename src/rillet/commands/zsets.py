@@ -11,7 +11,6 @@ propagate as ZPOPMIN/ZPOPMAX key count.
 from __future__ import annotations
 
 import math
-import os
 
 from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int, parse_mpop
@@ -26,6 +25,7 @@ from rillet.commands.typed import (
     random_count,
     scan_members,
 )
+from rillet.compiled import compiled
 from rillet.engine.doubles import parse_range_double, parse_score
 from rillet.engine.sets import Set
 from rillet.engine.zsets import ZSet
@@ -154,15 +154,10 @@ def zadd(ctx: Client, argv: list[bytes]) -> object:
     return added + changed if b"CH" in flags else added
 
 
-try:
-    # ZADD's common form compiled (commands/_zsets.pyx); optional: without it,
-    # or with RILLET_PURE set, `zadd` above (the reference) answers every form.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.commands import _zsets
-except ImportError:
-    pass
-else:
+# ZADD's common form compiled (commands/_zsets.pyx, see rillet/compiled.py);
+# `zadd` above (the reference) answers the others, or every form without it.
+_zsets = compiled("rillet.commands._zsets")
+if _zsets is not None:
     _zsets.bind_zadd(zadd, _score_arg, _note_sizes)
     COMMANDS["zadd"].handler = _zsets.zadd
 

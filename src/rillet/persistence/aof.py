@@ -31,6 +31,7 @@ from typing import Any
 
 import hiredis
 
+from rillet.compiled import compiled
 from rillet.persistence import disk
 from rillet.persistence.aoflog import (
     Manifest,
@@ -44,14 +45,10 @@ log = logging.getLogger("rillet")
 
 _pack = hiredis.pack_command
 
-try:
-    # feed()'s loop compiled (see _aofenc.pyx); optional: without it, or with
-    # RILLET_PURE set, the Python loop below does the same.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.persistence._aofenc import encode_effects as _encode_effects
-except ImportError:
-    _encode_effects = None
+# feed()'s loop compiled (see _aofenc.pyx and rillet/compiled.py); without it
+# the Python loop below does the same.
+_aofenc = compiled("rillet.persistence._aofenc")
+_encode_effects = _aofenc.encode_effects if _aofenc is not None else None
 
 # How long a failed write waits before its warning is logged again (Redis: 30 s).
 WRITE_ERROR_LOG_INTERVAL_S = 30

@@ -6,21 +6,16 @@ parser returns each command together with its exact encoded length.
 
 from __future__ import annotations
 
-import os
-
+from rillet.compiled import compiled
 from rillet.persistence.aoflog import encode_command, encode_select
 
 __all__ = ["StreamParser", "StreamError", "encode_command", "encode_select", "encode_effects",
            "encode_batch", "encoded_size"]
 
-try:
-    # The AOF's compiled encoder: the replication stream is the same RESP.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.persistence._aofenc import encode_batch as _compiled_batch
-    from rillet.persistence._aofenc import encode_effects as _compiled
-except ImportError:
-    _compiled = _compiled_batch = None
+# The AOF's compiled encoder (rillet/compiled.py): the replication stream is the same RESP.
+_aofenc = compiled("rillet.persistence._aofenc")
+_compiled = _aofenc.encode_effects if _aofenc is not None else None
+_compiled_batch = _aofenc.encode_batch if _aofenc is not None else None
 
 
 def encode_effects(out: bytearray, effects: list[tuple[int, list[bytes]]],

@@ -18,6 +18,7 @@ import time
 from collections import deque
 from typing import Any
 
+from rillet.compiled import compiled
 from rillet.errors import ReplyError
 from rillet.persistence.loader import LoadError, LoadProgress
 from rillet.replication.payload import load_payload, stream_db_of
@@ -37,13 +38,9 @@ _SCAN_MAX = 1 << 20
 # The first byte of PING and REPLCONF, the master's commands applied here as no data.
 _CONTROL_FIRST = frozenset((b"p", b"P", b"r", b"R"))
 
-try:
-    # Clients' request scanner (resp/_multibulk.pyx): the stream is the same RESP.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.resp._multibulk import scan as _scan
-except ImportError:
-    _scan = None
+# Clients' request scanner (resp/_multibulk.pyx, rillet/compiled.py): the stream is the same RESP.
+_multibulk = compiled("rillet.resp._multibulk")
+_scan = _multibulk.scan if _multibulk is not None else None
 
 
 class LinkError(Exception):

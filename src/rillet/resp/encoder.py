@@ -7,9 +7,9 @@ server does a single transport write for a whole pipeline.
 from __future__ import annotations
 
 import math
-import os
 from decimal import Decimal
 
+from rillet.compiled import compiled
 from rillet.errors import ReplyError
 from rillet.resp.types import (
     OK,
@@ -211,12 +211,8 @@ def encode(reply: object, resp3: bool = False) -> bytes:
 # The pure-Python encoder, the reference for the compiled one below.
 python_encode_into = encode_into
 
-try:
-    # encode_into compiled for arrays, bulk strings and integers (see
-    # _encoder.pyx); optional: without it, or with RILLET_PURE set, the Python
-    # writers above do all of it.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.resp._encoder import encode_into  # noqa: F811
-except ImportError:
-    pass
+# encode_into compiled for arrays, bulk strings and integers (see _encoder.pyx
+# and rillet/compiled.py); without it the Python writers above do all of it.
+_encoder = compiled("rillet.resp._encoder")
+if _encoder is not None:
+    encode_into = _encoder.encode_into  # noqa: F811

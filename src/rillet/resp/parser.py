@@ -10,19 +10,16 @@ decides every invalid one.
 
 from __future__ import annotations
 
-import os
 from itertools import chain
 
 import hiredis
 
-try:
-    # The compiled scan of canonical requests (see _multibulk.pyx); optional:
-    # without it, or with RILLET_PURE set, hiredis and SlowParser do it all.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.resp._multibulk import scan as _scan
-except ImportError:
-    _scan = None
+from rillet.compiled import compiled
+
+# The compiled scan of canonical requests (see _multibulk.pyx and
+# rillet/compiled.py); without it hiredis and SlowParser do it all.
+_multibulk = compiled("rillet.resp._multibulk")
+_scan = _multibulk.scan if _multibulk is not None else None
 
 # networking.c: PROTO_INLINE_MAX_SIZE bounds inline requests and count lines.
 INLINE_MAX_SIZE = 64 * 1024

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from typing import TYPE_CHECKING
 
 from rillet import errors
 from rillet.commands.connection import client_info_line
+from rillet.compiled import compiled
 from rillet.resp.encoder import INT_REPLIES, SIMPLE_REPLIES, encode_into
 from rillet.resp.parser import RequestError, RequestParser
 from rillet.resp.types import SimpleString
@@ -39,14 +39,9 @@ REPLY_BUFFER_BYTES = 16 * 1024
 # Unsent bytes at which a client with no output limit stops being served.
 NO_LIMIT_HIGH_WATER = 4 * 1024 * 1024
 
-try:
-    # The compiled command loop (see _fastpath.pyx); optional: without it, or
-    # with RILLET_PURE set, `data_received` and `_run` below run as written.
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.server import _fastpath
-except ImportError:
-    _fastpath = None
+# The compiled command loop (see _fastpath.pyx and rillet/compiled.py); without
+# it `data_received` and `_run` below run as written.
+_fastpath = compiled("rillet.server._fastpath")
 
 
 class ClientConnection(asyncio.Protocol, Connection):

@@ -18,7 +18,6 @@ nested lists that `entries_to_batch` turns into columns; that path is the refere
 
 from __future__ import annotations
 
-import os
 import queue
 import socket
 import threading
@@ -28,18 +27,16 @@ from typing import Any
 import pyarrow as pa
 import redis
 
+from rillet.compiled import compiled
 from rillet.spark.arrow import arrow_schema, columns_to_batch, entries_to_batch
 from rillet.spark.client import connect
 from rillet.spark.ids import StreamId, format_id, next_id, parse_id
 from rillet.spark.offsets import StreamRange
 from rillet.spark.options import ReaderOptions
 
-try:
-    if os.environ.get("RILLET_PURE"):
-        raise ImportError("RILLET_PURE is set")
-    from rillet.spark._xrange_columns import XrangeDecoder
-except ImportError:
-    XrangeDecoder = None
+# The compiled XRANGE reply decoder (rillet/compiled.py), or None: the Python one.
+_xrange_columns = compiled("rillet.spark._xrange_columns")
+XrangeDecoder = _xrange_columns.XrangeDecoder if _xrange_columns is not None else None
 
 PREFETCH_PAGES = 2
 # The socket is read in pieces of this size; an entry larger than it grows the buffer.
