@@ -262,7 +262,6 @@ cdef class ScriptCall:
 
     cdef object engine
     cdef object state
-    cdef dict state_vars  # state.__dict__: ServerState's plain attributes read as dict lookups
     cdef dict specs
     cdef dict entries  # _Entry by command name, made from `specs` (LuaEngine._specs)
     cdef long long mask
@@ -280,7 +279,6 @@ cdef class ScriptCall:
     def __init__(self, engine, bint raising, long long mask, command_failed):
         self.engine = engine
         self.state = engine.state
-        self.state_vars = engine.state.__dict__
         self.specs = engine._specs
         self.entries = {}
         self.mask = mask
@@ -409,7 +407,6 @@ cdef class ScriptCall:
         cdef object reply, first, argv, client, state, arg
         cdef bint plain = False, write = False
         cdef long long dirty_before = 0
-        cdef dict state_vars = self.state_vars
         # The compiled Run is read in C; any other run takes `_dispatch`, the
         # Python reference (every run is a compiled Run when this class is in use).
         if type(current) is not Run:
@@ -443,15 +440,15 @@ cdef class ScriptCall:
         state = self.state
         if write:
             run.wrote = True
-            dirty_before = state_vars["dirty"]
+            dirty_before = state.dirty
             try:
                 reply = entry.handler(client, argv)
             except Exception as error:
                 state._effects = None  # a failed handler leaves no effect
                 reply = engine._failed(spec, argv, error)
             spec.calls += 1
-            if state_vars["_effects"] is not None or (
-                    state_vars["dirty"] != dirty_before and state_vars["effect_sinks"]):
+            if state._effects is not None or (
+                    state.dirty != dirty_before and state.effect_sinks):
                 state.publish_write(client.db.index, argv, dirty_before)
         else:
             try:
