@@ -73,7 +73,8 @@ class CommandSpec:
     allowed_in_multi: bool = True
     # maxmemory checks it before running (DENYOOM, or a script that may declare it).
     oom_check: bool = False
-    # Timed once in TIMING_SAMPLE calls, not every call (Redis's `fast` commands; dispatch.py).
+    # Timed once in TIMING_SAMPLE calls, not every call (Redis's `fast` commands and the
+    # writes, whose bodies are a few hundred ns: a timing costs a Python call; dispatch.py).
     sampled: bool = False
     name_bytes: bytes = b""
     # Arity as bounds on len(argv), so the dispatcher does one chained compare.
@@ -187,7 +188,7 @@ def command(
             allowed_unauthenticated=NOAUTH in flag_set,
             allowed_in_multi=NOMULTI not in flag_set,
             oom_check=DENYOOM in flag_set or name in _SCRIPT_RUNNERS,
-            sampled="fast" in flag_set,
+            sampled="fast" in flag_set or WRITE in flag_set,
         )
         if "|" in name:
             parent_name, sub = name.split("|", 1)
