@@ -10,33 +10,8 @@ import pytest
 from rillet import gcpolicy
 from rillet.server.connection import ClientConnection
 from rillet.server.server import Server
+from tests.helpers.transport import FakeTransport
 from tests.helpers.wire import encode_command as cmd
-
-
-class _Transport:
-    """Holds its protocol, as asyncio's and uvloop's transports do (the cycle to cut)."""
-
-    def __init__(self) -> None:
-        self.protocol: object = None
-        self.writes: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(bytes(data))
-
-    def get_extra_info(self, key: str, default: object = None) -> object:
-        return {"peername": ("127.0.0.1", 1), "sockname": ("127.0.0.1", 2)}.get(key)
-
-    def set_write_buffer_limits(self, high: int | None = None) -> None:
-        pass
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-    def is_closing(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        pass
 
 
 @pytest.fixture
@@ -61,7 +36,7 @@ def test_a_closed_connection_is_freed_by_reference_counting(no_collector):
     server = Server()
     before = _alive(ClientConnection)
     for _ in range(3):
-        transport = _Transport()
+        transport = FakeTransport()
         conn = ClientConnection(server)
         transport.protocol = conn
         conn.connection_made(transport)  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import time
 
+from tests.helpers.transport import FakeTransport
 from tests.helpers.wire import Wire
 
 
@@ -48,29 +49,6 @@ def test_redis_py_pubsub(rillet_server):
     client.close()
 
 
-class _Transport:
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(bytes(data))
-
-    def get_extra_info(self, key: str, default: object = None) -> object:
-        return {"peername": ("127.0.0.1", 1), "sockname": ("127.0.0.1", 2)}.get(key)
-
-    def set_write_buffer_limits(self, high: int | None = None) -> None:
-        pass
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-    def is_closing(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        pass
-
-
 class _Loop:
     """call_soon only: the test runs the end of the loop turn itself."""
 
@@ -95,7 +73,7 @@ def test_frames_leave_once_per_turn_and_never_after_the_subscribers_reply():
     conns = []
     for _ in range(3):
         conn = ClientConnection(server)
-        conn.connection_made(_Transport())
+        conn.connection_made(FakeTransport())
         conns.append(conn)
     pub, sub2, sub3 = conns
     sub2.data_received(cmd("SUBSCRIBE", "ch"))
@@ -134,8 +112,8 @@ def test_pattern_matches_follow_subscription_changes(monkeypatch):
     monkeypatch.setattr(pubsub_module, "MATCH_CACHE_SIZE", 4)
     server = Server()
     sub, pub = ClientConnection(server), ClientConnection(server)
-    sub.connection_made(_Transport())
-    pub.connection_made(_Transport())
+    sub.connection_made(FakeTransport())
+    pub.connection_made(FakeTransport())
     sub.data_received(cmd("PSUBSCRIBE", "a*"))
     for channel in ("ab", "ac", "ad", "ae", "af", "ab"):
         pub.data_received(cmd("PUBLISH", channel, "m"))
