@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 RETURNS = [
@@ -191,3 +193,16 @@ def test_acl_rules_apply_to_a_scripts_commands(pair8):
     finally:
         pair8.both("AUTH", "default", "x")
         pair8.check("ACL", "DELUSER", "scriptu")
+
+
+def test_ro_commands_refuse_scripts_declaring_writes(pair8):
+    """A shebang without no-writes declares a writing script: EVAL_RO/EVALSHA_RO refuse it
+    before it runs (scriptPrepareForRun); without a shebang it runs. Found by the fuzzer."""
+    for body in ["#!lua\nreturn 1", "#!lua flags=allow-stale\nreturn 1",
+                 "#!lua flags=no-writes\nreturn 1", "return 1",
+                 "#!lua\nreturn redis.call('get', 'k')"]:
+        pair8.check("EVAL_RO", body, "0")
+        pair8.check("SCRIPT", "LOAD", body)
+        sha = hashlib.sha1(body.encode()).hexdigest()
+        pair8.check("EVALSHA_RO", sha, "0")
+        pair8.check("EVALSHA", sha, "0")

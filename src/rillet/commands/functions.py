@@ -207,8 +207,6 @@ def _fcall(ctx: Client, argv: list[bytes], read_only: bool) -> object:
     except ReplyError:
         raise ReplyError(errors.FCALL_BAD_NUMKEYS) from None
     keys, args = split_keys(argv)
-    if read_only and "no-writes" not in function.flags:
-        raise ReplyError(errors.FUNCTION_RO_WITH_WRITES)
     return lua.run_function(ctx, function, keys, args, read_only)
 
 

@@ -244,6 +244,7 @@ class LuaEngine:
         run = self._Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
                   time.monotonic())
         self._check_oom(run, function.flags)
+        self._check_read_only(function.flags, read_only)
         return self._execute(run, self._run_function, function.callback, len(keys), *keys, *args)
 
     # --- the script cache ---------------------------------------------------------
@@ -279,6 +280,7 @@ class LuaEngine:
         else:
             run = self._Run(client, script.sha, read_only or "no-writes" in flags, True, time.monotonic())
             self._check_oom(run, flags)
+            self._check_read_only(flags, read_only)
         compiled = self._compiled
         if compiled is not None:  # the same run, called from C (scripting/_calls.pyx)
             return self._execute(run, compiled.run, script.slot, len(keys), *keys, *args)
@@ -296,6 +298,14 @@ class LuaEngine:
         if (not run.allow_oom and state.pre_command_oom and state.memory.limit
                 and not run.client.is_internal):
             raise ReplyError(errors.SCRIPT_OOM_ALLOW_OOM)
+
+    @staticmethod
+    def _check_read_only(flags: frozenset[str], read_only: bool) -> None:
+        """scriptPrepareForRun, after the OOM check: a script that declared flags without
+        no-writes (a function without it too) is refused by EVAL_RO/EVALSHA_RO/FCALL_RO,
+        before it runs. A script without a shebang runs, and its writes are refused."""
+        if read_only and "no-writes" not in flags:
+            raise ReplyError(errors.FUNCTION_RO_WITH_WRITES)
 
     def _execute(self, run: Run, runner: Callable, *lua_args: object) -> object:
         if self.current is not None:
