@@ -455,7 +455,6 @@ SCRIPT_NOT_ALLOWED = "ERR This Redis command is not allowed from script"
 SCRIPT_WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
 # scriptCall's ACL check (a script's command the user may not run): the NOPERM text without its code.
 SCRIPT_ACL_FAILURE = "ERR ACL failure in script: {}"
-SCRIPT_ACL_CHECK_INVALID = "ERR Invalid command passed to redis.acl_check_cmd()"
 SCRIPT_FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 FUNCTION_NO_METADATA = "ERR Missing library metadata"
 FUNCTION_BAD_METADATA = "ERR Invalid metadata value given: {}"

@@ -206,3 +206,34 @@ def test_ro_commands_refuse_scripts_declaring_writes(pair8):
         sha = hashlib.sha1(body.encode()).hexdigest()
         pair8.check("EVALSHA_RO", sha, "0")
         pair8.check("EVALSHA", sha, "0")
+
+
+HELPER_CALLS = [
+    "return redis.status_reply()",
+    "return redis.error_reply(1)",
+    "return redis.status_reply('a', 'b')",
+    "local r = redis.status_reply() return {type(r), r.err}",
+    "local r = redis.error_reply(1) return {type(r), r.err}",
+    "return {redis.error_reply(true)}",
+    "local ok, e = pcall(redis.status_reply) return {tostring(ok), type(e)}",
+    "local ok, e = pcall(redis.setresp, 4) return {tostring(ok), e}",
+    "local ok, e = pcall(redis.sha1hex) return {tostring(ok), e}",
+    "local ok, e = pcall(redis.log, 99, 'x') return {tostring(ok), e}",
+    "local ok, e = pcall(redis.set_repl, 99) return {tostring(ok), e}",
+    "local ok, e = pcall(redis.acl_check_cmd, 'nosuch') return {tostring(ok), e}",
+    "local r = redis.acl_check_cmd('nosuch') return r",
+    "local r = redis.setresp('3') return redis.call('get', 'nokey') == nil",
+    "local r = redis.setresp(2.9) return redis.call('get', 'nokey') == false",
+    "local r = redis.set_repl('3') return 1",
+    "local r = redis.log('2', 'x') return 1",
+    "local r = redis.log({}, 'x') return 1",
+]
+
+
+def test_redis_helpers_bad_calls(pair8):
+    """The redis.* helpers' errors as Redis's C helpers give them: error_reply and
+    status_reply return an error table, the others raise {err="ERR ..."} (so pcall
+    gives "ERR ..."), numeric strings are numbers. Found by the command fuzzer.
+    (A helper's error from a tail call names `=(tail call)`: docs/compat.md.)"""
+    for body in HELPER_CALLS:
+        pair8.check("EVAL", body, "0")

@@ -536,7 +536,7 @@ class LuaEngine:
             raw = _arg_bytes(args[0])
             spec = command_table.lookup(raw) if raw is not None else None
             if spec is None:
-                raise ReplyError(errors.SCRIPT_ACL_CHECK_INVALID)
+                return None  # sandbox.lua raises Redis's error table
             return True
         return None
 
