@@ -237,3 +237,11 @@ def test_redis_helpers_bad_calls(pair8):
     (A helper's error from a tail call names `=(tail call)`: docs/compat.md.)"""
     for body in HELPER_CALLS:
         pair8.check("EVAL", body, "0")
+
+
+def test_noscript_command_with_wrong_arity_in_a_script(pair8):
+    """scriptCall checks the arity before the noscript flag. Found by the fuzzer."""
+    for body in ["return redis.pcall('acl', 'whoami', 'x')", "return redis.pcall('acl', 'whoami')",
+                 "return redis.pcall('multi', 'x')", "return redis.pcall('client', 'id', 'x')",
+                 "return redis.pcall('acl')", "return redis.pcall('acl', 'nosuch')"]:
+        pair8.check("EVAL", body, "0")

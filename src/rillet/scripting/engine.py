@@ -510,6 +510,8 @@ class LuaEngine:
         if spec is None:
             return errors.SCRIPT_UNKNOWN_COMMAND
         if "noscript" in spec.flags:
+            if not spec.min_argc <= len(argv) <= spec.max_argc:
+                return errors.SCRIPT_WRONG_ARITY  # scriptCall checks the arity first
             return errors.SCRIPT_NOT_ALLOWED
         return spec
 
