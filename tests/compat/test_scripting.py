@@ -245,3 +245,20 @@ def test_noscript_command_with_wrong_arity_in_a_script(pair8):
                  "return redis.pcall('multi', 'x')", "return redis.pcall('client', 'id', 'x')",
                  "return redis.pcall('acl')", "return redis.pcall('acl', 'nosuch')"]:
         pair8.check("EVAL", body, "0")
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_number_and_verbatim_conversions(pair8, protocol):
+    """A Lua number out of long long's range (or NaN) converts as x86-64 Redis's cast
+    does, to INT64_MIN; a verbatim string's format is three bytes, space-padded.
+    Found by the fuzzer. ({double=-0.0} answers 0: docs/compat.md.)"""
+    if protocol == 3:
+        pair8.check("HELLO", "3", normalise=lambda raw: b"")
+    for body in ["return math.huge", "return -math.huge", "return 0/0", "return 2^63",
+                 "return -2^63", "return 2^64", "return 1e300", "return {1.99, -1.99, 2^62}",
+                 "return {map={a=0/0}}", "return {1e300, 0/0, 2^63, -2^63}",
+                 "return {verbatim_string={format='toolong', string='hi'}}",
+                 "return {verbatim_string={format='x', string='hi'}}",
+                 "return {verbatim_string={format='', string='hi'}}",
+                 "return {verbatim_string={format='mkd', string='hi'}}"]:
+        pair8.check("EVAL", body, "0")
