@@ -31,6 +31,7 @@ import random
 
 import rillet.commands  # noqa: F401  (registers every command)
 from rillet.commands import syntax, table
+from tests.helpers.script_fuzz import ScriptGenerator
 
 INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
@@ -261,6 +262,8 @@ FUZZED_GROUPS: dict[str, str | None] = {
     "stream": None, "string": "string", "bitmap": "bitmap", "hash": "hash", "list": "list",
     "set": "set", "sorted-set": "zset", "generic": None, "geo": None, "hyperloglog": None,
     "connection": None, "server": None, "transactions": None,
+    # Scripts and libraries that call the other fuzzed commands (tests/helpers/script_fuzz.py).
+    "scripting": "script",
     # Every CLUSTER subcommand answers "cluster support disabled" on both (after arity).
     "cluster": None,
 }
@@ -268,7 +271,6 @@ NOT_FUZZED_GROUPS: dict[str, str] = {
     "array": "Redis 8.8: no reference server has them (tests/server/test_arrays.py)",
     "pubsub": "SUBSCRIBE & co. change the connection's mode; PUBLISH counts receivers "
               "(tests/compat/test_pubsub*.py)",
-    "scripting": "the generator does not write scripts yet (tests/compat/test_scripting*.py)",
 }
 
 
@@ -302,6 +304,7 @@ NOT_FUZZED: dict[str, str] = {
     **_each("not fuzzed yet: a reference server agrees only in some states",
             "copy", "move", "swapdb", "touch", "randomkey", "object|freq", "object|idletime",
             "object|refcount"),
+    **_each("rillet has no Lua debugger (docs/compat.md)", "script|debug"),
     # Redis's full DP table: two long strings (APPEND makes 70 kB ones) cost gigabytes on
     # both servers (docs/compat.md: rillet's is slow too).
     **_each("two long strings cost gigabytes on both servers", "lcs"),
@@ -335,7 +338,12 @@ WEIGHTS = {
     "type": 2, "getdel": 1, "mset": 2, "mget": 2,
 }
 LOW_WEIGHT = {"flushall": 0.1, "flushdb": 0.1, "reset": 0.3, "multi": 0.5, "exec": 0.5,
-              "discard": 0.3, "hello": 0.5, "auth": 0.3, "function|flush": 0.2}
+              "discard": 0.3, "hello": 0.5, "auth": 0.3, "function|flush": 0.2,
+              "script|flush": 0.2, "function|restore": 0.2, "function|delete": 0.3,
+              "function|dump": 0.2}
+# The scripting commands: EVAL and FCALL carry most of the run's scripts.
+WEIGHTS.update({"eval": 4, "evalsha": 2, "eval_ro": 1.5, "evalsha_ro": 1, "fcall": 2,
+                "fcall_ro": 1, "function|load": 1.5, "script|load": 1, "script|exists": 1})
 
 
 class Generator:
@@ -346,8 +354,23 @@ class Generator:
     """
 
     def __init__(self, rng: random.Random, *, differential: bool = True,
-                 hostile_globs: bool = False) -> None:
+                 hostile_globs: bool = False, script_filter=None) -> None:
         self.rng = rng
+        # (name, argv) -> whether a script may call it: the test leaves out the commands
+        # whose replies it normalises (inside a script the reply is the script's).
+        self.script_filter = script_filter or (lambda name, argv: True)
+        self.scripts = ScriptGenerator(rng, self.inner_command)
+        self.custom = {
+            "eval": lambda: self.scripts.eval(b"EVAL"),
+            "eval_ro": lambda: self.scripts.eval(b"EVAL_RO"),
+            "evalsha": lambda: self.scripts.evalsha(b"EVALSHA"),
+            "evalsha_ro": lambda: self.scripts.evalsha(b"EVALSHA_RO"),
+            "script|load": self.scripts.script_load,
+            "script|exists": self.scripts.script_exists,
+            "fcall": lambda: self.scripts.fcall(b"FCALL"),
+            "fcall_ro": lambda: self.scripts.fcall(b"FCALL_RO"),
+            "function|load": self.scripts.function_load,
+        }
         self.differential = differential
         self.hostile_globs = hostile_globs
         self.sane = False
@@ -528,6 +551,9 @@ class Generator:
                 return self.pick(INDICES, HOSTILE_INTS)
             if name in ("value", "increment"):
                 return self.integer()
+        if family == "script":
+            if name in ("library-name", "library-name-pattern"):
+                return self.scripts.library_name()
         if family == "string":
             if cmd == "setrange" and name == "offset":
                 return self.pick(RANGE_OFFSETS, HOSTILE_RANGE_OFFSETS)
@@ -646,7 +672,23 @@ class Generator:
         spec = self.rng.choices(self.specs, self.weights)[0]
         return self.for_spec(spec)
 
+    def inner_command(self) -> list[bytes]:
+        """A command for a script to call: any fuzzed one but the scripting commands."""
+        for _ in range(100):
+            spec = self.rng.choices(self.specs, self.weights)[0]
+            if self.families[spec.name] == "script":
+                continue
+            argv = self.for_spec(spec)
+            if self.script_filter(spec.name, argv):
+                return argv
+        return [b"PING"]
+
     def for_spec(self, spec: Spec) -> list[bytes]:
+        custom = self.custom.get(spec.name)
+        if custom is not None:
+            argv = custom()
+            self.sane = self.rng.random() < 0.8
+            return argv if self.sane else self._mangle(spec, argv[len(spec.words):], spec.words)
         # Half the commands are well-formed with values that exist (they reach the
         # commands' effects), half are hostile (they reach the error paths).
         self.sane = self.rng.random() < 0.5
@@ -666,7 +708,7 @@ class Generator:
                                          b"%d" % ((self.counted or 0) - 1), b"2147483648"])
             argv = [count if w == COUNTED else w for w in argv]
         if not self.sane and spec.name not in BLOCKING:
-            argv = self._mangle(spec, argv)
+            return self._mangle(spec, argv, spec.words)
         return spec.words + argv
 
     def _fix(self, cmd: str, groups: list[list[bytes]]) -> list[list[bytes]] | None:
@@ -724,7 +766,10 @@ class Generator:
                     break
         return groups
 
-    def _mangle(self, spec: Spec, argv: list[bytes]) -> list[bytes]:
+    def _mangle(self, spec: Spec, argv: list[bytes], words: list[bytes]) -> list[bytes]:
+        return words + self._mangled(spec, argv)
+
+    def _mangled(self, spec: Spec, argv: list[bytes]) -> list[bytes]:
         rng = self.rng
         r = rng.random()
         if r < 0.03 and argv:
