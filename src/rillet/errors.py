@@ -484,6 +484,7 @@ FUNCTION_RO_WITH_WRITES = "ERR Can not execute a script with write flag using *_
 FUNCTION_RESTORE_PAYLOAD = "ERR DUMP payload version or checksum are wrong"
 FUNCTION_RESTORE_POLICY = "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE."
 FUNCTION_LIST_BAD_OPTION = "ERR Unknown argument {}"
+FUNCTION_LOAD_BAD_OPTION = "ERR Unknown option given: {}"
 FUNCTION_LIST_NO_LIBRARYNAME = "ERR library name argument was not given"
 FCALL_BAD_NUMKEYS = "ERR Bad number of keys provided"
 FUNCTION_COMPILE = "ERR Error compiling function: {}"

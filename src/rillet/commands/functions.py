@@ -28,12 +28,10 @@ _FCALL_RO_FLAGS = "noscript skip_monitor no_mandatory_keys stale readonly movabl
 def function_load(ctx: Client, argv: list[bytes]) -> object:
     """FUNCTION LOAD [REPLACE] function-code"""
     replace = False
-    if len(argv) == 4:
-        if argv[2].upper() != b"REPLACE":
-            raise ReplyError(errors.FUNCTION_LIST_BAD_OPTION.format(errors.c_text(argv[2])))
+    for option in argv[2:-1]:  # functionLoadCommand: REPLACE, any number of times
+        if option.upper() != b"REPLACE":
+            raise ReplyError(errors.FUNCTION_LOAD_BAD_OPTION.format(errors.c_text(option)))
         replace = True
-    elif len(argv) > 4:
-        raise ReplyError(errors.FUNCTION_LIST_BAD_OPTION.format(errors.c_text(argv[3])))
     name = engine(ctx).functions.load(argv[-1], replace)
     ctx.changed()
     return name
