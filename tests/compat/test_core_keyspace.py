@@ -308,3 +308,17 @@ def test_active_expiry(rillet_server):
         info = parse(wire.call("INFO", "stats")).decode()
         assert int(re.search(r"expired_keys:(\d+)", info).group(1)) >= 50
         wire.call("FLUSHDB")
+
+
+def test_db_index_errors(pair):
+    """MOVE and COPY ... DB read the index as getIntFromObjectOrReply (a C int: "value is
+    out of range, value must between..."), SWAPDB answers its own two texts for both
+    failures. Found by the command fuzzer."""
+    pair.check("SET", "dbk", "v")
+    for index in ["9223372036854775807", "2147483648", "-2147483649", "2147483647", "-1",
+                  "16", "x", "1.5", "0"]:
+        pair.check("SWAPDB", index, "1")
+        pair.check("SWAPDB", "1", index)
+        pair.check("MOVE", "dbk", index)
+        pair.check("COPY", "dbk", "dbk2", "DB", index)
+    pair.check("DEL", "dbk")

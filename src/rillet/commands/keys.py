@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rillet import errors
-from rillet.commands.args import parse_int
+from rillet.commands.args import parse_c_int, parse_int
 from rillet.commands.table import command, help_reply
 from rillet.engine.eviction import idle_ms, lfu_decayed
 from rillet.engine.ids import string2ull
@@ -371,8 +371,8 @@ def touch(ctx: Client, argv: list[bytes]) -> object:
     return exists(ctx, argv)
 
 
-def _db_index(ctx: Client, raw: bytes, message: str = errors.NOT_INTEGER) -> int:
-    index = parse_int(raw, message)
+def _db_index(ctx: Client, raw: bytes) -> int:
+    index = parse_c_int(raw)
     if not 0 <= index < len(ctx.server.keyspace):
         raise ReplyError(errors.OUT_OF_RANGE_DB)
     return index
@@ -437,9 +437,7 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
 def move(ctx: Client, argv: list[bytes]) -> object:
     """MOVE key db"""
     key = argv[1]
-    target = parse_int(argv[2])
-    if not 0 <= target < len(ctx.server.keyspace):
-        raise ReplyError(errors.OUT_OF_RANGE_DB)
+    target = _db_index(ctx, argv[2])
     if target == ctx.db.index:
         raise ReplyError(errors.SAME_OBJECT)
     src = ctx.db
@@ -468,8 +466,8 @@ def move(ctx: Client, argv: list[bytes]) -> object:
          acl="keyspace write fast dangerous")
 def swapdb(ctx: Client, argv: list[bytes]) -> object:
     """SWAPDB index1 index2"""
-    first = parse_int(argv[1], errors.SWAPDB_FIRST)
-    second = parse_int(argv[2], errors.SWAPDB_SECOND)
+    first = parse_c_int(argv[1], errors.SWAPDB_FIRST)
+    second = parse_c_int(argv[2], errors.SWAPDB_SECOND)
     count = len(ctx.server.keyspace)
     if not (0 <= first < count and 0 <= second < count):
         raise ReplyError(errors.OUT_OF_RANGE_DB)
