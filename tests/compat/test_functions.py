@@ -108,3 +108,12 @@ def test_function_load_options(pair8):
     pair8.check("FUNCTION", "LOAD", "REPLACE", "replace", code)
     pair8.check("FUNCTION", "LOAD", "REPLACE", code, "extra")
     pair8.check("FUNCTION", "DELETE", "optlib")
+
+
+def test_function_restore_arguments(pair8):
+    """More than one word after the payload: Redis's subcommand syntax error. Found by the
+    command fuzzer."""
+    pair8.check("FUNCTION", "RESTORE", "0", "REPLACE", "REPLACE")
+    pair8.check("FUNCTION", "restore", "0", "x", "y")
+    pair8.check("FUNCTION", "RESTORE", "0", "x")
+    pair8.check("FUNCTION", "RESTORE", "0", "FLUSH")

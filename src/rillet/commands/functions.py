@@ -74,8 +74,8 @@ def function_restore(ctx: Client, argv: list[bytes]) -> object:
         policy = argv[3].upper()
         if policy not in (b"FLUSH", b"APPEND", b"REPLACE"):
             raise ReplyError(errors.FUNCTION_RESTORE_POLICY)
-    elif len(argv) > 4:
-        raise ReplyError(errors.FUNCTION_RESTORE_POLICY)
+    elif len(argv) > 4:  # functionRestoreCommand: addReplySubcommandSyntaxError
+        raise ReplyError(errors.subcommand_syntax(argv[1], "function"))
     engine(ctx).functions.restore(argv[2], policy)
     ctx.changed()
     return OK
