@@ -262,3 +262,17 @@ def test_number_and_verbatim_conversions(pair8, protocol):
                  "return {verbatim_string={format='', string='hi'}}",
                  "return {verbatim_string={format='mkd', string='hi'}}"]:
         pair8.check("EVAL", body, "0")
+
+
+def test_read_only_scripts_refuse_may_replicate_commands(pair8):
+    """scriptVerifyWriteCommandAllow: PFCOUNT and PUBLISH (may_replicate, a flag COMMAND
+    INFO hides) are writes to a read-only script. Found by the command fuzzer."""
+    pair8.check("SET", "ro_s", "hello")
+    for body in ["return redis.pcall('pfcount', 'ro_s')", "return redis.pcall('pfcount', 'nokey')",
+                 "return redis.pcall('publish', 'ch', 'x')", "return redis.pcall('get', 'ro_s')",
+                 "#!lua flags=no-writes\nreturn redis.pcall('pfcount', 'nokey')"]:
+        pair8.check("EVAL_RO", body, "0")
+    pair8.check("EVAL", "#!lua flags=no-writes\nreturn redis.pcall('publish', 'ch', 'x')", "0")
+    for name in ("pfcount", "publish", "spublish"):
+        pair8.check("COMMAND", "INFO", name)
+    pair8.check("DEL", "ro_s")

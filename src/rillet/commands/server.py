@@ -481,8 +481,12 @@ _FLAG_ORDER = (
 )
 
 
+# Flags Redis keeps from COMMAND INFO ("Hidden on purpose" in addReplyCommandFlags).
+_HIDDEN_FLAGS = frozenset({"may_replicate", "sentinel", "only_sentinel", "protected"})
+
+
 def _flag_set(spec: CommandSpec) -> SetReply:
-    known = [f for f in _FLAG_ORDER if f in spec.flags]
+    known = [f for f in _FLAG_ORDER if f in spec.flags and f not in _HIDDEN_FLAGS]
     known += sorted(f for f in spec.flags if f not in _FLAG_ORDER)
     return SetReply([SimpleString(flag.encode()) for flag in known])
 

@@ -472,9 +472,11 @@ class LuaEngine:
             refused = acl_refusal(client, spec, argv, context="lua")
             if refused is not None:
                 return errors.SCRIPT_ACL_FAILURE.format(refused.removeprefix("NOPERM "))
+        if run.read_only and (spec.is_write or "may_replicate" in spec.flags):
+            # scriptVerifyWriteCommandAllow: may-replicate commands (PFCOUNT, PUBLISH)
+            # count as writes for a read-only script.
+            return errors.SCRIPT_WRITE_IN_READONLY
         if spec.is_write:
-            if run.read_only:
-                return errors.SCRIPT_WRITE_IN_READONLY
             guard = state.write_guard
             if guard is not None and not client.is_internal:
                 problem = guard()
