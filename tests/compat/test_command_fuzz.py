@@ -12,6 +12,9 @@ reported with its commands, and the next batch starts from a fresh seed.
 
 The watchdog times every command: over 1 s on rillet where Redis answered in
 under 10 ms is a failure, and so is no answer within 5 s, or a PING that fails.
+Scripts' replies are compared whole (the commands a script may call are those
+`queued_ok` accepts, as inside MULTI); SORT of a hash-table set or a sorted set with
+BY or ALPHA, whose ties show each server's hash-table order, is compared sorted.
 Features Redis 8.2.3 lacks (XNACK, XCFGSET, XREADGROUP CLAIM, XADD IDMP...) run
 against rillet alone afterwards, under the same watchdog.
 
@@ -110,7 +113,8 @@ ALWAYS_HASHED = {"sunion", "sdiff"}
 # Nor AUTH: Redis 8.2.3 never answers an EXEC holding a failed AUTH user pass
 # (7.0 and rillet answer [-WRONGPASS]).
 NORMALISED = (NOT_COMPARED | TTL_REPLIES | FIELD_TTL_REPLIES | RANDOM_REPLIES | HASH_ORDER
-              | {"keys", "object|encoding", "xinfo|stream", "auth", "function|list"})
+              | {"keys", "object|encoding", "xinfo|stream", "auth", "function|list", "sort", "sort_ro",
+                 "object|idletime"})
 _POSITIVE_ELEMENT = re.compile(rb"(?m)^:[1-9]\d*\r$")
 SCANNING = b"<a scan in progress>"
 HASHED = (b"$9\r\nhashtable\r\n", b"$8\r\nskiplist\r\n")
@@ -244,6 +248,8 @@ def function_list(raw: bytes) -> bytes:
 def normalise(name: str, raw: bytes) -> bytes:
     if name == "function|list":
         return function_list(raw)
+    if name == "object|idletime":  # seconds, by each server's own LRU clock
+        return re.sub(rb"^:\d+\r\n$", b":<seconds>\r\n", raw)
     if name in TTL_REPLIES:
         return b":<positive>\r\n" if _POSITIVE.match(raw) else raw
     if name in FIELD_TTL_REPLIES:
@@ -417,6 +423,7 @@ class Fuzzer:
                 name = _spec_name(argv)
             history.append(argv)
             unspecified = self.unspecified_lex(name, argv)
+            unordered_sort = name in ("sort", "sort_ro") and self.unordered_sort(argv)
             ours, ours_s = self.call_ours(argv, batch, history)
             try:
                 ref, ref_s = self.call_ref(argv)
@@ -451,6 +458,14 @@ class Fuzzer:
                     # Where one server's walk ended and the other's goes on: each walks
                     # its own order (docs/compat.md), so only being a scan is compared.
                     ours = ref = SCANNING
+            if unordered_sort:
+                words = [a.upper() for a in argv]
+                if b"LIMIT" in words:  # each server cut its own order
+                    ours, ref = shape(ours), shape(ref)
+                else:
+                    ours, ref = _sorted(ours, False), _sorted(ref, False)
+                if b"STORE" in words and words.index(b"STORE") + 1 < len(argv):
+                    self.reseed(batch, only_key=argv[words.index(b"STORE") + 1])  # stored its order
             if name == "spop" and len(argv) > 1:  # each server removed its own pick: rebuild
                 self.reseed(batch, only_key=argv[1])
             if unspecified and name in ("zremrangebylex", "zrangestore"):
@@ -476,6 +491,17 @@ class Fuzzer:
         lowest = self.call_ref([b"ZRANGE", key, b"0", b"0", b"WITHSCORES"])[0]
         highest = self.call_ref([b"ZRANGE", key, b"-1", b"-1", b"WITHSCORES"])[0]
         return lowest.rsplit(b"\r\n", 2)[1] != highest.rsplit(b"\r\n", 2)[1]
+
+    def unordered_sort(self, argv: list[bytes]) -> bool:
+        """SORT with BY (ties, or no sorting, keep the load order) or ALPHA (ties up to a
+        NUL byte) of a `hashtable` set or of a sorted set (whose elements SORT loads from
+        its dict): each server's own hash-table order shows."""
+        words = {a.upper() for a in argv[2:]}
+        if len(argv) < 2 or not words & {b"BY", b"ALPHA"}:
+            return False
+        kind = self.call_ref([b"TYPE", argv[1]])[0]
+        return kind == b"+zset\r\n" or (
+            kind == b"+set\r\n" and self.call_ref([b"OBJECT", b"ENCODING", argv[1]])[0] in HASHED)
 
     def hash_ordered(self, name: str, argv: list[bytes]) -> bool:
         """Whether a key `argv` reads is, on the reference server, in a hash-table encoding."""

@@ -20,6 +20,14 @@ numkeys/numfields that match the keys or fields drawn after them (now and then
 not), short timeouts for the blocking commands. Everything is driven by one
 `random.Random`: the same seed gives the same commands.
 
+Some commands have generators of their own (Generator.custom): the scripting
+commands (tests/helpers/script_fuzz.py writes scripts and libraries that call the
+other generated commands), SORT/SORT_RO (BY/GET patterns made of the keyspace's
+own names) and LCS (over keys of its own, kept short).
+
+Which commands are drawn is chosen by COMMAND DOCS group and name (FUZZED_GROUPS,
+NOT_FUZZED_GROUPS, NOT_FUZZED), never by where a handler lives.
+
 `differential=True` leaves out what Redis 8.2.3 lacks (8.4-8.8 additions:
 XREADGROUP CLAIM, XADD IDMP/IDMPAUTO, XCFGSET, XNACK) and what cannot be
 compared between two servers (see `choose_value`'s notes on times).
@@ -85,7 +93,15 @@ def seed_commands() -> list[list[bytes]]:
         [b"XGROUP", b"CREATE", b"xe", b"g1", b"$", b"MKSTREAM"],
     ]
     cmds += container_seed_commands()
+    cmds += [[b"SET", key, value] for key, value in LCS_STRINGS.items()]
     return cmds
+
+
+# LCS's own strings: no other command draws these keys, so they stay short (LCS keeps
+# Redis's full DP table: two 70 kB strings would cost gigabytes on both servers).
+LCS_STRINGS = {b"c1": b"ohmytext", b"c2": b"mynewtext", b"c3": b"", b"c4": b"aaaaabbbbbaaaaa"}
+LCS_VALUES = [b"ohmytext", b"mynewtext", b"", b"a", b"abcabcabc", b"text", b"\x00\xff\x00",
+              b"xyzzy" * 20, b"aaaaabbbbbaaaaa", b"bbbbb"]
 
 
 # Keys of the container types, each in its compact and its large encoding (replies of
@@ -222,6 +238,10 @@ BLOCKING = {"blpop", "brpop", "blmove", "brpoplpush", "blmpop", "bzpopmin", "bzp
 SCORE_RANGE_CMDS = {"zcount", "zrangebyscore", "zrevrangebyscore", "zremrangebyscore"}
 LEX_RANGE_CMDS = {"zlexcount", "zrangebylex", "zrevrangebylex", "zremrangebylex"}
 RAND_CMDS = {"srandmember", "hrandfield", "zrandmember"}
+# SORT's BY/GET patterns: the keyspace's own names, so that elements ("1", "2", "a"...)
+# reach s1, h1, h2, x1...; without `*` BY does not sort.
+SORT_PATTERNS = [b"s*", b"h*->f1", b"h*->f2", b"h*->n", b"h*->nofield", b"*", b"x*", b"z*",
+                 b"*->f1", b"nosort", b"l*", b"s*->f1", b"h*->", b"h*->*", b"k*"]
 COUNTED = b"\x00<count>"  # numkeys/numfields, filled in once the keys/fields are drawn
 
 
@@ -299,15 +319,7 @@ NOT_FUZZED: dict[str, str] = {
             "latency|graph", "latency|histogram", "lolwut", "memory|doctor", "memory|help",
             "memory|malloc-stats", "memory|purge", "memory|stats"),
     **_each("connects out to another server", "migrate", "restore-asking"),
-    **_each("BY/GET patterns reach other keys; ALPHA ties in hash-table order differ "
-            "(docs/compat.md)", "sort", "sort_ro"),
-    **_each("not fuzzed yet: a reference server agrees only in some states",
-            "copy", "move", "swapdb", "touch", "randomkey", "object|freq", "object|idletime",
-            "object|refcount"),
     **_each("rillet has no Lua debugger (docs/compat.md)", "script|debug"),
-    # Redis's full DP table: two long strings (APPEND makes 70 kB ones) cost gigabytes on
-    # both servers (docs/compat.md: rillet's is slow too).
-    **_each("two long strings cost gigabytes on both servers", "lcs"),
 }
 # Newer than Redis 8.2.3 (8.4-8.8): only in the rillet-only run.
 RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord", "digest", "delex", "msetex"}
@@ -370,6 +382,9 @@ class Generator:
             "fcall": lambda: self.scripts.fcall(b"FCALL"),
             "fcall_ro": lambda: self.scripts.fcall(b"FCALL_RO"),
             "function|load": self.scripts.function_load,
+            "sort": lambda: self.sort(b"SORT"),
+            "sort_ro": lambda: self.sort(b"SORT_RO"),
+            "lcs": self.lcs,
         }
         self.differential = differential
         self.hostile_globs = hostile_globs
@@ -637,6 +652,41 @@ class Generator:
             return self.key()
         return rng.choice(STRINGS + SMALL_INTS)
 
+    def sort(self, name: bytes) -> list[bytes]:
+        """SORT/SORT_RO over the keyspace, BY/GET patterns made of its own key names."""
+        rng = self.rng
+        key = rng.choice(LIST_KEYS + SET_KEYS + ZSET_KEYS + [b"s1", b"x1", b"h1", b"nokey"])
+        opts: list[list[bytes]] = []
+        if rng.random() < 0.5:
+            opts.append([b"BY", rng.choice(SORT_PATTERNS)])
+        if rng.random() < 0.3:
+            opts.append([b"LIMIT", self.pick(LIMITS, HOSTILE_INTS), self.pick(LIMITS, HOSTILE_INTS)])
+        for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+            opts.append([b"GET", rng.choice(SORT_PATTERNS + [b"#"])])
+        if rng.random() < 0.4:
+            opts.append([rng.choice([b"ASC", b"DESC"])])
+        if rng.random() < 0.5:
+            opts.append([b"ALPHA"])
+        if name == b"SORT" and rng.random() < 0.2:
+            opts.append([b"STORE", rng.choice(LIST_KEYS + [b"nokey", b"s1", b"t1"])])
+        if rng.random() < 0.3:
+            rng.shuffle(opts)
+        return [name, key, *[w for opt in opts for w in opt]]
+
+    def lcs(self) -> list[bytes]:
+        """LCS over LCS_STRINGS' keys (and, now and then, a SET of one of them)."""
+        rng = self.rng
+        keys = list(LCS_STRINGS)
+        if rng.random() < 0.25:
+            return [b"SET", rng.choice(keys), rng.choice(LCS_VALUES)]
+        pool = keys * 4 + [b"nokey", b"h1", b"l1"]
+        argv = [b"LCS", rng.choice(pool), rng.choice(pool)]
+        options = [[b"LEN"], [b"IDX"], [b"IDX"], [b"MINMATCHLEN", self.pick(SMALL_INTS, HOSTILE_INTS)],
+                   [b"WITHMATCHLEN"]]
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            argv += rng.choice(options)
+        return argv
+
     # -- structure ----------------------------------------------------------------------
 
     def emit(self, arg: syntax._Arg, cmd: str, out: list[list[bytes]]) -> None:
@@ -688,7 +738,9 @@ class Generator:
         if custom is not None:
             argv = custom()
             self.sane = self.rng.random() < 0.8
-            return argv if self.sane else self._mangle(spec, argv[len(spec.words):], spec.words)
+            if self.sane or argv[:len(spec.words)] != spec.words:  # (LCS draws SETs too)
+                return argv
+            return self._mangle(spec, argv[len(spec.words):], spec.words)
         # Half the commands are well-formed with values that exist (they reach the
         # commands' effects), half are hostile (they reach the error paths).
         self.sane = self.rng.random() < 0.5
