@@ -114,7 +114,7 @@ ALWAYS_HASHED = {"sunion", "sdiff"}
 # (7.0 and rillet answer [-WRONGPASS]).
 NORMALISED = (NOT_COMPARED | TTL_REPLIES | FIELD_TTL_REPLIES | RANDOM_REPLIES | HASH_ORDER
               | {"keys", "object|encoding", "xinfo|stream", "auth", "function|list", "sort", "sort_ro",
-                 "object|idletime"})
+                 "object|idletime", "object|freq"})
 _POSITIVE_ELEMENT = re.compile(rb"(?m)^:[1-9]\d*\r$")
 SCANNING = b"<a scan in progress>"
 HASHED = (b"$9\r\nhashtable\r\n", b"$8\r\nskiplist\r\n")
@@ -248,7 +248,7 @@ def function_list(raw: bytes) -> bytes:
 def normalise(name: str, raw: bytes) -> bytes:
     if name == "function|list":
         return function_list(raw)
-    if name == "object|idletime":  # seconds, by each server's own LRU clock
+    if name in ("object|idletime", "object|freq"):  # each server's own clock; LFU's dice
         return re.sub(rb"^:\d+\r\n$", b":<seconds>\r\n", raw)
     if name in TTL_REPLIES:
         return b":<positive>\r\n" if _POSITIVE.match(raw) else raw
@@ -335,7 +335,8 @@ class Fuzzer:
     def close(self) -> None:
         try:  # the reference server is shared with other tests: its defaults back
             for name, value in ((b"stream-node-max-entries", b"100"),
-                                (b"stream-node-max-bytes", b"4096")):
+                                (b"stream-node-max-bytes", b"4096"),
+                                (b"maxmemory-policy", b"noeviction")):
                 self.ref.call(b"CONFIG", b"SET", name, value)
         finally:
             for wire in (self.ours, self.ref, self.canary):
@@ -389,6 +390,10 @@ class Fuzzer:
                 cmds += [[b"CONFIG", b"SET", b"stream-node-max-entries", entries],
                          [b"CONFIG", b"SET", b"stream-node-max-bytes", size]]
                 resp3 = rng.random() < 0.3
+                # An LFU policy (no maxmemory: nothing is evicted) makes OBJECT FREQ answer
+                # and OBJECT IDLETIME refuse.
+                policy = b"allkeys-lfu" if rng.random() < 0.2 else b"noeviction"
+                cmds.append([b"CONFIG", b"SET", b"maxmemory-policy", policy])
             cmds += self.seed
         else:
             cmds = [[b"DEL", only_key], *[c for c in self.seed if only_key in c]]
