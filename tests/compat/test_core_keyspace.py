@@ -322,3 +322,18 @@ def test_db_index_errors(pair):
         pair.check("MOVE", "dbk", index)
         pair.check("COPY", "dbk", "dbk2", "DB", index)
     pair.check("DEL", "dbk")
+
+
+def test_typed_scan_cursors_as_scan(pair8):
+    """SSCAN/HSCAN/ZSCAN read the cursor as SCAN does (Redis 8's string2ull: "-0", "+1",
+    " 1", "01" are cursors). Found by the command fuzzer (SSCAN t -0). Small keys: any
+    cursor answers the whole key."""
+    pair = pair8
+    pair.check("SADD", "sc_t", "1", "2")
+    pair.check("HSET", "sc_h", "f", "v")
+    pair.check("ZADD", "sc_z", "1", "m")
+    for cursor in ["-0", "+0", " 0", "00", "-1", "x", "", "0x", "18446744073709551615",
+                   "18446744073709551616", "-18446744073709551615", "1 ", "+1", "01"]:
+        for cmd, key in (("SSCAN", "sc_t"), ("HSCAN", "sc_h"), ("ZSCAN", "sc_z")):
+            pair.check(cmd, key, cursor)
+    pair.check("DEL", "sc_t", "sc_h", "sc_z")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rillet import errors
 from rillet.commands.args import parse_c_int, parse_int
 from rillet.commands.table import command, help_reply
+from rillet.commands.typed import parse_cursor
 from rillet.engine.eviction import idle_ms, lfu_decayed
-from rillet.engine.ids import string2ull
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.notify import GENERIC
@@ -67,20 +67,10 @@ def keys_(ctx: Client, argv: list[bytes]) -> object:
     return [key for key in ctx.db.keys() if glob_match(pattern, key)]
 
 
-def _scan_cursor(raw: bytes) -> int:
-    """Redis's parseScanCursorOrReply: string2ull of the C string (up to a NUL byte),
-    which takes what C's strtoull takes where string2ll fails (leading spaces, '+',
-    leading zeros, a '-' that wraps around 2**64)."""
-    cursor = string2ull(raw.split(b"\0", 1)[0])
-    if cursor is None:
-        raise ReplyError(errors.INVALID_CURSOR)
-    return cursor
-
-
 @command("scan", -2, "readonly", group="generic", since="2.8.0")
 def scan(ctx: Client, argv: list[bytes]) -> object:
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
-    cursor = _scan_cursor(argv[1])
+    cursor = parse_cursor(argv[1])
     pattern = None
     count = 10
     wanted_type = None
