@@ -145,8 +145,8 @@ def zadd(ctx: Client, argv: list[bytes]) -> object:
     if not z.scores:
         ctx.db.delete(key)
     if added or changed:
-        if not z.big:
-            _note_sizes(ctx, z, members)
+        if not z.big:  # only what is in the set now: XX/NX/GT/LT skip some (never added)
+            _note_sizes(ctx, z, [m for m in members if m in z.scores])
         ctx.modified(key)
         ctx.notify(ZSET, b"zincr" if incr else b"zadd", key)
     if incr:
