@@ -22,22 +22,24 @@ import random
 
 # A Lua function that describes a value as a string: the conversions of a reply to Lua
 # values (RESP2 and RESP3) become visible in the script's reply. pairs() is only used
-# through `sorted_keys`, so the description does not depend on a table's hash order.
-DESCRIBE = """local function sorted_keys(t)
+# through `sorted_pairs`, so the description does not depend on a table's hash order
+# (nor on tables' addresses: keys that are tables are described too).
+DESCRIBE = """local d
+local function sorted_pairs(t, with_values)
   local ks = {}
-  for k in pairs(t) do ks[#ks + 1] = tostring(k) end
+  for k, v in pairs(t) do ks[#ks + 1] = d(k) .. (with_values and ('=>' .. d(v)) or '') end
   table.sort(ks)
   return table.concat(ks, ',')
 end
-local function d(v)
+d = function(v)
   local t = type(v)
   if t ~= 'table' then return t .. ':' .. tostring(v) end
   if v.ok then return 'ok:' .. tostring(v.ok) end
   if v.err then return 'err:' .. tostring(v.err) end
   if v.double then return 'double:' .. tostring(v.double) end
   if v.big_number then return 'big:' .. tostring(v.big_number) end
-  if v.map then return 'map{' .. sorted_keys(v.map) .. '}' end
-  if v.set then return 'set{' .. sorted_keys(v.set) .. '}' end
+  if v.map then return 'map{' .. sorted_pairs(v.map, true) .. '}' end
+  if v.set then return 'set{' .. sorted_pairs(v.set, false) .. '}' end
   local parts = {}
   for i = 1, #v do parts[i] = d(v[i]) end
   return '[' .. table.concat(parts, ' ') .. ']#' .. #v
