@@ -276,3 +276,15 @@ def test_read_only_scripts_refuse_may_replicate_commands(pair8):
     for name in ("pfcount", "publish", "spublish"):
         pair8.check("COMMAND", "INFO", name)
     pair8.check("DEL", "ro_s")
+
+
+NUMBER_ARGUMENTS = ["0.1 + 0.2", "1e20", "2^53 + 1", "-0.0", "1/0", "-1/0", "0/0", "-(0/0)", "100",
+                    "3.0", "1e-7", "1e16", "-1.5e-300", "2^62", "-2^62", "2^62 + 2048", "2^63",
+                    "1/3", "5e-324", "1.7976931348623157e308", "12345678.9"]
+
+
+def test_numbers_as_command_arguments(pair8):
+    """A Lua number passed to redis.call: an integer within +-2^62, else fpconv_dtoa's
+    shortest digits (not %.17g), NaN with its sign. Found by the command fuzzer."""
+    for expr in NUMBER_ARGUMENTS:
+        pair8.check("EVAL", f"return redis.call('echo', {expr})", "0")

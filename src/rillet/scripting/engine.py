@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands import table as command_table
 from rillet.commands.acl import refuse as acl_refusal
 from rillet.errors import ReplyError
+from rillet.resp.encoder import format_double
 from rillet.resp.types import SimpleString
 from rillet.scripting.convert import Builders, from_lua, to_lua
 from rillet.scripting.functions import Functions
@@ -133,14 +135,25 @@ def _arg_bytes(value: object) -> bytes | None:
     cls = value.__class__
     if cls is bytes:
         return value  # type: ignore[return-value]
-    if cls is int:
+    if cls is int and -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX:  # type: ignore[operator]
         return b"%d" % value  # type: ignore[str-format]
-    if cls is float:
-        n = int(value) if value == value and abs(value) < 2**63 else None  # type: ignore[operator]
-        if n is not None and n == value:
-            return b"%d" % n
-        return b"%.17g" % value  # type: ignore[str-format]
+    if cls is float or cls is int:
+        return _number_arg(float(value))  # type: ignore[arg-type]
     return None
+
+
+_HALF_LLONG_MAX = 2**62  # (double)(LLONG_MAX / 2)
+
+
+def _number_arg(value: float) -> bytes:
+    """luaArgsToRedisArgv: a Lua number as an argument. double2ll's integers (within
+    +-LLONG_MAX/2) as integers, else fpconv_dtoa: shortest round-trip digits, and the
+    sign bit printed for NaN too (0/0 on x86-64 is "-nan")."""
+    if value != value:
+        return b"-nan" if math.copysign(1.0, value) < 0 else b"nan"
+    if -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX and value == int(value):
+        return b"%d" % int(value)
+    return format_double(value)
 
 
 class CommandFailed(Exception):
