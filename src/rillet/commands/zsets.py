@@ -222,6 +222,7 @@ def zrevrank(ctx: Client, argv: list[bytes]) -> object:
 def _score_range(min_raw: bytes, max_raw: bytes) -> tuple[float, bool, float, bool]:
     out = []
     for raw in (min_raw, max_raw):
+        raw = raw.split(b"\0", 1)[0]  # zslParseRange reads a C string: "\x001" is "", 0
         exclusive = raw[:1] == b"("
         value = parse_range_double(raw[1:] if exclusive else raw)
         if value is None:
