@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 
 # A Lua function that describes a value as a string: the conversions of a reply to Lua
 # values (RESP2 and RESP3) become visible in the script's reply. pairs() is only used
@@ -67,6 +68,10 @@ RETURNS = [
     "cjson.encode({1, 2, 'x'})", "cjson.encode({a=1})", "cjson.decode('[1,2.5,\"x\"]')",
     "bit.band(0xff, 0x0f)", "bit.tohex(65535)", "redis.REPL_ALL", "redis.LOG_WARNING",
     "string.rep('ab', 3)", "('x'):byte()", "select('#', 1, nil, 3)",
+    # Numbers as command arguments (luaArgsToRedisArgv: integers, else fpconv_dtoa).
+    "redis.call('echo', 0.1 + 0.2)", "redis.call('echo', 1e-7)", "redis.call('echo', 2^63)",
+    "redis.call('echo', 0/0)", "redis.call('echo', -0.0)", "redis.call('echo', 1/3)",
+    "redis.call('incrbyfloat', 'nokey', 0.1)", "redis.pcall('incrby', 'nokey', 1.5)",
 ]
 
 # Scripts that fail: Lua errors, errors raised from Lua, compile errors, bad calls.
@@ -142,6 +147,17 @@ def lua_string(raw: bytes) -> str:
     return "'" + "".join(out) + "'"
 
 
+_NUMBER = re.compile(rb"-?\d{1,20}(\.\d{1,20})?([eE][-+]?\d{1,3})?")
+
+
+def lua_word(raw: bytes, rng: random.Random) -> str:
+    """A command word in a script: a string literal, or now and then (when it reads as
+    one) a Lua number, which redis.call turns back into a string by Redis's rules."""
+    if _NUMBER.fullmatch(raw) and rng.random() < 0.4:
+        return raw.decode() if rng.random() < 0.7 else f"({raw.decode()} + 0.5 - 0.5)"
+    return lua_string(raw)
+
+
 def sha1(source: bytes) -> bytes:
     return hashlib.sha1(source).hexdigest().encode()
 
@@ -192,7 +208,7 @@ class ScriptGenerator:
             lines = ["local r = {}"]
             for n, argv in enumerate(calls, 1):
                 fn = rng.choice(["call", "pcall", "pcall"]) if n == len(calls) else "pcall"
-                lines.append(f"r[{n}] = redis.{fn}({', '.join(lua_string(a) for a in argv)})")
+                lines.append(f"r[{n}] = redis.{fn}({', '.join(lua_word(a, rng) for a in argv)})")
             lines.append(rng.choice(["return r", "return r[#r]", "return #r"]))
             return "\n".join(lines), [], []
         if r < 0.85:
