@@ -29,6 +29,7 @@ from rillet.engine.listpack_size import element_size
 from rillet.engine.stream_node import StreamNode
 from rillet.resp.encoder import encode_into
 from rillet.state import ServerState
+from tests.helpers.effects import recorder
 
 GENERAL = {"xadd": streams._xadd_general, "set": strings._set_general}
 # The Python fast bodies: with the compiled ones (commands/_writes.pyx) built,
@@ -58,7 +59,7 @@ class Server:
         self.state = ServerState(clock=self.clock)
         self.effects: list = []
         if sinks:
-            self.state.effect_sinks.append(self.effects.extend)
+            self.state.effect_sinks.append(recorder(self.effects))
         self.dispatcher = Dispatcher(self.state)
         self.client = self.state.new_client(None)
 

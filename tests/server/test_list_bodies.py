@@ -22,6 +22,7 @@ from rillet.commands.table import COMMANDS
 from rillet.dispatch import Dispatcher
 from rillet.resp.encoder import encode_into
 from rillet.state import ServerState
+from tests.helpers.effects import recorder
 
 PYTHON = {"lpush": lists.lpush, "rpush": lists.rpush, "lpushx": lists.lpushx,
           "rpushx": lists.rpushx, "lpop": lists.lpop, "rpop": lists.rpop}
@@ -46,7 +47,7 @@ class Server:
         self.state.config.set("list-max-listpack-size", str(max_size))
         self.effects: list = []
         self.events: list = []
-        self.state.effect_sinks.append(self.effects.extend)
+        self.state.effect_sinks.append(recorder(self.effects))
         publish = self.state.pubsub.publish
 
         def record(channel: bytes, message: bytes, shard: bool = False) -> int:

@@ -45,6 +45,7 @@ from rillet.resp import parser
 from rillet.server import connection
 from rillet.server.connection import ClientConnection
 from rillet.server.server import Server
+from tests.helpers.effects import recorder
 
 class Transport:
     def __init__(self): self.out = []
@@ -71,7 +72,7 @@ for scenario in ast.literal_eval(sys.stdin.read()):
     clock = ManualClock()
     server = Server(config, clock)
     effects = []  # what the AOF and replicas would get
-    server.state.effect_sinks.append(effects.extend)
+    server.state.effect_sinks.append(recorder(effects))
     conns = []
     for _ in range(scenario["clients"]):
         conn = ClientConnection(server)
