@@ -11,6 +11,7 @@ import time
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
+from rillet.commands.redis_docs import DOCS as REDIS_DOCS
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
 from rillet.config import PARAMS, ConfigError, Param
@@ -547,14 +548,25 @@ def command_info(spec: CommandSpec) -> list:
     ]
 
 
+def _doc_field(field: str, value: object) -> object:
+    if field == "doc_flags":
+        return SetReply([SimpleString(flag.encode()) for flag in value])  # type: ignore[attr-defined]
+    if field == "history":
+        return SetReply([[version.encode(), text.encode()] for version, text in value])  # type: ignore[attr-defined]
+    return value.encode()  # type: ignore[attr-defined]
+
+
 def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:
+    """Redis's text (commands/redis_docs.py) where Redis has the command, else the spec's;
+    fields in addReplyCommandDocs's order, then `arguments` from the syntax line."""
+    docs = REDIS_DOCS.get(spec.name)
+    if docs is None:
+        docs = {"summary": spec.summary or spec.syntax, "since": spec.since, "group": spec.group}
+        if spec.complexity:
+            docs["complexity"] = spec.complexity
     items: list[tuple[bytes, object]] = [
-        (b"summary", (spec.summary or spec.syntax).encode()),
-        (b"since", spec.since.encode()),
-        (b"group", spec.group.encode()),
+        (field.encode(), _doc_field(field, value)) for field, value in docs.items()
     ]
-    if spec.complexity:
-        items.append((b"complexity", spec.complexity.encode()))
     if spec.handler is not None:
         args = syntax_arguments(spec.syntax, spec.name)
         if args:
