@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import platform
 import resource
@@ -11,7 +12,6 @@ import time
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
-from rillet.commands.redis_docs import DOCS as REDIS_DOCS
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
 from rillet.config import PARAMS, ConfigError, Param
@@ -548,6 +548,15 @@ def command_info(spec: CommandSpec) -> list:
     ]
 
 
+@functools.cache
+def _redis_docs() -> dict[str, dict[str, object]]:
+    # Imported on first use: 90 KB of text that only COMMAND DOCS reads (10-20 ms
+    # of every server start otherwise).
+    from rillet.commands.redis_docs import DOCS
+
+    return DOCS
+
+
 def _doc_field(field: str, value: object) -> object:
     if field == "doc_flags":
         return SetReply([SimpleString(flag.encode()) for flag in value])  # type: ignore[attr-defined]
@@ -559,7 +568,7 @@ def _doc_field(field: str, value: object) -> object:
 def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:
     """Redis's text (commands/redis_docs.py) where Redis has the command, else the spec's;
     fields in addReplyCommandDocs's order, then `arguments` from the syntax line."""
-    docs = REDIS_DOCS.get(spec.name)
+    docs = _redis_docs().get(spec.name)
     if docs is None:
         docs = {"summary": spec.summary or spec.syntax, "since": spec.since, "group": spec.group}
         if spec.complexity:
