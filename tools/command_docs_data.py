@@ -40,6 +40,8 @@ OVERLAY: dict[str, dict[str, object]] = {
         ("7.0.0", "Allowed the `NX` and `GET` options to be used together."),
         ("8.4.0", "Added 'IFEQ', 'IFNE', 'IFDEQ', 'IFDNE' options."),
     )},
+    # xreadgroup.json of Redis's unstable branch (its later 8.10 entry left out)
+    "xreadgroup": {"history": (("8.4.0", "Added the `CLAIM` option."),)},
     "delex": {
         "summary": "Conditionally removes the specified key based on value or digest comparison.",
         "since": "8.4.0", "group": "string",
