@@ -129,10 +129,10 @@ _ERRNOS = {b"ENOSPC": errno.ENOSPC, b"EIO": errno.EIO, b"EDQUOT": errno.EDQUOT}
 
 @command("debug|persistence-fault", -3, _DEBUG_FLAGS, group="server", since="1.0.0")
 def debug_persistence_fault(ctx: Client, argv: list[bytes]) -> object:
-    """DEBUG PERSISTENCE-FAULT <aof|snapshot> <count|-1|0> [ENOSPC|EIO] [WRITE|FSYNC|ANY] | CLEAR
+    """DEBUG PERSISTENCE-FAULT <CLEAR | <AOF | SNAPSHOT> count [ENOSPC | EIO] [WRITE | FSYNC | ANY]>
 
     Make the next `count` write/fsync operations on the AOF or snapshot files
-    fail with the given errno (-1: until cleared). rillet-only, for tests.
+    fail with the given errno (count -1: until cleared; 0: none). rillet-only, for tests.
     """
     _check_debug_allowed(ctx)
     persistence = _persistence(ctx)
