@@ -534,7 +534,7 @@ def _key_specs(spec: CommandSpec) -> list:
 def command_info(spec: CommandSpec) -> list:
     subs = unique_subcommands(spec)
     return [
-        spec.name.encode(),
+        spec.shown_name,
         spec.arity,
         _flag_set(spec),
         spec.first_key,
@@ -548,6 +548,8 @@ def command_info(spec: CommandSpec) -> list:
 
 
 def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:
+    if spec.module:  # Redis has no docs for a module command that registered none
+        return spec.shown_name, Map([(b"group", b"module"), (b"module", spec.module.encode())])
     items: list[tuple[bytes, object]] = [
         (b"summary", (spec.summary or spec.syntax).encode()),
         (b"since", spec.since.encode()),
@@ -622,15 +624,15 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
         names.append(spec)
         names.extend(unique_subcommands(spec))
     if len(argv) == 2:
-        return [s.name.encode() for s in names]
+        return [s.shown_name for s in names]
     if len(argv) != 5 or argv[2].upper() != b"FILTERBY":
         raise ReplyError(errors.SYNTAX)
     kind, value = argv[3].upper(), argv[4]
     if kind == b"PATTERN":
-        return [s.name.encode() for s in names if glob_match(value, s.name.encode(), nocase=True)]
+        return [s.shown_name for s in names if glob_match(value, s.name.encode(), nocase=True)]
     if kind == b"ACLCAT":
         category = value.lower().decode("utf-8", "replace")
-        return [s.name.encode() for s in names if category in acl_categories(s)]
+        return [s.shown_name for s in names if category in acl_categories(s)]
     if kind == b"MODULE":
         return []
     raise ReplyError(errors.SYNTAX)
