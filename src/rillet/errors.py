@@ -598,6 +598,7 @@ MODULE_DISABLED = (
 )
 MODULE_LOAD_FAILED = "ERR Error loading the extension. Please check the server logs."
 MODULE_UNLOAD_UNKNOWN = "ERR Error unloading module: no such module with that name"
+MODULE_UNLOAD_BUILT_IN = "ERR Error unloading module: the module can't be unloaded"
 LATENCY_NO_SAMPLES = "ERR No samples available for event '{}'"
 SCRIPT_DEBUG_USAGE = "ERR Use SCRIPT DEBUG YES/SYNC/NO"
 SCRIPT_DEBUG_MULTI = "ERR SCRIPT DEBUG must be called outside a pipeline"

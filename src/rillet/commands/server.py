@@ -11,6 +11,7 @@ import time
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
+from rillet.commands.modules import module_info_lines
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
 from rillet.config import PARAMS, ConfigError, Param
@@ -212,7 +213,7 @@ def _section_keyspace(state: ServerState) -> list[tuple[str, object]]:
 
 
 def _section_modules(state: ServerState) -> list[tuple[str, object]]:
-    return []
+    return module_info_lines()
 
 
 def _section_cluster(state: ServerState) -> list[tuple[str, object]]:

@@ -43,7 +43,8 @@ from rillet.engine.vectorset import (
     projection_matrix,
 )
 from rillet.errors import ReplyError
-from rillet.resp.types import NULL_ARRAY, Map, SimpleString
+from rillet.resp.fpconv import redis_double
+from rillet.resp.types import NULL_ARRAY, Map, Raw, SimpleString
 from rillet.state import Client
 
 _KEYS = dict(keys=(1, 1, 1), key_flags="RW access update", group="module", module="vectorset",
@@ -53,6 +54,13 @@ _KEYS = dict(keys=(1, 1, 1), key_flags="RW access update", group="module", modul
 def _arity(argv: list[bytes]) -> ReplyError:
     """RedisModule_WrongArity: the command name as the client sent it."""
     return ReplyError(errors.wrong_arity(errors.c_text(argv[0])))
+
+
+def _double(ctx: Client, value: float) -> object:
+    """A double reply with Redis's digits (fpconv's Grisu2, which is not always the
+    shortest repr the generic encoder writes): a bulk string in RESP2, `,` in RESP3."""
+    text = redis_double(value)
+    return Raw(b",%s\r\n" % text) if ctx.resp3 else text
 
 
 def _get(ctx: Client, key: bytes) -> VectorSet | None:
@@ -312,7 +320,7 @@ def vsim(ctx: Client, argv: list[bytes]) -> object:
             break
         extras: list = []
         if withscores:
-            extras.append(1.0 - distance / 2.0)
+            extras.append(_double(ctx, 1.0 - distance / 2.0))
         if withattribs:
             extras.append(node.attrib)
         if resp3 and extras:
@@ -361,10 +369,10 @@ def vemb(ctx: Client, argv: list[bytes]) -> object:
         return None
     assert vset is not None
     if not raw:
-        return vset.vector_of(node)
-    out: list = [SimpleString(QUANT_NAMES[vset.quant]), vset.raw_bytes(node), node.l2]
+        return [_double(ctx, x) for x in vset.vector_of(node)]
+    out: list = [SimpleString(QUANT_NAMES[vset.quant]), vset.raw_bytes(node), _double(ctx, node.l2)]
     if vset.quant == QUANT_Q8:
-        out.append(node.qrange)
+        out.append(_double(ctx, node.qrange))
     return out
 
 
@@ -385,8 +393,9 @@ def vlinks(ctx: Client, argv: list[bytes]) -> object:
     for layer in range(node.level, -1, -1):
         links = node.links[layer]
         if withscores:
-            levels.append(Map([(other.item, f32(1.0 - vset.node_distance(node, other) / 2.0))
-                               for other in links]))
+            levels.append(Map([
+                (other.item, _double(ctx, f32(1.0 - vset.node_distance(node, other) / 2.0)))
+                for other in links]))
         else:
             levels.append([other.item for other in links])
     return levels

@@ -152,6 +152,7 @@ class Node:
 class VectorSet:
     TYPE_NAME = b"vectorset"
     ENCODING = b"raw"  # a module value's OBJECT ENCODING
+    COPYABLE = False  # vset.c registers no copy callback: COPY refuses the key
     __slots__ = ("dim", "quant", "m", "proj", "proj_input", "nodes", "uid", "last_id",
                  "max_level", "entry", "numattribs", "rng")
 

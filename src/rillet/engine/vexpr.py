@@ -4,8 +4,8 @@
 with the offset Redis reports the error "near"; `run(program, json)` says
 whether a node's JSON attributes pass. The tokenizer, the operator table and
 the shunting-yard pass follow expr.c step for step, quirks included (tokens
-carry no offset, so errors found after tokenizing point at the start; the
-`null` literal is parsed but never enters the program). Selectors read
+carry no offset, so errors found after tokenizing point at the start).
+Selectors read
 top-level fields only, with fastjson.c's subset of JSON: strings (escapes
 \\n \\r \\t \\\\ \\" decoded, others kept as the escaped char), numbers,
 true/false (1/0), null, flat arrays; anything else makes the node fail.
@@ -212,12 +212,10 @@ def compile_expr(text: bytes) -> list[Token]:
     for tok in tokens:
         if tok.kind == EOF:
             break
-        if tok.kind in (NUM, STR, TUPLE, SELECTOR):
+        if tok.kind != OP:  # a value: number, string, tuple, selector, null
             program.append(tok)
             items += 1
             continue
-        if tok.kind != OP:
-            continue  # `null`: parsed, never compiled
         if tok.value == OPAREN:
             ops.append(tok)
             continue
