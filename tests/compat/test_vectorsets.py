@@ -318,3 +318,29 @@ def test_vlinks_shape(pair8):
                 assert name.encode() in list(reversed(other_levels))[depth]
         scored = parse(p.ours.call("VLINKS", "g", name, "WITHSCORES"))
         assert [list(level)[::2] if isinstance(level, list) else list(level) for level in scored] == levels
+
+
+def test_vrange(pair8):
+    """VRANGE (Redis 8.4, not in the 8.2.3 fixture): lexicographic ranges of elements,
+    as vset.c's VRANGE_RedisCommand walks its element dict."""
+    w = pair8.ours
+    for name in (b"b", b"a", b"ab", b"c", b"\xff", b"B"):
+        w.call("VADD", "lex", "VALUES", "1", "1", name)
+
+    def items(*args):
+        return parse(w.call("VRANGE", "lex", *args))
+
+    assert items("-", "+") == [b"B", b"a", b"ab", b"b", b"c", b"\xff"]
+    assert items("[a", "[b") == [b"a", b"ab", b"b"]
+    assert items("(a", "(b") == [b"ab"]
+    assert items("-", "+", "2") == [b"B", b"a"]
+    assert items("-", "+", "0") == []
+    assert items("-", "+", "-1") == items("-", "+")
+    assert items("[c", "+") == [b"c", b"\xff"]
+    assert parse(w.call("VRANGE", "nokey", "-", "+")) == []
+    assert w.call("VRANGE", "lex", "+", "-") == \
+        b"-ERR '-' can only be used as first argument, '+' only as second\r\n"
+    assert w.call("VRANGE", "lex", "a", "+") == b"-ERR invalid start range format\r\n"
+    assert w.call("VRANGE", "lex", "-", "[") == b"-ERR invalid end range format\r\n"
+    assert w.call("VRANGE", "lex", "-", "+", "x") == b"-ERR invalid COUNT value\r\n"
+    assert w.call("VRANGE", "lex", "-") == b"-ERR wrong number of arguments for 'VRANGE' command\r\n"

@@ -469,3 +469,46 @@ def vrandmember(ctx: Client, argv: list[bytes]) -> object:
     # Redis walks the node list from a random node (a linear run, wrapping at the end).
     start = rng.randrange(len(nodes))
     return [nodes[(start + i) % len(nodes)].item for i in range(count)]
+
+
+def _range_bound(raw: bytes) -> tuple[str, bytes] | None:
+    """vsetParseRangeOp: ("min"|"max", b"") for - and +, ("incl"|"excl", element), or None."""
+    if raw == b"-":
+        return "min", b""
+    if raw == b"+":
+        return "max", b""
+    if len(raw) > 1 and raw[:1] in (b"[", b"("):
+        return ("incl" if raw[:1] == b"[" else "excl"), raw[1:]
+    return None
+
+
+@command("vrange", -1, "readonly module", **{**_KEYS, "since": "8.4.0"})  # type: ignore[arg-type]
+def vrange(ctx: Client, argv: list[bytes]) -> object:
+    """VRANGE key start end [count]"""
+    if not 4 <= len(argv) <= 5:
+        raise _arity(argv)
+    count = -1
+    if len(argv) == 5:
+        count = _ll(argv[4])  # type: ignore[assignment]
+        if count is None:
+            raise ReplyError(errors.VSET_BAD_RANGE_COUNT)
+    start, end = _range_bound(argv[2]), _range_bound(argv[3])
+    if start is None:
+        raise ReplyError(errors.VSET_BAD_RANGE_START)
+    if end is None:
+        raise ReplyError(errors.VSET_BAD_RANGE_END)
+    if start[0] == "max" or end[0] == "min":
+        raise ReplyError(errors.VSET_RANGE_MIN_MAX)
+    vset = _get(ctx, argv[1])
+    if vset is None:
+        return []
+    out = []
+    for item in sorted(vset.nodes):  # the element dict is a rax: byte order
+        if start[0] == "incl" and item < start[1] or start[0] == "excl" and item <= start[1]:
+            continue
+        if 0 <= count <= len(out):
+            break
+        if end[0] == "incl" and item > end[1] or end[0] == "excl" and item >= end[1]:
+            break
+        out.append(item)
+    return out
