@@ -20,6 +20,9 @@ def _check_graph(vset: VectorSet) -> None:
         for layer, links in enumerate(node.links):
             assert len(links) <= vset.max_links(layer)
             assert len(set(map(id, links))) == len(links)
+            worst = max(((vset.node_distance(node, x), -i) for i, x in enumerate(links)),
+                        default=(0.0, 0))
+            assert node.worst[layer] == (worst[0], -worst[1])  # the RDB's worst-link field
             for other in links:
                 assert other is not node and other.level >= layer
                 assert vset.nodes[other.item] is other
@@ -38,7 +41,9 @@ def test_graph_invariants_and_rdb_round_trip(quant):
         vset.insert(b"e%d" % (i % 90), vec, b'{"i": %d}' % i if i % 3 else None)
         if i % 7 == 0:
             vset.remove(b"e%d" % rng.randrange(90))
-        _check_graph(vset)
+        if i % 10 == 0:
+            _check_graph(vset)
+    _check_graph(vset)
     payload = rdb.dump_value(vset)
     assert rdb.verify_payload(payload)
     back = rdb.restore_value(payload, None)

@@ -27,6 +27,7 @@ import random
 import struct
 from array import array
 from collections.abc import Iterator
+from operator import mul
 
 QUANT_NONE, QUANT_Q8, QUANT_BIN = 0, 1, 2  # HNSW_QUANT_* (the RDB's low config byte)
 QUANT_NAMES = {QUANT_NONE: b"f32", QUANT_Q8: b"int8", QUANT_BIN: b"bin"}
@@ -39,11 +40,16 @@ DEFAULT_EF_CONSTRUCTION = 200  # VSET_DEFAULT_C_EF
 DEFAULT_SEARCH_EF = 100  # VSET_DEFAULT_SEARCH_EF
 
 _U32 = struct.Struct("<I")
+_F32 = struct.Struct("f")
+_pack_f32, _unpack_f32 = _F32.pack, _F32.unpack
 
 
 def f32(x: float) -> float:
     """`x` rounded to single precision, as a C float holds it (overflow is ±inf)."""
-    return array("f", (x,))[0]
+    try:
+        return _unpack_f32(_pack_f32(x))[0]
+    except OverflowError:
+        return array("f", (x,))[0]
 
 
 def f32_list(values) -> list[float]:  # type: ignore[no-untyped-def]
@@ -258,8 +264,8 @@ class VectorSet:
         if self.quant == QUANT_Q8:
             if ra == 0 or rb == 0:
                 return 1.0
-            dot = sum(x * y for x, y in zip(qa, qb, strict=True))
-            scale = f32(f32(ra / 127) * f32(rb / 127))
+            dot = sum(map(mul, qa, qb))
+            scale = f32(_range_scale(ra) * _range_scale(rb))
             d = f32(1.0 - f32(f32(dot) * scale))
             return 0.0 if d < 0 else 2.0 if d > 2 else d
         if self.quant == QUANT_BIN:
@@ -370,17 +376,32 @@ class VectorSet:
                 worst_d, worst_i = d, i
         node.worst[layer] = (worst_d, worst_i)
 
-    def _connect(self, a: Node, b: Node, layer: int) -> None:
-        a.links[layer].append(b)
-        b.links[layer].append(a)
-        self._update_worst(a, layer)
-        self._update_worst(b, layer)
+    def _connect(self, a: Node, b: Node, layer: int, dist: float | None = None) -> None:
+        """Link a and b both ways (hnsw_update_worst_neighbor_on_add for each)."""
+        if dist is None:
+            dist = self.node_distance(a, b)
+        for x, y in ((a, b), (b, a)):
+            links = x.links[layer]
+            links.append(y)
+            if len(links) == 1 or dist > x.worst[layer][0]:
+                x.worst[layer] = (dist, len(links) - 1)
+
+    def _drop_link(self, x: Node, y: Node, layer: int) -> None:
+        """hnsw_update_worst_neighbor_on_remove after taking y out of x's links."""
+        links = x.links[layer]
+        index = links.index(y)
+        del links[index]
+        worst_d, worst_i = x.worst[layer]
+        if not links:
+            x.worst[layer] = (0.0, 0)
+        elif index == worst_i:
+            self._update_worst(x, layer)
+        elif index < worst_i:
+            x.worst[layer] = (worst_d, worst_i - 1)
 
     def _disconnect(self, a: Node, b: Node, layer: int) -> None:
-        a.links[layer].remove(b)
-        b.links[layer].remove(a)
-        self._update_worst(a, layer)
-        self._update_worst(b, layer)
+        self._drop_link(a, b, layer)
+        self._drop_link(b, a, layer)
 
     def _select(self, node: Node, candidates: list[tuple[float, Node]], layer: int,
                 aggressive: int) -> None:
@@ -395,7 +416,7 @@ class VectorSet:
             if not aggressive and any(self.node_distance(other, x) < dist for x in links):
                 continue  # diversity: an accepted link is nearer to the candidate
             if len(other.links[layer]) < self.max_links(layer):
-                self._connect(node, other, layer)
+                self._connect(node, other, layer, dist)
                 continue
             worst_d, worst_i = other.worst[layer]
             if not aggressive and dist >= worst_d:
@@ -405,7 +426,7 @@ class VectorSet:
             if len(dropped.links[layer]) <= floor:
                 continue
             self._disconnect(other, dropped, layer)
-            self._connect(node, other, layer)
+            self._connect(node, other, layer, dist)
 
     def _link_new(self, node: Node, ef: int) -> None:
         if self.entry is None:
@@ -429,8 +450,7 @@ class VectorSet:
         for layer in range(node.level + 1):
             orphans = list(node.links[layer])
             for other in orphans:
-                other.links[layer].remove(node)
-                self._update_worst(other, layer)
+                self._drop_link(other, node, layer)
             node.links[layer] = []
             pairs = []
             for i, a in enumerate(orphans):
@@ -439,10 +459,10 @@ class VectorSet:
                         pairs.append((self.node_distance(a, b), a.id, b.id, a, b))
             pairs.sort(key=lambda p: (p[0], p[1], p[2]))
             cap = self.max_links(layer)
-            for _, _, _, a, b in pairs:
+            for dist, _, _, a, b in pairs:
                 if len(a.links[layer]) < cap and len(b.links[layer]) < cap \
                         and b not in a.links[layer]:
-                    self._connect(a, b, layer)
+                    self._connect(a, b, layer, dist)
         if self.entry is node:
             self.entry, self.max_level = None, 0
             for other in self.head_first():
@@ -549,6 +569,19 @@ class VectorSet:
             other.entry = twins[self.entry.id]
         other.max_level = self.max_level
         return other
+
+
+_scales: dict[float, float] = {}
+
+
+def _range_scale(r: float) -> float:
+    """f32(range / 127), memoised: every distance needs it for both nodes."""
+    scale = _scales.get(r)
+    if scale is None:
+        if len(_scales) > 100_000:
+            _scales.clear()
+        scale = _scales[r] = f32(r / 127)
+    return scale
 
 
 def _float_distance(x: list[float], y: list[float]) -> float:
