@@ -344,3 +344,14 @@ def test_vrange(pair8):
     assert w.call("VRANGE", "lex", "-", "[") == b"-ERR invalid end range format\r\n"
     assert w.call("VRANGE", "lex", "-", "+", "x") == b"-ERR invalid COUNT value\r\n"
     assert w.call("VRANGE", "lex", "-") == b"-ERR wrong number of arguments for 'VRANGE' command\r\n"
+
+
+@pytest.mark.parametrize("quant", ["Q8", "NOQUANT"])
+def test_long_vectors(pair8, quant):
+    rng = random.Random(5)
+    vectors = {f"w{i}": [round(rng.uniform(-2, 2), 4) for _ in range(40)] for i in range(8)}
+    for name, vec in vectors.items():
+        pair8.check("VADD", "long", *_values(vec), name, quant)
+    pair8.check("VEMB", "long", "w3")
+    pair8.check("VSIM", "long", "ELE", "w1", "WITHSCORES")
+    pair8.check("VSIM", "long", *_values([0.5] * 40), "WITHSCORES")
