@@ -355,3 +355,17 @@ def test_long_vectors(pair8, quant):
     pair8.check("VEMB", "long", "w3")
     pair8.check("VSIM", "long", "ELE", "w1", "WITHSCORES")
     pair8.check("VSIM", "long", *_values([0.5] * 40), "WITHSCORES")
+
+
+def test_watch_sees_every_write_open(pair8):
+    """Redis signals a key a module opened for writing, whether or not the command changed
+    it (VREM of a missing element, even on a missing key); reads and parse errors do not."""
+    p = pair8
+    p.check("VADD", "v", "VALUES", "2", "1", "0", "a")
+    for cmd in (["VREM", "v", "zz"], ["VREM", "nokey", "zz"], ["VSETATTR", "v", "zz", "{}"],
+                ["VADD", "v", "VALUES", "2", "1", "0", "a"], ["VCARD", "v"], ["VADD", "v", "FOO"]):
+        p.check("WATCH", cmd[1])
+        p.check(*cmd)
+        p.check("MULTI")
+        p.check("PING")
+        p.check("EXEC")

@@ -63,6 +63,14 @@ def _double(ctx: Client, value: float) -> object:
     return Raw(b",%s\r\n" % text) if ctx.resp3 else text
 
 
+def _open_for_write(ctx: Client, key: bytes) -> VectorSet | None:
+    """RedisModule_OpenKey for writing: the key counts as modified for WATCH and client
+    tracking whatever the command then does (Redis signals it when the module closes
+    the key, errors included); nothing is published unless something changed."""
+    ctx.modified(key, 0)
+    return _get(ctx, key)
+
+
 def _get(ctx: Client, key: bytes) -> VectorSet | None:
     return lookup(ctx, key, VectorSet)  # type: ignore[return-value]
 
@@ -162,7 +170,7 @@ def vadd(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError(errors.VSET_BAD_OPTION_AFTER_ELEMENT)
         j += 1
     key = argv[1]
-    vset = _get(ctx, key)
+    vset = _open_for_write(ctx, key)
     element = argv[2 + consumed]
     if vset is None:
         vset = VectorSet(reduce_dim or dim, quant, m, next_uid())
@@ -205,7 +213,7 @@ def vrem(ctx: Client, argv: list[bytes]) -> object:
     if len(argv) != 3:
         raise _arity(argv)
     key = argv[1]
-    vset = _get(ctx, key)
+    vset = _open_for_write(ctx, key)
     if vset is None or not vset.remove(argv[2]):
         return False
     if not vset.nodes:
@@ -219,7 +227,7 @@ def vsetattr(ctx: Client, argv: list[bytes]) -> object:
     """VSETATTR key element json"""
     if len(argv) != 4:
         raise _arity(argv)
-    vset = _get(ctx, argv[1])
+    vset = _open_for_write(ctx, argv[1])
     if vset is None or not vset.set_attrib(argv[2], argv[3]):
         return False
     ctx.modified(argv[1])
