@@ -369,3 +369,13 @@ def test_watch_sees_every_write_open(pair8):
         p.check("MULTI")
         p.check("PING")
         p.check("EXEC")
+
+
+def test_module_config(pair8):
+    try:
+        for line in (("GET", "vset*"), ("SET", "vset-force-single-threaded-execution", "maybe"),
+                     ("SET", "vset-force-single-threaded-execution", "yes"),
+                     ("GET", "vset-force-single-threaded-execution")):
+            pair8.check("CONFIG", *line)
+    finally:
+        pair8.both("CONFIG", "SET", "vset-force-single-threaded-execution", "no")
