@@ -546,30 +546,6 @@ class VectorSet:
                 node.links[layer] = links
         return all((b, a, layer) in seen for a, b, layer in seen)
 
-    # -- copies -------------------------------------------------------------------------------
-
-    def copy(self) -> VectorSet:
-        """A deep copy (COPY): same nodes, ids and links."""
-        other = VectorSet(self.dim, self.quant, self.m, self.uid, self.rng)
-        other.proj = self.proj
-        other.proj_input = self.proj_input
-        other.last_id = self.last_id
-        other.numattribs = self.numattribs
-        twins: dict[int, Node] = {}
-        for item, node in self.nodes.items():
-            twin = Node(item, node.attrib, node.id, node.level, list(node.q), node.l2,
-                        node.qrange)
-            twin.worst = list(node.worst)
-            twins[node.id] = twin
-            other.nodes[item] = twin
-        for node in self.nodes.values():
-            twin = twins[node.id]
-            twin.links = [[twins[x.id] for x in layer] for layer in node.links]
-        if self.entry is not None:
-            other.entry = twins[self.entry.id]
-        other.max_level = self.max_level
-        return other
-
 
 _scales: dict[float, float] = {}
 
