@@ -596,6 +596,8 @@ MODULE_DISABLED = (
     " can run it from a local connection, otherwise you need to set this option in the"
     " configuration file, and then restart the server."
 )
+# Redis's CMD_PROTECTED refusals, by the config that allows them (dispatch.py).
+PROTECTED_REFUSED = {"enable-debug-command": DEBUG_DISABLED, "enable-module-command": MODULE_DISABLED}
 MODULE_LOAD_FAILED = "ERR Error loading the extension. Please check the server logs."
 MODULE_UNLOAD_UNKNOWN = "ERR Error unloading module: no such module with that name"
 MODULE_UNLOAD_BUILT_IN = "ERR Error unloading module: the module can't be unloaded"

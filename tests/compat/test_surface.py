@@ -191,3 +191,16 @@ def test_latency_histogram_shape(pair8):
     pair8.ours.call("GET", "k1")
     assert parse(pair8.ours.call("LATENCY", "HISTOGRAM", "get")) == {}
     pair8.ours.call("CONFIG", "SET", "latency-tracking", "yes")
+
+
+def test_protected_commands_are_refused_before_multi_queues_them(pair8):
+    # Redis's CMD_PROTECTED check (processCommand) comes before MULTI queues a command:
+    # the refusal is the queueing reply and EXEC aborts. All of DEBUG is protected.
+    pair8.check("MULTI")
+    pair8.check("MODULE", "LOAD", "/nonexistent.so")
+    pair8.check("MODULE", "LIST")
+    pair8.check("EXEC")
+    pair8.check("DEBUG", "HELP")
+    pair8.check("MULTI")
+    pair8.check("DEBUG", "SLEEP", "0")
+    pair8.check("EXEC")

@@ -34,11 +34,7 @@ def module_info_lines() -> list[tuple[str, object]]:
 
 _ADMIN = "admin slow dangerous"
 _ADMIN_FLAGS = "admin noscript no_async_loading"
-
-
-def _refuse_unless_allowed(ctx: Client) -> None:
-    if not ctx.protected_action_allowed("enable-module-command"):
-        raise ReplyError(errors.MODULE_DISABLED)
+_GATE = "enable-module-command"  # Redis's CMD_PROTECTED: checked by dispatch
 
 
 @command("module|list", 2, "admin noscript", group="server", since="4.0.0", acl=_ADMIN,
@@ -52,32 +48,29 @@ def module_list(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("module|load", -3, _ADMIN_FLAGS, group="server", since="4.0.0", acl=_ADMIN,
-         complexity="O(1)")
+         complexity="O(1)", protected_by=_GATE)
 def module_load(ctx: Client, argv: list[bytes]) -> object:
     """MODULE LOAD path [arg [arg ...]]
 
     Loads a module."""
-    _refuse_unless_allowed(ctx)
     raise ReplyError(errors.MODULE_LOAD_FAILED)
 
 
 @command("module|loadex", -3, _ADMIN_FLAGS, group="server", since="7.0.0", acl=_ADMIN,
-         complexity="O(1)")
+         complexity="O(1)", protected_by=_GATE)
 def module_loadex(ctx: Client, argv: list[bytes]) -> object:
     """MODULE LOADEX path [CONFIG name value [CONFIG name value ...]] [ARGS args [ARGS args ...]]
 
     Loads a module using extended parameters."""
-    _refuse_unless_allowed(ctx)
     raise ReplyError(errors.MODULE_LOAD_FAILED)
 
 
 @command("module|unload", 3, _ADMIN_FLAGS, group="server", since="4.0.0", acl=_ADMIN,
-         complexity="O(1)")
+         complexity="O(1)", protected_by=_GATE)
 def module_unload(ctx: Client, argv: list[bytes]) -> object:
     """MODULE UNLOAD name
 
     Unloads a module."""
-    _refuse_unless_allowed(ctx)
     if any(argv[2].lower() == name.encode() for name, _, _ in BUILT_IN):
         raise ReplyError(errors.MODULE_UNLOAD_BUILT_IN)  # Redis's module names: any case
     raise ReplyError(errors.MODULE_UNLOAD_UNKNOWN)

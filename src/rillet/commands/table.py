@@ -70,6 +70,10 @@ class CommandSpec:
     # module command by its registered (upper-case) name, with no ACL categories and
     # only group/module in COMMAND DOCS.
     module: str = ""
+    # Redis's CMD_PROTECTED (DEBUG, MODULE LOAD/LOADEX/UNLOAD): the config that must
+    # allow the client ("enable-debug-command"...). Refused right after the arity
+    # check, before AUTH, ACL and MULTI queueing, as Redis's processCommand does.
+    protected_by: str = ""
     # Precomputed for the hot path: attribute reads beat set lookups.
     is_write: bool = False
     is_blocking: bool = False
@@ -168,6 +172,7 @@ def command(
     tips: str = "",
     redact: Callable[[list[bytes]], Iterable[int]] | None = None,
     module: str = "",
+    protected_by: str = "",
 ) -> Callable[[Handler], Handler]:
     """Register a handler `(ctx, argv) -> reply` under `name` ("xadd" or "xinfo|stream")."""
 
@@ -194,6 +199,7 @@ def command(
             tips=tuple(tips.split()),
             redact=redact,
             module=module,
+            protected_by=protected_by,
             is_write=WRITE in flag_set,
             is_blocking=BLOCKING in flag_set,
             allowed_unauthenticated=NOAUTH in flag_set,
