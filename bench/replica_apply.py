@@ -214,7 +214,6 @@ def replay(kind: str, binary: str, replid: bytes, offset: int, payload: bytes,
     """The replica's CPU microseconds per applied XADD (under callgrind: its
     instructions per XADD, counted from the first stream byte to the last applied)."""
     from replication import Server
-
     from rillet.bench.procinfo import cpu_seconds
 
     listener = socket.socket()
