@@ -596,8 +596,11 @@ MODULE_DISABLED = (
     " can run it from a local connection, otherwise you need to set this option in the"
     " configuration file, and then restart the server."
 )
+# Redis's CMD_PROTECTED refusals, by the config that allows them (dispatch.py).
+PROTECTED_REFUSED = {"enable-debug-command": DEBUG_DISABLED, "enable-module-command": MODULE_DISABLED}
 MODULE_LOAD_FAILED = "ERR Error loading the extension. Please check the server logs."
 MODULE_UNLOAD_UNKNOWN = "ERR Error unloading module: no such module with that name"
+MODULE_UNLOAD_BUILT_IN = "ERR Error unloading module: the module can't be unloaded"
 LATENCY_NO_SAMPLES = "ERR No samples available for event '{}'"
 SCRIPT_DEBUG_USAGE = "ERR Use SCRIPT DEBUG YES/SYNC/NO"
 SCRIPT_DEBUG_MULTI = "ERR SCRIPT DEBUG must be called outside a pipeline"
@@ -610,3 +613,29 @@ MIGRATE_KEYS_EMPTY = (
     "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
 )
 MIGRATE_TARGET = "ERR Target instance replied with error: {}"
+
+# --- vector sets (Redis 8's vectorset module: modules/vector-sets/vset.c) ---------------------
+VSET_BAD_VECTOR = "ERR invalid vector specification"
+VSET_BAD_EF = "ERR invalid EF"
+VSET_BAD_M = "ERR invalid M"
+VSET_BAD_OPTION_AFTER_ELEMENT = "ERR invalid option after element"
+VSET_QUANT_MISMATCH = "ERR asked quantization mismatch with existing vector set"
+VSET_M_MISMATCH = "ERR asked M value mismatch with existing vector set"
+VSET_DIM_MISMATCH = "ERR Vector dimension mismatch - got {} but set has {}"
+VSET_NO_PROJECTION = "ERR cannot add projection to existing set without projection"
+VSET_PROJECTION_MISMATCH = "ERR projection dimension mismatch with existing set"
+VSET_INPUT_DIM_MISMATCH = "ERR Input dimension mismatch for projection - got {} but projection expects {}"
+VSET_NO_ELEMENT = "ERR element not found in set"
+VSET_BAD_COUNT = "ERR invalid COUNT"
+VSET_BAD_EPSILON = "ERR invalid EPSILON"
+VSET_BAD_FILTER_EF = "ERR invalid FILTER-EF"
+VSET_FILTER_SYNTAX = "ERR syntax error in FILTER expression near: {}"
+VSET_VSIM_SYNTAX = "ERR syntax error in VSIM command"
+VSET_NO_KEY = "ERR key does not exist"
+VSET_BAD_VEMB_OPTION = "ERR invalid option"
+VSET_COUNT_NOT_INTEGER = "ERR COUNT value is not an integer"
+VSET_NO_COPY = "ERR not supported for this module key"
+VSET_BAD_RANGE_COUNT = "ERR invalid COUNT value"
+VSET_BAD_RANGE_START = "ERR invalid start range format"
+VSET_BAD_RANGE_END = "ERR invalid end range format"
+VSET_RANGE_MIN_MAX = "ERR '-' can only be used as first argument, '+' only as second"

@@ -38,8 +38,29 @@ from rillet.tracking import Tracking
 # The key a client parked by CLIENT PAUSE waits on (no real key can be signalled with it:
 # it is never written).
 PAUSE_KEY = b"\x00rillet:client-pause"
-Effect = tuple[int, list[bytes]]  # (db index, argv): one deterministic command to replay
+# (db index, argv): one deterministic command to replay. A compiled body may give
+# argv already encoded as one RESP array of bulk strings (`bytes`, never a list
+# otherwise): XADD's, whose list would cost more to build, encode and free than
+# the rest of the command (commands/_writes.pyx). `effect_argv` reads either form.
+Effect = tuple[int, "list[bytes] | bytes"]
 EffectSink = Callable[[list[Effect]], None]
+
+
+def effect_argv(argv: list[bytes] | bytes) -> list[bytes]:
+    """An effect's argv as a list, whichever form it came in (see Effect)."""
+    if argv.__class__ is not bytes:
+        return argv  # type: ignore[return-value]
+    data: bytes = argv  # type: ignore[assignment]
+    end = data.index(b"\r\n")
+    out = []
+    pos = end + 2
+    for _ in range(int(data[1:end])):
+        end = data.index(b"\r\n", pos)
+        start = end + 2
+        stop = start + int(data[pos + 1:end])
+        out.append(data[start:stop])
+        pos = stop + 2
+    return out
 
 
 class Persistence(Protocol):

@@ -18,7 +18,7 @@ from rillet.engine.ids import StreamID
 from rillet.errors import ReplyError
 from rillet.resp.types import NULL_ARRAY, Map
 from rillet.server.server import Server
-from rillet.state import KEEP_WAITING, Block
+from rillet.state import KEEP_WAITING, Block, effect_argv
 from tests.helpers.replies import plain
 
 T0 = 1_700_000_000_000
@@ -36,7 +36,7 @@ class Env:
         self.state.effect_sinks.append(self._sink)
 
     def _sink(self, effects) -> None:
-        argvs = [argv for _, argv in effects]
+        argvs = [effect_argv(argv) for _, argv in effects]
         if len(argvs) > 1:
             # A command with several effects is published as one MULTI/EXEC block.
             assert argvs[0] == [b"MULTI"] and argvs[-1] == [b"EXEC"], argvs

@@ -14,6 +14,7 @@ from rillet.engine import hyperloglog as hll
 from rillet.engine.pqsort import pqsort
 from rillet.errors import ReplyError
 from rillet.server.server import Server
+from rillet.state import effect_argv
 
 
 class Env:
@@ -22,7 +23,7 @@ class Env:
         self.state = self.server.state
         self.client = self.state.new_client(None)
         self.effects: list[list[bytes]] = []
-        self.state.effect_sinks.append(lambda effects: self.effects.extend(argv for _, argv in effects))
+        self.state.effect_sinks.append(lambda effects: self.effects.extend(effect_argv(argv) for _, argv in effects))
 
     def __call__(self, *args):
         argv = [a if isinstance(a, bytes) else str(a).encode() for a in args]

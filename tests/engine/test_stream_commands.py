@@ -22,7 +22,7 @@ from rillet.commands.stream_common import get_stream
 from rillet.errors import ReplyError
 from rillet.resp.types import NULL_ARRAY, Map
 from rillet.server.server import Server
-from rillet.state import KEEP_WAITING, Block
+from rillet.state import KEEP_WAITING, Block, effect_argv
 from tests.helpers.replies import plain
 
 T0 = 1_700_000_000_000
@@ -41,7 +41,7 @@ class Env:
             self.state.effect_sinks.append(self._sink)
 
     def _sink(self, effects) -> None:
-        self.effects.extend(argv for _, argv in effects)
+        self.effects.extend(effect_argv(argv) for _, argv in effects)
 
     def raw(self, *args, client=None):
         argv = [a if isinstance(a, bytes) else str(a).encode() for a in args]

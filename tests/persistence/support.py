@@ -13,6 +13,7 @@ import shutil
 import tempfile
 
 from tests.helpers import servers
+from tests.helpers.effects import recorder
 
 
 class Node:
@@ -98,7 +99,7 @@ class InProcess:
         self.client = self.state.new_client(None)
         self.client.authenticated = True
         self.effects: list = []
-        self.state.effect_sinks.append(self.effects.extend)
+        self.state.effect_sinks.append(recorder(self.effects))
 
     def run(self, *argv: bytes | str | int) -> object:
         args = [a if isinstance(a, bytes) else str(a).encode() for a in argv]

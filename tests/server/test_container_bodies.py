@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from rillet.commands import hashes, sets
 from rillet.commands.table import COMMANDS
-from tests.server.test_fast_bodies import Server, bodies
+from tests.helpers.bodies import Server, Twins, counted
 
 _hashes = pytest.importorskip("rillet.commands._hashes")
 if COMMANDS["hset"].handler is not _hashes.hset:  # RILLET_PURE: the table holds the Python
@@ -47,24 +47,13 @@ def _observe(server: Server) -> list[object]:
 @settings(max_examples=150, deadline=None)
 @given(steps, st.sampled_from([1, 3, 128]), st.sampled_from([4, 64]), st.booleans(), st.booleans())
 def test_compiled_hset_and_sadd_equal_the_reference(commands, entries, value, sinks, events):
-    fast, reference = Server(sinks), Server(sinks)
-    notes: dict[int, list] = {id(fast): [], id(reference): []}
-    for server in (fast, reference):
-        for name in ("hash-max-listpack-entries", "set-max-listpack-entries", "set-max-intset-entries"):
-            server.state.config.set(name, str(entries))
-        for name in ("hash-max-listpack-value", "set-max-listpack-value"):
-            server.state.config.set(name, str(value))
-        if events:
-            server.state.config.set("notify-keyspace-events", "KEA")
-            server.state.notify = (lambda *a, _n=notes[id(server)]: _n.append(a))
+    limits = {name: str(entries) for name in ("hash-max-listpack-entries",
+                                              "set-max-listpack-entries", "set-max-intset-entries")}
+    limits |= {name: str(value) for name in ("hash-max-listpack-value", "set-max-listpack-value")}
+    twins = Twins(REFERENCE, sinks, events, limits)
     for argv in commands:
-        ours = fast.run(argv)
-        with bodies(REFERENCE):
-            theirs = reference.run(argv)
-        assert ours == theirs, argv
-    assert fast.effects == reference.effects
-    assert notes[id(fast)] == notes[id(reference)]
-    assert _observe(fast) == _observe(reference)
+        twins.run(argv)
+    twins.check(_observe)
 
 
 def test_the_compiled_bodies_take_the_big_encodings():
@@ -73,18 +62,11 @@ def test_the_compiled_bodies_take_the_big_encodings():
     from rillet.commands import _hashes, _sets
 
     calls: list[bytes] = []
-
-    def counted(body):
-        def run(ctx, argv):
-            calls.append(argv[0])
-            return body(ctx, argv)
-        return run
-
     server = Server()
     for name in ("hash-max-listpack-entries", "set-max-listpack-entries", "set-max-intset-entries"):
         server.state.config.set(name, "1")
-    _hashes.bind(counted(hashes.hset))
-    _sets.bind(counted(sets.sadd))
+    _hashes.bind(counted(calls)(hashes.hset))
+    _sets.bind(counted(calls)(sets.sadd))
     try:
         server.run([b"HSET", b"h", b"a", b"1", b"b", b"2"])  # new key: Python
         server.run([b"SADD", b"s", b"a", b"b"])

@@ -15,20 +15,17 @@ from __future__ import annotations
 
 import time
 from array import array
-from contextlib import contextmanager
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rillet.clock import ManualClock
 from rillet.commands import streams, strings, zsets
-from rillet.commands.table import COMMANDS
 from rillet.dispatch import Dispatcher
 from rillet.engine.listpack_size import element_size
 from rillet.engine.stream_node import StreamNode
-from rillet.resp.encoder import encode_into
 from rillet.state import ServerState
+from tests.helpers.bodies import Server, Twins, bodies
 
 GENERAL = {"xadd": streams._xadd_general, "set": strings._set_general}
 # The Python fast bodies: with the compiled ones (commands/_writes.pyx) built,
@@ -36,36 +33,8 @@ GENERAL = {"xadd": streams._xadd_general, "set": strings._set_general}
 PYTHON_FAST = {"xadd": streams.xadd, "set": strings.set_, "get": strings.get}
 
 
-@contextmanager
-def bodies(replacements):
-    saved = {name: COMMANDS[name].handler for name in replacements}
-    try:
-        for name, body in replacements.items():
-            COMMANDS[name].handler = body
-        yield
-    finally:
-        for name, handler in saved.items():
-            COMMANDS[name].handler = handler
-
-
 def general_bodies():
     return bodies(GENERAL)
-
-
-class Server:
-    def __init__(self, sinks: bool = True) -> None:
-        self.clock = ManualClock()
-        self.state = ServerState(clock=self.clock)
-        self.effects: list = []
-        if sinks:
-            self.state.effect_sinks.append(self.effects.extend)
-        self.dispatcher = Dispatcher(self.state)
-        self.client = self.state.new_client(None)
-
-    def run(self, argv: list[bytes]) -> bytes:
-        out = bytearray()
-        encode_into(out, self.dispatcher.execute(self.client, argv), False)
-        return bytes(out)
 
 
 keys = st.sampled_from([b"s", b"t", b"str"])
@@ -221,22 +190,11 @@ def _zobserve(server: Server) -> list[object]:
 @given(zsteps, st.sampled_from([0, 2, 5, 128]), st.sampled_from([8, 64]), st.booleans(), st.booleans())
 def test_compiled_zadd_equals_the_reference(commands, max_entries, max_value, sinks, events):
     """The table's ZADD (compiled when built) answers, changes and signals as `zsets.zadd`."""
-    fast, reference = Server(sinks), Server(sinks)
-    notes: dict[int, list] = {id(fast): [], id(reference): []}
-    for server in (fast, reference):
-        server.state.config.set("zset-max-listpack-entries", str(max_entries))
-        server.state.config.set("zset-max-listpack-value", str(max_value))
-        if events:
-            server.state.config.set("notify-keyspace-events", "KEA")
-            server.state.notify = (lambda *a, _n=notes[id(server)]: _n.append(a))
+    twins = Twins({"zadd": zsets.zadd}, sinks, events, {
+        "zset-max-listpack-entries": str(max_entries), "zset-max-listpack-value": str(max_value)})
     for argv in commands:
-        ours = fast.run(argv)
-        with bodies({"zadd": zsets.zadd}):
-            theirs = reference.run(argv)
-        assert ours == theirs, argv
-    assert fast.effects == reference.effects
-    assert notes[id(fast)] == notes[id(reference)]
-    assert _zobserve(fast) == _zobserve(reference)
+        twins.run(argv)
+    twins.check(_zobserve)
 
 
 node_entries = st.lists(

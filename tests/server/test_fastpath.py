@@ -53,6 +53,7 @@ BROKEN = [b"*1\r\n$4\r\nPING\r\n" * 3 + b"*01\r\n$4\r\nPING\r\n", b"*1\r\n$4\r\n
 SCRIPT = r"""
 import ast, sys
 from rillet.commands.table import COMMANDS
+from rillet.state import effect_argv
 from rillet.resp import parser
 from rillet.server import connection
 from rillet.server.connection import ClientConnection
@@ -70,7 +71,8 @@ class Transport:
 
 server = Server()
 effects = []  # what the AOF and replicas would get
-server.state.effect_sinks.append(effects.extend)
+server.state.effect_sinks.append(
+    lambda batch: effects.extend((db, effect_argv(argv)) for db, argv in batch))
 conn = ClientConnection(server)
 transport = Transport()
 conn.connection_made(transport)

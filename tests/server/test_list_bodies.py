@@ -11,32 +11,23 @@ listpack byte count, encoding) must be the same.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rillet.clock import ManualClock
 from rillet.commands import lists
-from rillet.commands.table import COMMANDS
 from rillet.dispatch import Dispatcher
 from rillet.resp.encoder import encode_into
 from rillet.state import ServerState
+from tests.helpers.bodies import bodies
+from tests.helpers.effects import recorder
 
 PYTHON = {"lpush": lists.lpush, "rpush": lists.rpush, "lpushx": lists.lpushx,
           "rpushx": lists.rpushx, "lpop": lists.lpop, "rpop": lists.rpop}
 
 
-@contextmanager
 def python_bodies():
-    saved = {name: COMMANDS[name].handler for name in PYTHON}
-    try:
-        for name, body in PYTHON.items():
-            COMMANDS[name].handler = body
-        yield
-    finally:
-        for name, handler in saved.items():
-            COMMANDS[name].handler = handler
+    return bodies(PYTHON)
 
 
 class Server:
@@ -46,7 +37,7 @@ class Server:
         self.state.config.set("list-max-listpack-size", str(max_size))
         self.effects: list = []
         self.events: list = []
-        self.state.effect_sinks.append(self.effects.extend)
+        self.state.effect_sinks.append(recorder(self.effects))
         publish = self.state.pubsub.publish
 
         def record(channel: bytes, message: bytes, shard: bool = False) -> int:

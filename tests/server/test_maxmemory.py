@@ -16,6 +16,7 @@ from rillet.engine.eviction import LFU_INIT_VAL, LfuParams, lfu_decayed, lfu_tou
 from rillet.memory import STARTUP_BYTES
 from rillet.notify import EVICTED, KEYEVENT
 from rillet.state import ServerState
+from tests.helpers.effects import recorder
 
 
 def _setup():
@@ -23,7 +24,7 @@ def _setup():
     state = ServerState(Config(), clock)
     dispatcher = Dispatcher(state)
     effects: list = []
-    state.effect_sinks.append(effects.extend)
+    state.effect_sinks.append(recorder(effects))
     return state, dispatcher, state.new_client(None), effects, clock
 
 

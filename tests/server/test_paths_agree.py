@@ -45,6 +45,7 @@ from rillet.resp import parser
 from rillet.server import connection
 from rillet.server.connection import ClientConnection
 from rillet.server.server import Server
+from tests.helpers.effects import recorder
 
 class Transport:
     def __init__(self): self.out = []
@@ -71,7 +72,7 @@ for scenario in ast.literal_eval(sys.stdin.read()):
     clock = ManualClock()
     server = Server(config, clock)
     effects = []  # what the AOF and replicas would get
-    server.state.effect_sinks.append(effects.extend)
+    server.state.effect_sinks.append(recorder(effects))
     conns = []
     for _ in range(scenario["clients"]):
         conn = ClientConnection(server)
@@ -221,6 +222,7 @@ SETUP = [
     ["SADD", "st", "a", "b", "c"], ["SADD", "st2", "b", "z"],
     ["RPUSH", "l", "a", "b", "c", "a"], ["ZADD", "z", "1", "a", "2", "b", "3", "c"],
     ["ARSET", "ar", "0", "a", "b", "c"], ["ARINSERT", "ar", "d"],
+    ["VADD", "vs", "VALUES", "2", "1", "0", "a"], ["VADD", "vs", "VALUES", "2", "0", "1", "b"],
     ["FUNCTION", "LOAD", "#!lua name=setuplib\nredis.register_function('sf', function() return 1 end)"],
     ["PFADD", "hll", "a", "b"], ["GEOADD", "geo", "13.361389", "38.115556", "P", "15.087269", "37.502669", "C"],
 ]
@@ -349,6 +351,8 @@ WRITES = {
     "ardel": ["ARDEL", "ar", "0", "7"], "ardelrange": ["ARDELRANGE", "ar", "2", "0"],
     "arinsert": ["ARINSERT", "ar", "e", "f"], "arring": ["ARRING", "ar", "2", "r"],
     "arseek": ["ARSEEK", "ar", "100"],
+    "vadd": ["VADD", "vs", "VALUES", "2", "1", "1", "c", "SETATTR", '{"x": 1}'],
+    "vrem": ["VREM", "vs", "a"], "vsetattr": ["VSETATTR", "vs", "b", '{"y": 2}'],
     "function|restore": ["FUNCTION", "RESTORE",
                          _function_payload(b"#!lua name=lib3\nredis.register_function('f3', function() return 3 end)"),
                          "REPLACE"],

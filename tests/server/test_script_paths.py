@@ -20,6 +20,7 @@ from rillet.config import Config
 from rillet.dispatch import Dispatcher
 from rillet.scripting import engine
 from rillet.state import ServerState
+from tests.helpers.effects import recorder
 
 SCRIPTS = [
     (b"redis.call('INCR', KEYS[1]); local v = redis.call('GET', KEYS[1]); "
@@ -85,7 +86,7 @@ def _run() -> tuple:
     state = ServerState(Config(), ManualClock())
     dispatcher = Dispatcher(state)
     effects: list = []
-    state.effect_sinks.append(effects.extend)
+    state.effect_sinks.append(recorder(effects))
     client = state.new_client(None)
     replies = []
     scripts = SCRIPTS + _generated(40)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from rillet.commands import strings
 from rillet.commands.table import COMMANDS
-from tests.server.test_fast_bodies import Server, bodies
+from tests.helpers.bodies import Server, Twins, counted
 
 _writes = pytest.importorskip("rillet.commands._writes")
 if COMMANDS["incr"].handler is not _writes.incr:  # RILLET_PURE: the table holds the Python
@@ -70,24 +70,10 @@ def _observe(server: Server) -> list[object]:
 @settings(max_examples=200, deadline=None)
 @given(steps, st.booleans(), st.booleans())
 def test_compiled_string_bodies_equal_the_reference(commands, sinks, events):
-    fast, reference = Server(sinks), Server(sinks)
-    notes: dict[int, list] = {id(fast): [], id(reference): []}
-    for server in (fast, reference):
-        if events:
-            server.state.config.set("notify-keyspace-events", "KEA")
-            server.state.notify = (lambda *a, _n=notes[id(server)]: _n.append(a))
+    twins = Twins(REFERENCE, sinks, events)
     for argv, tick in commands:
-        for server in (fast, reference):
-            server.clock.advance(tick)
-        ours = fast.run(argv)
-        with bodies(REFERENCE):
-            theirs = reference.run(argv)
-        assert ours == theirs, argv
-    assert fast.effects == reference.effects
-    assert notes[id(fast)] == notes[id(reference)]
-    with bodies(REFERENCE):
-        theirs = _observe(reference)
-    assert _observe(fast) == theirs
+        twins.run(argv, tick)
+    twins.check(_observe)
 
 
 def test_the_compiled_bodies_do_the_common_cases():
@@ -95,16 +81,9 @@ def test_the_compiled_bodies_do_the_common_cases():
     missing key or an integer, INCRBY, DECRBY do not call the Python bodies (counted
     here), a non-integer does; a TTL on another key changes nothing to that."""
     calls: list[bytes] = []
-
-    def counted(body):
-        def run(ctx, argv):
-            calls.append(argv[0])
-            return body(ctx, argv)
-        return run
-
     server = Server()
     server.run([b"SET", b"t", b"1", b"EX", b"100"])
-    _writes.bind_incr(*(counted(b) for b in (strings.incr, strings.decr, strings.incrby,
+    _writes.bind_incr(*(counted(calls)(b) for b in (strings.incr, strings.decr, strings.incrby,
                                             strings.decrby)))
     try:
         assert server.run([b"INCR", b"n"]) == b":1\r\n"

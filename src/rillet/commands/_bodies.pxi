@@ -64,6 +64,7 @@ cdef object _ServerState = ServerState
 cdef object _Tracking = Tracking
 cdef Py_ssize_t C_DB = _offset(Client, "db")
 cdef Py_ssize_t C_SERVER = _offset(Client, "server")
+cdef Py_ssize_t D_INDEX = _offset(Database, "index")
 cdef Py_ssize_t D_DATA = _offset(Database, "data")
 cdef Py_ssize_t D_EXPIRES = _offset(Database, "expires")
 cdef Py_ssize_t D_ENCODINGS = _offset(Database, "encodings")

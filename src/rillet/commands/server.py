@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import platform
 import resource
@@ -11,6 +12,7 @@ import time
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
+from rillet.commands.modules import module_info_lines
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
 from rillet.config import PARAMS, ConfigError, Param
@@ -212,7 +214,7 @@ def _section_keyspace(state: ServerState) -> list[tuple[str, object]]:
 
 
 def _section_modules(state: ServerState) -> list[tuple[str, object]]:
-    return []
+    return module_info_lines()
 
 
 def _section_cluster(state: ServerState) -> list[tuple[str, object]]:
@@ -538,7 +540,7 @@ def _key_specs(spec: CommandSpec) -> list:
 def command_info(spec: CommandSpec) -> list:
     subs = unique_subcommands(spec)
     return [
-        spec.name.encode(),
+        spec.shown_name,
         spec.arity,
         _flag_set(spec),
         spec.first_key,
@@ -551,14 +553,36 @@ def command_info(spec: CommandSpec) -> list:
     ]
 
 
+@functools.cache
+def _redis_docs() -> dict[str, dict[str, object]]:
+    # Imported on first use: 90 KB of text that only COMMAND DOCS reads (10-20 ms
+    # of every server start otherwise).
+    from rillet.commands.redis_docs import DOCS
+
+    return DOCS
+
+
+def _doc_field(field: str, value: object) -> object:
+    if field == "doc_flags":
+        return SetReply([SimpleString(flag.encode()) for flag in value])  # type: ignore[attr-defined]
+    if field == "history":
+        return SetReply([[version.encode(), text.encode()] for version, text in value])  # type: ignore[attr-defined]
+    return value.encode()  # type: ignore[attr-defined]
+
+
 def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:
+    """Redis's text (commands/redis_docs.py) where Redis has the command, else the spec's;
+    fields in addReplyCommandDocs's order, then `arguments` from the syntax line."""
+    if spec.module:  # Redis has no docs for a module command that registered none
+        return spec.shown_name, Map([(b"group", b"module"), (b"module", spec.module.encode())])
+    docs = _redis_docs().get(spec.name)
+    if docs is None:
+        docs = {"summary": spec.summary or spec.syntax, "since": spec.since, "group": spec.group}
+        if spec.complexity:
+            docs["complexity"] = spec.complexity
     items: list[tuple[bytes, object]] = [
-        (b"summary", (spec.summary or spec.syntax).encode()),
-        (b"since", spec.since.encode()),
-        (b"group", spec.group.encode()),
+        (field.encode(), _doc_field(field, value)) for field, value in docs.items()
     ]
-    if spec.complexity:
-        items.append((b"complexity", spec.complexity.encode()))
     if spec.handler is not None:
         args = syntax_arguments(spec.syntax, spec.name)
         if args:
@@ -626,15 +650,15 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
         names.append(spec)
         names.extend(unique_subcommands(spec))
     if len(argv) == 2:
-        return [s.name.encode() for s in names]
+        return [s.shown_name for s in names]
     if len(argv) != 5 or argv[2].upper() != b"FILTERBY":
         raise ReplyError(errors.SYNTAX)
     kind, value = argv[3].upper(), argv[4]
     if kind == b"PATTERN":
-        return [s.name.encode() for s in names if glob_match(value, s.name.encode(), nocase=True)]
+        return [s.shown_name for s in names if glob_match(value, s.name.encode(), nocase=True)]
     if kind == b"ACLCAT":
         category = value.lower().decode("utf-8", "replace")
-        return [s.name.encode() for s in names if category in acl_categories(s)]
+        return [s.shown_name for s in names if category in acl_categories(s)]
     if kind == b"MODULE":
         return []
     raise ReplyError(errors.SYNTAX)

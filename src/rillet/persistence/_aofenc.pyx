@@ -5,7 +5,8 @@ Every write command's effect is encoded once on its way to the AOF. In Python
 that costs ~0.5 us per XADD (hiredis.pack_command, plus the loop around it),
 a tenth of the whole command at 64 pipelined XADDs per read. A command whose
 arguments are all exact `bytes` (in a list) is an array of bulk strings,
-written here; anything else (a bytearray, memoryview or int
+written here, and one already encoded (state.Effect's `bytes` form, from a
+compiled body) is copied; anything else (a bytearray, memoryview or int
 argument) goes to `encode_command`, the Python reference, so the bytes are the
 same either way (tests/persistence/test_formats.py).
 """
@@ -17,58 +18,41 @@ from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
 from libc.string cimport memcpy
 
-
-cdef inline Py_ssize_t _digits(Py_ssize_t n) noexcept:
-    cdef Py_ssize_t d = 1
-    while n >= 10:
-        n //= 10
-        d += 1
-    return d
+from rillet.resp._command cimport bulk_size, digits, put_bulk, put_len
 
 
-cdef inline char* _put_len(char* p, char kind, Py_ssize_t n) noexcept:
-    """`kind` (b'*' or b'$'), n in decimal, CRLF at p; returns the end."""
-    cdef Py_ssize_t d = _digits(n), i
-    p[0] = kind
-    i = d
-    while i > 0:
-        p[i] = <char>(48 + n % 10)
-        n //= 10
-        i -= 1
-    p[d + 1] = 13
-    p[d + 2] = 10
-    return p + d + 3
+cdef inline char* _copy(char* p, object piece) noexcept:
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(piece)
+    memcpy(p, PyBytes_AS_STRING(piece), size)
+    return p + size
 
 
 cdef Py_ssize_t _command_size(object argv) noexcept:
-    """The RESP size of a list of exact `bytes`; -1 for anything else."""
+    """The RESP size of a list of exact `bytes`, or of a command already encoded
+    (state.Effect's `bytes` form); -1 for anything else."""
+    if PyBytes_CheckExact(argv):
+        return PyBytes_GET_SIZE(argv)
     if not PyList_CheckExact(argv):
         return -1
-    cdef Py_ssize_t n = PyList_GET_SIZE(argv), i, size, total
+    cdef Py_ssize_t n = PyList_GET_SIZE(argv), i, total
     cdef PyObject* arg
-    total = 3 + _digits(n)
+    total = 3 + digits(n)
     for i in range(n):
         arg = PyList_GET_ITEM(argv, i)
         if not PyBytes_CheckExact(<object>arg):
             return -1
-        size = PyBytes_GET_SIZE(<object>arg)
-        total += 5 + _digits(size) + size
+        total += bulk_size(<object>arg)
     return total
 
 
-cdef char* _write_command(char* p, list argv) noexcept:
+cdef char* _write_command(char* p, object argv) noexcept:
     """`argv` (sized by _command_size) as a RESP array of bulk strings at p; the end."""
-    cdef Py_ssize_t n = PyList_GET_SIZE(argv), i, size
-    cdef PyObject* arg
-    p = _put_len(p, 42, n)  # '*'
+    if PyBytes_CheckExact(argv):
+        return _copy(p, argv)
+    cdef Py_ssize_t n = PyList_GET_SIZE(argv), i
+    p = put_len(p, 42, n)  # '*'
     for i in range(n):
-        arg = PyList_GET_ITEM(argv, i)
-        size = PyBytes_GET_SIZE(<object>arg)
-        p = _put_len(p, 36, size)  # '$'
-        memcpy(p, PyBytes_AS_STRING(<object>arg), size)
-        p[size] = 13
-        p[size + 1] = 10
-        p += size + 2
+        p = put_bulk(p, <object>PyList_GET_ITEM(argv, i))
     return p
 
 
@@ -99,12 +83,6 @@ cdef Py_ssize_t _size_effects(list effects, long db, list extras, list rare,
     return total
 
 
-cdef inline char* _copy(char* p, object piece) noexcept:
-    cdef Py_ssize_t size = PyBytes_GET_SIZE(piece)
-    memcpy(p, PyBytes_AS_STRING(piece), size)
-    return p + size
-
-
 cdef long _write_effects(char* p, list effects, long db, list extras, list rare) except? -2:
     """Second pass: the effects at p, as _size_effects sized them; the db selected after."""
     cdef Py_ssize_t extra = 0, index = 0, next_rare = -1, rare_seen = 0
@@ -123,7 +101,7 @@ cdef long _write_effects(char* p, list effects, long db, list extras, list rare)
             rare_seen += 1
             next_rare = rare[rare_seen] if rare_seen < len(rare) else -1
         else:
-            p = _write_command(p, <list>(<tuple>effect)[1])
+            p = _write_command(p, (<tuple>effect)[1])
         index += 1
     return db
 

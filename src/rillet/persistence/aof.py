@@ -314,6 +314,9 @@ class AofWriter:
                 if db_index != self.selected_db:
                     buf += encode_select(db_index)
                     self.selected_db = db_index
+                if argv.__class__ is bytes:
+                    buf += argv  # an effect already encoded (state.Effect)
+                    continue
                 try:
                     # hiredis encodes a command in C, about twice as fast as any
                     # bytes formatting in Python; it refuses bytearray/memoryview.

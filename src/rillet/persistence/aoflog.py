@@ -30,7 +30,9 @@ def encode_select(db_index: int) -> bytes:
     return _SELECT_PREFIX + b"$%d\r\n%s\r\n" % (len(digits), digits)
 
 
-def encode_command(argv: list[bytes]) -> bytes:
+def encode_command(argv: list[bytes] | bytes) -> bytes:
+    if argv.__class__ is bytes:
+        return argv  # an effect already encoded (state.Effect)
     parts = [b"*%d\r\n" % len(argv)]
     for arg in argv:
         if arg.__class__ is not bytes:

@@ -20,6 +20,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItemWithError
 from libc.string cimport memcmp
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime, timespec
 
 from rillet.resp._encoder cimport put
@@ -90,6 +91,16 @@ cdef Py_ssize_t S_SINKS = _offset(ServerState, "effect_sinks")
 cdef Py_ssize_t S_MEMORY = _offset(ServerState, "memory")
 cdef Py_ssize_t S_GATED = _offset(ServerState, "gated")
 cdef Py_ssize_t C_CLOSING = _offset(Client, "closing")
+cdef Py_ssize_t C_MULTI = _offset(Client, "_multi")
+
+
+cdef inline void _clear_slot(object obj, Py_ssize_t offset) noexcept:
+    """obj.<slot> = None at its offset (a generic setattr costs ~150 instructions)."""
+    cdef PyObject** where = <PyObject**>((<char*><PyObject*>obj) + offset)
+    cdef PyObject* old = where[0]
+    Py_INCREF(None)
+    where[0] = <PyObject*>None
+    Py_XDECREF(old)
 
 
 cdef inline object _attr(object state, Py_ssize_t offset, str name):
@@ -251,7 +262,10 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
                 and not _attr(state, S_GATED, "gated")):
             # publish_write's one-effect case inline too (keep in step): a handler
             # that propagated its effect (XADD's ID), outside a transaction.
-            state._effects = None
+            if type(state) is _ServerState:  # state._effects = None, at its slot
+                _clear_slot(state, S_EFFECTS)
+            else:
+                state._effects = None
             for sink in _attr(state, S_SINKS, "effect_sinks"):
                 sink(effects)
         else:
@@ -387,7 +401,8 @@ def run_replicated(dispatcher, state, client, list commands, Py_ssize_t start, b
         if type(reply) is _ReplyError:
             counts.flush()
             failed(argv, reply)
-        if (client._multi is not None) != in_multi:
+        multi = _slot(client, C_MULTI, "_multi") if type(client) is _Client else client._multi
+        if (multi is not None) != in_multi:
             counts.flush()
             return index + 1
     counts.flush()

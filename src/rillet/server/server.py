@@ -100,40 +100,18 @@ class Server:
         self.loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
         config = self.config
-        backlog = config["tcp-backlog"]
-        port = config["port"]
-        if port:
-            for host in str(config["bind"]).split():
-                listener = await self.loop.create_server(
-                    lambda: ClientConnection(self), host.lstrip("-"), port, backlog=backlog,
-                    reuse_address=True,
-                )
-                self._listeners.append(listener)
-                self.plain_listeners.append(listener)
-                if not self.port:
-                    self.port = listener.sockets[0].getsockname()[1]
-        tls_port = config["tls-port"]
-        if tls_port:
-            context = self.tls_context or server_context(config)
-            for host in str(config["bind"]).split():
-                listener = await self.loop.create_server(
-                    lambda: ClientConnection(self), host.lstrip("-"), tls_port, backlog=backlog,
-                    reuse_address=True, ssl=context,
-                )
-                self._listeners.append(listener)
-                if not self.tls_port:
-                    self.tls_port = listener.sockets[0].getsockname()[1]
-        if config["unixsocket"]:
-            path = str(config["unixsocket"])
-            if os.path.exists(path):
-                os.unlink(path)
-            listener = await self.loop.create_unix_server(
-                lambda: ClientConnection(self), path, backlog=backlog
-            )
-            if config["unixsocketperm"]:
-                os.chmod(path, config["unixsocketperm"])  # type: ignore[arg-type]
-            self._listeners.append(listener)
-            self.plain_listeners.append(listener)
+        try:
+            tcp = await self._create_listeners()
+        except BaseException:
+            for listener in self._listeners:
+                listener.close()
+            raise
+        # Every listener is bound before any of them accepts (Redis binds them all
+        # before its event loop runs): a client that got PONG on the plain port
+        # finds the TLS port and the unix socket open too. The plain TCP ones
+        # start last, as asyncio's start_serving yields to the loop after each.
+        for listener in sorted(self._listeners, key=lambda each: each in tcp):
+            await listener.start_serving()
         self._tasks.append(asyncio.ensure_future(self._cron()))
         for task in self.startup_tasks:
             self._tasks.append(asyncio.ensure_future(task()))
@@ -143,6 +121,48 @@ class Server:
             f" and TLS port {self.tls_port}" if self.tls_port else "",
             f" and unix socket {config['unixsocket']}" if config["unixsocket"] else "",
         )
+
+    async def _create_listeners(self) -> list[asyncio.base_events.Server]:
+        """Bind every listener (`start_serving=False`: none accepts yet) into
+        `_listeners`; returns the plain TCP ones."""
+        config = self.config
+        tcp: list[asyncio.base_events.Server] = []
+        backlog = config["tcp-backlog"]
+        port = config["port"]
+        if port:
+            for host in str(config["bind"]).split():
+                listener = await self.loop.create_server(
+                    lambda: ClientConnection(self), host.lstrip("-"), port, backlog=backlog,
+                    reuse_address=True, start_serving=False,
+                )
+                self._listeners.append(listener)
+                self.plain_listeners.append(listener)
+                tcp.append(listener)
+                if not self.port:
+                    self.port = listener.sockets[0].getsockname()[1]
+        tls_port = config["tls-port"]
+        if tls_port:
+            context = self.tls_context or server_context(config)
+            for host in str(config["bind"]).split():
+                listener = await self.loop.create_server(
+                    lambda: ClientConnection(self), host.lstrip("-"), tls_port, backlog=backlog,
+                    reuse_address=True, ssl=context, start_serving=False,
+                )
+                self._listeners.append(listener)
+                if not self.tls_port:
+                    self.tls_port = listener.sockets[0].getsockname()[1]
+        if config["unixsocket"]:
+            path = str(config["unixsocket"])
+            if os.path.exists(path):
+                os.unlink(path)
+            listener = await self.loop.create_unix_server(
+                lambda: ClientConnection(self), path, backlog=backlog, start_serving=False,
+            )
+            if config["unixsocketperm"]:
+                os.chmod(path, config["unixsocketperm"])  # type: ignore[arg-type]
+            self._listeners.append(listener)
+            self.plain_listeners.append(listener)
+        return tcp
 
     async def wait_closed(self) -> None:
         assert self._stopped is not None

@@ -1,0 +1,105 @@
+"""Holding a command's body (compiled or hand-specialised) to a reference body.
+
+Generated command sequences run on two in-process servers: `Twins.fast` answers
+with the table's handlers (the compiled bodies when built), `Twins.reference`
+with the reference bodies swapped into the table for each call. Replies,
+effects, keyspace events and whatever the test observes afterwards must be the
+same. tests/server/test_*_bodies.py use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rillet.clock import ManualClock
+from rillet.commands.table import COMMANDS
+from rillet.dispatch import Dispatcher
+from rillet.resp.encoder import encode_into
+from rillet.state import ServerState
+from tests.helpers.effects import recorder
+
+Body = Callable[..., object]
+
+
+@contextmanager
+def bodies(replacements: dict[str, Body]) -> Iterator[None]:
+    """The table answers `name` with `replacements[name]` meanwhile."""
+    saved = {name: COMMANDS[name].handler for name in replacements}
+    try:
+        for name, body in replacements.items():
+            COMMANDS[name].handler = body
+        yield
+    finally:
+        for name, handler in saved.items():
+            COMMANDS[name].handler = handler
+
+
+class Server:
+    """A ServerState on a manual clock, its effects kept in `effects` (when `sinks`)."""
+
+    def __init__(self, sinks: bool = True) -> None:
+        self.clock = ManualClock()
+        self.state = ServerState(clock=self.clock)
+        self.effects: list = []
+        if sinks:
+            self.state.effect_sinks.append(recorder(self.effects))
+        self.dispatcher = Dispatcher(self.state)
+        self.client = self.state.new_client(None)
+
+    def run(self, argv: list[bytes], client=None) -> bytes:
+        out = bytearray()
+        encode_into(out, self.dispatcher.execute(client or self.client, argv), False)
+        return bytes(out)
+
+
+def counted(calls: list[bytes]) -> Callable[[Body], Body]:
+    """Wraps a body so that each call appends its command name to `calls` (to show
+    which calls reached the Python body and which the compiled one kept)."""
+
+    def wrap(body: Body) -> Body:
+        def run(ctx, argv):
+            calls.append(argv[0])
+            return body(ctx, argv)
+        return run
+
+    return wrap
+
+
+class Twins:
+    """Two servers, configured alike: `fast` with the table's handlers, `reference`
+    with `reference_bodies`. `config` is set on both; with `events`, keyspace events
+    are on and each server's notifications are recorded instead of published."""
+
+    def __init__(self, reference_bodies: dict[str, Body], sinks: bool = True,
+                 events: bool = False, config: dict[str, str] | None = None) -> None:
+        self.reference_bodies = reference_bodies
+        self.fast, self.reference = Server(sinks), Server(sinks)
+        self.notes: dict[int, list] = {id(self.fast): [], id(self.reference): []}
+        for server in (self.fast, self.reference):
+            for name, value in (config or {}).items():
+                server.state.config.set(name, value)
+            if events:
+                server.state.config.set("notify-keyspace-events", "KEA")
+                server.state.notify = (lambda *a, _n=self.notes[id(server)]: _n.append(a))
+
+    def run(self, argv: list[bytes], tick: int = 0) -> bytes:
+        """One command on both (after moving both clocks by `tick` ms): same reply."""
+        if tick:
+            for server in (self.fast, self.reference):
+                server.clock.advance(tick)
+        ours = self.fast.run(argv)
+        with bodies(self.reference_bodies):
+            theirs = self.reference.run(argv)
+        assert ours == theirs, argv
+        return ours
+
+    def check(self, observe: Callable[[Server], object]) -> None:
+        """Same effects and notifications so far, and the same `observe(server)` (the
+        reference observed with its own bodies too)."""
+        assert self.fast.effects == self.reference.effects
+        assert self.notes[id(self.fast)] == self.notes[id(self.reference)]
+        ours = observe(self.fast)
+        with bodies(self.reference_bodies):
+            theirs = observe(self.reference)
+        assert ours == theirs
