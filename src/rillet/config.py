@@ -231,17 +231,17 @@ PARAMS = [
     Param("save", "save", [(3600, 1), (300, 100), (60, 10000)]),
     Param("dbfilename", "string", "dump.rdb", protected=True),
     Param("rdbcompression", "bool", True),
-    Param("rdbchecksum", "bool", True),
+    Param("rdbchecksum", "bool", True, immutable=True),
     Param("appendonly", "bool", False),
     Param("appendfilename", "string", "appendonly.aof", immutable=True),
     Param("appenddirname", "string", "appendonlydir", immutable=True),
-    Param("appendfsync", "enum", "everysec", choices=("always", "everysec", "no")),
+    Param("appendfsync", "enum", "everysec", choices=("everysec", "always", "no")),
     Param("aof-load-truncated", "bool", True),
     Param("aof-use-rdb-preamble", "bool", True),
     Param("auto-aof-rewrite-percentage", "int", 100, 0, _MAX32),
     Param("auto-aof-rewrite-min-size", "memory", 64 * 1024 * 1024, 0, _MAX64),
     Param("no-appendfsync-on-rewrite", "bool", False),
-    Param("maxclients", "int", 10000, 1, 2**32 - 1),
+    Param("maxclients", "int", 10000, 1, 2**32 - 1, unsigned=True),
     Param("timeout", "int", 0, 0, _MAX32),
     Param("tcp-keepalive", "int", 300, 0, _MAX32),
     Param("proto-max-bulk-len", "memory", 512 * 1024 * 1024, 1024 * 1024, _MAX64),
@@ -277,7 +277,7 @@ PARAMS = [
     Param("min-replicas-max-lag", "int", 10, 0, _MAX32, aliases=("min-slaves-max-lag",)),
     Param("masterauth", "string", "", sensitive=True),
     Param("masteruser", "string", "", sensitive=True),
-    Param("repl-backlog-ttl", "int", 3600, 0, _MAX32),
+    Param("repl-backlog-ttl", "int", 3600, 0, _MAX64),
     Param("repl-ping-replica-period", "int", 10, 1, _MAX32, aliases=("repl-ping-slave-period",)),
     Param("repl-timeout", "int", 60, 1, _MAX32),
     Param("replica-serve-stale-data", "bool", True, aliases=("slave-serve-stale-data",)),
@@ -292,13 +292,13 @@ PARAMS = [
     Param("cluster-enabled", "bool", False, immutable=True),
     Param("protected-mode", "bool", True),
     Param("io-threads", "int", 1, 1, 128, immutable=True),
-    Param("list-max-listpack-size", "int", -2, -5, _MAX32),
-    Param("hash-max-listpack-entries", "int", 512, 0, _MAX64),
+    Param("list-max-listpack-size", "int", -2, -_MAX32 - 1, _MAX32),
+    Param("hash-max-listpack-entries", "int", 512, 0, _MAX64, unsigned=True),
     Param("hash-max-listpack-value", "memory", 64, 0, _MAX64),
-    Param("set-max-intset-entries", "int", 512, 0, _MAX64),
-    Param("set-max-listpack-entries", "int", 128, 0, _MAX64),
-    Param("set-max-listpack-value", "memory", 64, 0, _MAX64),
-    Param("zset-max-listpack-entries", "int", 128, 0, _MAX64),
+    Param("set-max-intset-entries", "int", 512, 0, _MAX64, unsigned=True),
+    Param("set-max-listpack-entries", "int", 128, 0, _MAX64, unsigned=True),
+    Param("set-max-listpack-value", "int", 64, 0, _MAX64, unsigned=True),
+    Param("zset-max-listpack-entries", "int", 128, 0, _MAX64, unsigned=True),
     Param("zset-max-listpack-value", "memory", 64, 0, _MAX64),
     Param("hll-sparse-max-bytes", "memory", 3000, 0, _MAX64),
     Param("list-compress-depth", "int", 0, 0, _MAX32),
@@ -362,9 +362,12 @@ def _parse_memory_or_percent(text: str) -> int:
                 raise ConfigError(errors.CONFIG_PERCENT_MAX.format(100))
             return -int(digits)
     try:
-        return parse_memory(text)
+        value = parse_memory(text)
     except ConfigError:
-        raise ConfigError(errors.CONFIG_MEMORY_OR_PERCENT) from None
+        value = -1
+    if value < 0:
+        raise ConfigError(errors.CONFIG_MEMORY_OR_PERCENT)
+    return value
 
 
 _SHUTDOWN_FLAGS = ("default", "save", "nosave", "now", "force")
@@ -394,6 +397,21 @@ def _parse_locale(text: str) -> str:
     return text
 
 
+_AUX_INVALID = frozenset("!#$%&()*+;<>?@[]^{|}~")
+
+
+def _parse_hostname(text: str) -> str:
+    if any(not (c.isascii() and (c.isalnum() or c in "-.")) for c in text):
+        raise ConfigError(errors.CONFIG_BAD_HOSTNAME)
+    return text
+
+
+def _parse_human_nodename(text: str) -> str:
+    if any(c in _AUX_INVALID for c in text):
+        raise ConfigError(errors.CONFIG_BAD_NODENAME)
+    return text
+
+
 def _custom(name: str, default: object, parser: Callable[[str], object],
             renderer: Callable[[object], str], **kwargs: object) -> Param:
     return Param(name, "custom", default, parser=parser, renderer=renderer,  # type: ignore[arg-type]
@@ -404,7 +422,7 @@ PARAMS += [
     Param("activedefrag", "bool", False),
     Param("active-defrag-cycle-max", "int", 25, 1, 99),
     Param("active-defrag-cycle-min", "int", 1, 1, 99),
-    Param("active-defrag-ignore-bytes", "memory", 100 * 1024 * 1024, 0, _MAX64),
+    Param("active-defrag-ignore-bytes", "memory", 100 * 1024 * 1024, 1, _MAX64),
     Param("active-defrag-max-scan-fields", "int", 1000, 1, _MAX64),
     Param("active-defrag-threshold-lower", "int", 10, 0, 1000),
     Param("active-defrag-threshold-upper", "int", 100, 0, 1000),
@@ -426,8 +444,8 @@ PARAMS += [
     Param("cluster-allow-reads-when-down", "bool", False),
     Param("cluster-allow-replica-migration", "bool", True),
     Param("cluster-announce-bus-port", "int", 0, 0, 65535),
-    Param("cluster-announce-hostname", "string", ""),
-    Param("cluster-announce-human-nodename", "string", ""),
+    _custom("cluster-announce-hostname", "", _parse_hostname, str),
+    _custom("cluster-announce-human-nodename", "", _parse_human_nodename, str),
     Param("cluster-announce-ip", "string", ""),
     Param("cluster-announce-port", "int", 0, 0, 65535),
     Param("cluster-announce-tls-port", "int", 0, 0, 65535),

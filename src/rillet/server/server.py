@@ -24,6 +24,7 @@ from rillet.commands import table
 from rillet.commands.acl import load_startup_users
 from rillet.commands.functions import restore_library
 from rillet.commands.hashes import active_expire_fields
+from rillet.commands.server import sample_instantaneous
 from rillet.config import Config
 from rillet.dispatch import Dispatcher
 from rillet.errors import ReplyError
@@ -91,6 +92,7 @@ class Server:
         self._flush_scheduled = False
         self.cron_hooks: list[Callable[[], None]] = []  # run on every cron tick
         self.cron_hooks.append(self.state.memory.cron)  # LRU/LFU clocks, eviction carried on
+        self.cron_hooks.append(functools.partial(sample_instantaneous, self.state))  # INFO's rates
         self.config.watch("client-output-buffer-limit", lambda _value: self._output_limits_changed())
         self.startup_tasks: list[Callable[[], Awaitable[None]]] = []  # started once listening
         self.exit_code = 0
