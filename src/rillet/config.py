@@ -382,6 +382,15 @@ def _parse_shutdown_flags(text: str) -> tuple[str, ...]:
     return tuple(flag for flag in _SHUTDOWN_FLAGS[1:] if flag in words)
 
 
+def signal_save(flags: object) -> bool | None:
+    """shutdown-on-sigterm/-sigint's SAVE or NOSAVE (None: save if save points are set).
+    NOW and FORCE are accepted: rillet's shutdown neither waits for replicas nor stops
+    on a failed save."""
+    if "save" in flags:  # type: ignore[operator]
+        return True
+    return False if "nosave" in flags else None  # type: ignore[operator]
+
+
 def _parse_locale(text: str) -> str:
     # Redis calls setlocale(LC_COLLATE); rillet compares bytes (SORT ALPHA, docs/compat.md),
     # so the name is only checked, and the process's locale is put back.

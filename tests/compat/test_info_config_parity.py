@@ -394,3 +394,17 @@ def test_config_rewrite_writes_new_parameters_as_redis(tmp_path):
     # The same lines; the order of the appended ones is each server's table order.
     assert sorted(lines["rillet"]) == sorted(lines["redis8"]), lines
     assert lines["rillet"][:3] == lines["redis8"][:3]
+
+
+@pytest.mark.parametrize(("setting", "saved"), [("nosave", False), ("default", True)])
+def test_shutdown_on_sigterm_save_or_not(tmp_path, setting, saved):
+    # With save points, SIGTERM saves (Redis's default); shutdown-on-sigterm NOSAVE skips it.
+    handle = servers.start_rillet("--save", "3600 1000", "--shutdown-on-sigterm", setting,
+                                  dir=str(tmp_path))
+    try:
+        with Wire(handle.port) as wire:
+            assert wire.call("SET", "k", "v") == b"+OK\r\n"
+    finally:
+        handle.stop()  # SIGTERM
+    assert handle.proc.returncode == 0
+    assert (tmp_path / "dump.rdb").exists() == saved

@@ -25,7 +25,7 @@ from rillet.commands.acl import load_startup_users
 from rillet.commands.functions import restore_library
 from rillet.commands.hashes import active_expire_fields
 from rillet.commands.server import sample_instantaneous
-from rillet.config import Config
+from rillet.config import Config, signal_save
 from rillet.dispatch import Dispatcher
 from rillet.errors import ReplyError
 from rillet.server import busy
@@ -424,9 +424,12 @@ def run_loop(main) -> None:
 async def serve(server: Server, ready: Callable[[Server], None] | None = None) -> None:
     await server.start()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig, setting in ((signal.SIGTERM, "shutdown-on-sigterm"),
+                         (signal.SIGINT, "shutdown-on-sigint")):
         try:
-            loop.add_signal_handler(sig, server.request_shutdown)
+            # Read when the signal comes: CONFIG SET may have changed it.
+            loop.add_signal_handler(sig, lambda setting=setting: server.request_shutdown(
+                save=signal_save(server.config[setting])))
         except (NotImplementedError, RuntimeError):
             pass
     if ready is not None:
