@@ -520,6 +520,9 @@ PARAMS += [
     Param("syslog-ident", "string", "redis", immutable=True),
 ]
 
+# Written by CONFIG REWRITE even at their default (Redis forces them).
+ALWAYS_REWRITTEN = frozenset({"latency-tracking-info-percentiles"})
+
 # Redis 6's names of the listpack limits, still accepted and listed by Redis 8.
 _OLD_NAMES = {
     "hash-max-listpack-entries": "hash-max-ziplist-entries",
@@ -633,10 +636,11 @@ class Config:
         out: list[str] = []
         written: set[str] = set()
         pending_users = list(users or [])
+        signed = False  # the file has Redis's marker: it stays where it is
         for line in old_text.splitlines():
             stripped = line.strip()
             if stripped == REWRITE_MARKER:
-                continue
+                signed = True
             words = split_args(stripped.encode()) if stripped and not stripped.startswith("#") else None
             name = words[0].decode("utf-8", "replace").lower() if words else ""
             if name == "user":
@@ -648,11 +652,22 @@ class Config:
                 out.append(line)
             elif param.name not in written:
                 written.add(param.name)
+                if param.name == "replicaof" and not self.values["replicaof"]:
+                    continue  # a master: Redis drops the file's replicaof lines
                 out.append(self._directive(param))
-        added = [self._directive(p) for p in PARAMS
-                 if p.name not in written and self.values[p.name] != p.default]
+        added = [self._directive(p) for p in PARAMS if p.name not in written and (
+            self.values[p.name] != p.default or p.name in ALWAYS_REWRITTEN)]
         added += pending_users
-        if added:
+        # Redis's layout (checked against 8.2.3): a file that has the marker gets a
+        # blank line and the new lines at its end; one without gets a blank line
+        # (unless it is empty or ends with one), the marker, then the new lines.
+        if signed:
+            if out and out[-1]:
+                out.append("")
+            out += added
+        elif added:
+            if out and out[-1].strip():
+                out.append("")
             out += [REWRITE_MARKER, *added]
         return "\n".join(out) + "\n"
 

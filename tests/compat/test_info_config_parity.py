@@ -10,6 +10,7 @@ the session's).
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 
@@ -416,3 +417,38 @@ def test_shutdown_on_sigterm_save_or_not(tmp_path, setting, saved):
         handle.stop()  # SIGTERM
     assert handle.proc.returncode == 0
     assert (tmp_path / "dump.rdb").exists() == saved
+
+
+def test_config_rewrite_after_replicaof_as_sentinel_does(tmp_path):
+    """Sentinel's failover: MULTI, REPLICAOF, CONFIG REWRITE, CLIENT KILL, EXEC; then
+    REPLICAOF NO ONE and a rewrite drop the line again."""
+    binary = servers.redis8_binary()
+    if binary is None:
+        pytest.skip("redis8 binary not available")
+    seen = {}
+    for kind in ("rillet", "redis8"):
+        work = tmp_path / kind
+        work.mkdir()
+        conf = work / "server.conf"
+        conf.write_text("# mine\nreplicaof 127.0.0.1 1\n")
+        start = servers.start_rillet if kind == "rillet" else functools.partial(
+            servers.start_redis, binary, kind=kind)
+        handle = start(dir=str(work), config=str(conf))
+        texts = []
+        try:
+            with Wire(handle.port) as wire:
+                assert wire.call("REPLICAOF", "NO", "ONE") == b"+OK\r\n"
+                assert wire.call("CONFIG", "REWRITE") == b"+OK\r\n"
+                texts.append(conf.read_text())
+                for args in (("MULTI",), ("REPLICAOF", "127.0.0.1", "2"), ("CONFIG", "REWRITE"),
+                             ("CLIENT", "KILL", "TYPE", "pubsub")):
+                    wire.call(*args)
+                assert wire.call("EXEC") == b"*3\r\n+OK\r\n+OK\r\n:0\r\n"
+                texts.append(conf.read_text())
+        finally:
+            handle.stop()
+        seen[kind] = [[line for line in text.splitlines() if not line.startswith(("dir ", "save ",
+                       "logfile ", "appendonly ", "daemonize ", "bind ", "port "))]
+                      for text in texts]
+    assert seen["rillet"] == seen["redis8"], seen
+    assert seen["rillet"][1][-1] == "replicaof 127.0.0.1 2"
