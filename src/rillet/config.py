@@ -301,6 +301,8 @@ PARAMS = [
     Param("zset-max-listpack-entries", "int", 128, 0, _MAX64, unsigned=True),
     Param("zset-max-listpack-value", "memory", 64, 0, _MAX64),
     Param("hll-sparse-max-bytes", "memory", 3000, 0, _MAX64),
+    # The vectorset module's: VSIM/VADD CAS on the main thread; rillet's always run inline.
+    Param("vset-force-single-threaded-execution", "bool", False),
     Param("list-compress-depth", "int", 0, 0, _MAX32),
     Param("latency-tracking", "bool", True),
     Param("enable-debug-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),

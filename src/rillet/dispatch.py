@@ -66,6 +66,8 @@ class Dispatcher:
         client.last_command = spec.name_bytes
         if not spec.min_argc <= len(argv) <= spec.max_argc:
             return self._reject(client, errors.wrong_arity(spec.name), spec)
+        if spec.protected_by and not client.protected_action_allowed(spec.protected_by):
+            return self._reject(client, errors.PROTECTED_REFUSED[spec.protected_by], spec)
         # The rare states (not authenticated, in MULTI, loading, writes refused)
         # are folded into one flag, so the common path costs one attribute read.
         if client.gated:

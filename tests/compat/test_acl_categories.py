@@ -13,7 +13,7 @@ from rillet.commands import table
 from tests.helpers.wire import Wire
 
 # Commands Redis 8.2.3 lacks (newer than it) or knows as one command (DEBUG's subcommands).
-NOT_IN_REDIS_8_2 = {"xnack", "xcfgset", "xidmprecord", "digest", "delex", "msetex"} | {
+NOT_IN_REDIS_8_2 = {"xnack", "xcfgset", "xidmprecord", "digest", "delex", "msetex", "vrange"} | {
     s.name for s in table.all_specs() if s.group == "array"}  # Redis 8.8's arrays
 
 

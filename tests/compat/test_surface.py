@@ -52,9 +52,10 @@ def test_memory_doctor_and_script_debug_no(pair8, resp):
     pair8.check("COMMAND", "GETKEYSANDFLAGS", "set", "k", "v", "GET")
 
 
-def test_module_list_is_empty(pair8):
-    # The Redis 8.2.3 fixture has its vectorset module loaded; rillet has none.
-    assert pair8.ours.call("MODULE", "LIST") == b"*0\r\n"
+def test_module_list_has_vectorset(pair8):
+    # Redis 8 has its vector sets module built in; rillet has the same commands.
+    pair8.check("MODULE", "LIST")
+    pair8.check("INFO", "modules")
 
 
 def test_module_load_when_allowed(rillet_server):
@@ -70,6 +71,8 @@ def test_module_load_when_allowed(rillet_server):
                 b"-ERR Error loading the extension.")
             assert wire.call("MODULE", "UNLOAD", "x") == (
                 b"-ERR Error unloading module: no such module with that name\r\n")
+            assert wire.call("MODULE", "UNLOAD", "VectorSet") == (
+                b"-ERR Error unloading module: the module can't be unloaded\r\n")
     finally:
         server.stop()
 
@@ -188,3 +191,16 @@ def test_latency_histogram_shape(pair8):
     pair8.ours.call("GET", "k1")
     assert parse(pair8.ours.call("LATENCY", "HISTOGRAM", "get")) == {}
     pair8.ours.call("CONFIG", "SET", "latency-tracking", "yes")
+
+
+def test_protected_commands_are_refused_before_multi_queues_them(pair8):
+    # Redis's CMD_PROTECTED check (processCommand) comes before MULTI queues a command:
+    # the refusal is the queueing reply and EXEC aborts. All of DEBUG is protected.
+    pair8.check("MULTI")
+    pair8.check("MODULE", "LOAD", "/nonexistent.so")
+    pair8.check("MODULE", "LIST")
+    pair8.check("EXEC")
+    pair8.check("DEBUG", "HELP")
+    pair8.check("MULTI")
+    pair8.check("DEBUG", "SLEEP", "0")
+    pair8.check("EXEC")

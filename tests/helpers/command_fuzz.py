@@ -276,7 +276,10 @@ NOT_YET_FUZZED_MODULES = {
     "rillet.commands.sort",
     "rillet.commands.arrays",  # Redis 8.8: no reference server has them (tests/server/test_arrays.py)
     "rillet.commands.tracking",  # REDIRECT names client ids, which differ between servers
-    "rillet.commands.modules", "rillet.commands.diagnostics", "rillet.commands.migrate",  # vectorset in the fixture; figures of the run; MIGRATE connects out
+    "rillet.commands.diagnostics", "rillet.commands.migrate",  # figures of the run; MIGRATE connects out
+    # Vector sets: the generator cannot build vectors (VALUES n x1..xn), and VLINKS, VINFO
+    # max-level and VRANDMEMBER depend on random levels (tests/compat/test_vectorsets.py).
+    "rillet.commands.vectorsets",
 }
 NOT_YET_FUZZED = {"copy", "move", "swapdb", "touch", "randomkey", "object|freq",
                   "object|idletime", "object|refcount",

@@ -222,6 +222,7 @@ SETUP = [
     ["SADD", "st", "a", "b", "c"], ["SADD", "st2", "b", "z"],
     ["RPUSH", "l", "a", "b", "c", "a"], ["ZADD", "z", "1", "a", "2", "b", "3", "c"],
     ["ARSET", "ar", "0", "a", "b", "c"], ["ARINSERT", "ar", "d"],
+    ["VADD", "vs", "VALUES", "2", "1", "0", "a"], ["VADD", "vs", "VALUES", "2", "0", "1", "b"],
     ["FUNCTION", "LOAD", "#!lua name=setuplib\nredis.register_function('sf', function() return 1 end)"],
     ["PFADD", "hll", "a", "b"], ["GEOADD", "geo", "13.361389", "38.115556", "P", "15.087269", "37.502669", "C"],
 ]
@@ -350,6 +351,8 @@ WRITES = {
     "ardel": ["ARDEL", "ar", "0", "7"], "ardelrange": ["ARDELRANGE", "ar", "2", "0"],
     "arinsert": ["ARINSERT", "ar", "e", "f"], "arring": ["ARRING", "ar", "2", "r"],
     "arseek": ["ARSEEK", "ar", "100"],
+    "vadd": ["VADD", "vs", "VALUES", "2", "1", "1", "c", "SETATTR", '{"x": 1}'],
+    "vrem": ["VREM", "vs", "a"], "vsetattr": ["VSETATTR", "vs", "b", '{"y": 2}'],
     "function|restore": ["FUNCTION", "RESTORE",
                          _function_payload(b"#!lua name=lib3\nredis.register_function('f3', function() return 3 end)"),
                          "REPLACE"],

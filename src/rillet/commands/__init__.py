@@ -34,6 +34,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations)
     strings,
     tracking,
     transactions,
+    vectorsets,
     zsets,
 )
 

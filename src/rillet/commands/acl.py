@@ -316,7 +316,7 @@ def denial_text(outcome: int, user: model.User, spec, argv: list[bytes], index: 
                 command_text: str, key_text: str, channel_text: str) -> str:
     name = _text(user.name)
     if outcome == model.DENIED_CMD:
-        return command_text.format(name, spec.name)
+        return command_text.format(name, spec.shown_name.decode())
     if outcome == model.DENIED_KEY:
         return key_text.format(name, _text(argv[index]))
     return channel_text.format(name, _text(argv[index]))
@@ -336,7 +336,7 @@ def refuse(ctx: Client, spec, argv: list[bytes], at_exec: bool = False,
     acl = ctx.server.acl
     reason = {model.DENIED_CMD: "command", model.DENIED_KEY: "key",
               model.DENIED_CHANNEL: "channel"}[outcome]
-    obj = spec.name.encode() if outcome == model.DENIED_CMD else argv[index]
+    obj = spec.shown_name if outcome == model.DENIED_CMD else argv[index]
     if context is None:
         context = "multi" if ctx.multi is not None or at_exec else "toplevel"
     now = ctx.server.clock.now_ms()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.acl import User
 from rillet.commands.args import Options, parse_int
+from rillet.commands.modules import module_entries
 from rillet.commands.table import command, help_reply, redact_from, redact_options
 from rillet.errors import ReplyError
 from rillet.resp.types import OK, PONG, Map, SimpleString, Verbatim
@@ -130,7 +131,7 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
         (b"id", ctx.id),
         (b"mode", b"standalone"),
         (b"role", role),
-        (b"modules", []),
+        (b"modules", module_entries()),
     ])
 
 

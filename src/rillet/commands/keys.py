@@ -415,9 +415,11 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
         return 0
     dst = ctx.server.keyspace[target]
     replaced = dst.get(dst_key)
+    if replaced is not None and not replace:
+        return 0
+    if not getattr(value, "COPYABLE", True):  # a module type without a copy callback
+        raise ReplyError(errors.VSET_NO_COPY)
     if replaced is not None:
-        if not replace:
-            return 0
         dst.delete(dst_key)
     dst.set(dst_key, copy_value(value))
     if src_key in src.encodings:

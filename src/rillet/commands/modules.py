@@ -1,6 +1,7 @@
-"""MODULE: rillet loads no modules.
+"""MODULE: rillet loads no modules; it has Redis 8's built-in one, vectorset.
 
-MODULE LIST is empty. LOAD, LOADEX and UNLOAD are Redis's protected commands:
+MODULE LIST (and HELLO, INFO modules) show vectorset as Redis 8 shows its
+built-in vector sets module (commands/vectorsets.py). LOAD, LOADEX and UNLOAD are Redis's protected commands:
 refused as Redis refuses them unless `enable-module-command` allows them (its
 default is "no", so a default Redis and rillet give the same error). Where they
 are allowed, LOAD/LOADEX answer Redis's error for a library that fails to load
@@ -13,15 +14,27 @@ from __future__ import annotations
 from rillet import errors
 from rillet.commands.table import command, container_docs, help_reply
 from rillet.errors import ReplyError
+from rillet.resp.types import Map
 from rillet.state import Client
+
+# Redis 8's built-in modules rillet implements: (name, version, INFO's options).
+BUILT_IN = (("vectorset", 1, "handle-io-errors|handle-repl-async-load"),)
+
+
+def module_entries() -> list[Map]:
+    """MODULE LIST's and HELLO's entries."""
+    return [Map([(b"name", name.encode()), (b"ver", ver), (b"path", b""), (b"args", [])])
+            for name, ver, _ in BUILT_IN]
+
+
+def module_info_lines() -> list[tuple[str, object]]:
+    """INFO modules."""
+    return [("module", f"name={name},ver={ver},api=1,filters=0,usedby=[],using=[],options=[{opts}]")
+            for name, ver, opts in BUILT_IN]
 
 _ADMIN = "admin slow dangerous"
 _ADMIN_FLAGS = "admin noscript no_async_loading"
-
-
-def _refuse_unless_allowed(ctx: Client) -> None:
-    if not ctx.protected_action_allowed("enable-module-command"):
-        raise ReplyError(errors.MODULE_DISABLED)
+_GATE = "enable-module-command"  # Redis's CMD_PROTECTED: checked by dispatch
 
 
 @command("module|list", 2, "admin noscript", group="server", since="4.0.0", acl=_ADMIN,
@@ -31,36 +44,35 @@ def module_list(ctx: Client, argv: list[bytes]) -> object:
     """MODULE LIST
 
     Returns all loaded modules."""
-    return []
+    return module_entries()
 
 
 @command("module|load", -3, _ADMIN_FLAGS, group="server", since="4.0.0", acl=_ADMIN,
-         complexity="O(1)")
+         complexity="O(1)", protected_by=_GATE)
 def module_load(ctx: Client, argv: list[bytes]) -> object:
     """MODULE LOAD path [arg [arg ...]]
 
     Loads a module."""
-    _refuse_unless_allowed(ctx)
     raise ReplyError(errors.MODULE_LOAD_FAILED)
 
 
 @command("module|loadex", -3, _ADMIN_FLAGS, group="server", since="7.0.0", acl=_ADMIN,
-         complexity="O(1)")
+         complexity="O(1)", protected_by=_GATE)
 def module_loadex(ctx: Client, argv: list[bytes]) -> object:
     """MODULE LOADEX path [CONFIG name value [CONFIG name value ...]] [ARGS args [ARGS args ...]]
 
     Loads a module using extended parameters."""
-    _refuse_unless_allowed(ctx)
     raise ReplyError(errors.MODULE_LOAD_FAILED)
 
 
 @command("module|unload", 3, _ADMIN_FLAGS, group="server", since="4.0.0", acl=_ADMIN,
-         complexity="O(1)")
+         complexity="O(1)", protected_by=_GATE)
 def module_unload(ctx: Client, argv: list[bytes]) -> object:
     """MODULE UNLOAD name
 
     Unloads a module."""
-    _refuse_unless_allowed(ctx)
+    if any(argv[2].lower() == name.encode() for name, _, _ in BUILT_IN):
+        raise ReplyError(errors.MODULE_UNLOAD_BUILT_IN)  # Redis's module names: any case
     raise ReplyError(errors.MODULE_UNLOAD_UNKNOWN)
 
 

@@ -53,25 +53,21 @@ def bgrewriteaof(ctx: Client, argv: list[bytes]) -> object:
 
 # --- DEBUG ----------------------------------------------------------------------------
 
-def _check_debug_allowed(ctx: Client) -> None:
-    if not ctx.protected_action_allowed("enable-debug-command"):
-        raise ReplyError(errors.DEBUG_DISABLED)
-
-
 _DEBUG_FLAGS = "admin noscript loading stale"
+_DEBUG_GATE = "enable-debug-command"  # Redis's CMD_PROTECTED: checked by dispatch
 
 
 # DEBUG is one command in Redis (its categories are its own); here each subcommand is a spec.
 table.container("debug", "server", "admin slow dangerous")
 
 
-@command("debug|reload", -2, _DEBUG_FLAGS, group="server", since="1.0.0")
+@command("debug|reload", -2, _DEBUG_FLAGS, group="server", since="1.0.0",
+         protected_by=_DEBUG_GATE)
 def debug_reload(ctx: Client, argv: list[bytes]) -> object:
     """DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]
 
     Save the snapshot, empty the keyspace and load the snapshot back.
     """
-    _check_debug_allowed(ctx)
     options = {a.upper() for a in argv[2:]}
     if not options <= {b"MERGE", b"NOFLUSH", b"NOSAVE"}:
         raise ReplyError(errors.SYNTAX)
@@ -80,42 +76,42 @@ def debug_reload(ctx: Client, argv: list[bytes]) -> object:
     return OK
 
 
-@command("debug|loadaof", 2, _DEBUG_FLAGS, group="server", since="1.0.0")
+@command("debug|loadaof", 2, _DEBUG_FLAGS, group="server", since="1.0.0",
+         protected_by=_DEBUG_GATE)
 def debug_loadaof(ctx: Client, argv: list[bytes]) -> object:
     """DEBUG LOADAOF
 
     Flush the AOF, empty the keyspace and load the AOF back.
     """
-    _check_debug_allowed(ctx)
     _persistence(ctx).debug_loadaof()
     return OK
 
 
-@command("debug|digest", 2, _DEBUG_FLAGS, group="server", since="1.0.0")
+@command("debug|digest", 2, _DEBUG_FLAGS, group="server", since="1.0.0",
+         protected_by=_DEBUG_GATE)
 def debug_digest(ctx: Client, argv: list[bytes]) -> object:
     """DEBUG DIGEST
 
     A digest of the whole keyspace (40 zeros when it is empty).
     """
-    _check_debug_allowed(ctx)
     return SimpleString(_persistence(ctx).digest().encode())
 
 
-@command("debug|digest-value", -2, _DEBUG_FLAGS, group="server", since="1.0.0")
+@command("debug|digest-value", -2, _DEBUG_FLAGS, group="server", since="1.0.0",
+         protected_by=_DEBUG_GATE)
 def debug_digest_value(ctx: Client, argv: list[bytes]) -> object:
     """DEBUG DIGEST-VALUE [key ...]"""
-    _check_debug_allowed(ctx)
     persistence = _persistence(ctx)
     return [SimpleString(persistence.key_digest(ctx.db, key).encode()) for key in argv[2:]]
 
 
-@command("debug|sleep", 3, _DEBUG_FLAGS, group="server", since="1.0.0")
+@command("debug|sleep", 3, _DEBUG_FLAGS, group="server", since="1.0.0",
+         protected_by=_DEBUG_GATE)
 def debug_sleep(ctx: Client, argv: list[bytes]) -> object:
     """DEBUG SLEEP seconds
 
     Block the whole server for that long (a float).
     """
-    _check_debug_allowed(ctx)
     try:
         seconds = float(argv[2])
     except ValueError:
@@ -127,14 +123,14 @@ def debug_sleep(ctx: Client, argv: list[bytes]) -> object:
 _ERRNOS = {b"ENOSPC": errno.ENOSPC, b"EIO": errno.EIO, b"EDQUOT": errno.EDQUOT}
 
 
-@command("debug|persistence-fault", -3, _DEBUG_FLAGS, group="server", since="1.0.0")
+@command("debug|persistence-fault", -3, _DEBUG_FLAGS, group="server", since="1.0.0",
+         protected_by=_DEBUG_GATE)
 def debug_persistence_fault(ctx: Client, argv: list[bytes]) -> object:
-    """DEBUG PERSISTENCE-FAULT <aof|snapshot> <count|-1|0> [ENOSPC|EIO] [WRITE|FSYNC|ANY] | CLEAR
+    """DEBUG PERSISTENCE-FAULT <CLEAR | <AOF | SNAPSHOT> count [ENOSPC | EIO] [WRITE | FSYNC | ANY]>
 
     Make the next `count` write/fsync operations on the AOF or snapshot files
-    fail with the given errno (-1: until cleared). rillet-only, for tests.
+    fail with the given errno (count -1: until cleared; 0: none). rillet-only, for tests.
     """
-    _check_debug_allowed(ctx)
     persistence = _persistence(ctx)
     if len(argv) == 3 and argv[2].upper() == b"CLEAR":
         persistence.clear_faults()
@@ -162,7 +158,8 @@ def debug_persistence_fault(ctx: Client, argv: list[bytes]) -> object:
     return OK
 
 
-@command("debug|help", 2, _DEBUG_FLAGS, group="server", since="1.0.0")
+@command("debug|help", 2, _DEBUG_FLAGS, group="server", since="1.0.0",
+         protected_by=_DEBUG_GATE)
 def debug_help(ctx: Client, argv: list[bytes]) -> object:
     """DEBUG HELP"""
     return help_reply(

@@ -12,6 +12,7 @@ import time
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
+from rillet.commands.modules import module_info_lines
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
 from rillet.config import PARAMS, ConfigError, Param, render_double
@@ -437,7 +438,7 @@ def _section_keysizes(state: ServerState) -> list[tuple[str, object]]:
 
 
 def _section_modules(state: ServerState) -> list[tuple[str, object]]:
-    return []
+    return module_info_lines()
 
 
 def _section_cluster(state: ServerState) -> list[tuple[str, object]]:
@@ -761,7 +762,7 @@ def _key_specs(spec: CommandSpec) -> list:
 def command_info(spec: CommandSpec) -> list:
     subs = unique_subcommands(spec)
     return [
-        spec.name.encode(),
+        spec.shown_name,
         spec.arity,
         _flag_set(spec),
         spec.first_key,
@@ -794,6 +795,8 @@ def _doc_field(field: str, value: object) -> object:
 def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:
     """Redis's text (commands/redis_docs.py) where Redis has the command, else the spec's;
     fields in addReplyCommandDocs's order, then `arguments` from the syntax line."""
+    if spec.module:  # Redis has no docs for a module command that registered none
+        return spec.shown_name, Map([(b"group", b"module"), (b"module", spec.module.encode())])
     docs = _redis_docs().get(spec.name)
     if docs is None:
         docs = {"summary": spec.summary or spec.syntax, "since": spec.since, "group": spec.group}
@@ -869,15 +872,15 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
         names.append(spec)
         names.extend(unique_subcommands(spec))
     if len(argv) == 2:
-        return [s.name.encode() for s in names]
+        return [s.shown_name for s in names]
     if len(argv) != 5 or argv[2].upper() != b"FILTERBY":
         raise ReplyError(errors.SYNTAX)
     kind, value = argv[3].upper(), argv[4]
     if kind == b"PATTERN":
-        return [s.name.encode() for s in names if glob_match(value, s.name.encode(), nocase=True)]
+        return [s.shown_name for s in names if glob_match(value, s.name.encode(), nocase=True)]
     if kind == b"ACLCAT":
         category = value.lower().decode("utf-8", "replace")
-        return [s.name.encode() for s in names if category in acl_categories(s)]
+        return [s.shown_name for s in names if category in acl_categories(s)]
     if kind == b"MODULE":
         return []
     raise ReplyError(errors.SYNTAX)

@@ -66,6 +66,14 @@ class CommandSpec:
     parent: CommandSpec | None = None
     # Redis knows this container as one command (DEBUG): ACL CAT lists it alone.
     one_command: bool = False
+    # The Redis module that has the command (vector sets: "vectorset"). Redis shows a
+    # module command by its registered (upper-case) name, with no ACL categories and
+    # only group/module in COMMAND DOCS.
+    module: str = ""
+    # Redis's CMD_PROTECTED (DEBUG, MODULE LOAD/LOADEX/UNLOAD): the config that must
+    # allow the client ("enable-debug-command"...). Refused right after the arity
+    # check, before AUTH, ACL and MULTI queueing, as Redis's processCommand does.
+    protected_by: str = ""
     # Precomputed for the hot path: attribute reads beat set lookups.
     is_write: bool = False
     is_blocking: bool = False
@@ -87,6 +95,11 @@ class CommandSpec:
     failed_calls: int = 0
     # LATENCY HISTOGRAM (observe.record_latency): the timed calls per bucket.
     latency_histogram: list[int] | None = None
+
+    @property
+    def shown_name(self) -> bytes:
+        """The name COMMAND INFO/DOCS/LIST report."""
+        return self.name.upper().encode() if self.module else self.name.encode()
 
     @property
     def syntax(self) -> str:
@@ -158,6 +171,8 @@ def command(
     keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int], ...] = (),
     tips: str = "",
     redact: Callable[[list[bytes]], Iterable[int]] | None = None,
+    module: str = "",
+    protected_by: str = "",
 ) -> Callable[[Handler], Handler]:
     """Register a handler `(ctx, argv) -> reply` under `name` ("xadd" or "xinfo|stream")."""
 
@@ -183,6 +198,8 @@ def command(
             keyword_keys=keyword_keys,
             tips=tuple(tips.split()),
             redact=redact,
+            module=module,
+            protected_by=protected_by,
             is_write=WRITE in flag_set,
             is_blocking=BLOCKING in flag_set,
             allowed_unauthenticated=NOAUTH in flag_set,
@@ -259,6 +276,8 @@ def acl_categories(spec: CommandSpec) -> list[str]:
     as Redis derives them (setImplicitACLCategories plus the group's category)."""
     if spec.acl_categories:
         return list(spec.acl_categories)
+    if spec.module:
+        return []  # a module command has the categories its module gives it: none here
     if spec.handler is None:
         return ["slow"]  # a container such as CONFIG: its subcommands carry the rest
     flags = spec.flags

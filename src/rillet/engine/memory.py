@@ -21,6 +21,7 @@ from rillet.engine.lists import List
 from rillet.engine.sets import Set
 from rillet.engine.sortedlist import SortedList
 from rillet.engine.stream import Stream
+from rillet.engine.vectorset import QUANT_NONE, VectorSet
 from rillet.engine.zsets import Order, ZSet
 
 # Per key in a Database: the key's bytes object (33 + len), its dict entries in
@@ -39,6 +40,9 @@ LIST_FIXED, LIST_PER_OPEN, LIST_PER_CHUNK = 815, 8 + BYTES_OVERHEAD, 220
 STREAM_FIXED, STREAM_PER_NODE = 400, 600  # a node: its object, arrays, ID tuple, list slots
 GROUP_FIXED, PEL_ENTRY, CONSUMER_FIXED = 500, 400, 300  # a PEL entry sits in three indexes
 _SAMPLES = 4  # elements (or stream nodes) averaged per measure
+# A vector set's node: its object, dict entry, link lists (level 0 holds up to 2*M) and
+# the per-component slot of its vector (a float object more for NOQUANT).
+VSET_FIXED, VSET_PER_NODE, VSET_PER_LINK = 600, 420, 8
 
 
 def _sample_average(items: object, count: int, size_of) -> float:  # type: ignore[no-untyped-def]
@@ -95,7 +99,18 @@ def stream_size(stream) -> int:  # type: ignore[no-untyped-def]
     return size
 
 
-_SIZERS: dict[type, object] = {Stream: stream_size, Hash: _hash_size, Set: _set_size, ZSet: _zset_size, List: _list_size}
+def _vectorset_size(value) -> int:  # type: ignore[no-untyped-def]
+    n = len(value.nodes)
+    per_component = 32 if value.quant == QUANT_NONE else 8
+    strings = _sample_average(value.nodes.values(), n, lambda node: 2 * BYTES_OVERHEAD
+                              + len(node.item) + len(node.attrib or b""))
+    size = VSET_FIXED + 4 * len(value.proj or ())
+    return int(size + n * (VSET_PER_NODE + value.dim * per_component + strings
+                           + VSET_PER_LINK * 2 * value.m))
+
+
+_SIZERS: dict[type, object] = {Stream: stream_size, Hash: _hash_size, Set: _set_size, ZSet: _zset_size,
+                               List: _list_size, VectorSet: _vectorset_size}
 
 
 def _bytes_size(value: bytes) -> int:

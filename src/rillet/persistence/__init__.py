@@ -20,6 +20,7 @@ from rillet.persistence import (  # noqa: F401  (register their codecs)
     rdb_arrays,
     rdb_containers,
     rdb_stream,
+    rdb_vectorset,
     streams,
 )
 

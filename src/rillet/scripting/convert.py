@@ -108,6 +108,8 @@ def _parse_raw(data: bytes, pos: int) -> tuple[object, int]:
         return ReplyError(line.decode("utf-8", "surrogateescape")), pos
     if kind == b":":
         return int(line), pos
+    if kind == b",":  # a RESP3 double kept with Redis's digits (vector sets)
+        return float(line), pos
     if kind == b"$":
         n = int(line)
         if n < 0:
