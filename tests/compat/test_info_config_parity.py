@@ -41,8 +41,6 @@ INFO_OMITTED = {
         "eventloop_cycles", "eventloop_duration_sum", "eventloop_duration_cmd_sum",
         "instantaneous_eventloop_cycles_per_sec", "instantaneous_eventloop_duration_usec",
     },
-    # Redis 8's built-in vectorset module: rillet loads no modules.
-    "Modules": {"module"},
 }
 # Sections Redis 8.2 prints that rillet does not (their fields are all omitted above).
 SECTIONS_OMITTED = {"Threads"}
@@ -258,10 +256,7 @@ def _wait_for(condition, timeout_s: float = 30.0) -> None:
 # --- CONFIG -----------------------------------------------------------------------------
 
 # CONFIG parameters of Redis 8.2 that rillet does not take, with the reason.
-CONFIG_OMITTED = {
-    # Vector sets' option: comes with the vector-set commands (another branch).
-    "vset-force-single-threaded-execution",
-}
+CONFIG_OMITTED: set[str] = set()
 # Parameters whose value differs for a reason of the test, not of the servers.
 VALUE_DIFFERS = {"port", "dir", "logfile", "pidfile"}
 # rillet's own parameters (Redis does not have them).
