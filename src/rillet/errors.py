@@ -614,6 +614,18 @@ MIGRATE_KEYS_EMPTY = (
 )
 MIGRATE_TARGET = "ERR Target instance replied with error: {}"
 
+# --- CONFIG SET values of Redis's special parameters (config.py, after the dash) -----------
+CONFIG_OOM_VALUES_COUNT = "wrong number of arguments"
+CONFIG_OOM_VALUES_RANGE = "Invalid oom-score-adj-values, elements must be between -2000 and 2000."
+CONFIG_PERCENTILES_INVALID = "Invalid latency-tracking-info-percentiles parameters"
+CONFIG_PERCENTILES_RANGE = "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+CONFIG_MEMORY_OR_PERCENT = "argument must be a memory or percent value"
+CONFIG_PERCENT_MAX = "percentage argument must be less or equal to {}"
+CONFIG_SHUTDOWN_SAVE_NOSAVE = "shutdown options SAVE and NOSAVE can't be used simultaneously"
+CONFIG_INVALID_LOCALE = "Invalid locale name"
+CONFIG_BAD_HOSTNAME = "Hostnames may only contain alphanumeric characters, hyphens or dots"
+CONFIG_BAD_NODENAME = "Announced human node name contained invalid character"
+
 # --- vector sets (Redis 8's vectorset module: modules/vector-sets/vset.c) ---------------------
 VSET_BAD_VECTOR = "ERR invalid vector specification"
 VSET_BAD_EF = "ERR invalid EF"

@@ -190,6 +190,8 @@ class LuaEngine:
         lua = lua51.LuaRuntime(encoding=None, register_eval=False, register_builtins=False,
                                unpack_returned_tuples=True, attribute_filter=deny)
         self.lua = lua
+        # Taken before the sandbox runs: INFO's used_memory_lua reads the heap size.
+        self._collectgarbage = lua.eval(b"collectgarbage")
         self._table = lua.table_from
         libraries = make_libraries(self._table)
 
@@ -226,6 +228,10 @@ class LuaEngine:
         version = REDIS_COMPAT_VERSION
         major, minor, patch = (int(p) for p in (version.split(".") + ["0", "0"])[:3])
         set_version(version.encode(), (major << 16) | (minor << 8) | patch)
+
+    def memory_bytes(self) -> int:
+        """The Lua heap in bytes (Redis's used_memory_lua)."""
+        return int(self._collectgarbage(b"count") * 1024)
 
     def reset(self) -> None:
         """SCRIPT FLUSH: an empty cache (and a new Lua state, unless functions live in this one)."""
