@@ -8,8 +8,9 @@ Python index spends its time chasing scattered int objects during bisects.
 Here each block keeps its keys packed as unsigned 128-bit integers in one C
 array (ID keys are ms << 64 | seq, idle keys time << 40 | seq, both below
 2**128), so a lookup touches a few contiguous cache lines. Values stay in one
-Python list per block: the lists keep them alive and let the garbage
-collector see the cycles entry -> consumer -> consumer PEL -> entry.
+Python list per block: the lists keep them alive (and the index takes part in
+the garbage collector's traversal, though a pending entry names its owner
+instead of pointing at it, so consumer groups make no cycles).
 """
 
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_Insert
@@ -551,13 +552,13 @@ cdef class PendingEntry:
     """
 
     cdef u128 _key, _tkey
-    cdef public object consumer
+    cdef public object owner  # the owning consumer's name, or None (see pel.PendingEntry)
     cdef public object delivery_count
 
-    def __init__(self, key, tkey, consumer, delivery_count):
+    def __init__(self, key, tkey, owner, delivery_count):
         if u128_from_long(key, &self._key) != 0 or u128_from_long(tkey, &self._tkey) != 0:
             raise OverflowError("pending entry keys must be in [0, 2**128)")
-        self.consumer = consumer
+        self.owner = owner
         self.delivery_count = delivery_count
 
     @property
@@ -592,27 +593,27 @@ cdef class PendingEntry:
 
         Never negative, except -1 for an entry released by XNACK (no owner).
         """
-        if self.consumer is None:
+        if self.owner is None:
             return -1
         idle = now_ms - u128_to_long(self._tkey >> TOUCH_BITS)
         return idle if idle > 0 else 0
 
     def __repr__(self):
         ms, seq = self.id_pair
-        owner = None if self.consumer is None else self.consumer.name
+        owner = self.owner
         return (
             f"PendingEntry({ms}-{seq}, owner={owner!r}, "
             f"time={self.delivery_time_ms}, count={self.delivery_count})"
         )
 
     # Created blank, then filled: a deep copy (COPY) memoizes the new entry
-    # before copying its consumer, whose PEL leads back to this entry.
+    # before copying its state.
     def __reduce__(self):
-        return (_blank_entry, (), (self.key, self.tkey, self.consumer, self.delivery_count))
+        return (_blank_entry, (), (self.key, self.tkey, self.owner, self.delivery_count))
 
     def __setstate__(self, state):
-        key, tkey, consumer, delivery_count = state
-        self.__init__(key, tkey, consumer, delivery_count)
+        key, tkey, owner, delivery_count = state
+        self.__init__(key, tkey, owner, delivery_count)
 
 
 def _blank_entry():
