@@ -14,6 +14,7 @@ from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int
 from rillet.commands.stream_common import (
     ENCODES_FROM_NODES,
+    _encode_range,
     existing_stream,
     get_stream,
     new_stream,
@@ -21,7 +22,8 @@ from rillet.commands.stream_common import (
     range_reply,
     streams_keys,
 )
-from rillet.commands.table import command, help_reply
+from rillet.commands.table import COMMANDS, command, help_reply
+from rillet.compiled import compiled
 from rillet.engine import groups as engine
 from rillet.engine.groups import ConsumerGroup
 from rillet.engine.ids import (
@@ -1087,3 +1089,14 @@ def xnack(ctx: Client, argv: list[bytes]) -> object:
         _wake(ctx, key)
     return released
 
+
+
+# --- the compiled hot path -----------------------------------------------------------------
+# XREADGROUP's one-stream `>` read and XACK with plain IDs, compiled (commands/_groups.pyx):
+# the table holds those; the Python bodies above stay the reference and take every other
+# case (tests/server/test_group_bodies.py holds the two equal).
+_groups = compiled("rillet.commands._groups")
+if _groups is not None and ENCODES_FROM_NODES:
+    _groups.bind(xreadgroup, xack, _encode_range, parse_block_timeout)
+    COMMANDS["xreadgroup"].handler = _groups.xreadgroup
+    COMMANDS["xack"].handler = _groups.xack

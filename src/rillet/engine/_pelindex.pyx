@@ -19,7 +19,7 @@ from libc.string cimport memmove, memcpy
 
 cdef extern from *:
     """
-    typedef unsigned __int128 rillet_u128;
+    /* rillet_u128 is typedef'd by _pelindex.pxd's block, which comes first. */
 
     /* 0: *out holds the key; 1: not an int in [0, 2**128); -1: error set. */
     static int rillet_u128_from_long(PyObject *o, rillet_u128 *out) {
@@ -78,7 +78,6 @@ cdef extern from *:
         return _PyLong_FromByteArray(buf, 16, 1, 0);
     }
     """
-    ctypedef unsigned long long u128 "rillet_u128"
     int u128_from_long "rillet_u128_from_long"(object o, u128 *out) except -1
     object u128_to_long "rillet_u128_to_long"(u128 v)
 
@@ -117,14 +116,9 @@ cdef class SortedIndex:
     Block p holds its keys in `_kb[p]` (capacity `_kcap[p]`), its values in the
     list `_vals[p]` (whose length is the block's size) and its largest key in
     `_maxes[p]`. Iterators must not outlive a mutation of the same index (they
-    stay memory-safe if one does, but may skip or repeat entries).
+    stay memory-safe if one does, but may skip or repeat entries). Its fields
+    and C methods are declared in _pelindex.pxd.
     """
-
-    cdef u128 *_maxes
-    cdef u128 **_kb
-    cdef Py_ssize_t *_kcap
-    cdef list _vals
-    cdef Py_ssize_t _nb, _bcap, _len, _load
 
     def __cinit__(self, load=None):
         self._vals = []
@@ -262,11 +256,14 @@ cdef class SortedIndex:
     def insert(self, key, value):
         """Add `key` (which must not be present) with `value`."""
         cdef u128 k
+        if u128_from_long(key, &k) != 0:
+            raise OverflowError("index keys must be in [0, 2**128)")
+        self.insert_key(k, value)
+
+    cdef int insert_key(self, u128 k, object value) except -1:
         cdef u128 *block
         cdef Py_ssize_t pos, i, n, cap
         cdef list vals
-        if u128_from_long(key, &k) != 0:
-            raise OverflowError("index keys must be in [0, 2**128)")
         if self._nb == 0:
             block = <u128 *>PyMem_Malloc(8 * sizeof(u128))
             if block == NULL:
@@ -274,7 +271,7 @@ cdef class SortedIndex:
             block[0] = k
             self._new_block(0, block, 1, 8, [value])
             self._len += 1
-            return
+            return 0
         if k > self._maxes[self._nb - 1]:
             pos = self._nb - 1
             vals = <list>self._vals[pos]
@@ -296,15 +293,19 @@ cdef class SortedIndex:
         self._len += 1
         if n + 1 > 2 * self._load:
             self._split(pos)
+        return 0
 
     def pop(self, key):
         """Remove `key` and return its value, or None if absent."""
         cdef u128 k
+        if u128_from_long(key, &k) != 0:
+            return None
+        return self.pop_key(k)
+
+    cdef object pop_key(self, u128 k):
         cdef u128 *block
         cdef Py_ssize_t pos, i, n
         cdef list vals
-        if u128_from_long(key, &k) != 0:
-            return None
         pos = bisect_left_u128(self._maxes, self._nb, k)
         if pos == self._nb:
             return None
@@ -551,9 +552,8 @@ cdef class PendingEntry:
     `key` or `tkey` builds the int on demand.
     """
 
-    cdef u128 _key, _tkey
-    cdef public object owner  # the owning consumer's name, or None (see pel.PendingEntry)
-    cdef public object delivery_count
+    # Fields in _pelindex.pxd: _key, _tkey (packed), owner (the owning
+    # consumer's name, or None: see pel.PendingEntry), delivery_count.
 
     def __init__(self, key, tkey, owner, delivery_count):
         if u128_from_long(key, &self._key) != 0 or u128_from_long(tkey, &self._tkey) != 0:

@@ -1,0 +1,378 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The consumer-group hot path compiled: `XREADGROUP GROUP g c [COUNT n] [BLOCK ms]
+[NOACK] STREAMS key >` delivering new entries, and `XACK key group id ...`.
+
+Profiled (callgrind, in-process, one XACK of 10 IDs pipelined with one
+XREADGROUP COUNT 10) a round trip cost ~340,000 instructions, nearly all of it
+in the Python bodies: option parsing, ConsumerGroup.read_new's per-entry
+`_advance_to` and `_add` (an int key, a PendingEntry and three index inserts
+through Python calls), `_parse_ids` and `ack`. Here the common case runs in C
+against the packed-key indexes (engine/_pelindex.pxd: insert_key/pop_key),
+and every other case is handed, before anything changed, to the Python body,
+which stays the reference: a consumer to create (its event and effect), effect
+sinks (the XCLAIM/SETID effects), CLAIM, history IDs, several keys, entries
+already pending (after XGROUP SETID), an entries-read counter that needs
+re-deriving (deleted entries ahead, the group behind the first entry, SCG
+invalid), nothing to deliver (NULL or blocking), IDs in other forms, and
+anything that is not plain (another clock, expiring keys in the db, ...).
+
+Keep in step with commands/groups.py `xreadgroup`/`_read_new`/`xack`/`_parse_ids`
+and engine/groups.py `read_new`/`_advance_to`/`_add`/`ack`. tests/server/
+test_group_bodies.py runs generated command sequences through these and through
+the Python bodies and compares replies, effects, events and the groups' state.
+"""
+
+from cpython.long cimport PyLong_AsUnsignedLongLong, PyLong_FromLongLong
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.tuple cimport PyTuple_GET_ITEM
+from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
+
+from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
+
+from rillet.clock import SystemClock
+from rillet.engine.groups import Consumer, ConsumerGroup
+from rillet.engine.ids import MAX_ID, StreamID
+from rillet.engine.stream import Stream
+from rillet.resp.types import Map
+
+include "_bodies.pxi"
+
+cdef object _Stream = Stream
+cdef object _StreamID = StreamID
+cdef object _ConsumerGroup = ConsumerGroup
+cdef object _Consumer = Consumer
+cdef object _SystemClock = SystemClock
+cdef object _Map = Map
+cdef object _MAX_ID = MAX_ID
+cdef object _ONE = 1
+cdef object _tuple_new = tuple.__new__
+cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
+cdef int TOUCH_BITS = 40  # pel.TOUCH_BITS
+
+cdef Py_ssize_t ST_GROUPS = _offset(Stream, "groups")
+cdef Py_ssize_t ST_MAX_DELETED = _offset(Stream, "max_deleted_id")
+cdef Py_ssize_t G_LAST_ID = _offset(ConsumerGroup, "last_id")
+cdef Py_ssize_t G_ENTRIES_READ = _offset(ConsumerGroup, "entries_read")
+cdef Py_ssize_t G_PEL = _offset(ConsumerGroup, "pel")
+cdef Py_ssize_t G_IDLE = _offset(ConsumerGroup, "idle_index")
+cdef Py_ssize_t G_CONSUMERS = _offset(ConsumerGroup, "consumers")
+cdef Py_ssize_t G_NACKED = _offset(ConsumerGroup, "nacked_count")
+cdef Py_ssize_t G_TOUCH_SEQ = _offset(ConsumerGroup, "_touch_seq")
+cdef Py_ssize_t CO_NAME = _offset(Consumer, "name")
+cdef Py_ssize_t CO_PEL = _offset(Consumer, "pel")
+cdef Py_ssize_t CO_SEEN = _offset(Consumer, "seen_time_ms")
+cdef Py_ssize_t CO_ACTIVE = _offset(Consumer, "active_time_ms")
+
+# Set by bind(): the Python bodies, for every case not answered here.
+cdef object _xreadgroup_py = None
+cdef object _xack_py = None
+cdef object _encode_range = None
+cdef object _parse_block_timeout = None
+
+
+def bind(xreadgroup, xack, encode_range, parse_block_timeout):
+    """commands/groups.py hands over its bodies and the node-walking reply encoder."""
+    global _xreadgroup_py, _xack_py, _encode_range, _parse_block_timeout
+    _xreadgroup_py = xreadgroup
+    _xack_py = xack
+    _encode_range = encode_range
+    _parse_block_timeout = parse_block_timeout
+
+
+cdef inline long long _system_now_ms() noexcept nogil:
+    # SystemClock.now_ms: time.time_ns() // 1_000_000 reads CLOCK_REALTIME.
+    cdef timespec ts
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return ts.tv_sec * 1000LL + ts.tv_nsec // 1000000
+
+
+cdef inline bint _word(object arg, const char* upper, Py_ssize_t n) noexcept:
+    """`arg` (bytes) is the keyword `upper` in any case (bytes.upper() == upper)."""
+    cdef const char* p
+    cdef Py_ssize_t i
+    cdef char c
+    if PyBytes_GET_SIZE(arg) != n:
+        return False
+    p = PyBytes_AS_STRING(arg)
+    for i in range(n):
+        c = p[i]
+        if c'a' <= c <= c'z':
+            c = c - 32
+        if c != upper[i]:
+            return False
+    return True
+
+
+cdef inline bint _plain_count(object arg, long long* out) noexcept:
+    """COUNT's argument in plain decimals (no sign, no leading zero, < 10**18)."""
+    cdef const char* p = PyBytes_AS_STRING(arg)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(arg), i
+    cdef long long value = 0
+    if n == 0 or n > 18 or (p[0] == c'0' and n > 1):
+        return False
+    for i in range(n):
+        if not c'0' <= p[i] <= c'9':
+            return False
+        value = value * 10 + (p[i] - c'0')
+    out[0] = value
+    return True
+
+
+cdef inline bint _id_parts(object sid, unsigned long long* ms, unsigned long long* seq) except -1:
+    """A StreamID's two ints as C integers."""
+    ms[0] = PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 0))
+    seq[0] = PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 1))
+    return True
+
+
+cdef inline u128 _key(unsigned long long ms, unsigned long long seq) noexcept:
+    return (<u128>ms << 64) | seq
+
+
+# --- XREADGROUP ... STREAMS key > ---------------------------------------------------------
+
+def xreadgroup(ctx, list argv):
+    """XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]
+
+    The compiled `groups.xreadgroup` for one stream read with `>` (see the
+    module docstring); everything else goes to the Python body.
+    """
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i = 1, more, n, j
+    cdef long long count = 0, now, seq_no
+    cdef bint noack = False
+    cdef unsigned long long ms, seq, last_ms, last_seq, del_ms, del_seq
+    cdef u128 k, first_key, tbase
+    cdef SortedIndex pel, idle, cpel
+    cdef PendingEntry entry
+    cdef PyObject* found
+    if type(ctx) is not _Client:
+        return _xreadgroup_py(ctx, argv)
+    group_name = consumer_name = block_raw = None
+    while i < argc:
+        word = <object>PyList_GET_ITEM(argv, i)
+        if not PyBytes_CheckExact(word):
+            return _xreadgroup_py(ctx, argv)
+        more = argc - i - 1
+        if more and _word(word, b"STREAMS", 7):
+            break
+        if more >= 2 and _word(word, b"GROUP", 5):
+            group_name = <object>PyList_GET_ITEM(argv, i + 1)
+            consumer_name = <object>PyList_GET_ITEM(argv, i + 2)
+            i += 3
+        elif more and _word(word, b"COUNT", 5):
+            word = <object>PyList_GET_ITEM(argv, i + 1)
+            if not PyBytes_CheckExact(word) or not _plain_count(word, &count):
+                return _xreadgroup_py(ctx, argv)
+            i += 2
+        elif more and _word(word, b"BLOCK", 5):
+            block_raw = <object>PyList_GET_ITEM(argv, i + 1)
+            i += 2
+        elif _word(word, b"NOACK", 5):
+            noack = True
+            i += 1
+        else:
+            return _xreadgroup_py(ctx, argv)  # CLAIM, or an error to report in order
+    # Exactly `STREAMS key >`, and every argument bytes (_plain_value checks).
+    if i + 3 != argc or group_name is None:
+        return _xreadgroup_py(ctx, argv)
+    raw = <object>PyList_GET_ITEM(argv, i + 2)
+    if not PyBytes_CheckExact(raw) or PyBytes_GET_SIZE(raw) != 1 or PyBytes_AS_STRING(raw)[0] != c'>':
+        return _xreadgroup_py(ctx, argv)
+    key = <object>PyList_GET_ITEM(argv, i + 1)
+    server = <object>_get(ctx, C_SERVER)
+    if type(server) is not _ServerState or <object>_get(server, SS_SINKS):
+        return _xreadgroup_py(ctx, argv)  # effects to propagate: the Python body makes them
+    clock = _clock(server)
+    now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
+    if block_raw is not None:
+        try:
+            _parse_block_timeout(block_raw, now)
+        except Exception:
+            return _xreadgroup_py(ctx, argv)
+    # _plain_value wants the key at argv[1]: look it up the same way here.
+    for j in range(1, argc):
+        if not PyBytes_CheckExact(<object>PyList_GET_ITEM(argv, j)):
+            return _xreadgroup_py(ctx, argv)
+    db = <object>_get(ctx, C_DB)
+    if not _plain_db(db):
+        return _xreadgroup_py(ctx, argv)
+    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    if found is NULL or type(<object>found) is not _Stream:
+        return _xreadgroup_py(ctx, argv)
+    stream = <object>found
+    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), group_name)
+    if found is NULL or type(<object>found) is not _ConsumerGroup:
+        return _xreadgroup_py(ctx, argv)
+    group = <object>found
+    found = PyDict_GetItem(<object>_get(group, G_CONSUMERS), consumer_name)
+    if found is NULL or type(<object>found) is not _Consumer:
+        return _xreadgroup_py(ctx, argv)  # a consumer to create: event and effect in Python
+    consumer = <object>found
+    if (type(<object>_get(group, G_PEL)) is not SortedIndex
+            or type(<object>_get(consumer, CO_PEL)) is not SortedIndex):
+        return _xreadgroup_py(ctx, argv)
+    pel = <SortedIndex>_get(group, G_PEL)
+    idle = <SortedIndex>_get(group, G_IDLE)
+    cpel = <SortedIndex>_get(consumer, CO_PEL)
+    # engine read_new/_advance_to (keep in step): entries_read counts on while it
+    # is valid, the group is not behind the first entry and no deletion lies
+    # ahead of last_id; each stays so as last_id grows, so one test covers the read.
+    entries_read = <object>_get(group, G_ENTRIES_READ)
+    if entries_read is None:
+        return _xreadgroup_py(ctx, argv)
+    last_id = <object>_get(group, G_LAST_ID)
+    _id_parts(last_id, &last_ms, &last_seq)
+    if last_seq == _U64_MAX:
+        return _xreadgroup_py(ctx, argv)
+    _id_parts(<object>_get(stream, ST_MAX_DELETED), &del_ms, &del_seq)
+    if (del_ms or del_seq) and _key(del_ms, del_seq) >= _key(last_ms, last_seq):
+        return _xreadgroup_py(ctx, argv)
+    if last_id < stream.first_id:
+        return _xreadgroup_py(ctx, argv)
+    ids = stream.range_ids(_tuple_new(_StreamID, (last_ms, last_seq + 1)), _MAX_ID,
+                           count if count else None)
+    n = PyList_GET_SIZE(ids)
+    if n == 0:
+        return _xreadgroup_py(ctx, argv)  # nothing new: NULL, or BLOCK
+    _id_parts(<object>PyList_GET_ITEM(ids, 0), &ms, &seq)
+    first_key = _key(ms, seq)
+    if pel._nb and first_key <= pel._maxes[pel._nb - 1]:
+        return _xreadgroup_py(ctx, argv)  # some may be pending already (SETID moved back)
+    # Everything checked: from here the read happens (nothing below hands over).
+    _touch(db, key)  # Database.get's access record
+    now_obj = PyLong_FromLongLong(now)
+    _set(consumer, CO_SEEN, now_obj)
+    if not noack:
+        name = <object>_get(consumer, CO_NAME)
+        seq_no = PyLong_AsLongLong(<object>_get(group, G_TOUCH_SEQ))
+        tbase = <u128>now << TOUCH_BITS
+        for j in range(n):
+            _id_parts(<object>PyList_GET_ITEM(ids, j), &ms, &seq)
+            k = _key(ms, seq)
+            entry = PendingEntry.__new__(PendingEntry)
+            entry._key = k
+            entry._tkey = tbase | <u128>(seq_no + j)
+            entry.owner = name
+            entry.delivery_count = _ONE
+            pel.insert_key(k, entry)
+            idle.insert_key(entry._tkey, entry)
+            cpel.insert_key(k, entry)
+        _set(group, G_TOUCH_SEQ, PyLong_FromLongLong(seq_no + n))
+        _set(consumer, CO_ACTIVE, now_obj)
+    _set(group, G_LAST_ID, <object>PyList_GET_ITEM(ids, n - 1))
+    _set(group, G_ENTRIES_READ, entries_read + n)
+    _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + 1)  # ctx.changed(1)
+    entries = _encode_range(stream, <object>PyList_GET_ITEM(ids, 0),
+                            <object>PyList_GET_ITEM(ids, n - 1), n, False)
+    if ctx.resp3:
+        return _Map([(key, entries)])
+    return [[key, entries]]
+
+
+# --- XACK key group id ... -------------------------------------------------------------------
+
+cdef bint _plain_ack_id(object raw, unsigned long long* ms, unsigned long long* seq) noexcept:
+    """groups._parse_ids's fast form (keep in step): `digits-digits` (leading zeros
+    allowed, as bytes.isdigit takes them), shorter than 42 bytes, each part < 2**64."""
+    cdef const char* p = PyBytes_AS_STRING(raw)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(raw), i = 0, start
+    cdef unsigned long long parts[2]
+    cdef unsigned long long value, digit
+    cdef int part
+    if n >= 42:
+        return False
+    for part in range(2):
+        start = i
+        value = 0
+        while i < n and c'0' <= p[i] <= c'9':
+            digit = <unsigned long long>(p[i] - c'0')
+            if value > (_U64_MAX - digit) // 10:
+                return False
+            value = value * 10 + digit
+            i += 1
+        if i == start:
+            return False
+        parts[part] = value
+        if part == 0:
+            if i >= n or p[i] != c'-':
+                return False
+            i += 1
+    if i != n:
+        return False
+    ms[0] = parts[0]
+    seq[0] = parts[1]
+    return True
+
+
+def xack(ctx, list argv):
+    """XACK key group id [id ...]
+
+    The compiled `groups.xack` for IDs in plain `ms-seq` form (see the module
+    docstring); other forms, and keys that are not plain streams, go to the
+    Python body.
+    """
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i, n
+    cdef unsigned long long ms, seq
+    cdef u128* keys
+    cdef u128 stack_keys[64]
+    cdef SortedIndex pel, idle
+    cdef PendingEntry entry
+    cdef PyObject* found
+    cdef long long acked = 0, released = 0
+    if argc < 4:
+        return _xack_py(ctx, argv)
+    stream = _plain_value(ctx, argv, _Stream)
+    if stream is None:
+        return _xack_py(ctx, argv)
+    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), <object>PyList_GET_ITEM(argv, 2))
+    if found is NULL or type(<object>found) is not _ConsumerGroup:
+        return _xack_py(ctx, argv)
+    group = <object>found
+    if type(<object>_get(group, G_PEL)) is not SortedIndex:
+        return _xack_py(ctx, argv)
+    n = argc - 3
+    if n <= 64:
+        keys = stack_keys
+    else:
+        keys = <u128*>PyMem_Malloc(n * sizeof(u128))
+        if keys == NULL:
+            raise MemoryError()
+    try:
+        # Every ID parsed before anything changes (the Python body's order).
+        for i in range(n):
+            if not _plain_ack_id(<object>PyList_GET_ITEM(argv, i + 3), &ms, &seq):
+                return _xack_py(ctx, argv)
+            keys[i] = _key(ms, seq)
+        _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
+        pel = <SortedIndex>_get(group, G_PEL)
+        idle = <SortedIndex>_get(group, G_IDLE)
+        consumers = <object>_get(group, G_CONSUMERS)
+        # engine ConsumerGroup.ack (keep in step).
+        for i in range(n):
+            value = pel.pop_key(keys[i])
+            if value is None:
+                continue
+            entry = <PendingEntry>value
+            idle.pop_key(entry._tkey)
+            owner = entry.owner
+            if owner is None:
+                released += 1
+            else:
+                consumer = consumers[owner]
+                if type(consumer) is _Consumer:
+                    (<SortedIndex>_get(consumer, CO_PEL)).pop_key(keys[i])
+                else:
+                    consumer.pel.pop(entry.key)
+            acked += 1
+    finally:
+        if keys != stack_keys:
+            PyMem_Free(keys)
+    if released:
+        _set(group, G_NACKED, <object>_get(group, G_NACKED) - released)
+    if acked:
+        server = <object>_get(ctx, C_SERVER)
+        if type(server) is _ServerState:
+            _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + acked)
+        else:
+            ctx.changed(acked)
+    return acked
