@@ -66,11 +66,14 @@ others = st.one_of(
     st.builds(lambda g, c: [b"XGROUP", b"CREATECONSUMER", b"s", g, c], group_names, consumers),
     st.builds(lambda g, c: [b"XGROUP", b"DELCONSUMER", b"s", g, c], group_names, consumers),
     st.builds(lambda i: [b"XDEL", b"s", i], ids),
+    st.builds(lambda i: [b"XDEL", b"s", i], ids),
     st.builds(lambda i: [b"XNACK", b"s", b"g", b"FAIL", b"IDS", b"1", i], ids),
     st.builds(lambda c, i: [b"XCLAIM", b"s", b"g", c, b"0", i], consumers, ids),
     st.sampled_from([
         [b"XTRIM", b"s", b"MAXLEN", b"2"], [b"DEL", b"t"], [b"SET", b"str", b"x"],
-        [b"XSETID", b"s", b"%d-0" % (T0 + 99)], [b"EXPIRE", b"t", b"100"], [b"PERSIST", b"t"],
+        [b"XSETID", b"s", b"%d-0" % (T0 + 99)],
+        # Deleted entries ahead of the group with max-deleted-id lowered below them.
+        [b"XSETID", b"s", b"%d-0" % (T0 + 99), b"MAXDELETEDID", b"0-0"], [b"EXPIRE", b"t", b"100"], [b"PERSIST", b"t"],
         [b"XGROUP", b"CREATE", b"s", b"g", b"0", b"ENTRIESREAD", b"1"],
         [b"XGROUP", b"SETID", b"s", b"g", b"0", b"ENTRIESREAD", b"0"],
         [b"HELLO", b"3"], [b"HELLO", b"2"], [b"DEL", b"s"],
@@ -120,6 +123,8 @@ def test_compiled_group_bodies_equal_the_reference(commands, sinks, events):
             server.state.config.set("notify-keyspace-events", "KEA")
             server.state.notify = (lambda *a, _n=notes[id(server)]: _n.append(a))
         assert server.clock.now_ms() == T0
+        # Small nodes: reads start inside one node and cross into the next.
+        server.run([b"CONFIG", b"SET", b"stream-node-max-entries", b"4"])
         for _ in range(3):
             server.run([b"XADD", b"s", b"*", b"f", b"v"])
         server.run([b"XGROUP", b"CREATE", b"s", b"g", b"0"])
@@ -139,6 +144,45 @@ def test_compiled_group_bodies_equal_the_reference(commands, sinks, events):
     with bodies(REFERENCE):
         theirs = _observe(reference)
     assert _observe(fast) == theirs
+
+
+def _both(commands: list[list[bytes]]) -> None:
+    fast, reference = Server(sinks=False), Server(sinks=False)
+    for argv in commands:
+        ours = _run(fast, argv)
+        with bodies(REFERENCE):
+            theirs = _run(reference, argv)
+        assert ours == theirs, argv
+    with bodies(REFERENCE):
+        theirs = _observe(reference)
+    assert _observe(fast) == theirs
+
+
+def _xadds(n: int) -> list[list[bytes]]:
+    return [[b"XADD", b"s", b"%d-1" % i, b"f", b"v%d" % i] for i in range(1, n + 1)]
+
+
+SETUP = [[b"CONFIG", b"SET", b"stream-node-max-entries", b"5"], *_xadds(40),
+         [b"XGROUP", b"CREATE", b"s", b"g", b"0"],
+         [b"XREADGROUP", b"GROUP", b"g", b"c1", b"COUNT", b"2", b"STREAMS", b"s", b">"]]
+READ = [b"XREADGROUP", b"GROUP", b"g", b"c1"]
+
+
+@pytest.mark.parametrize("commands", [
+    # Deleted entries ahead of the group (the Python body re-derives entries-read; XSETID
+    # cannot lower max-deleted-id below them, so the compiled walk never meets one).
+    [[b"XDEL", b"s", b"4-1", b"5-1", b"9-1"], [b"XSETID", b"s", b"40-1", b"MAXDELETEDID", b"0-0"],
+     [*READ, b"COUNT", b"9", b"STREAMS", b"s", b">"], [*READ, b"STREAMS", b"s", b">"]],
+    # Every new entry at once (more than the 16 kept on the stack), across nodes.
+    [[*READ, b"STREAMS", b"s", b">"], [*READ, b"COUNT", b"0", b"STREAMS", b"s", b">"]],
+    [[*READ, b"COUNT", b"17", b"NOACK", b"STREAMS", b"s", b">"],
+     [*READ, b"COUNT", b"16", b"STREAMS", b"s", b">"], [b"XACK", b"s", b"g", *[b"%d-1" % i for i in range(1, 80)]]],
+    # A trimmed head: the group behind the first entry, then caught up.
+    [[b"XTRIM", b"s", b"MAXLEN", b"30"], [*READ, b"COUNT", b"3", b"STREAMS", b"s", b">"],
+     [*READ, b"COUNT", b"3", b"STREAMS", b"s", b">"]],
+])
+def test_compiled_reads_equal_the_reference(commands):
+    _both(SETUP + commands)
 
 
 def test_the_compiled_bodies_do_the_common_cases():

@@ -22,8 +22,11 @@ test_group_bodies.py runs generated command sequences through these and through
 the Python bodies and compares replies, effects, events and the groups' state.
 """
 
-from cpython.long cimport PyLong_AsUnsignedLongLong, PyLong_FromLongLong
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.array cimport array
+from cpython.long cimport PyLong_AsSsize_t, PyLong_AsUnsignedLongLong, PyLong_FromLongLong, PyLong_FromSsize_t
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.set cimport PySet_Contains
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from cpython.tuple cimport PyTuple_GET_ITEM
 from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
@@ -31,19 +34,20 @@ from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
 
 from rillet.clock import SystemClock
 from rillet.engine.groups import Consumer, ConsumerGroup
-from rillet.engine.ids import MAX_ID, StreamID
+from rillet.engine.ids import StreamID
 from rillet.engine.stream import Stream
+from rillet.engine.stream_node import StreamNode
 from rillet.resp.types import Map
 
 include "_bodies.pxi"
 
 cdef object _Stream = Stream
+cdef object _StreamNode = StreamNode
 cdef object _StreamID = StreamID
 cdef object _ConsumerGroup = ConsumerGroup
 cdef object _Consumer = Consumer
 cdef object _SystemClock = SystemClock
 cdef object _Map = Map
-cdef object _MAX_ID = MAX_ID
 cdef object _ONE = 1
 cdef object _tuple_new = tuple.__new__
 cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
@@ -51,6 +55,15 @@ cdef int TOUCH_BITS = 40  # pel.TOUCH_BITS
 
 cdef Py_ssize_t ST_GROUPS = _offset(Stream, "groups")
 cdef Py_ssize_t ST_MAX_DELETED = _offset(Stream, "max_deleted_id")
+cdef Py_ssize_t ST_NODES = _offset(Stream, "_nodes")
+cdef Py_ssize_t ST_KEYS = _offset(Stream, "_keys")
+cdef Py_ssize_t N_MS0 = _offset(StreamNode, "ms0")
+cdef Py_ssize_t N_MS = _offset(StreamNode, "ms")
+cdef Py_ssize_t N_SEQ = _offset(StreamNode, "seq")
+cdef Py_ssize_t N_N = _offset(StreamNode, "n")
+cdef Py_ssize_t N_LIVE = _offset(StreamNode, "live")
+cdef Py_ssize_t N_HEAD = _offset(StreamNode, "head")
+cdef Py_ssize_t N_DEAD = _offset(StreamNode, "dead")
 cdef Py_ssize_t G_LAST_ID = _offset(ConsumerGroup, "last_id")
 cdef Py_ssize_t G_ENTRIES_READ = _offset(ConsumerGroup, "entries_read")
 cdef Py_ssize_t G_PEL = _offset(ConsumerGroup, "pel")
@@ -129,6 +142,134 @@ cdef inline u128 _key(unsigned long long ms, unsigned long long seq) noexcept:
     return (<u128>ms << 64) | seq
 
 
+# --- the stream's IDs, read from its nodes ----------------------------------------------------
+# Stream.range_ids and first_id walk the nodes in Python (a StreamID tuple per entry and
+# tuple compares in the bisect): here the same walk over the nodes' columns, as packed keys.
+
+cdef struct Col:
+    const char *ptr
+    int width
+    PyObject *items
+
+
+cdef int _col(Col *col, object values) except -1:
+    """A node's ms or seq column: a list while the node is open, an array once packed
+    (resp/_stream_entries.pyx reads them the same way)."""
+    cdef array packed
+    if type(values) is list:
+        col.width = 0
+        col.items = <PyObject *>values
+        col.ptr = NULL
+    else:
+        packed = values  # anything but an array raises TypeError
+        if packed.ob_descr.typecode not in b"BHIQL":
+            raise TypeError("stream node column must hold unsigned integers")
+        col.width = packed.ob_descr.itemsize
+        col.ptr = packed.data.as_chars
+        col.items = NULL
+    return 0
+
+
+cdef inline uint64_t _at(Col *col, Py_ssize_t i) except? 0xFFFFFFFFFFFFFFFF:
+    cdef int width = col.width
+    if width == 1:
+        return (<const uint8_t *>col.ptr)[i]
+    if width == 2:
+        return (<const uint16_t *>col.ptr)[i]
+    if width == 4:
+        return (<const uint32_t *>col.ptr)[i]
+    if width == 8:
+        return (<const uint64_t *>col.ptr)[i]
+    return PyLong_AsUnsignedLongLong(<object>PyList_GET_ITEM(<object>col.items, i))
+
+
+cdef inline u128 _tuple_key(object sid) except? 0:
+    return ((<u128>PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 0)) << 64)
+            | PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 1)))
+
+
+cdef int _first_live(object stream, u128 *out) except -1:
+    """Stream.first_id as a key (keep in step): the first live entry; 0 if none."""
+    cdef Col ms, seq
+    cdef Py_ssize_t head
+    for node in <list>_get(stream, ST_NODES):
+        if type(node) is not _StreamNode:
+            raise TypeError("unexpected stream node")
+        if PyLong_AsLongLong(<object>_get(node, N_LIVE)):
+            head = PyLong_AsSsize_t(<object>_get(node, N_HEAD))
+            _col(&ms, <object>_get(node, N_MS))
+            _col(&seq, <object>_get(node, N_SEQ))
+            out[0] = _key(PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0)) + _at(&ms, head),
+                          _at(&seq, head))
+            return 0
+    out[0] = 0
+    return 0
+
+
+cdef Py_ssize_t _ids_from(object stream, u128 start, Py_ssize_t limit, u128 **keys,
+                          Py_ssize_t *cap) except -1:
+    """Stream.range_ids(start, MAX_ID, limit or None) as packed keys in *keys (grown
+    with PyMem_Realloc; the caller frees it): read_cursor's bisect over the nodes'
+    first IDs, first_index_ge inside the node, then live entries in order."""
+    cdef list nodes = <list>_get(stream, ST_NODES)
+    cdef list firsts = <list>_get(stream, ST_KEYS)
+    cdef Py_ssize_t lo = 0, hi = PyList_GET_SIZE(firsts), mid, ni, i, n, found = 0, nnodes
+    cdef Col ms, seq
+    cdef uint64_t ms0
+    cdef u128 k
+    cdef void *grown
+    nnodes = PyList_GET_SIZE(nodes)
+    while lo < hi:  # bisect_right(firsts, start)
+        mid = (lo + hi) >> 1
+        if start < _tuple_key(<object>PyList_GET_ITEM(firsts, mid)):
+            hi = mid
+        else:
+            lo = mid + 1
+    ni = lo - 1
+    first_in_node = ni >= 0
+    if ni < 0:
+        ni = 0
+    while ni < nnodes:
+        node = <object>PyList_GET_ITEM(nodes, ni)
+        if type(node) is not _StreamNode:
+            raise TypeError("unexpected stream node")
+        ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
+        n = PyLong_AsSsize_t(<object>_get(node, N_N))
+        _col(&ms, <object>_get(node, N_MS))
+        _col(&seq, <object>_get(node, N_SEQ))
+        dead = <object>_get(node, N_DEAD)
+        i = 0
+        if first_in_node:  # first_index_ge: IDs rise strictly inside a node
+            lo, hi = 0, n
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if _key(ms0 + _at(&ms, mid), _at(&seq, mid)) < start:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            i = lo
+            first_in_node = False
+        while i < n:
+            if dead is None or not PySet_Contains(dead, PyLong_FromSsize_t(i)):
+                if found == cap[0]:
+                    grown = PyMem_Realloc(keys[0], (2 * found + 16) * sizeof(u128))
+                    if grown == NULL:
+                        raise MemoryError()
+                    keys[0] = <u128 *>grown
+                    cap[0] = 2 * found + 16
+                keys[0][found] = _key(ms0 + _at(&ms, i), _at(&seq, i))
+                found += 1
+                if found == limit:
+                    return found
+            i += 1
+        ni += 1
+    return found
+
+
+cdef inline object _sid(u128 k):
+    return _tuple_new(_StreamID, (<unsigned long long>(k >> 64), <unsigned long long>k))
+
+
 # --- XREADGROUP ... STREAMS key > ---------------------------------------------------------
 
 def xreadgroup(ctx, list argv):
@@ -137,13 +278,9 @@ def xreadgroup(ctx, list argv):
     The compiled `groups.xreadgroup` for one stream read with `>` (see the
     module docstring); everything else goes to the Python body.
     """
-    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i = 1, more, n, j
-    cdef long long count = 0, now, seq_no
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i = 1, more, j
+    cdef long long count = 0, now
     cdef bint noack = False
-    cdef unsigned long long ms, seq, last_ms, last_seq, del_ms, del_seq
-    cdef u128 k, first_key, tbase
-    cdef SortedIndex pel, idle, cpel
-    cdef PendingEntry entry
     cdef PyObject* found
     if type(ctx) is not _Client:
         return _xreadgroup_py(ctx, argv)
@@ -211,59 +348,79 @@ def xreadgroup(ctx, list argv):
     if (type(<object>_get(group, G_PEL)) is not SortedIndex
             or type(<object>_get(consumer, CO_PEL)) is not SortedIndex):
         return _xreadgroup_py(ctx, argv)
-    pel = <SortedIndex>_get(group, G_PEL)
-    idle = <SortedIndex>_get(group, G_IDLE)
-    cpel = <SortedIndex>_get(consumer, CO_PEL)
+    reply = _read_new(ctx, server, db, key, stream, group, consumer, noack, count, now)
+    if reply is None:
+        return _xreadgroup_py(ctx, argv)
+    return reply
+
+
+cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack, long long count,
+                      long long now):
+    """engine ConsumerGroup.read_new and groups._read_new (keep in step), or None
+    (nothing changed) for the cases the Python body answers."""
+    cdef unsigned long long last_ms, last_seq, del_ms, del_seq
+    cdef u128 k, first_live, tbase
+    cdef u128 stack_keys[16]
+    cdef u128 *keys = NULL
+    cdef Py_ssize_t cap = 0, n, j
+    cdef long long seq_no
+    cdef SortedIndex pel = <SortedIndex>_get(group, G_PEL)
+    cdef SortedIndex idle = <SortedIndex>_get(group, G_IDLE)
+    cdef SortedIndex cpel = <SortedIndex>_get(consumer, CO_PEL)
+    cdef PendingEntry entry
     # engine read_new/_advance_to (keep in step): entries_read counts on while it
     # is valid, the group is not behind the first entry and no deletion lies
     # ahead of last_id; each stays so as last_id grows, so one test covers the read.
     entries_read = <object>_get(group, G_ENTRIES_READ)
     if entries_read is None:
-        return _xreadgroup_py(ctx, argv)
-    last_id = <object>_get(group, G_LAST_ID)
-    _id_parts(last_id, &last_ms, &last_seq)
+        return None
+    _id_parts(<object>_get(group, G_LAST_ID), &last_ms, &last_seq)
     if last_seq == _U64_MAX:
-        return _xreadgroup_py(ctx, argv)
+        return None
     _id_parts(<object>_get(stream, ST_MAX_DELETED), &del_ms, &del_seq)
     if (del_ms or del_seq) and _key(del_ms, del_seq) >= _key(last_ms, last_seq):
-        return _xreadgroup_py(ctx, argv)
-    if last_id < stream.first_id:
-        return _xreadgroup_py(ctx, argv)
-    ids = stream.range_ids(_tuple_new(_StreamID, (last_ms, last_seq + 1)), _MAX_ID,
-                           count if count else None)
-    n = PyList_GET_SIZE(ids)
-    if n == 0:
-        return _xreadgroup_py(ctx, argv)  # nothing new: NULL, or BLOCK
-    _id_parts(<object>PyList_GET_ITEM(ids, 0), &ms, &seq)
-    first_key = _key(ms, seq)
-    if pel._nb and first_key <= pel._maxes[pel._nb - 1]:
-        return _xreadgroup_py(ctx, argv)  # some may be pending already (SETID moved back)
-    # Everything checked: from here the read happens (nothing below hands over).
-    _touch(db, key)  # Database.get's access record
-    now_obj = PyLong_FromLongLong(now)
-    _set(consumer, CO_SEEN, now_obj)
-    if not noack:
-        name = <object>_get(consumer, CO_NAME)
-        seq_no = PyLong_AsLongLong(<object>_get(group, G_TOUCH_SEQ))
-        tbase = <u128>now << TOUCH_BITS
-        for j in range(n):
-            _id_parts(<object>PyList_GET_ITEM(ids, j), &ms, &seq)
-            k = _key(ms, seq)
-            entry = PendingEntry.__new__(PendingEntry)
-            entry._key = k
-            entry._tkey = tbase | <u128>(seq_no + j)
-            entry.owner = name
-            entry.delivery_count = _ONE
-            pel.insert_key(k, entry)
-            idle.insert_key(entry._tkey, entry)
-            cpel.insert_key(k, entry)
-        _set(group, G_TOUCH_SEQ, PyLong_FromLongLong(seq_no + n))
-        _set(consumer, CO_ACTIVE, now_obj)
-    _set(group, G_LAST_ID, <object>PyList_GET_ITEM(ids, n - 1))
+        return None
+    _first_live(stream, &first_live)
+    if _key(last_ms, last_seq) < first_live:
+        return None
+    try:
+        if count and count <= 16:
+            keys = stack_keys
+            cap = 16
+        n = _ids_from(stream, _key(last_ms, last_seq + 1), count if count else -1, &keys, &cap)
+        if n == 0:
+            return None  # nothing new: NULL, or BLOCK
+        if pel._nb and keys[0] <= pel._maxes[pel._nb - 1]:
+            return None  # some may be pending already (SETID moved back)
+        # Everything checked: from here the read happens (nothing below hands over).
+        _touch(db, key)  # Database.get's access record
+        now_obj = PyLong_FromLongLong(now)
+        _set(consumer, CO_SEEN, now_obj)
+        if not noack:
+            name = <object>_get(consumer, CO_NAME)
+            seq_no = PyLong_AsLongLong(<object>_get(group, G_TOUCH_SEQ))
+            tbase = <u128>now << TOUCH_BITS
+            for j in range(n):
+                k = keys[j]
+                entry = PendingEntry.__new__(PendingEntry)
+                entry._key = k
+                entry._tkey = tbase | <u128>(seq_no + j)
+                entry.owner = name
+                entry.delivery_count = _ONE
+                pel.insert_key(k, entry)
+                idle.insert_key(entry._tkey, entry)
+                cpel.insert_key(k, entry)
+            _set(group, G_TOUCH_SEQ, PyLong_FromLongLong(seq_no + n))
+            _set(consumer, CO_ACTIVE, now_obj)
+        first_id = _sid(keys[0])
+        last_id = _sid(keys[n - 1])
+    finally:
+        if keys != stack_keys:
+            PyMem_Free(keys)
+    _set(group, G_LAST_ID, last_id)
     _set(group, G_ENTRIES_READ, entries_read + n)
     _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + 1)  # ctx.changed(1)
-    entries = _encode_range(stream, <object>PyList_GET_ITEM(ids, 0),
-                            <object>PyList_GET_ITEM(ids, n - 1), n, False)
+    entries = _encode_range(stream, first_id, last_id, n, False)
     if ctx.resp3:
         return _Map([(key, entries)])
     return [[key, entries]]
