@@ -207,10 +207,11 @@ cdef int _first_live(object stream, u128 *out) except -1:
 
 
 cdef Py_ssize_t _ids_from(object stream, u128 start, Py_ssize_t limit, u128 **keys,
-                          Py_ssize_t *cap) except -1:
+                          Py_ssize_t *cap, Py_ssize_t *at) except -1:
     """Stream.range_ids(start, MAX_ID, limit or None) as packed keys in *keys (grown
     with PyMem_Realloc; the caller frees it): read_cursor's bisect over the nodes'
-    first IDs, first_index_ge inside the node, then live entries in order."""
+    first IDs, first_index_ge inside the node, then live entries in order. at[0],
+    at[1] get read_cursor's node and entry index (the reply encoder starts there)."""
     cdef list nodes = <list>_get(stream, ST_NODES)
     cdef list firsts = <list>_get(stream, ST_KEYS)
     cdef Py_ssize_t lo = 0, hi = PyList_GET_SIZE(firsts), mid, ni, i, n, found = 0, nnodes
@@ -249,6 +250,9 @@ cdef Py_ssize_t _ids_from(object stream, u128 start, Py_ssize_t limit, u128 **ke
                     hi = mid
             i = lo
             first_in_node = False
+        if found == 0 and at[0] < 0:
+            at[0] = ni
+            at[1] = i
         while i < n:
             if dead is None or not PySet_Contains(dead, PyLong_FromSsize_t(i)):
                 if found == cap[0]:
@@ -363,6 +367,7 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
     cdef u128 stack_keys[16]
     cdef u128 *keys = NULL
     cdef Py_ssize_t cap = 0, n, j
+    cdef Py_ssize_t at[2]
     cdef long long seq_no
     cdef SortedIndex pel = <SortedIndex>_get(group, G_PEL)
     cdef SortedIndex idle = <SortedIndex>_get(group, G_IDLE)
@@ -387,7 +392,10 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
         if count and count <= 16:
             keys = stack_keys
             cap = 16
-        n = _ids_from(stream, _key(last_ms, last_seq + 1), count if count else -1, &keys, &cap)
+        at[0] = -1
+        at[1] = 0
+        n = _ids_from(stream, _key(last_ms, last_seq + 1), count if count else -1, &keys, &cap,
+                      at)
         if n == 0:
             return None  # nothing new: NULL, or BLOCK
         if pel._nb and keys[0] <= pel._maxes[pel._nb - 1]:
@@ -420,7 +428,8 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
     _set(group, G_LAST_ID, last_id)
     _set(group, G_ENTRIES_READ, entries_read + n)
     _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + 1)  # ctx.changed(1)
-    entries = _encode_range(stream, first_id, last_id, n, False)
+    entries = _encode_range(stream, first_id, last_id, n, False,
+                            (<object>_get(stream, ST_NODES), at[0], at[1]))
     if ctx.resp3:
         return _Map([(key, entries)])
     return [[key, entries]]
