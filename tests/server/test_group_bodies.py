@@ -146,13 +146,14 @@ def test_compiled_group_bodies_equal_the_reference(commands, sinks, events):
     assert _observe(fast) == theirs
 
 
-def _both(commands: list[list[bytes]]) -> None:
-    fast, reference = Server(sinks=False), Server(sinks=False)
+def _both(commands: list[list[bytes]], sinks: bool) -> None:
+    fast, reference = Server(sinks), Server(sinks)
     for argv in commands:
         ours = _run(fast, argv)
         with bodies(REFERENCE):
             theirs = _run(reference, argv)
         assert ours == theirs, argv
+    assert fast.effects == reference.effects
     with bodies(REFERENCE):
         theirs = _observe(reference)
     assert _observe(fast) == theirs
@@ -181,8 +182,9 @@ READ = [b"XREADGROUP", b"GROUP", b"g", b"c1"]
     [[b"XTRIM", b"s", b"MAXLEN", b"30"], [*READ, b"COUNT", b"3", b"STREAMS", b"s", b">"],
      [*READ, b"COUNT", b"3", b"STREAMS", b"s", b">"]],
 ])
-def test_compiled_reads_equal_the_reference(commands):
-    _both(SETUP + commands)
+@pytest.mark.parametrize("sinks", [False, True])
+def test_compiled_reads_equal_the_reference(commands, sinks):
+    _both(SETUP + commands, sinks)
 
 
 def test_the_compiled_bodies_do_the_common_cases():

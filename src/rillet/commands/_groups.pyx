@@ -10,7 +10,7 @@ through Python calls), `_parse_ids` and `ack`. Here the common case runs in C
 against the packed-key indexes (engine/_pelindex.pxd: insert_key/pop_key),
 and every other case is handed, before anything changed, to the Python body,
 which stays the reference: a consumer to create (its event and effect), effect
-sinks (the XCLAIM/SETID effects), CLAIM, history IDs, several keys, entries
+CLAIM, history IDs, several keys, entries
 already pending (after XGROUP SETID), an entries-read counter that needs
 re-deriving (deleted entries ahead, the group behind the first entry, SCG
 invalid), nothing to deliver (NULL or blocking), IDs in other forms, and
@@ -27,6 +27,8 @@ from cpython.long cimport PyLong_AsSsize_t, PyLong_AsUnsignedLongLong, PyLong_Fr
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.set cimport PySet_Contains
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdio cimport snprintf
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.tuple cimport PyTuple_GET_ITEM
 from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
@@ -49,6 +51,18 @@ cdef object _Consumer = Consumer
 cdef object _SystemClock = SystemClock
 cdef object _Map = Map
 cdef object _ONE = 1
+# The effects' words (groups._xclaim_effect, _setid_effect).
+cdef bytes _XCLAIM = b"XCLAIM"
+cdef bytes _ZERO = b"0"
+cdef bytes _TIME = b"TIME"
+cdef bytes _RETRYCOUNT = b"RETRYCOUNT"
+cdef bytes _ONE_TEXT = b"1"
+cdef bytes _FORCE = b"FORCE"
+cdef bytes _JUSTID = b"JUSTID"
+cdef bytes _LASTID = b"LASTID"
+cdef bytes _XGROUP = b"XGROUP"
+cdef bytes _SETID = b"SETID"
+cdef bytes _ENTRIESREAD = b"ENTRIESREAD"
 cdef object _tuple_new = tuple.__new__
 cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
 cdef int TOUCH_BITS = 40  # pel.TOUCH_BITS
@@ -57,6 +71,7 @@ cdef Py_ssize_t ST_GROUPS = _offset(Stream, "groups")
 cdef Py_ssize_t ST_MAX_DELETED = _offset(Stream, "max_deleted_id")
 cdef Py_ssize_t ST_NODES = _offset(Stream, "_nodes")
 cdef Py_ssize_t ST_KEYS = _offset(Stream, "_keys")
+cdef Py_ssize_t D_INDEX = _offset(Database, "index")
 cdef Py_ssize_t N_MS0 = _offset(StreamNode, "ms0")
 cdef Py_ssize_t N_MS = _offset(StreamNode, "ms")
 cdef Py_ssize_t N_SEQ = _offset(StreamNode, "seq")
@@ -321,8 +336,8 @@ def xreadgroup(ctx, list argv):
         return _xreadgroup_py(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, i + 1)
     server = <object>_get(ctx, C_SERVER)
-    if type(server) is not _ServerState or <object>_get(server, SS_SINKS):
-        return _xreadgroup_py(ctx, argv)  # effects to propagate: the Python body makes them
+    if type(server) is not _ServerState:
+        return _xreadgroup_py(ctx, argv)
     clock = _clock(server)
     now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
     if block_raw is not None:
@@ -352,14 +367,15 @@ def xreadgroup(ctx, list argv):
     if (type(<object>_get(group, G_PEL)) is not SortedIndex
             or type(<object>_get(consumer, CO_PEL)) is not SortedIndex):
         return _xreadgroup_py(ctx, argv)
-    reply = _read_new(ctx, server, db, key, stream, group, consumer, noack, count, now)
+    reply = _read_new(ctx, server, db, key, stream, group, consumer, noack, count, now,
+                      group_name, consumer_name)
     if reply is None:
         return _xreadgroup_py(ctx, argv)
     return reply
 
 
 cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack, long long count,
-                      long long now):
+                      long long now, group_name, consumer_name):
     """engine ConsumerGroup.read_new and groups._read_new (keep in step), or None
     (nothing changed) for the cases the Python body answers."""
     cdef unsigned long long last_ms, last_seq, del_ms, del_seq
@@ -422,17 +438,53 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
             _set(consumer, CO_ACTIVE, now_obj)
         first_id = _sid(keys[0])
         last_id = _sid(keys[n - 1])
+        _set(group, G_LAST_ID, last_id)
+        _set(group, G_ENTRIES_READ, entries_read + n)
+        _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + 1)  # ctx.changed(1)
+        if <object>_get(server, SS_SINKS):
+            _propagate_read(server, db, key, group_name, consumer_name, noack, now, keys, n,
+                            last_id, entries_read + n)
     finally:
         if keys != stack_keys:
             PyMem_Free(keys)
-    _set(group, G_LAST_ID, last_id)
-    _set(group, G_ENTRIES_READ, entries_read + n)
-    _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + 1)  # ctx.changed(1)
     entries = _encode_range(stream, first_id, last_id, n, False,
                             (<object>_get(stream, ST_NODES), at[0], at[1]))
     if ctx.resp3:
         return _Map([(key, entries)])
     return [[key, entries]]
+
+
+cdef bytes _id_text(u128 k):
+    """format_id: b"%d-%d" % (ms, seq)."""
+    cdef char buf[48]
+    cdef int size = snprintf(buf, sizeof(buf), "%llu-%llu", <unsigned long long>(k >> 64),
+                             <unsigned long long>k)
+    return PyBytes_FromStringAndSize(buf, size)
+
+
+cdef int _propagate_read(server, db, key, group_name, consumer_name, bint noack,
+                         long long now, u128 *keys, Py_ssize_t n, last_id,
+                         entries_read) except -1:
+    """groups._read_new's effects, Client.propagate's way (keep in step): per delivered
+    entry `XCLAIM key group consumer 0 id TIME now RETRYCOUNT 1 FORCE JUSTID LASTID id`
+    (a new entry's count is 1), then `XGROUP SETID key group last-id ENTRIESREAD n`;
+    with NOACK only the latter."""
+    cdef Py_ssize_t j
+    effects = <object>_get(server, SS_EFFECTS)
+    if effects is None:
+        effects = []
+        _set(server, SS_EFFECTS, effects)
+    index = <object>_get(db, D_INDEX)
+    if not noack:
+        now_text = b"%d" % now
+        for j in range(n):
+            text = _id_text(keys[j])
+            effects.append((index, [_XCLAIM, key, group_name, consumer_name, _ZERO, text,
+                                    _TIME, now_text, _RETRYCOUNT, _ONE_TEXT, _FORCE, _JUSTID,
+                                    _LASTID, text]))
+    effects.append((index, [_XGROUP, _SETID, key, group_name, _id_text(_tuple_key(last_id)),
+                            _ENTRIESREAD, b"%d" % entries_read]))
+    return 0
 
 
 # --- XACK key group id ... -------------------------------------------------------------------
