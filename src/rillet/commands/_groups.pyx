@@ -234,6 +234,7 @@ cdef Py_ssize_t _ids_from(object stream, u128 start, Py_ssize_t limit, u128 **ke
     cdef uint64_t ms0
     cdef u128 k
     cdef void *grown
+    cdef bint first_in_node
     nnodes = PyList_GET_SIZE(nodes)
     while lo < hi:  # bisect_right(firsts, start)
         mid = (lo + hi) >> 1
@@ -406,7 +407,7 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
         return None
     try:
         if count and count <= 16:
-            keys = stack_keys
+            keys = stack_keys  # never grown: _ids_from stops at `count` entries
             cap = 16
         at[0] = -1
         at[1] = 0

@@ -411,17 +411,18 @@ class ConsumerGroup:
     def ack(self, ids: Any) -> int:
         """XACK: remove the IDs from the PEL; returns how many were pending."""
         acked = 0
-        pel = self.pel
+        pel, idle_index, consumers = self.pel, self.idle_index, self.consumers
         for sid in ids:
-            entry = pel.pop(id_key(sid))
+            key = id_key(sid)
+            entry = pel.pop(key)
             if entry is None:
                 continue
-            self.idle_index.pop(entry.tkey)
+            idle_index.pop(entry.tkey)
             owner = entry.owner
             if owner is None:
                 self.nacked_count -= 1
             else:
-                self.consumers[owner].pel.pop(entry.key)
+                consumers[owner].pel.pop(key)
             acked += 1
         return acked
 
