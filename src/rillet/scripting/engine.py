@@ -24,6 +24,7 @@ from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands import table as command_table
 from rillet.commands.acl import refuse as acl_refusal
 from rillet.errors import ReplyError
+from rillet.resp.fpconv import dtoa
 from rillet.resp.types import SimpleString
 from rillet.scripting.convert import Builders, from_lua, to_lua
 from rillet.scripting.functions import Functions
@@ -129,17 +130,23 @@ def parse_shebang(body: bytes) -> tuple[frozenset[str] | None, bytes]:
     return frozenset(flags), rest
 
 
+_HALF_LLONG_MAX = 2**62  # (double)(LLONG_MAX/2): double2ll's bound
+
+
 def _arg_bytes(value: object) -> bytes | None:
+    """luaArgsToRedisArgv: a string as is; a number (a double in Lua 5.1; lupa hands over
+    the integral ones as ints) as an integer when double2ll allows, else fpconv_dtoa."""
     cls = value.__class__
     if cls is bytes:
         return value  # type: ignore[return-value]
     if cls is int:
-        return b"%d" % value  # type: ignore[str-format]
-    if cls is float:
-        n = int(value) if value == value and abs(value) < 2**63 else None  # type: ignore[operator]
-        if n is not None and n == value:
-            return b"%d" % n
-        return b"%.17g" % value  # type: ignore[str-format]
+        if -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX:  # type: ignore[operator]
+            return b"%d" % value  # type: ignore[str-format]
+        return dtoa(float(value))  # type: ignore[arg-type]
+    if cls is float:  # -0.0 counts as integral: "0", as double2ll has it
+        if value == value and -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX and value == int(value):  # type: ignore[operator]
+            return b"%d" % int(value)  # type: ignore[call-overload]
+        return dtoa(value)  # type: ignore[arg-type]
     return None
 
 
