@@ -25,6 +25,7 @@ MODULES = {
     "rillet.engine._hll": "src/rillet/engine/_hll.pyx",
     "rillet.engine._geo": "src/rillet/engine/_geo.pyx",
     "rillet.commands._writes": "src/rillet/commands/_writes.pyx",
+    "rillet.commands._groups": "src/rillet/commands/_groups.pyx",
     "rillet.commands._lists": "src/rillet/commands/_lists.pyx",
     "rillet.commands._hashes": "src/rillet/commands/_hashes.pyx",
     "rillet.commands._sets": "src/rillet/commands/_sets.pyx",

@@ -52,6 +52,7 @@ class Server:
         self.dir = tempfile.mkdtemp(prefix=f"rb-{kind}-")
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
+        self.wrap: list[str] = []  # a prefix for the command line (valgrind, ...)
 
     def start(self) -> None:
         common = ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
@@ -64,9 +65,9 @@ class Server:
                     "--logfile", os.path.join(self.dir, "log")]
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
         log = open(os.path.join(self.dir, "stdout"), "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env,
+        self.proc = subprocess.Popen([*self.wrap, *argv], stdout=log, stderr=subprocess.STDOUT, env=env,
                                      cwd=self.dir)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + (600 if self.wrap else 60)
         while time.monotonic() < deadline:
             try:
                 if self.client().ping():

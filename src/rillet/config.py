@@ -72,8 +72,18 @@ class Param:
     unsigned: bool = False
     # Called with the new value after a successful CONFIG SET.
     on_change: list[Callable[[object], None]] = field(default_factory=list)
+    # kind "custom": the parameter's own parser and renderer (Redis's special configs).
+    parser: Callable[[str], object] | None = None
+    renderer: Callable[[object], str] | None = None
+    # The value is several words that the directive takes as several arguments
+    # (CONFIG REWRITE writes them unquoted, as Redis does).
+    multiword: bool = False
+    # Enum names that Redis stores as another's value and so reports under it.
+    shown: dict[str, str] = field(default_factory=dict)
 
     def parse(self, text: str) -> object:
+        if self.parser is not None:
+            return self.parser(text)
         if self.kind == "bool":
             return parse_bool(text)
         if self.kind in ("int", "memory", "octal"):
@@ -106,7 +116,7 @@ class Param:
             if low not in self.choices:
                 raise ConfigError("argument(s) must be one of the following: "
                                   + ", ".join(self.choices))
-            return low
+            return self.shown.get(low, low)
         if self.kind == "save":
             return parse_save(text)
         if self.kind == "obuf":
@@ -119,6 +129,8 @@ class Param:
         return text
 
     def render(self, value: object) -> str:
+        if self.renderer is not None:
+            return self.renderer(value)
         if self.kind == "bool":
             return "yes" if value else "no"
         if self.kind == "save":
@@ -219,17 +231,17 @@ PARAMS = [
     Param("save", "save", [(3600, 1), (300, 100), (60, 10000)]),
     Param("dbfilename", "string", "dump.rdb", protected=True),
     Param("rdbcompression", "bool", True),
-    Param("rdbchecksum", "bool", True),
+    Param("rdbchecksum", "bool", True, immutable=True),
     Param("appendonly", "bool", False),
     Param("appendfilename", "string", "appendonly.aof", immutable=True),
     Param("appenddirname", "string", "appendonlydir", immutable=True),
-    Param("appendfsync", "enum", "everysec", choices=("always", "everysec", "no")),
+    Param("appendfsync", "enum", "everysec", choices=("everysec", "always", "no")),
     Param("aof-load-truncated", "bool", True),
     Param("aof-use-rdb-preamble", "bool", True),
     Param("auto-aof-rewrite-percentage", "int", 100, 0, _MAX32),
     Param("auto-aof-rewrite-min-size", "memory", 64 * 1024 * 1024, 0, _MAX64),
     Param("no-appendfsync-on-rewrite", "bool", False),
-    Param("maxclients", "int", 10000, 1, 2**32 - 1),
+    Param("maxclients", "int", 10000, 1, 2**32 - 1, unsigned=True),
     Param("timeout", "int", 0, 0, _MAX32),
     Param("tcp-keepalive", "int", 300, 0, _MAX32),
     Param("proto-max-bulk-len", "memory", 512 * 1024 * 1024, 1024 * 1024, _MAX64),
@@ -265,7 +277,7 @@ PARAMS = [
     Param("min-replicas-max-lag", "int", 10, 0, _MAX32, aliases=("min-slaves-max-lag",)),
     Param("masterauth", "string", "", sensitive=True),
     Param("masteruser", "string", "", sensitive=True),
-    Param("repl-backlog-ttl", "int", 3600, 0, _MAX32),
+    Param("repl-backlog-ttl", "int", 3600, 0, _MAX64),
     Param("repl-ping-replica-period", "int", 10, 1, _MAX32, aliases=("repl-ping-slave-period",)),
     Param("repl-timeout", "int", 60, 1, _MAX32),
     Param("replica-serve-stale-data", "bool", True, aliases=("slave-serve-stale-data",)),
@@ -280,13 +292,13 @@ PARAMS = [
     Param("cluster-enabled", "bool", False, immutable=True),
     Param("protected-mode", "bool", True),
     Param("io-threads", "int", 1, 1, 128, immutable=True),
-    Param("list-max-listpack-size", "int", -2, -5, _MAX32),
-    Param("hash-max-listpack-entries", "int", 512, 0, _MAX64),
+    Param("list-max-listpack-size", "int", -2, -_MAX32 - 1, _MAX32),
+    Param("hash-max-listpack-entries", "int", 512, 0, _MAX64, unsigned=True),
     Param("hash-max-listpack-value", "memory", 64, 0, _MAX64),
-    Param("set-max-intset-entries", "int", 512, 0, _MAX64),
-    Param("set-max-listpack-entries", "int", 128, 0, _MAX64),
-    Param("set-max-listpack-value", "memory", 64, 0, _MAX64),
-    Param("zset-max-listpack-entries", "int", 128, 0, _MAX64),
+    Param("set-max-intset-entries", "int", 512, 0, _MAX64, unsigned=True),
+    Param("set-max-listpack-entries", "int", 128, 0, _MAX64, unsigned=True),
+    Param("set-max-listpack-value", "int", 64, 0, _MAX64, unsigned=True),
+    Param("zset-max-listpack-entries", "int", 128, 0, _MAX64, unsigned=True),
     Param("zset-max-listpack-value", "memory", 64, 0, _MAX64),
     Param("hll-sparse-max-bytes", "memory", 3000, 0, _MAX64),
     # The vectorset module's: VSIM/VADD CAS on the main thread; rillet's always run inline.
@@ -299,6 +311,231 @@ PARAMS = [
     Param("gc-freeze-interval", "int", 1000, 0, _MAX32),
     Param("gc-sweep-growth", "int", 100, 0, _MAX32),
 ]
+
+
+# --- Redis 8.2 parameters that rillet accepts, stores, reports and rewrites -------------
+# Redis's names, defaults, ranges and error texts (checked against Redis 8.2.3 by
+# tests/compat/test_info_config_parity.py). Unless a comment says otherwise they have
+# no effect here (no cluster, defrag, lazyfree, fork, syslog, OOM score or CPU
+# affinity in rillet; docs/compat.md), as Redis accepts the ones it ignores.
+
+
+def _parse_oom_values(text: str) -> tuple[int, ...]:
+    words = text.split()
+    if len(words) != 3:
+        raise ConfigError(errors.CONFIG_OOM_VALUES_COUNT)
+    values = []
+    for word in words:
+        try:
+            value = int(word, 10)
+        except ValueError:
+            value = 1 << 20
+        if not -2000 <= value <= 2000:
+            raise ConfigError(errors.CONFIG_OOM_VALUES_RANGE)
+        values.append(value)
+    return tuple(values)
+
+
+def _parse_percentiles(text: str) -> tuple[float, ...]:
+    values = []
+    for word in text.split():
+        try:
+            value = float(word)
+        except ValueError:
+            raise ConfigError(errors.CONFIG_PERCENTILES_INVALID) from None
+        if not 0.0 <= value <= 100.0:
+            raise ConfigError(errors.CONFIG_PERCENTILES_RANGE)
+        values.append(value)
+    return tuple(values)
+
+
+def render_double(value: float) -> str:
+    """Shortest round-trip text, as Redis's fpconv_dtoa: 50 not 50.0, 99.9, 0.0001."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _parse_memory_or_percent(text: str) -> int:
+    # Redis stores a percentage of maxmemory as a negative number.
+    if len(text) > 1 and text.endswith("%"):
+        digits = text[:-1]
+        if digits.isdigit():
+            if int(digits) > 100:
+                raise ConfigError(errors.CONFIG_PERCENT_MAX.format(100))
+            return -int(digits)
+    try:
+        value = parse_memory(text)
+    except ConfigError:
+        value = -1
+    if value < 0:
+        raise ConfigError(errors.CONFIG_MEMORY_OR_PERCENT)
+    return value
+
+
+_SHUTDOWN_FLAGS = ("default", "save", "nosave", "now", "force")
+
+
+def _parse_shutdown_flags(text: str) -> tuple[str, ...]:
+    words = {word.lower() for word in text.split()}
+    if not words or not words <= set(_SHUTDOWN_FLAGS):
+        raise ConfigError("argument(s) must be one of the following: " + ", ".join(_SHUTDOWN_FLAGS))
+    if {"save", "nosave"} <= words:
+        raise ConfigError(errors.CONFIG_SHUTDOWN_SAVE_NOSAVE)
+    return tuple(flag for flag in _SHUTDOWN_FLAGS[1:] if flag in words)
+
+
+def signal_save(flags: object) -> bool | None:
+    """shutdown-on-sigterm/-sigint's SAVE or NOSAVE (None: save if save points are set).
+    NOW and FORCE are accepted: rillet's shutdown neither waits for replicas nor stops
+    on a failed save."""
+    if "save" in flags:  # type: ignore[operator]
+        return True
+    return False if "nosave" in flags else None  # type: ignore[operator]
+
+
+def _parse_locale(text: str) -> str:
+    # Redis calls setlocale(LC_COLLATE); rillet compares bytes (SORT ALPHA, docs/compat.md),
+    # so the name is only checked, and the process's locale is put back.
+    import locale
+
+    saved = locale.setlocale(locale.LC_COLLATE)
+    try:
+        locale.setlocale(locale.LC_COLLATE, text)
+    except locale.Error:
+        raise ConfigError(errors.CONFIG_INVALID_LOCALE) from None
+    finally:
+        locale.setlocale(locale.LC_COLLATE, saved)
+    return text
+
+
+_AUX_INVALID = frozenset("!#$%&()*+;<>?@[]^{|}~")
+
+
+def _parse_hostname(text: str) -> str:
+    if any(not (c.isascii() and (c.isalnum() or c in "-.")) for c in text):
+        raise ConfigError(errors.CONFIG_BAD_HOSTNAME)
+    return text
+
+
+def _parse_human_nodename(text: str) -> str:
+    if any(c in _AUX_INVALID for c in text):
+        raise ConfigError(errors.CONFIG_BAD_NODENAME)
+    return text
+
+
+def _custom(name: str, default: object, parser: Callable[[str], object],
+            renderer: Callable[[object], str], **kwargs: object) -> Param:
+    return Param(name, "custom", default, parser=parser, renderer=renderer,  # type: ignore[arg-type]
+                 **kwargs)
+
+
+PARAMS += [
+    Param("activedefrag", "bool", False),
+    Param("active-defrag-cycle-max", "int", 25, 1, 99),
+    Param("active-defrag-cycle-min", "int", 1, 1, 99),
+    Param("active-defrag-ignore-bytes", "memory", 100 * 1024 * 1024, 1, _MAX64),
+    Param("active-defrag-max-scan-fields", "int", 1000, 1, _MAX64),
+    Param("active-defrag-threshold-lower", "int", 10, 0, 1000),
+    Param("active-defrag-threshold-upper", "int", 100, 0, 1000),
+    Param("active-expire-effort", "int", 1, 1, 10),
+    Param("activerehashing", "bool", True),
+    Param("always-show-logo", "bool", False, immutable=True),
+    Param("aof-rewrite-incremental-fsync", "bool", True),
+    Param("aof-timestamp-enabled", "bool", False),
+    Param("rdb-del-sync-files", "bool", False),
+    Param("rdb-save-incremental-fsync", "bool", True),
+    Param("stop-writes-on-bgsave-error", "bool", True),
+    Param("server-cpulist", "string", "", immutable=True, aliases=("server_cpulist",)),
+    Param("bio-cpulist", "string", "", immutable=True, aliases=("bio_cpulist",)),
+    Param("aof-rewrite-cpulist", "string", "", immutable=True, aliases=("aof_rewrite_cpulist",)),
+    Param("bgsave-cpulist", "string", "", immutable=True, aliases=("bgsave_cpulist",)),
+    Param("bind-source-addr", "string", ""),
+    Param("socket-mark-id", "int", 0, 0, 2**32 - 1, immutable=True),
+    Param("cluster-allow-pubsubshard-when-down", "bool", True),
+    Param("cluster-allow-reads-when-down", "bool", False),
+    Param("cluster-allow-replica-migration", "bool", True),
+    Param("cluster-announce-bus-port", "int", 0, 0, 65535),
+    _custom("cluster-announce-hostname", "", _parse_hostname, str),
+    _custom("cluster-announce-human-nodename", "", _parse_human_nodename, str),
+    Param("cluster-announce-ip", "string", ""),
+    Param("cluster-announce-port", "int", 0, 0, 65535),
+    Param("cluster-announce-tls-port", "int", 0, 0, 65535),
+    Param("cluster-compatibility-sample-ratio", "int", 0, 0, 100),
+    Param("cluster-config-file", "string", "nodes.conf", immutable=True),
+    Param("cluster-link-sendbuf-limit", "memory", 0, 0, _MAX64),
+    Param("cluster-migration-barrier", "int", 1, 0, _MAX32),
+    Param("cluster-node-timeout", "int", 15000, 0, _MAX64),
+    Param("cluster-port", "int", 0, 0, 65535, immutable=True),
+    Param("cluster-preferred-endpoint-type", "enum", "ip",
+          choices=("ip", "hostname", "unknown-endpoint")),
+    Param("cluster-replica-no-failover", "bool", False, aliases=("cluster-slave-no-failover",)),
+    Param("cluster-replica-validity-factor", "int", 10, 0, _MAX32,
+          aliases=("cluster-slave-validity-factor",)),
+    Param("cluster-require-full-coverage", "bool", True),
+    Param("cluster-slot-stats-enabled", "bool", False),
+    Param("crash-log-enabled", "bool", True),
+    Param("crash-memcheck-enabled", "bool", True),
+    Param("disable-thp", "bool", True, immutable=True),
+    Param("dynamic-hz", "bool", True),
+    Param("hide-user-data-from-log", "bool", False),
+    Param("ignore-warnings", "string", ""),
+    Param("jemalloc-bg-thread", "bool", True),
+    Param("latency-monitor-threshold", "int", 0, 0, _MAX64),
+    # Read by INFO's Latencystats section (commands/server.py).
+    _custom("latency-tracking-info-percentiles", (50.0, 99.0, 99.9), _parse_percentiles,
+            lambda v: " ".join(render_double(x) for x in v), multiword=True),  # type: ignore[attr-defined]
+    Param("lazyfree-lazy-eviction", "bool", False),
+    Param("lazyfree-lazy-expire", "bool", False),
+    Param("lazyfree-lazy-server-del", "bool", False),
+    Param("lazyfree-lazy-user-del", "bool", False),
+    Param("lazyfree-lazy-user-flush", "bool", False),
+    Param("replica-lazy-flush", "bool", False, aliases=("slave-lazy-flush",)),
+    _custom("locale-collate", "", _parse_locale, str),
+    Param("max-new-connections-per-cycle", "int", 10, 1, 1000, unsigned=True),
+    Param("max-new-tls-connections-per-cycle", "int", 1, 1, 1000, unsigned=True),
+    _custom("maxmemory-clients", 0, _parse_memory_or_percent,
+            lambda v: f"{-v}%" if v < 0 else str(v)),  # type: ignore[operator]
+    # "relative" is Redis's second name for "yes" (it reports "yes").
+    Param("oom-score-adj", "enum", "no", choices=("no", "yes", "relative", "absolute"),
+          shown={"relative": "yes"}),
+    _custom("oom-score-adj-values", (0, 200, 800), _parse_oom_values,
+            lambda v: " ".join(map(str, v)), multiword=True),  # type: ignore[call-overload]
+    Param("proc-title-template", "string", "{title} {listen-addr} {server-mode}"),
+    Param("set-proc-title", "bool", True, immutable=True),
+    Param("propagation-error-behavior", "enum", "ignore",
+          choices=("ignore", "panic", "panic-on-replicas")),
+    Param("repl-diskless-sync-max-replicas", "int", 0, 0, _MAX32),
+    Param("replica-full-sync-buffer-limit", "memory", 0, 0, _MAX64),
+    Param("replica-ignore-disk-write-errors", "bool", False),
+    Param("sanitize-dump-payload", "enum", "no", choices=("no", "yes", "clients")),
+    _custom("shutdown-on-sigint", (), _parse_shutdown_flags,
+            lambda v: " ".join(v) or "default", multiword=True),  # type: ignore[arg-type]
+    _custom("shutdown-on-sigterm", (), _parse_shutdown_flags,
+            lambda v: " ".join(v) or "default", multiword=True),  # type: ignore[arg-type]
+    Param("shutdown-timeout", "int", 10, 0, _MAX32),
+    Param("supervised", "enum", "no", choices=("upstart", "systemd", "auto", "no"),
+          immutable=True),
+    Param("syslog-enabled", "bool", False, immutable=True),
+    Param("syslog-facility", "enum", "local0", choices=(
+        "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"),
+        immutable=True),
+    Param("syslog-ident", "string", "redis", immutable=True),
+]
+
+# Written by CONFIG REWRITE even at their default (Redis forces them).
+ALWAYS_REWRITTEN = frozenset({"latency-tracking-info-percentiles"})
+
+# Redis 6's names of the listpack limits, still accepted and listed by Redis 8.
+_OLD_NAMES = {
+    "hash-max-listpack-entries": "hash-max-ziplist-entries",
+    "hash-max-listpack-value": "hash-max-ziplist-value",
+    "zset-max-listpack-entries": "zset-max-ziplist-entries",
+    "zset-max-listpack-value": "zset-max-ziplist-value",
+    "list-max-listpack-size": "list-max-ziplist-size",
+}
+for _param in PARAMS:
+    if _param.name in _OLD_NAMES:
+        _param.aliases += (_OLD_NAMES[_param.name],)
 
 
 # What Redis's CONFIG REWRITE puts above the lines it adds.
@@ -401,10 +638,11 @@ class Config:
         out: list[str] = []
         written: set[str] = set()
         pending_users = list(users or [])
+        signed = False  # the file has Redis's marker: it stays where it is
         for line in old_text.splitlines():
             stripped = line.strip()
             if stripped == REWRITE_MARKER:
-                continue
+                signed = True
             words = split_args(stripped.encode()) if stripped and not stripped.startswith("#") else None
             name = words[0].decode("utf-8", "replace").lower() if words else ""
             if name == "user":
@@ -416,17 +654,28 @@ class Config:
                 out.append(line)
             elif param.name not in written:
                 written.add(param.name)
+                if param.name == "replicaof" and not self.values["replicaof"]:
+                    continue  # a master: Redis drops the file's replicaof lines
                 out.append(self._directive(param))
-        added = [self._directive(p) for p in PARAMS
-                 if p.name not in written and self.values[p.name] != p.default]
+        added = [self._directive(p) for p in PARAMS if p.name not in written and (
+            self.values[p.name] != p.default or p.name in ALWAYS_REWRITTEN)]
         added += pending_users
-        if added:
+        # Redis's layout (checked against 8.2.3): a file that has the marker gets a
+        # blank line and the new lines at its end; one without gets a blank line
+        # (unless it is empty or ends with one), the marker, then the new lines.
+        if signed:
+            if out and out[-1]:
+                out.append("")
+            out += added
+        elif added:
+            if out and out[-1].strip():
+                out.append("")
             out += [REWRITE_MARKER, *added]
         return "\n".join(out) + "\n"
 
     def _directive(self, param: Param) -> str:
         text = param.render(self.values[param.name])
-        if param.kind in ("save", "obuf") or param.name == "replicaof":
+        if param.kind in ("save", "obuf") or param.multiword or param.name == "replicaof":
             # Several words that the directive takes as several arguments, as
             # Redis writes them (`save 3600 1 300 100`, `replicaof host port`).
             return f"{param.name} {text}" if text else f'{param.name} ""'

@@ -455,7 +455,6 @@ SCRIPT_NOT_ALLOWED = "ERR This Redis command is not allowed from script"
 SCRIPT_WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
 # scriptCall's ACL check (a script's command the user may not run): the NOPERM text without its code.
 SCRIPT_ACL_FAILURE = "ERR ACL failure in script: {}"
-SCRIPT_ACL_CHECK_INVALID = "ERR Invalid command passed to redis.acl_check_cmd()"
 SCRIPT_FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 FUNCTION_NO_METADATA = "ERR Missing library metadata"
 FUNCTION_BAD_METADATA = "ERR Invalid metadata value given: {}"
@@ -485,6 +484,7 @@ FUNCTION_RO_WITH_WRITES = "ERR Can not execute a script with write flag using *_
 FUNCTION_RESTORE_PAYLOAD = "ERR DUMP payload version or checksum are wrong"
 FUNCTION_RESTORE_POLICY = "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE."
 FUNCTION_LIST_BAD_OPTION = "ERR Unknown argument {}"
+FUNCTION_LOAD_BAD_OPTION = "ERR Unknown option given: {}"
 FUNCTION_LIST_NO_LIBRARYNAME = "ERR library name argument was not given"
 FCALL_BAD_NUMKEYS = "ERR Bad number of keys provided"
 FUNCTION_COMPILE = "ERR Error compiling function: {}"
@@ -613,6 +613,18 @@ MIGRATE_KEYS_EMPTY = (
     "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
 )
 MIGRATE_TARGET = "ERR Target instance replied with error: {}"
+
+# --- CONFIG SET values of Redis's special parameters (config.py, after the dash) -----------
+CONFIG_OOM_VALUES_COUNT = "wrong number of arguments"
+CONFIG_OOM_VALUES_RANGE = "Invalid oom-score-adj-values, elements must be between -2000 and 2000."
+CONFIG_PERCENTILES_INVALID = "Invalid latency-tracking-info-percentiles parameters"
+CONFIG_PERCENTILES_RANGE = "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+CONFIG_MEMORY_OR_PERCENT = "argument must be a memory or percent value"
+CONFIG_PERCENT_MAX = "percentage argument must be less or equal to {}"
+CONFIG_SHUTDOWN_SAVE_NOSAVE = "shutdown options SAVE and NOSAVE can't be used simultaneously"
+CONFIG_INVALID_LOCALE = "Invalid locale name"
+CONFIG_BAD_HOSTNAME = "Hostnames may only contain alphanumeric characters, hyphens or dots"
+CONFIG_BAD_NODENAME = "Announced human node name contained invalid character"
 
 # --- vector sets (Redis 8's vectorset module: modules/vector-sets/vset.c) ---------------------
 VSET_BAD_VECTOR = "ERR invalid vector specification"

@@ -58,7 +58,7 @@ class Memory:
     """The server's memory accounting and eviction (ServerState.memory)."""
 
     __slots__ = ("state", "limit", "policy", "samples", "tenacity", "lfu", "pool",
-                 "peak", "_next_db", "running", "exceeded_since_us",
+                 "peak", "peak_time", "_next_db", "running", "exceeded_since_us",
                  "ignore_on_replica")
 
     def __init__(self, state: ServerState) -> None:
@@ -67,6 +67,7 @@ class Memory:
         self.lfu = LfuParams(config["lfu-log-factor"], config["lfu-decay-time"])  # type: ignore[arg-type]
         self.pool = EvictionPool()
         self.peak = STARTUP_BYTES
+        self.peak_time = 0.0  # unix seconds of the peak (INFO used_memory_peak_time)
         self._next_db = 0  # the random policies visit the databases in turn
         self.running = False  # eviction went past its time limit; the cron carries on
         self.exceeded_since_us = 0  # when memory went over the limit (0: not over)
@@ -129,6 +130,7 @@ class Memory:
             total += db.used if len(db.sizes) == len(db.data) else db.remeasure()
         if total > self.peak:
             self.peak = total
+            self.peak_time = self.state.clock.now_ms() / 1000
         return total
 
     # --- processCommand's step ---------------------------------------------------------

@@ -115,6 +115,11 @@ def _small_buckets(limit: int) -> bytes:
 SMALL_US = _small_buckets(4096)
 
 
+def bucket_top_ns(k: int) -> int:
+    """The highest duration (ns) that bucket `k` holds."""
+    return _STEP_NS[k]
+
+
 def record_latency(spec, elapsed_ns: int) -> None:  # type: ignore[no-untyped-def]
     """One timed call of `spec` (a CommandSpec) into its histogram."""
     us = elapsed_ns // 1000
@@ -141,3 +146,32 @@ def histogram_cdf(spec) -> tuple[int, list[tuple[int, int]]]:  # type: ignore[no
 
 def reset_latency(spec) -> None:  # type: ignore[no-untyped-def]
     spec.latency_histogram = None
+
+
+class Instantaneous:
+    """INFO's instantaneous_* figures, as Redis's trackInstantaneousMetric: a rate per
+    second measured every 100 ms or more, averaged over the last 16 measurements."""
+
+    SAMPLES = 16
+    PERIOD_MS = 100
+
+    def __init__(self) -> None:
+        self.last_ms = 0
+        self.last: dict[str, int] = {}
+        self.rates: dict[str, list[float]] = {}
+
+    def sample(self, now_ms: int, counters: dict[str, int]) -> None:
+        elapsed = now_ms - self.last_ms
+        if self.last_ms and elapsed < self.PERIOD_MS:
+            return
+        if self.last_ms and elapsed > 0:
+            for name, value in counters.items():
+                rates = self.rates.setdefault(name, [])
+                rates.append(max(0, value - self.last.get(name, value)) * 1000 / elapsed)
+                del rates[:-self.SAMPLES]
+        self.last_ms = now_ms
+        self.last = dict(counters)
+
+    def rate(self, name: str) -> float:
+        rates = self.rates.get(name)
+        return sum(rates) / len(rates) if rates else 0.0

@@ -31,7 +31,7 @@ from rillet.notify import (
     TYPE_CHANGED,
     read_key_indexes,
 )
-from rillet.observe import Slowlog, monitor_line
+from rillet.observe import Instantaneous, Slowlog, monitor_line
 from rillet.pubsub import PubSub
 from rillet.tracking import Tracking
 
@@ -309,6 +309,10 @@ class Stats:
     eviction_exceeded_us: int = 0  # time spent over maxmemory (total_eviction_exceeded_time)
     net_input_bytes: int = 0
     net_output_bytes: int = 0
+    # Replication traffic, apart from the clients' (as Redis 7+): the stream and the
+    # snapshots a master sends its replicas, and what a replica reads from its master.
+    net_repl_input_bytes: int = 0
+    net_repl_output_bytes: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     total_error_replies: int = 0
     unexpected_error_replies: int = 0
@@ -363,6 +367,7 @@ class ServerState:
         # None; while set, clients get BUSY for all but allow_busy commands.
         self._script_busy: Any = None
         self.pubsub = PubSub(self)
+        self.instant = Instantaneous()  # INFO's instantaneous_* (commands/server.py)
         self.tracking = Tracking(self)
         # notify-keyspace-events' `m` class: while on, every client is gated and
         # Dispatcher.call reports the keys a command reads and finds missing.

@@ -308,3 +308,32 @@ def test_active_expiry(rillet_server):
         info = parse(wire.call("INFO", "stats")).decode()
         assert int(re.search(r"expired_keys:(\d+)", info).group(1)) >= 50
         wire.call("FLUSHDB")
+
+
+def test_db_index_errors(pair):
+    """MOVE and COPY ... DB read the index as getIntFromObjectOrReply (a C int: "value is
+    out of range, value must between..."), SWAPDB answers its own two texts for both
+    failures. Found by the command fuzzer."""
+    pair.check("SET", "dbk", "v")
+    for index in ["9223372036854775807", "2147483648", "-2147483649", "2147483647", "-1",
+                  "16", "x", "1.5", "0"]:
+        pair.check("SWAPDB", index, "1")
+        pair.check("SWAPDB", "1", index)
+        pair.check("MOVE", "dbk", index)
+        pair.check("COPY", "dbk", "dbk2", "DB", index)
+    pair.check("DEL", "dbk")
+
+
+def test_typed_scan_cursors_as_scan(pair8):
+    """SSCAN/HSCAN/ZSCAN read the cursor as SCAN does (Redis 8's string2ull: "-0", "+1",
+    " 1", "01" are cursors). Found by the command fuzzer (SSCAN t -0). Small keys: any
+    cursor answers the whole key."""
+    pair = pair8
+    pair.check("SADD", "sc_t", "1", "2")
+    pair.check("HSET", "sc_h", "f", "v")
+    pair.check("ZADD", "sc_z", "1", "m")
+    for cursor in ["-0", "+0", " 0", "00", "-1", "x", "", "0x", "18446744073709551615",
+                   "18446744073709551616", "-18446744073709551615", "1 ", "+1", "01"]:
+        for cmd, key in (("SSCAN", "sc_t"), ("HSCAN", "sc_h"), ("ZSCAN", "sc_z")):
+            pair.check(cmd, key, cursor)
+    pair.check("DEL", "sc_t", "sc_h", "sc_z")

@@ -95,3 +95,25 @@ def test_dump_restore_round_trip(rillet_server):
         assert wire.call("FUNCTION", "RESTORE", payload, "FLUSH") == b"+OK\r\n"
         assert wire.call("FUNCTION", "RESTORE", payload[:-1] + b"x") == (
             b"-ERR DUMP payload version or checksum are wrong\r\n")
+
+
+def test_function_load_options(pair8):
+    """functionLoadCommand: every word before the code is REPLACE (repeats allowed), else
+    "Unknown option given". Found by the command fuzzer."""
+    code = "#!lua name=optlib\nredis.register_function('optf', function() return 1 end)"
+    pair8.check("FUNCTION", "LOAD", "x", code)
+    pair8.check("FUNCTION", "LOAD", "x", "y", code)
+    pair8.check("FUNCTION", "LOAD", "REPLACE", "x", code)
+    pair8.check("FUNCTION", "LOAD", code)
+    pair8.check("FUNCTION", "LOAD", "REPLACE", "replace", code)
+    pair8.check("FUNCTION", "LOAD", "REPLACE", code, "extra")
+    pair8.check("FUNCTION", "DELETE", "optlib")
+
+
+def test_function_restore_arguments(pair8):
+    """More than one word after the payload: Redis's subcommand syntax error. Found by the
+    command fuzzer."""
+    pair8.check("FUNCTION", "RESTORE", "0", "REPLACE", "REPLACE")
+    pair8.check("FUNCTION", "restore", "0", "x", "y")
+    pair8.check("FUNCTION", "RESTORE", "0", "x")
+    pair8.check("FUNCTION", "RESTORE", "0", "FLUSH")

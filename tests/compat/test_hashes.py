@@ -241,3 +241,14 @@ def test_hgetex_hsetex_hgetdel(pair8):
         ("HGETDEL", "nokey", "FIELDS", "1", "a"),
     ):
         p.check(*cmd)
+
+
+def test_hgetex_past_deadline_with_repeated_fields(pair8):
+    """HGETEX with a deadline in the past answers and deletes field by field: a field
+    named again answers nil. Found by the command fuzzer."""
+    for option in (["PXAT", "0"], ["EXAT", "1"], ["PX", "100000"]):
+        pair8.check("DEL", "hx")
+        pair8.check("HSET", "hx", "f1", "a", "f2", "b", "f3", "c")
+        pair8.check("HGETEX", "hx", *option, "FIELDS", "6", "f2", "k1", "f2", "f3", "k1", "f3")
+        pair8.check("HGETALL", "hx")
+    pair8.check("DEL", "hx")

@@ -160,3 +160,12 @@ def test_own_frames_follow_the_reply(ports):
             conn.call("CONFIG", "SET", "notify-keyspace-events", old)
             conn.call("DEL", "own:k")
             conn.close()
+
+
+def test_pubsub_channels_takes_one_pattern(pair8):
+    """PUBSUB CHANNELS/SHARDCHANNELS with more than one pattern: Redis's subcommand syntax
+    error (the subcommand as typed). Found by the command fuzzer."""
+    for sub in ("CHANNELS", "channels", "SHARDCHANNELS"):
+        pair8.check("PUBSUB", sub, "?1", "")
+        pair8.check("PUBSUB", sub, "*")
+        pair8.check("PUBSUB", sub)

@@ -376,3 +376,34 @@ def test_large_skiplist_ranges(pair8):
     p.check("ZPOPMAX", "z", "300")
     p.check("ZRANGE", "z", "0", "-1", "WITHSCORES")
     p.check("OBJECT", "ENCODING", "z")
+
+
+def test_zadd_skipped_long_member_keeps_listpack(pair8):
+    """ZADD XX/NX/GT/LT that skips a member over zset-max-listpack-value while changing
+    another keeps the listpack (the skipped member is never inserted). Found by the
+    command fuzzer."""
+    long = "q" * 65
+    for flags in (["XX"], ["NX"], ["GT"], ["LT"], ["XX", "CH"]):
+        pair8.check("DEL", "zl")
+        pair8.check("ZADD", "zl", "3", "a", "1", "b")
+        if flags == ["NX"]:
+            pair8.check("ZADD", "zl", "NX", "2", "c", "3", "a")
+        pair8.check("ZADD", "zl", *flags, "2", "a", "5", long if flags != ["NX"] else "b")
+        pair8.check("OBJECT", "ENCODING", "zl")
+        pair8.check("ZADD", "zl", *flags, "0", "b", "1", long)
+        pair8.check("OBJECT", "ENCODING", "zl")
+        pair8.check("ZRANGE", "zl", "0", "-1", "WITHSCORES")
+    pair8.check("DEL", "zl")
+
+
+def test_score_ranges_are_c_strings(pair8):
+    """zslParseRange reads min and max as C strings: what follows a NUL byte is not seen
+    ("\\x001" is "", which is 0). Found by the command fuzzer."""
+    pair8.check("ZADD", "zr", "0", "a", "1", "b", "2", "c")
+    for low, high in (("\x001", "10"), ("(\x00", "2"), ("1\x00x", "+inf"), ("0", "(2\x00z"),
+                      ("\x00", "\x00"), ("", "1")):
+        pair8.check("ZRANGEBYSCORE", "zr", low, high, "WITHSCORES")
+        pair8.check("ZREVRANGEBYSCORE", "zr", high, low)
+        pair8.check("ZCOUNT", "zr", low, high)
+        pair8.check("ZRANGE", "zr", low, high, "BYSCORE")
+    pair8.check("DEL", "zr")

@@ -71,7 +71,7 @@ def test_read_new_files_entries_in_pel_and_advances(clock, mk):
     assert g.last_id == S(2) and g.entries_read == 2
     assert [e.id_pair for e in d.touched] == [(1, 0), (2, 0)]
     e = g.pel.get(1 << 64)
-    assert e.consumer.name == b"alice" and e.delivery_count == 1
+    assert e.owner == b"alice" and e.delivery_count == 1
     assert e.delivery_time_ms == T0
     alice = g.consumer(b"alice")
     assert alice.seen_time_ms == T0 and alice.active_time_ms == T0
@@ -134,7 +134,7 @@ def test_setid_backwards_redelivers_to_new_owner_with_count_one(clock, mk):
     clock.advance(5)
     d = g.read_new(s, b"bob", None, clock.now_ms())
     assert ids_of(d.entries) == [S(2), S(3)]
-    snap = {e.id_pair: (e.consumer.name, e.delivery_count) for e in g.pel}
+    snap = {e.id_pair: (e.owner, e.delivery_count) for e in g.pel}
     assert snap == {(1, 0): (b"alice", 2), (2, 0): (b"bob", 1), (3, 0): (b"bob", 1)}
     assert len(g.consumer(b"alice").pel) == 1 and len(g.consumer(b"bob").pel) == 2
     g.check_invariants()
@@ -164,10 +164,10 @@ def test_claim_min_idle_time_and_counters(clock, mk):
     r = g.claim(s, b"bob", 100, [S(1)], clock.now_ms())
     assert ids_of(r.claimed) == [S(1)]
     e = g.pel.get(1 << 64)
-    assert e.consumer.name == b"bob" and e.delivery_count == 2 and e.delivery_time_ms == T0 + 100
+    assert e.owner == b"bob" and e.delivery_count == 2 and e.delivery_time_ms == T0 + 100
     # JUSTID does not count a delivery; RETRYCOUNT sets it.
     g.claim(s, b"carl", 0, [S(1)], clock.now_ms(), justid=True)
-    assert e.delivery_count == 2 and e.consumer.name == b"carl"
+    assert e.delivery_count == 2 and e.owner == b"carl"
     g.claim(s, b"carl", 0, [S(1)], clock.now_ms(), retry_count=7)
     assert e.delivery_count == 7
     # Duplicated IDs are claimed twice with min-idle 0 (7.0 and 8.2.3 agree).
@@ -300,7 +300,7 @@ def test_read_claim_min_idle_zero_claims_each_entry_once(clock, mk):
     g.read_new(s, b"a", None, clock.now_ms())
     r = g.read_claim(s, b"b", 0, None, clock.now_ms())
     assert ids_of(r.claimed) == [S(1), S(2), S(3)]
-    assert all(e.consumer.name == b"b" and e.delivery_count == 2 for e in g.pel)
+    assert all(e.owner == b"b" and e.delivery_count == 2 for e in g.pel)
     g.check_invariants()
 
 
@@ -329,7 +329,7 @@ def test_nack_modes(clock, mk):
     assert g.nack(s, [S(3)], NACK_FATAL) == 1
     assert g.nack(s, [S(4)], NACK_FAIL, retry_count=5) == 1
     assert g.nack(s, [S(9)], NACK_FAIL) == 0
-    counts = {e.id_pair[0]: (e.consumer, e.delivery_count, e.delivery_time_ms) for e in g.pel}
+    counts = {e.id_pair[0]: (e.owner, e.delivery_count, e.delivery_time_ms) for e in g.pel}
     assert counts[1] == (None, 1, 0) and counts[2] == (None, 2, 0)
     assert counts[3] == (None, LLONG_MAX, 0) and counts[4] == (None, 5, 0)
     assert g.nacked_count == 4 and len(g.consumer(b"a").pel) == 1
@@ -350,7 +350,7 @@ def test_nack_force_creates_unowned_entries(clock, mk):
     assert g.nack(s, [S(1), S(9)], NACK_FAIL, force=True) == 1
     assert g.nack(s, [S(2)], NACK_FATAL, force=True) == 1
     assert g.nack(s, [S(3)], NACK_FATAL, force=True, retry_count=3) == 1
-    assert [(e.consumer, e.delivery_count) for e in g.pel] == [
+    assert [(e.owner, e.delivery_count) for e in g.pel] == [
         (None, 0),
         (None, LLONG_MAX),
         (None, 3),
@@ -561,7 +561,7 @@ def test_pending_entry_view(clock, mk):
     g.read_new(s, b"a", None, clock.now_ms())
     (e,) = g.pending_range(MIN_ID, MAX_ID, 10, clock.now_ms())
     assert e.id == S(1) and type(e.id) is StreamID
-    assert (e.consumer.name, e.delivery_time_ms, e.delivery_count) == (b"a", T0, 1)
+    assert (e.owner, e.delivery_time_ms, e.delivery_count) == (b"a", T0, 1)
     assert "owner=b'a'" in repr(e)
 
 

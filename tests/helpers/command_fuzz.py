@@ -20,6 +20,14 @@ numkeys/numfields that match the keys or fields drawn after them (now and then
 not), short timeouts for the blocking commands. Everything is driven by one
 `random.Random`: the same seed gives the same commands.
 
+Some commands have generators of their own (Generator.custom): the scripting
+commands (tests/helpers/script_fuzz.py writes scripts and libraries that call the
+other generated commands), SORT/SORT_RO (BY/GET patterns made of the keyspace's
+own names) and LCS (over keys of its own, kept short).
+
+Which commands are drawn is chosen by COMMAND DOCS group and name (FUZZED_GROUPS,
+NOT_FUZZED_GROUPS, NOT_FUZZED), never by where a handler lives.
+
 `differential=True` leaves out what Redis 8.2.3 lacks (8.4-8.8 additions:
 XREADGROUP CLAIM, XADD IDMP/IDMPAUTO, XCFGSET, XNACK) and what cannot be
 compared between two servers (see `choose_value`'s notes on times).
@@ -31,6 +39,7 @@ import random
 
 import rillet.commands  # noqa: F401  (registers every command)
 from rillet.commands import syntax, table
+from tests.helpers.script_fuzz import ScriptGenerator
 
 INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
@@ -84,7 +93,15 @@ def seed_commands() -> list[list[bytes]]:
         [b"XGROUP", b"CREATE", b"xe", b"g1", b"$", b"MKSTREAM"],
     ]
     cmds += container_seed_commands()
+    cmds += [[b"SET", key, value] for key, value in LCS_STRINGS.items()]
     return cmds
+
+
+# LCS's own strings: no other command draws these keys, so they stay short (LCS keeps
+# Redis's full DP table: two 70 kB strings would cost gigabytes on both servers).
+LCS_STRINGS = {b"c1": b"ohmytext", b"c2": b"mynewtext", b"c3": b"", b"c4": b"aaaaabbbbbaaaaa"}
+LCS_VALUES = [b"ohmytext", b"mynewtext", b"", b"a", b"abcabcabc", b"text", b"\x00\xff\x00",
+              b"xyzzy" * 20, b"aaaaabbbbbaaaaa", b"bbbbb"]
 
 
 # Keys of the container types, each in its compact and its large encoding (replies of
@@ -217,14 +234,14 @@ TIMED = {"set", "expire", "pexpire", "expireat", "pexpireat", "xread", "xreadgro
 # Blocking commands are never mangled at all: a word added after the timeout, or the
 # timeout dropped, could leave `0` (block for ever) in its place.
 BLOCKING = {"blpop", "brpop", "blmove", "brpoplpush", "blmpop", "bzpopmin", "bzpopmax", "bzmpop"}
-# Commands whose argument names mean something of their type (see Generator.typed_value).
-FAMILIES = {"hashes": "hash", "_hashes": "hash", "lists": "list", "_lists": "list",
-            "sets": "set", "_sets": "set", "zsets": "zset", "_zsets": "zset",
-            "string_family": "string", "strings": "string", "bitmaps": "bitmap"}
 # Commands whose argument names mean their type's values: SCORE/LEX ranges.
 SCORE_RANGE_CMDS = {"zcount", "zrangebyscore", "zrevrangebyscore", "zremrangebyscore"}
 LEX_RANGE_CMDS = {"zlexcount", "zrangebylex", "zrevrangebylex", "zremrangebylex"}
 RAND_CMDS = {"srandmember", "hrandfield", "zrandmember"}
+# SORT's BY/GET patterns: the keyspace's own names, so that elements ("1", "2", "a"...)
+# reach s1, h1, h2, x1...; without `*` BY does not sort.
+SORT_PATTERNS = [b"s*", b"h*->f1", b"h*->f2", b"h*->n", b"h*->nofield", b"*", b"x*", b"z*",
+                 b"*->f1", b"nosort", b"l*", b"s*->f1", b"h*->", b"h*->*", b"k*"]
 COUNTED = b"\x00<count>"  # numkeys/numfields, filled in once the keys/fields are drawn
 
 
@@ -252,40 +269,76 @@ def all_specs() -> dict[str, Spec]:
     return specs
 
 
-# Commands that reconfigure, stop, put to sleep or disconnect: never generated.
-EXCLUDED = {
-    "shutdown", "save", "bgsave", "bgrewriteaof", "config|set", "config|rewrite",
-    "config|resetstat", "client|kill", "client|unblock", "client|no-evict", "quit",
-    "debug|sleep", "debug|reload", "debug|loadaof", "debug|persistence-fault", "debug|help",
-    "debug|digest", "debug|digest-value", "select",
-    # The connection would stop being a plain client: a replica link, subscribed
-    # mode, MONITOR, no replies, every client paused, or waiting on replicas.
-    "sync", "psync", "replconf", "replicaof", "slaveof", "failover", "wait", "waitaof",
-    "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe",
-    "monitor", "client|pause", "client|reply",
-    # Would lock the fuzzer out (a user switched off) or touch files.
-    "acl|setuser", "acl|deluser", "acl|load", "acl|save",
+# --- what is fuzzed ---------------------------------------------------------------------
+# Chosen by the command table's own grouping (COMMAND DOCS `group`) and by name, never
+# by where a handler lives: moving a handler into a compiled module (as GET, HSET and
+# EVALSHA were) changes nothing here. Every group of the table is in FUZZED_GROUPS or
+# NOT_FUZZED_GROUPS, and every command left out of a fuzzed group is in NOT_FUZZED with
+# its reason (tests/compat/test_command_fuzz.py checks both).
+
+# Fuzzed groups, each with the family whose values Generator.typed_value draws (None:
+# the generic vocabulary).
+FUZZED_GROUPS: dict[str, str | None] = {
+    "stream": None, "string": "string", "bitmap": "bitmap", "hash": "hash", "list": "list",
+    "set": "set", "sorted-set": "zset", "generic": None, "geo": None, "hyperloglog": None,
+    "connection": None, "server": None, "transactions": None,
+    # PUBLISH and PUBSUB (the fuzz connections never subscribe: nobody receives).
+    "pubsub": None,
+    # Scripts and libraries that call the other fuzzed commands (tests/helpers/script_fuzz.py).
+    "scripting": "script",
+    # Every CLUSTER subcommand answers "cluster support disabled" on both (after arity).
+    "cluster": None,
+}
+NOT_FUZZED_GROUPS: dict[str, str] = {
+    "array": "Redis 8.8: no reference server has them (tests/server/test_arrays.py)",
+    # Vector sets (the vectorset module's commands are in Redis's `module` group).
+    "module": "the generator cannot build vectors (VALUES n x1..xn), and VLINKS, VINFO "
+              "max-level and VRANDMEMBER depend on random levels (tests/compat/test_vectorsets.py)",
+}
+
+
+def _each(reason: str, *names: str) -> dict[str, str]:
+    return dict.fromkeys(names, reason)
+
+
+# Commands of the fuzzed groups that are never generated, with why.
+NOT_FUZZED: dict[str, str] = {
+    **_each("reconfigures, stops, puts to sleep or disconnects the server or the fuzzer",
+            "shutdown", "save", "bgsave", "bgrewriteaof", "config|set", "config|rewrite",
+            "config|resetstat", "client|kill", "client|unblock", "client|no-evict", "quit",
+            "debug|sleep", "debug|reload", "debug|loadaof", "debug|persistence-fault",
+            "debug|help", "debug|digest", "debug|digest-value", "select"),
+    **_each("the connection would stop being a plain client: a replica link, MONITOR, no "
+            "replies, every client paused, or waiting on replicas",
+            "sync", "psync", "replconf", "replicaof", "slaveof", "failover", "wait", "waitaof",
+            "monitor", "client|pause", "client|reply", "subscribe", "unsubscribe",
+            "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe"),
+    **_each("would lock the fuzzer out (a user switched off) or touch files",
+            "acl|setuser", "acl|deluser", "acl|load", "acl|save"),
+    **_each("REDIRECT and the replies name client ids, which differ between servers",
+            "client|tracking", "client|caching", "client|getredir", "client|trackinginfo"),
+    **_each("the replies differ between any two servers (figures of the run; "
+            "docs/compat.md); tests/compat/test_surface.py compares them",
+            "latency|graph", "latency|histogram", "lolwut", "memory|doctor", "memory|help",
+            "memory|malloc-stats", "memory|purge", "memory|stats"),
+    **_each("connects out to another server", "migrate", "restore-asking"),
+    **_each("rillet has no Lua debugger (docs/compat.md)", "script|debug"),
 }
 # Newer than Redis 8.2.3 (8.4-8.8): only in the rillet-only run.
 RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord", "digest", "delex", "msetex"}
-# Scripting and pub/sub have differential tests of their own; the fuzzer's generators
-# do not know their values yet, so they are left out of its runs until they do.
-NOT_YET_FUZZED_MODULES = {
-    "rillet.commands.scripting", "rillet.commands.functions", "rillet.commands.pubsub",
-    # BY/GET patterns reach other keys; ALPHA ties in hash-table order differ (docs/compat.md)
-    "rillet.commands.sort",
-    "rillet.commands.arrays",  # Redis 8.8: no reference server has them (tests/server/test_arrays.py)
-    "rillet.commands.tracking",  # REDIRECT names client ids, which differ between servers
-    "rillet.commands.diagnostics", "rillet.commands.migrate",  # figures of the run; MIGRATE connects out
-    # Vector sets: the generator cannot build vectors (VALUES n x1..xn), and VLINKS, VINFO
-    # max-level and VRANDMEMBER depend on random levels (tests/compat/test_vectorsets.py).
-    "rillet.commands.vectorsets",
-}
-NOT_YET_FUZZED = {"copy", "move", "swapdb", "touch", "randomkey", "object|freq",
-                  "object|idletime", "object|refcount",
-                  # Redis's full DP table: two long strings (APPEND makes 70 kB ones) cost
-                  # gigabytes on both servers (docs/compat.md: rillet's is slow too).
-                  "lcs"}
+
+
+def fuzzed_commands(specs: dict[str, Spec], *, differential: bool) -> dict[str, str | None]:
+    """The commands a run draws from, each with its family (see FUZZED_GROUPS)."""
+    chosen = {}
+    for name, spec in specs.items():
+        group = spec.spec.group
+        if group in FUZZED_GROUPS and name not in NOT_FUZZED and not (
+                differential and name in RILLET_ONLY):
+            chosen[name] = FUZZED_GROUPS[group]
+    return chosen
+
+
 # SET's conditions from Redis 8.4: Redis 8.2.3 answers them with a syntax error.
 SET_84_OPTIONS = {b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE"}
 # How often each command is drawn: streams and groups most.
@@ -300,7 +353,12 @@ WEIGHTS = {
     "type": 2, "getdel": 1, "mset": 2, "mget": 2,
 }
 LOW_WEIGHT = {"flushall": 0.1, "flushdb": 0.1, "reset": 0.3, "multi": 0.5, "exec": 0.5,
-              "discard": 0.3, "hello": 0.5, "auth": 0.3, "function|flush": 0.2}
+              "discard": 0.3, "hello": 0.5, "auth": 0.3, "function|flush": 0.2,
+              "script|flush": 0.2, "function|restore": 0.2, "function|delete": 0.3,
+              "function|dump": 0.2}
+# The scripting commands: EVAL and FCALL carry most of the run's scripts.
+WEIGHTS.update({"eval": 4, "evalsha": 2, "eval_ro": 1.5, "evalsha_ro": 1, "fcall": 2,
+                "fcall_ro": 1, "function|load": 1.5, "script|load": 1, "script|exists": 1})
 
 
 class Generator:
@@ -311,20 +369,33 @@ class Generator:
     """
 
     def __init__(self, rng: random.Random, *, differential: bool = True,
-                 hostile_globs: bool = False) -> None:
+                 hostile_globs: bool = False, script_filter=None) -> None:
         self.rng = rng
+        # (name, argv) -> whether a script may call it: the test leaves out the commands
+        # whose replies it normalises (inside a script the reply is the script's).
+        self.script_filter = script_filter or (lambda name, argv: True)
+        self.scripts = ScriptGenerator(rng, self.inner_command)
+        self.custom = {
+            "eval": lambda: self.scripts.eval(b"EVAL"),
+            "eval_ro": lambda: self.scripts.eval(b"EVAL_RO"),
+            "evalsha": lambda: self.scripts.evalsha(b"EVALSHA"),
+            "evalsha_ro": lambda: self.scripts.evalsha(b"EVALSHA_RO"),
+            "script|load": self.scripts.script_load,
+            "script|exists": self.scripts.script_exists,
+            "fcall": lambda: self.scripts.fcall(b"FCALL"),
+            "fcall_ro": lambda: self.scripts.fcall(b"FCALL_RO"),
+            "function|load": self.scripts.function_load,
+            "sort": lambda: self.sort(b"SORT"),
+            "sort_ro": lambda: self.sort(b"SORT_RO"),
+            "lcs": self.lcs,
+        }
         self.differential = differential
         self.hostile_globs = hostile_globs
         self.sane = False
         specs = all_specs()
-        names = [n for n in specs if n not in EXCLUDED and n not in NOT_YET_FUZZED
-                 and specs[n].spec.handler.__module__ not in NOT_YET_FUZZED_MODULES]
-        if differential:
-            names = [n for n in names if n not in RILLET_ONLY]
-        names.sort()
+        self.families = fuzzed_commands(specs, differential=differential)
+        names = sorted(self.families)
         self.specs = [specs[n] for n in names]
-        self.families = {n: FAMILIES.get(specs[n].spec.handler.__module__.rsplit(".", 1)[1])
-                         for n in names}
         # Each container/string-family command is drawn less often than a stream one:
         # there are many of them, and the stream commands stay the core of the run.
         self.weights = [WEIGHTS.get(n, LOW_WEIGHT.get(n, 0.5 if self.families[n] else 1.0))
@@ -498,6 +569,9 @@ class Generator:
                 return self.pick(INDICES, HOSTILE_INTS)
             if name in ("value", "increment"):
                 return self.integer()
+        if family == "script":
+            if name in ("library-name", "library-name-pattern"):
+                return self.scripts.library_name()
         if family == "string":
             if cmd == "setrange" and name == "offset":
                 return self.pick(RANGE_OFFSETS, HOSTILE_RANGE_OFFSETS)
@@ -581,6 +655,41 @@ class Generator:
             return self.key()
         return rng.choice(STRINGS + SMALL_INTS)
 
+    def sort(self, name: bytes) -> list[bytes]:
+        """SORT/SORT_RO over the keyspace, BY/GET patterns made of its own key names."""
+        rng = self.rng
+        key = rng.choice(LIST_KEYS + SET_KEYS + ZSET_KEYS + [b"s1", b"x1", b"h1", b"nokey"])
+        opts: list[list[bytes]] = []
+        if rng.random() < 0.5:
+            opts.append([b"BY", rng.choice(SORT_PATTERNS)])
+        if rng.random() < 0.3:
+            opts.append([b"LIMIT", self.pick(LIMITS, HOSTILE_INTS), self.pick(LIMITS, HOSTILE_INTS)])
+        for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+            opts.append([b"GET", rng.choice(SORT_PATTERNS + [b"#"])])
+        if rng.random() < 0.4:
+            opts.append([rng.choice([b"ASC", b"DESC"])])
+        if rng.random() < 0.5:
+            opts.append([b"ALPHA"])
+        if name == b"SORT" and rng.random() < 0.2:
+            opts.append([b"STORE", rng.choice(LIST_KEYS + [b"nokey", b"s1", b"t1"])])
+        if rng.random() < 0.3:
+            rng.shuffle(opts)
+        return [name, key, *[w for opt in opts for w in opt]]
+
+    def lcs(self) -> list[bytes]:
+        """LCS over LCS_STRINGS' keys (and, now and then, a SET of one of them)."""
+        rng = self.rng
+        keys = list(LCS_STRINGS)
+        if rng.random() < 0.25:
+            return [b"SET", rng.choice(keys), rng.choice(LCS_VALUES)]
+        pool = keys * 4 + [b"nokey", b"h1", b"l1"]
+        argv = [b"LCS", rng.choice(pool), rng.choice(pool)]
+        options = [[b"LEN"], [b"IDX"], [b"IDX"], [b"MINMATCHLEN", self.pick(SMALL_INTS, HOSTILE_INTS)],
+                   [b"WITHMATCHLEN"]]
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            argv += rng.choice(options)
+        return argv
+
     # -- structure ----------------------------------------------------------------------
 
     def emit(self, arg: syntax._Arg, cmd: str, out: list[list[bytes]]) -> None:
@@ -616,7 +725,25 @@ class Generator:
         spec = self.rng.choices(self.specs, self.weights)[0]
         return self.for_spec(spec)
 
+    def inner_command(self) -> list[bytes]:
+        """A command for a script to call: any fuzzed one but the scripting commands."""
+        for _ in range(100):
+            spec = self.rng.choices(self.specs, self.weights)[0]
+            if self.families[spec.name] == "script":
+                continue
+            argv = self.for_spec(spec)
+            if self.script_filter(spec.name, argv):
+                return argv
+        return [b"PING"]
+
     def for_spec(self, spec: Spec) -> list[bytes]:
+        custom = self.custom.get(spec.name)
+        if custom is not None:
+            argv = custom()
+            self.sane = self.rng.random() < 0.8
+            if self.sane or argv[:len(spec.words)] != spec.words:  # (LCS draws SETs too)
+                return argv
+            return self._mangle(spec, argv[len(spec.words):], spec.words)
         # Half the commands are well-formed with values that exist (they reach the
         # commands' effects), half are hostile (they reach the error paths).
         self.sane = self.rng.random() < 0.5
@@ -636,7 +763,7 @@ class Generator:
                                          b"%d" % ((self.counted or 0) - 1), b"2147483648"])
             argv = [count if w == COUNTED else w for w in argv]
         if not self.sane and spec.name not in BLOCKING:
-            argv = self._mangle(spec, argv)
+            return self._mangle(spec, argv, spec.words)
         return spec.words + argv
 
     def _fix(self, cmd: str, groups: list[list[bytes]]) -> list[list[bytes]] | None:
@@ -694,7 +821,10 @@ class Generator:
                     break
         return groups
 
-    def _mangle(self, spec: Spec, argv: list[bytes]) -> list[bytes]:
+    def _mangle(self, spec: Spec, argv: list[bytes], words: list[bytes]) -> list[bytes]:
+        return words + self._mangled(spec, argv)
+
+    def _mangled(self, spec: Spec, argv: list[bytes]) -> list[bytes]:
         rng = self.rng
         r = rng.random()
         if r < 0.03 and argv:

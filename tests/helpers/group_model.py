@@ -364,7 +364,7 @@ def engine_snapshot(group: Any) -> dict[StreamID, tuple]:
     """The engine group's PEL in GroupModel.snapshot() form."""
     out = {}
     for entry in group.pel:
-        owner = None if entry.consumer is None else entry.consumer.name
+        owner = entry.owner
         out[StreamID(*entry.id_pair)] = (owner, entry.delivery_time_ms, entry.delivery_count)
     return out
 

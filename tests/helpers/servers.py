@@ -108,10 +108,12 @@ def server_python() -> str:
 
 
 def start_rillet(*extra: str, port: int | None = None, dir: str | None = None,
-                 env: dict | None = None, wait: bool = True) -> ServerHandle:
+                 env: dict | None = None, wait: bool = True,
+                 config: str | None = None) -> ServerHandle:
+    """`config`: a config file, which `rillet server` takes as its first argument."""
     port = port or free_port()
     workdir = dir or tempfile.mkdtemp(prefix="rillet-test-")
-    args = [server_python(), "-m", "rillet", "server", "--port", str(port), "--bind", "127.0.0.1",
+    args = [server_python(), "-m", "rillet", "server", *([config] if config else []), "--port", str(port), "--bind", "127.0.0.1",
             "--save", "", "--dir", workdir, *extra]
     log = open(os.path.join(workdir, "server.log"), "ab")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir)
@@ -126,10 +128,11 @@ def start_rillet(*extra: str, port: int | None = None, dir: str | None = None,
 
 
 def start_redis(binary: str, *extra: str, kind: str = "redis", port: int | None = None,
-                dir: str | None = None) -> ServerHandle:
+                dir: str | None = None, config: str | None = None) -> ServerHandle:
+    """`config`: a config file, which redis-server takes as its first argument."""
     port = port or free_port()
     workdir = dir or tempfile.mkdtemp(prefix=f"{kind}-test-")
-    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+    args = [binary, *([config] if config else []), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--dir", workdir, "--daemonize", "no", "--logfile", os.path.join(workdir, "server.log"),
             *extra]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

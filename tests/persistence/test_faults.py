@@ -135,6 +135,12 @@ def test_failed_bgsave_stops_writes_until_a_save_works(node_factory):
     with pytest.raises(redis.ResponseError) as refused:
         client.set("b", "2")
     assert str(refused.value).startswith("MISCONF Redis is configured to save RDB snapshots")
+    # Redis's switch: off, writes go through despite the failed save; on again, refused.
+    client.config_set("stop-writes-on-bgsave-error", "no")
+    assert client.set("b", "1") is True
+    client.config_set("stop-writes-on-bgsave-error", "yes")
+    with pytest.raises(redis.ResponseError):
+        client.set("b", "2")
     client.execute_command("BGSAVE")
     info = wait_for(client, "rdb_last_bgsave_status", "ok")
     assert client.set("b", "2") is True

@@ -85,9 +85,9 @@ def test_snapshot_round_trip_keeps_layout_groups_and_ttls(tmp_path):
     for name, group in stream.groups.items():
         other = again.groups[name]
         assert (other.last_id, other.entries_read) == (group.last_id, group.entries_read)
-        assert [(e.key, e.delivery_time_ms, e.delivery_count, e.consumer and e.consumer.name)
+        assert [(e.key, e.delivery_time_ms, e.delivery_count, e.owner)
                 for e in other.idle_index] == [
-            (e.key, e.delivery_time_ms, e.delivery_count, e.consumer and e.consumer.name)
+            (e.key, e.delivery_time_ms, e.delivery_count, e.owner)
             for e in group.idle_index]
         assert [(c.name, c.seen_time_ms, c.active_time_ms) for c in other.consumers.values()] \
             == [(c.name, c.seen_time_ms, c.active_time_ms) for c in group.consumers.values()]

@@ -65,7 +65,7 @@ def _views(node: InProcess) -> list:
         run("XPENDING", "s", "g", "-", "+", 100),
         run("XPENDING", "s", "g"),
         # The idle order: the NACK zone first, in the order XNACK released (4, then 2).
-        [(entry.key, entry.consumer and entry.consumer.name, entry.delivery_count)
+        [(entry.key, entry.owner, entry.delivery_count)
          for group in node.state.keyspace.dbs[0].data[b"s"].groups.values()
          for entry in group.pending_in_idle_order()],
         run("XAUTOCLAIM", "s", "g", "carol", 0, "0", "COUNT", 3, "JUSTID"),

@@ -102,3 +102,23 @@ def test_random_big_pipelines_agree():
     assert feed_all([data], pure=False) == (commands, None)
     chunks = [data[i : i + 777] for i in range(0, len(data), 777)]
     assert feed_all(chunks, pure=False) == feed_all(chunks, pure=True) == (commands, None)
+
+
+def test_arguments_equal_to_the_previous_commands_are_shared():
+    data = (pack(b"XADD", b"s", b"1-1", b"f", b"v") + pack(b"XADD", b"s", b"1-2", b"f", b"v")
+            + pack(b"XADD", b"t", b"1-2", b"f" * 33) + pack(b"XADD", b"t", b"1-2", b"f" * 33))
+    commands, used = scan(data, 100)
+    assert used == len(data)
+    assert commands == [[b"XADD", b"s", b"1-1", b"f", b"v"], [b"XADD", b"s", b"1-2", b"f", b"v"],
+                        [b"XADD", b"t", b"1-2", b"f" * 33], [b"XADD", b"t", b"1-2", b"f" * 33]]
+    assert commands[1][3] is commands[0][3] and commands[1][4] is commands[0][4]
+    assert commands[3][3] is not commands[2][3]  # (longer ones are not compared)
+    assert all(type(arg) is bytes for command in commands for arg in command)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([b"", b"a", b"ab", b"ba", b"x" * 32, b"x" * 33, b"\r\n"]),
+                         min_size=1, max_size=5), max_size=20))
+def test_property_repeated_arguments_read_as_the_python_parser_reads_them(commands):
+    data = b"".join(pack(*c) for c in commands)
+    assert feed_all([data], pure=False) == feed_all([data], pure=True) == (commands, None)

@@ -16,6 +16,15 @@ INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
 
 
+def parse_c_int(raw: bytes, message: str | None = None) -> int:
+    """Redis's getIntFromObjectOrReply: a long long within a C int's range. `message`
+    answers both failures when given, else Redis's two texts."""
+    value = parse_int(raw, message or errors.NOT_INTEGER)
+    if not -(2**31) <= value < 2**31:
+        raise ReplyError(message or errors.INT32_OUT_OF_RANGE)
+    return value
+
+
 def parse_int(raw: bytes, message: str = errors.NOT_INTEGER) -> int:
     """Redis's string2ll, raising `message` on anything it would reject."""
     n = len(raw)

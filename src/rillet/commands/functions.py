@@ -28,12 +28,10 @@ _FCALL_RO_FLAGS = "noscript skip_monitor no_mandatory_keys stale readonly movabl
 def function_load(ctx: Client, argv: list[bytes]) -> object:
     """FUNCTION LOAD [REPLACE] function-code"""
     replace = False
-    if len(argv) == 4:
-        if argv[2].upper() != b"REPLACE":
-            raise ReplyError(errors.FUNCTION_LIST_BAD_OPTION.format(errors.c_text(argv[2])))
+    for option in argv[2:-1]:  # functionLoadCommand: REPLACE, any number of times
+        if option.upper() != b"REPLACE":
+            raise ReplyError(errors.FUNCTION_LOAD_BAD_OPTION.format(errors.c_text(option)))
         replace = True
-    elif len(argv) > 4:
-        raise ReplyError(errors.FUNCTION_LIST_BAD_OPTION.format(errors.c_text(argv[3])))
     name = engine(ctx).functions.load(argv[-1], replace)
     ctx.changed()
     return name
@@ -76,8 +74,8 @@ def function_restore(ctx: Client, argv: list[bytes]) -> object:
         policy = argv[3].upper()
         if policy not in (b"FLUSH", b"APPEND", b"REPLACE"):
             raise ReplyError(errors.FUNCTION_RESTORE_POLICY)
-    elif len(argv) > 4:
-        raise ReplyError(errors.FUNCTION_RESTORE_POLICY)
+    elif len(argv) > 4:  # functionRestoreCommand: addReplySubcommandSyntaxError
+        raise ReplyError(errors.subcommand_syntax(argv[1], "function"))
     engine(ctx).functions.restore(argv[2], policy)
     ctx.changed()
     return OK
@@ -207,8 +205,6 @@ def _fcall(ctx: Client, argv: list[bytes], read_only: bool) -> object:
     except ReplyError:
         raise ReplyError(errors.FCALL_BAD_NUMKEYS) from None
     keys, args = split_keys(argv)
-    if read_only and "no-writes" not in function.flags:
-        raise ReplyError(errors.FUNCTION_RO_WITH_WRITES)
     return lua.run_function(ctx, function, keys, args, read_only)
 
 

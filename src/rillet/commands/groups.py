@@ -14,6 +14,7 @@ from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int
 from rillet.commands.stream_common import (
     ENCODES_FROM_NODES,
+    _encode_range,
     existing_stream,
     get_stream,
     new_stream,
@@ -21,7 +22,8 @@ from rillet.commands.stream_common import (
     range_reply,
     streams_keys,
 )
-from rillet.commands.table import command, help_reply
+from rillet.commands.table import COMMANDS, command, help_reply
+from rillet.compiled import compiled
 from rillet.engine import groups as engine
 from rillet.engine.groups import ConsumerGroup
 from rillet.engine.ids import (
@@ -193,11 +195,11 @@ def _propagate_dropped(ctx: Client, key: bytes, group: ConsumerGroup, group_name
     last = format_id(group.last_id)
     for entry in dropped:
         sid = format_id(entry.id_pair)
-        owner = entry.consumer
+        owner = entry.owner
         if owner is None:
             ctx.propagate([b"XACK", key, group_name, sid])
         else:
-            ctx.propagate(_xclaim_effect(key, group_name, owner.name, sid,
+            ctx.propagate(_xclaim_effect(key, group_name, owner, sid,
                                          entry.delivery_time_ms, entry.delivery_count, last))
 
 
@@ -681,8 +683,8 @@ def xpending(ctx: Client, argv: list[bytes]) -> object:
     now = ctx.clock.now_ms()
     out = []
     for entry in group.pending_range(start, end, count, now, consumer_name, min_idle):
-        owner = entry.consumer
-        out.append([format_id(entry.id_pair), b"" if owner is None else owner.name,
+        owner = entry.owner
+        out.append([format_id(entry.id_pair), b"" if owner is None else owner,
                     entry.idle_ms(now), entry.delivery_count])
     return out
 
@@ -746,7 +748,7 @@ def xclaim(ctx: Client, argv: list[bytes]) -> object:
                          justid=justid, last_id=last_id)
     _propagate_claims(ctx, key, group, group_name, consumer_name, result)
     if result.last_id_moved and not (result.claimed or any(
-        e.consumer is not None for e in result.dropped
+        e.owner is not None for e in result.dropped
     )):
         ctx.changed(1)
         if ctx.server.effect_sinks:
@@ -883,7 +885,7 @@ def xinfo_full_groups(stream: Stream, count: int, now_ms: int = 0, nacked: bool 
     out = []
     for group in engine.groups_in_order(stream):
         pending = [
-            [format_id(e.id_pair), b"" if e.consumer is None else e.consumer.name,
+            [format_id(e.id_pair), b"" if e.owner is None else e.owner,
              e.delivery_time_ms, e.delivery_count]
             for e in group.pel.range_values(0, MAX_ID_KEY, limit)
         ]
@@ -1087,3 +1089,14 @@ def xnack(ctx: Client, argv: list[bytes]) -> object:
         _wake(ctx, key)
     return released
 
+
+
+# --- the compiled hot path -----------------------------------------------------------------
+# XREADGROUP's one-stream `>` read and XACK with plain IDs, compiled (commands/_groups.pyx):
+# the table holds those; the Python bodies above stay the reference and take every other
+# case (tests/server/test_group_bodies.py holds the two equal).
+_groups = compiled("rillet.commands._groups")
+if _groups is not None and ENCODES_FROM_NODES:
+    _groups.bind(xreadgroup, xack, _encode_range, parse_block_timeout)
+    COMMANDS["xreadgroup"].handler = _groups.xreadgroup
+    COMMANDS["xack"].handler = _groups.xack

@@ -503,6 +503,14 @@ def hgetex(ctx: Client, argv: list[bytes]) -> object:
     if h is None:
         return [None] * len(fields)
     values = [h.fields.get(f) for f in fields]
+    if deadline is not None and deadline <= ctx.clock.now_ms():
+        # Redis answers and expires field by field: a field given again after a deadline
+        # in the past deleted it answers nil.
+        seen: set[bytes] = set()
+        for n, f in enumerate(fields):
+            if f in seen:
+                values[n] = None
+            seen.add(f)
     if deadline is not None or persist:
         h.ex = True  # Redis converts to listpackex whatever the outcome
     if deadline is not None:

@@ -65,8 +65,10 @@ def pfadd(ctx: Client, argv: list[bytes]) -> object:
     return 1
 
 
-@command("pfcount", -2, "readonly", keys=(1, -1, 1), key_flags="RW access", group="hyperloglog",
-         since="2.8.9", acl="read hyperloglog slow")
+@command("pfcount", -2, "readonly may_replicate", keys=(1, -1, 1), key_flags="RW access", group="hyperloglog",
+         since="2.8.9", acl="read hyperloglog slow",
+         key_notes="RW because it may change the internal representation of the key, "
+                   "and propagate to replicas")
 def pfcount(ctx: Client, argv: list[bytes]) -> object:
     """PFCOUNT key [key ...]"""
     if len(argv) > 2:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rillet import errors
-from rillet.commands.args import parse_int
+from rillet.commands.args import parse_c_int, parse_int
 from rillet.commands.table import command, help_reply
+from rillet.commands.typed import parse_cursor
 from rillet.engine.eviction import idle_ms, lfu_decayed
-from rillet.engine.ids import string2ull
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.notify import GENERIC
@@ -67,20 +67,10 @@ def keys_(ctx: Client, argv: list[bytes]) -> object:
     return [key for key in ctx.db.keys() if glob_match(pattern, key)]
 
 
-def _scan_cursor(raw: bytes) -> int:
-    """Redis's parseScanCursorOrReply: string2ull of the C string (up to a NUL byte),
-    which takes what C's strtoull takes where string2ll fails (leading spaces, '+',
-    leading zeros, a '-' that wraps around 2**64)."""
-    cursor = string2ull(raw.split(b"\0", 1)[0])
-    if cursor is None:
-        raise ReplyError(errors.INVALID_CURSOR)
-    return cursor
-
-
 @command("scan", -2, "readonly", group="generic", since="2.8.0")
 def scan(ctx: Client, argv: list[bytes]) -> object:
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
-    cursor = _scan_cursor(argv[1])
+    cursor = parse_cursor(argv[1])
     pattern = None
     count = 10
     wanted_type = None
@@ -371,8 +361,8 @@ def touch(ctx: Client, argv: list[bytes]) -> object:
     return exists(ctx, argv)
 
 
-def _db_index(ctx: Client, raw: bytes, message: str = errors.NOT_INTEGER) -> int:
-    index = parse_int(raw, message)
+def _db_index(ctx: Client, raw: bytes) -> int:
+    index = parse_c_int(raw)
     if not 0 <= index < len(ctx.server.keyspace):
         raise ReplyError(errors.OUT_OF_RANGE_DB)
     return index
@@ -439,9 +429,7 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
 def move(ctx: Client, argv: list[bytes]) -> object:
     """MOVE key db"""
     key = argv[1]
-    target = parse_int(argv[2])
-    if not 0 <= target < len(ctx.server.keyspace):
-        raise ReplyError(errors.OUT_OF_RANGE_DB)
+    target = _db_index(ctx, argv[2])
     if target == ctx.db.index:
         raise ReplyError(errors.SAME_OBJECT)
     src = ctx.db
@@ -470,8 +458,8 @@ def move(ctx: Client, argv: list[bytes]) -> object:
          acl="keyspace write fast dangerous")
 def swapdb(ctx: Client, argv: list[bytes]) -> object:
     """SWAPDB index1 index2"""
-    first = parse_int(argv[1], errors.SWAPDB_FIRST)
-    second = parse_int(argv[2], errors.SWAPDB_SECOND)
+    first = parse_c_int(argv[1], errors.SWAPDB_FIRST)
+    second = parse_c_int(argv[2], errors.SWAPDB_SECOND)
     count = len(ctx.server.keyspace)
     if not (0 <= first < count and 0 <= second < count):
         raise ReplyError(errors.OUT_OF_RANGE_DB)

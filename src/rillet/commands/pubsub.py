@@ -9,7 +9,9 @@ lets through (Dispatcher._gate, Redis's "only (P|S)SUBSCRIBE ..." rule).
 
 from __future__ import annotations
 
+from rillet import errors
 from rillet.commands.table import command, help_reply
+from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.pubsub import frame
 from rillet.resp.types import Raw
@@ -112,6 +114,8 @@ def spublish(ctx: Client, argv: list[bytes]) -> object:
 
 
 def _names(registry: dict, argv: list[bytes]) -> list[bytes]:
+    if len(argv) > 3:  # pubsubCommand: one pattern at most
+        raise ReplyError(errors.subcommand_syntax(argv[1], "pubsub"))
     pattern = argv[2] if len(argv) > 2 else None
     return [name for name in registry if pattern is None or glob_match(pattern, name)]
 

@@ -15,13 +15,15 @@ from rillet.commands import table
 from rillet.commands.modules import module_info_lines
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
-from rillet.config import PARAMS, ConfigError, Param
+from rillet.config import PARAMS, ConfigError, Param, render_double
+from rillet.engine.eviction import lru_clock
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.memory import STARTUP_BYTES
-from rillet.observe import reset_latency
+from rillet.observe import bucket_top_ns, reset_latency
+from rillet.persistence import fork
 from rillet.resp.types import NO_REPLY, OK, Map, SetReply, SimpleString, Verbatim
-from rillet.state import Client, ServerState
+from rillet.state import BlockedClient, Client, ServerState
 
 # --- INFO -------------------------------------------------------------------------
 
@@ -45,24 +47,48 @@ def _section_server(state: ServerState) -> list[tuple[str, object]]:
         ("redis_mode", "standalone"),
         ("os", f"{platform.system()} {platform.release()} {platform.machine()}"),
         ("arch_bits", 64),
+        ("monotonic_clock", "POSIX clock_gettime"),
         ("multiplexing_api", "epoll"),
+        ("atomicvar_api", "c11-builtin"),
+        # Redis prints 0.0.0 when it was not built by GCC; rillet was not built by one.
+        ("gcc_version", "0.0.0"),
         ("python_version", platform.python_version()),
         ("process_id", os.getpid()),
+        ("process_supervised", state.config["supervised"]),
         ("run_id", state.run_id),
         ("tcp_port", state.config["port"]),
         ("server_time_usec", time.time_ns() // 1000),
         ("uptime_in_seconds", uptime),
         ("uptime_in_days", uptime // 86400),
         ("hz", state.config["hz"]),
+        ("configured_hz", state.config["hz"]),
+        ("lru_clock", lru_clock(state.clock.now_ms())),
         ("executable", sys.argv[0] if sys.argv else ""),
         ("config_file", state.config.path),
+        ("io_threads_active", 0),
+        *_listeners(state),
     ]
+
+
+def _listeners(state: ServerState) -> list[tuple[str, object]]:
+    """Redis's listener<N> lines: tcp, then unix, then tls, each where configured."""
+    config = state.config
+    binds = "".join(f"bind={addr}," for addr in str(config["bind"]).split())
+    found = []
+    if config["port"]:
+        found.append(f"name=tcp,{binds}port={config['port']}")
+    if config["unixsocket"]:
+        found.append(f"name=unix,bind={config['unixsocket']}")
+    if config["tls-port"]:
+        found.append(f"name=tls,{binds}port={config['tls-port']}")
+    return [(f"listener{i}", text) for i, text in enumerate(found)]
 
 
 def _section_clients(state: ServerState) -> list[tuple[str, object]]:
     return [
         # As Redis: replicas attached to us (flag S) are not counted.
         ("connected_clients", sum(1 for c in state.clients.values() if "S" not in c.flags)),
+        ("cluster_connections", 0),
         ("maxclients", state.config["maxclients"]),
         # The largest buffers among the clients connected now.
         ("client_recent_max_input_buffer", max(
@@ -71,10 +97,22 @@ def _section_clients(state: ServerState) -> list[tuple[str, object]]:
             (c.conn.output_buffer_size for c in state.clients.values() if c.conn), default=0)),
         ("blocked_clients", state.blocked_count()),
         ("tracking_clients", state.tracking.clients),
+        ("pubsub_clients", sum(1 for c in state.clients.values()
+                               if c.pubsub is not None and c.pubsub.total())),
         ("watching_clients", sum(1 for c in state.clients.values() if c.watched)),
+        # Blocked clients with a deadline (Redis's timeout table).
+        ("clients_in_timeout_table", sum(1 for c in state.clients.values()
+                                         if c.blocked is not None and c.blocked.deadline_ms)),
         ("total_watched_keys", len(state.watched_keys)),
         ("total_blocking_keys", len(state.blocking)),
+        ("total_blocking_keys_on_nokey", sum(
+            1 for queue in state.blocking.values() if any(map(_unblocks_on_nokey, queue)))),
     ]
+
+
+def _unblocks_on_nokey(entry: BlockedClient) -> bool:
+    """A client that the key's deletion unblocks (Redis's unblock_on_nokey: XREADGROUP)."""
+    return entry.on_key_deleted is not None or entry.argv[0].lower() == b"xreadgroup"
 
 
 def _section_memory(state: ServerState) -> list[tuple[str, object]]:
@@ -84,21 +122,85 @@ def _section_memory(state: ServerState) -> list[tuple[str, object]]:
     used = memory.used()
     rss = _rss_bytes()
     limit = int(state.config["maxmemory"])  # type: ignore[call-overload]
+    peak = max(memory.peak, used)
+    dataset = used - STARTUP_BYTES
+    system = _total_system_memory()
+    lua = _lua_figures(state)
+    backlog = dict(_provided(state, "replication")).get("repl_backlog_histlen", 0)
+    clients = [c for c in state.clients.values() if c.conn is not None]
+    replica_bytes = sum(c.conn.output_buffer_size for c in clients if "S" in c.flags)
+    normal_bytes = sum(c.conn.output_buffer_size + c.conn.query_buffer_size
+                       for c in clients if "S" not in c.flags)
     return [
         ("used_memory", used),
         ("used_memory_human", _human(used)),
         ("used_memory_rss", rss),
         ("used_memory_rss_human", _human(rss)),
-        ("used_memory_peak", memory.peak),
-        ("used_memory_peak_human", _human(memory.peak)),
+        ("used_memory_peak", peak),
+        ("used_memory_peak_human", _human(peak)),
+        ("used_memory_peak_time", int(memory.peak_time or state.stats.start_time)),
+        ("used_memory_peak_perc", f"{used * 100 / peak:.2f}%"),
+        # rillet's estimate counts keys and the startup figure (memory.py): the rest is overhead.
+        ("used_memory_overhead", STARTUP_BYTES),
         ("used_memory_startup", STARTUP_BYTES),
-        ("used_memory_dataset", used - STARTUP_BYTES),
+        ("used_memory_dataset", dataset),
+        # Redis: dataset / (used - startup), which is all of it here.
+        ("used_memory_dataset_perc", "100.00%" if dataset > 0 else "0.00%"),
+        ("total_system_memory", system),
+        ("total_system_memory_human", _human(system)),
+        *lua,
         ("maxmemory", limit),
         ("maxmemory_human", _human(limit)),
         ("maxmemory_policy", state.config["maxmemory-policy"]),
         ("mem_fragmentation_ratio", f"{rss / used:.2f}"),
+        ("mem_fragmentation_bytes", rss - used),
         ("mem_not_counted_for_evict", 0),
+        ("mem_replication_backlog", backlog),
+        ("mem_total_replication_buffers", replica_bytes + backlog),
+        ("mem_replica_full_sync_buffer", 0),
+        ("mem_clients_slaves", replica_bytes),
+        ("mem_clients_normal", normal_bytes),
+        ("mem_cluster_links", 0),
+        ("mem_aof_buffer", 0),
         ("mem_allocator", "pymalloc"),
+        ("mem_overhead_db_hashtable_rehashing", 0),
+        ("active_defrag_running", 0),
+        ("lazyfree_pending_objects", 0),
+        ("lazyfreed_objects", 0),
+    ]
+
+
+def _total_system_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError):
+        return 0
+
+
+def _lua_figures(state: ServerState) -> list[tuple[str, object]]:
+    """The Lua fields of INFO memory: one Lua runtime serves EVAL and functions in rillet,
+    so its heap is reported as the eval VM's and the functions VM's share is 0."""
+    engine = state.scripting
+    vm = engine.memory_bytes() if engine is not None else 0
+    scripts = len(engine.scripts) if engine is not None else 0
+    libraries = engine.functions.libraries if engine is not None else {}
+    functions = sum(len(lib.functions) for lib in libraries.values())
+    script_bytes = sum(len(s.body) for s in engine.scripts.values()) if engine is not None else 0
+    function_bytes = sum(len(lib.code) for lib in libraries.values())
+    return [
+        ("used_memory_lua", vm),
+        ("used_memory_vm_eval", vm),
+        ("used_memory_lua_human", _human(vm)),
+        ("used_memory_scripts_eval", script_bytes),
+        ("number_of_cached_scripts", scripts),
+        ("number_of_functions", functions),
+        ("number_of_libraries", len(libraries)),
+        ("used_memory_vm_functions", 0),
+        ("used_memory_vm_total", vm),
+        ("used_memory_vm_total_human", _human(vm)),
+        ("used_memory_functions", function_bytes),
+        ("used_memory_scripts", script_bytes + function_bytes),
+        ("used_memory_scripts_human", _human(script_bytes + function_bytes)),
     ]
 
 
@@ -132,30 +234,72 @@ def _total_calls() -> int:
                for one in (spec, *unique_subcommands(spec)))
 
 
+def sample_instantaneous(state: ServerState) -> None:
+    """A cron hook (server/server.py): one measurement of the instantaneous_* rates."""
+    s = state.stats
+    state.instant.sample(state.clock.now_ms(), {
+        "ops": _total_calls(), "input": s.net_input_bytes, "output": s.net_output_bytes,
+        "repl_input": s.net_repl_input_bytes, "repl_output": s.net_repl_output_bytes})
+
+
 def _section_stats(state: ServerState) -> list[tuple[str, object]]:
     s = state.stats
+    instant = state.instant
+    pubsub = state.pubsub
     return [
         ("total_connections_received", s.connections_received),
         ("total_commands_processed", _total_calls()),
-        ("instantaneous_ops_per_sec", 0),
+        ("instantaneous_ops_per_sec", int(instant.rate("ops"))),
         ("total_net_input_bytes", s.net_input_bytes),
         ("total_net_output_bytes", s.net_output_bytes),
+        ("total_net_repl_input_bytes", s.net_repl_input_bytes),
+        ("total_net_repl_output_bytes", s.net_repl_output_bytes),
+        ("instantaneous_input_kbps", f"{instant.rate('input') / 1024:.2f}"),
+        ("instantaneous_output_kbps", f"{instant.rate('output') / 1024:.2f}"),
+        ("instantaneous_input_repl_kbps", f"{instant.rate('repl_input') / 1024:.2f}"),
+        ("instantaneous_output_repl_kbps", f"{instant.rate('repl_output') / 1024:.2f}"),
         ("rejected_connections", s.rejected_connections),
         *_provided(state, "replication_stats"),
+        # No hash-field expiry cycle nor time-capped expire cycle to report (Redis's 0s).
+        ("expired_subkeys", 0),
         ("expired_keys", s.expired_keys),
+        ("expired_stale_perc", "0.00"),
+        ("expired_time_cap_reached_count", 0),
+        ("expire_cycle_cpu_milliseconds", 0),
         ("evicted_keys", s.evicted_keys),
         ("evicted_clients", 0),
         ("evicted_scripts", 0),
         *state.memory.exceeded_times_ms(),
         ("keyspace_hits", s.keyspace_hits),
         ("keyspace_misses", s.keyspace_misses),
-        ("pubsub_channels", 0),
+        ("pubsub_channels", len(pubsub.channels)),
+        ("pubsub_patterns", len(pubsub.patterns)),
+        ("pubsubshard_channels", len(pubsub.shard)),
+        ("latest_fork_usec", fork.latest_usec),
+        ("total_forks", fork.total),
+        ("migrate_cached_sockets", 0),
+        ("slave_expires_tracked_keys", 0),
+        # No active defragmentation in rillet (activedefrag is accepted, docs/compat.md).
+        ("active_defrag_hits", 0),
+        ("active_defrag_misses", 0),
+        ("active_defrag_key_hits", 0),
+        ("active_defrag_key_misses", 0),
+        ("total_active_defrag_time", 0),
+        ("current_active_defrag_time", 0),
         *state.tracking.info_stats(),
         # Redis's order: these two come after the error counters.
         ("unexpected_error_replies", s.unexpected_error_replies),
         ("total_error_replies", s.total_error_replies),
+        ("dump_payload_sanitizations", 0),
+        # One thread does all I/O (Redis's figures with io-threads 1).
+        ("io_threaded_reads_processed", 0),
+        ("io_threaded_writes_processed", 0),
+        ("io_threaded_total_prefetch_batches", 0),
+        ("io_threaded_total_prefetch_entries", 0),
         ("client_query_buffer_limit_disconnections", s.query_buffer_limit_disconnections),
         ("client_output_buffer_limit_disconnections", s.output_buffer_limit_disconnections),
+        ("reply_buffer_shrinks", 0),
+        ("reply_buffer_expands", 0),
         *((f"acl_access_denied_{kind}", n) for kind, n in state.acl.denied.items()),
     ]
 
@@ -180,16 +324,30 @@ def _section_replication(state: ServerState) -> list[tuple[str, object]]:
 
 def _section_cpu(state: ServerState) -> list[tuple[str, object]]:
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return [("used_cpu_sys", f"{usage.ru_stime:.6f}"), ("used_cpu_user", f"{usage.ru_utime:.6f}")]
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # INFO runs on the event loop's thread, the one that runs commands.
+    thread = resource.getrusage(getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF))
+    return [
+        ("used_cpu_sys", f"{usage.ru_stime:.6f}"),
+        ("used_cpu_user", f"{usage.ru_utime:.6f}"),
+        ("used_cpu_sys_children", f"{children.ru_stime:.6f}"),
+        ("used_cpu_user_children", f"{children.ru_utime:.6f}"),
+        ("used_cpu_sys_main_thread", f"{thread.ru_stime:.6f}"),
+        ("used_cpu_user_main_thread", f"{thread.ru_utime:.6f}"),
+    ]
 
 
-def _section_commandstats(state: ServerState) -> list[tuple[str, object]]:
-    out = []
+def _all_specs() -> list[CommandSpec]:
     specs: list[CommandSpec] = []
     for spec in table.COMMANDS.values():
         specs.append(spec)
         specs.extend(unique_subcommands(spec))
-    for spec in specs:
+    return specs
+
+
+def _section_commandstats(state: ServerState) -> list[tuple[str, object]]:
+    out = []
+    for spec in _all_specs():
         if spec.calls or spec.rejected_calls or spec.failed_calls:
             per = spec.usec / spec.calls if spec.calls else 0
             out.append((
@@ -204,12 +362,78 @@ def _section_errorstats(state: ServerState) -> list[tuple[str, object]]:
     return [(f"errorstat_{code}", f"count={n}") for code, n in sorted(state.stats.errors.items())]
 
 
+def _percentile_bucket(histogram: list[int], q: float) -> int:
+    """The bucket that holds the q-th percentile of the samples."""
+    wanted = max(1.0, sum(histogram) * q / 100)
+    seen = 0
+    for k, count in enumerate(histogram):
+        seen += count
+        if seen >= wanted:
+            return k
+    return len(histogram) - 1
+
+
+def _section_latencystats(state: ServerState) -> list[tuple[str, object]]:
+    """Each command's latency-tracking-info-percentiles, read from its histogram. The
+    histogram's buckets are powers of two (LATENCY HISTOGRAM's), so a figure is its
+    bucket's upper end, coarser than Redis's HDR histogram (docs/compat.md)."""
+    percentiles = state.config["latency-tracking-info-percentiles"]
+    if not percentiles:
+        return []
+    out = []
+    for spec in _all_specs():
+        histogram = spec.latency_histogram
+        if not histogram:
+            continue
+        parts = [f"p{render_double(q)}={bucket_top_ns(_percentile_bucket(histogram, q)) / 1000:.3f}"
+                 for q in percentiles]  # type: ignore[attr-defined]
+        out.append((f"latency_percentiles_usec_{spec.name}", ",".join(parts)))
+    return out
+
+
 def _section_keyspace(state: ServerState) -> list[tuple[str, object]]:
     out = []
     for db in state.keyspace.dbs:
         if len(db):
             out.append((f"db{db.index}",
                         f"keys={len(db)},expires={len(db.expires)},avg_ttl=0,subexpiry=0"))
+    return out
+
+
+# INFO keysizes: each type's size measure, in Redis's order.
+_KEYSIZES = ((b"string", "strings_sizes"), (b"list", "lists_items"), (b"set", "sets_items"),
+             (b"zset", "zsets_items"), (b"hash", "hashes_items"))
+_SIZE_UNITS = ("", "K", "M", "G", "T", "P", "E")
+
+
+def _power_label(power: int) -> str:
+    """2**power as Redis's keysizes prints it: 1, 2, ..., 512, 1K, 2K, ..., 1M."""
+    return f"{1 << (power % 10)}{_SIZE_UNITS[power // 10]}"
+
+
+def _section_keysizes(state: ServerState) -> list[tuple[str, object]]:
+    """Per db and type, how many keys have a size in each power-of-two bin (0 apart).
+
+    Redis keeps these counts as keys change; rillet counts when asked, so the
+    section is not in INFO's default set here (docs/compat.md)."""
+    out = []
+    for db in state.keyspace.dbs:
+        if not len(db):
+            continue
+        bins: dict[bytes, dict[int, int]] = {kind: {} for kind, _ in _KEYSIZES}
+        for value in db.data.values():
+            kind = b"string" if value.__class__ is bytes else getattr(value, "TYPE_NAME", b"")
+            counts = bins.get(kind)
+            if counts is None:
+                continue
+            power = len(value).bit_length() - 1  # -1: size 0
+            counts[power] = counts.get(power, 0) + 1
+        for kind, name in _KEYSIZES:
+            counts = bins[kind]
+            if counts:
+                text = ",".join(("0" if p < 0 else _power_label(p)) + f"={n}"
+                                for p, n in sorted(counts.items()))
+                out.append((f"db{db.index}_distrib_{name}", text))
     return out
 
 
@@ -234,8 +458,10 @@ SECTIONS = {
     "modules": _section_modules,
     "commandstats": _section_commandstats,
     "errorstats": _section_errorstats,
+    "latencystats": _section_latencystats,
     "cluster": _section_cluster,
     "keyspace": _section_keyspace,
+    "keysizes": _section_keysizes,
 }
 _HEADERS = {"cpu": "CPU"}
 DEFAULT_SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication", "cpu",
@@ -483,8 +709,12 @@ _FLAG_ORDER = (
 )
 
 
+# Flags Redis keeps from COMMAND INFO ("Hidden on purpose" in addReplyCommandFlags).
+_HIDDEN_FLAGS = frozenset({"may_replicate", "sentinel", "only_sentinel", "protected"})
+
+
 def _flag_set(spec: CommandSpec) -> SetReply:
-    known = [f for f in _FLAG_ORDER if f in spec.flags]
+    known = [f for f in _FLAG_ORDER if f in spec.flags and f not in _HIDDEN_FLAGS]
     known += sorted(f for f in spec.flags if f not in _FLAG_ORDER)
     return SetReply([SimpleString(flag.encode()) for flag in known])
 

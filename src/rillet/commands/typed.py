@@ -11,6 +11,7 @@ import random
 
 from rillet import errors
 from rillet.commands.args import parse_int
+from rillet.engine.ids import string2ull
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.state import Client
@@ -43,9 +44,13 @@ def config_int(ctx: Client, name: str) -> int:
 # --- *SCAN -------------------------------------------------------------------------
 
 def parse_cursor(raw: bytes) -> int:
-    if not raw.isdigit() or len(raw) > 20 or int(raw) >= 1 << 64:
+    """Redis's parseScanCursorOrReply: string2ull of the C string (up to a NUL byte),
+    which takes what C's strtoull takes where string2ll fails (leading spaces, '+',
+    leading zeros, "-0", a '-' that wraps around 2**64). SCAN's and the typed SCANs'."""
+    cursor = string2ull(raw.split(b"\0", 1)[0])
+    if cursor is None:
         raise ReplyError(errors.INVALID_CURSOR)
-    return int(raw)
+    return cursor
 
 
 _ONLY_IN = {b"NOVALUES": errors.NOVALUES_ONLY_HSCAN}

@@ -145,8 +145,8 @@ def zadd(ctx: Client, argv: list[bytes]) -> object:
     if not z.scores:
         ctx.db.delete(key)
     if added or changed:
-        if not z.big:
-            _note_sizes(ctx, z, members)
+        if not z.big:  # only what is in the set now: XX/NX/GT/LT skip some (never added)
+            _note_sizes(ctx, z, [m for m in members if m in z.scores])
         ctx.modified(key)
         ctx.notify(ZSET, b"zincr" if incr else b"zadd", key)
     if incr:
@@ -222,6 +222,7 @@ def zrevrank(ctx: Client, argv: list[bytes]) -> object:
 def _score_range(min_raw: bytes, max_raw: bytes) -> tuple[float, bool, float, bool]:
     out = []
     for raw in (min_raw, max_raw):
+        raw = raw.split(b"\0", 1)[0]  # zslParseRange reads a C string: "\x001" is "", 0
         exclusive = raw[:1] == b"("
         value = parse_range_double(raw[1:] if exclusive else raw)
         if value is None:

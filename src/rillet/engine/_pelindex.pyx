@@ -8,8 +8,9 @@ Python index spends its time chasing scattered int objects during bisects.
 Here each block keeps its keys packed as unsigned 128-bit integers in one C
 array (ID keys are ms << 64 | seq, idle keys time << 40 | seq, both below
 2**128), so a lookup touches a few contiguous cache lines. Values stay in one
-Python list per block: the lists keep them alive and let the garbage
-collector see the cycles entry -> consumer -> consumer PEL -> entry.
+Python list per block: the lists keep them alive (and the index takes part in
+the garbage collector's traversal, though a pending entry names its owner
+instead of pointing at it, so consumer groups make no cycles).
 """
 
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_Insert
@@ -18,7 +19,7 @@ from libc.string cimport memmove, memcpy
 
 cdef extern from *:
     """
-    typedef unsigned __int128 rillet_u128;
+    /* rillet_u128 is typedef'd by _pelindex.pxd's block, which comes first. */
 
     /* 0: *out holds the key; 1: not an int in [0, 2**128); -1: error set. */
     static int rillet_u128_from_long(PyObject *o, rillet_u128 *out) {
@@ -77,7 +78,6 @@ cdef extern from *:
         return _PyLong_FromByteArray(buf, 16, 1, 0);
     }
     """
-    ctypedef unsigned long long u128 "rillet_u128"
     int u128_from_long "rillet_u128_from_long"(object o, u128 *out) except -1
     object u128_to_long "rillet_u128_to_long"(u128 v)
 
@@ -116,14 +116,9 @@ cdef class SortedIndex:
     Block p holds its keys in `_kb[p]` (capacity `_kcap[p]`), its values in the
     list `_vals[p]` (whose length is the block's size) and its largest key in
     `_maxes[p]`. Iterators must not outlive a mutation of the same index (they
-    stay memory-safe if one does, but may skip or repeat entries).
+    stay memory-safe if one does, but may skip or repeat entries). Its fields
+    and C methods are declared in _pelindex.pxd.
     """
-
-    cdef u128 *_maxes
-    cdef u128 **_kb
-    cdef Py_ssize_t *_kcap
-    cdef list _vals
-    cdef Py_ssize_t _nb, _bcap, _len, _load
 
     def __cinit__(self, load=None):
         self._vals = []
@@ -261,11 +256,14 @@ cdef class SortedIndex:
     def insert(self, key, value):
         """Add `key` (which must not be present) with `value`."""
         cdef u128 k
+        if u128_from_long(key, &k) != 0:
+            raise OverflowError("index keys must be in [0, 2**128)")
+        self.insert_key(k, value)
+
+    cdef int insert_key(self, u128 k, object value) except -1:
         cdef u128 *block
         cdef Py_ssize_t pos, i, n, cap
         cdef list vals
-        if u128_from_long(key, &k) != 0:
-            raise OverflowError("index keys must be in [0, 2**128)")
         if self._nb == 0:
             block = <u128 *>PyMem_Malloc(8 * sizeof(u128))
             if block == NULL:
@@ -273,7 +271,7 @@ cdef class SortedIndex:
             block[0] = k
             self._new_block(0, block, 1, 8, [value])
             self._len += 1
-            return
+            return 0
         if k > self._maxes[self._nb - 1]:
             pos = self._nb - 1
             vals = <list>self._vals[pos]
@@ -295,15 +293,19 @@ cdef class SortedIndex:
         self._len += 1
         if n + 1 > 2 * self._load:
             self._split(pos)
+        return 0
 
     def pop(self, key):
         """Remove `key` and return its value, or None if absent."""
         cdef u128 k
+        if u128_from_long(key, &k) != 0:
+            return None
+        return self.pop_key(k)
+
+    cdef object pop_key(self, u128 k):
         cdef u128 *block
         cdef Py_ssize_t pos, i, n
         cdef list vals
-        if u128_from_long(key, &k) != 0:
-            return None
         pos = bisect_left_u128(self._maxes, self._nb, k)
         if pos == self._nb:
             return None
@@ -550,14 +552,13 @@ cdef class PendingEntry:
     `key` or `tkey` builds the int on demand.
     """
 
-    cdef u128 _key, _tkey
-    cdef public object consumer
-    cdef public object delivery_count
+    # Fields in _pelindex.pxd: _key, _tkey (packed), owner (the owning
+    # consumer's name, or None: see pel.PendingEntry), delivery_count.
 
-    def __init__(self, key, tkey, consumer, delivery_count):
+    def __init__(self, key, tkey, owner, delivery_count):
         if u128_from_long(key, &self._key) != 0 or u128_from_long(tkey, &self._tkey) != 0:
             raise OverflowError("pending entry keys must be in [0, 2**128)")
-        self.consumer = consumer
+        self.owner = owner
         self.delivery_count = delivery_count
 
     @property
@@ -592,27 +593,27 @@ cdef class PendingEntry:
 
         Never negative, except -1 for an entry released by XNACK (no owner).
         """
-        if self.consumer is None:
+        if self.owner is None:
             return -1
         idle = now_ms - u128_to_long(self._tkey >> TOUCH_BITS)
         return idle if idle > 0 else 0
 
     def __repr__(self):
         ms, seq = self.id_pair
-        owner = None if self.consumer is None else self.consumer.name
+        owner = self.owner
         return (
             f"PendingEntry({ms}-{seq}, owner={owner!r}, "
             f"time={self.delivery_time_ms}, count={self.delivery_count})"
         )
 
     # Created blank, then filled: a deep copy (COPY) memoizes the new entry
-    # before copying its consumer, whose PEL leads back to this entry.
+    # before copying its state.
     def __reduce__(self):
-        return (_blank_entry, (), (self.key, self.tkey, self.consumer, self.delivery_count))
+        return (_blank_entry, (), (self.key, self.tkey, self.owner, self.delivery_count))
 
     def __setstate__(self, state):
-        key, tkey, consumer, delivery_count = state
-        self.__init__(key, tkey, consumer, delivery_count)
+        key, tkey, owner, delivery_count = state
+        self.__init__(key, tkey, owner, delivery_count)
 
 
 def _blank_entry():

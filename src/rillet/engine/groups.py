@@ -244,8 +244,12 @@ class ConsumerGroup:
         """
         if self.pel:
             raise ValueError("restore_pending needs an empty PEL")
-        entries = [PendingEntry(key, (time_ms << TOUCH_BITS) | touch, owner, count)
+        entries = [PendingEntry(key, (time_ms << TOUCH_BITS) | touch,
+                                None if owner is None else owner.name, count)
                    for touch, (key, owner, time_ms, count) in enumerate(records)]
+        for _, owner, _, _ in records:
+            if owner is not None and self.consumers.get(owner.name) is not owner:
+                raise ValueError("PEL entry owned by a consumer of another group")
         by_time = sorted(entries, key=lambda entry: entry.tkey)
         self.idle_index.fill_sorted([entry.tkey for entry in by_time], by_time)
         entries.sort(key=lambda entry: entry.key)
@@ -253,18 +257,16 @@ class ConsumerGroup:
         if any(a == b for a, b in zip(keys, keys[1:], strict=False)):
             raise ValueError("duplicate ID in a consumer group PEL")
         self.pel.fill_sorted(keys, entries)
-        per_owner: dict[int, list[PendingEntry]] = {}
+        per_owner: dict[bytes, list[PendingEntry]] = {}
         nacked = 0
         for entry in entries:
-            owner = entry.consumer
+            owner = entry.owner
             if owner is None:
                 nacked += 1
             else:
-                if self.consumers.get(owner.name) is not owner:
-                    raise ValueError("PEL entry owned by a consumer of another group")
-                per_owner.setdefault(id(owner), []).append(entry)
+                per_owner.setdefault(owner, []).append(entry)
         for consumer in self.consumers.values():
-            mine = per_owner.get(id(consumer))
+            mine = per_owner.get(consumer.name)
             if mine:
                 consumer.pel.fill_sorted([entry.key for entry in mine], mine)
         self._touch_seq = len(entries)
@@ -409,17 +411,18 @@ class ConsumerGroup:
     def ack(self, ids: Any) -> int:
         """XACK: remove the IDs from the PEL; returns how many were pending."""
         acked = 0
-        pel = self.pel
+        pel, idle_index, consumers = self.pel, self.idle_index, self.consumers
         for sid in ids:
-            entry = pel.pop(id_key(sid))
+            key = id_key(sid)
+            entry = pel.pop(key)
             if entry is None:
                 continue
-            self.idle_index.pop(entry.tkey)
-            owner = entry.consumer
+            idle_index.pop(entry.tkey)
+            owner = entry.owner
             if owner is None:
                 self.nacked_count -= 1
             else:
-                owner.pel.pop(entry.key)
+                consumers[owner].pel.pop(key)
             acked += 1
         return acked
 
@@ -475,7 +478,7 @@ class ConsumerGroup:
                 count = retry_count if retry_count is not None else (1 if justid else 2)
                 entry = self._add(key, consumer, delivery_time_ms, count)
             else:
-                if entry.consumer is not None and min_idle_ms > 0:
+                if entry.owner is not None and min_idle_ms > 0:
                     if now_ms - entry.delivery_time_ms < min_idle_ms:
                         continue
                 self._set_owner(entry, consumer)
@@ -703,23 +706,24 @@ class ConsumerGroup:
         return (time_ms << TOUCH_BITS) | seq
 
     def _add(self, key: int, consumer: Consumer | None, time_ms: int, count: int) -> PendingEntry:
-        entry = PendingEntry(key, self._next_tkey(time_ms), consumer, count)
-        self.pel.insert(key, entry)
-        self.idle_index.insert(entry.tkey, entry)
         if consumer is None:
+            entry = PendingEntry(key, self._next_tkey(time_ms), None, count)
             self.nacked_count += 1
         else:
+            entry = PendingEntry(key, self._next_tkey(time_ms), consumer.name, count)
             consumer.pel.insert(key, entry)
+        self.pel.insert(key, entry)
+        self.idle_index.insert(entry.tkey, entry)
         return entry
 
     def _drop(self, entry: PendingEntry) -> None:
         self.pel.pop(entry.key)
         self.idle_index.pop(entry.tkey)
-        owner = entry.consumer
+        owner = entry.owner
         if owner is None:
             self.nacked_count -= 1
         else:
-            owner.pel.pop(entry.key)
+            self.consumers[owner].pel.pop(entry.key)
 
     def _retime(self, entry: PendingEntry, time_ms: int) -> None:
         index = self.idle_index
@@ -728,18 +732,19 @@ class ConsumerGroup:
         index.insert(entry.tkey, entry)
 
     def _set_owner(self, entry: PendingEntry, consumer: Consumer | None) -> None:
-        owner = entry.consumer
-        if owner is consumer:
+        owner = entry.owner
+        name = None if consumer is None else consumer.name
+        if owner == name:
             return
         if owner is None:
             self.nacked_count -= 1
         else:
-            owner.pel.pop(entry.key)
+            self.consumers[owner].pel.pop(entry.key)
         if consumer is None:
             self.nacked_count += 1
         else:
             consumer.pel.insert(entry.key, entry)
-        entry.consumer = consumer
+        entry.owner = name
 
     # --- checking -----------------------------------------------------------
     def check_invariants(self) -> None:
@@ -752,7 +757,7 @@ class ConsumerGroup:
             assert consumer.name == name
             consumer.pel.check()
             for entry in consumer.pel:
-                assert entry.consumer is consumer
+                assert entry.owner == name
                 assert self.pel.get(entry.key) is entry
             owned += len(consumer.pel)
         assert owned + self.nacked_count == len(self.pel)
@@ -761,12 +766,11 @@ class ConsumerGroup:
             assert self.idle_index.get(entry.tkey) is entry
             assert entry.delivery_count >= 0
             assert entry.tkey >> TOUCH_BITS >= 0
-            owner = entry.consumer
+            owner = entry.owner
             if owner is None:
                 nacked += 1
             else:
-                assert self.consumers.get(owner.name) is owner
-                assert owner.pel.get(entry.key) is entry
+                assert self.consumers[owner].pel.get(entry.key) is entry
         assert nacked == self.nacked_count
         assert self._touch_seq >= len(self.idle_index)
         if self._names_sorted is not None:
@@ -792,10 +796,6 @@ def destroy_group(stream: Any, name: bytes) -> bool:
     group = stream.groups.pop(name, None)
     if group is None:
         return False
-    # Consumers and entries point at each other; emptying the consumer PELs
-    # lets reference counting free a big PEL at once instead of the cycle GC.
-    for consumer in group.consumers.values():
-        consumer.pel.clear()
     return True
 
 

@@ -41,17 +41,20 @@ def id_key(sid: Any) -> int:
 class PendingEntry:
     """One delivered, not yet acknowledged entry of a consumer group.
 
-    `consumer` is the owning `Consumer`, or None once XNACK released it to the
-    group. The delivery time lives inside `tkey` (the idle-index key) so that
-    an entry costs one object and two ints; read it as `delivery_time_ms`.
+    `owner` is the owning consumer's name (bytes), or None once XNACK released
+    it to the group. A name, not the `Consumer`: the consumer's PEL holds the
+    entry, so a pointer back would make every pending entry a reference cycle
+    that only the cycle collector frees once its stream leaves the keyspace.
+    The delivery time lives inside `tkey` (the idle-index key) so that an
+    entry costs one object and two ints; read it as `delivery_time_ms`.
     """
 
-    __slots__ = ("key", "tkey", "consumer", "delivery_count")
+    __slots__ = ("key", "tkey", "owner", "delivery_count")
 
-    def __init__(self, key: int, tkey: int, consumer: Any, delivery_count: int) -> None:
+    def __init__(self, key: int, tkey: int, owner: bytes | None, delivery_count: int) -> None:
         self.key = key
         self.tkey = tkey
-        self.consumer = consumer
+        self.owner = owner
         self.delivery_count = delivery_count
 
     @property
@@ -72,14 +75,14 @@ class PendingEntry:
         Never negative, except -1 for an entry released by XNACK (no owner),
         which is what redis.io's XNACK page shows XPENDING answering.
         """
-        if self.consumer is None:
+        if self.owner is None:
             return -1
         idle = now_ms - (self.tkey >> TOUCH_BITS)
         return idle if idle > 0 else 0
 
     def __repr__(self) -> str:
         ms, seq = self.id_pair
-        owner = None if self.consumer is None else self.consumer.name
+        owner = self.owner
         return (
             f"PendingEntry({ms}-{seq}, owner={owner!r}, "
             f"time={self.delivery_time_ms}, count={self.delivery_count})"

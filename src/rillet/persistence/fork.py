@@ -32,6 +32,11 @@ class Child:
     temp_path: str
 
 
+# INFO stats' total_forks and latest_fork_usec (this process's forks, whatever for).
+total = 0
+latest_usec = 0
+
+
 def start(kind: str, temp_path_for: Callable[[int], str], work: Callable[[str], None],
           keep_fds: tuple[int, ...] = ()) -> Child:
     """Fork a child running `work(temp_path)`; exit status 0 means the file is complete.
@@ -54,6 +59,9 @@ def start(kind: str, temp_path_for: Callable[[int], str], work: Callable[[str], 
         finally:
             os._exit(code)
     fork_us = int((time.perf_counter() - began) * 1e6)
+    global total, latest_usec
+    total += 1
+    latest_usec = fork_us
     return Child(pid, kind, time.time(), fork_us, temp_path_for(pid))
 
 

@@ -103,6 +103,9 @@ class Persistence:
         self.config.watch("appendonly", self._appendonly_changed)
         self.config.watch("dir", lambda _value: self._paths_changed())
         self.config.watch("appenddirname", lambda _value: self._paths_changed())
+        # MISCONF after a failed BGSAVE only while Redis's switch for it is on.
+        self.config.watch("stop-writes-on-bgsave-error", lambda _value: self.update_guard())
+        self.config.watch("save", lambda _value: self.update_guard())
         server = self.server
         if server is not None:
             server.durability = self
@@ -270,7 +273,8 @@ class Persistence:
             err = self.aof.status_errno
             if err:
                 return errors.MISCONF_AOF.format(os.strerror(err))
-        if not self.last_bgsave_ok and self.config["save"]:
+        if (not self.last_bgsave_ok and self.config["save"]
+                and self.config["stop-writes-on-bgsave-error"]):
             return errors.MISCONF_RDB
         return None
 

@@ -204,7 +204,7 @@ def save_stream(writer: rdb.RDBWriter, stream: Stream,
                                 for key in consumer.pel.keys()))
             writer.maybe_flush()
         if rdb_type >= TYPE_STREAM_LISTPACKS_5:
-            zone = [entry.key for entry in group.pending_in_idle_order() if entry.consumer is None]
+            zone = [entry.key for entry in group.pending_in_idle_order() if entry.owner is None]
             length(len(zone))
             writer.raw(b"".join(_ID.pack(key >> SEQ_BITS, key & SEQ_MASK) for key in zone))
     if rdb_type >= TYPE_STREAM_LISTPACKS_4:

@@ -145,7 +145,7 @@ def _dump_group(writer: SnapshotWriter, group: Any) -> None:
     writer.u64(group.last_id[1])
     writer.i64(-1 if group.entries_read is None else group.entries_read)
     consumers = list(group.consumers.values())
-    index_of = {id(consumer): i for i, consumer in enumerate(consumers)}
+    index_of = {consumer.name: i for i, consumer in enumerate(consumers)}
     writer.u32(len(consumers))
     for consumer in consumers:
         writer.blob(consumer.name)
@@ -157,9 +157,9 @@ def _dump_group(writer: SnapshotWriter, group: Any) -> None:
     mask = (1 << seq_bits) - 1
     batch = []
     for entry in group.idle_index:
-        owner = entry.consumer
+        owner = entry.owner
         batch.append(pack(entry.key >> seq_bits, entry.key & mask,
-                          _NO_OWNER if owner is None else index_of[id(owner)],
+                          _NO_OWNER if owner is None else index_of[owner],
                           entry.tkey >> TOUCH_BITS, entry.delivery_count))
         if len(batch) >= 4096:
             writer.buf += b"".join(batch)
@@ -369,9 +369,9 @@ def digest_stream(stream: Stream, context: CodecContext) -> bytes:
         for consumer_name in sorted(group.consumers):
             h.update(b"consumer %d:%b" % (len(consumer_name), consumer_name))
         for entry in group.pel:
-            owner = entry.consumer
+            owner = entry.owner
             h.update(b"pel %b %b %d %d" % (
-                _id_bytes(entry.key), b"-" if owner is None else owner.name,
+                _id_bytes(entry.key), b"-" if owner is None else owner,
                 entry.tkey >> TOUCH_BITS, entry.delivery_count))
     idmp = stream.idmp
     if idmp is not None:
@@ -409,11 +409,11 @@ def stream_commands(key: bytes, stream: Stream, context: CodecContext) -> Iterat
             yield [b"XGROUP", b"CREATECONSUMER", key, name, consumer_name]
         for entry in group.idle_index:
             sid = _id_bytes(entry.key)
-            if entry.consumer is None:
+            if entry.owner is None:
                 yield [b"XNACK", key, name, b"SILENT", b"IDS", b"1", sid, b"RETRYCOUNT",
                        b"%d" % entry.delivery_count, b"FORCE"]
             else:
-                yield [b"XCLAIM", key, name, entry.consumer.name, b"0", sid, b"TIME",
+                yield [b"XCLAIM", key, name, entry.owner, b"0", sid, b"TIME",
                        b"%d" % (entry.tkey >> TOUCH_BITS), b"RETRYCOUNT",
                        b"%d" % entry.delivery_count, b"JUSTID", b"FORCE"]
     idmp = stream.idmp

@@ -40,6 +40,10 @@ def encode_batch(effects: list[tuple[int, list[bytes]]], selected_db: int) -> tu
     return bytes(out), selected_db
 
 
+# A leftover up to this size is joined with the next read into one `bytes`.
+_JOIN_MAX = 1 << 16
+
+
 class StreamError(Exception):
     """The master sent something that is not a RESP array of bulk strings."""
 
@@ -50,20 +54,28 @@ class StreamParser:
     __slots__ = ("buf", "pos", "_last")
 
     def __init__(self) -> None:
-        # A read's own bytes while nothing is left over (no copy), else a
-        # bytearray that the reads are appended to.
+        # A read's own bytes while nothing is left over (no copy); a short leftover
+        # (the head of a command cut by the read's end) joined with the next read
+        # as `bytes` (one copy, which rest() then hands out as is); a long one, a
+        # bytearray that the reads are appended to (a command far larger than a
+        # read is not copied again on every read).
         self.buf: bytes | bytearray = b""
         self.pos = 0
         self._last = 0  # where the last command() began
 
     def feed(self, data: bytes | bytearray) -> None:
-        buf = self.buf
-        if self.pos == len(buf):
+        buf, pos = self.buf, self.pos
+        left = len(buf) - pos
+        if not left:
             self.buf = bytes(data)
             self.pos = 0
             return
-        if buf.__class__ is bytes or self.pos > 65536:
-            self.buf = bytearray(memoryview(buf)[self.pos :])
+        if left <= _JOIN_MAX:
+            self.buf = b"".join((memoryview(buf)[pos:], data))
+            self.pos = 0
+            return
+        if buf.__class__ is bytes or pos > 65536:
+            self.buf = bytearray(memoryview(buf)[pos:])
             self.pos = 0
         self.buf += data  # type: ignore[operator]
 

@@ -59,6 +59,7 @@ class _StreamProtocol(asyncio.Protocol):
         if self.done.done():
             return
         link.last_io = time.monotonic()
+        link.state.stats.net_repl_input_bytes += len(data)
         link.parser.feed(data)
         try:
             link.apply()
@@ -269,6 +270,7 @@ class MasterLink:
         if not data:
             raise EOFError("connection lost")
         self.last_io = time.monotonic()
+        self.state.stats.net_repl_input_bytes += len(data)
         self.parser.feed(data)
 
     # --- full sync --------------------------------------------------------------------------
@@ -334,6 +336,7 @@ class MasterLink:
                 if not chunk:
                     raise EOFError("connection lost during the full sync")
                 self.last_io = time.monotonic()
+                self.state.stats.net_repl_input_bytes += len(chunk)
         # Diskless form: bytes until the 40-byte mark, the last 40 kept back until we
         # know. Nothing follows the mark before our first ACK, so it ends a read.
         held = b""
@@ -347,6 +350,7 @@ class MasterLink:
                 if not data:
                     raise EOFError("connection lost during the full sync")
                 self.last_io = time.monotonic()
+                self.state.stats.net_repl_input_bytes += len(data)
             self.sync_read += len(data)
             if len(data) >= _EOF_MARK_LEN:
                 handle.write(held)

@@ -124,3 +124,9 @@ cdef int put(bytearray out, object value, bint resp3) except -1:
 def encode_into(bytearray out, object reply, bint resp3):
     """encoder.encode_into (keep in step): append `reply` as RESP2 or RESP3."""
     put(out, reply, resp3)
+
+
+# encoder.py binds encode_into to this module's when it imports it; if this module
+# was imported first (it imports encoder.py), that binding could not happen then.
+if _python.encode_into is _python.python_encode_into:
+    _python.encode_into = encode_into

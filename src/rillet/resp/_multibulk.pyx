@@ -12,7 +12,8 @@ where the Python parser starts fresh.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from libc.string cimport memcmp
 
@@ -22,6 +23,9 @@ from libc.string cimport memcmp
 cdef Py_ssize_t MAX_ARGS = 1 << 16
 # The last command name seen (see scan).
 cdef bytes _name = None
+# Arguments up to this size equal to the previous command's at the same place
+# are that object again (see scan).
+cdef Py_ssize_t SHARE_MAX = 32
 
 
 cdef inline Py_ssize_t _number(const char *buf, Py_ssize_t end, Py_ssize_t *pos,
@@ -62,10 +66,13 @@ def scan(object data, Py_ssize_t max_bulk_len):
     cdef Py_ssize_t end = PyBytes_GET_SIZE(data)
     cdef list commands = []
     cdef list argv
+    cdef list prev = None  # the command before, in this read
     cdef bytes arg
+    cdef PyObject* same
     # A pipeline mostly repeats one command: its name is allocated (and hashed
     # by the command table lookup) once, not once per command, and kept across
-    # reads (bytes are immutable, so sharing one object is invisible).
+    # reads (bytes are immutable, so sharing one object is invisible; the same
+    # holds for the other arguments shared below).
     global _name
     cdef bytes name = _name
     # Longer announced sizes take the Python parser; this bound keeps the
@@ -98,9 +105,22 @@ def scan(object data, Py_ssize_t max_bulk_len):
             ):
                 arg = name
             else:
-                arg = PyBytes_FromStringAndSize(buf + pos, size)
-                if i == 0 and size <= 32:
-                    name = _name = arg
+                # A pipeline (a master's stream most of all) repeats its keys,
+                # field names and small values at the same places: the previous
+                # command's argument is taken again when its bytes are the same,
+                # which costs a compare instead of an allocation, a copy and a free.
+                same = NULL
+                if i and prev is not None and size <= SHARE_MAX and i < PyList_GET_SIZE(prev):
+                    same = PyList_GET_ITEM(prev, i)  # (bytes: this scan made it)
+                    if (PyBytes_GET_SIZE(<object>same) != size
+                            or memcmp(PyBytes_AS_STRING(<object>same), buf + pos, size) != 0):
+                        same = NULL
+                if same is not NULL:
+                    arg = <bytes>same
+                else:
+                    arg = PyBytes_FromStringAndSize(buf + pos, size)
+                    if i == 0 and size <= 32:
+                        name = _name = arg
             Py_INCREF(arg)  # PyList_SET_ITEM steals a reference
             PyList_SET_ITEM(argv, i, arg)
             pos += size + 2
@@ -109,5 +129,6 @@ def scan(object data, Py_ssize_t max_bulk_len):
             # (The unfilled slots are NULL, which list deallocation allows.)
             break
         commands.append(argv)
+        prev = argv
         used = pos
     return commands, used

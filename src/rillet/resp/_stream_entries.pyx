@@ -239,12 +239,15 @@ cdef inline bint _after(uint64_t ms, uint64_t seq, uint64_t bound_ms, uint64_t b
     return ms > bound_ms or (ms == bound_ms and seq > bound_seq)
 
 
-def encode_range(stream, start, end, Py_ssize_t count, bint reverse):
+def encode_range(stream, start, end, Py_ssize_t count, bint reverse, cursor=None):
     """Stream.range(start, end, count or None, reverse) as an encoded reply.
 
     `count` <= 0 is no limit. Returns a Raw array of entries, or [] if none.
+    `cursor` is what stream.read_cursor(start, end, reverse) answers, when the
+    caller has it already (commands/_groups.pyx walked there to find the IDs).
     """
-    cursor = stream.read_cursor(start, end, reverse)
+    if cursor is None:
+        cursor = stream.read_cursor(start, end, reverse)
     if cursor is None:
         return []
     nodes, ni, first = cursor

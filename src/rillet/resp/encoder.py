@@ -176,5 +176,8 @@ python_encode_into = encode_into
 # encode_into compiled for arrays, bulk strings and integers (see _encoder.pyx
 # and rillet/compiled.py); without it the Python writers above do all of it.
 _encoder = compiled("rillet.resp._encoder")
-if _encoder is not None:
+# (Without encode_into yet when _encoder itself is importing us: something
+# imported a compiled module that cimports it, such as server/_fastpath, first.
+# _encoder then installs its encode_into here when its own import is done.)
+if _encoder is not None and hasattr(_encoder, "encode_into"):
     encode_into = _encoder.encode_into  # noqa: F811

@@ -244,6 +244,7 @@ cdef class _Entry:
     cdef Py_ssize_t min_argc
     cdef Py_ssize_t max_argc
     cdef bint write
+    cdef bint refused_read_only  # a write or may_replicate command (engine._run_command)
 
     def __init__(self, spec):
         self.spec = spec
@@ -251,6 +252,7 @@ cdef class _Entry:
         self.min_argc = spec.min_argc
         self.max_argc = spec.max_argc
         self.write = spec.is_write
+        self.refused_read_only = spec.is_write or "may_replicate" in spec.flags
 
 
 cdef class ScriptCall:
@@ -426,7 +428,7 @@ cdef class ScriptCall:
         if entry is not None and run.fast and entry.min_argc <= n <= entry.max_argc:
             spec = entry.spec
             write = entry.write
-            if not (write and run.read_only) and spec.sampled and (spec.calls & self.mask):
+            if not (entry.refused_read_only and run.read_only) and spec.sampled and (spec.calls & self.mask):
                 plain = True
                 for arg in args:
                     if type(arg) is not bytes:

@@ -140,8 +140,11 @@ def from_lua(value: object, lua_resp: int, resp3: bool) -> object:
     if cls is int:
         return value
     if cls is float:
-        # (long long) of a Lua number: truncation toward zero.
-        return int(value) if value == value and abs(value) < 2**63 else 0  # type: ignore[operator]
+        # (long long) of a Lua number: truncation toward zero; NaN and what is out of
+        # range give x86-64's "integer indefinite", INT64_MIN, as Redis on x86-64.
+        if value == value and -2**63 <= value < 2**63:  # type: ignore[operator]
+            return int(value)  # type: ignore[call-overload]
+        return -2**63
     if cls is bool:
         if lua_resp == 2:
             return 1 if value else None
@@ -173,7 +176,8 @@ def from_lua(value: object, lua_resp: int, resp3: bool) -> object:
     if _lua_type(verbatim) == "table":
         text, fmt = verbatim[b"string"], verbatim[b"format"]  # type: ignore[index]
         if text.__class__ is bytes and fmt.__class__ is bytes:
-            return Verbatim(text, fmt)
+            # addReplyVerbatim: three bytes of the format, space-padded at its end (NUL).
+            return Verbatim(text, fmt.split(b"\0", 1)[0][:3].ljust(3))  # type: ignore[union-attr]
     items = []
     i = 1
     while True:

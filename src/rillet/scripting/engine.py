@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands import table as command_table
 from rillet.commands.acl import refuse as acl_refusal
 from rillet.errors import ReplyError
-from rillet.resp.fpconv import dtoa
+from rillet.resp.encoder import format_double
 from rillet.resp.types import SimpleString
 from rillet.scripting.convert import Builders, from_lua, to_lua
 from rillet.scripting.functions import Functions
@@ -130,24 +131,30 @@ def parse_shebang(body: bytes) -> tuple[frozenset[str] | None, bytes]:
     return frozenset(flags), rest
 
 
-_HALF_LLONG_MAX = 2**62  # (double)(LLONG_MAX/2): double2ll's bound
-
-
 def _arg_bytes(value: object) -> bytes | None:
-    """luaArgsToRedisArgv: a string as is; a number (a double in Lua 5.1; lupa hands over
-    the integral ones as ints) as an integer when double2ll allows, else fpconv_dtoa."""
     cls = value.__class__
     if cls is bytes:
         return value  # type: ignore[return-value]
-    if cls is int:
-        if -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX:  # type: ignore[operator]
-            return b"%d" % value  # type: ignore[str-format]
-        return dtoa(float(value))  # type: ignore[arg-type]
-    if cls is float:  # -0.0 counts as integral: "0", as double2ll has it
-        if value == value and -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX and value == int(value):  # type: ignore[operator]
-            return b"%d" % int(value)  # type: ignore[call-overload]
-        return dtoa(value)  # type: ignore[arg-type]
+    if cls is int and -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX:  # type: ignore[operator]
+        return b"%d" % value  # type: ignore[str-format]
+    if cls is float or cls is int:
+        return _number_arg(float(value))  # type: ignore[arg-type]
     return None
+
+
+_HALF_LLONG_MAX = 2**62  # (double)(LLONG_MAX / 2)
+
+
+def _number_arg(value: float) -> bytes:
+    """luaArgsToRedisArgv: a Lua number as an argument. double2ll's integers (within
+    +-LLONG_MAX/2) as integers, else fpconv_dtoa: Grisu2's digits (format_double's, as
+    d2string goes straight to it here), and the sign bit printed for NaN too (0/0 on
+    x86-64 is "-nan")."""
+    if value != value:
+        return b"-nan" if math.copysign(1.0, value) < 0 else b"nan"
+    if -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX and value == int(value):
+        return b"%d" % int(value)
+    return format_double(value)
 
 
 class CommandFailed(Exception):
@@ -184,6 +191,8 @@ class LuaEngine:
         lua = lua51.LuaRuntime(encoding=None, register_eval=False, register_builtins=False,
                                unpack_returned_tuples=True, attribute_filter=deny)
         self.lua = lua
+        # Taken before the sandbox runs: INFO's used_memory_lua reads the heap size.
+        self._collectgarbage = lua.eval(b"collectgarbage")
         self._table = lua.table_from
         libraries = make_libraries(self._table)
 
@@ -221,6 +230,10 @@ class LuaEngine:
         major, minor, patch = (int(p) for p in (version.split(".") + ["0", "0"])[:3])
         set_version(version.encode(), (major << 16) | (minor << 8) | patch)
 
+    def memory_bytes(self) -> int:
+        """The Lua heap in bytes (Redis's used_memory_lua)."""
+        return int(self._collectgarbage(b"count") * 1024)
+
     def reset(self) -> None:
         """SCRIPT FLUSH: an empty cache (and a new Lua state, unless functions live in this one)."""
         if self.functions.libraries:  # the runtime stays: its scripts' functions go
@@ -251,6 +264,7 @@ class LuaEngine:
         run = self._Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
                   time.monotonic())
         self._check_oom(run, function.flags)
+        self._check_read_only(function.flags, read_only)
         return self._execute(run, self._run_function, function.callback, len(keys), *keys, *args)
 
     # --- the script cache ---------------------------------------------------------
@@ -286,6 +300,7 @@ class LuaEngine:
         else:
             run = self._Run(client, script.sha, read_only or "no-writes" in flags, True, time.monotonic())
             self._check_oom(run, flags)
+            self._check_read_only(flags, read_only)
         compiled = self._compiled
         if compiled is not None:  # the same run, called from C (scripting/_calls.pyx)
             return self._execute(run, compiled.run, script.slot, len(keys), *keys, *args)
@@ -303,6 +318,14 @@ class LuaEngine:
         if (not run.allow_oom and state.pre_command_oom and state.memory.limit
                 and not run.client.is_internal):
             raise ReplyError(errors.SCRIPT_OOM_ALLOW_OOM)
+
+    @staticmethod
+    def _check_read_only(flags: frozenset[str], read_only: bool) -> None:
+        """scriptPrepareForRun, after the OOM check: a script that declared flags without
+        no-writes (a function without it too) is refused by EVAL_RO/EVALSHA_RO/FCALL_RO,
+        before it runs. A script without a shebang runs, and its writes are refused."""
+        if read_only and "no-writes" not in flags:
+            raise ReplyError(errors.FUNCTION_RO_WITH_WRITES)
 
     def _execute(self, run: Run, runner: Callable, *lua_args: object) -> object:
         if self.current is not None:
@@ -469,9 +492,11 @@ class LuaEngine:
             refused = acl_refusal(client, spec, argv, context="lua")
             if refused is not None:
                 return errors.SCRIPT_ACL_FAILURE.format(refused.removeprefix("NOPERM "))
+        if run.read_only and (spec.is_write or "may_replicate" in spec.flags):
+            # scriptVerifyWriteCommandAllow: may-replicate commands (PFCOUNT, PUBLISH)
+            # count as writes for a read-only script.
+            return errors.SCRIPT_WRITE_IN_READONLY
         if spec.is_write:
-            if run.read_only:
-                return errors.SCRIPT_WRITE_IN_READONLY
             guard = state.write_guard
             if guard is not None and not client.is_internal:
                 problem = guard()
@@ -507,6 +532,8 @@ class LuaEngine:
         if spec is None:
             return errors.SCRIPT_UNKNOWN_COMMAND
         if "noscript" in spec.flags:
+            if not spec.min_argc <= len(argv) <= spec.max_argc:
+                return errors.SCRIPT_WRONG_ARITY  # scriptCall checks the arity first
             return errors.SCRIPT_NOT_ALLOWED
         return spec
 
@@ -533,7 +560,7 @@ class LuaEngine:
             raw = _arg_bytes(args[0])
             spec = command_table.lookup(raw) if raw is not None else None
             if spec is None:
-                raise ReplyError(errors.SCRIPT_ACL_CHECK_INVALID)
+                return None  # sandbox.lua raises Redis's error table
             return True
         return None
 

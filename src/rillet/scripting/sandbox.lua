@@ -10,7 +10,7 @@ local setfenv, getfenv, loadstring_, type_, error_, tostring_ = setfenv, getfenv
 local rawget_, setmetatable_ = rawget, setmetatable
 -- Captured before the real globals are emptied below.
 local string, select, table, rawset, load, ipairs, pairs, os = string, select, table, rawset, load, ipairs, pairs, os
-local xpcall_, pcall_, unpack_ = xpcall, pcall, unpack
+local xpcall_, pcall_, unpack_, tonumber_, floor, ceil = xpcall, pcall, unpack, tonumber, math.floor, math.ceil
 
 -- redis.call is the Python function itself (a C function to Lua, as in Redis,
 -- so `return redis.call(...)` keeps the script's line for the error text). A
@@ -129,22 +129,37 @@ local function error_table(text)
     return {err = code .. " " .. msg}
 end
 
-redis.error_reply = function(text)
-    if type_(text) ~= "string" then
-        error_("wrong number or type of arguments", 0)
+-- Redis's luaPushError + luaError: the helpers raise {err="ERR msg"}, which pcall turns
+-- into the string "ERR msg" (a plain string error would lose the ERR).
+local function raise(msg)
+    error_({err = "ERR " .. msg}, 0)
+end
+-- lua_tonumber then a C int: numeric strings count, fractions are truncated, the rest is 0.
+local function c_int(v)
+    v = tonumber_(v) or 0
+    if v >= 0 then return floor(v) end
+    return ceil(v)
+end
+
+-- error_reply and status_reply return (not raise) an error table for a bad call.
+redis.error_reply = function(...)
+    local text = ...
+    if select("#", ...) ~= 1 or type_(text) ~= "string" then
+        return error_table("wrong number or type of arguments")
     end
     if string.sub(text, 1, 1) ~= "-" then text = "-" .. text end
     return error_table(text)
 end
-redis.status_reply = function(text)
-    if type_(text) ~= "string" then
-        error_("wrong number or type of arguments", 0)
+redis.status_reply = function(...)
+    local text = ...
+    if select("#", ...) ~= 1 or type_(text) ~= "string" then
+        return error_table("wrong number or type of arguments")
     end
     return {ok = text}
 end
 redis.sha1hex = function(...)
     if select("#", ...) ~= 1 then
-        error_("wrong number of arguments", 0)
+        raise("wrong number of arguments")
     end
     local value = ...
     if type_(value) == "number" then
@@ -154,13 +169,14 @@ redis.sha1hex = function(...)
 end
 redis.log = function(level, ...)
     if select("#", ...) < 1 then
-        error_("redis.log() requires two arguments or more.", 0)
+        raise("redis.log() requires two arguments or more.")
     end
-    if type_(level) ~= "number" then
-        error_("First argument must be a number (log level).", 0)
+    if tonumber_(level) == nil then
+        raise("First argument must be a number (log level).")
     end
+    level = c_int(level)
     if level < 0 or level > 3 then
-        error_("Invalid log level.", 0)
+        raise("Invalid log level.")
     end
     local parts = {}
     for i = 1, select("#", ...) do parts[i] = tostring_((select(i, ...))) end
@@ -168,21 +184,21 @@ redis.log = function(level, ...)
 end
 redis.setresp = function(...)
     if select("#", ...) ~= 1 then
-        error_("redis.setresp() requires one argument.", 0)
+        raise("redis.setresp() requires one argument.")
     end
-    local v = ...
+    local v = c_int((...))
     if v ~= 2 and v ~= 3 then
-        error_("RESP version must be 2 or 3.", 0)
+        raise("RESP version must be 2 or 3.")
     end
     py_lib("setresp", v)
 end
 redis.set_repl = function(...)
     if select("#", ...) ~= 1 then
-        error_("redis.set_repl() requires one argument.", 0)
+        raise("redis.set_repl() requires one argument.")
     end
-    local v = ...
-    if type_(v) ~= "number" or v < 0 or v > 3 then
-        error_("Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.", 0)
+    local v = c_int((...))
+    if v < 0 or v > 3 then
+        raise("Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
     end
     py_lib("set_repl", v)
 end
@@ -191,9 +207,13 @@ redis.breakpoint = function() return false end
 redis.debug = function() end
 redis.acl_check_cmd = function(...)
     if select("#", ...) < 1 then
-        error_("Please specify at least one argument for this redis lib call", 0)
+        raise("Please specify at least one argument for this redis lib call")
     end
-    return py_lib("acl_check_cmd", ...)
+    local allowed = py_lib("acl_check_cmd", ...)
+    if allowed == nil then
+        raise("Invalid command passed to redis.acl_check_cmd()")
+    end
+    return allowed
 end
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3

@@ -91,6 +91,7 @@ cdef Py_ssize_t S_SINKS = _offset(ServerState, "effect_sinks")
 cdef Py_ssize_t S_MEMORY = _offset(ServerState, "memory")
 cdef Py_ssize_t S_GATED = _offset(ServerState, "gated")
 cdef Py_ssize_t C_CLOSING = _offset(Client, "closing")
+cdef Py_ssize_t C_MULTI = _offset(Client, "_multi")
 
 
 cdef inline void _clear_slot(object obj, Py_ssize_t offset) noexcept:
@@ -400,7 +401,8 @@ def run_replicated(dispatcher, state, client, list commands, Py_ssize_t start, b
         if type(reply) is _ReplyError:
             counts.flush()
             failed(argv, reply)
-        if (client._multi is not None) != in_multi:
+        multi = _slot(client, C_MULTI, "_multi") if type(client) is _Client else client._multi
+        if (multi is not None) != in_multi:
             counts.flush()
             return index + 1
     counts.flush()

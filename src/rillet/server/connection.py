@@ -161,7 +161,11 @@ class ClientConnection(asyncio.Protocol, Connection):
             if self.obuf_limited and self.over_output_limit(len(payload)):
                 self.close_for_output_limit()
                 return
-            self.state.stats.net_output_bytes += len(payload)
+            client = self.client
+            if client is not None and "S" in client.flags:
+                self.state.stats.net_repl_output_bytes += len(payload)
+            else:
+                self.state.stats.net_output_bytes += len(payload)
             self.net_out += len(payload)
             server = self.server
             if self.held is not None:

@@ -24,7 +24,8 @@ from rillet.commands import table
 from rillet.commands.acl import load_startup_users
 from rillet.commands.functions import restore_library
 from rillet.commands.hashes import active_expire_fields
-from rillet.config import Config
+from rillet.commands.server import sample_instantaneous
+from rillet.config import Config, signal_save
 from rillet.dispatch import Dispatcher
 from rillet.errors import ReplyError
 from rillet.server import busy
@@ -91,6 +92,7 @@ class Server:
         self._flush_scheduled = False
         self.cron_hooks: list[Callable[[], None]] = []  # run on every cron tick
         self.cron_hooks.append(self.state.memory.cron)  # LRU/LFU clocks, eviction carried on
+        self.cron_hooks.append(functools.partial(sample_instantaneous, self.state))  # INFO's rates
         self.config.watch("client-output-buffer-limit", lambda _value: self._output_limits_changed())
         self.startup_tasks: list[Callable[[], Awaitable[None]]] = []  # started once listening
         self.exit_code = 0
@@ -422,9 +424,12 @@ def run_loop(main) -> None:
 async def serve(server: Server, ready: Callable[[Server], None] | None = None) -> None:
     await server.start()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig, setting in ((signal.SIGTERM, "shutdown-on-sigterm"),
+                         (signal.SIGINT, "shutdown-on-sigint")):
         try:
-            loop.add_signal_handler(sig, server.request_shutdown)
+            # Read when the signal comes: CONFIG SET may have changed it.
+            loop.add_signal_handler(sig, lambda setting=setting: server.request_shutdown(
+                save=signal_save(server.config[setting])))
         except (NotImplementedError, RuntimeError):
             pass
     if ready is not None:

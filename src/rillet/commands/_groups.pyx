@@ -1,0 +1,597 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The consumer-group hot path compiled: `XREADGROUP GROUP g c [COUNT n] [BLOCK ms]
+[NOACK] STREAMS key >` delivering new entries, and `XACK key group id ...`.
+
+Profiled (callgrind, in-process, one XACK of 10 IDs pipelined with one
+XREADGROUP COUNT 10) a round trip cost ~340,000 instructions, nearly all of it
+in the Python bodies: option parsing, ConsumerGroup.read_new's per-entry
+`_advance_to` and `_add` (an int key, a PendingEntry and three index inserts
+through Python calls), `_parse_ids` and `ack`. Here the common case runs in C
+against the packed-key indexes (engine/_pelindex.pxd: insert_key/pop_key),
+and every other case is handed, before anything changed, to the Python body,
+which stays the reference: a consumer to create (its event and effect), effect
+CLAIM, history IDs, several keys, entries
+already pending (after XGROUP SETID), an entries-read counter that needs
+re-deriving (deleted entries ahead, the group behind the first entry, SCG
+invalid), nothing to deliver (NULL or blocking), IDs in other forms, and
+anything that is not plain (another clock, expiring keys in the db, ...).
+
+Keep in step with commands/groups.py `xreadgroup`/`_read_new`/`xack`/`_parse_ids`
+and engine/groups.py `read_new`/`_advance_to`/`_add`/`ack`. tests/server/
+test_group_bodies.py runs generated command sequences through these and through
+the Python bodies and compares replies, effects, events and the groups' state.
+"""
+
+from cpython.array cimport array
+from cpython.long cimport PyLong_AsSsize_t, PyLong_AsUnsignedLongLong, PyLong_FromLongLong, PyLong_FromSsize_t
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.set cimport PySet_Contains
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdio cimport snprintf
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.tuple cimport PyTuple_GET_ITEM
+from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
+
+from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
+
+from rillet.clock import SystemClock
+from rillet.engine.groups import Consumer, ConsumerGroup
+from rillet.engine.ids import StreamID
+from rillet.engine.stream import Stream
+from rillet.engine.stream_node import StreamNode
+from rillet.resp.types import Map
+
+include "_bodies.pxi"
+
+cdef object _Stream = Stream
+cdef object _StreamNode = StreamNode
+cdef object _StreamID = StreamID
+cdef object _ConsumerGroup = ConsumerGroup
+cdef object _Consumer = Consumer
+cdef object _SystemClock = SystemClock
+cdef object _Map = Map
+cdef object _ONE = 1
+# The effects' words (groups._xclaim_effect, _setid_effect).
+cdef bytes _XCLAIM = b"XCLAIM"
+cdef bytes _ZERO = b"0"
+cdef bytes _TIME = b"TIME"
+cdef bytes _RETRYCOUNT = b"RETRYCOUNT"
+cdef bytes _ONE_TEXT = b"1"
+cdef bytes _FORCE = b"FORCE"
+cdef bytes _JUSTID = b"JUSTID"
+cdef bytes _LASTID = b"LASTID"
+cdef bytes _XGROUP = b"XGROUP"
+cdef bytes _SETID = b"SETID"
+cdef bytes _ENTRIESREAD = b"ENTRIESREAD"
+cdef object _tuple_new = tuple.__new__
+cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
+cdef int TOUCH_BITS = 40  # pel.TOUCH_BITS
+
+cdef Py_ssize_t ST_GROUPS = _offset(Stream, "groups")
+cdef Py_ssize_t ST_MAX_DELETED = _offset(Stream, "max_deleted_id")
+cdef Py_ssize_t ST_NODES = _offset(Stream, "_nodes")
+cdef Py_ssize_t ST_KEYS = _offset(Stream, "_keys")
+cdef Py_ssize_t D_INDEX = _offset(Database, "index")
+cdef Py_ssize_t N_MS0 = _offset(StreamNode, "ms0")
+cdef Py_ssize_t N_MS = _offset(StreamNode, "ms")
+cdef Py_ssize_t N_SEQ = _offset(StreamNode, "seq")
+cdef Py_ssize_t N_N = _offset(StreamNode, "n")
+cdef Py_ssize_t N_LIVE = _offset(StreamNode, "live")
+cdef Py_ssize_t N_HEAD = _offset(StreamNode, "head")
+cdef Py_ssize_t N_DEAD = _offset(StreamNode, "dead")
+cdef Py_ssize_t G_LAST_ID = _offset(ConsumerGroup, "last_id")
+cdef Py_ssize_t G_ENTRIES_READ = _offset(ConsumerGroup, "entries_read")
+cdef Py_ssize_t G_PEL = _offset(ConsumerGroup, "pel")
+cdef Py_ssize_t G_IDLE = _offset(ConsumerGroup, "idle_index")
+cdef Py_ssize_t G_CONSUMERS = _offset(ConsumerGroup, "consumers")
+cdef Py_ssize_t G_NACKED = _offset(ConsumerGroup, "nacked_count")
+cdef Py_ssize_t G_TOUCH_SEQ = _offset(ConsumerGroup, "_touch_seq")
+cdef Py_ssize_t CO_NAME = _offset(Consumer, "name")
+cdef Py_ssize_t CO_PEL = _offset(Consumer, "pel")
+cdef Py_ssize_t CO_SEEN = _offset(Consumer, "seen_time_ms")
+cdef Py_ssize_t CO_ACTIVE = _offset(Consumer, "active_time_ms")
+
+# Set by bind(): the Python bodies, for every case not answered here.
+cdef object _xreadgroup_py = None
+cdef object _xack_py = None
+cdef object _encode_range = None
+cdef object _parse_block_timeout = None
+
+
+def bind(xreadgroup, xack, encode_range, parse_block_timeout):
+    """commands/groups.py hands over its bodies and the node-walking reply encoder."""
+    global _xreadgroup_py, _xack_py, _encode_range, _parse_block_timeout
+    _xreadgroup_py = xreadgroup
+    _xack_py = xack
+    _encode_range = encode_range
+    _parse_block_timeout = parse_block_timeout
+
+
+cdef inline long long _system_now_ms() noexcept nogil:
+    # SystemClock.now_ms: time.time_ns() // 1_000_000 reads CLOCK_REALTIME.
+    cdef timespec ts
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return ts.tv_sec * 1000LL + ts.tv_nsec // 1000000
+
+
+cdef inline bint _word(object arg, const char* upper, Py_ssize_t n) noexcept:
+    """`arg` (bytes) is the keyword `upper` in any case (bytes.upper() == upper)."""
+    cdef const char* p
+    cdef Py_ssize_t i
+    cdef char c
+    if PyBytes_GET_SIZE(arg) != n:
+        return False
+    p = PyBytes_AS_STRING(arg)
+    for i in range(n):
+        c = p[i]
+        if c'a' <= c <= c'z':
+            c = c - 32
+        if c != upper[i]:
+            return False
+    return True
+
+
+cdef inline bint _plain_count(object arg, long long* out) noexcept:
+    """COUNT's argument in plain decimals (no sign, no leading zero, < 10**18)."""
+    cdef const char* p = PyBytes_AS_STRING(arg)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(arg), i
+    cdef long long value = 0
+    if n == 0 or n > 18 or (p[0] == c'0' and n > 1):
+        return False
+    for i in range(n):
+        if not c'0' <= p[i] <= c'9':
+            return False
+        value = value * 10 + (p[i] - c'0')
+    out[0] = value
+    return True
+
+
+cdef inline bint _id_parts(object sid, unsigned long long* ms, unsigned long long* seq) except -1:
+    """A StreamID's two ints as C integers."""
+    ms[0] = PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 0))
+    seq[0] = PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 1))
+    return True
+
+
+cdef inline u128 _key(unsigned long long ms, unsigned long long seq) noexcept:
+    return (<u128>ms << 64) | seq
+
+
+# --- the stream's IDs, read from its nodes ----------------------------------------------------
+# Stream.range_ids and first_id walk the nodes in Python (a StreamID tuple per entry and
+# tuple compares in the bisect): here the same walk over the nodes' columns, as packed keys.
+
+cdef struct Col:
+    const char *ptr
+    int width
+    PyObject *items
+
+
+cdef int _col(Col *col, object values) except -1:
+    """A node's ms or seq column: a list while the node is open, an array once packed
+    (resp/_stream_entries.pyx reads them the same way)."""
+    cdef array packed
+    if type(values) is list:
+        col.width = 0
+        col.items = <PyObject *>values
+        col.ptr = NULL
+    else:
+        packed = values  # anything but an array raises TypeError
+        if packed.ob_descr.typecode not in b"BHIQL":
+            raise TypeError("stream node column must hold unsigned integers")
+        col.width = packed.ob_descr.itemsize
+        col.ptr = packed.data.as_chars
+        col.items = NULL
+    return 0
+
+
+cdef inline uint64_t _at(Col *col, Py_ssize_t i) except? 0xFFFFFFFFFFFFFFFF:
+    cdef int width = col.width
+    if width == 1:
+        return (<const uint8_t *>col.ptr)[i]
+    if width == 2:
+        return (<const uint16_t *>col.ptr)[i]
+    if width == 4:
+        return (<const uint32_t *>col.ptr)[i]
+    if width == 8:
+        return (<const uint64_t *>col.ptr)[i]
+    return PyLong_AsUnsignedLongLong(<object>PyList_GET_ITEM(<object>col.items, i))
+
+
+cdef inline u128 _tuple_key(object sid) except? 0:
+    return ((<u128>PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 0)) << 64)
+            | PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 1)))
+
+
+cdef int _first_live(object stream, u128 *out) except -1:
+    """Stream.first_id as a key (keep in step): the first live entry; 0 if none."""
+    cdef Col ms, seq
+    cdef Py_ssize_t head
+    for node in <list>_get(stream, ST_NODES):
+        if type(node) is not _StreamNode:
+            raise TypeError("unexpected stream node")
+        if PyLong_AsLongLong(<object>_get(node, N_LIVE)):
+            head = PyLong_AsSsize_t(<object>_get(node, N_HEAD))
+            _col(&ms, <object>_get(node, N_MS))
+            _col(&seq, <object>_get(node, N_SEQ))
+            out[0] = _key(PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0)) + _at(&ms, head),
+                          _at(&seq, head))
+            return 0
+    out[0] = 0
+    return 0
+
+
+cdef Py_ssize_t _ids_from(object stream, u128 start, Py_ssize_t limit, u128 **keys,
+                          Py_ssize_t *cap, Py_ssize_t *at) except -1:
+    """Stream.range_ids(start, MAX_ID, limit or None) as packed keys in *keys (grown
+    with PyMem_Realloc; the caller frees it): read_cursor's bisect over the nodes'
+    first IDs, first_index_ge inside the node, then live entries in order. at[0],
+    at[1] get read_cursor's node and entry index (the reply encoder starts there)."""
+    cdef list nodes = <list>_get(stream, ST_NODES)
+    cdef list firsts = <list>_get(stream, ST_KEYS)
+    cdef Py_ssize_t lo = 0, hi = PyList_GET_SIZE(firsts), mid, ni, i, n, found = 0, nnodes
+    cdef Col ms, seq
+    cdef uint64_t ms0
+    cdef u128 k
+    cdef void *grown
+    cdef bint first_in_node
+    nnodes = PyList_GET_SIZE(nodes)
+    while lo < hi:  # bisect_right(firsts, start)
+        mid = (lo + hi) >> 1
+        if start < _tuple_key(<object>PyList_GET_ITEM(firsts, mid)):
+            hi = mid
+        else:
+            lo = mid + 1
+    ni = lo - 1
+    first_in_node = ni >= 0
+    if ni < 0:
+        ni = 0
+    while ni < nnodes:
+        node = <object>PyList_GET_ITEM(nodes, ni)
+        if type(node) is not _StreamNode:
+            raise TypeError("unexpected stream node")
+        ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
+        n = PyLong_AsSsize_t(<object>_get(node, N_N))
+        _col(&ms, <object>_get(node, N_MS))
+        _col(&seq, <object>_get(node, N_SEQ))
+        dead = <object>_get(node, N_DEAD)
+        i = 0
+        if first_in_node:  # first_index_ge: IDs rise strictly inside a node
+            lo, hi = 0, n
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if _key(ms0 + _at(&ms, mid), _at(&seq, mid)) < start:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            i = lo
+            first_in_node = False
+        if found == 0 and at[0] < 0:
+            at[0] = ni
+            at[1] = i
+        while i < n:
+            if dead is None or not PySet_Contains(dead, PyLong_FromSsize_t(i)):
+                if found == cap[0]:
+                    grown = PyMem_Realloc(keys[0], (2 * found + 16) * sizeof(u128))
+                    if grown == NULL:
+                        raise MemoryError()
+                    keys[0] = <u128 *>grown
+                    cap[0] = 2 * found + 16
+                keys[0][found] = _key(ms0 + _at(&ms, i), _at(&seq, i))
+                found += 1
+                if found == limit:
+                    return found
+            i += 1
+        ni += 1
+    return found
+
+
+cdef inline object _sid(u128 k):
+    return _tuple_new(_StreamID, (<unsigned long long>(k >> 64), <unsigned long long>k))
+
+
+# --- XREADGROUP ... STREAMS key > ---------------------------------------------------------
+
+def xreadgroup(ctx, list argv):
+    """XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]
+
+    The compiled `groups.xreadgroup` for one stream read with `>` (see the
+    module docstring); everything else goes to the Python body.
+    """
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i = 1, more, j
+    cdef long long count = 0, now
+    cdef bint noack = False
+    cdef PyObject* found
+    if type(ctx) is not _Client:
+        return _xreadgroup_py(ctx, argv)
+    group_name = consumer_name = block_raw = None
+    while i < argc:
+        word = <object>PyList_GET_ITEM(argv, i)
+        if not PyBytes_CheckExact(word):
+            return _xreadgroup_py(ctx, argv)
+        more = argc - i - 1
+        if more and _word(word, b"STREAMS", 7):
+            break
+        if more >= 2 and _word(word, b"GROUP", 5):
+            group_name = <object>PyList_GET_ITEM(argv, i + 1)
+            consumer_name = <object>PyList_GET_ITEM(argv, i + 2)
+            i += 3
+        elif more and _word(word, b"COUNT", 5):
+            word = <object>PyList_GET_ITEM(argv, i + 1)
+            if not PyBytes_CheckExact(word) or not _plain_count(word, &count):
+                return _xreadgroup_py(ctx, argv)
+            i += 2
+        elif more and _word(word, b"BLOCK", 5):
+            block_raw = <object>PyList_GET_ITEM(argv, i + 1)
+            i += 2
+        elif _word(word, b"NOACK", 5):
+            noack = True
+            i += 1
+        else:
+            return _xreadgroup_py(ctx, argv)  # CLAIM, or an error to report in order
+    # Exactly `STREAMS key >`, and every argument bytes (_plain_value checks).
+    if i + 3 != argc or group_name is None:
+        return _xreadgroup_py(ctx, argv)
+    raw = <object>PyList_GET_ITEM(argv, i + 2)
+    if not PyBytes_CheckExact(raw) or PyBytes_GET_SIZE(raw) != 1 or PyBytes_AS_STRING(raw)[0] != c'>':
+        return _xreadgroup_py(ctx, argv)
+    key = <object>PyList_GET_ITEM(argv, i + 1)
+    server = <object>_get(ctx, C_SERVER)
+    if type(server) is not _ServerState:
+        return _xreadgroup_py(ctx, argv)
+    clock = _clock(server)
+    now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
+    if block_raw is not None:
+        try:
+            _parse_block_timeout(block_raw, now)
+        except Exception:
+            return _xreadgroup_py(ctx, argv)
+    # _plain_value wants the key at argv[1]: look it up the same way here.
+    for j in range(1, argc):
+        if not PyBytes_CheckExact(<object>PyList_GET_ITEM(argv, j)):
+            return _xreadgroup_py(ctx, argv)
+    db = <object>_get(ctx, C_DB)
+    if not _plain_db(db):
+        return _xreadgroup_py(ctx, argv)
+    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    if found is NULL or type(<object>found) is not _Stream:
+        return _xreadgroup_py(ctx, argv)
+    stream = <object>found
+    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), group_name)
+    if found is NULL or type(<object>found) is not _ConsumerGroup:
+        return _xreadgroup_py(ctx, argv)
+    group = <object>found
+    found = PyDict_GetItem(<object>_get(group, G_CONSUMERS), consumer_name)
+    if found is NULL or type(<object>found) is not _Consumer:
+        return _xreadgroup_py(ctx, argv)  # a consumer to create: event and effect in Python
+    consumer = <object>found
+    if (type(<object>_get(group, G_PEL)) is not SortedIndex
+            or type(<object>_get(consumer, CO_PEL)) is not SortedIndex):
+        return _xreadgroup_py(ctx, argv)
+    reply = _read_new(ctx, server, db, key, stream, group, consumer, noack, count, now,
+                      group_name, consumer_name)
+    if reply is None:
+        return _xreadgroup_py(ctx, argv)
+    return reply
+
+
+cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack, long long count,
+                      long long now, group_name, consumer_name):
+    """engine ConsumerGroup.read_new and groups._read_new (keep in step), or None
+    (nothing changed) for the cases the Python body answers."""
+    cdef unsigned long long last_ms, last_seq, del_ms, del_seq
+    cdef u128 k, first_live, tbase
+    cdef u128 stack_keys[16]
+    cdef u128 *keys = NULL
+    cdef Py_ssize_t cap = 0, n, j
+    cdef Py_ssize_t at[2]
+    cdef long long seq_no
+    cdef SortedIndex pel = <SortedIndex>_get(group, G_PEL)
+    cdef SortedIndex idle = <SortedIndex>_get(group, G_IDLE)
+    cdef SortedIndex cpel = <SortedIndex>_get(consumer, CO_PEL)
+    cdef PendingEntry entry
+    # engine read_new/_advance_to (keep in step): entries_read counts on while it
+    # is valid, the group is not behind the first entry and no deletion lies
+    # ahead of last_id; each stays so as last_id grows, so one test covers the read.
+    entries_read = <object>_get(group, G_ENTRIES_READ)
+    if entries_read is None:
+        return None
+    _id_parts(<object>_get(group, G_LAST_ID), &last_ms, &last_seq)
+    if last_seq == _U64_MAX:
+        return None
+    _id_parts(<object>_get(stream, ST_MAX_DELETED), &del_ms, &del_seq)
+    if (del_ms or del_seq) and _key(del_ms, del_seq) >= _key(last_ms, last_seq):
+        return None
+    _first_live(stream, &first_live)
+    if _key(last_ms, last_seq) < first_live:
+        return None
+    try:
+        if count and count <= 16:
+            keys = stack_keys  # never grown: _ids_from stops at `count` entries
+            cap = 16
+        at[0] = -1
+        at[1] = 0
+        n = _ids_from(stream, _key(last_ms, last_seq + 1), count if count else -1, &keys, &cap,
+                      at)
+        if n == 0:
+            return None  # nothing new: NULL, or BLOCK
+        if pel._nb and keys[0] <= pel._maxes[pel._nb - 1]:
+            return None  # some may be pending already (SETID moved back)
+        # Everything checked: from here the read happens (nothing below hands over).
+        _touch(db, key)  # Database.get's access record
+        now_obj = PyLong_FromLongLong(now)
+        _set(consumer, CO_SEEN, now_obj)
+        if not noack:
+            name = <object>_get(consumer, CO_NAME)
+            seq_no = PyLong_AsLongLong(<object>_get(group, G_TOUCH_SEQ))
+            tbase = <u128>now << TOUCH_BITS
+            for j in range(n):
+                k = keys[j]
+                entry = PendingEntry.__new__(PendingEntry)
+                entry._key = k
+                entry._tkey = tbase | <u128>(seq_no + j)
+                entry.owner = name
+                entry.delivery_count = _ONE
+                pel.insert_key(k, entry)
+                idle.insert_key(entry._tkey, entry)
+                cpel.insert_key(k, entry)
+            _set(group, G_TOUCH_SEQ, PyLong_FromLongLong(seq_no + n))
+            _set(consumer, CO_ACTIVE, now_obj)
+        first_id = _sid(keys[0])
+        last_id = _sid(keys[n - 1])
+        _set(group, G_LAST_ID, last_id)
+        _set(group, G_ENTRIES_READ, entries_read + n)
+        _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + 1)  # ctx.changed(1)
+        if <object>_get(server, SS_SINKS):
+            _propagate_read(server, db, key, group_name, consumer_name, noack, now, keys, n,
+                            last_id, entries_read + n)
+    finally:
+        if keys != stack_keys:
+            PyMem_Free(keys)
+    entries = _encode_range(stream, first_id, last_id, n, False,
+                            (<object>_get(stream, ST_NODES), at[0], at[1]))
+    if ctx.resp3:
+        return _Map([(key, entries)])
+    return [[key, entries]]
+
+
+cdef bytes _id_text(u128 k):
+    """format_id: b"%d-%d" % (ms, seq)."""
+    cdef char buf[48]
+    cdef int size = snprintf(buf, sizeof(buf), "%llu-%llu", <unsigned long long>(k >> 64),
+                             <unsigned long long>k)
+    return PyBytes_FromStringAndSize(buf, size)
+
+
+cdef int _propagate_read(server, db, key, group_name, consumer_name, bint noack,
+                         long long now, u128 *keys, Py_ssize_t n, last_id,
+                         entries_read) except -1:
+    """groups._read_new's effects, Client.propagate's way (keep in step): per delivered
+    entry `XCLAIM key group consumer 0 id TIME now RETRYCOUNT 1 FORCE JUSTID LASTID id`
+    (a new entry's count is 1), then `XGROUP SETID key group last-id ENTRIESREAD n`;
+    with NOACK only the latter."""
+    cdef Py_ssize_t j
+    effects = <object>_get(server, SS_EFFECTS)
+    if effects is None:
+        effects = []
+        _set(server, SS_EFFECTS, effects)
+    index = <object>_get(db, D_INDEX)
+    if not noack:
+        now_text = b"%d" % now
+        for j in range(n):
+            text = _id_text(keys[j])
+            effects.append((index, [_XCLAIM, key, group_name, consumer_name, _ZERO, text,
+                                    _TIME, now_text, _RETRYCOUNT, _ONE_TEXT, _FORCE, _JUSTID,
+                                    _LASTID, text]))
+    effects.append((index, [_XGROUP, _SETID, key, group_name, _id_text(_tuple_key(last_id)),
+                            _ENTRIESREAD, b"%d" % entries_read]))
+    return 0
+
+
+# --- XACK key group id ... -------------------------------------------------------------------
+
+cdef bint _plain_ack_id(object raw, unsigned long long* ms, unsigned long long* seq) noexcept:
+    """groups._parse_ids's fast form (keep in step): `digits-digits` (leading zeros
+    allowed, as bytes.isdigit takes them), shorter than 42 bytes, each part < 2**64."""
+    cdef const char* p = PyBytes_AS_STRING(raw)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(raw), i = 0, start
+    cdef unsigned long long parts[2]
+    cdef unsigned long long value, digit
+    cdef int part
+    if n >= 42:
+        return False
+    for part in range(2):
+        start = i
+        value = 0
+        while i < n and c'0' <= p[i] <= c'9':
+            digit = <unsigned long long>(p[i] - c'0')
+            if value > (_U64_MAX - digit) // 10:
+                return False
+            value = value * 10 + digit
+            i += 1
+        if i == start:
+            return False
+        parts[part] = value
+        if part == 0:
+            if i >= n or p[i] != c'-':
+                return False
+            i += 1
+    if i != n:
+        return False
+    ms[0] = parts[0]
+    seq[0] = parts[1]
+    return True
+
+
+def xack(ctx, list argv):
+    """XACK key group id [id ...]
+
+    The compiled `groups.xack` for IDs in plain `ms-seq` form (see the module
+    docstring); other forms, and keys that are not plain streams, go to the
+    Python body.
+    """
+    cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i, n
+    cdef unsigned long long ms, seq
+    cdef u128* keys
+    cdef u128 stack_keys[64]
+    cdef SortedIndex pel, idle
+    cdef PendingEntry entry
+    cdef PyObject* found
+    cdef long long acked = 0, released = 0
+    if argc < 4:
+        return _xack_py(ctx, argv)
+    stream = _plain_value(ctx, argv, _Stream)
+    if stream is None:
+        return _xack_py(ctx, argv)
+    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), <object>PyList_GET_ITEM(argv, 2))
+    if found is NULL or type(<object>found) is not _ConsumerGroup:
+        return _xack_py(ctx, argv)
+    group = <object>found
+    if type(<object>_get(group, G_PEL)) is not SortedIndex:
+        return _xack_py(ctx, argv)
+    n = argc - 3
+    if n <= 64:
+        keys = stack_keys
+    else:
+        keys = <u128*>PyMem_Malloc(n * sizeof(u128))
+        if keys == NULL:
+            raise MemoryError()
+    try:
+        # Every ID parsed before anything changes (the Python body's order).
+        for i in range(n):
+            if not _plain_ack_id(<object>PyList_GET_ITEM(argv, i + 3), &ms, &seq):
+                return _xack_py(ctx, argv)
+            keys[i] = _key(ms, seq)
+        _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
+        pel = <SortedIndex>_get(group, G_PEL)
+        idle = <SortedIndex>_get(group, G_IDLE)
+        consumers = <object>_get(group, G_CONSUMERS)
+        # engine ConsumerGroup.ack (keep in step).
+        for i in range(n):
+            value = pel.pop_key(keys[i])
+            if value is None:
+                continue
+            entry = <PendingEntry>value
+            idle.pop_key(entry._tkey)
+            owner = entry.owner
+            if owner is None:
+                released += 1
+            else:
+                consumer = consumers[owner]
+                if type(consumer) is _Consumer:
+                    (<SortedIndex>_get(consumer, CO_PEL)).pop_key(keys[i])
+                else:
+                    consumer.pel.pop(entry.key)
+            acked += 1
+    finally:
+        if keys != stack_keys:
+            PyMem_Free(keys)
+    if released:
+        _set(group, G_NACKED, <object>_get(group, G_NACKED) - released)
+    if acked:
+        server = <object>_get(ctx, C_SERVER)
+        if type(server) is _ServerState:
+            _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + acked)
+        else:
+            ctx.changed(acked)
+    return acked

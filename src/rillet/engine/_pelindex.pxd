@@ -1,0 +1,35 @@
+# The C-level face of engine/_pelindex.pyx, for the compiled command bodies
+# (commands/_groups.pyx) that file pending entries without building int keys.
+
+cdef extern from *:
+    """
+    typedef unsigned __int128 rillet_u128;
+    """
+    ctypedef unsigned long long u128 "rillet_u128"
+
+
+cdef class SortedIndex:
+    cdef u128 *_maxes
+    cdef u128 **_kb
+    cdef Py_ssize_t *_kcap
+    cdef list _vals
+    cdef Py_ssize_t _nb, _bcap, _len, _load
+
+    cdef void _free_blocks(self) noexcept
+    cdef int _reserve_blocks(self, Py_ssize_t need) except -1
+    cdef int _new_block(self, Py_ssize_t pos, u128 *keys, Py_ssize_t n, Py_ssize_t cap,
+                        list vals) except -1
+    cdef void _drop_block(self, Py_ssize_t pos) noexcept
+    cdef int _resize_keys(self, Py_ssize_t pos, Py_ssize_t cap) except -1
+    cdef int _bounds(self, lo, hi, u128 *klo, u128 *khi) except -1
+    cdef int _split(self, Py_ssize_t pos) except -1
+    cdef int _maybe_merge(self, Py_ssize_t pos) except -1
+    # insert() and pop() on a packed key.
+    cdef int insert_key(self, u128 k, object value) except -1
+    cdef object pop_key(self, u128 k)
+
+
+cdef class PendingEntry:
+    cdef u128 _key, _tkey
+    cdef public object owner
+    cdef public object delivery_count
