@@ -12,8 +12,6 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_FromStringAndSize
 
-from rillet.resp import fpconv as _python
-
 cdef uint64_t FRACMASK = 0x000FFFFFFFFFFFFFULL
 cdef uint64_t EXPMASK = 0x7FF0000000000000ULL
 cdef uint64_t HIDDEN = 0x0010000000000000ULL
@@ -29,14 +27,9 @@ ctypedef struct Fp:
     uint64_t frac
     int exp
 
-# The table of cached powers of ten, from the reference (computed there exactly).
+# The cached powers of ten, filled from the reference at the end of this module.
 cdef Fp POWERS[87]
 cdef uint64_t TENS[20]
-for _i, (_frac, _exp) in enumerate(_python._POWERS):
-    POWERS[_i].frac = _frac
-    POWERS[_i].exp = _exp
-for _i, _ten in enumerate(_python._TENS):
-    TENS[_i] = _ten
 
 
 cdef inline uint64_t _bits(double d) noexcept nogil:
@@ -287,3 +280,14 @@ def redis_double(double value):
     """d2string as addReplyDouble uses it: integral values as integers, else fpconv_dtoa."""
     cdef char buf[FPCONV_MAX]
     return PyBytes_FromStringAndSize(buf, d2string(value, buf))
+
+
+# Last, once dtoa and redis_double exist: fpconv.py, imported here, binds them when
+# this module is imported first.
+from rillet.resp import fpconv as _python
+
+for _i, (_frac, _exp) in enumerate(_python._POWERS):
+    POWERS[_i].frac = _frac
+    POWERS[_i].exp = _exp
+for _i, _ten in enumerate(_python._TENS):
+    TENS[_i] = _ten
