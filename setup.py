@@ -15,6 +15,7 @@ from setuptools.command.build_ext import build_ext
 
 MODULES = {
     "rillet.resp._multibulk": "src/rillet/resp/_multibulk.pyx",
+    "rillet.resp._fpconv": "src/rillet/resp/_fpconv.pyx",
     "rillet.resp._encoder": "src/rillet/resp/_encoder.pyx",
     "rillet.resp._stream_entries": "src/rillet/resp/_stream_entries.pyx",
     "rillet.server._fastpath": "src/rillet/server/_fastpath.pyx",

@@ -72,6 +72,18 @@ def test_rewrite_commands_rebuild_the_keyspace():
     assert copy.digest() == source.digest()
 
 
+def test_rewrite_writes_scores_as_fpconv_dtoa():
+    # rewriteSortedSetObject's rioWriteBulkDouble: fpconv_dtoa's text, not d2string's integers.
+    from rillet.persistence.rewrite import keyspace_commands
+
+    source = InProcess()
+    source.run("ZADD", "z", "3", "a", repr(2.0**62), "b", "1e23", "c", "0.08218765258789063", "d")
+    [(_db, argv)] = keyspace_commands(source.state)
+    assert dict(zip(argv[3::2], argv[2::2], strict=True)) == {
+        b"a": b"3", b"b": b"4611686018427388000", b"c": b"99999999999999990000000",
+        b"d": b"0.08218765258789063"}
+
+
 def _fill(client) -> None:
     for argv in commands(random.Random(3)):
         client.execute_command(*argv)

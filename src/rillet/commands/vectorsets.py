@@ -43,8 +43,7 @@ from rillet.engine.vectorset import (
     projection_matrix,
 )
 from rillet.errors import ReplyError
-from rillet.resp.fpconv import redis_double
-from rillet.resp.types import NULL_ARRAY, Map, Raw, SimpleString
+from rillet.resp.types import NULL_ARRAY, Map, SimpleString
 from rillet.state import Client
 
 _KEYS = dict(keys=(1, 1, 1), key_flags="RW access update", group="module", module="vectorset",
@@ -57,10 +56,9 @@ def _arity(argv: list[bytes]) -> ReplyError:
 
 
 def _double(ctx: Client, value: float) -> object:
-    """A double reply with Redis's digits (fpconv's Grisu2, which is not always the
-    shortest repr the generic encoder writes): a bulk string in RESP2, `,` in RESP3."""
-    text = redis_double(value)
-    return Raw(b",%s\r\n" % text) if ctx.resp3 else text
+    """A double reply (RedisModule_ReplyWithDouble): the encoder writes it as d2string
+    does, a bulk string in RESP2, `,` in RESP3."""
+    return float(value)
 
 
 def _open_for_write(ctx: Client, key: bytes) -> VectorSet | None:

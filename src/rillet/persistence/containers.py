@@ -31,6 +31,7 @@ from rillet.persistence.snapshot import (
     ValueType,
     register,
 )
+from rillet.resp.fpconv import dtoa
 
 HASH_TAG, LIST_TAG, SET_TAG, ZSET_TAG = 2, 3, 4, 5
 _F64 = struct.Struct("<d")
@@ -175,7 +176,9 @@ def _zset_digest(value: ZSet, context: CodecContext) -> bytes:
 
 
 def _zset_commands(key: bytes, value: ZSet, context: CodecContext) -> Iterator[list[bytes]]:
-    pairs = [x for m, s in value.to_dict().items() for x in (repr(s).encode(), m)]
+    # rewriteSortedSetObject writes each score with rioWriteBulkDouble: fpconv_dtoa itself
+    # (so 3.0 is "3" and 2**62 "4611686018427388000", not d2string's integer).
+    pairs = [x for m, s in value.to_dict().items() for x in (dtoa(s), m)]
     for chunk in _chunks(pairs, 2 * _CHUNK):
         yield [b"ZADD", key, *chunk]
 

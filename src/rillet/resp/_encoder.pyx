@@ -4,15 +4,19 @@
 XRANGE, XREAD and XREADGROUP answer with nested arrays of bulk strings
 ([[id, [field, value, ...]], ...]); in Python each element costs a writer
 lookup and a call, ~40 per XRANGE COUNT 10. Here arrays (lists, tuples), bulk
-strings, integers, nulls and simple strings are written in C; every other
-type goes to its Python writer in encoder.py, which stays the reference
+strings, integers, doubles (_fpconv's d2string), nulls and simple strings are
+written in C; every other type goes to its Python writer in encoder.py, which
+stays the reference
 (RILLET_PURE=1 uses it for everything; tests/resp compare the two).
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from libc.string cimport memcpy
+
+from rillet.resp._fpconv cimport FPCONV_MAX, d2string
 
 from rillet.resp import encoder as _python
 from rillet.resp.types import SimpleString
@@ -60,6 +64,7 @@ cdef int put(bytearray out, object value, bint resp3) except -1:
     cdef char *at
     cdef long long number
     cdef int overflow
+    cdef char text[FPCONV_MAX]
     kind = type(value)
     if kind is bytes:
         size = PyBytes_GET_SIZE(value)
@@ -86,6 +91,19 @@ cdef int put(bytearray out, object value, bint resp3) except -1:
             out += <bytes>_INTS[number]
         else:
             _header(out, c':', number)  # a counter's value, a negative count
+    elif kind is float:
+        # d2string's text straight into the buffer: a bulk string, or RESP3's `,` double.
+        size = d2string(PyFloat_AS_DOUBLE(value), text)
+        if resp3:
+            at = _grow(out, size + 3)
+            at[0] = c','
+            at += 1
+        else:
+            _header(out, c'$', size)
+            at = _grow(out, size + 2)
+        memcpy(at, text, size)
+        at[size] = c'\r'
+        at[size + 1] = c'\n'
     elif value is None:
         if resp3:
             out += b"_\r\n"

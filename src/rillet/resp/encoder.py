@@ -6,11 +6,9 @@ server does a single transport write for a whole pipeline.
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal
-
 from rillet.compiled import compiled
 from rillet.errors import ReplyError
+from rillet.resp.fpconv import redis_double
 from rillet.resp.types import (
     OK,
     PONG,
@@ -25,8 +23,6 @@ from rillet.resp.types import (
     Verbatim,
 )
 
-_INF = float("inf")
-_NEG_INF = float("-inf")
 # Small integers are encoded once: counters and lengths dominate integer replies.
 INT_REPLIES = [b":%d\r\n" % i for i in range(1024)]
 # The status replies sent most, pre-encoded (the same bytes in RESP2 and RESP3).
@@ -63,43 +59,9 @@ def _double(out: bytearray, value: float, resp3: bool) -> None:
         _bulk(out, text, resp3)
 
 
-# LLONG_MAX/2 as the double C compares with (rounds up to 2**62, which is included).
-_HALF_LLONG_MAX = float((2**63 - 1) // 2)
-
-
-def format_double(value: float) -> bytes:
-    """Redis's d2string (7.2+): integers as integers, else fpconv_dtoa's layout.
-
-    The digits are the shortest that round-trip (repr's); fpconv (Grisu2) finds
-    the same ones for all but a few rare values such as 1e23.
-    """
-    if value != value:
-        return b"nan"
-    if value in (_INF, _NEG_INF):
-        return b"inf" if value > 0 else b"-inf"
-    if value == 0:
-        return b"-0" if math.copysign(1.0, value) < 0 else b"0"
-    if -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX and value == int(value):
-        return b"%d" % int(value)
-    sign, digit_tuple, exponent = Decimal(repr(value)).normalize().as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    return (("-" if sign else "") + _emit_digits(digits, int(exponent), bool(sign))).encode()
-
-
-def _emit_digits(digits: str, k: int, negative: bool) -> str:
-    """fpconv_dtoa.c emit_digits: plain, decimal or scientific, by Redis's thresholds."""
-    ndigits = len(digits)
-    exp = abs(k + ndigits - 1)
-    if k >= 0 and exp < ndigits + 7:
-        return digits + "0" * k
-    if k < 0 and (k > -7 or exp < 4):
-        offset = ndigits + k
-        if offset <= 0:
-            return "0." + "0" * -offset + digits
-        return digits[:offset] + "." + digits[offset:]
-    digits = digits[: 18 - negative]
-    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-    return f"{mantissa}e{'-' if k + ndigits - 1 < 0 else '+'}{exp}"
+# Redis's d2string: integral values as integers, else fpconv_dtoa's Grisu2 digits, which
+# are not always the shortest (repr's): 17 digits for some doubles that repr gives in 16.
+format_double = redis_double
 
 
 def _null(out: bytearray, value: None, resp3: bool) -> None:

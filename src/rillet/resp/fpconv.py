@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import struct
 
+from rillet.compiled import compiled
+
 _D = struct.Struct("<d")
 _Q = struct.Struct("<Q")
 _FRACMASK = 0x000FFFFFFFFFFFFF
@@ -176,14 +178,27 @@ def dtoa(value: float) -> bytes:
     return (sign + text + "e" + ("-" if e < 0 else "+") + str(exp)).encode()
 
 
+_python_dtoa = dtoa  # redis_double's, whichever dtoa the module ends up exporting
 _HALF_LLONG_MAX = float((2**63 - 1) // 2)
 
 
 def redis_double(value: float) -> bytes:
     """d2string as addReplyDouble uses it: zero and integral values below LLONG_MAX/2 as
-    integers, everything else fpconv_dtoa's text."""
+    integers, everything else fpconv_dtoa's text (NaN unsigned: d2string writes it itself)."""
+    if value != value:
+        return b"nan"
     if value == 0:
         return b"-0" if _Q.unpack(_D.pack(value))[0] >> 63 else b"0"
-    if value == value and -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX and value == int(value):
+    if -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX and value == int(value):
         return b"%d" % int(value)
-    return dtoa(value)
+    return _python_dtoa(value)
+
+
+# The references, for the tests that hold the compiled forms to them.
+python_dtoa, python_redis_double = _python_dtoa, redis_double
+
+# Compiled (see _fpconv.pyx and rillet/compiled.py); without it the Python above runs.
+_fpconv = compiled("rillet.resp._fpconv")
+if _fpconv is not None:
+    dtoa = _fpconv.dtoa  # noqa: F811
+    redis_double = _fpconv.redis_double  # noqa: F811

@@ -147,8 +147,9 @@ _HALF_LLONG_MAX = 2**62  # (double)(LLONG_MAX / 2)
 
 def _number_arg(value: float) -> bytes:
     """luaArgsToRedisArgv: a Lua number as an argument. double2ll's integers (within
-    +-LLONG_MAX/2) as integers, else fpconv_dtoa: shortest round-trip digits, and the
-    sign bit printed for NaN too (0/0 on x86-64 is "-nan")."""
+    +-LLONG_MAX/2) as integers, else fpconv_dtoa: Grisu2's digits (format_double's, as
+    d2string goes straight to it here), and the sign bit printed for NaN too (0/0 on
+    x86-64 is "-nan")."""
     if value != value:
         return b"-nan" if math.copysign(1.0, value) < 0 else b"nan"
     if -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX and value == int(value):

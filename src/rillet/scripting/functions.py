@@ -8,6 +8,7 @@ own (the libraries' code with a checksum), not Redis's RDB encoding.
 
 from __future__ import annotations
 
+import math
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -24,6 +25,13 @@ if TYPE_CHECKING:
 _NAME = re.compile(rb"^[A-Za-z0-9_]+$")
 FUNCTION_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")
 DUMP_MAGIC = b"RILLETFN1"
+
+
+def _lua_tostring(number: float) -> bytes:
+    """lua_tostring of a number: LUAI_NUMFFORMAT "%.14g" (glibc writes a negative NaN "-nan")."""
+    if number != number:
+        return b"-nan" if math.copysign(1.0, number) < 0 else b"nan"
+    return b"%.14g" % number
 
 
 @dataclass(eq=False)
@@ -152,7 +160,7 @@ class Functions:
         else:
             raise RegistrationError(errors.FUNCTION_REGISTER_ARGS)
         if isinstance(name, (int, float)):
-            name = b"%d" % name if name == int(name) else b"%.17g" % name  # lua_tostring
+            name = _lua_tostring(name)
         if not isinstance(name, bytes):
             raise RegistrationError(errors.FUNCTION_NAME_NOT_STRING)
         if lua51.lua_type(callback) != "function":

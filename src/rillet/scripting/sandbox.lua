@@ -161,7 +161,11 @@ redis.sha1hex = function(...)
     if select("#", ...) ~= 1 then
         raise("wrong number of arguments")
     end
-    return py_sha1hex(...)
+    local value = ...
+    if type_(value) == "number" then
+        value = tostring_(value)  -- lua_tolstring's text ("%.14g"), as Redis hashes it
+    end
+    return py_sha1hex(value)
 end
 redis.log = function(level, ...)
     if select("#", ...) < 1 then
