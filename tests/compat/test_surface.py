@@ -204,3 +204,39 @@ def test_protected_commands_are_refused_before_multi_queues_them(pair8):
     pair8.check("MULTI")
     pair8.check("DEBUG", "SLEEP", "0")
     pair8.check("EXEC")
+
+
+def _key_specs(raw: bytes) -> dict:
+    return {entry[0].lower(): entry[8] for entry in parse(raw)}
+
+
+def test_every_key_spec_matches_redis(pair8):
+    # COMMAND INFO's key specs (cluster clients route by them): keynum specs (EVAL,
+    # FCALL, ZUNIONSTORE, LMPOP...), keyword specs with a limit (XREAD), and notes.
+    ours, ref = pair8.both("COMMAND")
+    ours, ref = _key_specs(ours), _key_specs(ref)
+    assert [name for name in ref if name in ours and ours[name] != ref[name]] == []
+
+
+@pytest.mark.parametrize("line", [
+    "eval x 2 a b c", "eval_ro x 1 k", "evalsha x 1 k", "fcall f 0", "fcall_ro f 1 k",
+    "zunionstore d 2 a b", "blmpop 0 2 a b LEFT", "xreadgroup GROUP g c STREAMS s t > >",
+])
+def test_getkeys_of_movable_keys(pair8, line):
+    pair8.check("COMMAND", "GETKEYS", *line.split())
+    pair8.check("COMMAND", "GETKEYSANDFLAGS", *line.split())
+
+
+def test_acl_checks_a_scripts_declared_keys(pair8):
+    # Redis checks EVAL's and FCALL's declared keys against the user's key patterns
+    # (their keynum key spec), before the script runs.
+    pair8.check("ACL", "SETUSER", "scripter", "on", "nopass", "~foo*", "+@all")
+    try:
+        pair8.check("AUTH", "scripter", "x")
+        pair8.check("EVAL", "return 1", "1", "foo1")
+        pair8.check("EVAL", "return 1", "1", "bar")
+        pair8.check("EVAL_RO", "return 1", "2", "foo1", "bar")
+        pair8.check("FCALL", "nosuch", "1", "bar")
+    finally:
+        pair8.check("AUTH", "default", "x")
+        pair8.check("ACL", "DELUSER", "scripter")

@@ -390,7 +390,7 @@ def xgroup_help(ctx: Client, argv: list[bytes]) -> object:
 # --- XREADGROUP --------------------------------------------------------------------------
 
 @command("xreadgroup", -7, "write blocking movablekeys", group="stream", since="5.0.0",
-         find_keys=streams_keys(4), **_DOCS["xreadgroup"])
+         find_keys=streams_keys(4), keyword_keys=(("RO access", "STREAMS", 4, -1, 2),), **_DOCS["xreadgroup"])
 def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
     """XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]
 

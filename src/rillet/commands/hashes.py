@@ -484,7 +484,8 @@ _EXPIRY_UNITS = {b"EX": (1000, False), b"PX": (1, False), b"EXAT": (1000, True),
                  b"PXAT": (1, True)}
 
 
-@command("hgetex", -5, "write fast", keys=(1, 1, 1), key_flags="RW access update", group="hash", since="8.0.0")
+@command("hgetex", -5, "write fast", keys=(1, 1, 1), key_flags="RW access update", group="hash", since="8.0.0",
+         key_notes="RW and UPDATE because it changes the TTL")
 def hgetex(ctx: Client, argv: list[bytes]) -> object:
     """HGETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST] FIELDS numfields field [field ...]"""
     h = get_hash(ctx, argv[1])

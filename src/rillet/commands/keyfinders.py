@@ -25,8 +25,11 @@ def _count(raw: bytes) -> int:
         return -1
 
 
-def numkeys(at: int, dest: bool = False, source: str = SOURCE) -> Finder:
-    """Keys counted by the argument at `at` (genericGetKeys), after a destination key."""
+def numkeys(at: int, dest: bool = False, source: str = SOURCE, notes: str = "") -> Finder:
+    """Keys counted by the argument at `at` (genericGetKeys), after a destination key.
+
+    The finder carries its key spec as `keynum` (at, dest, source flags, notes):
+    COMMAND INFO shows it as Redis's "keynum" spec (commands/server.py)."""
 
     def find(argv: list[bytes]) -> list[tuple[int, str]]:
         n = _count(argv[at]) if at < len(argv) else -1
@@ -35,6 +38,7 @@ def numkeys(at: int, dest: bool = False, source: str = SOURCE) -> Finder:
         keys = [(i, source) for i in range(at + 1, at + 1 + n)]
         return [(1, DESTINATION), *keys] if dest else keys
 
+    find.keynum = (at, dest, source, notes)  # type: ignore[attr-defined]
     return find
 
 
@@ -46,12 +50,22 @@ def msetex_keys(argv: list[bytes]) -> list[tuple[int, str]]:
     return [(i, "OW update") for i in range(2, 2 + 2 * n, 2)]
 
 
+_SCRIPT_NOTES = "We cannot tell how the keys will be used so we assume the worst, {}"
+
 FINDERS: dict[str, Finder] = {
     **{name: numkeys(1) for name in ("sintercard", "zintercard", "zunion", "zinter", "zdiff")},
     **{name: numkeys(1, source="RW access delete") for name in ("lmpop", "zmpop")},
     **{name: numkeys(2, source="RW access delete") for name in ("blmpop", "bzmpop")},
     **{name: numkeys(2, dest=True) for name in ("zunionstore", "zinterstore", "zdiffstore")},
     "msetex": msetex_keys,
+    # A script's declared keys: Redis cannot tell how the script uses them.
+    # (Redis's EVALSHA and EVALSHA_RO specs carry no notes.)
+    **{name: numkeys(2, source="RW access update", notes=_SCRIPT_NOTES.format("RW and UPDATE"))
+       for name in ("eval", "fcall")},
+    **{name: numkeys(2, source="RO access", notes=_SCRIPT_NOTES.format("RO and ACCESS"))
+       for name in ("eval_ro", "fcall_ro")},
+    "evalsha": numkeys(2, source="RW access update"),
+    "evalsha_ro": numkeys(2, source="RO access"),
 }
 
 

@@ -12,6 +12,7 @@ import time
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
+from rillet.commands.keyfinders import DESTINATION
 from rillet.commands.modules import module_info_lines
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
@@ -722,9 +723,33 @@ def _flag_set(spec: CommandSpec) -> SetReply:
 acl_categories = table.acl_categories
 
 
+def _keynum_specs(at: int, dest: bool, source: str, notes: str) -> list:
+    """A numkeys finder's specs (commands/keyfinders.py): the destination, then the keys."""
+    specs = [Map([
+        (b"flags", SetReply([SimpleString(f.encode()) for f in DESTINATION.split()])),
+        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", 1)]))])),
+        (b"find_keys", Map([
+            (b"type", b"range"), (b"spec", Map([(b"lastkey", 0), (b"keystep", 1), (b"limit", 0)])),
+        ])),
+    ])] if dest else []
+    specs.append(Map([
+        *([(b"notes", notes.encode())] if notes else []),
+        (b"flags", SetReply([SimpleString(f.encode()) for f in source.split()])),
+        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", at)]))])),
+        (b"find_keys", Map([
+            (b"type", b"keynum"),
+            (b"spec", Map([(b"keynumidx", 0), (b"firstkey", 1), (b"keystep", 1)])),
+        ])),
+    ]))
+    return specs
+
+
 def _key_specs(spec: CommandSpec) -> list:
     """Key specs from (first, last, step) and the flags in the table, Redis's COMMAND INFO shape."""
-    if spec.first_key <= 0:
+    keynum = getattr(spec.find_keys, "keynum", None)
+    if keynum is not None:
+        return _keynum_specs(*keynum)
+    if spec.first_key <= 0 and not spec.keyword_keys:
         return []
     flags = spec.key_spec_flags()
     if len(flags) > 1:  # one spec per key position (RENAME's source and destination)
@@ -735,7 +760,7 @@ def _key_specs(spec: CommandSpec) -> list:
     else:
         last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
         ranges = [(spec.first_key, last, spec.key_step or 1, flags[0])]
-    specs = [Map([
+    specs = ([] if spec.first_key <= 0 else [Map([
         *([(b"notes", spec.key_notes.encode())] if spec.key_notes and n == 0 else []),
         (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
         (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", index)]))])),
@@ -743,7 +768,7 @@ def _key_specs(spec: CommandSpec) -> list:
             (b"type", b"range"),
             (b"spec", Map([(b"lastkey", last), (b"keystep", step), (b"limit", 0)])),
         ])),
-    ]) for n, (index, last, step, text) in enumerate(ranges)] + [Map([
+    ]) for n, (index, last, step, text) in enumerate(ranges)]) + [Map([
         (b"notes", notes.encode()),
         (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
         (b"begin_search", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
@@ -751,13 +776,14 @@ def _key_specs(spec: CommandSpec) -> list:
     ]) for text, notes in spec.unknown_keys]
     for text, keyword, startfrom, *rest in spec.keyword_keys:
         lastkey = rest[0] if rest else 0
+        limit = rest[1] if len(rest) > 1 else 0
         specs.append(Map([
             (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
             (b"begin_search", Map([(b"type", b"keyword"), (b"spec", Map([
                 (b"keyword", keyword.encode()), (b"startfrom", startfrom)]))])),
             (b"find_keys", Map([
                 (b"type", b"range"),
-                (b"spec", Map([(b"lastkey", lastkey), (b"keystep", 1), (b"limit", 0)])),
+                (b"spec", Map([(b"lastkey", lastkey), (b"keystep", 1), (b"limit", limit)])),
             ])),
         ]))
     return specs
@@ -914,7 +940,7 @@ def _getkeys(argv: list[bytes]) -> list[tuple[int, str]]:
     if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
         raise ReplyError(errors.GETKEYS_WRONG_ARITY)
     keys = spec.keys_with_flags(args)
-    if not keys:
+    if not keys and "no_mandatory_keys" not in spec.flags:  # (EVAL/FCALL with 0 keys: none)
         raise ReplyError(errors.GETKEYS_INVALID_ARGS)
     return keys
 

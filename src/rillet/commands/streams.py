@@ -92,7 +92,7 @@ def _docs(name: str) -> dict[str, str]:
 # --- XADD -------------------------------------------------------------------------------
 
 @command("xadd", -5, "write denyoom fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
-         **_docs("xadd"))
+         key_notes="UPDATE instead of INSERT because of the optional trimming feature", **_docs("xadd"))
 def xadd(ctx: Client, argv: list[bytes]) -> object:
     """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]
 
@@ -360,7 +360,8 @@ def xtrim(ctx: Client, argv: list[bytes]) -> object:
 # --- XREAD ------------------------------------------------------------------------------------
 
 @command("xread", -4, "readonly blocking movablekeys", keys=(0, 0, 0), group="stream",
-         since="5.0.0", find_keys=streams_keys(1), **_docs("xread"))
+         since="5.0.0", find_keys=streams_keys(1), keyword_keys=(("RO access", "STREAMS", 1, -1, 2),),
+         **_docs("xread"))
 def xread(ctx: Client, argv: list[bytes]) -> object:
     """XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
 

@@ -65,7 +65,8 @@ def psetex(ctx: Client, argv: list[bytes]) -> object:
 _GETEX_UNITS = {b"EX": (1000, False), b"PX": (1, False), b"EXAT": (1000, True), b"PXAT": (1, True)}
 
 
-@command("getex", -2, "write fast", keys=(1, 1, 1), key_flags="RW access update", group="string", since="6.2.0")
+@command("getex", -2, "write fast", keys=(1, 1, 1), key_flags="RW access update", group="string", since="6.2.0",
+         key_notes="RW and UPDATE because it changes the TTL")
 def getex(ctx: Client, argv: list[bytes]) -> object:
     """GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST]"""
     unit = None

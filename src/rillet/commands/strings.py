@@ -46,7 +46,8 @@ def _set_keys(argv: list[bytes]) -> list[tuple[int, str]]:
 
 
 @command("set", -3, "write denyoom", keys=(1, 1, 1), group="string", since="1.0.0",
-         key_flags="RW access update variable_flags", find_keys=_set_keys)
+         key_flags="RW access update variable_flags", find_keys=_set_keys,
+         key_notes="RW and ACCESS due to the optional `GET` argument")
 def set_(ctx: Client, argv: list[bytes]) -> object:
     """SET key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
     if len(argv) == 3:

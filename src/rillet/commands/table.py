@@ -60,8 +60,9 @@ class CommandSpec:
     # names: Redis's redactClientCommandArgument).
     redact: Callable[[list[bytes]], Iterable[int]] | None = None
     # Key specs found by a keyword (GEORADIUS's STORE): (flags, keyword, startfrom[,
-    # lastkey, default 0]), reported by COMMAND INFO after the index ones.
-    keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int], ...] = ()
+    # lastkey, default 0[, limit, default 0]]), reported by COMMAND INFO after the index ones.
+    keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int]
+                        | tuple[str, str, int, int, int], ...] = ()
     subcommands: dict[bytes, CommandSpec] = field(default_factory=dict)
     parent: CommandSpec | None = None
     # Redis knows this container as one command (DEBUG): ACL CAT lists it alone.
@@ -168,7 +169,8 @@ def command(
     find_keys: Callable[[list[bytes]], list[tuple[int, str]]] | None = None,
     unknown_keys: tuple[tuple[str, str], ...] = (),
     key_notes: str = "",
-    keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int], ...] = (),
+    keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int]
+                        | tuple[str, str, int, int, int], ...] = (),
     tips: str = "",
     redact: Callable[[list[bytes]], Iterable[int]] | None = None,
     module: str = "",
