@@ -66,6 +66,8 @@ def render_flags(flags: int) -> str:
 _SILENT_READS = frozenset({
     "object|encoding", "object|freq", "object|idletime", "object|refcount", "memory|usage",
     "scan", "keys", "randomkey", "dbsize",
+    # A read-only script's declared keys are not looked up (its commands' keys are).
+    "eval_ro", "evalsha_ro", "fcall_ro",
 })
 # Read-only commands that look each key up twice (XREAD: once for the IDs, once to read).
 _TWICE = frozenset({"xread"})

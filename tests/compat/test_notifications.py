@@ -100,7 +100,10 @@ COMMANDS_NOCM = [
     ["TYPE", "nokey4"], ["TTL", "nokey4"], ["PTTL", "a"], ["STRLEN", "nokey5"],
     ["GETRANGE", "nokey5", "0", "1"], ["DUMP", "nokey6"], ["TOUCH", "nokey6", "a"],
     ["OBJECT", "ENCODING", "nokey7"], ["SETNX", "sn", "1"], ["SETNX", "sn", "2"],
-    ["MOVE", "sn", "1"], ["DEL", "a", "nokey8"], ["FLUSHALL"],
+    ["MOVE", "sn", "1"], ["DEL", "a", "nokey8"],
+    # A script's declared keys are not looked up: only its commands' reads miss.
+    ["EVAL_RO", "return 1", "1", "nokey9"], ["EVAL", "return 1", "1", "nokey9"],
+    ["EVAL_RO", "return redis.call('GET', KEYS[1])", "1", "nokey9"], ["FLUSHALL"],
 ]
 
 
