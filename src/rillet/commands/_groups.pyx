@@ -32,6 +32,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.tuple cimport PyTuple_GET_ITEM
 from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
+from rillet.engine._columns cimport Col, _at, _col
 from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
 
 from rillet.clock import SystemClock
@@ -158,43 +159,8 @@ cdef inline u128 _key(unsigned long long ms, unsigned long long seq) noexcept:
 
 # --- the stream's IDs, read from its nodes ----------------------------------------------------
 # Stream.range_ids and first_id walk the nodes in Python (a StreamID tuple per entry and
-# tuple compares in the bisect): here the same walk over the nodes' columns, as packed keys.
-
-cdef struct Col:
-    const char *ptr
-    int width
-    PyObject *items
-
-
-cdef int _col(Col *col, object values) except -1:
-    """A node's ms or seq column: a list while the node is open, an array once packed
-    (resp/_stream_entries.pyx reads them the same way)."""
-    cdef array packed
-    if type(values) is list:
-        col.width = 0
-        col.items = <PyObject *>values
-        col.ptr = NULL
-    else:
-        packed = values  # anything but an array raises TypeError
-        if packed.ob_descr.typecode not in b"BHIQL":
-            raise TypeError("stream node column must hold unsigned integers")
-        col.width = packed.ob_descr.itemsize
-        col.ptr = packed.data.as_chars
-        col.items = NULL
-    return 0
-
-
-cdef inline uint64_t _at(Col *col, Py_ssize_t i) except? 0xFFFFFFFFFFFFFFFF:
-    cdef int width = col.width
-    if width == 1:
-        return (<const uint8_t *>col.ptr)[i]
-    if width == 2:
-        return (<const uint16_t *>col.ptr)[i]
-    if width == 4:
-        return (<const uint32_t *>col.ptr)[i]
-    if width == 8:
-        return (<const uint64_t *>col.ptr)[i]
-    return PyLong_AsUnsignedLongLong(<object>PyList_GET_ITEM(<object>col.items, i))
+# tuple compares in the bisect): here the same walk over the nodes' columns (read with
+# engine/_columns.pxd), as packed keys.
 
 
 cdef inline u128 _tuple_key(object sid) except? 0:

@@ -27,6 +27,8 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
+from rillet.engine._columns cimport Col, _at, _col
+
 from rillet.resp.types import Raw
 
 cdef extern from "Python.h":
@@ -112,43 +114,6 @@ cdef inline int _entry_id(Buf *buf, uint64_t ms, uint64_t seq) except -1:
     memcpy(buf.ptr + buf.size, b"*2\r\n", 4)
     buf.size += 4
     return _bulk(buf, text, width)
-
-
-# A column of unsigned integers: a packed node's array (1, 2, 4 or 8 bytes
-# wide), or the open tail's Python list (width 0).
-cdef struct Col:
-    const char *ptr
-    int width
-    PyObject *items
-
-
-cdef int _col(Col *col, object values) except -1:
-    cdef array packed
-    if type(values) is list:
-        col.width = 0
-        col.items = <PyObject *>values
-        col.ptr = NULL
-    else:
-        packed = values  # checked: anything but an array raises TypeError
-        if packed.ob_descr.typecode not in b"BHIQL":
-            raise TypeError("stream node column must hold unsigned integers")
-        col.width = packed.ob_descr.itemsize
-        col.ptr = packed.data.as_chars
-        col.items = NULL
-    return 0
-
-
-cdef inline uint64_t _at(Col *col, Py_ssize_t i) except? 0xFFFFFFFFFFFFFFFF:
-    cdef int width = col.width
-    if width == 1:
-        return (<const uint8_t *>col.ptr)[i]
-    if width == 2:
-        return (<const uint16_t *>col.ptr)[i]
-    if width == 4:
-        return (<const uint32_t *>col.ptr)[i]
-    if width == 8:
-        return (<const uint64_t *>col.ptr)[i]
-    return PyLong_AsUnsignedLongLong(<object>PyList_GET_ITEM(<object>col.items, i))
 
 
 cdef class _Node:
