@@ -18,18 +18,7 @@ from tests.helpers.wire import Wire
 
 @pytest.fixture(scope="module")
 def acl_servers():
-    binary = servers.redis8_binary()
-    if binary is None:
-        pytest.skip("Redis 8.2.3 not available")
-    ours = servers.start_rillet()
-    try:
-        ref = servers.start_redis(binary, kind="redis8")
-    except Exception:
-        ours.stop()
-        raise
-    yield ours, ref
-    ours.stop()
-    ref.stop()
+    yield from servers.own_pair8()
 
 
 @pytest.fixture

@@ -125,18 +125,7 @@ def compare_info(ours_port: int, ref_port: int, situation: str) -> None:
 
 @pytest.fixture(scope="module")
 def both():
-    binary = servers.redis8_binary()
-    if binary is None:
-        pytest.skip("redis8 binary not available")
-    ours = servers.start_rillet()
-    try:
-        ref = servers.start_redis(binary, kind="redis8")
-    except Exception:
-        ours.stop()
-        raise
-    yield ours, ref
-    ours.stop()
-    ref.stop()
+    yield from servers.own_pair8()
 
 
 def each(pair, *args):

@@ -25,14 +25,7 @@ OOM = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
 
 @pytest.fixture(scope="module")
 def handles():
-    binary = servers.redis8_binary()
-    if binary is None:
-        pytest.skip("Redis 8 binary not available")
-    ours = servers.start_rillet()
-    ref = servers.start_redis(binary, kind="redis8")
-    yield ours, ref
-    ours.stop()
-    ref.stop()
+    yield from servers.own_pair8()
 
 
 def _reset(pair: Pair) -> None:

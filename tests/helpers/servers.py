@@ -13,7 +13,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+import pytest
 
 
 def free_port() -> int:
@@ -70,6 +73,26 @@ def redis8_binary() -> str | None:
         return path if os.path.exists(path) else None
     except Exception:
         return None
+
+
+def own_pair8() -> Iterator[tuple[ServerHandle, ServerHandle]]:
+    """A rillet and a Redis 8.2.3 of the caller's own, for a module-scoped fixture
+    (`yield from servers.own_pair8()`) of tests that change server-wide state
+    (ACL users, CONFIG, maxmemory); skips when Redis 8.2.3 is missing."""
+    binary = redis8_binary()
+    if binary is None:
+        pytest.skip("Redis 8.2.3 not available")
+    ours = start_rillet()
+    try:
+        ref = start_redis(binary, kind="redis8")
+    except Exception:
+        ours.stop()
+        raise
+    try:
+        yield ours, ref
+    finally:
+        ours.stop()
+        ref.stop()
 
 
 def valkey_binary() -> str | None:
