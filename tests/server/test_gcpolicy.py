@@ -5,27 +5,11 @@ from __future__ import annotations
 
 import gc
 
-import pytest
-
 from rillet import gcpolicy
 from rillet.server.connection import ClientConnection
 from rillet.server.server import Server
 from tests.helpers.transport import FakeTransport
 from tests.helpers.wire import encode_command as cmd
-
-
-@pytest.fixture
-def no_collector():
-    """Automatic collection off, and nothing frozen, restored afterwards."""
-    gc.collect()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-        if was_enabled:
-            gc.enable()
 
 
 def _alive(kind: type) -> int:

@@ -89,18 +89,6 @@ WAYS = {
 }
 
 
-@pytest.fixture
-def no_collector():
-    gc.collect()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 @pytest.mark.parametrize("way", list(WAYS))
 def test_a_stream_with_pending_entries_leaves_no_cycles(way, no_collector):
     server = Server(sinks=False)
