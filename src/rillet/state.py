@@ -33,6 +33,7 @@ from rillet.notify import (
 )
 from rillet.observe import Instantaneous, Slowlog, monitor_line
 from rillet.pubsub import PubSub
+from rillet.resp.parser import RequestParser
 from rillet.tracking import Tracking
 
 # The key a client parked by CLIENT PAUSE waits on (no real key can be signalled with it:
@@ -50,17 +51,10 @@ def effect_argv(argv: list[bytes] | bytes) -> list[bytes]:
     """An effect's argv as a list, whichever form it came in (see Effect)."""
     if argv.__class__ is not bytes:
         return argv  # type: ignore[return-value]
-    data: bytes = argv  # type: ignore[assignment]
-    end = data.index(b"\r\n")
-    out = []
-    pos = end + 2
-    for _ in range(int(data[1:end])):
-        end = data.index(b"\r\n", pos)
-        start = end + 2
-        stop = start + int(data[pos + 1:end])
-        out.append(data[start:stop])
-        pos = stop + 2
-    return out
+    commands, error = RequestParser().feed(argv)  # type: ignore[arg-type]
+    if error is not None or len(commands) != 1:
+        raise ValueError(f"not one encoded command: {argv!r}")
+    return commands[0]
 
 
 class Persistence(Protocol):
