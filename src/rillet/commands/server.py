@@ -723,25 +723,33 @@ def _flag_set(spec: CommandSpec) -> SetReply:
 acl_categories = table.acl_categories
 
 
+def _spec(flags: str, begin: tuple[bytes, list], find: tuple[bytes, list], notes: str = "") -> Map:
+    """One key spec in COMMAND INFO's shape: (type, spec fields) of its begin_search
+    and of its find_keys."""
+    return Map([
+        *([(b"notes", notes.encode())] if notes else []),
+        (b"flags", SetReply([SimpleString(f.encode()) for f in flags.split()])),
+        (b"begin_search", Map([(b"type", begin[0]), (b"spec", Map(begin[1]))])),
+        (b"find_keys", Map([(b"type", find[0]), (b"spec", Map(find[1]))])),
+    ])
+
+
+def _index(at: int) -> tuple[bytes, list]:
+    return b"index", [(b"index", at)]
+
+
+def _range(last: int, step: int = 1, limit: int = 0) -> tuple[bytes, list]:
+    return b"range", [(b"lastkey", last), (b"keystep", step), (b"limit", limit)]
+
+
+_UNKNOWN: tuple[bytes, list] = (b"unknown", [])
+
+
 def _keynum_specs(at: int, dest: bool, source: str, notes: str) -> list:
     """A numkeys finder's specs (commands/keyfinders.py): the destination, then the keys."""
-    specs = [Map([
-        (b"flags", SetReply([SimpleString(f.encode()) for f in DESTINATION.split()])),
-        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", 1)]))])),
-        (b"find_keys", Map([
-            (b"type", b"range"), (b"spec", Map([(b"lastkey", 0), (b"keystep", 1), (b"limit", 0)])),
-        ])),
-    ])] if dest else []
-    specs.append(Map([
-        *([(b"notes", notes.encode())] if notes else []),
-        (b"flags", SetReply([SimpleString(f.encode()) for f in source.split()])),
-        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", at)]))])),
-        (b"find_keys", Map([
-            (b"type", b"keynum"),
-            (b"spec", Map([(b"keynumidx", 0), (b"firstkey", 1), (b"keystep", 1)])),
-        ])),
-    ]))
-    return specs
+    specs = [_spec(DESTINATION, _index(1), _range(0))] if dest else []
+    keynum = (b"keynum", [(b"keynumidx", 0), (b"firstkey", 1), (b"keystep", 1)])
+    return specs + [_spec(source, _index(at), keynum, notes)]
 
 
 def _key_specs(spec: CommandSpec) -> list:
@@ -760,32 +768,15 @@ def _key_specs(spec: CommandSpec) -> list:
     else:
         last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
         ranges = [(spec.first_key, last, spec.key_step or 1, flags[0])]
-    specs = ([] if spec.first_key <= 0 else [Map([
-        *([(b"notes", spec.key_notes.encode())] if spec.key_notes and n == 0 else []),
-        (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
-        (b"begin_search", Map([(b"type", b"index"), (b"spec", Map([(b"index", index)]))])),
-        (b"find_keys", Map([
-            (b"type", b"range"),
-            (b"spec", Map([(b"lastkey", last), (b"keystep", step), (b"limit", 0)])),
-        ])),
-    ]) for n, (index, last, step, text) in enumerate(ranges)]) + [Map([
-        (b"notes", notes.encode()),
-        (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
-        (b"begin_search", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
-        (b"find_keys", Map([(b"type", b"unknown"), (b"spec", Map([]))])),
-    ]) for text, notes in spec.unknown_keys]
+    specs = [] if spec.first_key <= 0 else [
+        _spec(text, _index(index), _range(last, step), spec.key_notes if n == 0 else "")
+        for n, (index, last, step, text) in enumerate(ranges)]
+    specs += [_spec(text, _UNKNOWN, _UNKNOWN, notes) for text, notes in spec.unknown_keys]
     for text, keyword, startfrom, *rest in spec.keyword_keys:
         lastkey = rest[0] if rest else 0
         limit = rest[1] if len(rest) > 1 else 0
-        specs.append(Map([
-            (b"flags", SetReply([SimpleString(f.encode()) for f in text.split()])),
-            (b"begin_search", Map([(b"type", b"keyword"), (b"spec", Map([
-                (b"keyword", keyword.encode()), (b"startfrom", startfrom)]))])),
-            (b"find_keys", Map([
-                (b"type", b"range"),
-                (b"spec", Map([(b"lastkey", lastkey), (b"keystep", 1), (b"limit", limit)])),
-            ])),
-        ]))
+        begin = (b"keyword", [(b"keyword", keyword.encode()), (b"startfrom", startfrom)])
+        specs.append(_spec(text, begin, _range(lastkey, 1, limit)))
     return specs
 
 
