@@ -45,6 +45,10 @@ PAUSE_KEY = b"\x00rillet:client-pause"
 # the rest of the command (commands/_writes.pyx). `effect_argv` reads either form.
 Effect = tuple[int, "list[bytes] | bytes"]
 EffectSink = Callable[[list[Effect]], None]
+# ServerState._effects once a compiled body has written its one effect straight
+# into every sink (each an EffectStream: commands/_writes.pyx, XADD): published
+# already, so the publish step has nothing left to do.
+PUBLISHED: tuple = ()
 
 
 def effect_argv(argv: list[bytes] | bytes) -> list[bytes]:
@@ -236,7 +240,7 @@ class Client:
         (ServerState.publish_write) takes them when the command returns.
         """
         server = self.server
-        if server._effects is None:
+        if not server._effects:  # (None, or PUBLISHED: that one has left already)
             server._effects = [(self.db.index, argv)]
         else:
             server._effects.append((self.db.index, argv))
@@ -633,6 +637,8 @@ class ServerState:
         effects = self._effects
         if effects is not None:
             self._effects = None
+            if effects is PUBLISHED:
+                return
         elif self.dirty == dirty_before or not self.effect_sinks:
             return
         else:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from rillet.clock import ManualClock
 from rillet.commands.table import COMMANDS
 from rillet.dispatch import Dispatcher
+from rillet.replication.protocol import EffectStream
 from rillet.resp.encoder import encode_into
 from rillet.state import ServerState
 from tests.helpers.effects import recorder
@@ -36,13 +37,18 @@ def bodies(replacements: dict[str, Body]) -> Iterator[None]:
 
 
 class Server:
-    """A ServerState on a manual clock, its effects kept in `effects` (when `sinks`)."""
+    """A ServerState on a manual clock, its effects kept in `effects` (when `sinks`);
+    with sinks="stream", in `stream` instead: the replication stream's sink, an
+    EffectStream, which the compiled XADD writes into directly."""
 
-    def __init__(self, sinks: bool = True) -> None:
+    def __init__(self, sinks: bool | str = True) -> None:
         self.clock = ManualClock()
         self.state = ServerState(clock=self.clock)
         self.effects: list = []
-        if sinks:
+        self.stream = EffectStream()
+        if sinks == "stream":
+            self.state.effect_sinks.append(self.stream)
+        elif sinks:
             self.state.effect_sinks.append(recorder(self.effects))
         self.dispatcher = Dispatcher(self.state)
         self.client = self.state.new_client(None)
@@ -71,7 +77,7 @@ class Twins:
     with `reference_bodies`. `config` is set on both; with `events`, keyspace events
     are on and each server's notifications are recorded instead of published."""
 
-    def __init__(self, reference_bodies: dict[str, Body], sinks: bool = True,
+    def __init__(self, reference_bodies: dict[str, Body], sinks: bool | str = True,
                  events: bool = False, config: dict[str, str] | None = None) -> None:
         self.reference_bodies = reference_bodies
         self.fast, self.reference = Server(sinks), Server(sinks)
@@ -98,6 +104,7 @@ class Twins:
         """Same effects and notifications so far, and the same `observe(server)` (the
         reference observed with its own bodies too)."""
         assert self.fast.effects == self.reference.effects
+        assert self.fast.stream.take() == self.reference.stream.take()
         assert self.notes[id(self.fast)] == self.notes[id(self.reference)]
         ours = observe(self.fast)
         with bodies(self.reference_bodies):

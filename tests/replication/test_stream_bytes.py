@@ -1,4 +1,4 @@
-"""The master's stream bytes: a batch's encoding, and the backlog's ring of chunks,
+"""The master's stream bytes: its effect sink's encoding, and the backlog's ring of chunks,
 which holds exactly the last `size` bytes of the stream (a shrink drops bytes for
 good: a later larger size does not bring them back)."""
 
@@ -13,27 +13,37 @@ from rillet.replication import protocol
 from rillet.replication.backlog import Backlog
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["python", "compiled"])
-def test_a_batch_encodes_as_the_reference_does(compiled, monkeypatch):
-    if compiled and protocol._compiled_batch is None:
-        pytest.skip("the compiled encoder is not built")
-    if not compiled:
-        monkeypatch.setattr(protocol, "_compiled_batch", None)
-        monkeypatch.setattr(protocol, "_compiled", None)
+def _streams():
+    """The reference EffectStream and, when built, the compiled one."""
+    kinds = [pytest.param(aoflog.EffectStream, id="python")]
+    if protocol._aofenc is not None:
+        kinds.append(pytest.param(protocol._aofenc.EffectStream, id="compiled"))
+    return kinds
+
+
+@pytest.mark.parametrize("cls", _streams())
+def test_the_effect_stream_encodes_as_the_reference_does(cls):
     plain = [b"XADD", b"s", b"1-1", b"f", b"\r\n\x00", b"", b"x" * 100_000]
     mixed = [b"SET", bytearray(b"k"), memoryview(b"v")]
+    encoded = aoflog.encode_command([b"XADD", b"s", b"2-1", b"f", b"v"])  # a compiled body's
     effects = [(0, plain), (3, mixed), (3, (b"DEL", b"k")), (3, [b"PING"]), (0, mixed),
-               (0, plain), (12, [b"EXEC"])]
+               (0, plain), (0, encoded), (12, [b"EXEC"])]
     for selected in (-1, 0, 3):
-        data, db = protocol.encode_batch(effects, selected)
+        stream = cls()
+        stream.selected_db = selected
         expected, at = b"", selected
-        for db_index, argv in effects:
-            if db_index != at:
-                expected += aoflog.encode_select(db_index)
-                at = db_index
-            expected += aoflog.encode_command(list(argv))
-        assert (data, db) == (expected, 12)
-    assert protocol.encode_batch([], 5) == (b"", 5)
+        for cut in (2, 5, len(effects)):  # several batches, then one take
+            stream(effects[:cut])
+            for db_index, argv in effects[:cut]:
+                if db_index != at:
+                    expected += aoflog.encode_select(db_index)
+                    at = db_index
+                expected += aoflog.encode_command(argv if argv.__class__ is bytes else list(argv))
+        assert len(stream) == len(expected)
+        assert (stream.take(), stream.selected_db) == (expected, 12)
+        assert (len(stream), stream.take()) == (0, b"")
+        stream([])
+        assert (stream.take(), stream.selected_db) == (b"", 12)
 
 
 def test_ring_of_chunks_matches_a_flat_model():

@@ -24,8 +24,10 @@ from rillet.commands import streams, strings, zsets
 from rillet.dispatch import Dispatcher
 from rillet.engine.listpack_size import element_size
 from rillet.engine.stream_node import StreamNode
-from rillet.state import ServerState
+from rillet.persistence.aoflog import encode_command, encode_select
+from rillet.state import PUBLISHED, ServerState
 from tests.helpers.bodies import Server, Twins, bodies
+from tests.helpers.effects import recorder
 
 GENERAL = {"xadd": streams._xadd_general, "set": strings._set_general}
 # The Python fast bodies: with the compiled ones (commands/_writes.pyx) built,
@@ -74,6 +76,7 @@ others = st.sampled_from([
     [b"XTRIM", b"s", b"MAXLEN", b"2"], [b"XDEL", b"s", b"0-1"], [b"DEL", b"t"],
     [b"SET", b"str", b"v", b"PX", b"5"], [b"EXPIRE", b"s", b"3"], [b"XLEN", b"s"],
     [b"XADD", b"t", b"NOMKSTREAM", b"*", b"f", b"v"], [b"XSETID", b"s", b"99999999999999-0"],
+    [b"SELECT", b"1"], [b"SELECT", b"0"], [b"MULTI"], [b"EXEC"],
 ])
 steps = st.lists(
     st.tuples(st.one_of(xadd_star, xadd_maxlen, xadd_id, set_plain, others),
@@ -109,9 +112,11 @@ def _observe(server: Server) -> list[object]:
 
 @settings(max_examples=300, deadline=None)
 @given(steps, st.sampled_from([1, 2, 100]), st.sampled_from([0, 64, 300, 4096]),
-       st.sampled_from(["table", "python"]), st.booleans())
+       st.sampled_from(["table", "python"]), st.sampled_from([False, True, "stream"]))
 def test_fast_bodies_equal_general_ones(commands, node_entries, node_bytes, fast_form, sinks):
-    """`table`: the table's handlers (compiled when built); `python`: the Python fast bodies."""
+    """`table`: the table's handlers (compiled when built); `python`: the Python fast bodies.
+    `sinks`: none, a recorder, or the replication stream's EffectStream (which the
+    compiled XADD writes into itself: the same bytes as the published effects)."""
     fast, general = Server(sinks), Server(sinks)
     for server in (fast, general):
         server.state.config.set("stream-node-max-entries", str(node_entries))
@@ -125,6 +130,7 @@ def test_fast_bodies_equal_general_ones(commands, node_entries, node_bytes, fast
                 theirs = general.run(argv)
             assert ours == theirs, argv
         assert fast.effects == general.effects
+        assert fast.stream.take() == general.stream.take()
         observed = _observe(fast)
     with general_bodies():
         assert observed == _observe(general)
@@ -148,6 +154,39 @@ def test_xadd_star_reads_the_system_clock():
     after = time.time_ns() // 1_000_000
     ms, seq = map(int, reply.split(b"-"))
     assert before <= ms <= after and seq == 0
+
+
+def test_compiled_xadd_writes_its_effect_into_the_stream(monkeypatch):
+    """With the replication stream's EffectStream as the only sink, the compiled XADD
+    writes its effect into it itself (the publish step finds it PUBLISHED), a
+    SELECT first when the stream is in another db; with any other sink beside it,
+    it publishes as before. Either way the bytes are the reference encoder's."""
+    pytest.importorskip("rillet.commands._writes")
+    seen = []
+    publish_write = ServerState.publish_write
+
+    def spy(self, db_index, argv, dirty_before):
+        seen.append(self._effects is PUBLISHED)
+        publish_write(self, db_index, argv, dirty_before)
+
+    monkeypatch.setattr(ServerState, "publish_write", spy)
+    server = Server(sinks="stream")
+    server.stream.selected_db = 0
+    commands = [[b"XADD", b"s", b"*", b"f", b"v"], [b"SELECT", b"3"],
+                [b"XADD", b"s", b"MAXLEN", b"~", b"1", b"*", b"f", b"v"],
+                [b"XADD", b"s", b"99999999999999-1", b"f", b"v", b"g", b"w"]]
+    replies = [server.run(argv) for argv in commands]
+    assert seen == [True, True, True]  # (SELECT is no write)
+    ids = [reply.split(b"\r\n")[1] for reply in (replies[0], replies[2])]
+    assert server.stream.take() == b"".join([
+        encode_command([b"XADD", b"s", ids[0], b"f", b"v"]), encode_select(3),
+        encode_command([b"XADD", b"s", b"MAXLEN", b"=", b"1", ids[1], b"f", b"v"]),
+        encode_command(commands[3])])
+    recorded: list = []
+    server.state.effect_sinks.append(recorder(recorded))
+    server.run([b"XADD", b"s", b"*", b"f", b"v"])
+    assert seen[-1] is False and len(recorded) == 1
+    assert server.stream.take() == encode_command(recorded[0][1])
 
 
 # --- ZADD (commands/_zsets.pyx) against zsets.zadd, the reference -----------------------------

@@ -49,6 +49,33 @@ def _as_bytes(arg: object) -> bytes:
     return str(arg).encode()
 
 
+class EffectStream:
+    """An effect sink that encodes as it is called: the RESP of every (db, argv) it
+    is given, a SELECT before each change of db, kept as one stream until
+    `take()`. The replication stream's sink (replication/core.py). Compiled in
+    _aofenc.pyx, where a compiled body may also write its effect straight in."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self.selected_db = -1  # the db the stream's reader is in after the last byte
+
+    def __call__(self, effects: list[tuple[int, list[bytes] | bytes]]) -> None:
+        for db_index, argv in effects:
+            if db_index != self.selected_db:
+                self._buf += encode_select(db_index)
+                self.selected_db = db_index
+            self._buf += encode_command(argv)
+
+    def __len__(self) -> int:
+        return len(self._buf)
+
+    def take(self) -> bytes:
+        """The bytes so far; the stream is empty after."""
+        out = bytes(self._buf)
+        self._buf.clear()
+        return out
+
+
 # --- scanning ----------------------------------------------------------------------
 
 OK = "ok"

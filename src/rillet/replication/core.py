@@ -19,7 +19,7 @@ from rillet.replication import resume
 from rillet.replication.backlog import Backlog
 from rillet.replication.failover import Failover
 from rillet.replication.master import MasterSide
-from rillet.replication.protocol import encode_batch, encode_command
+from rillet.replication.protocol import EffectStream, encode_command
 
 log = logging.getLogger("rillet")
 
@@ -43,17 +43,17 @@ class Replication:
         self.replid = new_replid()
         self.replid2 = NO_ID
         self.second_repl_offset = -1
-        # Writes' effects of this event-loop turn, encoded in one go when the
-        # turn's bytes leave (flush_out, scheduled once per turn: every read of
-        # the turn, one write per replica) or when an offset is read. The sink
-        # is the list's own extend: no Python frame, encoder call or bookkeeping
-        # per write. Only a master has it: a replica forwards its master's bytes.
-        self._pending: list[tuple[int, list[bytes]]] = []
-        self._sink = self._pending.extend
+        # Writes' effects of this event-loop turn, encoded as they are published
+        # (the sink is the EffectStream itself: no Python frame per write, and
+        # the compiled XADD writes its effect straight in). The turn's bytes
+        # leave at flush_out, scheduled once per turn (every read of the turn,
+        # one write per replica), or are counted when an offset is read. Only a
+        # master has the sink: a replica forwards its master's bytes.
+        self._stream = EffectStream()
+        self._sink = self._stream
         self._offset = 0  # master_repl_offset without what is pending
         self._write_offset = 0  # see write_offset
         self.backlog: Backlog | None = None
-        self.selected_db = -1  # Redis's server.slaveseldb
         # Role: None when master; else our master's address and the link to it.
         self.master_host: str | None = None
         self.master_port = 0
@@ -141,7 +141,7 @@ class Replication:
     # --- the stream -----------------------------------------------------------------
     @property
     def master_repl_offset(self) -> int:
-        if self._pending:
+        if self._stream:
             self._encode_pending()
         return self._offset
 
@@ -153,24 +153,31 @@ class Replication:
     def write_offset(self) -> int:
         """The offset just after the last write's effects (not our PINGs and
         GETACKs): what WAIT waits for, as Redis's per-client woff would."""
-        if self._pending:
+        if self._stream:
             self._encode_pending()
         return self._write_offset
 
+    @property
+    def selected_db(self) -> int:
+        """Redis's server.slaveseldb: the db the stream is in after its last byte."""
+        return self._stream.selected_db
+
+    @selected_db.setter
+    def selected_db(self, value: int) -> None:
+        self._stream.selected_db = value
+
     def feed(self, effects: list[tuple[int, list[bytes]]]) -> None:
         """Effects from outside the write path (the sink itself is `_sink`)."""
-        self._pending += effects
+        self._stream(effects)
         if not self._flush_scheduled:
             self._schedule_flush()
 
     def _encode_pending(self) -> None:
+        data = self._stream.take()
         if self.master_host is not None:
             # A replica forwards its master's bytes instead (see MasterLink.apply);
             # a writable replica's own writes stay local, as in Redis.
-            self._pending.clear()
             return
-        data, self.selected_db = encode_batch(self._pending, self.selected_db)
-        self._pending.clear()
         self._out.append(data)
         self._offset += len(data)
         self._write_offset = self._offset
@@ -184,7 +191,7 @@ class Replication:
         """Append stream bytes: counted now; backlog and replicas get them at flush_out."""
         if self.backlog is None:
             return
-        if self._pending:
+        if self._stream:
             self._encode_pending()  # (they came first)
         self._out.append(bytes(data))
         self._offset += len(data)
@@ -202,7 +209,7 @@ class Replication:
     def _turn_done(self) -> None:
         """A before_flush hook (the end of each read): the turn's bytes leave once,
         after every read of this turn of the loop (Redis's beforeSleep)."""
-        if (self._pending or self._out) and not self._flush_scheduled:
+        if (self._stream or self._out) and not self._flush_scheduled:
             self._schedule_flush()
 
     def flush_out(self) -> None:
@@ -212,7 +219,7 @@ class Replication:
         buffer (PSYNC, a fork), so no byte is sent twice or missed.
         """
         self._flush_scheduled = False
-        if self._pending:
+        if self._stream:
             self._encode_pending()
         out = self._out
         if not out:
@@ -245,7 +252,7 @@ class Replication:
                 self.state.effect_sinks.append(self._sink)
             else:
                 self.state.effect_sinks.remove(self._sink)
-                self._pending.clear()
+                self._stream.take()
             self._sink_registered = sink
         hooks = self.backlog is not None
         if hooks != self._hooks_registered:
@@ -331,7 +338,7 @@ class Replication:
 
     # --- full sync results (called by MasterLink) -----------------------------------------
     def synced_full(self, replid: str, offset: int) -> None:
-        self._pending.clear()
+        self._stream.take()
         self._out.clear()
         self.replid = replid
         self.replid2 = NO_ID

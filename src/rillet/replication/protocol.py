@@ -7,37 +7,16 @@ parser returns each command together with its exact encoded length.
 from __future__ import annotations
 
 from rillet.compiled import compiled
+from rillet.persistence import aoflog
 from rillet.persistence.aoflog import encode_command, encode_select
 
-__all__ = ["StreamParser", "StreamError", "encode_command", "encode_select", "encode_effects",
-           "encode_batch", "encoded_size"]
+__all__ = ["StreamParser", "StreamError", "EffectStream", "encode_command", "encode_select",
+           "encoded_size"]
 
-# The AOF's compiled encoder (rillet/compiled.py): the replication stream is the same RESP.
+# The master's effect sink: the AOF's compiled encoder (rillet/compiled.py) when
+# built, since the replication stream is the same RESP; else the reference.
 _aofenc = compiled("rillet.persistence._aofenc")
-_compiled = _aofenc.encode_effects if _aofenc is not None else None
-_compiled_batch = _aofenc.encode_batch if _aofenc is not None else None
-
-
-def encode_effects(out: bytearray, effects: list[tuple[int, list[bytes]]],
-                   selected_db: int) -> int:
-    """Append RESP for `effects` to `out`, SELECT before each change of db; returns the db."""
-    if _compiled is not None:
-        return _compiled(out, effects, selected_db, encode_select, encode_command)
-    for db_index, argv in effects:
-        if db_index != selected_db:
-            out += encode_select(db_index)
-            selected_db = db_index
-        out += encode_command(argv)
-    return selected_db
-
-
-def encode_batch(effects: list[tuple[int, list[bytes]]], selected_db: int) -> tuple[bytes, int]:
-    """`effects` as one `bytes` (SELECT before each change of db), and the db selected after."""
-    if _compiled_batch is not None:
-        return _compiled_batch(effects, selected_db, encode_select, encode_command)
-    out = bytearray()
-    selected_db = encode_effects(out, effects, selected_db)
-    return bytes(out), selected_db
+EffectStream = _aofenc.EffectStream if _aofenc is not None else aoflog.EffectStream
 
 
 # A leftover up to this size is joined with the next read into one `bytes`.

@@ -31,12 +31,13 @@ from rillet.dispatch import TIMING_MASK, TIMING_SAMPLE
 from rillet.errors import ReplyError
 from rillet.resp.types import SimpleString
 from rillet.memory import Memory
-from rillet.state import Block, Client, ServerState
+from rillet.state import PUBLISHED, Block, Client, ServerState
 from rillet.resp.parser import _scan  # None under RILLET_PURE or unbuilt
 
 cdef long long _MASK = TIMING_MASK
 cdef long long _SAMPLE = TIMING_SAMPLE
 cdef object _Block = Block
+cdef object _PUBLISHED = PUBLISHED
 cdef object _SimpleString = SimpleString
 cdef object _SystemClock = SystemClock
 cdef object _Client = Client
@@ -257,7 +258,9 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
                         or (_attr(state, S_DIRTY, "dirty") != dirty_before
                             and _attr(state, S_SINKS, "effect_sinks"))):
         effects = _attr(state, S_EFFECTS, "_effects")
-        if (effects is not None and len(effects) == 1
+        if effects is _PUBLISHED:  # the body wrote it into the sinks itself (XADD,
+            _clear_slot(state, S_EFFECTS)  # on an exact ServerState only)
+        elif (effects is not None and len(effects) == 1
                 and _attr(state, S_TX_EFFECTS, "_tx_effects") is None
                 and not _attr(state, S_GATED, "gated")):
             # publish_write's one-effect case inline too (keep in step): a handler
