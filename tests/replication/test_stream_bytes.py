@@ -8,16 +8,15 @@ import random
 
 import pytest
 
-from rillet.persistence import aoflog
-from rillet.replication import protocol
+from rillet.persistence import aof, aoflog
 from rillet.replication.backlog import Backlog
 
 
 def _streams():
     """The reference EffectStream and, when built, the compiled one."""
     kinds = [pytest.param(aoflog.EffectStream, id="python")]
-    if protocol._aofenc is not None:
-        kinds.append(pytest.param(protocol._aofenc.EffectStream, id="compiled"))
+    if aof._aofenc is not None:
+        kinds.append(pytest.param(aof._aofenc.EffectStream, id="compiled"))
     return kinds
 
 
@@ -44,6 +43,27 @@ def test_the_effect_stream_encodes_as_the_reference_does(cls):
         assert (len(stream), stream.take()) == (0, b"")
         stream([])
         assert (stream.take(), stream.selected_db) == (b"", 12)
+
+
+@pytest.mark.parametrize("cls", _streams())
+def test_on_buffered_is_called_before_the_first_bytes(cls):
+    """The AOF holds replies from its buffer's first bytes: the hook runs once per
+    take, before those bytes go in (a hook that writes the buffer out at once,
+    as the AOF's does without a server, sees it still empty)."""
+    stream, calls = cls(), []
+    stream.on_buffered = lambda: calls.append(len(stream))
+    stream([])
+    assert calls == []
+    stream([(0, [b"PING"])])
+    stream([(0, [b"PING"])])
+    assert calls == [0]
+    stream.take()
+    stream([(1, b"*1\r\n$4\r\nPING\r\n")])
+    assert calls == [0, 0]
+    stream.on_buffered = stream.take  # a hook that empties the stream
+    stream.take()
+    stream([(1, [b"PING"])])
+    assert stream.take() == aoflog.encode_command([b"PING"])
 
 
 def test_ring_of_chunks_matches_a_flat_model():

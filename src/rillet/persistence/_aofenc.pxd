@@ -6,5 +6,6 @@ cdef class EffectStream:
     cdef Py_ssize_t size
     cdef Py_ssize_t capacity
     cdef public long selected_db
+    cdef public object on_buffered
     cdef char* reserve(self, Py_ssize_t n) except NULL
     cdef int select(self, long db) except -1

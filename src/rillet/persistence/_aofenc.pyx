@@ -1,9 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""`AofWriter.feed`'s encoding loop compiled: effects -> RESP commands in the AOF buffer.
+"""The effect sinks' encoding compiled: effects -> RESP commands (EffectStream).
 
-Every write command's effect is encoded once on its way to the AOF. In Python
-that costs ~0.5 us per XADD (hiredis.pack_command, plus the loop around it),
-a tenth of the whole command at 64 pipelined XADDs per read. A command whose
+Every write command's effect is encoded once on its way to the AOF and to
+replicas. In Python that costs ~0.5 us per XADD (hiredis.pack_command, plus
+the loop around it), a tenth of the whole command at 64 pipelined XADDs per read. A command whose
 arguments are all exact `bytes` (in a list) is an array of bulk strings,
 written here, and one already encoded (state.Effect's `bytes` form, from a
 compiled body) is copied; anything else (a bytearray, memoryview or int
@@ -109,20 +109,6 @@ cdef long _write_effects(char* p, list effects, long db, list extras, list rare)
     return db
 
 
-def encode_effects(bytearray buf, list effects, long selected_db, encode_select,
-                   encode_command):
-    """Append each (db, argv) of `effects` to `buf`, a SELECT first whenever the db
-    changes; returns the db selected at the end (AofWriter.feed, keep in step).
-    Sized first, then written in place after one resize (a resize per command
-    reallocated and copied the buffer as it grew)."""
-    cdef list extras = [], rare = []
-    cdef Py_ssize_t total = _size_effects(effects, selected_db, extras, rare, encode_select,
-                                          encode_command)
-    cdef Py_ssize_t start = PyByteArray_GET_SIZE(buf)
-    PyByteArray_Resize(buf, start + total)
-    return _write_effects(PyByteArray_AS_STRING(buf) + start, effects, selected_db, extras, rare)
-
-
 # A buffer that grew past this in one turn (a burst, a big MULTI) is freed when
 # taken rather than kept for the next.
 cdef Py_ssize_t _KEEP_CAPACITY = 1 << 20
@@ -143,14 +129,19 @@ cdef class EffectStream:
         self.size = 0
         self.capacity = 0
         self.selected_db = -1
+        self.on_buffered = None
 
     def __dealloc__(self):
         PyMem_Free(self.data)
 
     cdef char* reserve(self, Py_ssize_t n) except NULL:
-        """The next n bytes of the stream, counted now: the caller fills them all."""
+        """The next n bytes of the stream, counted now: the caller fills them all.
+        The first bytes since a `take` call `on_buffered` first (as aoflog's)."""
         cdef Py_ssize_t need = self.size + n, capacity
         cdef char* grown
+        if self.size == 0 and n > 0 and self.on_buffered is not None:
+            self.on_buffered()
+            need = self.size + n  # (a hook that takes what is there leaves it empty)
         if need > self.capacity or self.data == NULL:
             capacity = max(need, 2 * self.capacity, 4096)
             grown = <char*>PyMem_Realloc(self.data, capacity)

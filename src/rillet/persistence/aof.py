@@ -29,26 +29,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import hiredis
-
 from rillet.compiled import compiled
-from rillet.persistence import disk
-from rillet.persistence.aoflog import (
-    Manifest,
-    ManifestError,
-    encode_command,
-    encode_select,
-    parse_manifest,
-)
+from rillet.persistence import aoflog, disk
+from rillet.persistence.aoflog import Manifest, ManifestError, parse_manifest
 
 log = logging.getLogger("rillet")
 
-_pack = hiredis.pack_command
-
-# feed()'s loop compiled (see _aofenc.pyx and rillet/compiled.py); without it
-# the Python loop below does the same.
+# The effect sinks' encoder (the AOF's here, the replication stream's in
+# replication/core.py): compiled when built (_aofenc.pyx, rillet/compiled.py),
+# else the reference.
 _aofenc = compiled("rillet.persistence._aofenc")
-_encode_effects = _aofenc.encode_effects if _aofenc is not None else None
+EffectStream = _aofenc.EffectStream if _aofenc is not None else aoflog.EffectStream
 
 # How long a failed write waits before its warning is logged again (Redis: 30 s).
 WRITE_ERROR_LOG_INTERVAL_S = 30
@@ -140,13 +131,15 @@ class AofWriter:
         self.directory = directory
         self.filename = filename
         self.config = config
-        # Called when the buffer goes from empty to not empty (server: hold replies).
-        self.on_buffered = on_buffered
+        # The effect sink: effects encoded as they are published (the compiled
+        # XADD writes its own straight in); `buf` takes them when read. Its
+        # first bytes after each take call on_buffered (server: hold replies).
+        self.stream = EffectStream()
+        self.stream.on_buffered = on_buffered
         self.manifest = Manifest()
         self.fd = -1
         self.incr_name = ""
-        self.buf = bytearray()
-        self.selected_db = -1
+        self._buf = bytearray()
         self.incr_size = 0  # bytes of the current incr file written so far
         self.synced_size = 0  # of those, known durable (always) / handed to fsync (everysec)
         self.current_size = 0  # base + incr files (aof_current_size)
@@ -302,29 +295,30 @@ class AofWriter:
     def fed_total(self) -> int:
         return self.written_total + len(self.buf)
 
+    @property
+    def buf(self) -> bytearray:
+        """The bytes not yet written: the buffer, after what the stream encoded since."""
+        if self.stream:
+            self._buf += self.stream.take()
+        return self._buf
+
+    @buf.setter
+    def buf(self, value: bytearray) -> None:
+        """Replaces every unwritten byte (the stream's too)."""
+        self.stream.take()
+        self._buf = value
+
+    @property
+    def selected_db(self) -> int:
+        return self.stream.selected_db
+
+    @selected_db.setter
+    def selected_db(self, value: int) -> None:
+        self.stream.selected_db = value
+
     def feed(self, effects: list[tuple[int, list[bytes]]]) -> None:
-        """The effect sink: append each command as RESP, SELECT when the db changes."""
-        buf = self.buf
-        was_empty = not buf
-        if _encode_effects is not None:
-            self.selected_db = _encode_effects(
-                buf, effects, self.selected_db, encode_select, encode_command)
-        else:
-            for db_index, argv in effects:
-                if db_index != self.selected_db:
-                    buf += encode_select(db_index)
-                    self.selected_db = db_index
-                if argv.__class__ is bytes:
-                    buf += argv  # an effect already encoded (state.Effect)
-                    continue
-                try:
-                    # hiredis encodes a command in C, about twice as fast as any
-                    # bytes formatting in Python; it refuses bytearray/memoryview.
-                    buf += _pack(tuple(argv))
-                except TypeError:
-                    buf += encode_command(argv)
-        if was_empty:
-            self.on_buffered()
+        """Append each command as RESP, SELECT when the db changes (what the sink does)."""
+        self.stream(effects)
 
     def flush(self, force_fsync: bool = False) -> bool:
         """Write the buffer, and fsync it in the foreground under `always` or if forced.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 # --- encoding ----------------------------------------------------------------------
@@ -52,19 +53,26 @@ def _as_bytes(arg: object) -> bytes:
 class EffectStream:
     """An effect sink that encodes as it is called: the RESP of every (db, argv) it
     is given, a SELECT before each change of db, kept as one stream until
-    `take()`. The replication stream's sink (replication/core.py). Compiled in
-    _aofenc.pyx, where a compiled body may also write its effect straight in."""
+    `take()`. The AOF's and the replication stream's sink (persistence/aof.py,
+    replication/core.py). Compiled in _aofenc.pyx, where a compiled body may
+    also write its effect straight in. `on_buffered`, if set, is called before
+    the first bytes after a `take` go in (the AOF holds replies from then on)."""
 
     def __init__(self) -> None:
         self._buf = bytearray()
         self.selected_db = -1  # the db the stream's reader is in after the last byte
+        self.on_buffered: Callable[[], None] | None = None
 
     def __call__(self, effects: list[tuple[int, list[bytes] | bytes]]) -> None:
+        out = bytearray()
         for db_index, argv in effects:
             if db_index != self.selected_db:
-                self._buf += encode_select(db_index)
+                out += encode_select(db_index)
                 self.selected_db = db_index
-            self._buf += encode_command(argv)
+            out += encode_command(argv)
+        if out and not self._buf and self.on_buffered is not None:
+            self.on_buffered()
+        self._buf += out
 
     def __len__(self) -> int:
         return len(self._buf)

@@ -137,10 +137,6 @@ class Persistence:
     def snapshot_path(self) -> str:
         return os.path.join(str(self.config["dir"]), str(self.config["dbfilename"]))
 
-    def _sink(self, effects: list) -> None:
-        # Not used on the hot path (the sink is aof.feed itself); kept for clarity.
-        self.aof.feed(effects)
-
     def _on_buffered(self) -> None:
         """The AOF buffer got its first bytes: gate the replies that may depend on them."""
         server = self.server
@@ -156,14 +152,15 @@ class Persistence:
             server.flush_before_send = True
 
     def _register_sink(self) -> None:
-        # aof.feed itself is the sink: no wrapper call per command. It is taken
-        # out while loading, so replayed commands are not appended again.
-        sink = self.aof.feed
+        # The AOF's EffectStream itself is the sink: no wrapper call per command,
+        # and the compiled XADD writes into it directly. It is taken out while
+        # loading, so replayed commands are not appended again.
+        sink = self.aof.stream
         if sink not in self.state.effect_sinks:
             self.state.effect_sinks.append(sink)
 
     def _unregister_sink(self) -> None:
-        sink = self.aof.feed
+        sink = self.aof.stream
         if sink in self.state.effect_sinks:
             self.state.effect_sinks.remove(sink)
 

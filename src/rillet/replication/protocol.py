@@ -6,17 +6,11 @@ parser returns each command together with its exact encoded length.
 
 from __future__ import annotations
 
-from rillet.compiled import compiled
-from rillet.persistence import aoflog
+from rillet.persistence.aof import EffectStream
 from rillet.persistence.aoflog import encode_command, encode_select
 
 __all__ = ["StreamParser", "StreamError", "EffectStream", "encode_command", "encode_select",
            "encoded_size"]
-
-# The master's effect sink: the AOF's compiled encoder (rillet/compiled.py) when
-# built, since the replication stream is the same RESP; else the reference.
-_aofenc = compiled("rillet.persistence._aofenc")
-EffectStream = _aofenc.EffectStream if _aofenc is not None else aoflog.EffectStream
 
 
 # A leftover up to this size is joined with the next read into one `bytes`.
