@@ -14,7 +14,6 @@ import struct
 from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands import table
 from rillet.commands.args import parse_int
-from rillet.commands.introspection import MONITOR_TIPS
 from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.memory import STARTUP_BYTES
@@ -30,7 +29,7 @@ def _histogram_entry(spec: table.CommandSpec) -> tuple[bytes, Map]:
 
 
 @command("latency|histogram", -2, "admin noscript loading stale", group="server",
-         since="7.0.0", acl="admin slow dangerous", tips=MONITOR_TIPS,
+         since="7.0.0", acl="admin slow dangerous",
          complexity="O(N) where N is the number of commands with latency information being"
          " retrieved.")
 def latency_histogram(ctx: Client, argv: list[bytes]) -> object:
@@ -60,7 +59,7 @@ def _lookup_full_name(name: bytes) -> table.CommandSpec | None:
 
 
 @command("latency|graph", 3, "admin noscript loading stale", group="server", since="2.8.13",
-         acl="admin slow dangerous", tips=MONITOR_TIPS, complexity="O(1)")
+         acl="admin slow dangerous", complexity="O(1)")
 def latency_graph(ctx: Client, argv: list[bytes]) -> object:
     """LATENCY GRAPH event
 
@@ -71,7 +70,6 @@ def latency_graph(ctx: Client, argv: list[bytes]) -> object:
 
 # --- MEMORY -----------------------------------------------------------------------------
 
-_MEMORY_TIPS = "nondeterministic_output request_policy:all_shards response_policy:special"
 
 
 def _float32(value: float) -> float:
@@ -88,7 +86,7 @@ def _client_bytes(ctx: Client) -> int:
     return total
 
 
-@command("memory|stats", 2, "", group="server", since="4.0.0", acl="slow", tips=_MEMORY_TIPS,
+@command("memory|stats", 2, "", group="server", since="4.0.0", acl="slow",
          complexity="O(1)")
 def memory_stats(ctx: Client, argv: list[bytes]) -> object:
     """MEMORY STATS
@@ -154,7 +152,7 @@ _DOCTOR_FINE = (
 )
 
 
-@command("memory|doctor", 2, "", group="server", since="4.0.0", acl="slow", tips=_MEMORY_TIPS,
+@command("memory|doctor", 2, "", group="server", since="4.0.0", acl="slow",
          complexity="O(1)")
 def memory_doctor(ctx: Client, argv: list[bytes]) -> object:
     """MEMORY DOCTOR
@@ -167,7 +165,7 @@ def memory_doctor(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("memory|malloc-stats", 2, "", group="server", since="4.0.0", acl="slow",
-         tips=_MEMORY_TIPS, complexity="Depends on how much memory is allocated, could be slow")
+         complexity="Depends on how much memory is allocated, could be slow")
 def memory_malloc_stats(ctx: Client, argv: list[bytes]) -> object:
     """MEMORY MALLOC-STATS
 
@@ -177,7 +175,6 @@ def memory_malloc_stats(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("memory|purge", 2, "", group="server", since="4.0.0", acl="slow",
-         tips="request_policy:all_shards response_policy:all_succeeded",
          complexity="Depends on how much memory is allocated, could be slow")
 def memory_purge(ctx: Client, argv: list[bytes]) -> object:
     """MEMORY PURGE

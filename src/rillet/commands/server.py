@@ -14,6 +14,7 @@ from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
 from rillet.commands.keyfinders import DESTINATION
 from rillet.commands.modules import module_info_lines
+from rillet.commands.redis_tips import TIPS
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
 from rillet.config import PARAMS, ConfigError, Param, render_double
@@ -745,10 +746,10 @@ def _range(last: int, step: int = 1, limit: int = 0) -> tuple[bytes, list]:
 _UNKNOWN: tuple[bytes, list] = (b"unknown", [])
 
 
-def _keynum_specs(at: int, dest: bool, source: str, notes: str) -> list:
+def _keynum_specs(at: int, dest: bool, source: str, notes: str, step: int = 1) -> list:
     """A numkeys finder's specs (commands/keyfinders.py): the destination, then the keys."""
     specs = [_spec(DESTINATION, _index(1), _range(0))] if dest else []
-    keynum = (b"keynum", [(b"keynumidx", 0), (b"firstkey", 1), (b"keystep", 1)])
+    keynum = (b"keynum", [(b"keynumidx", 0), (b"firstkey", 1), (b"keystep", step)])
     return specs + [_spec(source, _index(at), keynum, notes)]
 
 
@@ -780,8 +781,15 @@ def _key_specs(spec: CommandSpec) -> list:
     return specs
 
 
+def shown_subcommands(spec: CommandSpec) -> list[CommandSpec]:
+    """The subcommands COMMAND INFO/DOCS/LIST show: none for a container Redis has as
+    one command (DEBUG), whose subcommands are only rillet's way to dispatch it."""
+    return [] if spec.one_command else unique_subcommands(spec)
+
+
 def command_info(spec: CommandSpec) -> list:
-    subs = unique_subcommands(spec)
+    """One COMMAND INFO entry; the tips are Redis's (commands/redis_tips.py)."""
+    subs = shown_subcommands(spec)
     return [
         spec.shown_name,
         spec.arity,
@@ -790,7 +798,7 @@ def command_info(spec: CommandSpec) -> list:
         spec.last_key,
         spec.key_step,
         SetReply([SimpleString(b"@" + c.encode()) for c in acl_categories(spec)]),
-        SetReply([t.encode() for t in spec.tips]),
+        SetReply([tip.encode() for tip in TIPS.get(spec.name, ())]),
         SetReply(_key_specs(spec)),
         [command_info(sub) for sub in subs] if subs else SetReply([]),
     ]
@@ -830,7 +838,7 @@ def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:
         args = syntax_arguments(spec.syntax, spec.name)
         if args:
             items.append((b"arguments", args))
-    subs = unique_subcommands(spec)
+    subs = shown_subcommands(spec)
     if subs:
         items.append((b"subcommands", Map([command_docs(sub) for sub in subs])))
     return spec.name.encode(), Map(items)
@@ -891,7 +899,7 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
     names = []
     for spec in table.COMMANDS.values():
         names.append(spec)
-        names.extend(unique_subcommands(spec))
+        names.extend(shown_subcommands(spec))
     if len(argv) == 2:
         return [s.shown_name for s in names]
     if len(argv) != 5 or argv[2].upper() != b"FILTERBY":
