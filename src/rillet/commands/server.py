@@ -862,7 +862,7 @@ def _resolve(name: bytes) -> CommandSpec | None:
     if b"|" in name:
         parent_name, sub = name.split(b"|", 1)
         parent = table.lookup(parent_name)
-        if parent is None:
+        if parent is None or parent.one_command:  # DEBUG's subcommands are not Redis's
             return None
         return parent.subcommands.get(sub.lower())
     return table.lookup(name)
@@ -910,8 +910,9 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
     if kind == b"ACLCAT":
         category = value.lower().decode("utf-8", "replace")
         return [s.shown_name for s in names if category in acl_categories(s)]
-    if kind == b"MODULE":
-        return []
+    if kind == b"MODULE":  # the module's name as MODULE LIST gives it, in any case
+        module = value.lower().decode("utf-8", "replace")
+        return [s.shown_name for s in names if s.module and s.module.lower() == module]
     raise ReplyError(errors.SYNTAX)
 
 
@@ -934,7 +935,9 @@ def _getkeys(argv: list[bytes]) -> list[tuple[int, str]]:
         spec = spec.subcommands.get(args[1].lower())
     if spec is None:
         raise ReplyError(errors.GETKEYS_INVALID_COMMAND)
-    if spec.find_keys is None and spec.first_key <= 0:
+    if spec.find_keys is None and (spec.first_key <= 0 or all(
+            "not_key" in flags.split() for flags in spec.key_spec_flags())):
+        # Redis's doesCommandHaveKeys: SPUBLISH's channels are "not_key" specs
         raise ReplyError(errors.GETKEYS_NO_KEYS)
     if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
         raise ReplyError(errors.GETKEYS_WRONG_ARITY)
