@@ -165,6 +165,19 @@ def test_latency_histogram_shape(pair8):
     pair8.ours.call("CONFIG", "SET", "latency-tracking", "yes")
 
 
+def test_debug_is_one_command_in_its_statistics(pair8):
+    # DEBUG is one (protected) command in Redis: any subcommand, known or not, is
+    # refused alike and counted under cmdstat_debug.
+    pair8.both("CONFIG", "RESETSTAT")
+    for line in ("DEBUG HELP", "DEBUG SLEEP 0", "DEBUG nosuch", "DEBUG OBJECT k", "debug|sleep 0"):
+        pair8.check(*line.split())
+    ours, ref = (parse(raw).decode().splitlines() for raw in pair8.both("INFO", "commandstats"))
+    debug = [[line for line in lines if "debug" in line] for lines in (ours, ref)]
+    assert debug[0] == debug[1] == [
+        "cmdstat_debug:calls=0,usec=0,usec_per_call=0.00,rejected_calls=4,failed_calls=0"]
+    pair8.check("LATENCY", "HISTOGRAM", "debug", "debug|sleep")
+
+
 def test_protected_commands_are_refused_before_multi_queues_them(pair8):
     # Redis's CMD_PROTECTED check (processCommand) comes before MULTI queues a command:
     # the refusal is the queueing reply and EXEC aborts. All of DEBUG is protected.

@@ -37,15 +37,17 @@ def latency_histogram(ctx: Client, argv: list[bytes]) -> object:
 
     Returns the cumulative distribution of latencies of a subset or all commands."""
     if len(argv) == 2:
-        specs = [s for s in table.all_specs() if s.latency_histogram]
+        specs = [s for s in table.counted_specs() if s.latency_histogram]
     else:
         specs = []
         for name in argv[2:]:
             spec = _lookup_full_name(name)
             if spec is None:
                 continue
-            # A container names its subcommands (Redis's latencySpecificCommandsFillCDF).
-            family = [spec, *table.unique_subcommands(spec)]
+            # A container names its subcommands (Redis's latencySpecificCommandsFillCDF);
+            # DEBUG is one command there.
+            family = [table.summed(spec)] if spec.one_command else [
+                spec, *table.unique_subcommands(spec)]
             specs.extend(s for s in family if s.latency_histogram and s not in specs)
     return Map([_histogram_entry(s) for s in specs])
 
@@ -54,7 +56,9 @@ def _lookup_full_name(name: bytes) -> table.CommandSpec | None:
     if b"|" in name:
         parent_name, sub = name.split(b"|", 1)
         parent = table.lookup(parent_name)
-        return None if parent is None else parent.subcommands.get(sub.lower())
+        if parent is None or parent.one_command:  # DEBUG's subcommands are not Redis's
+            return None
+        return parent.subcommands.get(sub.lower())
     return table.lookup(name)
 
 

@@ -340,11 +340,7 @@ def _section_cpu(state: ServerState) -> list[tuple[str, object]]:
 
 
 def _all_specs() -> list[CommandSpec]:
-    specs: list[CommandSpec] = []
-    for spec in table.COMMANDS.values():
-        specs.append(spec)
-        specs.extend(unique_subcommands(spec))
-    return specs
+    return table.counted_specs()
 
 
 def _section_commandstats(state: ServerState) -> list[tuple[str, object]]:

@@ -10,7 +10,7 @@ with its Redis syntax line.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rillet.resp.types import SimpleString
 
@@ -242,12 +242,14 @@ def rename(old: bytes, new: bytes) -> str | None:
     return None
 
 
-def container(name: str, group: str, acl: str, flags: str) -> None:
+def container(name: str, group: str, acl: str, flags: str, protected_by: str = "") -> None:
     """Declare a container that Redis has as one command (DEBUG): COMMAND INFO/DOCS/LIST
-    and ACL CAT show it alone, with these categories and flags, not its subcommands."""
+    and ACL CAT show it alone, with these categories and flags, not its subcommands;
+    `protected_by` refuses an unknown subcommand as it refuses the known ones."""
     spec = _container(name, group)
     spec.acl_categories = tuple(acl.split())
     spec.flags = frozenset(flags.split())
+    spec.protected_by = protected_by
     spec.one_command = True
 
 
@@ -305,6 +307,33 @@ def all_specs() -> list[CommandSpec]:
         out.append(spec)
         out.extend(unique_subcommands(spec))
     return out
+
+
+def counted_specs() -> list[CommandSpec]:
+    """Every command and subcommand as INFO commandstats/latencystats and LATENCY
+    HISTOGRAM report them: a container Redis has as one command (DEBUG) stands alone,
+    with its subcommands' counts summed, as Redis counts that one command."""
+    out = []
+    for spec in COMMANDS.values():
+        if spec.one_command:
+            out.append(summed(spec))
+        else:
+            out.append(spec)
+            out.extend(unique_subcommands(spec))
+    return out
+
+
+def summed(spec: CommandSpec) -> CommandSpec:
+    """A copy of a one-command container carrying its own and its subcommands'
+    statistics (its own: the calls refused before a subcommand was known)."""
+    subs = [spec, *unique_subcommands(spec)]
+    histograms = [s.latency_histogram for s in subs if s.latency_histogram]
+    return replace(
+        spec, calls=sum(s.calls for s in subs), usec=sum(s.usec for s in subs),
+        rejected_calls=sum(s.rejected_calls for s in subs),
+        failed_calls=sum(s.failed_calls for s in subs),
+        latency_histogram=[sum(counts) for counts in zip(*histograms, strict=True)]
+        if histograms else None)
 
 
 def lookup(name: bytes) -> CommandSpec | None:
