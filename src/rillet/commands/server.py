@@ -339,13 +339,9 @@ def _section_cpu(state: ServerState) -> list[tuple[str, object]]:
     ]
 
 
-def _all_specs() -> list[CommandSpec]:
-    return table.counted_specs()
-
-
 def _section_commandstats(state: ServerState) -> list[tuple[str, object]]:
     out = []
-    for spec in _all_specs():
+    for spec in table.counted_specs():
         if spec.calls or spec.rejected_calls or spec.failed_calls:
             per = spec.usec / spec.calls if spec.calls else 0
             out.append((
@@ -379,7 +375,7 @@ def _section_latencystats(state: ServerState) -> list[tuple[str, object]]:
     if not percentiles:
         return []
     out = []
-    for spec in _all_specs():
+    for spec in table.counted_specs():
         histogram = spec.latency_histogram
         if not histogram:
             continue
