@@ -140,7 +140,8 @@ def test_command_list_filterby_module(pair8, module):
     "spublish c m", "ssubscribe a b", "sunsubscribe a", "pfcount a b", "sintercard 2 a b",
     "zdiff 2 a b", "bitfield k", "bitfield k GET u8 0 OVERFLOW SAT GET i4 1",
     "bitfield k GET u8", "bitfield k INCRBY u8 0 1", "bitfield k OVERFLOW", "debug sleep 0",
-    "debug", "xinfo groups k", "lpos k e", "object", "substr k 0 1",
+    "debug", "debug object k", "pfmerge d", "xinfo groups k", "lpos k e", "object",
+    "substr k 0 1",
 ])
 def test_getkeysandflags_is_redis(pair8, line):
     pair8.check("COMMAND", "GETKEYSANDFLAGS", *line.split())

@@ -923,7 +923,7 @@ def _getkeys(argv: list[bytes]) -> list[tuple[int, str]]:
     """COMMAND GETKEYS/GETKEYSANDFLAGS: the keys of argv[2:] as (index there, flags)."""
     args = argv[2:]
     spec = table.lookup(args[0])
-    if spec is not None and spec.subcommands and len(args) > 1:
+    if spec is not None and spec.subcommands and len(args) > 1 and not spec.one_command:
         spec = spec.subcommands.get(args[1].lower())
     if spec is None:
         raise ReplyError(errors.GETKEYS_INVALID_COMMAND)
@@ -933,6 +933,11 @@ def _getkeys(argv: list[bytes]) -> list[tuple[int, str]]:
         raise ReplyError(errors.GETKEYS_NO_KEYS)
     if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
         raise ReplyError(errors.GETKEYS_WRONG_ARITY)
+    flags = spec.key_spec_flags()
+    if spec.find_keys is None and len(flags) > 1 and spec.first_key + len(flags) - 1 >= len(args):
+        # One key spec per position (PFMERGE's destination, then its sources): Redis's
+        # getKeysUsingKeySpecs finds a spec whose index is past the arguments invalid.
+        raise ReplyError(errors.GETKEYS_INVALID_ARGS)
     keys = spec.keys_with_flags(args)
     if not keys and "no_mandatory_keys" not in spec.flags:  # (EVAL/FCALL with 0 keys: none)
         raise ReplyError(errors.GETKEYS_INVALID_ARGS)
