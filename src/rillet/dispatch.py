@@ -167,6 +167,9 @@ class Dispatcher:
                 return self._reject(client, errors.wrong_arity(spec.name))
             sub = spec.subcommands.get(argv[1]) or spec.subcommands.get(argv[1].lower())
             if sub is None:
+                if spec.protected_by and not client.protected_action_allowed(spec.protected_by):
+                    # DEBUG is one protected command in Redis: refused whatever follows.
+                    return self._reject(client, errors.PROTECTED_REFUSED[spec.protected_by], spec)
                 return self._reject(client, errors.unknown_subcommand(argv[1], spec.name))
             spec = sub
         return spec

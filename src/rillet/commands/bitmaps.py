@@ -474,7 +474,22 @@ def _read(buf: bytes | bytearray, offset: int, signed: bool, bits: int) -> int:
     return _signed(value, bits) if signed else value
 
 
-@command("bitfield", -2, "write denyoom", keys=(1, 1, 1),
+def _bitfield_keys(argv: list[bytes]) -> list[tuple[int, str]]:
+    # Redis's bitfieldGetKeys: only GETs and OVERFLOWs (with their arguments) read the
+    # key; anything else, a syntax error included, is taken as a write.
+    i = 2
+    while i < len(argv):
+        option, left = argv[i].upper(), len(argv) - i - 1
+        if option == b"GET" and left >= 2:
+            i += 3
+        elif option == b"OVERFLOW" and left >= 1:
+            i += 2
+        else:
+            return [(1, "RW access update")]
+    return [(1, "RO access")]
+
+
+@command("bitfield", -2, "write denyoom", keys=(1, 1, 1), find_keys=_bitfield_keys,
          key_flags="RW access update variable_flags", group="bitmap", since="3.2.0",
          key_notes="This command allows both access and modification of the key")
 def bitfield(ctx: Client, argv: list[bytes]) -> object:

@@ -14,7 +14,6 @@ import struct
 from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands import table
 from rillet.commands.args import parse_int
-from rillet.commands.introspection import MONITOR_TIPS
 from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.memory import STARTUP_BYTES
@@ -30,7 +29,7 @@ def _histogram_entry(spec: table.CommandSpec) -> tuple[bytes, Map]:
 
 
 @command("latency|histogram", -2, "admin noscript loading stale", group="server",
-         since="7.0.0", acl="admin slow dangerous", tips=MONITOR_TIPS,
+         since="7.0.0", acl="admin slow dangerous",
          complexity="O(N) where N is the number of commands with latency information being"
          " retrieved.")
 def latency_histogram(ctx: Client, argv: list[bytes]) -> object:
@@ -38,15 +37,17 @@ def latency_histogram(ctx: Client, argv: list[bytes]) -> object:
 
     Returns the cumulative distribution of latencies of a subset or all commands."""
     if len(argv) == 2:
-        specs = [s for s in table.all_specs() if s.latency_histogram]
+        specs = [s for s in table.counted_specs() if s.latency_histogram]
     else:
         specs = []
         for name in argv[2:]:
             spec = _lookup_full_name(name)
             if spec is None:
                 continue
-            # A container names its subcommands (Redis's latencySpecificCommandsFillCDF).
-            family = [spec, *table.unique_subcommands(spec)]
+            # A container names its subcommands (Redis's latencySpecificCommandsFillCDF);
+            # DEBUG is one command there.
+            family = [table.summed(spec)] if spec.one_command else [
+                spec, *table.unique_subcommands(spec)]
             specs.extend(s for s in family if s.latency_histogram and s not in specs)
     return Map([_histogram_entry(s) for s in specs])
 
@@ -55,12 +56,14 @@ def _lookup_full_name(name: bytes) -> table.CommandSpec | None:
     if b"|" in name:
         parent_name, sub = name.split(b"|", 1)
         parent = table.lookup(parent_name)
-        return None if parent is None else parent.subcommands.get(sub.lower())
+        if parent is None or parent.one_command:  # DEBUG's subcommands are not Redis's
+            return None
+        return parent.subcommands.get(sub.lower())
     return table.lookup(name)
 
 
 @command("latency|graph", 3, "admin noscript loading stale", group="server", since="2.8.13",
-         acl="admin slow dangerous", tips=MONITOR_TIPS, complexity="O(1)")
+         acl="admin slow dangerous", complexity="O(1)")
 def latency_graph(ctx: Client, argv: list[bytes]) -> object:
     """LATENCY GRAPH event
 
@@ -71,7 +74,6 @@ def latency_graph(ctx: Client, argv: list[bytes]) -> object:
 
 # --- MEMORY -----------------------------------------------------------------------------
 
-_MEMORY_TIPS = "nondeterministic_output request_policy:all_shards response_policy:special"
 
 
 def _float32(value: float) -> float:
@@ -88,7 +90,7 @@ def _client_bytes(ctx: Client) -> int:
     return total
 
 
-@command("memory|stats", 2, "", group="server", since="4.0.0", acl="slow", tips=_MEMORY_TIPS,
+@command("memory|stats", 2, "", group="server", since="4.0.0", acl="slow",
          complexity="O(1)")
 def memory_stats(ctx: Client, argv: list[bytes]) -> object:
     """MEMORY STATS
@@ -154,7 +156,7 @@ _DOCTOR_FINE = (
 )
 
 
-@command("memory|doctor", 2, "", group="server", since="4.0.0", acl="slow", tips=_MEMORY_TIPS,
+@command("memory|doctor", 2, "", group="server", since="4.0.0", acl="slow",
          complexity="O(1)")
 def memory_doctor(ctx: Client, argv: list[bytes]) -> object:
     """MEMORY DOCTOR
@@ -167,7 +169,7 @@ def memory_doctor(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("memory|malloc-stats", 2, "", group="server", since="4.0.0", acl="slow",
-         tips=_MEMORY_TIPS, complexity="Depends on how much memory is allocated, could be slow")
+         complexity="Depends on how much memory is allocated, could be slow")
 def memory_malloc_stats(ctx: Client, argv: list[bytes]) -> object:
     """MEMORY MALLOC-STATS
 
@@ -177,7 +179,6 @@ def memory_malloc_stats(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("memory|purge", 2, "", group="server", since="4.0.0", acl="slow",
-         tips="request_policy:all_shards response_policy:all_succeeded",
          complexity="Depends on how much memory is allocated, could be slow")
 def memory_purge(ctx: Client, argv: list[bytes]) -> object:
     """MEMORY PURGE

@@ -89,7 +89,6 @@ def slowlog_help(ctx: Client, argv: list[bytes]) -> object:
     )
 
 
-MONITOR_TIPS = "nondeterministic_output request_policy:all_nodes response_policy:special"
 _LATENCY_DISABLED = (
     b"I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. "
     b"You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. "
@@ -100,7 +99,7 @@ _LATENCY_DISABLED = (
 
 @command("latency|doctor", 2, "admin noscript loading stale", group="server", since="2.8.13",
          acl="admin slow dangerous",
-         tips=MONITOR_TIPS, complexity="O(1)")
+         complexity="O(1)")
 def latency_doctor(ctx: Client, argv: list[bytes]) -> object:
     """LATENCY DOCTOR
 
@@ -110,7 +109,7 @@ def latency_doctor(ctx: Client, argv: list[bytes]) -> object:
 
 @command("latency|latest", 2, "admin noscript loading stale", group="server", since="2.8.13",
          acl="admin slow dangerous",
-         tips=MONITOR_TIPS, complexity="O(1)")
+         complexity="O(1)")
 def latency_latest(ctx: Client, argv: list[bytes]) -> object:
     """LATENCY LATEST
 
@@ -120,7 +119,7 @@ def latency_latest(ctx: Client, argv: list[bytes]) -> object:
 
 @command("latency|history", 3, "admin noscript loading stale", group="server", since="2.8.13",
          acl="admin slow dangerous",
-         tips=MONITOR_TIPS, complexity="O(1)")
+         complexity="O(1)")
 def latency_history(ctx: Client, argv: list[bytes]) -> object:
     """LATENCY HISTORY event
 
@@ -130,7 +129,7 @@ def latency_history(ctx: Client, argv: list[bytes]) -> object:
 
 @command("latency|reset", -2, "admin noscript loading stale", group="server", since="2.8.13",
          acl="admin slow dangerous",
-         tips="request_policy:all_nodes response_policy:agg_sum", complexity="O(1)")
+         complexity="O(1)")
 def latency_reset(ctx: Client, argv: list[bytes]) -> object:
     """LATENCY RESET [event [event ...]]
 

@@ -28,7 +28,7 @@ def _count(raw: bytes) -> int:
 def numkeys(at: int, dest: bool = False, source: str = SOURCE, notes: str = "") -> Finder:
     """Keys counted by the argument at `at` (genericGetKeys), after a destination key.
 
-    The finder carries its key spec as `keynum` (at, dest, source flags, notes):
+    The finder carries its key spec as `keynum` (at, dest, source flags, notes[, step]):
     COMMAND INFO shows it as Redis's "keynum" spec (commands/server.py)."""
 
     def find(argv: list[bytes]) -> list[tuple[int, str]]:
@@ -48,6 +48,10 @@ def msetex_keys(argv: list[bytes]) -> list[tuple[int, str]]:
     if n <= 0 or 1 + 2 * n >= len(argv):
         return []
     return [(i, "OW update") for i in range(2, 2 + 2 * n, 2)]
+
+
+# Redis's msetex.json key spec: numkeys at 1, keys every other argument after it.
+msetex_keys.keynum = (1, False, "OW update", "", 2)  # type: ignore[attr-defined]
 
 
 _SCRIPT_NOTES = "We cannot tell how the keys will be used so we assume the worst, {}"

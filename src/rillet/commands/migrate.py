@@ -181,7 +181,7 @@ def _parse(argv: list[bytes]) -> _Request:
 
 @command("migrate", -6, "write movablekeys", keys=(3, 3, 1), key_flags=_KEY_FLAGS,
          group="generic", since="2.6.0", acl="keyspace write slow dangerous",
-         tips="nondeterministic_output", find_keys=migrate_keys,
+         find_keys=migrate_keys,
          redact=redact_options(6, {b"AUTH": 1, b"AUTH2": 2}, {}, stop=b"KEYS"),
          keyword_keys=(("RW access delete incomplete", "KEYS", -2, -1),),
          complexity="This command actually executes a DUMP+DEL in the source instance, and a"

@@ -38,7 +38,6 @@ _GATE = "enable-module-command"  # Redis's CMD_PROTECTED: checked by dispatch
 
 
 @command("module|list", 2, "admin noscript", group="server", since="4.0.0", acl=_ADMIN,
-         tips="nondeterministic_output_order",
          complexity="O(N) where N is the number of loaded modules.")
 def module_list(ctx: Client, argv: list[bytes]) -> object:
     """MODULE LIST

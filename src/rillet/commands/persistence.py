@@ -58,7 +58,7 @@ _DEBUG_GATE = "enable-debug-command"  # Redis's CMD_PROTECTED: checked by dispat
 
 
 # DEBUG is one command in Redis (its categories are its own); here each subcommand is a spec.
-table.container("debug", "server", "admin slow dangerous")
+table.container("debug", "server", "admin slow dangerous", _DEBUG_FLAGS, _DEBUG_GATE)
 
 
 @command("debug|reload", -2, _DEBUG_FLAGS, group="server", since="1.0.0",

@@ -134,7 +134,7 @@ def script_load(ctx: Client, argv: list[bytes]) -> object:
     return engine(ctx).load(argv[2]).sha.encode()
 
 
-@command("script|exists", -3, "noscript stale", group="scripting", since="2.6.0",
+@command("script|exists", -3, "noscript", group="scripting", since="2.6.0",
          acl="slow scripting")
 def script_exists(ctx: Client, argv: list[bytes]) -> object:
     """SCRIPT EXISTS sha1 [sha1 ...]"""

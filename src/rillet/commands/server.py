@@ -14,6 +14,7 @@ from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
 from rillet.commands.keyfinders import DESTINATION
 from rillet.commands.modules import module_info_lines
+from rillet.commands.redis_tips import TIPS
 from rillet.commands.syntax import arguments as syntax_arguments
 from rillet.commands.table import CommandSpec, command, help_reply, unique_subcommands
 from rillet.config import PARAMS, ConfigError, Param, render_double
@@ -338,17 +339,9 @@ def _section_cpu(state: ServerState) -> list[tuple[str, object]]:
     ]
 
 
-def _all_specs() -> list[CommandSpec]:
-    specs: list[CommandSpec] = []
-    for spec in table.COMMANDS.values():
-        specs.append(spec)
-        specs.extend(unique_subcommands(spec))
-    return specs
-
-
 def _section_commandstats(state: ServerState) -> list[tuple[str, object]]:
     out = []
-    for spec in _all_specs():
+    for spec in table.counted_specs():
         if spec.calls or spec.rejected_calls or spec.failed_calls:
             per = spec.usec / spec.calls if spec.calls else 0
             out.append((
@@ -382,7 +375,7 @@ def _section_latencystats(state: ServerState) -> list[tuple[str, object]]:
     if not percentiles:
         return []
     out = []
-    for spec in _all_specs():
+    for spec in table.counted_specs():
         histogram = spec.latency_histogram
         if not histogram:
             continue
@@ -415,8 +408,8 @@ def _power_label(power: int) -> str:
 def _section_keysizes(state: ServerState) -> list[tuple[str, object]]:
     """Per db and type, how many keys have a size in each power-of-two bin (0 apart).
 
-    Redis keeps these counts as keys change; rillet counts when asked, so the
-    section is not in INFO's default set here (docs/compat.md)."""
+    Redis keeps these counts as keys change; rillet counts when asked, walking the
+    keys (a default INFO pays for it, as the section is in Redis 8.2.3's default set)."""
     out = []
     for db in state.keyspace.dbs:
         if not len(db):
@@ -466,7 +459,7 @@ SECTIONS = {
 }
 _HEADERS = {"cpu": "CPU"}
 DEFAULT_SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication", "cpu",
-                    "modules", "errorstats", "cluster", "keyspace"]
+                    "modules", "errorstats", "cluster", "keyspace", "keysizes"]
 
 
 def render_info(state: ServerState, wanted: list[str]) -> str:
@@ -745,10 +738,10 @@ def _range(last: int, step: int = 1, limit: int = 0) -> tuple[bytes, list]:
 _UNKNOWN: tuple[bytes, list] = (b"unknown", [])
 
 
-def _keynum_specs(at: int, dest: bool, source: str, notes: str) -> list:
+def _keynum_specs(at: int, dest: bool, source: str, notes: str, step: int = 1) -> list:
     """A numkeys finder's specs (commands/keyfinders.py): the destination, then the keys."""
     specs = [_spec(DESTINATION, _index(1), _range(0))] if dest else []
-    keynum = (b"keynum", [(b"keynumidx", 0), (b"firstkey", 1), (b"keystep", 1)])
+    keynum = (b"keynum", [(b"keynumidx", 0), (b"firstkey", 1), (b"keystep", step)])
     return specs + [_spec(source, _index(at), keynum, notes)]
 
 
@@ -780,8 +773,15 @@ def _key_specs(spec: CommandSpec) -> list:
     return specs
 
 
+def shown_subcommands(spec: CommandSpec) -> list[CommandSpec]:
+    """The subcommands COMMAND INFO/DOCS/LIST show: none for a container Redis has as
+    one command (DEBUG), whose subcommands are only rillet's way to dispatch it."""
+    return [] if spec.one_command else unique_subcommands(spec)
+
+
 def command_info(spec: CommandSpec) -> list:
-    subs = unique_subcommands(spec)
+    """One COMMAND INFO entry; the tips are Redis's (commands/redis_tips.py)."""
+    subs = shown_subcommands(spec)
     return [
         spec.shown_name,
         spec.arity,
@@ -790,7 +790,7 @@ def command_info(spec: CommandSpec) -> list:
         spec.last_key,
         spec.key_step,
         SetReply([SimpleString(b"@" + c.encode()) for c in acl_categories(spec)]),
-        SetReply([t.encode() for t in spec.tips]),
+        SetReply([tip.encode() for tip in TIPS.get(spec.name, ())]),
         SetReply(_key_specs(spec)),
         [command_info(sub) for sub in subs] if subs else SetReply([]),
     ]
@@ -830,7 +830,7 @@ def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:
         args = syntax_arguments(spec.syntax, spec.name)
         if args:
             items.append((b"arguments", args))
-    subs = unique_subcommands(spec)
+    subs = shown_subcommands(spec)
     if subs:
         items.append((b"subcommands", Map([command_docs(sub) for sub in subs])))
     return spec.name.encode(), Map(items)
@@ -854,7 +854,7 @@ def _resolve(name: bytes) -> CommandSpec | None:
     if b"|" in name:
         parent_name, sub = name.split(b"|", 1)
         parent = table.lookup(parent_name)
-        if parent is None:
+        if parent is None or parent.one_command:  # DEBUG's subcommands are not Redis's
             return None
         return parent.subcommands.get(sub.lower())
     return table.lookup(name)
@@ -891,7 +891,7 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
     names = []
     for spec in table.COMMANDS.values():
         names.append(spec)
-        names.extend(unique_subcommands(spec))
+        names.extend(shown_subcommands(spec))
     if len(argv) == 2:
         return [s.shown_name for s in names]
     if len(argv) != 5 or argv[2].upper() != b"FILTERBY":
@@ -902,8 +902,9 @@ def command_list(ctx: Client, argv: list[bytes]) -> object:
     if kind == b"ACLCAT":
         category = value.lower().decode("utf-8", "replace")
         return [s.shown_name for s in names if category in acl_categories(s)]
-    if kind == b"MODULE":
-        return []
+    if kind == b"MODULE":  # the module's name as MODULE LIST gives it, in any case
+        module = value.lower().decode("utf-8", "replace")
+        return [s.shown_name for s in names if s.module and s.module.lower() == module]
     raise ReplyError(errors.SYNTAX)
 
 
@@ -922,14 +923,21 @@ def _getkeys(argv: list[bytes]) -> list[tuple[int, str]]:
     """COMMAND GETKEYS/GETKEYSANDFLAGS: the keys of argv[2:] as (index there, flags)."""
     args = argv[2:]
     spec = table.lookup(args[0])
-    if spec is not None and spec.subcommands and len(args) > 1:
+    if spec is not None and spec.subcommands and len(args) > 1 and not spec.one_command:
         spec = spec.subcommands.get(args[1].lower())
     if spec is None:
         raise ReplyError(errors.GETKEYS_INVALID_COMMAND)
-    if spec.find_keys is None and spec.first_key <= 0:
+    if spec.find_keys is None and (spec.first_key <= 0 or all(
+            "not_key" in flags.split() for flags in spec.key_spec_flags())):
+        # Redis's doesCommandHaveKeys: SPUBLISH's channels are "not_key" specs
         raise ReplyError(errors.GETKEYS_NO_KEYS)
     if (spec.arity > 0 and spec.arity != len(args)) or len(args) < -spec.arity:
         raise ReplyError(errors.GETKEYS_WRONG_ARITY)
+    flags = spec.key_spec_flags()
+    if spec.find_keys is None and len(flags) > 1 and spec.first_key + len(flags) - 1 >= len(args):
+        # One key spec per position (PFMERGE's destination, then its sources): Redis's
+        # getKeysUsingKeySpecs finds a spec whose index is past the arguments invalid.
+        raise ReplyError(errors.GETKEYS_INVALID_ARGS)
     keys = spec.keys_with_flags(args)
     if not keys and "no_mandatory_keys" not in spec.flags:  # (EVAL/FCALL with 0 keys: none)
         raise ReplyError(errors.GETKEYS_INVALID_ARGS)

@@ -315,7 +315,16 @@ def digest(ctx: Client, argv: list[bytes]) -> object:
     return None if value is None else value_digest(value)
 
 
-@command("delex", -2, "write fast", keys=(1, 1, 1), group="string", since="8.4.0")
+def _delex_keys(argv: list[bytes]) -> list[tuple[int, str]]:
+    # delex.json's key spec is "RW delete variable_flags" (delexGetKeys): a plain DELEX
+    # deletes without reading (DEL's "RM delete"), a condition reads the value first.
+    if len(argv) > 2 and argv[2].upper() in IF_CONDITIONS:
+        return [(1, "RW delete")]
+    return [(1, "RM delete")]
+
+
+@command("delex", -2, "write fast", keys=(1, 1, 1), key_flags="RW delete variable_flags",
+         find_keys=_delex_keys, group="string", since="8.4.0")
 def delex(ctx: Client, argv: list[bytes]) -> object:
     """DELEX key [IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest]"""
     key = argv[1]

@@ -10,7 +10,7 @@ with its Redis syntax line.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rillet.resp.types import SimpleString
 
@@ -55,7 +55,6 @@ class CommandSpec:
     # each, reported by COMMAND INFO after the others; find_keys finds such keys.
     unknown_keys: tuple[tuple[str, str], ...] = ()
     key_notes: str = ""  # the notes of the first key spec (BITFIELD's)
-    tips: tuple[str, ...] = ()  # Redis's command tips, as COMMAND INFO reports them
     # argv -> the indexes MONITOR and SLOWLOG show as "(redacted)" (passwords, user
     # names: Redis's redactClientCommandArgument).
     redact: Callable[[list[bytes]], Iterable[int]] | None = None
@@ -65,7 +64,7 @@ class CommandSpec:
                         | tuple[str, str, int, int, int], ...] = ()
     subcommands: dict[bytes, CommandSpec] = field(default_factory=dict)
     parent: CommandSpec | None = None
-    # Redis knows this container as one command (DEBUG): ACL CAT lists it alone.
+    # Redis knows this container as one command (DEBUG): COMMAND and ACL CAT show it alone.
     one_command: bool = False
     # The Redis module that has the command (vector sets: "vectorset"). Redis shows a
     # module command by its registered (upper-case) name, with no ACL categories and
@@ -171,7 +170,6 @@ def command(
     key_notes: str = "",
     keyword_keys: tuple[tuple[str, str, int] | tuple[str, str, int, int]
                         | tuple[str, str, int, int, int], ...] = (),
-    tips: str = "",
     redact: Callable[[list[bytes]], Iterable[int]] | None = None,
     module: str = "",
     protected_by: str = "",
@@ -198,7 +196,6 @@ def command(
             unknown_keys=unknown_keys,
             key_notes=key_notes,
             keyword_keys=keyword_keys,
-            tips=tuple(tips.split()),
             redact=redact,
             module=module,
             protected_by=protected_by,
@@ -245,10 +242,14 @@ def rename(old: bytes, new: bytes) -> str | None:
     return None
 
 
-def container(name: str, group: str, acl: str) -> None:
-    """Declare a container whose own categories Redis reports (DEBUG: one command in Redis)."""
+def container(name: str, group: str, acl: str, flags: str, protected_by: str = "") -> None:
+    """Declare a container that Redis has as one command (DEBUG): COMMAND INFO/DOCS/LIST
+    and ACL CAT show it alone, with these categories and flags, not its subcommands;
+    `protected_by` refuses an unknown subcommand as it refuses the known ones."""
     spec = _container(name, group)
     spec.acl_categories = tuple(acl.split())
+    spec.flags = frozenset(flags.split())
+    spec.protected_by = protected_by
     spec.one_command = True
 
 
@@ -306,6 +307,33 @@ def all_specs() -> list[CommandSpec]:
         out.append(spec)
         out.extend(unique_subcommands(spec))
     return out
+
+
+def counted_specs() -> list[CommandSpec]:
+    """Every command and subcommand as INFO commandstats/latencystats and LATENCY
+    HISTOGRAM report them: a container Redis has as one command (DEBUG) stands alone,
+    with its subcommands' counts summed, as Redis counts that one command."""
+    out = []
+    for spec in COMMANDS.values():
+        if spec.one_command:
+            out.append(summed(spec))
+        else:
+            out.append(spec)
+            out.extend(unique_subcommands(spec))
+    return out
+
+
+def summed(spec: CommandSpec) -> CommandSpec:
+    """A copy of a one-command container carrying its own and its subcommands'
+    statistics (its own: the calls refused before a subcommand was known)."""
+    subs = [spec, *unique_subcommands(spec)]
+    histograms = [s.latency_histogram for s in subs if s.latency_histogram]
+    return replace(
+        spec, calls=sum(s.calls for s in subs), usec=sum(s.usec for s in subs),
+        rejected_calls=sum(s.rejected_calls for s in subs),
+        failed_calls=sum(s.failed_calls for s in subs),
+        latency_histogram=[sum(counts) for counts in zip(*histograms, strict=True)]
+        if histograms else None)
 
 
 def lookup(name: bytes) -> CommandSpec | None:
