@@ -408,8 +408,8 @@ def _power_label(power: int) -> str:
 def _section_keysizes(state: ServerState) -> list[tuple[str, object]]:
     """Per db and type, how many keys have a size in each power-of-two bin (0 apart).
 
-    Redis keeps these counts as keys change; rillet counts when asked, walking the
-    keys (a default INFO pays for it, as the section is in Redis 8.2.3's default set)."""
+    Redis keeps these counts as keys change; rillet counts when asked, so the
+    section is not in INFO's default set here (docs/compat.md)."""
     out = []
     for db in state.keyspace.dbs:
         if not len(db):
@@ -459,7 +459,7 @@ SECTIONS = {
 }
 _HEADERS = {"cpu": "CPU"}
 DEFAULT_SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication", "cpu",
-                    "modules", "errorstats", "cluster", "keyspace", "keysizes"]
+                    "modules", "errorstats", "cluster", "keyspace"]
 
 
 def render_info(state: ServerState, wanted: list[str]) -> str:
