@@ -1,8 +1,8 @@
-"""The compiled XCLAIM and XAUTOCLAIM (commands/_claims.pyx) against their Python bodies in
+"""The compiled XCLAIM, XAUTOCLAIM and XPENDING (commands/_claims.pyx) against their Python bodies in
 commands/groups.py, the reference: generated command sequences (claims by known and new
 consumers, IDs in every form, IDLE/TIME/RETRYCOUNT/FORCE/JUSTID/LASTID in odd forms and
 repeated, XAUTOCLAIM starts, COUNTs and min-idle times, entries deleted while pending,
-released by XNACK, acknowledged, consumers deleted, other types, expiring keys, RESP3,
+released by XNACK, acknowledged, consumers deleted, XPENDING ranges, IDLE and consumers, other types, expiring keys, RESP3,
 keyspace events on or off, effect sinks or none) run on two in-process servers; replies,
 effects, events, dirty counts and the groups' whole state (XINFO STREAM FULL, XPENDING,
 XINFO CONSUMERS, the idle index's order and touch sequence, the LRU record) must be the
@@ -23,7 +23,8 @@ _claims = pytest.importorskip("rillet.commands._claims")
 if COMMANDS["xclaim"].handler is not _claims.xclaim:  # RILLET_PURE: the table holds the Python
     pytest.skip("the compiled bodies are not in use", allow_module_level=True)
 
-REFERENCE = {"xclaim": groups.xclaim, "xautoclaim": groups.xautoclaim}
+REFERENCE = {"xclaim": groups.xclaim, "xautoclaim": groups.xautoclaim,
+             "xpending": groups.xpending}
 
 ids = st.builds(lambda ms, seq: b"%d-%d" % (T0 + ms, seq), st.integers(0, 30), st.integers(0, 1))
 odd_ids = st.sampled_from([b"1", b"0-0", b"abc", b"1-1-1", b"18446744073709551616-0", b"-",
@@ -61,6 +62,18 @@ xautoclaim_plain = st.builds(
     lambda c, m, s, o: [b"XAUTOCLAIM", b"s", b"g", c, m, s, *o],
     consumers, st.sampled_from([b"0", b"5"]), st.one_of(ids, st.just(b"0-0")),
     st.sampled_from([[], [b"COUNT", b"2"], [b"COUNT", b"4", b"JUSTID"]]))
+bounds = st.one_of(ids, st.sampled_from([b"-", b"+", b"0-0", b"(%d-0" % (T0 + 2), b"%d" % T0, b"x"]))
+xpending = st.builds(
+    lambda k, g, idle, lo, hi, n, c: [b"XPENDING", k, g, *idle, lo, hi, n, *c],
+    keys, group_names,
+    st.sampled_from([[], [], [b"IDLE", b"0"], [b"IDLE", b"5"], [b"idle", b"12"], [b"IDLE", b"-2"],
+                     [b"IDLE", b"x"]]),
+    bounds, bounds, st.sampled_from([b"10", b"2", b"0", b"-1", b"x", b"100"]),
+    st.sampled_from([[], [], [b"c1"], [b"c2"], [b"c9"], [b"c1", b"extra"]]))
+xpending_plain = st.builds(
+    lambda idle, n, c: [b"XPENDING", b"s", b"g", *idle, b"-", b"+", n, *c],
+    st.sampled_from([[], [b"IDLE", b"5"]]), st.sampled_from([b"3", b"10"]),
+    st.sampled_from([[], [b"c1"], [b"c2"]]))
 read = st.builds(
     lambda c, n: [b"XREADGROUP", b"GROUP", b"g", c, b"COUNT", n, b"STREAMS", b"s", b">"],
     consumers, st.sampled_from([b"1", b"3"]))
@@ -82,7 +95,7 @@ others = st.one_of(
 )
 steps = st.lists(
     st.tuples(st.one_of(xclaim_plain, xclaim_plain, xclaim, xautoclaim_plain, xautoclaim_plain,
-                        xautoclaim, read, read, xadd, others),
+                        xautoclaim, xpending_plain, xpending, read, read, xadd, others),
               st.sampled_from([0, 0, 1, 4])),
     max_size=40)
 
@@ -126,9 +139,9 @@ def test_compiled_claim_bodies_equal_the_reference(commands, sinks, events):
 
 def test_the_compiled_bodies_do_the_common_cases():
     """The generated test reaches the compiled work, not only its fallbacks: claims by a
-    known consumer with plain IDs and options, and XAUTOCLAIM pages, do not call the
-    Python bodies (counted here); a new consumer, LASTID, a deleted pending entry and an
-    ID in another form do."""
+    known consumer with plain IDs and options, XAUTOCLAIM pages and XPENDING ranges do not call the
+    Python bodies (counted here); a new consumer, LASTID, a deleted pending entry, an
+    ID in another form and XPENDING's summary do."""
     calls: list[list[bytes]] = []
 
     def counted(body):
@@ -143,7 +156,7 @@ def test_the_compiled_bodies_do_the_common_cases():
     server.run([b"XGROUP", b"CREATE", b"s", b"g", b"0"])
     server.run([b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"20", b"STREAMS", b"s", b">"])
     server.run([b"XGROUP", b"CREATECONSUMER", b"s", b"g", b"d"])
-    _claims.bind(counted(groups.xclaim), counted(groups.xautoclaim))
+    _claims.bind(counted(groups.xclaim), counted(groups.xautoclaim), counted(groups.xpending))
     try:
         compiled = [
             [b"XCLAIM", b"s", b"g", b"d", b"0", b"1-1", b"2-1", b"99-1"],
@@ -151,6 +164,8 @@ def test_the_compiled_bodies_do_the_common_cases():
             [b"XCLAIM", b"s", b"g", b"d", b"0", b"25-1", b"FORCE", b"RETRYCOUNT", b"4"],
             [b"XAUTOCLAIM", b"s", b"g", b"d", b"0", b"0-0", b"COUNT", b"2"],
             [b"XAUTOCLAIM", b"s", b"g", b"d", b"0", b"-", b"COUNT", b"3", b"JUSTID"],
+            [b"XPENDING", b"s", b"g", b"-", b"+", b"10"],
+            [b"XPENDING", b"s", b"g", b"IDLE", b"0", b"2-1", b"+", b"3", b"d"],
         ]
         replies = [server.run(argv) for argv in compiled]
         assert calls == []
@@ -164,10 +179,12 @@ def test_the_compiled_bodies_do_the_common_cases():
             [b"XCLAIM", b"s", b"g", b"d", b"0", b"1"],
             [b"XCLAIM", b"s", b"g", b"d", b"0", b"10-1"],
             [b"XAUTOCLAIM", b"s", b"g", b"d", b"0", b"0-0", b"COUNT", b"20"],
+            [b"XPENDING", b"s", b"g"],
+            [b"XPENDING", b"s", b"g", b"(1-1", b"+", b"10"],
         ]
         for argv in handed:
             server.run(argv)
         assert calls == handed
     finally:
-        _claims.bind(groups.xclaim, groups.xautoclaim)
+        _claims.bind(groups.xclaim, groups.xautoclaim, groups.xpending)
     server.state.keyspace[0].data[b"s"].groups[b"g"].check_invariants()

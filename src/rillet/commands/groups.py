@@ -1101,10 +1101,12 @@ if _groups is not None and ENCODES_FROM_NODES:
     COMMANDS["xreadgroup"].handler = _groups.xreadgroup
     COMMANDS["xack"].handler = _groups.xack
 
-# XCLAIM and XAUTOCLAIM in their common forms, compiled (commands/_claims.pyx), the same
-# way; tests/server/test_claim_bodies.py holds them equal to the bodies above.
+# XCLAIM, XAUTOCLAIM and XPENDING's extended form in their common forms, compiled
+# (commands/_claims.pyx), the same way; tests/server/test_claim_bodies.py holds them equal
+# to the bodies above.
 _claims = compiled("rillet.commands._claims")
 if _claims is not None:
-    _claims.bind(xclaim, xautoclaim)
+    _claims.bind(xclaim, xautoclaim, xpending)
     COMMANDS["xclaim"].handler = _claims.xclaim
     COMMANDS["xautoclaim"].handler = _claims.xautoclaim
+    COMMANDS["xpending"].handler = _claims.xpending
