@@ -276,6 +276,8 @@ def xclaim(ctx, list argv):
     cdef bint force = False, justid = False, has_time = False
     cdef u128 stack_keys[32]
     cdef u128 *keys
+    cdef Py_ssize_t stack_positions[32]
+    cdef Py_ssize_t *positions
     if argc < 6:
         return _xclaim_py(ctx, argv)
     found = _plain_group(ctx, argv)
@@ -319,29 +321,31 @@ def xclaim(ctx, list argv):
     if not has_time or delivery_time < 0 or delivery_time > now:
         delivery_time = now
     nids = first_option - 5
-    if nids <= 32:
-        keys = stack_keys
-    else:
+    keys = stack_keys
+    positions = stack_positions
+    if nids > 32:
         keys = <u128 *>PyMem_Malloc(nids * sizeof(u128))
-        if keys == NULL:
-            raise MemoryError()
+        positions = <Py_ssize_t *>PyMem_Malloc(nids * sizeof(Py_ssize_t))
     try:
+        if keys == NULL or positions == NULL:
+            raise MemoryError()
         for j in range(nids):
             _plain_ack_id(<object>PyList_GET_ITEM(argv, 5 + j), &ms, &seq)
             keys[j] = _key(ms, seq)
-        return _claim(ctx, argv, stream, group, consumer, keys, nids, min_idle, now,
-                      delivery_time, retry_count, force, justid)
+        return _claim(ctx, argv, stream, group, consumer, keys, positions, nids, min_idle,
+                      now, delivery_time, retry_count, force, justid)
     finally:
         if keys != stack_keys:
             PyMem_Free(keys)
+            PyMem_Free(positions)
 
 
-cdef object _claim(ctx, list argv, stream, group, consumer, u128 *keys, Py_ssize_t nids,
-                   long long min_idle, long long now, long long delivery_time,
+cdef object _claim(ctx, list argv, stream, group, consumer, u128 *keys, Py_ssize_t *positions,
+                   Py_ssize_t nids, long long min_idle, long long now, long long delivery_time,
                    long long retry_count, bint force, bint justid):
     """engine ConsumerGroup.claim and groups.xclaim's effects and reply (keep in step),
     or the Python body's answer when a pending entry's stream entry is gone."""
-    cdef Py_ssize_t j, at
+    cdef Py_ssize_t j
     cdef long long touch_seq, count
     cdef u128 k
     cdef PendingEntry entry
@@ -350,10 +354,17 @@ cdef object _claim(ctx, list argv, stream, group, consumer, u128 *keys, Py_ssize
     cdef SortedIndex cpel = <SortedIndex>_get(consumer, CO_PEL)
     # engine claim (keep in step). A pending entry whose stream entry is gone leaves the
     # PEL with effects of its own: the Python body does that, so look before changing.
+    # The stream does not change below: each ID's entry is located once, here.
+    nodes = []
     for j in range(nids):
         k = keys[j]
-        if pel.get_key(k) is not None and _locate(stream, k, &at) is None:
-            return _xclaim_py(ctx, argv)
+        pending = pel.get_key(k) is not None
+        node = None
+        if force or pending:
+            node = _locate(stream, k, &positions[j])
+            if node is None and pending:
+                return _xclaim_py(ctx, argv)
+        nodes.append(node)
     _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
     now_obj = PyLong_FromLongLong(now)
     _set(consumer, CO_SEEN, now_obj)
@@ -368,9 +379,9 @@ cdef object _claim(ctx, list argv, stream, group, consumer, u128 *keys, Py_ssize
             value_obj = pel.get_key(k)
             if value_obj is None and not force:
                 continue
-            node = _locate(stream, k, &at)
+            node = <object>PyList_GET_ITEM(nodes, j)
             if node is None:
-                continue  # FORCE of an ID not in the stream (a pending one was ruled out)
+                continue  # FORCE of an ID not in the stream (never pending: see above)
             if value_obj is None:
                 if retry_count >= 0:
                     count = retry_count
@@ -403,7 +414,7 @@ cdef object _claim(ctx, list argv, stream, group, consumer, u128 *keys, Py_ssize
             touched.append(entry)
             texts.append(_id_text(k))
             if not justid:
-                bodies.append(node.fields_at(at))
+                bodies.append(node.fields_at(positions[j]))
             _set(consumer, CO_ACTIVE, now_obj)
     finally:
         _set(group, G_TOUCH_SEQ, PyLong_FromLongLong(touch_seq))

@@ -6,7 +6,6 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.long cimport PyLong_AsUnsignedLongLong
 from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_GET_ITEM
-from libc.stdio cimport snprintf
 
 from rillet.engine._pelindex cimport u128
 
@@ -97,8 +96,24 @@ cdef inline bint _plain_ack_id(object raw, unsigned long long* ms, unsigned long
 
 
 cdef inline bytes _id_text(u128 k):
-    """format_id: b"%d-%d" % (ms, seq)."""
+    """format_id: b"%d-%d" % (ms, seq), the digits written backwards from the end of a
+    buffer (snprintf cost ~1,000 instructions an ID, this ~150)."""
     cdef char buf[48]
-    cdef int size = snprintf(buf, sizeof(buf), "%llu-%llu", <unsigned long long>(k >> 64),
-                             <unsigned long long>k)
-    return PyBytes_FromStringAndSize(buf, size)
+    cdef Py_ssize_t at = 48
+    cdef unsigned long long value = <unsigned long long>k
+    while True:
+        at -= 1
+        buf[at] = c'0' + <char>(value % 10)
+        value //= 10
+        if value == 0:
+            break
+    at -= 1
+    buf[at] = c'-'
+    value = <unsigned long long>(k >> 64)
+    while True:
+        at -= 1
+        buf[at] = c'0' + <char>(value % 10)
+        value //= 10
+        if value == 0:
+            break
+    return PyBytes_FromStringAndSize(buf + at, 48 - at)
