@@ -156,7 +156,8 @@ def test_the_compiled_bodies_do_the_common_cases():
     server.run([b"XGROUP", b"CREATE", b"s", b"g", b"0"])
     server.run([b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"20", b"STREAMS", b"s", b">"])
     server.run([b"XGROUP", b"CREATECONSUMER", b"s", b"g", b"d"])
-    _claims.bind(counted(groups.xclaim), counted(groups.xautoclaim), counted(groups.xpending))
+    _claims.bind(counted(groups.xclaim), counted(groups.xautoclaim), counted(groups.xpending),
+                 groups._encode_range)
     try:
         compiled = [
             [b"XCLAIM", b"s", b"g", b"d", b"0", b"1-1", b"2-1", b"99-1"],
@@ -186,5 +187,5 @@ def test_the_compiled_bodies_do_the_common_cases():
             server.run(argv)
         assert calls == handed
     finally:
-        _claims.bind(groups.xclaim, groups.xautoclaim, groups.xpending)
+        _claims.bind(groups.xclaim, groups.xautoclaim, groups.xpending, groups._encode_range)
     server.state.keyspace[0].data[b"s"].groups[b"g"].check_invariants()

@@ -85,14 +85,17 @@ cdef Py_ssize_t CO_ACTIVE = _offset(Consumer, "active_time_ms")
 cdef object _xclaim_py = None
 cdef object _xautoclaim_py = None
 cdef object _xpending_py = None
+cdef object _encode_range = None
 
 
-def bind(xclaim, xautoclaim, xpending):
-    """commands/groups.py hands over its bodies."""
-    global _xclaim_py, _xautoclaim_py, _xpending_py
+def bind(xclaim, xautoclaim, xpending, encode_range=None):
+    """commands/groups.py hands over its bodies, and the node-walking reply encoder
+    (resp/_stream_entries.pyx encode_range) when it is built."""
+    global _xclaim_py, _xautoclaim_py, _xpending_py, _encode_range
     _xclaim_py = xclaim
     _xautoclaim_py = xautoclaim
     _xpending_py = xpending
+    _encode_range = encode_range
 
 
 cdef inline long long _system_now_ms() noexcept nogil:
@@ -116,13 +119,13 @@ cdef inline Py_ssize_t bisect_left_u128(const u128 *a, Py_ssize_t n, u128 k) noe
 
 # --- the stream entry of an ID ---------------------------------------------------------------
 
-cdef object _locate(object stream, u128 k, Py_ssize_t *at):
+cdef object _locate(object stream, u128 k, Py_ssize_t *at, Py_ssize_t *node_index):
     """Stream._locate (keep in step): the node holding the live entry `k` (at[0] gets its
-    index in the node), or None: bisect_right over the nodes' first IDs, then the
+    index in the node, node_index[0] the node's, when not NULL), or None: bisect_right over the nodes' first IDs, then the
     entry's index inside the node (IDs rise strictly there), then its tombstone."""
     cdef list nodes = <list>_get(stream, ST_NODES)
     cdef list firsts = <list>_get(stream, ST_KEYS)
-    cdef Py_ssize_t lo = 0, hi = PyList_GET_SIZE(firsts), mid, n
+    cdef Py_ssize_t lo = 0, hi = PyList_GET_SIZE(firsts), mid, n, ni
     cdef Col ms, seq
     cdef unsigned long long ms0
     cdef u128 found
@@ -134,7 +137,8 @@ cdef object _locate(object stream, u128 k, Py_ssize_t *at):
             lo = mid + 1
     if lo == 0:
         return None
-    node = <object>PyList_GET_ITEM(nodes, lo - 1)
+    ni = lo - 1
+    node = <object>PyList_GET_ITEM(nodes, ni)
     if type(node) is not _StreamNode:
         raise TypeError("unexpected stream node")
     ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
@@ -157,6 +161,8 @@ cdef object _locate(object stream, u128 k, Py_ssize_t *at):
     if dead is not None and PySet_Contains(dead, PyLong_FromSsize_t(lo)):
         return None
     at[0] = lo
+    if node_index != NULL:
+        node_index[0] = ni
     return node
 
 
@@ -202,6 +208,49 @@ cdef int _set_owner(object group, PendingEntry entry, object consumer) except -1
     (<SortedIndex>_get(consumer, CO_PEL)).insert_key(entry._key, entry)
     entry.owner = name
     return 0
+
+
+cdef object _run_reply(object stream, list touched):
+    """The claimed entries' [[id, fields], ...] reply encoded straight from the stream's
+    nodes (encode_range, as XREADGROUP's), when they are, in order, consecutive live
+    entries of the stream: what claims of a PEL page or of IDs from XPENDING mostly are.
+    None otherwise (the caller builds it with fields_at)."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(touched), j = 0, ni, i, first_ni, first_i, size
+    cdef PendingEntry entry
+    cdef Col ms, seq
+    cdef unsigned long long ms0
+    cdef u128 first, last
+    if _encode_range is None or n == 0:
+        return None
+    first = (<PendingEntry><object>PyList_GET_ITEM(touched, 0))._key
+    last = (<PendingEntry><object>PyList_GET_ITEM(touched, n - 1))._key
+    if _locate(stream, first, &first_i, &first_ni) is None:
+        return None
+    nodes = <list>_get(stream, ST_NODES)
+    ni, i = first_ni, first_i
+    while j < n and ni < PyList_GET_SIZE(nodes):
+        node = <object>PyList_GET_ITEM(nodes, ni)
+        if type(node) is not _StreamNode:
+            return None
+        ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
+        size = PyLong_AsSsize_t(<object>_get(node, N_N))
+        _col(&ms, <object>_get(node, N_MS))
+        _col(&seq, <object>_get(node, N_SEQ))
+        dead = <object>_get(node, N_DEAD)
+        while i < size and j < n:
+            if dead is None or not PySet_Contains(dead, PyLong_FromSsize_t(i)):
+                entry = <PendingEntry><object>PyList_GET_ITEM(touched, j)
+                if _key(ms0 + _at(&ms, i), _at(&seq, i)) != entry._key:
+                    return None
+                j += 1
+            i += 1
+        ni += 1
+        i = 0
+    if j < n:
+        return None
+    return _encode_range(stream, (<unsigned long long>(first >> 64), <unsigned long long>first),
+                         (<unsigned long long>(last >> 64), <unsigned long long>last), n, False,
+                         (nodes, first_ni, first_i))
 
 
 cdef object _claim_reply(list keys, list bodies, bint justid):
@@ -361,7 +410,7 @@ cdef object _claim(ctx, list argv, stream, group, consumer, u128 *keys, Py_ssize
         pending = pel.get_key(k) is not None
         node = None
         if force or pending:
-            node = _locate(stream, k, &positions[j])
+            node = _locate(stream, k, &positions[j], NULL)
             if node is None and pending:
                 return _xclaim_py(ctx, argv)
         nodes.append(node)
@@ -414,12 +463,17 @@ cdef object _claim(ctx, list argv, stream, group, consumer, u128 *keys, Py_ssize
             touched.append(entry)
             texts.append(_id_text(k))
             if not justid:
-                bodies.append(node.fields_at(positions[j]))
+                bodies.append((node, j))
             _set(consumer, CO_ACTIVE, now_obj)
     finally:
         _set(group, G_TOUCH_SEQ, PyLong_FromLongLong(touch_seq))
     _publish(ctx, group, argv, touched, texts)
-    return _claim_reply(texts, bodies, justid)
+    if justid:
+        return texts
+    reply = _run_reply(stream, touched)
+    if reply is not None:
+        return reply
+    return _claim_reply(texts, [node.fields_at(positions[j]) for node, j in bodies], False)
 
 
 # --- XAUTOCLAIM --------------------------------------------------------------------------------
@@ -490,7 +544,7 @@ def xautoclaim(ctx, list argv):
             break
         entry = <PendingEntry><object>PyList_GET_ITEM(<list>pel._vals[pos], i)
         i += 1
-        node = _locate(stream, entry._key, &at)
+        node = _locate(stream, entry._key, &at, NULL)
         if node is None:
             return _xautoclaim_py(ctx, argv)
         if min_idle > 0 and now - <long long>(entry._tkey >> TOUCH_BITS) < min_idle:
@@ -511,7 +565,6 @@ def xautoclaim(ctx, list argv):
     _set(consumer, CO_SEEN, now_obj)
     touch_seq = PyLong_AsLongLong(<object>_get(group, G_TOUCH_SEQ))
     texts = []
-    bodies = []
     n = PyList_GET_SIZE(chosen)
     try:
         for j in range(n):
@@ -521,19 +574,22 @@ def xautoclaim(ctx, list argv):
             entry._tkey = (<u128>now << TOUCH_BITS) | <u128>touch_seq
             touch_seq += 1
             idle.insert_key(entry._tkey, entry)
-            if not justid:
-                if entry.delivery_count < LLONG_MAX:
-                    entry.delivery_count = entry.delivery_count + 1
-                bodies.append((<object>PyList_GET_ITEM(nodes, j)).fields_at(
-                    <object>PyList_GET_ITEM(positions, j)))
+            if not justid and entry.delivery_count < LLONG_MAX:
+                entry.delivery_count = entry.delivery_count + 1
             texts.append(_id_text(entry._key))
     finally:
         _set(group, G_TOUCH_SEQ, PyLong_FromLongLong(touch_seq))
     if n:
         _set(consumer, CO_ACTIVE, now_obj)
     _publish(ctx, group, argv, chosen, texts)
-    return [_ZERO_ID if cursor == 0 else _id_text(cursor), _claim_reply(texts, bodies, justid),
-            []]
+    if justid:
+        claimed = texts
+    else:
+        claimed = _run_reply(stream, chosen)
+        if claimed is None:
+            claimed = _claim_reply(texts, [(<object>PyList_GET_ITEM(nodes, j)).fields_at(
+                <object>PyList_GET_ITEM(positions, j)) for j in range(n)], False)
+    return [_ZERO_ID if cursor == 0 else _id_text(cursor), claimed, []]
 
 
 

@@ -1109,7 +1109,7 @@ if _groups is not None and ENCODES_FROM_NODES:
 # to the bodies above.
 _claims = compiled("rillet.commands._claims")
 if _claims is not None:
-    _claims.bind(xclaim, xautoclaim, xpending)
+    _claims.bind(xclaim, xautoclaim, xpending, _encode_range)
     COMMANDS["xclaim"].handler = _claims.xclaim
     COMMANDS["xautoclaim"].handler = _claims.xautoclaim
     COMMANDS["xpending"].handler = _claims.xpending
