@@ -113,7 +113,7 @@ def _setup(server: Server) -> None:
     server.clock.advance(10)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(steps, st.sampled_from([False, True, True]), st.booleans())
 def test_compiled_claim_bodies_equal_the_reference(commands, sinks, events):
     fast, reference = Server(sinks), Server(sinks)
