@@ -1,15 +1,19 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""XCLAIM, XAUTOCLAIM and XPENDING's extended form compiled: the recovery loop of task queues (celery, dramatiq,
-taskiq, faststream run XAUTOCLAIM, or XPENDING then XCLAIM, over and over).
+"""XCLAIM, XAUTOCLAIM and XPENDING's extended form compiled: the recovery loop of task
+queues (celery, dramatiq, taskiq, faststream run XAUTOCLAIM, or XPENDING then XCLAIM,
+over and over).
 
 Profiled in-process (cProfile, 5,000 pending entries), an XCLAIM of 10 IDs or an
-XAUTOCLAIM COUNT 10 cost ~33 µs in the Python bodies, spread thin: parse_strict_id
-per ID (~25%), Stream.get per ID (a tuple bisect over the nodes' first IDs, then two
-bisects in the node: ~35%), and per claim ConsumerGroup._set_owner/_retime (three
-SortedIndex calls on Python int keys, a PendingEntry attribute walk). Here the same
-work runs in C: IDs parsed to packed keys, the stream entry located over the node
-columns (engine/_columns.pxd), the PEL updated with the packed-key SortedIndex calls
-(engine/_pelindex.pxd: get_key/insert_key/pop_key).
+XAUTOCLAIM COUNT 10 cost ~33 µs in the Python bodies (~400k instructions), spread
+thin: parse_strict_id per ID (~25%), Stream.get per ID (a tuple bisect over the nodes'
+first IDs, then two bisects in the node: ~35%), and per claim
+ConsumerGroup._set_owner/_retime (three SortedIndex calls on Python int keys, a
+PendingEntry attribute walk). Here the same work runs in C: IDs parsed to packed keys,
+the stream entry located over the node columns (engine/_columns.pxd), the PEL updated
+with the packed-key SortedIndex calls (engine/_pelindex.pxd: get_key/insert_key/
+pop_key), and a reply of consecutive live entries encoded from the nodes
+(resp/_stream_entries.pyx). XPENDING's extended form builds its rows from the
+PendingEntry fields. bench/ANALYSIS.md has the figures.
 
 The common forms only; everything else is handed, before anything changed, to the
 Python body, which stays the reference: a consumer to create (its event and effect),
@@ -18,8 +22,8 @@ an ID in another form than `ms-seq` (or XAUTOCLAIM's start other than that or `-
 numbers not in plain decimals, any error to report, and anything that is not plain
 (another client type, expiring keys, a Python SortedIndex...).
 
-Keep in step with commands/groups.py `xclaim`/`xautoclaim`/`_propagate_claims` and
-engine/groups.py `claim`/`autoclaim`/`_add`/`_retime`/`_set_owner`.
+Keep in step with commands/groups.py `xclaim`/`xautoclaim`/`xpending`/`_propagate_claims`
+and engine/groups.py `claim`/`autoclaim`/`pending_range`/`_add`/`_retime`/`_set_owner`.
 tests/server/test_claim_bodies.py runs generated command sequences through these and
 through the Python bodies and compares replies, effects, events and the groups' state.
 """
@@ -31,7 +35,9 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.set cimport PySet_Contains
 from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
-from rillet.commands._streamids cimport _id_text, _key, _plain_ack_id, _plain_count, _tuple_key, _word
+from rillet.commands._streamids cimport (
+    _id_text, _key, _plain_ack_id, _plain_count, _tuple_key, _word,
+)
 from rillet.engine._columns cimport Col, _at, _col
 from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
 
