@@ -10,6 +10,7 @@ messages with XAUTOCLAIM, or XPENDING then XCLAIM, in a loop. Over a stream of
     XCLAIM s g w<i%2> 0 <10 consecutive pending IDs>    (each claim changes the owner)
     XCLAIM s g w<i%2> 0 <10 IDs> JUSTID
     XPENDING s g <start> + 10
+    XPENDING s g                                         (the summary: 3 consumers)
 
 and the server's CPU per command is read from /proc. The servers run one after the
 other, interleaved over --reps repetitions; medians and rillet/redis ratios are printed.
@@ -52,12 +53,17 @@ def _pending(i: int, entries: int, justid: bool) -> list[bytes]:
     return [b"XPENDING", b"s", b"g", b"%d-1" % (1 + (i * 10) % (entries - 10)), b"+", b"10"]
 
 
+def _summary(i: int, entries: int, justid: bool) -> list[bytes]:
+    return [b"XPENDING", b"s", b"g"]
+
+
 FORMS = {
     "XAUTOCLAIM COUNT 10": (_autoclaim, False),
     "XAUTOCLAIM COUNT 10 JUSTID": (_autoclaim, True),
     "XCLAIM 10 IDs": (_claim, False),
     "XCLAIM 10 IDs JUSTID": (_claim, True),
-    "XPENDING - + 10 (extended)": (_pending, False),
+    "XPENDING start + 10 (extended)": (_pending, False),
+    "XPENDING s g (summary)": (_summary, False),
 }
 
 

@@ -45,6 +45,7 @@ from rillet.clock import SystemClock
 from rillet.engine.groups import Consumer, ConsumerGroup
 from rillet.engine.stream import Stream
 from rillet.engine.stream_node import StreamNode
+from rillet.resp.types import NULL_ARRAY
 
 include "_bodies.pxi"
 
@@ -82,6 +83,7 @@ cdef Py_ssize_t G_IDLE = _offset(ConsumerGroup, "idle_index")
 cdef Py_ssize_t G_CONSUMERS = _offset(ConsumerGroup, "consumers")
 cdef Py_ssize_t G_NACKED = _offset(ConsumerGroup, "nacked_count")
 cdef Py_ssize_t G_TOUCH_SEQ = _offset(ConsumerGroup, "_touch_seq")
+cdef Py_ssize_t G_NAMES = _offset(ConsumerGroup, "_names_sorted")
 cdef Py_ssize_t CO_NAME = _offset(Consumer, "name")
 cdef Py_ssize_t CO_PEL = _offset(Consumer, "pel")
 cdef Py_ssize_t CO_SEEN = _offset(Consumer, "seen_time_ms")
@@ -630,6 +632,8 @@ def xpending(ctx, list argv):
     cdef PendingEntry entry
     cdef list vals
     cdef PyObject* found
+    if argc == 3:
+        return _summary(ctx, argv)
     if not 6 <= argc <= 9:
         return _xpending_py(ctx, argv)
     stream = _plain_value(ctx, argv, _Stream)
@@ -696,3 +700,37 @@ def xpending(ctx, list argv):
         if PyList_GET_SIZE(out) == count:
             break
     return out
+
+
+cdef object _summary(ctx, list argv):
+    """XPENDING key group: engine pending_summary and groups.xpending's reply (keep in
+    step), when the consumers' sorted names are cached (else the Python body sorts and
+    caches them)."""
+    cdef PyObject* found
+    cdef SortedIndex pel, cpel
+    cdef Py_ssize_t j
+    stream = _plain_value(ctx, argv, _Stream)
+    if stream is None:
+        return _xpending_py(ctx, argv)
+    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), <object>PyList_GET_ITEM(argv, 2))
+    if found is NULL or type(<object>found) is not _ConsumerGroup:
+        return _xpending_py(ctx, argv)
+    group = <object>found
+    names = <object>_get(group, G_NAMES)
+    if type(<object>_get(group, G_PEL)) is not SortedIndex or type(names) is not list:
+        return _xpending_py(ctx, argv)
+    consumers = <dict>_get(group, G_CONSUMERS)
+    per_consumer = []
+    for j in range(PyList_GET_SIZE(<list>names)):
+        name = <object>PyList_GET_ITEM(<list>names, j)
+        consumer = consumers[name]
+        if type(consumer) is not _Consumer or type(<object>_get(consumer, CO_PEL)) is not SortedIndex:
+            return _xpending_py(ctx, argv)
+        cpel = <SortedIndex>_get(consumer, CO_PEL)
+        if cpel._len:
+            per_consumer.append([name, b"%d" % cpel._len])
+    _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
+    pel = <SortedIndex>_get(group, G_PEL)
+    if not pel._len:
+        return [0, None, None, NULL_ARRAY]
+    return [pel._len, _id_text(pel._kb[0][0]), _id_text(pel._maxes[pel._nb - 1]), per_consumer]
