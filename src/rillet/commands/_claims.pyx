@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""XCLAIM, XAUTOCLAIM and XPENDING's extended form compiled: the recovery loop of task
+"""XCLAIM, XAUTOCLAIM and XPENDING compiled: the recovery loop of task
 queues (celery, dramatiq, taskiq, faststream run XAUTOCLAIM, or XPENDING then XCLAIM,
 over and over).
 
@@ -12,8 +12,8 @@ PendingEntry attribute walk). Here the same work runs in C: IDs parsed to packed
 the stream entry located over the node columns (engine/_columns.pxd), the PEL updated
 with the packed-key SortedIndex calls (engine/_pelindex.pxd: get_key/insert_key/
 pop_key), and a reply of consecutive live entries encoded from the nodes
-(resp/_stream_entries.pyx). XPENDING's extended form builds its rows from the
-PendingEntry fields. bench/ANALYSIS.md has the figures.
+(resp/_stream_entries.pyx). XPENDING builds its rows from the PendingEntry
+fields, and its summary from the indexes' sizes and edge keys. bench/ANALYSIS.md has the figures.
 
 The common forms only; everything else is handed, before anything changed, to the
 Python body, which stays the reference: a consumer to create (its event and effect),
@@ -601,7 +601,7 @@ def xautoclaim(ctx, list argv):
 
 
 
-# --- XPENDING (the extended form) ---------------------------------------------------------------
+# --- XPENDING --------------------------------------------------------------------------------------
 
 cdef inline bint _range_bound(object raw, bint is_end, u128 *out) noexcept:
     """parse_range_start/parse_range_end for `-`, `+` and plain `ms-seq` (the rest: Python)."""
@@ -622,8 +622,8 @@ cdef inline bint _range_bound(object raw, bint is_end, u128 *out) noexcept:
 def xpending(ctx, list argv):
     """XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
 
-    The compiled `groups.xpending` for its extended form with plain bounds and numbers
-    (the summary form and everything else go to the Python body).
+    The compiled `groups.xpending`: the summary, and the extended form with plain
+    bounds and numbers (everything else goes to the Python body).
     """
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv), at = 3, pos, i, n
     cdef long long min_idle = 0, count, now, dt, idle_ms

@@ -1104,7 +1104,7 @@ if _groups is not None and ENCODES_FROM_NODES:
     COMMANDS["xreadgroup"].handler = _groups.xreadgroup
     COMMANDS["xack"].handler = _groups.xack
 
-# XCLAIM, XAUTOCLAIM and XPENDING's extended form in their common forms, compiled
+# XCLAIM, XAUTOCLAIM and XPENDING in their common forms, compiled
 # (commands/_claims.pyx), the same way; tests/server/test_claim_bodies.py holds them equal
 # to the bodies above.
 _claims = compiled("rillet.commands._claims")
