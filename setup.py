@@ -26,6 +26,7 @@ MODULES = {
     "rillet.engine._geo": "src/rillet/engine/_geo.pyx",
     "rillet.commands._writes": "src/rillet/commands/_writes.pyx",
     "rillet.commands._groups": "src/rillet/commands/_groups.pyx",
+    "rillet.commands._claims": "src/rillet/commands/_claims.pyx",
     "rillet.commands._lists": "src/rillet/commands/_lists.pyx",
     "rillet.commands._hashes": "src/rillet/commands/_hashes.pyx",
     "rillet.commands._sets": "src/rillet/commands/_sets.pyx",

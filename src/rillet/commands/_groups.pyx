@@ -34,6 +34,9 @@ from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
 from rillet.engine._columns cimport Col, _at, _col
 from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
+from rillet.commands._streamids cimport (
+    _id_parts, _id_text, _key, _plain_ack_id, _plain_count, _tuple_key, _word,
+)
 
 from rillet.clock import SystemClock
 from rillet.engine.groups import Consumer, ConsumerGroup
@@ -114,58 +117,10 @@ cdef inline long long _system_now_ms() noexcept nogil:
     return ts.tv_sec * 1000LL + ts.tv_nsec // 1000000
 
 
-cdef inline bint _word(object arg, const char* upper, Py_ssize_t n) noexcept:
-    """`arg` (bytes) is the keyword `upper` in any case (bytes.upper() == upper)."""
-    cdef const char* p
-    cdef Py_ssize_t i
-    cdef char c
-    if PyBytes_GET_SIZE(arg) != n:
-        return False
-    p = PyBytes_AS_STRING(arg)
-    for i in range(n):
-        c = p[i]
-        if c'a' <= c <= c'z':
-            c = c - 32
-        if c != upper[i]:
-            return False
-    return True
-
-
-cdef inline bint _plain_count(object arg, long long* out) noexcept:
-    """COUNT's argument in plain decimals (no sign, no leading zero, < 10**18)."""
-    cdef const char* p = PyBytes_AS_STRING(arg)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(arg), i
-    cdef long long value = 0
-    if n == 0 or n > 18 or (p[0] == c'0' and n > 1):
-        return False
-    for i in range(n):
-        if not c'0' <= p[i] <= c'9':
-            return False
-        value = value * 10 + (p[i] - c'0')
-    out[0] = value
-    return True
-
-
-cdef inline bint _id_parts(object sid, unsigned long long* ms, unsigned long long* seq) except -1:
-    """A StreamID's two ints as C integers."""
-    ms[0] = PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 0))
-    seq[0] = PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 1))
-    return True
-
-
-cdef inline u128 _key(unsigned long long ms, unsigned long long seq) noexcept:
-    return (<u128>ms << 64) | seq
-
-
 # --- the stream's IDs, read from its nodes ----------------------------------------------------
 # Stream.range_ids and first_id walk the nodes in Python (a StreamID tuple per entry and
 # tuple compares in the bisect): here the same walk over the nodes' columns (read with
 # engine/_columns.pxd), as packed keys.
-
-
-cdef inline u128 _tuple_key(object sid) except? 0:
-    return ((<u128>PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 0)) << 64)
-            | PyLong_AsUnsignedLongLong(<object>PyTuple_GET_ITEM(sid, 1)))
 
 
 cdef int _first_live(object stream, u128 *out) except -1:
@@ -420,14 +375,6 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
     return [[key, entries]]
 
 
-cdef bytes _id_text(u128 k):
-    """format_id: b"%d-%d" % (ms, seq)."""
-    cdef char buf[48]
-    cdef int size = snprintf(buf, sizeof(buf), "%llu-%llu", <unsigned long long>(k >> 64),
-                             <unsigned long long>k)
-    return PyBytes_FromStringAndSize(buf, size)
-
-
 cdef int _propagate_read(server, db, key, group_name, consumer_name, bint noack,
                          long long now, u128 *keys, Py_ssize_t n, last_id,
                          entries_read) except -1:
@@ -454,39 +401,6 @@ cdef int _propagate_read(server, db, key, group_name, consumer_name, bint noack,
 
 
 # --- XACK key group id ... -------------------------------------------------------------------
-
-cdef bint _plain_ack_id(object raw, unsigned long long* ms, unsigned long long* seq) noexcept:
-    """groups._parse_ids's fast form (keep in step): `digits-digits` (leading zeros
-    allowed, as bytes.isdigit takes them), shorter than 42 bytes, each part < 2**64."""
-    cdef const char* p = PyBytes_AS_STRING(raw)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(raw), i = 0, start
-    cdef unsigned long long parts[2]
-    cdef unsigned long long value, digit
-    cdef int part
-    if n >= 42:
-        return False
-    for part in range(2):
-        start = i
-        value = 0
-        while i < n and c'0' <= p[i] <= c'9':
-            digit = <unsigned long long>(p[i] - c'0')
-            if value > (_U64_MAX - digit) // 10:
-                return False
-            value = value * 10 + digit
-            i += 1
-        if i == start:
-            return False
-        parts[part] = value
-        if part == 0:
-            if i >= n or p[i] != c'-':
-                return False
-            i += 1
-    if i != n:
-        return False
-    ms[0] = parts[0]
-    seq[0] = parts[1]
-    return True
-
 
 def xack(ctx, list argv):
     """XACK key group id [id ...]

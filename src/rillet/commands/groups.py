@@ -609,18 +609,18 @@ def _parse_ids(argv: list[bytes], start: int) -> list[StreamID]:
     Anything else (incomplete IDs, signs, spaces, overflow, over-long text)
     goes through parse_strict_id, which has Redis's exact rules and errors.
     """
-    out = []
-    append = out.append
-    for i in range(start, len(argv)):
-        raw = argv[i]
-        ms, dash, seq = raw.partition(b"-")
-        if dash and ms.isdigit() and seq.isdigit() and len(raw) < 42:
-            ms_value, seq_value = int(ms), int(seq)
-            if ms_value <= _U64_MAX and seq_value <= _U64_MAX:
-                append(_tuple_new(StreamID, (ms_value, seq_value)))
-                continue
-        append(parse_strict_id(raw))
-    return out
+    return [_plain_id(argv[i]) or parse_strict_id(argv[i]) for i in range(start, len(argv))]
+
+
+def _plain_id(raw: bytes) -> StreamID | None:
+    """`raw` as parse_strict_id reads it when it is plain `ms-seq` digits (under 42
+    bytes, each part < 2**64), else None: the caller asks parse_strict_id."""
+    ms, dash, seq = raw.partition(b"-")
+    if dash and ms.isdigit() and seq.isdigit() and len(raw) < 42:
+        ms_value, seq_value = int(ms), int(seq)
+        if ms_value <= _U64_MAX and seq_value <= _U64_MAX:
+            return _tuple_new(StreamID, (ms_value, seq_value))
+    return None
 
 
 @command("xack", -4, "write fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
@@ -711,10 +711,13 @@ def xclaim(ctx: Client, argv: list[bytes]) -> object:
     ids = []
     j = 5
     while j < n:
-        try:
-            ids.append(parse_strict_id(argv[j]))
-        except ReplyError:
-            break
+        sid = _plain_id(argv[j])
+        if sid is None:
+            try:
+                sid = parse_strict_id(argv[j])
+            except ReplyError:
+                break
+        ids.append(sid)
         j += 1
     now = ctx.clock.now_ms()
     delivery_time = None
@@ -1100,3 +1103,13 @@ if _groups is not None and ENCODES_FROM_NODES:
     _groups.bind(xreadgroup, xack, _encode_range, parse_block_timeout)
     COMMANDS["xreadgroup"].handler = _groups.xreadgroup
     COMMANDS["xack"].handler = _groups.xack
+
+# XCLAIM, XAUTOCLAIM and XPENDING in their common forms, compiled
+# (commands/_claims.pyx), the same way; tests/server/test_claim_bodies.py holds them equal
+# to the bodies above.
+_claims = compiled("rillet.commands._claims")
+if _claims is not None:
+    _claims.bind(xclaim, xautoclaim, xpending, _encode_range)
+    COMMANDS["xclaim"].handler = _claims.xclaim
+    COMMANDS["xautoclaim"].handler = _claims.xautoclaim
+    COMMANDS["xpending"].handler = _claims.xpending

@@ -1,5 +1,5 @@
 # The C-level face of engine/_pelindex.pyx, for the compiled command bodies
-# (commands/_groups.pyx) that file pending entries without building int keys.
+# (commands/_groups.pyx, _claims.pyx) that file pending entries without building int keys.
 
 cdef extern from *:
     """
@@ -24,7 +24,8 @@ cdef class SortedIndex:
     cdef int _bounds(self, lo, hi, u128 *klo, u128 *khi) except -1
     cdef int _split(self, Py_ssize_t pos) except -1
     cdef int _maybe_merge(self, Py_ssize_t pos) except -1
-    # insert() and pop() on a packed key.
+    # get(), insert() and pop() on a packed key.
+    cdef object get_key(self, u128 k)
     cdef int insert_key(self, u128 k, object value) except -1
     cdef object pop_key(self, u128 k)
 

@@ -242,9 +242,12 @@ cdef class SortedIndex:
 
     def get(self, key):
         cdef u128 k
-        cdef Py_ssize_t pos, i
         if u128_from_long(key, &k) != 0:
             return None
+        return self.get_key(k)
+
+    cdef object get_key(self, u128 k):
+        cdef Py_ssize_t pos, i
         pos = bisect_left_u128(self._maxes, self._nb, k)
         if pos == self._nb:
             return None
