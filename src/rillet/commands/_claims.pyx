@@ -33,13 +33,13 @@ from cpython.long cimport (
 )
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.set cimport PySet_Contains
-from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
 from rillet.commands._streamids cimport (
     _id_text, _key, _plain_ack_id, _plain_count, _tuple_key, _word,
 )
 from rillet.engine._columns cimport Col, _at, _col
-from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
+from rillet.engine._pelindex cimport PendingEntry, SortedIndex, bisect_left_u128, u128
+from rillet._systime cimport system_now_ms as _system_now_ms
 
 from rillet.clock import SystemClock
 from rillet.engine.groups import Consumer, ConsumerGroup
@@ -104,25 +104,6 @@ def bind(xclaim, xautoclaim, xpending, encode_range=None):
     _xautoclaim_py = xautoclaim
     _xpending_py = xpending
     _encode_range = encode_range
-
-
-cdef inline long long _system_now_ms() noexcept nogil:
-    # SystemClock.now_ms: time.time_ns() // 1_000_000 reads CLOCK_REALTIME.
-    cdef timespec ts
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return ts.tv_sec * 1000LL + ts.tv_nsec // 1000000
-
-
-cdef inline Py_ssize_t bisect_left_u128(const u128 *a, Py_ssize_t n, u128 k) noexcept nogil:
-    """engine/_pelindex.pyx's bisect over a block's packed keys."""
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < k:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 # --- the stream entry of an ID ---------------------------------------------------------------

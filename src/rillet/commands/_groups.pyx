@@ -30,13 +30,13 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.tuple cimport PyTuple_GET_ITEM
-from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
 from rillet.engine._columns cimport Col, _at, _col
 from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
 from rillet.commands._streamids cimport (
     _id_parts, _id_text, _key, _plain_ack_id, _plain_count, _tuple_key, _word,
 )
+from rillet._systime cimport system_now_ms as _system_now_ms
 
 from rillet.clock import SystemClock
 from rillet.engine.groups import Consumer, ConsumerGroup
@@ -108,13 +108,6 @@ def bind(xreadgroup, xack, encode_range, parse_block_timeout):
     _xack_py = xack
     _encode_range = encode_range
     _parse_block_timeout = parse_block_timeout
-
-
-cdef inline long long _system_now_ms() noexcept nogil:
-    # SystemClock.now_ms: time.time_ns() // 1_000_000 reads CLOCK_REALTIME.
-    cdef timespec ts
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return ts.tv_sec * 1000LL + ts.tv_nsec // 1000000
 
 
 # --- the stream's IDs, read from its nodes ----------------------------------------------------

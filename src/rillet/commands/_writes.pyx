@@ -35,10 +35,10 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_New, PyTuple_SET_ITEM
 from cpython cimport array as carray
 from libc.string cimport memcmp, memcpy
-from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
 from rillet.resp._command cimport bulk_size, digits, put_bulk, put_len
 from rillet.persistence._aofenc cimport EffectStream
+from rillet._systime cimport system_now_ms as _system_now_ms
 
 from rillet import errors
 from rillet.clock import SystemClock
@@ -137,13 +137,6 @@ cdef Py_ssize_t L_MAX_BYTES = _offset(NodeLimits, "effective_max_bytes")
 
 
 # --- shared steps -------------------------------------------------------------------------
-
-cdef inline long long _system_now_ms() noexcept nogil:
-    # SystemClock.now_ms: time.time_ns() // 1_000_000 reads CLOCK_REALTIME.
-    cdef timespec ts
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return ts.tv_sec * 1000LL + ts.tv_nsec // 1000000
-
 
 cdef inline object _client_db(object ctx):
     return <object>_get(ctx, C_DB) if type(ctx) is _Client else ctx.db

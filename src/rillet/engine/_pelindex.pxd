@@ -8,6 +8,18 @@ cdef extern from *:
     ctypedef unsigned long long u128 "rillet_u128"
 
 
+cdef inline Py_ssize_t bisect_left_u128(const u128 *a, Py_ssize_t n, u128 k) noexcept nogil:
+    """bisect_left over n sorted packed keys (a block's)."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 cdef class SortedIndex:
     cdef u128 *_maxes
     cdef u128 **_kb

@@ -88,17 +88,6 @@ cdef Py_ssize_t DEFAULT_LOAD = 128
 MAX_ID_KEY = (1 << 128) - 1
 
 
-cdef inline Py_ssize_t bisect_left_u128(const u128 *a, Py_ssize_t n, u128 k) noexcept nogil:
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < k:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 cdef inline Py_ssize_t bisect_right_u128(const u128 *a, Py_ssize_t n, u128 k) noexcept nogil:
     cdef Py_ssize_t lo = 0, hi = n, mid
     while lo < hi:

@@ -21,9 +21,10 @@ from cpython.dict cimport PyDict_GetItemWithError
 from libc.string cimport memcmp
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime, timespec
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from rillet.resp._encoder cimport put
+from rillet._systime cimport system_now_ms as _system_now_ms
 
 from rillet.clock import SystemClock
 from rillet.commands.table import TABLE
@@ -280,13 +281,6 @@ cdef tuple _feed_rest(parser, bytes data, list commands, Py_ssize_t used):
     # RequestParser.feed after a partial scan: the rest is a read of its own.
     more, error = parser.feed(data[used:])
     return commands + more, error
-
-
-cdef inline long long _system_now_ms() noexcept nogil:
-    # SystemClock.now_ms: time.time_ns() // 1_000_000 reads CLOCK_REALTIME.
-    cdef timespec ts
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return ts.tv_sec * 1000LL + ts.tv_nsec // 1000000
 
 
 def data_received(conn, data):
