@@ -329,7 +329,8 @@ class ServerState:
     __slots__ = (
         "dirty", "_effects", "_tx_effects", "effect_sinks", "watched_keys", "blocking",
         "tracking", "config", "clock", "memory", "gated", "stats", "keyspace",
-        "key_wakeups", "ready_keys", "shutdown_requested", "__dict__", "__weakref__",
+        "key_wakeups", "ready_keys", "shutdown_requested", "notify_flags", "__dict__",
+        "__weakref__",
     )
 
     def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
@@ -557,8 +558,8 @@ class ServerState:
 
     def notify(self, event_class: int, event: bytes, key: bytes, db_index: int) -> None:
         """Publish a keyspace event if its class is enabled (notify-keyspace-events)."""
-        flags = self.config.values["notify-keyspace-events"]
-        if not flags & event_class:  # type: ignore[operator]
+        flags = self.notify_flags
+        if not flags & event_class:
             return
         if flags & KEYSPACE:  # type: ignore[operator]
             self.pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event)
@@ -570,6 +571,9 @@ class ServerState:
         """notify-keyspace-events changed: arm the hooks of the classes no handler emits
         itself (new, overwritten, type_changed, keymiss) only while they are on."""
         value = int(flags)  # type: ignore[call-overload]
+        # The classes as an int at a slot: every write asks whether any is on
+        # (_bodies.pxi _notify_on), where config.values cost a string-keyed lookup.
+        self.notify_flags = value
         routed = bool(value & (KEYSPACE | KEYEVENT))
         on_new = self._key_new if routed and value & NEW else None
         on_overwrite = self.key_overwritten if routed and value & (OVERWRITTEN | TYPE_CHANGED) else None

@@ -283,3 +283,24 @@ def test_compiled_stream_id_is_a_stream_id(ms, seq):
 
     sid = writes.new_id(ms, seq)
     assert type(sid) is StreamID and sid == (ms, seq) and sid.ms == ms and hash(sid) == hash((ms, seq))
+
+
+def test_compiled_last_id_is_rewritten_in_place_only_when_unshared():
+    """XADD's compiled body rewrites the stream's last_id tuple in place when the
+    stream holds the only reference; an ID anyone else holds keeps its value."""
+    writes = pytest.importorskip("rillet.commands._writes")
+    from rillet.engine.ids import MIN_ID, StreamID
+    from rillet.engine.stream import Stream
+
+    stream = Stream()
+    writes.put_last_id(stream, 5, 1)  # MIN_ID is shared: a new tuple
+    assert MIN_ID == (0, 0)
+    held = stream.last_id
+    writes.put_last_id(stream, 5, 2)
+    assert held == (5, 1) and stream.last_id == (5, 2) and stream.last_id is not held
+    del held
+    before = id(stream.last_id)
+    writes.put_last_id(stream, 1 << 63, 7)
+    sid = stream.last_id
+    assert id(sid) == before and type(sid) is StreamID
+    assert sid == (1 << 63, 7) and sid.ms == 1 << 63 and hash(sid) == hash((1 << 63, 7))

@@ -21,6 +21,7 @@ from typing import Any
 from rillet.compiled import compiled
 from rillet.errors import ReplyError
 from rillet.persistence.loader import LoadError, LoadProgress
+from rillet.replication.core import EXPIRE_MASTER_STREAM, EXPIRE_REPLICA_READ
 from rillet.replication.payload import load_payload, stream_db_of
 from rillet.replication.protocol import StreamError, StreamParser, encode_command, encoded_size
 
@@ -415,8 +416,6 @@ class MasterLink:
         compiled scanner clients' requests use; anything else (a keepalive newline,
         a non-canonical encoding, the tail of a read) goes through the parser.
         """
-        from rillet.replication.core import EXPIRE_MASTER_STREAM, EXPIRE_REPLICA_READ
-
         parser = self.parser
         repl = self.repl
         dbs = self.state.keyspace.dbs
