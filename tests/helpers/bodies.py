@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from hypothesis import strategies as st
+
 from rillet.clock import ManualClock
 from rillet.commands.table import COMMANDS
 from rillet.dispatch import Dispatcher
@@ -21,6 +23,24 @@ from rillet.state import ServerState
 from tests.helpers.effects import recorder
 
 Body = Callable[..., object]
+
+# Clock moves between commands: a key's own short TTL (`expire_own`) falls due.
+TICKS = st.sampled_from([0, 0, 0, 1, 5, 40])
+
+
+def expire_own(keys: st.SearchStrategy[bytes]) -> st.SearchStrategy[list[bytes]]:
+    """PEXPIRE on a body's own key: due within a tick or two, or far off."""
+    return st.builds(lambda key, ms: [b"PEXPIRE", key, ms], keys,
+                     st.sampled_from([b"1", b"30", b"100000"]))
+
+
+def other_ttls(server) -> None:
+    """Other keys holding TTLs (sessions, caches), some falling due as the clock
+    moves: the compiled bodies must answer as if they were not there. Through
+    `server.run`, so each twin records the same effects."""
+    for i in range(8):
+        server.run([b"SET", b"ttl:%d" % i, b"v", b"PX", b"%d" % (3 + 20 * i)])
+    server.run([b"SET", b"ttl:far", b"v", b"EX", b"100000"])
 
 
 @contextmanager
@@ -75,10 +95,12 @@ def counted(calls: list[bytes]) -> Callable[[Body], Body]:
 class Twins:
     """Two servers, configured alike: `fast` with the table's handlers, `reference`
     with `reference_bodies`. `config` is set on both; with `events`, keyspace events
-    are on and each server's notifications are recorded instead of published."""
+    are on and each server's notifications are recorded instead of published; with
+    `ttls`, other keys hold TTLs (`other_ttls`)."""
 
     def __init__(self, reference_bodies: dict[str, Body], sinks: bool | str = True,
-                 events: bool = False, config: dict[str, str] | None = None) -> None:
+                 events: bool = False, config: dict[str, str] | None = None,
+                 ttls: bool = False) -> None:
         self.reference_bodies = reference_bodies
         self.fast, self.reference = Server(sinks), Server(sinks)
         self.notes: dict[int, list] = {id(self.fast): [], id(self.reference): []}
@@ -88,6 +110,8 @@ class Twins:
             if events:
                 server.state.config.set("notify-keyspace-events", "KEA")
                 server.state.notify = (lambda *a, _n=self.notes[id(server)]: _n.append(a))
+            if ttls:
+                other_ttls(server)
 
     def run(self, argv: list[bytes], tick: int = 0) -> bytes:
         """One command on both (after moving both clocks by `tick` ms): same reply."""

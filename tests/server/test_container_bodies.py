@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from rillet.commands import hashes, sets
 from rillet.commands.table import COMMANDS
-from tests.helpers.bodies import Server, Twins, counted
+from tests.helpers.bodies import TICKS, Server, Twins, counted, expire_own
 
 _hashes = pytest.importorskip("rillet.commands._hashes")
 if COMMANDS["hset"].handler is not _hashes.hset:  # RILLET_PURE: the table holds the Python
@@ -30,7 +30,9 @@ others = st.sampled_from([
     [b"HPERSIST", b"h", b"FIELDS", b"1", b"b"], [b"EXPIRE", b"s", b"100"], [b"PERSIST", b"s"],
     [b"SPOP", b"s", b"0"], [b"HSETNX", b"h", b"new", b"v"],
 ])
-steps = st.lists(st.one_of(hset, hset, hset_odd, sadd, sadd, others), max_size=40)
+steps = st.lists(st.tuples(st.one_of(hset, hset, hset_odd, sadd, sadd, others,
+                                     expire_own(st.sampled_from([b"h", b"s"]))), TICKS),
+                 max_size=40)
 REFERENCE = {"hset": hashes.hset, "sadd": sets.sadd}
 
 
@@ -45,14 +47,16 @@ def _observe(server: Server) -> list[object]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(steps, st.sampled_from([1, 3, 128]), st.sampled_from([4, 64]), st.booleans(), st.booleans())
-def test_compiled_hset_and_sadd_equal_the_reference(commands, entries, value, sinks, events):
+@given(steps, st.sampled_from([1, 3, 128]), st.sampled_from([4, 64]), st.booleans(), st.booleans(),
+       st.booleans())
+def test_compiled_hset_and_sadd_equal_the_reference(commands, entries, value, sinks, events, ttls):
+    """With TTLs on other keys (`ttls`) and on h and s themselves, due or not."""
     limits = {name: str(entries) for name in ("hash-max-listpack-entries",
                                               "set-max-listpack-entries", "set-max-intset-entries")}
     limits |= {name: str(value) for name in ("hash-max-listpack-value", "set-max-listpack-value")}
-    twins = Twins(REFERENCE, sinks, events, limits)
-    for argv in commands:
-        twins.run(argv)
+    twins = Twins(REFERENCE, sinks, events, limits, ttls)
+    for argv, tick in commands:
+        twins.run(argv, tick)
     twins.check(_observe)
 
 

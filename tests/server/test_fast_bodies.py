@@ -26,7 +26,7 @@ from rillet.engine.listpack_size import element_size
 from rillet.engine.stream_node import StreamNode
 from rillet.persistence.aoflog import encode_command, encode_select
 from rillet.state import PUBLISHED, ServerState
-from tests.helpers.bodies import Server, Twins, bodies
+from tests.helpers.bodies import TICKS, Server, Twins, bodies, expire_own, other_ttls
 from tests.helpers.effects import recorder
 
 GENERAL = {"xadd": streams._xadd_general, "set": strings._set_general}
@@ -74,7 +74,8 @@ xadd_id = st.builds(
 set_plain = st.builds(lambda k, v: [b"SET", k, v], keys, st.binary(max_size=8))
 others = st.sampled_from([
     [b"XTRIM", b"s", b"MAXLEN", b"2"], [b"XDEL", b"s", b"0-1"], [b"DEL", b"t"],
-    [b"SET", b"str", b"v", b"PX", b"5"], [b"EXPIRE", b"s", b"3"], [b"XLEN", b"s"],
+    [b"SET", b"str", b"v", b"PX", b"5"], [b"EXPIRE", b"s", b"3"], [b"PEXPIRE", b"t", b"5"],
+    [b"PEXPIRE", b"s", b"100000"], [b"XLEN", b"s"], [b"GET", b"str"],
     [b"XADD", b"t", b"NOMKSTREAM", b"*", b"f", b"v"], [b"XSETID", b"s", b"99999999999999-0"],
     [b"SELECT", b"1"], [b"SELECT", b"0"], [b"MULTI"], [b"EXEC"],
 ])
@@ -107,20 +108,24 @@ def _packed(value: object) -> object:
 def _observe(server: Server) -> list[object]:
     return [server.run([b"XINFO", b"STREAM", key, b"FULL"]) for key in (b"s", b"t")] + [
         server.run([b"GET", b"str"]), server.run([b"DBSIZE"]), server.state.dirty] + [
+        server.run([b"PTTL", key]) for key in (b"s", b"t", b"str")] + [
         _layout(server, key) for key in (b"s", b"t")]
 
 
 @settings(max_examples=300, deadline=None)
 @given(steps, st.sampled_from([1, 2, 100]), st.sampled_from([0, 64, 300, 4096]),
-       st.sampled_from(["table", "python"]), st.sampled_from([False, True, "stream"]))
-def test_fast_bodies_equal_general_ones(commands, node_entries, node_bytes, fast_form, sinks):
+       st.sampled_from(["table", "python"]), st.sampled_from([False, True, "stream"]), st.booleans())
+def test_fast_bodies_equal_general_ones(commands, node_entries, node_bytes, fast_form, sinks, ttls):
     """`table`: the table's handlers (compiled when built); `python`: the Python fast bodies.
     `sinks`: none, a recorder, or the replication stream's EffectStream (which the
-    compiled XADD writes into itself: the same bytes as the published effects)."""
+    compiled XADD writes into itself: the same bytes as the published effects).
+    With TTLs on other keys (`ttls`) and on the bodies' own, due or not."""
     fast, general = Server(sinks), Server(sinks)
     for server in (fast, general):
         server.state.config.set("stream-node-max-entries", str(node_entries))
         server.state.config.set("stream-node-max-bytes", str(node_bytes))
+        if ttls:
+            other_ttls(server)
     with bodies(PYTHON_FAST if fast_form == "python" else {}):
         for argv, tick in commands:
             for server in (fast, general):
@@ -211,14 +216,16 @@ zothers = st.sampled_from([
     [b"ZPOPMIN", b"z"], [b"ZINCRBY", b"z", b"2", b"b"], [b"EXPIRE", b"y", b"100"],
     [b"ZREMRANGEBYRANK", b"z", b"0", b"1"],
 ])
-zsteps = st.lists(st.one_of(zadd_plain, zadd_plain, zadd_flags, zadd_odd, zothers), max_size=40)
+zsteps = st.lists(st.tuples(st.one_of(zadd_plain, zadd_plain, zadd_flags, zadd_odd, zothers,
+                                      expire_own(st.sampled_from([b"z", b"y"]))), TICKS),
+                  max_size=40)
 
 
 def _zobserve(server: Server) -> list[object]:
     out: list[object] = [server.state.dirty, server.run([b"DBSIZE"])]
     for key in (b"z", b"y"):
         out += [server.run([b"ZRANGE", key, b"0", b"-1", b"WITHSCORES"]),
-                server.run([b"OBJECT", b"ENCODING", key])]
+                server.run([b"OBJECT", b"ENCODING", key]), server.run([b"PTTL", key])]
         value = server.state.keyspace[0].data.get(key)
         if value is not None and hasattr(value, "order"):
             out.append((list(value.order), dict(value.scores)))
@@ -226,13 +233,15 @@ def _zobserve(server: Server) -> list[object]:
 
 
 @settings(max_examples=100, deadline=None)
-@given(zsteps, st.sampled_from([0, 2, 5, 128]), st.sampled_from([8, 64]), st.booleans(), st.booleans())
-def test_compiled_zadd_equals_the_reference(commands, max_entries, max_value, sinks, events):
-    """The table's ZADD (compiled when built) answers, changes and signals as `zsets.zadd`."""
+@given(zsteps, st.sampled_from([0, 2, 5, 128]), st.sampled_from([8, 64]), st.booleans(), st.booleans(),
+       st.booleans())
+def test_compiled_zadd_equals_the_reference(commands, max_entries, max_value, sinks, events, ttls):
+    """The table's ZADD (compiled when built) answers, changes and signals as `zsets.zadd`,
+    with TTLs on other keys (`ttls`) and on its own, due or not."""
     twins = Twins({"zadd": zsets.zadd}, sinks, events, {
-        "zset-max-listpack-entries": str(max_entries), "zset-max-listpack-value": str(max_value)})
-    for argv in commands:
-        twins.run(argv)
+        "zset-max-listpack-entries": str(max_entries), "zset-max-listpack-value": str(max_value)}, ttls)
+    for argv, tick in commands:
+        twins.run(argv, tick)
     twins.check(_zobserve)
 
 

@@ -18,6 +18,7 @@ from rillet.commands import groups
 from rillet.commands.table import COMMANDS
 from rillet.resp.encoder import encode_into
 from rillet.state import Block
+from tests.helpers.bodies import other_ttls
 from tests.server.test_fast_bodies import Server, bodies
 
 _groups = pytest.importorskip("rillet.commands._groups")
@@ -74,6 +75,8 @@ others = st.one_of(
         [b"XSETID", b"s", b"%d-0" % (T0 + 99)],
         # Deleted entries ahead of the group with max-deleted-id lowered below them.
         [b"XSETID", b"s", b"%d-0" % (T0 + 99), b"MAXDELETEDID", b"0-0"], [b"EXPIRE", b"t", b"100"], [b"PERSIST", b"t"],
+        # Its own key with a TTL: far off (the compiled bodies keep it), or due in a tick or two.
+        [b"PEXPIRE", b"s", b"100000"], [b"PEXPIRE", b"s", b"100000"], [b"PEXPIRE", b"s", b"4"],
         [b"XGROUP", b"CREATE", b"s", b"g", b"0", b"ENTRIESREAD", b"1"],
         [b"XGROUP", b"SETID", b"s", b"g", b"0", b"ENTRIESREAD", b"0"],
         [b"HELLO", b"3"], [b"HELLO", b"2"], [b"DEL", b"s"],
@@ -98,7 +101,7 @@ def _run(server: Server, argv: list[bytes]) -> object:
 def _observe(server: Server) -> list[object]:
     out: list[object] = [server.state.dirty, dict(server.state.keyspace[0].access)]
     for key in (b"s", b"t"):
-        out.append(server.run([b"XINFO", b"STREAM", key, b"FULL"]))
+        out += [server.run([b"XINFO", b"STREAM", key, b"FULL"]), server.run([b"PTTL", key])]
         stream = server.state.keyspace[0].data.get(key)
         for name in (b"g", b"h"):
             out += [server.run([b"XPENDING", key, name, b"IDLE", b"0", b"-", b"+", b"100"]),
@@ -114,8 +117,9 @@ def _observe(server: Server) -> list[object]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(steps, st.sampled_from([False, False, True]), st.booleans())
-def test_compiled_group_bodies_equal_the_reference(commands, sinks, events):
+@given(steps, st.sampled_from([False, False, True]), st.booleans(), st.booleans())
+def test_compiled_group_bodies_equal_the_reference(commands, sinks, events, ttls):
+    """With TTLs on other keys (`ttls`) and on s and t themselves, due or not."""
     fast, reference = Server(sinks), Server(sinks)
     notes: dict[int, list] = {id(fast): [], id(reference): []}
     for server in (fast, reference):
@@ -132,6 +136,8 @@ def test_compiled_group_bodies_equal_the_reference(commands, sinks, events):
         server.run([b"XGROUP", b"CREATECONSUMER", b"s", b"g", b"c2"])
         # A first read makes entries-read valid (XGROUP CREATE ... 0 leaves it unknown).
         server.run([b"XREADGROUP", b"GROUP", b"g", b"c2", b"COUNT", b"1", b"STREAMS", b"s", b">"])
+        if ttls:
+            other_ttls(server)
     for argv, tick in commands:
         for server in (fast, reference):
             server.clock.advance(tick)

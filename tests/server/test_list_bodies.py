@@ -19,7 +19,7 @@ from rillet.commands import lists
 from rillet.dispatch import Dispatcher
 from rillet.resp.encoder import encode_into
 from rillet.state import ServerState
-from tests.helpers.bodies import bodies
+from tests.helpers.bodies import bodies, expire_own, other_ttls
 from tests.helpers.effects import recorder
 
 PYTHON = {"lpush": lists.lpush, "rpush": lists.rpush, "lpushx": lists.lpushx,
@@ -72,10 +72,12 @@ others = st.sampled_from([
     [b"CONFIG", b"SET", b"notify-keyspace-events", b""], [b"LMOVE", b"l", b"m", b"LEFT", b"RIGHT"],
 ])
 watch = st.just("watch")
+tick = st.just("tick")  # 5 ms on both clocks: a short TTL on l or m falls due
 # Each sequence starts with a push on `l`, so that the pops find something.
 steps = st.builds(lambda first, rest: [first, *rest],
                   st.builds(lambda vs: [b"RPUSH", b"l", *vs], st.lists(elements, min_size=1, max_size=9)),
-                  st.lists(st.one_of(push, pop, pop, pop, others, watch), min_size=4, max_size=40))
+                  st.lists(st.one_of(push, pop, pop, pop, others, watch, tick,
+                                     expire_own(st.sampled_from([b"l", b"m"]))), min_size=4, max_size=40))
 
 
 def _layout(server: Server, key: bytes) -> object:
@@ -89,7 +91,7 @@ def _observe(server: Server) -> list[object]:
     seen: list[object] = []
     for key in (b"l", b"m"):
         seen += [server.run([b"LRANGE", key, b"0", b"-1"]), server.run([b"OBJECT", b"ENCODING", key]),
-                 _layout(server, key)]
+                 _layout(server, key), server.run([b"PTTL", key])]
     return seen + [server.run([b"DBSIZE"]), server.state.dirty, server.effects, server.events]
 
 
@@ -97,15 +99,26 @@ _MANY = [b"e%d" % i for i in range(300)]
 
 
 @settings(max_examples=150, deadline=None)
-@given(steps, st.sampled_from([-2, -1, 4, 100]))
+@given(steps, st.sampled_from([-2, -1, 4, 100]), st.booleans())
 # An empty open end reopens a chunk (each side), and a pop empties a key with events on.
-@example([[b"RPUSH", b"l", *_MANY], [b"LPOP", b"l"], [b"RPOP", b"l"], [b"LPOP", b"l"]], -2)
-@example([[b"LPUSH", b"l", *_MANY], [b"RPOP", b"l"], [b"LPOP", b"l"], [b"RPOP", b"l"]], 100)
+@example([[b"RPUSH", b"l", *_MANY], [b"LPOP", b"l"], [b"RPOP", b"l"], [b"LPOP", b"l"]], -2, False)
+@example([[b"LPUSH", b"l", *_MANY], [b"RPOP", b"l"], [b"LPOP", b"l"], [b"RPOP", b"l"]], 100, False)
 @example([[b"CONFIG", b"SET", b"notify-keyspace-events", b"KEA"], [b"RPUSH", b"m", b"a"],
-          "watch", [b"RPOP", b"m"], [b"LPUSH", b"m", b"b"], [b"LPOP", b"m"]], -2)
-def test_compiled_list_bodies_equal_python_ones(commands, max_size):
+          "watch", [b"RPOP", b"m"], [b"LPUSH", b"m", b"b"], [b"LPOP", b"m"]], -2, False)
+# Its own key with a TTL (kept by pushes and pops), then due (expired, not pushed onto).
+@example([[b"RPUSH", b"l", b"a", b"b"], [b"PEXPIRE", b"l", b"30"], [b"LPUSH", b"l", b"c"], [b"RPOP", b"l"],
+          "tick", [b"LPUSH", b"l", b"d"], "watch", [b"PEXPIRE", b"l", b"1"], "tick", [b"LPOP", b"l"]], 4, True)
+def test_compiled_list_bodies_equal_python_ones(commands, max_size, ttls):
+    """With TTLs on other keys (`ttls`) and on l and m themselves, due or not."""
     fast, slow = Server(max_size), Server(max_size)
+    if ttls:
+        for server in (fast, slow):
+            other_ttls(server)
     for argv in commands:
+        if argv == "tick":
+            for server in (fast, slow):
+                server.clock.advance(5)
+            continue
         if argv == "watch":
             for server in (fast, slow):
                 server.run([b"UNWATCH"], server.watcher)

@@ -157,6 +157,9 @@ class Traffic:
             lambda: ["SET", key, "v", "XX", "GET"], lambda: ["SET", key, "v", "PX", rng.randint(1, 50)],
             lambda: ["INCR", "n"], lambda: ["INCRBY", "n", rng.choice(["5", "x", "-9223372036854775808"])],
             lambda: ["DEL", key, "t"], lambda: ["APPEND", key, "z"], lambda: ["EXPIRE", key, 100],
+            # TTLs on the compiled bodies' own keys (due within a few steps, or not) and elsewhere
+            lambda: ["PEXPIRE", rng.choice(["s", "n", key]), rng.choice([2, 5, 100000])],
+            lambda: ["SET", f"session:{rng.randint(0, 3)}", "v", "PX", rng.choice([3, 100000])],
             lambda: ["XADD", "s", "*", "f", "v"], lambda: ["xadd", "s", "*", "f", "v", "g", "w"],
             lambda: ["XADD", "s", "MAXLEN", "~", rng.randint(0, 3), "*", "f", "v"],
             lambda: ["XADD", "s", "MAXLEN", rng.randint(0, 3), "*", "f", "v"],

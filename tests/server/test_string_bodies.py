@@ -48,6 +48,7 @@ incrby = st.builds(lambda c, k, n: [c, k, n], st.sampled_from([b"INCRBY", b"DECR
 others = st.sampled_from([
     [b"GET", b"n"], [b"GET", b"l"], [b"DEL", b"n"], [b"DEL", b"m"], [b"RPUSH", b"l", b"a"],
     [b"EXPIRE", b"m", b"100"], [b"PEXPIRE", b"s", b"3"], [b"PERSIST", b"m"], [b"APPEND", b"n", b"7"],
+    [b"PEXPIRE", b"n", b"5"], [b"PEXPIRE", b"n", b"100000"], [b"GET", b"s"], [b"GET", b"m"],
     [b"SETRANGE", b"s", b"0", b"1"], [b"INCRBYFLOAT", b"n", b"1"], [b"GETSET", b"n", b"41"],
 ])
 steps = st.lists(
@@ -68,9 +69,10 @@ def _observe(server: Server) -> list[object]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(steps, st.booleans(), st.booleans())
-def test_compiled_string_bodies_equal_the_reference(commands, sinks, events):
-    twins = Twins(REFERENCE, sinks, events)
+@given(steps, st.booleans(), st.booleans(), st.booleans())
+def test_compiled_string_bodies_equal_the_reference(commands, sinks, events, ttls):
+    """With TTLs on other keys (`ttls`) and on the bodies' own, due or not."""
+    twins = Twins(REFERENCE, sinks, events, ttls=ttls)
     for argv, tick in commands:
         twins.run(argv, tick)
     twins.check(_observe)

@@ -1,5 +1,6 @@
-# The helpers the compiled command bodies share (commands/_writes.pyx, _lists.pyx,
-# _zsets.pyx include this file; keep in step with the Python they inline, named at each).
+# The helpers the compiled command bodies share (commands/_writes.pyx, _groups.pyx,
+# _hashes.pyx, _lists.pyx, _sets.pyx and _zsets.pyx include this file; keep in step
+# with the Python they inline, named at each).
 # Each module includes its own copy at build time: one source, no cross-module calls
 # on the hot path.
 
@@ -98,6 +99,7 @@ cdef Py_ssize_t C_SERVER = _offset(Client, "server")
 cdef Py_ssize_t D_INDEX = _offset(Database, "index")
 cdef Py_ssize_t D_DATA = _offset(Database, "data")
 cdef Py_ssize_t D_EXPIRES = _offset(Database, "expires")
+cdef Py_ssize_t D_CLOCK = _offset(Database, "clock")
 cdef Py_ssize_t D_ENCODINGS = _offset(Database, "encodings")
 cdef Py_ssize_t D_ACCESS = _offset(Database, "access")
 cdef Py_ssize_t D_LRU_NOW = _offset(Database, "lru_now")
@@ -107,23 +109,38 @@ cdef Py_ssize_t D_ON_NEW = _offset(Database, "on_new")
 cdef Py_ssize_t D_ON_OVERWRITE = _offset(Database, "on_overwrite")
 
 
-cdef inline bint _plain_db(object db) noexcept:
-    """A Database with no expiring keys, no LFU policy and no `new`/`overwritten`
-    event hooks armed: the bodies below may then do Database.get/set's work inline."""
-    return (type(db) is _Database and not <object>_get(db, D_EXPIRES)
-            and <object>_get(db, D_LFU) is None and <object>_get(db, D_ON_NEW) is None
-            and <object>_get(db, D_ON_OVERWRITE) is None)
+cdef inline bint _plain_for(object db, object key) except -1:
+    """The bodies below may do Database.get/set's work inline on `key`: `db` is exactly
+    a Database with no LFU policy and no `new`/`overwritten` event hooks armed, `key`
+    is bytes, and it has no TTL or one not yet due. Database.get's expiry step then
+    does nothing for it (`_expire_if_due` returns False before anything else, the
+    same test on the same clock), so TTLs elsewhere in the keyspace (sessions, caches,
+    locks) keep every body compiled; a due key goes to the Python body, which expires
+    it (DEL effect, `expired` event, stats). A body that replaces the value drops
+    the TTL as Database.set does (`_db_set`); in-place changes keep it, as in Python."""
+    cdef PyObject* deadline
+    if (type(db) is not _Database or not PyBytes_CheckExact(key)
+            or <object>_get(db, D_LFU) is not None
+            or <object>_get(db, D_ON_NEW) is not None or <object>_get(db, D_ON_OVERWRITE) is not None):
+        return False
+    expires = <object>_get(db, D_EXPIRES)
+    if not expires:
+        return True
+    deadline = PyDict_GetItem(expires, key)
+    if deadline is NULL:
+        return True
+    return <object>deadline > (<object>_get(db, D_CLOCK)).now_ms()
 
 
 cdef inline void _touch(object db, object key) except *:
-    """Database.get's access record (Redis's LRU clock), for a _plain_db."""
+    """Database.get's access record (Redis's LRU clock), for a _plain_for key."""
     PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
 
 
 cdef object _plain_value(object ctx, list argv, object cls):
     """The value at argv[1] when a body may work on it inline: `ctx` is a Client, every
-    argument is bytes, its Database is plain (`_plain_db`) and holds exactly a `cls`
-    there. None otherwise: the caller hands the command to its Python body."""
+    argument is bytes, its Database is plain for that key (`_plain_for`) and holds
+    exactly a `cls` there. None otherwise: the caller hands the command to its Python body."""
     cdef Py_ssize_t i
     cdef PyObject* found
     if type(ctx) is not _Client:
@@ -132,9 +149,10 @@ cdef object _plain_value(object ctx, list argv, object cls):
         if not PyBytes_CheckExact(<object>PyList_GET_ITEM(argv, i)):
             return None
     db = <object>_get(ctx, C_DB)
-    if not _plain_db(db):
+    key = <object>PyList_GET_ITEM(argv, 1)
+    if not _plain_for(db, key):
         return None
-    found = PyDict_GetItem(<object>_get(db, D_DATA), <object>PyList_GET_ITEM(argv, 1))
+    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
     if found is NULL or type(<object>found) is not cls:
         return None
     return <object>found

@@ -14,7 +14,7 @@ CLAIM, history IDs, several keys, entries
 already pending (after XGROUP SETID), an entries-read counter that needs
 re-deriving (deleted entries ahead, the group behind the first entry, SCG
 invalid), nothing to deliver (NULL or blocking), IDs in other forms, and
-anything that is not plain (another clock, expiring keys in the db, ...).
+anything that is not plain (another clock, a key whose TTL is due, ...: `_plain_for`).
 
 Keep in step with commands/groups.py `xreadgroup`/`_read_new`/`xack`/`_parse_ids`
 and engine/groups.py `read_new`/`_advance_to`/`_add`/`ack`. tests/server/
@@ -264,7 +264,7 @@ def xreadgroup(ctx, list argv):
         if not PyBytes_CheckExact(<object>PyList_GET_ITEM(argv, j)):
             return _xreadgroup_py(ctx, argv)
     db = <object>_get(ctx, C_DB)
-    if not _plain_db(db):
+    if not _plain_for(db, key):
         return _xreadgroup_py(ctx, argv)
     found = PyDict_GetItem(<object>_get(db, D_DATA), key)
     if found is NULL or type(<object>found) is not _Stream:

@@ -8,8 +8,8 @@ and its two config reads, `modified` and `notify`. For a hash in the
 `hashtable` encoding with no field TTLs (which no HSET can convert back or
 expire) the work is a dict store per pair; everything else goes to the
 Python `hashes.hset`, the reference: a new key, another type, a listpack hash
-(its conversion rules), field TTLs (HSET drops them), a Database with expiring
-keys, LFU or key-event hooks (`_plain_db`), arguments that are not bytes.
+(its conversion rules), field TTLs (HSET drops them), a key whose TTL is due,
+a Database with LFU or key-event hooks (`_plain_for`), arguments that are not bytes.
 
 Keep in step with commands/hashes.py `hset` and engine/hashes.py `Hash.set`;
 tests/server/test_container_bodies.py runs generated command sequences

@@ -7,8 +7,8 @@ SET: the Python frames of `_push`, `lookup`, `config_int` (twice), `will_add`,
 `push`, `notify`, `_written`, `shrunk` and `modified`, and the listpack size
 of each element. Here they run in C on the List's open ends (engine/lists.py:
 `head`/`tail` lists, the size sum, the encoding flag), with every rare case
-handed to the Python body that is the reference for it: a Database with
-expiring keys, LFU or key-event hooks (`_plain_db`), a value that is not bytes,
+handed to the Python body that is the reference for it: a key whose TTL is due,
+a Database with LFU or key-event hooks (`_plain_for`), a value that is not bytes,
 a client of another class, LPOP/RPOP with a count. WATCH, blocked clients
 and tracking go through ServerState.key_modified as in Python (`_modified`);
 keyspace events through ServerState.notify; an open end that fills is sealed
@@ -108,7 +108,7 @@ cdef object _lookup(object ctx, object key, PyObject** db_out):
     if type(ctx) is not _Client:
         return NotImplemented
     db = <object>_get(ctx, C_DB)
-    if not _plain_db(db):
+    if not _plain_for(db, key):
         return NotImplemented
     db_out[0] = <PyObject*>db
     found = PyDict_GetItem(<object>_get(db, D_DATA), key)

@@ -8,8 +8,8 @@ big set cost 3.7 us of server CPU against Redis's 1.3: the Python frames of
 `hashtable` encoding (which no SADD converts) the work is a dict store per new
 member; everything else goes to the Python `sets.sadd`, the reference: a new
 key, another type, an intset or listpack set (its conversion rules), a
-Database with expiring keys, LFU or key-event hooks (`_plain_db`), arguments
-that are not bytes.
+key whose TTL is due, a Database with LFU or key-event hooks (`_plain_for`),
+arguments that are not bytes.
 
 Keep in step with commands/sets.py `sadd` and engine/sets.py `Set.add`;
 tests/server/test_container_bodies.py runs generated command sequences

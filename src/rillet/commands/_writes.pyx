@@ -27,7 +27,7 @@ the command lookup, the call counts and the notify test got cheaper
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_Contains, PyDict_GetItem, PyDict_GetItemWithError, PyDict_SetItem, PyDict_Size
+from cpython.dict cimport PyDict_Contains, PyDict_DelItem, PyDict_GetItem, PyDict_GetItemWithError, PyDict_SetItem, PyDict_Size
 from cpython.list cimport PyList_Append, PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_AsLong, PyLong_AsLongLong, PyLong_AsUnsignedLongLong, PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from cpython.object cimport PyObject
@@ -647,7 +647,7 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
     key = <object>PyList_GET_ITEM(argv, 1)
     db = _client_db(ctx)
     server = _client_server(ctx)
-    if not _plain_db(db):
+    if not _plain_for(db, key):
         stream = db.get(key)
     else:
         found = PyDict_GetItem(<object>_get(db, D_DATA), key)
@@ -815,28 +815,21 @@ cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long m
 
 # --- SET key value / GET key ----------------------------------------------------------------
 
-cdef inline bint _plain_for(object db, object key) except -1:
-    """_plain_db, but expiring keys allowed as long as `key` is not one: Database.get's
-    and set's expiry steps then do nothing for it (a keyspace with TTLs elsewhere
-    keeps its strings on the compiled bodies)."""
-    if (type(db) is not _Database or <object>_get(db, D_LFU) is not None
-            or <object>_get(db, D_ON_NEW) is not None or <object>_get(db, D_ON_OVERWRITE) is not None):
-        return False
-    expires = <object>_get(db, D_EXPIRES)
-    return not expires or not PyDict_Contains(expires, key)
-
-
-cdef inline int _db_set(object db, object key, object value) except -1:
-    """Database.set(key, value) for a _plain_for(db, key) (keep in step): a new key is
-    remembered, and either way its access is recorded (under LRU; LFU is
-    excluded); its encoding note goes; it has no TTL to drop. One lookup in `data` for both: the
-    store, then its size says whether the key is new."""
+cdef inline int _db_set(object db, object key, object value, bint keep_ttl) except -1:
+    """Database.set(key, value, keep_ttl) for a _plain_for(db, key) (keep in step): a new
+    key is remembered, and either way its access is recorded (under LRU; LFU is
+    excluded); its TTL goes unless `keep_ttl`; its encoding note goes. One lookup in
+    `data` for both: the store, then its size says whether the key is new."""
     data = <object>_get(db, D_DATA)
     cdef Py_ssize_t before = PyDict_Size(data)
     PyDict_SetItem(data, key, value)
     if PyDict_Size(data) != before:
         db._remember(key)
     _touch(db, key)
+    if not keep_ttl:
+        expires = <object>_get(db, D_EXPIRES)
+        if expires and PyDict_Contains(expires, key):
+            PyDict_DelItem(expires, key)
     encodings = <object>_get(db, D_ENCODINGS)
     if encodings:
         encodings.pop(key, None)
@@ -855,9 +848,9 @@ def set_(ctx, list argv):
     key = <object>PyList_GET_ITEM(argv, 1)
     value = <object>PyList_GET_ITEM(argv, 2)
     db = _client_db(ctx)
-    if not PyBytes_CheckExact(key) or not _plain_for(db, key):
+    if not _plain_for(db, key):
         return _set_general(ctx, argv)
-    _db_set(db, key, value)
+    _db_set(db, key, value, False)
     server = _client_server(ctx)
     _modified(server, db, key)
     if _notify_on(server):
@@ -939,8 +932,9 @@ cdef object _set_options(object ctx, list argv):
     if type(ctx) is not _Client or not PyBytes_CheckExact(key):
         return _set_general(ctx, argv)
     db = <object>_get(ctx, C_DB)
-    if (type(db) is not _Database or <object>_get(db, D_LFU) is not None
-            or <object>_get(db, D_ON_NEW) is not None or <object>_get(db, D_ON_OVERWRITE) is not None):
+    # Database.get(key): a key whose TTL is due expires first (its DEL is propagated):
+    # the general body does that.
+    if not _plain_for(db, key):
         return _set_general(ctx, argv)
     server = <object>_get(ctx, C_SERVER)
     clock = _clock(server)
@@ -955,16 +949,6 @@ cdef object _set_options(object ctx, list argv):
             if deadline > _LL_MAX - now:
                 return _set_general(ctx, argv)
             deadline += now
-    # Database.get(key): a key whose TTL is due expires first (its DEL is propagated):
-    # the general body does that.
-    expires = <object>_get(db, D_EXPIRES)
-    had_ttl = False
-    if expires:
-        found = PyDict_GetItem(expires, key)
-        if found is not NULL:
-            if not (type(<object>found) is int and <object>found > now):
-                return _set_general(ctx, argv)
-            had_ttl = True
     data = <object>_get(db, D_DATA)
     found = PyDict_GetItem(data, key)
     old = None
@@ -975,9 +959,7 @@ cdef object _set_options(object ctx, list argv):
         _touch(db, key)
     if (condition == _O_NX and old is not None) or (condition == _O_XX and old is None):
         return old if want_old else None
-    _db_set(db, key, value)
-    if had_ttl and not keep_ttl:
-        expires.pop(key, None)  # Database.set without keep_ttl
+    _db_set(db, key, value, keep_ttl)
     if unit != _O_OTHER:
         PyDict_SetItem(<object>_get(db, D_EXPIRES), key, PyLong_FromLongLong(deadline))
     _modified(server, db, key)
@@ -1000,7 +982,7 @@ def get(ctx, list argv):
     cdef PyObject* found
     key = <object>PyList_GET_ITEM(argv, 1)
     db = _client_db(ctx)
-    if not PyBytes_CheckExact(key) or not _plain_for(db, key):
+    if not _plain_for(db, key):
         value = db.get(key)
     else:
         found = PyDict_GetItem(<object>_get(db, D_DATA), key)
@@ -1020,7 +1002,7 @@ cdef long long _LL_MIN = -9223372036854775807LL - 1
 
 # Set by bind_incr(): each command's Python body, the reference for every case
 # this module does not answer (a non-integer value or increment, a wrong type,
-# an overflow, a key with a TTL, event hooks, LFU).
+# an overflow, a key whose TTL is due, event hooks, LFU).
 cdef object _incr_py = None
 cdef object _decr_py = None
 cdef object _incrby_py = None
@@ -1091,7 +1073,7 @@ cdef object _incr_by(object ctx, list argv, long long delta, object general):
         return general(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, 1)
     db = <object>_get(ctx, C_DB)
-    if not PyBytes_CheckExact(key) or not _plain_for(db, key):
+    if not _plain_for(db, key):
         return general(ctx, argv)
     found = PyDict_GetItem(<object>_get(db, D_DATA), key)
     if found is not NULL and not _parse_ll(<object>found, &number):
@@ -1099,7 +1081,7 @@ cdef object _incr_by(object ctx, list argv, long long delta, object general):
     if (delta > 0 and number > _LL_MAX - delta) or (delta < 0 and number < _LL_MIN - delta):
         return general(ctx, argv)  # the overflow error
     number += delta
-    _db_set(db, key, _format_ll(number))  # Database.set(keep_ttl=True): the key has no TTL
+    _db_set(db, key, _format_ll(number), True)  # strings._incr: Database.set(keep_ttl=True)
     server = <object>_get(ctx, C_SERVER)
     _modified(server, db, key)
     if _notify_on(server):

@@ -14,8 +14,8 @@ the pair inserted or moved in the compiled order without building tuples.
 What this module does not answer goes to the Python body (commands/zsets.py
 `zadd`, the reference): any flag (NX/XX/GT/LT/CH/INCR), a key that
 does not exist yet (creation picks the encoding), a ZSet whose order is not
-the compiled one, a database that is not plain (expiring keys, LFU, new/
-overwritten hooks: Database.get's other work). Keep in step with
+the compiled one, a key whose TTL is due or a database that is not plain (LFU,
+new/overwritten hooks: Database.get's other work; `_plain_for`). Keep in step with
 `zsets.zadd` and ZSet.add (engine/zsets.py);
 tests/server/test_fast_bodies.py runs generated ZADD sequences through both
 and compares replies, effects and the sets (order included).
@@ -117,7 +117,7 @@ def zadd(ctx, list argv):
         return _zadd_general(ctx, argv)  # maybe a flag (NX, CH, INCR...), or "inf": the reference
     key = <object>PyList_GET_ITEM(argv, 1)
     db = <object>_get(ctx, C_DB) if type(ctx) is _Client else ctx.db
-    if not _plain_db(db):
+    if not _plain_for(db, key):
         return _zadd_general(ctx, argv)
     found = PyDict_GetItem(<object>_get(db, D_DATA), key)
     if found is NULL:
@@ -150,7 +150,7 @@ def zadd(ctx, list argv):
                 scores[i] = _score_arg(raw)
             if scores[i] == 0 and signbit(scores[i]):
                 return _zadd_general(ctx, argv)  # -0: kept by a skiplist only, see zsets.zadd
-        # Database.get's access record (LRU; _plain_db excludes LFU).
+        # Database.get's access record (LRU; _plain_for excludes LFU).
         PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
         for i in range(pairs):
             member = <object>PyList_GET_ITEM(argv, 3 + 2 * i)
