@@ -68,6 +68,16 @@ def cmd_server(argv: list[str]) -> int:
     except (ConfigError, OSError) as error:
         print(f"*** FATAL CONFIG FILE ERROR (rillet {__version__}) ***\n{error}", file=sys.stderr)
         return 1
+    from rillet import cpuaffinity
+
+    try:  # (the children and the AOF thread read theirs later: all are checked now)
+        for name in cpuaffinity.PARAMS:
+            if config[name]:
+                cpuaffinity.parse_cpulist(str(config[name]))
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 1
+    cpuaffinity.pin(str(config["server-cpulist"]))
     _setup_logging(config)
     if config["pidfile"]:
         with open(str(config["pidfile"]), "w") as handle:

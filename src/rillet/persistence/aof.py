@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rillet import cpuaffinity
 from rillet.compiled import compiled
 from rillet.persistence import aoflog, disk
 from rillet.persistence.aoflog import Manifest, ManifestError, parse_manifest
@@ -48,7 +49,8 @@ WRITE_ERROR_LOG_INTERVAL_S = 30
 class BackgroundIO:
     """Redis's bio thread for the AOF: fsync and close jobs off the event loop, FIFO."""
 
-    def __init__(self) -> None:
+    def __init__(self, cpulist: str = "") -> None:
+        self.cpulist = cpulist  # bio-cpulist: the thread pins itself when it starts
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         # Counters written by one thread each, so no lock is needed to read them.
@@ -88,6 +90,7 @@ class BackgroundIO:
         done.wait(timeout_s)
 
     def _run(self) -> None:
+        cpuaffinity.pin(self.cpulist)
         while True:
             job = self._jobs.get()
             kind = job[0]
@@ -151,7 +154,7 @@ class AofWriter:
         self.synced_total = 0
         self.write_errno = 0  # last write(2) failure, 0 once a write succeeds again
         self.last_error_log = 0.0
-        self.bio = BackgroundIO()
+        self.bio = BackgroundIO(str(config["bio-cpulist"]))
         self.last_fsync = time.monotonic()
         self.delayed_fsync = 0
         # While AOF is being switched on at runtime, effects go to a temp incr file

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from rillet import errors
+from rillet import cpuaffinity, errors
 from rillet.errors import ReplyError
 from rillet.persistence import disk, fork, rewrite
 from rillet.persistence.aof import AofWriter
@@ -482,6 +482,7 @@ class Persistence:
         self.bgsave_scheduled = False
 
         def work(temp_path: str) -> None:
+            cpuaffinity.pin(str(self.config["bgsave-cpulist"]))
             save_to_path(state, path, tmp=temp_path)
 
         try:
@@ -543,6 +544,7 @@ class Persistence:
             directory = aof.directory
 
             def work(temp_path: str) -> None:
+                cpuaffinity.pin(str(self.config["aof-rewrite-cpulist"]))
                 write_aof_base(state, temp_path)
 
             child = fork.start(

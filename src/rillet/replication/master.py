@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from rillet import cpuaffinity
 from rillet.persistence import fork
 from rillet.replication.payload import write_payload
 from rillet.replication.protocol import encode_command
@@ -209,13 +210,14 @@ class MasterSide:
             fcntl.fcntl(wfd, _F_SETPIPE_SZ, _PIPE_BYTES)  # fewer, larger hand-overs
         except OSError:
             pass  # (above /proc/sys/fs/pipe-max-size: the default size works too)
+        cpulist = str(self.config["bgsave-cpulist"])
+
+        def work(_path: str) -> None:
+            cpuaffinity.pin(cpulist)
+            write_payload(state, wfd, stream_db, replid, offset)
+
         try:
-            child = fork.start(
-                KIND_REPL,
-                lambda pid: "",
-                lambda _path: write_payload(state, wfd, stream_db, replid, offset),
-                keep_fds=(wfd,),
-            )
+            child = fork.start(KIND_REPL, lambda pid: "", work, keep_fds=(wfd,))
         except OSError as error:
             os.close(rfd)
             os.close(wfd)
