@@ -19,7 +19,7 @@ from rillet.commands.table import COMMANDS
 from rillet.dispatch import Dispatcher
 from rillet.replication.protocol import EffectStream
 from rillet.resp.encoder import encode_into
-from rillet.state import ServerState
+from rillet.state import Block, ServerState
 from tests.helpers.effects import recorder
 
 Body = Callable[..., object]
@@ -73,9 +73,15 @@ class Server:
         self.dispatcher = Dispatcher(self.state)
         self.client = self.state.new_client(None)
 
-    def run(self, argv: list[bytes], client=None) -> bytes:
+    def run(self, argv: list[bytes], client=None) -> object:
+        """The reply's bytes in the client's protocol, or what a Block asks for (the
+        connection would park the client)."""
+        client = client or self.client
+        reply = self.dispatcher.execute(client, argv)
+        if isinstance(reply, Block):
+            return ("block", reply.keys, reply.timeout_ms)
         out = bytearray()
-        encode_into(out, self.dispatcher.execute(client or self.client, argv), False)
+        encode_into(out, reply, client.resp3)
         return bytes(out)
 
 
@@ -113,7 +119,7 @@ class Twins:
             if ttls:
                 other_ttls(server)
 
-    def run(self, argv: list[bytes], tick: int = 0) -> bytes:
+    def run(self, argv: list[bytes], tick: int = 0) -> object:
         """One command on both (after moving both clocks by `tick` ms): same reply."""
         if tick:
             for server in (self.fast, self.reference):

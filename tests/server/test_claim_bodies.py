@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from rillet.commands import groups
 from rillet.commands.table import COMMANDS
-from tests.server.test_fast_bodies import Server, bodies
-from tests.server.test_group_bodies import T0, _observe, _run
+from tests.helpers.bodies import Server, Twins
+from tests.server.test_group_bodies import T0, _observe
 
 _claims = pytest.importorskip("rillet.commands._claims")
 if COMMANDS["xclaim"].handler is not _claims.xclaim:  # RILLET_PURE: the table holds the Python
@@ -118,25 +118,12 @@ def _setup(server: Server) -> None:
 @settings(max_examples=120, deadline=None)
 @given(steps, st.sampled_from([False, True, True]), st.booleans())
 def test_compiled_claim_bodies_equal_the_reference(commands, sinks, events):
-    fast, reference = Server(sinks), Server(sinks)
-    notes: dict[int, list] = {id(fast): [], id(reference): []}
-    for server in (fast, reference):
-        if events:
-            server.state.config.set("notify-keyspace-events", "KEA")
-            server.state.notify = (lambda *a, _n=notes[id(server)]: _n.append(a))
+    twins = Twins(REFERENCE, sinks, events)
+    for server in (twins.fast, twins.reference):
         _setup(server)
     for argv, tick in commands:
-        for server in (fast, reference):
-            server.clock.advance(tick)
-        ours = _run(fast, argv)
-        with bodies(REFERENCE):
-            theirs = _run(reference, argv)
-        assert ours == theirs, argv
-    assert fast.effects == reference.effects
-    assert notes[id(fast)] == notes[id(reference)]
-    with bodies(REFERENCE):
-        theirs = _observe(reference)
-    assert _observe(fast) == theirs
+        twins.run(argv, tick)
+    twins.check(_observe)
 
 
 def test_the_compiled_bodies_do_the_common_cases():

@@ -16,10 +16,7 @@ from hypothesis import strategies as st
 
 from rillet.commands import groups
 from rillet.commands.table import COMMANDS
-from rillet.resp.encoder import encode_into
-from rillet.state import Block
-from tests.helpers.bodies import other_ttls
-from tests.server.test_fast_bodies import Server, bodies
+from tests.helpers.bodies import Server, Twins
 
 _groups = pytest.importorskip("rillet.commands._groups")
 if COMMANDS["xack"].handler is not _groups.xack:  # RILLET_PURE: the table holds the Python
@@ -88,16 +85,6 @@ steps = st.lists(
     max_size=50)
 
 
-def _run(server: Server, argv: list[bytes]) -> object:
-    """The reply's bytes, or what a Block asks for (the connection would park the client)."""
-    reply = server.dispatcher.execute(server.client, argv)
-    if isinstance(reply, Block):
-        return ("block", reply.keys, reply.timeout_ms)
-    out = bytearray()
-    encode_into(out, reply, server.client.resp3)
-    return bytes(out)
-
-
 def _observe(server: Server) -> list[object]:
     out: list[object] = [server.state.dirty, dict(server.state.keyspace[0].access)]
     for key in (b"s", b"t"):
@@ -120,12 +107,8 @@ def _observe(server: Server) -> list[object]:
 @given(steps, st.sampled_from([False, False, True]), st.booleans(), st.booleans())
 def test_compiled_group_bodies_equal_the_reference(commands, sinks, events, ttls):
     """With TTLs on other keys (`ttls`) and on s and t themselves, due or not."""
-    fast, reference = Server(sinks), Server(sinks)
-    notes: dict[int, list] = {id(fast): [], id(reference): []}
-    for server in (fast, reference):
-        if events:
-            server.state.config.set("notify-keyspace-events", "KEA")
-            server.state.notify = (lambda *a, _n=notes[id(server)]: _n.append(a))
+    twins = Twins(REFERENCE, sinks, events, ttls=ttls)
+    for server in (twins.fast, twins.reference):
         assert server.clock.now_ms() == T0
         # Small nodes: reads start inside one node and cross into the next.
         server.run([b"CONFIG", b"SET", b"stream-node-max-entries", b"4"])
@@ -136,33 +119,16 @@ def test_compiled_group_bodies_equal_the_reference(commands, sinks, events, ttls
         server.run([b"XGROUP", b"CREATECONSUMER", b"s", b"g", b"c2"])
         # A first read makes entries-read valid (XGROUP CREATE ... 0 leaves it unknown).
         server.run([b"XREADGROUP", b"GROUP", b"g", b"c2", b"COUNT", b"1", b"STREAMS", b"s", b">"])
-        if ttls:
-            other_ttls(server)
     for argv, tick in commands:
-        for server in (fast, reference):
-            server.clock.advance(tick)
-        ours = _run(fast, argv)
-        with bodies(REFERENCE):
-            theirs = _run(reference, argv)
-        assert ours == theirs, argv
-    assert fast.effects == reference.effects
-    assert notes[id(fast)] == notes[id(reference)]
-    with bodies(REFERENCE):
-        theirs = _observe(reference)
-    assert _observe(fast) == theirs
+        twins.run(argv, tick)
+    twins.check(_observe)
 
 
 def _both(commands: list[list[bytes]], sinks: bool) -> None:
-    fast, reference = Server(sinks), Server(sinks)
+    twins = Twins(REFERENCE, sinks)
     for argv in commands:
-        ours = _run(fast, argv)
-        with bodies(REFERENCE):
-            theirs = _run(reference, argv)
-        assert ours == theirs, argv
-    assert fast.effects == reference.effects
-    with bodies(REFERENCE):
-        theirs = _observe(reference)
-    assert _observe(fast) == theirs
+        twins.run(argv)
+    twins.check(_observe)
 
 
 def _xadds(n: int) -> list[list[bytes]]:
