@@ -131,7 +131,7 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
         db.set(key, stream)
     stream.append(sid, fields)  # type: ignore[union-attr]
     server.key_modified(db.index, key)
-    if server.config.values["notify-keyspace-events"]:
+    if server.notify_flags:
         server.notify(STREAM, b"xadd", key, db.index)
     sid_text = b"%d-%d" % sid
     if server.effect_sinks:
