@@ -38,6 +38,7 @@ from libc.string cimport memcmp, memcpy
 
 from rillet.resp._command cimport bulk_size, digits, put_bulk, put_len
 from rillet.persistence._aofenc cimport EffectStream
+from rillet.commands._streamids cimport _format_id, _put_u64
 from rillet._systime cimport system_now_ms as _system_now_ms
 
 from rillet import errors
@@ -266,27 +267,6 @@ cdef bint _xadd_direct(object ctx, object server, object db, list argv, Py_ssize
         _xadd_effect_write(stream.reserve(size), argv, first, count, sid_text, kept)
     _set(server, SS_EFFECTS, _PUBLISHED)
     return True
-
-
-cdef inline Py_ssize_t _put_u64(char* end, unsigned long long value) noexcept:
-    """Writes `value` in decimal ending just before `end`; returns its length."""
-    cdef Py_ssize_t n = 0
-    while True:
-        n += 1
-        end[-n] = <char>(48 + value % 10)
-        value //= 10
-        if value == 0:
-            return n
-
-
-cdef bytes _format_id(unsigned long long ms, unsigned long long seq):
-    """b"%d-%d" % (ms, seq)."""
-    cdef char buf[48]
-    cdef Py_ssize_t seq_len = _put_u64(buf + 48, seq)
-    buf[47 - seq_len] = b'-'
-    cdef Py_ssize_t ms_len = _put_u64(buf + 47 - seq_len, ms)
-    cdef Py_ssize_t total = ms_len + 1 + seq_len
-    return PyBytes_FromStringAndSize(buf + 48 - total, total)
 
 
 # --- stream IDs and node opening (keep in step with engine/stream.py, stream_node.py) ------
