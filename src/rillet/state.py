@@ -307,6 +307,10 @@ class Stats:
     eviction_exceeded_us: int = 0  # time spent over maxmemory (total_eviction_exceeded_time)
     net_input_bytes: int = 0
     net_output_bytes: int = 0
+    # Reads taken and replies handed to the transport, counted beside the bytes
+    # (Redis's total_reads/writes_processed, one I/O thread).
+    total_reads_processed: int = 0
+    total_writes_processed: int = 0
     # Replication traffic, apart from the clients' (as Redis 7+): the stream and the
     # snapshots a master sends its replicas, and what a replica reads from its master.
     net_repl_input_bytes: int = 0

@@ -161,7 +161,7 @@ def info_sections(wire: Wire, *args: str) -> dict[str, dict[str, str]]:
 
 
 # Redis sections rillet has no counterpart for (tests/compat/test_info_config_parity.py).
-REDIS_ONLY = {"Threads"}
+REDIS_ONLY: set[str] = set()
 # In Redis's default set, only asked for by name or `all`/`everything` here: rillet
 # counts them by walking the keys, which a monitor's periodic INFO (Sentinel's, every
 # second during a failover) must not pay for on a large keyspace (docs/compat.md).

@@ -86,6 +86,15 @@ def _listeners(state: ServerState) -> list[tuple[str, object]]:
     return [(f"listener{i}", text) for i, text in enumerate(found)]
 
 
+def _section_threads(state: ServerState) -> list[tuple[str, object]]:
+    """Redis 8's per-I/O-thread line, as with io-threads 1: the main thread has every
+    client and does every read and write."""
+    stats = state.stats
+    clients = sum(1 for c in state.clients.values() if c.conn is not None)
+    return [("io_thread_0", f"clients={clients},reads={stats.total_reads_processed},"
+                            f"writes={stats.total_writes_processed}")]
+
+
 def _section_clients(state: ServerState) -> list[tuple[str, object]]:
     return [
         # As Redis: replicas attached to us (flag S) are not counted.
@@ -293,6 +302,8 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("unexpected_error_replies", s.unexpected_error_replies),
         ("total_error_replies", s.total_error_replies),
         ("dump_payload_sanitizations", 0),
+        ("total_reads_processed", s.total_reads_processed),
+        ("total_writes_processed", s.total_writes_processed),
         # One thread does all I/O (Redis's figures with io-threads 1).
         ("io_threaded_reads_processed", 0),
         ("io_threaded_writes_processed", 0),
@@ -446,6 +457,7 @@ SECTIONS = {
     "clients": _section_clients,
     "memory": _section_memory,
     "persistence": _section_persistence,
+    "threads": _section_threads,
     "stats": _section_stats,
     "replication": _section_replication,
     "cpu": _section_cpu,
@@ -458,8 +470,8 @@ SECTIONS = {
     "keysizes": _section_keysizes,
 }
 _HEADERS = {"cpu": "CPU"}
-DEFAULT_SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication", "cpu",
-                    "modules", "errorstats", "cluster", "keyspace"]
+DEFAULT_SECTIONS = ["server", "clients", "memory", "persistence", "threads", "stats",
+                    "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"]
 
 
 def render_info(state: ServerState, wanted: list[str]) -> str:

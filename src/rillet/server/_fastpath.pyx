@@ -290,7 +290,9 @@ def data_received(conn, data):
         return
     state = conn.state
     size = len(data)
-    state.stats.net_input_bytes += size
+    stats = state.stats
+    stats.net_input_bytes += size
+    stats.total_reads_processed += 1
     conn.net_in += size
     parser = conn.parser
     # `client.authenticated` is a property over `_authenticated`.
@@ -327,7 +329,8 @@ def data_received(conn, data):
             or conn.obuf_limited
         ):
             size = len(out)
-            state.stats.net_output_bytes += size
+            stats.net_output_bytes += size
+            stats.total_writes_processed += 1
             conn.net_out += size
             conn.transport.write(out)
         else:

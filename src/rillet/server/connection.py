@@ -162,10 +162,12 @@ class ClientConnection(asyncio.Protocol, Connection):
                 self.close_for_output_limit()
                 return
             client = self.client
+            stats = self.state.stats
+            stats.total_writes_processed += 1
             if client is not None and "S" in client.flags:
-                self.state.stats.net_repl_output_bytes += len(payload)
+                stats.net_repl_output_bytes += len(payload)
             else:
-                self.state.stats.net_output_bytes += len(payload)
+                stats.net_output_bytes += len(payload)
             self.net_out += len(payload)
             server = self.server
             if self.held is not None:
@@ -308,7 +310,9 @@ class ClientConnection(asyncio.Protocol, Connection):
             return
         state = self.state
         size = len(data)
-        state.stats.net_input_bytes += size
+        stats = state.stats
+        stats.net_input_bytes += size
+        stats.total_reads_processed += 1
         self.net_in += size
         parser = self.parser
         # RESET (or a changed requirepass) can take authentication away again;
@@ -333,7 +337,8 @@ class ClientConnection(asyncio.Protocol, Connection):
                 or self.obuf_limited
             ):
                 size = len(out)
-                state.stats.net_output_bytes += size
+                stats.net_output_bytes += size
+                stats.total_writes_processed += 1
                 self.net_out += size
                 self.transport.write(out)  # type: ignore[union-attr]
             else:
