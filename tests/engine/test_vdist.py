@@ -30,7 +30,7 @@ DIMS = st.one_of(st.integers(1, 300), st.sampled_from([1, 7, 8, 9, 63, 64, 65, 1
 def same(a: float, b: float) -> bool:
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
-    return struct.pack("<f", a) == struct.pack("<f", b)
+    return struct.pack("<d", a) == struct.pack("<d", b)  # sign of zero included
 
 
 @st.composite
@@ -76,6 +76,38 @@ def test_distance_matches_reference_on_encoded_vectors(quant, dim, seeds, seed):
                 vs.py_distance(quant, dim, qa, ra, qb, rb))
 
 
+def _outcome(fn, vec):  # type: ignore[no-untyped-def]
+    try:
+        return fn(vec)
+    except (ValueError, OverflowError) as error:
+        return type(error), str(error)
+
+
+def _same_list(a, b) -> bool:  # type: ignore[no-untyped-def]
+    return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+
+
+DOUBLES = st.one_of(COMPONENT, st.floats(allow_nan=True, allow_infinity=True),
+                    st.sampled_from([1e-300, -1e-300, 1e200, 5e-324]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(DIMS.flatmap(lambda dim: st.lists(COMPONENT, min_size=dim, max_size=dim)), st.booleans())
+def test_normalize_and_quantize_match_reference(vec, doubles):
+    """On float32 components (what VADD parses) and, for the record, on any doubles."""
+    if doubles:
+        vec = [x * 1.0000001 for x in vec]
+    got, want = vs._vdist.normalize(vec), vs.py_normalize(vec)
+    assert _same_list(got[0], want[0])
+    assert (got[1] is None) == (want[1] is None) and (got[1] is None or same(got[1], want[1]))
+    for normed in (want[0], vec):
+        got_q, want_q = _outcome(vs._vdist.quantize_q8, normed), _outcome(vs.py_quantize_q8, normed)
+        if isinstance(want_q[0], type):
+            assert got_q == want_q
+        else:
+            assert got_q[0] == want_q[0] and got_q[0].typecode == "b" and same(got_q[1], want_q[1])
+
+
 def _filled(quant: int, dim: int, count: int, seed: int) -> VectorSet:
     rng = random.Random(seed)
     vset = VectorSet(dim, quant, rng=random.Random(seed))
@@ -103,6 +135,13 @@ def test_rank_matches_reference(quant, dim):
                     got, want = vs._vdist.rank(*args), vs.py_rank(*args)
                     assert [n for _, n in got] == [n for _, n in want]
                     assert all(same(a, b) for (a, _), (b, _) in zip(got, want, strict=True))
+    for node in nodes[:10]:
+        for layer, links in enumerate(node.links):
+            assert vs._vdist.worst_link(quant, dim, node, links) == vs.py_worst_link(quant, dim, node, links)
+            assert node.worst[layer] == vs.py_worst_link(quant, dim, node, links) or not links
+        for dist in (0.0, 0.25, 1.0, 2.0):
+            assert vs._vdist.nearer_link(quant, dim, node, nodes, dist) \
+                == vs.py_nearer_link(quant, dim, node, nodes, dist)
 
 
 def test_rank_with_nan_distances_keeps_the_python_order():

@@ -14,8 +14,13 @@ array('f') for NOQUANT), read in place.
 """
 
 from cpython cimport array
+from libc.math cimport floor, isinf, sqrtf
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
+
+import array as _array
+
+cdef array.array _INT8 = _array.array("b")
 
 cdef int QUANT_NONE = 0
 cdef int QUANT_Q8 = 1
@@ -206,3 +211,89 @@ def rank(nodes, int quant, int dim, array.array q, float qrange, accept, int min
 
 def _first(pair):
     return pair[0]
+
+
+def nearer_link(int quant, int dim, node, list links, double dist):
+    """vectorset.nearer_link: is any of `links` nearer to `node` than `dist`?"""
+    cdef array.array q = node.q
+    cdef float r = node.qrange, fdim = <float>dim
+    for x in links:
+        if _kernel(quant, fdim, q, r, x.q, x.qrange) < dist:
+            return True
+    return False
+
+
+def worst_link(int quant, int dim, node, list links):
+    """vectorset.worst_link: (distance, index) of the farthest of `links` from `node`."""
+    cdef array.array q = node.q
+    cdef float r = node.qrange, fdim = <float>dim, d
+    cdef double worst_d = 0.0
+    cdef Py_ssize_t i = 0, worst_i = 0
+    for x in links:
+        d = _kernel(quant, fdim, q, r, x.q, x.qrange)
+        if d > worst_d:
+            worst_d, worst_i = d, i
+        i += 1
+    return worst_d, worst_i
+
+
+# Encoding: the input components are Python floats (doubles); the Python rounds each
+# product of two of them to float32 after the double product, so these do too.
+
+def normalize(vec):
+    """vectorset.normalize: (normalised copy, l2) with float32 steps; (vec, None) if all zero."""
+    cdef Py_ssize_t dim = len(vec), i = 0
+    cdef double a, b, c, d
+    cdef float s, l2 = 0
+    cdef list values = list(vec), out
+    while i + 3 < dim:
+        a, b, c, d = values[i], values[i + 1], values[i + 2], values[i + 3]
+        s = <float>(a * a) + <float>(b * b)
+        s = s + <float>(c * c)
+        s = s + <float>(d * d)
+        l2 = l2 + s
+        i += 4
+    while i < dim:
+        a = values[i]
+        l2 = l2 + <float>(a * a)
+        i += 1
+    if l2 == 0:
+        return values, None
+    l2 = sqrtf(l2)
+    out = [None] * dim
+    for i in range(dim):
+        a = values[i]
+        out[i] = <double><float>(a / l2)
+    return out, <double>l2
+
+
+def quantize_q8(vec):
+    """vectorset.quantize_q8: int8 quants and the max-abs range."""
+    cdef Py_ssize_t dim = len(vec), i
+    cdef list values = list(vec)
+    cdef double max_abs = 0.0, x, v
+    cdef float scale
+    cdef array.array out = array.clone(_INT8, dim, zero=True)
+    cdef signed char* q = out.data.as_schars
+    cdef long long n
+    for i in range(dim):
+        x = values[i]
+        if x > max_abs:
+            max_abs = x
+        if -x > max_abs:
+            max_abs = -x
+    if max_abs == 0:
+        return out, 0.0
+    scale = <float>(127.0 / max_abs)
+    for i in range(dim):
+        x = values[i]
+        v = <float>(x * scale)
+        # _roundf in double, as the Python does it; int() of NaN/inf raises as there.
+        if v != v:
+            raise ValueError("cannot convert float NaN to integer")
+        if isinf(v):
+            raise OverflowError("cannot convert float infinity to integer")
+        v = floor(v + 0.5) if v >= 0 else -floor(-v + 0.5)
+        n = <long long>v
+        q[i] = <signed char>(((n + 128) & 0xFF) - 128)  # the (int8_t) cast
+    return out, max_abs

@@ -363,12 +363,7 @@ class VectorSet:
         return self.m * 2 if layer == 0 else self.m
 
     def _update_worst(self, node: Node, layer: int) -> None:
-        worst_d, worst_i = 0.0, 0
-        for i, other in enumerate(node.links[layer]):
-            d = self.node_distance(node, other)
-            if d > worst_d:
-                worst_d, worst_i = d, i
-        node.worst[layer] = (worst_d, worst_i)
+        node.worst[layer] = worst_link(self.quant, self.dim, node, node.links[layer])
 
     def _connect(self, a: Node, b: Node, layer: int, dist: float | None = None) -> None:
         """Link a and b both ways (hnsw_update_worst_neighbor_on_add for each)."""
@@ -407,7 +402,7 @@ class VectorSet:
                 return
             if other in links:
                 continue
-            if not aggressive and any(self.node_distance(other, x) < dist for x in links):
+            if not aggressive and nearer_link(self.quant, self.dim, other, links, dist):
                 continue  # diversity: an accepted link is nearer to the candidate
             if len(other.links[layer]) < self.max_links(layer):
                 self._connect(node, other, layer, dist)
@@ -578,6 +573,25 @@ def rank(nodes: Iterable[Node], quant: int, dim: int, q: array, qrange: float,
     return out if limit is None else out[:limit]
 
 
+def nearer_link(quant: int, dim: int, node: Node, links: list[Node], dist: float) -> bool:
+    """select_neighbors' diversity test: is any of `links` nearer to `node` than `dist`?"""
+    d = py_distance
+    q, r = node.q, node.qrange
+    return any(d(quant, dim, q, r, x.q, x.qrange) < dist for x in links)
+
+
+def worst_link(quant: int, dim: int, node: Node, links: list[Node]) -> tuple[float, int]:
+    """(distance, index) of the farthest of `links` from `node` (the first of equals),
+    (0.0, 0) for none: hnsw.c's cached worst link."""
+    d = py_distance
+    worst_d, worst_i = 0.0, 0
+    for i, other in enumerate(links):
+        dist = d(quant, dim, node.q, node.qrange, other.q, other.qrange)
+        if dist > worst_d:
+            worst_d, worst_i = dist, i
+    return worst_d, worst_i
+
+
 def _float_distance(x: array, y: array) -> float:
     """vectors_distance_float's scalar form: two float32 accumulators over blocks of 8."""
     dim = len(x)
@@ -605,10 +619,13 @@ _BIG_ENDIAN = sys.byteorder == "big"
 
 # The Python originals stay reachable: tests/engine/test_vdist.py holds the compiled
 # forms (engine/_vdist.pyx) to them.
-py_distance, py_rank = distance, rank
+py_distance, py_rank, py_nearer_link, py_worst_link = distance, rank, nearer_link, worst_link
+py_normalize, py_quantize_q8 = normalize, quantize_q8
 _vdist = compiled("rillet.engine._vdist")
 if _vdist is not None:
-    distance, rank = _vdist.distance, _vdist.rank
+    distance, rank, nearer_link, worst_link = (
+        _vdist.distance, _vdist.rank, _vdist.nearer_link, _vdist.worst_link)
+    normalize, quantize_q8 = _vdist.normalize, _vdist.quantize_q8
 
 _uids = iter(range(1 << 62))
 
