@@ -15,7 +15,7 @@ array('f') for NOQUANT), read in place.
 
 from cpython cimport array
 from libc.math cimport floor, isinf, sqrtf
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
 
 import array as _array
@@ -29,7 +29,8 @@ cdef int QUANT_BIN = 2
 
 cdef inline float _q8(const signed char* a, float ra, const signed char* b, float rb,
                       Py_ssize_t n) noexcept nogil:
-    cdef int64_t dot = 0
+    # int32 holds it (|q| <= 128, dim <= 65536: at most 2**30) and vectorises.
+    cdef int32_t dot = 0
     cdef Py_ssize_t i
     cdef float scale, d
     if ra == 0 or rb == 0:
@@ -151,43 +152,42 @@ def rank(nodes, int quant, int dim, array.array q, float qrange, accept, int min
          limit):
     """vectorset.rank: (distance, node) for every node of `nodes` (in order) on a level
     >= min_level that `accept` takes, nearest first (ties in `nodes` order), the first
-    `limit` of them (all if None)."""
+    `limit` of them (all if None, limit >= 0). Keeps the best `limit` in a heap on
+    (distance, position) rather than sorting them all."""
     cdef list order = nodes if type(nodes) is list else list(nodes)
-    cdef Py_ssize_t n = len(order), kept = 0, cap, size = 0, j
+    cdef Py_ssize_t n = len(order), cap, size = 0, j
     cdef float fdim = <float>dim, d
     cdef bint has_nan = False
     cdef Scored item
     cdef Scored* heap
-    cdef list chosen = [], out
+    cdef unsigned char* taken
+    cdef list out
     cdef object node
-    if limit is None:
-        cap = n
-    else:
-        cap = limit
-        if cap > n:
-            cap = n
-    if cap <= 0 or n == 0:
+    cap = n if limit is None or limit > n else limit
+    if cap < 0:
         cap = 0
-    heap = <Scored*>malloc((cap if cap > 0 else 1) * sizeof(Scored))
-    if heap == NULL:
+    heap = <Scored*>malloc((cap + 1) * sizeof(Scored))
+    taken = <unsigned char*>malloc(n + 1)
+    if heap == NULL or taken == NULL:
+        free(heap)
+        free(taken)
         raise MemoryError()
     try:
         for j in range(n):
+            taken[j] = 0
             node = order[j]
-            if node.level < min_level:
+            if min_level > 0 and node.level < min_level:
                 continue
             if accept is not None and not accept(node):
                 continue
+            taken[j] = 1
             d = _kernel(quant, fdim, q, qrange, node.q, node.qrange)
             if d != d:
                 has_nan = True
-            chosen.append(node)
             if has_nan or cap == 0:
-                kept += 1
                 continue
             item.d = d
-            item.i = kept
-            kept += 1
+            item.i = j
             if size < cap:
                 heap[size] = item
                 _sift_up(heap, size)
@@ -197,16 +197,18 @@ def rank(nodes, int quant, int dim, array.array q, float qrange, accept, int min
                 _sift_down(heap, size, 0)
         if has_nan:
             # NaN compares false both ways: leave the order to the Python sort.
-            out = [(float(_kernel(quant, fdim, q, qrange, x.q, x.qrange)), x) for x in chosen]
+            out = [(float(_kernel(quant, fdim, q, qrange, order[j].q, order[j].qrange)), order[j])
+                   for j in range(n) if taken[j]]
             out.sort(key=_first)
             return out if limit is None else out[:limit]
         qsort(heap, size, sizeof(Scored), _cmp)
         out = [None] * size
         for j in range(size):
-            out[j] = (heap[j].d, chosen[heap[j].i])
+            out[j] = (heap[j].d, order[heap[j].i])
         return out
     finally:
         free(heap)
+        free(taken)
 
 
 def _first(pair):
