@@ -48,7 +48,7 @@ def stored_pair(draw):  # type: ignore[no-untyped-def]
     return quant, dim, draw(vec), draw(RANGE), draw(vec), draw(RANGE)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(stored_pair())
 def test_distance_matches_reference_on_any_stored_vectors(case):
     quant, dim, qa, ra, qb, rb = case
@@ -91,7 +91,7 @@ DOUBLES = st.one_of(COMPONENT, st.floats(allow_nan=True, allow_infinity=True),
                     st.sampled_from([1e-300, -1e-300, 1e200, 5e-324]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(DIMS.flatmap(lambda dim: st.lists(COMPONENT, min_size=dim, max_size=dim)), st.booleans())
 def test_normalize_and_quantize_match_reference(vec, doubles):
     """On float32 components (what VADD parses) and, for the record, on any doubles."""
