@@ -108,6 +108,17 @@ def test_normalize_and_quantize_match_reference(vec, doubles):
             assert got_q[0] == want_q[0] and got_q[0].typecode == "b" and same(got_q[1], want_q[1])
 
 
+@pytest.mark.parametrize("kernel", ["compiled", "python"])
+def test_q8_of_a_vector_too_tiny_to_normalise(kernel):
+    """VADD k VALUES 2 1e-38 0: the squares underflow (no normalising), the scale is inf;
+    Redis 8.2.3 stores 0 quants with the range (VEMB [0, 0], VSIM score 0.5)."""
+    quantize = vs._vdist.quantize_q8 if kernel == "compiled" else vs.py_quantize_q8
+    tiny = vs.f32(1e-38)
+    q, qrange = quantize([tiny, 0.0])
+    assert list(q) == [0, 0] and qrange == tiny
+    assert vs.py_distance(QUANT_Q8, 2, q, qrange, array("b", [127, 0]), 1.0) == 1.0
+
+
 def _filled(quant: int, dim: int, count: int, seed: int) -> VectorSet:
     rng = random.Random(seed)
     vset = VectorSet(dim, quant, rng=random.Random(seed))

@@ -290,11 +290,9 @@ def quantize_q8(vec):
     for i in range(dim):
         x = values[i]
         v = <float>(x * scale)
-        # _roundf in double, as the Python does it; int() of NaN/inf raises as there.
-        if v != v:
-            raise ValueError("cannot convert float NaN to integer")
-        if isinf(v):
-            raise OverflowError("cannot convert float infinity to integer")
+        if v != v or isinf(v):
+            continue  # 0, as in the Python (x86's conversion of inf/NaN, then (int8_t))
+        # _roundf in double, as the Python does it.
         v = floor(v + 0.5) if v >= 0 else -floor(-v + 0.5)
         n = <long long>v
         q[i] = <signed char>(((n + 128) & 0xFF) - 128)  # the (int8_t) cast

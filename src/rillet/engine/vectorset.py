@@ -110,7 +110,13 @@ def quantize_q8(vec: list[float]) -> tuple[array, float]:
     scale = f32(127.0 / max_abs)
     out = []
     for x in vec:
-        q = int(_roundf(f32(x * scale)))
+        v = f32(x * scale)
+        if v != v or v in (math.inf, -math.inf):
+            # A subnormal range makes the scale inf: x86's float-to-int conversion gives
+            # INT_MIN, whose (int8_t) is 0 (Redis 8.2.3 stores 0 quants there).
+            out.append(0)
+            continue
+        q = int(_roundf(v))
         out.append(((q + 128) & 0xFF) - 128)  # the (int8_t) cast
     return array("b", out), max_abs
 
