@@ -36,6 +36,13 @@ MODULES = {
     "rillet.engine._listchunks": "src/rillet/engine/_listchunks.pyx",
     "rillet.spark._xrange_columns": "src/rillet/spark/_xrange_columns.pyx",
     "rillet.scripting._calls": "src/rillet/scripting/_calls.pyx",
+    "rillet.engine._vdist": "src/rillet/engine/_vdist.pyx",
+}
+
+# Per-module C flags. _vdist must round every float step as the Python emulation does:
+# no FMA contraction (a*b+c rounded once) and never -ffast-math.
+COMPILE_ARGS = {
+    "rillet.engine._vdist": ["-ffp-contract=off", "-fno-fast-math"],
 }
 
 
@@ -69,7 +76,8 @@ def extensions():
         return []
     from setuptools import Extension
 
-    modules = [Extension(name, [path]) for name, path in MODULES.items()]
+    modules = [Extension(name, [path], extra_compile_args=COMPILE_ARGS.get(name, []))
+               for name, path in MODULES.items()]
     return cythonize(modules, language_level=3, quiet=True)
 
 

@@ -357,6 +357,18 @@ def test_long_vectors(pair8, quant):
     pair8.check("VSIM", "long", *_values([0.5] * 40), "WITHSCORES")
 
 
+def test_vectors_too_tiny_to_normalise(pair8):
+    """The squares underflow, so the vector is stored unnormalised; under Q8 its range is
+    subnormal and the scale inf: Redis stores 0 quants (rillet raised)."""
+    for quant in ("Q8", "NOQUANT", "BIN"):
+        key = f"tiny-{quant}"
+        pair8.check("VADD", key, "VALUES", "2", "1e-38", "0", "a", quant)
+        pair8.check("VADD", key, "VALUES", "2", "1e-30", "-1e-30", "b", quant)
+        pair8.check("VEMB", key, "a")
+        pair8.check("VEMB", key, "b")
+        pair8.check("VSIM", key, "VALUES", "2", "1", "0", "WITHSCORES", normalise=_tie_groups)
+
+
 def test_watch_sees_every_write_open(pair8):
     """Redis signals a key a module opened for writing, whether or not the command changed
     it (VREM of a missing element, even on a missing key); reads and parse errors do not."""

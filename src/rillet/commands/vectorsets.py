@@ -316,8 +316,7 @@ def vsim(ctx: Client, argv: list[bytes]) -> object:
     ef = max(ef or DEFAULT_SEARCH_EF, count)
     q, qrange = vset.query(vec)
     ranked = vset.ranked(q, qrange, None if program is None else _filter_accept(program),
-                         oldest_first=truth)
-    ranked = ranked[:min(ef, len(vset.nodes))]
+                         oldest_first=truth, limit=min(ef, len(vset.nodes)))
     limit = f32(epsilon)
     resp3 = ctx.resp3
     items: list = []

@@ -16,6 +16,10 @@ or the RDB form depends on it:
   returns on the small sets clients and tests use; links are chosen by ranking
   all nodes of a level (Redis walks the graph for candidates), with hnsw.c's
   diversity rule and the M bound. See docs/compat.md "Vector sets".
+- The per-node work (distance, the ranking scan, the link checks) and the encoding
+  (normalise, Q8) have compiled forms in engine/_vdist.pyx, bit-identical to the
+  Python here, which stays the reference (RILLET_PURE; tests/engine/test_vdist.py).
+  So node.q is packed (array 'b' / 'Q' / 'f'): the kernel reads it in place.
 
 No asyncio, RESP or commands here: commands/vectorsets.py speaks for it.
 """
@@ -25,9 +29,12 @@ from __future__ import annotations
 import math
 import random
 import struct
+import sys
 from array import array
-from collections.abc import Iterator
-from operator import mul
+from collections.abc import Iterable, Iterator
+from operator import itemgetter, mul
+
+from rillet.compiled import compiled
 
 QUANT_NONE, QUANT_Q8, QUANT_BIN = 0, 1, 2  # HNSW_QUANT_* (the RDB's low config byte)
 QUANT_NAMES = {QUANT_NONE: b"f32", QUANT_Q8: b"int8", QUANT_BIN: b"bin"}
@@ -90,7 +97,7 @@ def normalize(vec: list[float]) -> tuple[list[float], float | None]:
     return f32_list([x / l2 for x in vec]), l2
 
 
-def quantize_q8(vec: list[float]) -> tuple[list[int], float]:
+def quantize_q8(vec: list[float]) -> tuple[array, float]:
     """quantize_to_q8: int8 quants and the max-abs range."""
     max_abs = 0.0
     for x in vec:
@@ -99,21 +106,27 @@ def quantize_q8(vec: list[float]) -> tuple[list[int], float]:
         if -x > max_abs:
             max_abs = -x
     if max_abs == 0:
-        return [0] * len(vec), 0.0
+        return array("b", bytes(len(vec))), 0.0
     scale = f32(127.0 / max_abs)
     out = []
     for x in vec:
-        q = int(_roundf(f32(x * scale)))
+        v = f32(x * scale)
+        if v != v or v in (math.inf, -math.inf):
+            # A subnormal range makes the scale inf: x86's float-to-int conversion gives
+            # INT_MIN, whose (int8_t) is 0 (Redis 8.2.3 stores 0 quants there).
+            out.append(0)
+            continue
+        q = int(_roundf(v))
         out.append(((q + 128) & 0xFF) - 128)  # the (int8_t) cast
-    return out, max_abs
+    return array("b", out), max_abs
 
 
-def quantize_bin(vec: list[float]) -> list[int]:
+def quantize_bin(vec: list[float]) -> array:
     words = [0] * ((len(vec) + 63) // 64)
     for j, x in enumerate(vec):
         if x > 0:
             words[j >> 6] |= 1 << (j & 63)
-    return words
+    return array("Q", words)
 
 
 def projection_matrix(input_dim: int, output_dim: int) -> list[float]:
@@ -142,12 +155,14 @@ class Node:
     __slots__ = ("item", "attrib", "id", "level", "q", "l2", "qrange", "links", "worst")
 
     def __init__(self, item: bytes, attrib: bytes | None, node_id: int, level: int,
-                 q: list, l2: float, qrange: float) -> None:
+                 q: array, l2: float, qrange: float) -> None:
         self.item = item
         self.attrib = attrib
         self.id = node_id
         self.level = level
-        self.q = q  # Q8: ints in [-127, 127]; BIN: 64-bit words; NOQUANT: floats
+        # The stored vector, packed (what engine/_vdist.pyx reads in place): Q8 array('b'),
+        # BIN array('Q') of 64-bit words, NOQUANT array('f'). Set here only.
+        self.q = q
         self.l2 = l2
         self.qrange = qrange
         self.links: list[list[Node]] = [[] for _ in range(level + 1)]
@@ -220,7 +235,7 @@ class VectorSet:
             return self.dim
         return (self.dim + 63) // 64 * 8
 
-    def encode(self, vec: list[float], keep_l2: bool = True) -> tuple[list, float, float]:
+    def encode(self, vec: list[float], keep_l2: bool = True) -> tuple[array, float, float]:
         """(stored quants, l2, range) of a float32 vector, as hnsw_node_new makes them."""
         normed, l2 = normalize(vec)
         if l2 is None:
@@ -230,12 +245,12 @@ class VectorSet:
             return q, l2, qrange
         if self.quant == QUANT_BIN:
             return quantize_bin(normed), l2, 0.0
-        return normed, l2, 0.0
+        return array("f", normed), l2, 0.0
 
     def vector_of(self, node: Node) -> list[float]:
         """hnsw_get_node_vector: dequantised and de-normalised (float32 steps)."""
         if self.quant == QUANT_NONE:
-            vec = list(node.q)
+            vec = node.q.tolist()
         elif self.quant == QUANT_Q8:
             r = node.qrange
             vec = [f32(f32(q * r) / 127) for q in node.q]
@@ -246,44 +261,34 @@ class VectorSet:
 
     def raw_bytes(self, node: Node) -> bytes:
         """The stored vector as Redis keeps it (VEMB RAW, RDB, DUMP)."""
-        if self.quant == QUANT_Q8:
-            return bytes(q & 0xFF for q in node.q)
-        if self.quant == QUANT_BIN:
-            return b"".join(struct.pack("<Q", w) for w in node.q)
-        return array("f", node.q).tobytes()
+        if self.quant == QUANT_BIN and _BIG_ENDIAN:  # Redis writes the words little-endian
+            words = array("Q", node.q)
+            words.byteswap()
+            return words.tobytes()
+        return node.q.tobytes()  # int8 two's complement / native float32 as Redis has them
 
-    def from_raw(self, data: bytes) -> list:
+    def from_raw(self, data: bytes) -> array:
         if self.quant == QUANT_Q8:
-            return [b - 256 if b > 127 else b for b in data]
+            return array("b", data)
         if self.quant == QUANT_BIN:
-            return list(struct.unpack(f"<{len(data) // 8}Q", data))
-        return array("f", data).tolist()
+            return array("Q", struct.unpack(f"<{len(data) // 8}Q", data))
+        return array("f", data)
 
-    def distance(self, qa: list, ra: float, qb: list, rb: float) -> float:
+    def distance(self, qa: array, ra: float, qb: array, rb: float) -> float:
         """hnsw_distance between two stored vectors (0 same direction .. 2 opposite)."""
-        if self.quant == QUANT_Q8:
-            if ra == 0 or rb == 0:
-                return 1.0
-            dot = sum(map(mul, qa, qb))
-            scale = f32(_range_scale(ra) * _range_scale(rb))
-            d = f32(1.0 - f32(f32(dot) * scale))
-            return 0.0 if d < 0 else 2.0 if d > 2 else d
-        if self.quant == QUANT_BIN:
-            opposite = sum(bin(x ^ y).count("1") for x, y in zip(qa, qb, strict=True))
-            return f32(f32(opposite * 2) / self.dim)
-        return _float_distance(qa, qb)
+        return distance(self.quant, self.dim, qa, ra, qb, rb)
 
     def node_distance(self, a: Node, b: Node) -> float:
         return self.distance(a.q, a.qrange, b.q, b.qrange)
 
-    def query(self, vec: list[float]) -> tuple[list, float]:
+    def query(self, vec: list[float]) -> tuple[array, float]:
         """hnsw_init_tmp_node: the search vector normalised and quantised like a node's."""
         normed, _ = normalize(vec)
         if self.quant == QUANT_Q8:
             return quantize_q8(normed)
         if self.quant == QUANT_BIN:
             return quantize_bin(normed), 0.0
-        return normed, 0.0
+        return array("f", normed), 0.0
 
     def project(self, vec: list[float]) -> list[float]:
         assert self.proj is not None
@@ -291,18 +296,17 @@ class VectorSet:
 
     # -- search -------------------------------------------------------------------------------
 
-    def ranked(self, q: list, qrange: float, accept=None,  # type: ignore[no-untyped-def]
-               oldest_first: bool = False) -> list[tuple[float, Node]]:
-        """Every node (that `accept` takes) with its distance to the query, nearest first.
+    def ranked(self, q: array, qrange: float, accept=None,  # type: ignore[no-untyped-def]
+               oldest_first: bool = False, min_level: int = 0,
+               limit: int | None = None) -> list[tuple[float, Node]]:
+        """Every node (on a level >= min_level, that `accept` takes) with its distance to
+        the query, nearest first, the first `limit` of them (all if None).
         Equal distances: older nodes first for a linear scan (VSIM TRUTH: Redis's scan of
         its node list, where a later push wins ties), newer first otherwise (what Redis's
         graph walk most often gives; it depends on the walk, docs/compat.md)."""
-        dist = self.distance
-        nodes = self.nodes.values() if oldest_first else reversed(self.nodes.values())
-        out = [(dist(q, qrange, n.q, n.qrange), n) for n in nodes
-               if accept is None or accept(n)]
-        out.sort(key=lambda pair: pair[0])
-        return out
+        values = self.nodes.values()
+        return rank(list(values) if oldest_first else list(reversed(values)), self.quant,
+                    self.dim, q, qrange, accept, min_level, limit)
 
     # -- changes ------------------------------------------------------------------------------
 
@@ -369,12 +373,7 @@ class VectorSet:
         return self.m * 2 if layer == 0 else self.m
 
     def _update_worst(self, node: Node, layer: int) -> None:
-        worst_d, worst_i = 0.0, 0
-        for i, other in enumerate(node.links[layer]):
-            d = self.node_distance(node, other)
-            if d > worst_d:
-                worst_d, worst_i = d, i
-        node.worst[layer] = (worst_d, worst_i)
+        node.worst[layer] = worst_link(self.quant, self.dim, node, node.links[layer])
 
     def _connect(self, a: Node, b: Node, layer: int, dist: float | None = None) -> None:
         """Link a and b both ways (hnsw_update_worst_neighbor_on_add for each)."""
@@ -413,7 +412,7 @@ class VectorSet:
                 return
             if other in links:
                 continue
-            if not aggressive and any(self.node_distance(other, x) < dist for x in links):
+            if not aggressive and nearer_link(self.quant, self.dim, other, links, dist):
                 continue  # diversity: an accepted link is nearer to the candidate
             if len(other.links[layer]) < self.max_links(layer):
                 self._connect(node, other, layer, dist)
@@ -433,9 +432,7 @@ class VectorSet:
             self.entry, self.max_level = node, node.level
             return
         for layer in range(min(node.level, self.max_level), -1, -1):
-            candidates = [(d, n) for d, n in self.ranked(node.q, node.qrange,
-                                                          lambda n, lv=layer: n.level >= lv)]
-            candidates = candidates[:max(ef, 1)]
+            candidates = self.ranked(node.q, node.qrange, min_level=layer, limit=max(ef, 1))
             self._select(node, candidates, layer, 0)
             if layer == 0 and len(node.links[0]) < self.m // 2:
                 self._select(node, candidates, layer, 1)
@@ -560,7 +557,52 @@ def _range_scale(r: float) -> float:
     return scale
 
 
-def _float_distance(x: list[float], y: list[float]) -> float:
+def distance(quant: int, dim: int, qa: array, ra: float, qb: array, rb: float) -> float:
+    """hnsw_distance between two stored vectors of a set of `quant` and `dim`."""
+    if quant == QUANT_Q8:
+        if ra == 0 or rb == 0:
+            return 1.0
+        dot = sum(map(mul, qa, qb))
+        scale = f32(_range_scale(ra) * _range_scale(rb))
+        d = f32(1.0 - f32(f32(dot) * scale))
+        return 0.0 if d < 0 else 2.0 if d > 2 else d
+    if quant == QUANT_BIN:
+        opposite = sum(bin(x ^ y).count("1") for x, y in zip(qa, qb, strict=True))
+        return f32(f32(opposite * 2) / dim)
+    return _float_distance(qa, qb)
+
+
+def rank(nodes: Iterable[Node], quant: int, dim: int, q: array, qrange: float,
+         accept, min_level: int, limit: int | None) -> list[tuple[float, Node]]:  # type: ignore[no-untyped-def]
+    """VectorSet.ranked's scan: (distance, node) for the nodes (in order) on a level >=
+    min_level that `accept` takes, sorted by distance (stable), the first `limit`."""
+    dist = py_distance  # the reference throughout, even with the compiled kernel loaded
+    out = [(dist(quant, dim, q, qrange, n.q, n.qrange), n) for n in nodes
+           if n.level >= min_level and (accept is None or accept(n))]
+    out.sort(key=itemgetter(0))
+    return out if limit is None else out[:limit]
+
+
+def nearer_link(quant: int, dim: int, node: Node, links: list[Node], dist: float) -> bool:
+    """select_neighbors' diversity test: is any of `links` nearer to `node` than `dist`?"""
+    d = py_distance
+    q, r = node.q, node.qrange
+    return any(d(quant, dim, q, r, x.q, x.qrange) < dist for x in links)
+
+
+def worst_link(quant: int, dim: int, node: Node, links: list[Node]) -> tuple[float, int]:
+    """(distance, index) of the farthest of `links` from `node` (the first of equals),
+    (0.0, 0) for none: hnsw.c's cached worst link."""
+    d = py_distance
+    worst_d, worst_i = 0.0, 0
+    for i, other in enumerate(links):
+        dist = d(quant, dim, node.q, node.qrange, other.q, other.qrange)
+        if dist > worst_d:
+            worst_d, worst_i = dist, i
+    return worst_d, worst_i
+
+
+def _float_distance(x: array, y: array) -> float:
     """vectors_distance_float's scalar form: two float32 accumulators over blocks of 8."""
     dim = len(x)
     dot0 = dot1 = 0.0
@@ -582,6 +624,18 @@ def _float_distance(x: list[float], y: list[float]) -> float:
         i += 1
     return f32(1.0 - f32(dot0 + dot1))
 
+
+_BIG_ENDIAN = sys.byteorder == "big"
+
+# The Python originals stay reachable: tests/engine/test_vdist.py holds the compiled
+# forms (engine/_vdist.pyx) to them.
+py_distance, py_rank, py_nearer_link, py_worst_link = distance, rank, nearer_link, worst_link
+py_normalize, py_quantize_q8 = normalize, quantize_q8
+_vdist = compiled("rillet.engine._vdist")
+if _vdist is not None:
+    distance, rank, nearer_link, worst_link = (
+        _vdist.distance, _vdist.rank, _vdist.nearer_link, _vdist.worst_link)
+    normalize, quantize_q8 = _vdist.normalize, _vdist.quantize_q8
 
 _uids = iter(range(1 << 62))
 
