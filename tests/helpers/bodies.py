@@ -85,13 +85,13 @@ class Server:
         return bytes(out)
 
 
-def counted(calls: list[bytes]) -> Callable[[Body], Body]:
-    """Wraps a body so that each call appends its command name to `calls` (to show
-    which calls reached the Python body and which the compiled one kept)."""
+def counted(calls: list[list[bytes]]) -> Callable[[Body], Body]:
+    """Wraps a body so that each call appends its argv to `calls` (to show which calls
+    reached the Python body and which the compiled one kept)."""
 
     def wrap(body: Body) -> Body:
         def run(ctx, argv):
-            calls.append(argv[0])
+            calls.append(argv)
             return body(ctx, argv)
         return run
 

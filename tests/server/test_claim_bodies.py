@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from rillet.commands import groups
 from rillet.commands.table import COMMANDS
-from tests.helpers.bodies import Server, Twins
+from tests.helpers.bodies import Server, Twins, counted
 from tests.server.test_group_bodies import T0, _observe
 
 _claims = pytest.importorskip("rillet.commands._claims")
@@ -132,12 +132,7 @@ def test_the_compiled_bodies_do_the_common_cases():
     Python bodies (counted here); a new consumer, LASTID, a deleted pending entry, an
     ID in another form and an XPENDING range from an exclusive start do."""
     calls: list[list[bytes]] = []
-
-    def counted(body):
-        def run(ctx, argv):
-            calls.append(argv)
-            return body(ctx, argv)
-        return run
+    count = counted(calls)
 
     server = Server(sinks=True)
     for i in range(1, 30):
@@ -146,7 +141,7 @@ def test_the_compiled_bodies_do_the_common_cases():
     server.run([b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"20", b"STREAMS", b"s", b">"])
     server.run([b"XGROUP", b"CREATECONSUMER", b"s", b"g", b"d"])
     server.run([b"XPENDING", b"s", b"g"])  # sorts and caches the consumers' names
-    _claims.bind(counted(groups.xclaim), counted(groups.xautoclaim), counted(groups.xpending),
+    _claims.bind(count(groups.xclaim), count(groups.xautoclaim), count(groups.xpending),
                  groups._encode_range)
     try:
         compiled = [

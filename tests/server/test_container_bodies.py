@@ -65,7 +65,7 @@ def test_the_compiled_bodies_take_the_big_encodings():
     hash or set the Python body (counted here) is not called."""
     from rillet.commands import _hashes, _sets
 
-    calls: list[bytes] = []
+    calls: list[list[bytes]] = []
     server = Server()
     for name in ("hash-max-listpack-entries", "set-max-listpack-entries", "set-max-intset-entries"):
         server.state.config.set(name, "1")
@@ -74,10 +74,10 @@ def test_the_compiled_bodies_take_the_big_encodings():
     try:
         server.run([b"HSET", b"h", b"a", b"1", b"b", b"2"])  # new key: Python
         server.run([b"SADD", b"s", b"a", b"b"])
-        assert calls == [b"HSET", b"SADD"]
+        assert [argv[0] for argv in calls] == [b"HSET", b"SADD"]
         assert server.run([b"HSET", b"h", b"c", b"3", b"a", b"9"]) == b":1\r\n"
         assert server.run([b"SADD", b"s", b"c", b"a", b"c"]) == b":1\r\n"
-        assert calls == [b"HSET", b"SADD"]
+        assert [argv[0] for argv in calls] == [b"HSET", b"SADD"]
     finally:
         _hashes.bind(hashes.hset)
         _sets.bind(sets.sadd)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from rillet.commands import groups
 from rillet.commands.table import COMMANDS
-from tests.helpers.bodies import Server, Twins
+from tests.helpers.bodies import Server, Twins, counted
 
 _groups = pytest.importorskip("rillet.commands._groups")
 if COMMANDS["xack"].handler is not _groups.xack:  # RILLET_PURE: the table holds the Python
@@ -165,19 +165,14 @@ def test_the_compiled_bodies_do_the_common_cases():
     do not call the Python bodies (counted here); a new consumer, a history read and an
     ID in another form do."""
     calls: list[list[bytes]] = []
-
-    def counted(body):
-        def run(ctx, argv):
-            calls.append(argv)
-            return body(ctx, argv)
-        return run
+    count = counted(calls)
 
     server = Server(sinks=False)
     for i in range(1, 30):
         server.run([b"XADD", b"s", b"%d-1" % i, b"f", b"v"])
     server.run([b"XGROUP", b"CREATE", b"s", b"g", b"0"])
     server.run([b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"1", b"STREAMS", b"s", b">"])
-    _groups.bind(counted(groups.xreadgroup), counted(groups.xack), groups._encode_range,
+    _groups.bind(count(groups.xreadgroup), count(groups.xack), groups._encode_range,
                  groups.parse_block_timeout)
     try:
         compiled = [
