@@ -264,8 +264,8 @@ def test_aof_feed_encodes_every_argument_kind_like_encode_command(compiled, monk
     plain = [b"XADD", b"s", b"1-1", b"f", b"\r\n\x00", b"", b"x" * 100_000]
     mixed = [b"SET", bytearray(b"k"), memoryview(b"v")]
     as_tuple = (b"DEL", b"k")
-    writer.feed([(0, plain), (3, mixed)])
-    writer.feed([(3, as_tuple), (0, [b"PING"])])
+    writer.stream([(0, plain), (3, mixed)])
+    writer.stream([(3, as_tuple), (0, [b"PING"])])
     assert bytes(writer.buf) == (
         aoflog.encode_select(0) + aoflog.encode_command(plain)
         + aoflog.encode_select(3) + aoflog.encode_command(mixed)

@@ -30,7 +30,7 @@ def _record_units():
     boundaries = [(0, source.digest())]
 
     def sink(effects):
-        writer.feed(effects)
+        writer.stream(effects)
         boundaries.append((len(writer.buf), source.digest()))
 
     source.state.effect_sinks[:] = [sink]

@@ -228,7 +228,7 @@ cdef bytes _xadd_effect(list argv, Py_ssize_t first, object sid_text, object kep
 cdef bint _xadd_direct(object ctx, object server, object db, list argv, Py_ssize_t first,
                        object sid_text, object kept) except -1:
     """XADD's effect written straight into the sinks, when each is an EffectStream (the
-    replication stream's) and the publish step would hand them this one effect
+    AOF's and the replication stream's are) and the publish step would hand them this one effect
     as it is: no other effect of this command, no transaction gathering, not
     gated. Then `_effects` says PUBLISHED (state.py) and True. Else False, and
     nothing is written.

@@ -2,16 +2,16 @@
 """The effect sinks' encoding compiled: effects -> RESP commands (EffectStream).
 
 Every write command's effect is encoded once on its way to the AOF and to
-replicas. In Python that costs ~0.5 us per XADD (hiredis.pack_command, plus
-the loop around it), a tenth of the whole command at 64 pipelined XADDs per read. A command whose
-arguments are all exact `bytes` (in a list) is an array of bulk strings,
+replicas. In Python that cost ~0.5 us per XADD (hiredis.pack_command, plus
+the loop around it), a tenth of the whole command at 64 pipelined XADDs per
+read. A command whose arguments are all exact `bytes` (in a list) is an array
+of bulk strings,
 written here, and one already encoded (state.Effect's `bytes` form, from a
 compiled body) is copied; anything else (a bytearray, memoryview or int
 argument) goes to `encode_command`, the Python reference, so the bytes are the
 same either way (tests/persistence/test_formats.py).
 """
 
-from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
 from cpython.bytes cimport (PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize,
                             PyBytes_GET_SIZE)
 from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE

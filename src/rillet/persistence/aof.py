@@ -319,10 +319,6 @@ class AofWriter:
     def selected_db(self, value: int) -> None:
         self.stream.selected_db = value
 
-    def feed(self, effects: list[tuple[int, list[bytes]]]) -> None:
-        """Append each command as RESP, SELECT when the db changes (what the sink does)."""
-        self.stream(effects)
-
     def flush(self, force_fsync: bool = False) -> bool:
         """Write the buffer, and fsync it in the foreground under `always` or if forced.
 
