@@ -12,7 +12,7 @@ import pytest
 
 from rillet.commands import table
 from tests.helpers import servers
-from tests.helpers.diff import Pair
+from tests.helpers.diff import Pair, mask_acl_log
 from tests.helpers.wire import Wire
 
 
@@ -186,7 +186,7 @@ def test_selectors_and_transactions(p, acl_servers):
         s.check("EXEC")
     finally:
         s.close()
-    p.check("ACL", "LOG", "3", normalise=_mask_log)  # context "multi" for those refused in MULTI
+    p.check("ACL", "LOG", "3", normalise=mask_acl_log)  # context "multi" for those refused in MULTI
     p.check("ACL", "DRYRUN", "sel", "set", "a1", "v")
     p.check("ACL", "DRYRUN", "sel", "set", "b1", "v")
     p.check("ACL", "DRYRUN", "sel", "get", "b1")
@@ -205,13 +205,6 @@ def test_dryrun(p):
         p.check("ACL", "DRYRUN", *args)
 
 
-def _mask_log(raw: bytes) -> bytes:
-    raw = re.sub(rb"(\$11\r\nclient-info\r\n)\$\d+\r\n[^\r]*\r\n", rb"\1-", raw)
-    raw = re.sub(rb"(\$11\r\nage-seconds\r\n)\$\d+\r\n[^\r]*\r\n", rb"\1-", raw)
-    raw = re.sub(rb"(\$8\r\nentry-id\r\n):\d+", rb"\1-", raw)
-    return re.sub(rb"(\$\d\d\r\ntimestamp-[a-z-]+\r\n):\d+", rb"\1-", raw)
-
-
 def test_acl_log_and_info(p, acl_servers):
     p.check("ACL", "LOG", "RESET")
     p.check("CONFIG", "RESETSTAT")
@@ -225,8 +218,8 @@ def test_acl_log_and_info(p, acl_servers):
         a.check("AUTH", "nobody", "x")
     finally:
         a.close()
-    p.check("ACL", "LOG", normalise=_mask_log)
-    p.check("ACL", "LOG", "2", normalise=_mask_log)
+    p.check("ACL", "LOG", normalise=mask_acl_log)
+    p.check("ACL", "LOG", "2", normalise=mask_acl_log)
     p.check("ACL", "LOG", "0")
     ours, ref = p.both("INFO", "stats")
     pick = re.compile(rb"acl_access_denied_\w+:\d+")
@@ -246,7 +239,7 @@ def test_log_max_len(p, acl_servers):
                 a.check("GET", key)
         finally:
             a.close()
-        p.check("ACL", "LOG", normalise=_mask_log)
+        p.check("ACL", "LOG", normalise=mask_acl_log)
     finally:
         p.check("CONFIG", "SET", "acllog-max-len", "128")
 
@@ -419,7 +412,7 @@ def test_rules_changed_before_exec(p, acl_servers):
         b.check("GET", "x")
     finally:
         b.close()
-    p.check("ACL", "LOG", "3", normalise=_mask_log)
+    p.check("ACL", "LOG", "3", normalise=mask_acl_log)
 
 
 def test_acl_pubsub_default_allchannels(p):

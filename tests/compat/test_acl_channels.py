@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import servers
+from tests.helpers.diff import mask_acl_log
 from tests.helpers.wire import Wire
 
 
@@ -33,3 +35,186 @@ def test_channel_rules(users, command):
             assert conn.call("AUTH", "chan", "pw") == b"+OK\r\n"
             replies.append(conn.call(*command))
     assert replies[0] == replies[1], command
+
+
+# --- SSUBSCRIBE and SPUBLISH: shard channels are channels, never keys ---------------------
+
+@pytest.fixture
+def keyless(rillet_server, redis8_server):
+    """A user with no key pattern: Redis checks a shard channel only against the channel rules."""
+    ports = (rillet_server.port, redis8_server.port)
+    for port in ports:
+        with Wire(port) as admin:
+            assert admin.call("ACL", "SETUSER", "shard", "on", ">pw", "resetkeys", "+@all",
+                              "resetchannels", "&news*") == b"+OK\r\n"
+            admin.call("ACL", "LOG", "RESET")
+    yield ports
+    for port in ports:
+        with Wire(port) as admin:
+            admin.call("ACL", "DELUSER", "shard")
+
+
+@pytest.mark.parametrize("command", [
+    ("SSUBSCRIBE", "news.a"), ("SSUBSCRIBE", "nope"), ("SSUBSCRIBE", "news.a", "nope"),
+    ("SPUBLISH", "news.a", "x"), ("SPUBLISH", "nope", "x"), ("SUNSUBSCRIBE", "nope"),
+    ("ACL", "DRYRUN", "shard", "SPUBLISH", "nope", "x"), ("ACL", "DRYRUN", "shard", "SSUBSCRIBE", "news.a"),
+    ("ACL", "DRYRUN", "shard", "SSUBSCRIBE", "news.a", "nope"),
+])
+def test_shard_channels_are_not_keys(keyless, command):
+    seen = []
+    for port in keyless:
+        with Wire(port) as conn, Wire(port) as admin:
+            before = _denials(admin)
+            assert conn.call("AUTH", "shard", "pw") == b"+OK\r\n"
+            reply = conn.call(*command)
+            after = _denials(admin)
+            seen.append((reply, mask_acl_log(admin.call("ACL", "LOG", "1")),
+                         {kind: after[kind] - before[kind] for kind in after}))
+    assert seen[0] == seen[1], command
+
+
+def _denials(admin: Wire) -> dict[bytes, int]:
+    """INFO's acl_access_denied_* counters."""
+    lines = admin.call("INFO", "stats").split(b"\r\n")
+    return {line.split(b":")[0]: int(line.split(b":")[1]) for line in lines
+            if line.startswith(b"acl_access_denied")}
+
+
+# --- a revoked channel permission disconnects the subscribers that relied on it --------------
+
+_DEFAULT_LINE = "user default on nopass ~* &* +@all\n"
+
+
+@pytest.fixture(scope="module")
+def aclfile_pair(tmp_path_factory):
+    """A rillet and a Redis 8.2.3 of this module's own, each with an aclfile (ACL LOAD)."""
+    binary = servers.redis8_binary()
+    if binary is None:
+        pytest.skip("Redis 8.2.3 not available")
+    files = [tmp_path_factory.mktemp(kind) / "users.acl" for kind in ("rillet", "redis")]
+    for path in files:
+        path.write_text(_DEFAULT_LINE)
+    ours = servers.start_rillet("--aclfile", str(files[0]))
+    try:
+        ref = servers.start_redis(binary, "--aclfile", str(files[1]), kind="redis8")
+    except Exception:
+        ours.stop()
+        raise
+    try:
+        yield [(ours.port, files[0]), (ref.port, files[1])]
+    finally:
+        ours.stop()
+        ref.stop()
+
+
+def _frames_until_closed_or_pong(conn: Wire, connected: bool) -> list[bytes]:
+    """What the subscriber got after the change: up to the EOF when it was disconnected,
+    else up to the reply of a PING sent now, or its refusal (a bounded wait either way)."""
+    frames = []
+    try:
+        if connected:
+            conn.send_raw(b"*1\r\n$4\r\nPING\r\n")
+        while True:
+            frame = conn.read_reply()
+            frames.append(frame)
+            if frame in (b"*2\r\n$4\r\npong\r\n$0\r\n\r\n", b"+PONG\r\n") or frame[:1] == b"-":
+                break
+    except ConnectionError:
+        frames.append(b"<closed>")
+    return frames
+
+
+def _connected(admin: Wire, client_id: bytes) -> bool:
+    return b"id=" in admin.call("CLIENT", "LIST", "ID", client_id)
+
+
+def _run_revocation(port, path, rules, subscribe, change, aclfile, self_change):
+    with Wire(port) as admin:
+        admin.call("ACL", "DELUSER", "u")
+        path.write_text(_DEFAULT_LINE)
+        admin.call("ACL", "LOAD")
+        admin.call("ACL", "LOG", "RESET")
+        denials = _denials(admin)
+        assert admin.call("ACL", "SETUSER", "u", "on", ">pw", "~*", "+@all", "resetchannels",
+                          *rules) == b"+OK\r\n"
+        sub, bystander = Wire(port), Wire(port)
+        try:
+            if self_change:
+                assert sub.call("HELLO", "3", "AUTH", "u", "pw").startswith(b"%")
+            else:
+                assert sub.call("AUTH", "u", "pw") == b"+OK\r\n"
+            assert bystander.call("AUTH", "u", "pw") == b"+OK\r\n"
+            ids = [conn.call("CLIENT", "ID")[1:-2] for conn in (sub, bystander)]
+            record = [[sub.call(*command) for command in subscribe]]
+            if aclfile is not None:
+                path.write_text(_DEFAULT_LINE + aclfile)
+            record.append((sub if self_change else admin).call(*change))
+            if self_change:
+                # Its own reply came first; a PING now finds the connection gone (or not).
+                record.append(_frames_until_closed_or_pong(sub, True))
+            record.append([_connected(admin, client_id) for client_id in ids])
+            record.append([admin.call(*publish) for publish in (
+                ("PUBLISH", "news.a", "x"), ("PUBLISH", "alerts", "x"), ("SPUBLISH", "news.a", "x"),
+                ("PUBSUB", "NUMPAT"))])
+            if not self_change:
+                record.append(_frames_until_closed_or_pong(sub, record[-2][0]))
+            record.append({kind: n - denials[kind] for kind, n in _denials(admin).items()})
+            record.append(admin.call("ACL", "LOG"))
+        finally:
+            sub.close()
+            bystander.close()
+            admin.call("ACL", "DELUSER", "u")
+    return record
+
+
+# (rules before, the subscriber's commands, the change, the aclfile ACL LOAD reads)
+REVOCATIONS = {
+    "resetchannels": (["&news*"], [("SUBSCRIBE", "news.a")], ("ACL", "SETUSER", "u", "resetchannels"), None),
+    "drop-relied-pattern": (["&news*", "&alerts"], [("SUBSCRIBE", "alerts")],
+                            ("ACL", "SETUSER", "u", "resetchannels", "&news*"), None),
+    "drop-other-pattern": (["&news*", "&alerts"], [("SUBSCRIBE", "news.a")],
+                           ("ACL", "SETUSER", "u", "resetchannels", "&news*"), None),
+    "narrower-still-matching": (["&news*"], [("SUBSCRIBE", "news.a")],
+                                ("ACL", "SETUSER", "u", "resetchannels", "&news.a"), None),
+    "added-pattern": (["&news*"], [("SUBSCRIBE", "news.a")], ("ACL", "SETUSER", "u", "&alerts"), None),
+    "reset": (["&news*"], [("SUBSCRIBE", "news.a")], ("ACL", "SETUSER", "u", "reset"), None),
+    "allchannels-to-other": (["allchannels"], [("SUBSCRIBE", "news.a")],
+                             ("ACL", "SETUSER", "u", "resetchannels", "&news.b"), None),
+    "allchannels-to-matching": (["allchannels"], [("SUBSCRIBE", "news.a")],
+                                ("ACL", "SETUSER", "u", "resetchannels", "&news*"), None),
+    "psubscribe-needs-same-pattern": (["&news.*"], [("PSUBSCRIBE", "news.*")],
+                                      ("ACL", "SETUSER", "u", "resetchannels", "&news*"), None),
+    "psubscribe-pattern-kept": (["&news*", "&alerts"], [("PSUBSCRIBE", "news*")],
+                                ("ACL", "SETUSER", "u", "resetchannels", "&news*"), None),
+    "ssubscribe": (["&news*"], [("SSUBSCRIBE", "news.a")], ("ACL", "SETUSER", "u", "resetchannels"), None),
+    "ssubscribe-kept": (["&news*", "&alerts"], [("SSUBSCRIBE", "news.a")],
+                        ("ACL", "SETUSER", "u", "resetchannels", "&news*"), None),
+    "selector-grants": (["&news*"], [("SUBSCRIBE", "news.a")],
+                        ("ACL", "SETUSER", "u", "resetchannels", "(&news.a +get)"), None),
+    "unsubscribed-first": (["&news*"], [("SUBSCRIBE", "news.a"), ("UNSUBSCRIBE",)],
+                           ("ACL", "SETUSER", "u", "resetchannels"), None),
+    "failed-setuser": (["&news*"], [("SUBSCRIBE", "news.a")],
+                       ("ACL", "SETUSER", "u", "resetchannels", "bogus"), None),
+    "deluser": (["&news*"], [("SUBSCRIBE", "news.a")], ("ACL", "DELUSER", "u"), None),
+    "acl-load-revokes": (["&news*"], [("SUBSCRIBE", "news.a")], ("ACL", "LOAD"),
+                         "user u on >pw ~* +@all resetchannels &alerts\n"),
+    "acl-load-keeps": (["&news*"], [("PSUBSCRIBE", "news*")], ("ACL", "LOAD"),
+                       "user u on >pw ~* +@all resetchannels &alerts &news*\n"),
+    "acl-load-drops-user": (["&news*"], [("SUBSCRIBE", "news.a")], ("ACL", "LOAD"), ""),
+}
+
+
+@pytest.mark.parametrize("name", list(REVOCATIONS))
+def test_revoked_channels_disconnect_subscribers(aclfile_pair, name):
+    rules, subscribe, change, aclfile = REVOCATIONS[name]
+    ours, ref = (_run_revocation(port, path, rules, subscribe, change, aclfile, False)
+                 for port, path in aclfile_pair)
+    assert ours == ref
+
+
+@pytest.mark.parametrize("change", [("ACL", "SETUSER", "u", "resetchannels"), ("ACL", "SETUSER", "u", "&more"),
+                                    ("ACL", "DELUSER", "u")])
+def test_subscriber_revoking_its_own_channels_gets_the_reply_then_goes(aclfile_pair, change):
+    ours, ref = (_run_revocation(port, path, ["&news*"], [("SUBSCRIBE", "news.a")], change, None, True)
+                 for port, path in aclfile_pair)
+    assert ours == ref
