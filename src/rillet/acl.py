@@ -331,13 +331,7 @@ class Selector:
                     return DENIED_KEY, index
         if channels and not self.allchannels:
             for index in channels:
-                # A PSUBSCRIBE pattern must be one of the user's patterns as written
-                # (Redis's ACLCheckChannelAgainstList with is_pattern).
-                if literal:
-                    allowed = argv[index] in self.channels
-                else:
-                    allowed = any(glob_match(p, argv[index]) for p in self.channels)
-                if not allowed:
+                if not channel_allowed(self.channels, argv[index], literal):
                     return DENIED_CHANNEL, index
         return OK, 0
 
@@ -348,6 +342,14 @@ class Selector:
             if flags & need == need and glob_match(pattern, key):
                 return True
         return False
+
+
+def channel_allowed(patterns: list[bytes], name: bytes, is_pattern: bool) -> bool:
+    """Redis's ACLCheckChannelAgainstList: a channel matches a pattern; a PSUBSCRIBE
+    pattern (`is_pattern`) must be one of the patterns as written."""
+    if is_pattern:
+        return name in patterns
+    return any(glob_match(p, name) for p in patterns)
 
 
 @dataclass
@@ -437,6 +439,20 @@ class User:
                 self.root.apply(b"allchannels")
         else:
             self.root.apply(op)
+
+
+def channels_left(new: User, old: User) -> list[bytes] | None:
+    """After `old`'s rules became `new`'s: None if every channel `old` allowed is still
+    allowed, else the channel patterns `new` has (all selectors), which the user's
+    subscriptions must stay within (Redis's getUpcomingChannelList). As in Redis, a
+    pattern counts as kept only if `new` has it as written."""
+    selectors = list(new.all_selectors())
+    if any(s.allchannels for s in selectors):
+        return None
+    left = [pattern for s in selectors for pattern in s.channels]
+    if all(not s.allchannels and all(p in left for p in s.channels) for s in old.all_selectors()):
+        return None
+    return left
 
 
 def merge_selector_args(args: list[bytes]) -> list[bytes]:

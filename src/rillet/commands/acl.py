@@ -8,7 +8,7 @@ import os
 from rillet import acl as model
 from rillet import errors
 from rillet.commands.args import parse_int
-from rillet.commands.connection import client_info_line
+from rillet.commands.connection import client_info_line, kill_client
 from rillet.commands.table import (
     acl_categories,
     all_specs,
@@ -29,18 +29,49 @@ def _text(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
 
 
+def _deauthenticate_and_close(client: Client, ctx: Client) -> None:
+    """Redis's deauthenticateAndCloseClient: the client goes without a reply; the one
+    running the command gets its reply first."""
+    client.set_user(ctx.server.acl.default)
+    client.authenticated = False
+    kill_client(client, ctx)
+
+
 def kill_clients_of_missing_users(ctx: Client) -> None:
-    """Clients authenticated as a user that went (DELUSER, LOAD) are disconnected, as in Redis;
-    the one running the command gets its reply first."""
+    """Clients authenticated as a user that went (DELUSER, LOAD) are disconnected, as in Redis."""
     users = ctx.server.acl.users
     for client in list(ctx.server.clients.values()):
-        if users.get(client.user.name) is client.user:
+        if users.get(client.user.name) is not client.user:
+            _deauthenticate_and_close(client, ctx)
+
+
+def _subscribed_beyond(client: Client, channels: list[bytes]) -> bool:
+    """Redis's ACLShouldKillPubsubClient: a subscription `channels` no longer allows."""
+    subs = client.pubsub
+    if subs is None:
+        return False
+    return (any(not model.channel_allowed(channels, p, True) for p in subs.patterns)
+            or any(not model.channel_allowed(channels, c, False) for c in subs.channels)
+            or any(not model.channel_allowed(channels, c, False) for c in subs.shard))
+
+
+def kill_revoked_subscribers(ctx: Client, before: dict[bytes, model.User]) -> None:
+    """After users' rules changed (`before`: their copies from before the change): the
+    clients subscribed to a channel or pattern their user lost are disconnected, as
+    Redis's ACLKillPubsubClientsIfNeeded (SETUSER) and ACLLoadFromFile (LOAD) do."""
+    if not any((ctx.server.pubsub.channels, ctx.server.pubsub.patterns, ctx.server.pubsub.shard)):
+        return
+    left: dict[bytes, list[bytes] | None] = {}
+    for client in list(ctx.server.clients.values()):
+        user = client.user
+        old = before.get(user.name)
+        if old is None or client.pubsub is None or client.closing:
             continue
-        client.set_user(ctx.server.acl.default)
-        client.authenticated = False
-        client.closing = True
-        if client is not ctx and client.conn is not None:
-            client.conn.close()
+        if user.name not in left:
+            left[user.name] = model.channels_left(user, old)
+        channels = left[user.name]
+        if channels is not None and _subscribed_beyond(client, channels):
+            _deauthenticate_and_close(client, ctx)
 
 
 @command("acl|setuser", -3, _ADMIN, group="server", since="6.0.0", redact=redact_from(2))
@@ -49,14 +80,18 @@ def acl_setuser(ctx: Client, argv: list[bytes]) -> object:
     name = argv[2]
     if model._has_spaces(name):
         raise ReplyError(errors.ACL_BAD_USERNAME)
+    acl = ctx.server.acl
+    existing = acl.users.get(name)
+    before = {name: existing.copy()} if existing is not None else {}
     try:
         # An empty rule is a no-op in Redis (ACLSetUser with oplen 0).
-        ctx.server.acl.setuser(name, [rule for rule in argv[3:] if rule])
+        acl.setuser(name, [rule for rule in argv[3:] if rule])
     except model.RuleError as error:
         rule = getattr(error, "rule", None)
         if rule is None:  # an unmatched parenthesis: its own message
             raise ReplyError("ERR " + error.reason) from None
         raise ReplyError(errors.ACL_SETUSER_RULE.format(errors.c_text(rule), error.reason)) from None
+    kill_revoked_subscribers(ctx, before)
     return OK
 
 
@@ -195,12 +230,15 @@ def acl_save(ctx: Client, argv: list[bytes]) -> object:
 def acl_load(ctx: Client, argv: list[bytes]) -> object:
     """ACL LOAD"""
     path = _acl_file(ctx)
+    acl = ctx.server.acl
+    before = {name: user.copy() for name, user in acl.users.items()}
     try:
-        load_acl_file(ctx.server.acl, path)
+        load_acl_file(acl, path)
     except model.RuleError as error:
         raise ReplyError(errors.ACL_LOAD_FAILED.format(error.reason)) from None
     ctx.server._users_changed(None)
     kill_clients_of_missing_users(ctx)
+    kill_revoked_subscribers(ctx, before)
     return OK
 
 
@@ -265,13 +303,22 @@ def acl_dryrun(ctx: Client, argv: list[bytes]) -> object:
                        errors.DRYRUN_KEY, errors.DRYRUN_CHANNEL).encode("utf-8", "surrogateescape")
 
 
-_NEEDS: dict[object, int] = {}
+_NEEDS: dict[object, int | None] = {}
+_UNSEEN = -1
 
 
-def _one_key_need(spec) -> int:
-    need = _NEEDS.get(spec)
-    if need is None:
-        need = _NEEDS[spec] = model.key_need(spec.key_spec_flags()[0])
+def _one_key_need(spec) -> int | None:
+    """What a command's key asks for; None for a command without keys for the ACL (Redis's
+    doesCommandHaveKeys: SSUBSCRIBE's and SPUBLISH's shard channels are "not_key" specs,
+    checked as channels only)."""
+    need = _NEEDS.get(spec, _UNSEEN)
+    if need != _UNSEEN:
+        return need
+    flags = spec.key_spec_flags()
+    need = None
+    if spec.first_key > 0 and not all("not_key" in f.split() for f in flags):
+        need = model.key_need(flags[0])
+    _NEEDS[spec] = need
     return need
 
 
@@ -291,9 +338,10 @@ def check(user: model.User, spec, argv: list[bytes]) -> tuple[int, int]:
     """Redis's ACLCheckAllUserCommandPerm: any selector allowing wins; else the most
     relevant denial (a later key or channel beats an earlier one)."""
     first = spec.first_key
-    if spec.find_keys is None and first == spec.last_key:
+    need = _one_key_need(spec)
+    if spec.find_keys is None and (first == spec.last_key or need is None):
         # No key, or one at a fixed place (most commands): no key list to build.
-        keys = [(first, _one_key_need(spec))] if 0 < first < len(argv) else []
+        keys = [(first, need)] if need is not None and first < len(argv) else []
     else:
         keys = [(i, model.key_need(flags)) for i, flags in spec.keys_with_flags(argv)]
     channels = _CHANNELS.get(spec.name)

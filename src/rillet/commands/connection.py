@@ -308,7 +308,7 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
         # Old form: CLIENT KILL addr, replies OK or an error.
         for client in list(server.clients.values()):
             if client.conn is not None and client.conn.addr == argv[2].decode():
-                _kill(client, ctx)
+                kill_client(client, ctx)
                 return OK
         raise ReplyError(errors.NO_SUCH_CLIENT)
     filters = _KILL_FILTERS.parse(argv, 2)
@@ -350,7 +350,7 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
             continue
         if max_age is not None and (now - client.created_ms) // 1000 < max_age:
             continue
-        _kill(client, ctx)
+        kill_client(client, ctx)
         killed += 1
     if b"TYPE" in filters and filters[b"TYPE"].lower() == b"master":  # type: ignore[union-attr]
         # The master link's client is the replication's own, not in `clients`.
@@ -374,7 +374,8 @@ def _client_type(client: Client) -> bytes:
     return b"normal"
 
 
-def _kill(client: Client, ctx: Client | None = None) -> None:
+def kill_client(client: Client, ctx: Client | None = None) -> None:
+    """Disconnect `client` (CLIENT KILL, and the ACL changes that drop a client)."""
     client.closing = True
     # A client killing itself still gets its reply: the connection closes after it.
     if client.conn is not None and client is not ctx:
