@@ -585,10 +585,13 @@ class Acl:
         del self.log[max_len:]
 
     # --- ACL files and `user` directives ----------------------------------------
-    def load_lines(self, lines: Iterable[tuple[str, list[bytes]]]) -> dict[bytes, User]:
+    def load_lines(self, lines: Iterable[tuple[str, list[bytes]]],
+                   keep_default: bool = True) -> dict[bytes, User]:
         """Users from "user <name> <rules...>" lines: a fresh set, or RuleError with the place.
 
-        `lines` are (where, words); the default user, if not named, is kept as it is.
+        `lines` are (where, words). The default user, if not named, is kept as it is
+        (`user` directives) or made anew, +@all ~* &* on nopass (an ACL file, as
+        Redis's ACLLoadFromFile).
         """
         saved_users, saved_default = self.users, self.default
         self.users = {}
@@ -615,7 +618,7 @@ class Acl:
                     self.setuser(name, words[2:])
                 except RuleError as error:
                     raise RuleError(f"{where}: {error.reason}. ") from None
-            if b"default" not in seen:
+            if b"default" not in seen and keep_default:
                 self.users[b"default"] = saved_default
         except RuleError:
             self.users, self.default = saved_users, saved_default

@@ -218,3 +218,23 @@ def test_subscriber_revoking_its_own_channels_gets_the_reply_then_goes(aclfile_p
     ours, ref = (_run_revocation(port, path, ["&news*"], [("SUBSCRIBE", "news.a")], change, None, True)
                  for port, path in aclfile_pair)
     assert ours == ref
+
+
+def test_acl_load_without_default_line_gives_a_fresh_default(aclfile_pair):
+    """Redis makes the default user anew (+@all ~* &* on nopass) when the file does not
+    name it: its subscribers keep their channels, whatever its rules were."""
+    seen = []
+    for port, path in aclfile_pair:
+        with Wire(port) as admin, Wire(port) as sub:
+            path.write_text(_DEFAULT_LINE)
+            admin.call("ACL", "LOAD")
+            admin.call("ACL", "SETUSER", "default", "resetchannels", "&news*", "-get")
+            record = [sub.call("SUBSCRIBE", "news.a")]
+            path.write_text("user bob on nopass +@all\n")
+            record.append(admin.call("ACL", "LOAD"))
+            record.append(admin.call("ACL", "LIST"))
+            record.append(admin.call("PUBLISH", "news.a", "x"))
+            path.write_text(_DEFAULT_LINE)
+            record.append(admin.call("ACL", "LOAD"))
+            seen.append(record)
+    assert seen[0] == seen[1]

@@ -278,7 +278,7 @@ def load_acl_file(acl: model.Acl, path: str) -> None:
         if not words:
             raise model.RuleError(f"{path}:{lineno}: unbalanced quotes in acl line")
         lines.append((f"{path}:{lineno}", words))
-    acl.load_lines(lines)
+    acl.load_lines(lines, keep_default=False)
 
 
 @command("acl|dryrun", -4, _ADMIN, group="server", since="7.0.0")
