@@ -238,3 +238,31 @@ def test_acl_load_without_default_line_gives_a_fresh_default(aclfile_pair):
             record.append(admin.call("ACL", "LOAD"))
             seen.append(record)
     assert seen[0] == seen[1]
+
+
+def test_subscribers_are_client_type_pubsub(aclfile_pair):
+    """A subscribed client (RESP2 or RESP3) is CLIENT LIST/KILL's TYPE pubsub, flag P,
+    until its last subscription goes."""
+    seen = []
+    for port, _ in aclfile_pair:
+        with Wire(port) as admin:
+            clients = [Wire(port) for _ in range(4)]
+            try:
+                clients[0].call("SUBSCRIBE", "x")
+                clients[1].call("HELLO", "3")
+                clients[1].call("SSUBSCRIBE", "y")
+                clients[2].call("PSUBSCRIBE", "z*")
+                clients[2].call("PUNSUBSCRIBE")
+                clients[3].call("MULTI")
+                clients[3].call("SUBSCRIBE", "q")
+                listing = admin.call("CLIENT", "LIST")
+                flags = [field for field in listing.split() if field.startswith(b"flags=")]
+                record = [sorted(flags),
+                          admin.call("CLIENT", "LIST", "TYPE", "pubsub").count(b"id="),
+                          admin.call("CLIENT", "KILL", "TYPE", "pubsub"),
+                          admin.call("CLIENT", "KILL", "TYPE", "normal")]
+                seen.append(record)
+            finally:
+                for conn in clients:
+                    conn.close()
+    assert seen[0] == seen[1]

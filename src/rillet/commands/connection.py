@@ -204,6 +204,8 @@ def client_info_line(client: Client, now_ms: int) -> str:
 def _client_flags(client: Client) -> str:
     # In Redis's order (networking.c getClientInfoString); "N" when none apply.
     flags = "" if client.flags == "N" else client.flags
+    if _subscribed(client):
+        flags += "P"
     if client.multi is not None:
         flags += "x"
     if client.blocked is not None:
@@ -366,12 +368,20 @@ _TYPE_ALIASES = {b"slave": b"replica"}
 
 
 def _client_type(client: Client) -> bytes:
-    """CLIENT LIST/KILL's TYPE: flag S marks a replica attached to us (replication)."""
+    """CLIENT LIST/KILL's TYPE: flag S marks a replica attached to us (replication), M the master."""
     if "S" in client.flags:
         return b"replica"
     if "M" in client.flags:
         return b"master"
+    if _subscribed(client):
+        return b"pubsub"
     return b"normal"
+
+
+def _subscribed(client: Client) -> bool:
+    """Redis's CLIENT_PUBSUB: some subscription (in RESP3 too), gone with the last one."""
+    subs = client.pubsub
+    return subs is not None and subs.total() > 0
 
 
 def kill_client(client: Client, ctx: Client | None = None) -> None:
