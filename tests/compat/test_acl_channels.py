@@ -6,7 +6,7 @@ import pytest
 
 from tests.helpers import servers
 from tests.helpers.diff import mask_acl_log
-from tests.helpers.wire import Wire
+from tests.helpers.wire import Wire, encode_command
 
 
 @pytest.fixture
@@ -266,3 +266,19 @@ def test_subscribers_are_client_type_pubsub(aclfile_pair):
                 for conn in clients:
                     conn.close()
     assert seen[0] == seen[1]
+
+
+def test_revoked_subscriber_gets_nothing_more(aclfile_pair):
+    """A message published just before the revocation, in the same pipeline, does not reach
+    the subscriber: Redis frees it with its output unsent."""
+    seen = []
+    for port, _ in aclfile_pair:
+        with Wire(port) as admin, Wire(port) as sub:
+            admin.call("ACL", "SETUSER", "u", "on", ">pw", "~*", "+@all", "resetchannels", "&news*")
+            sub.call("AUTH", "u", "pw")
+            sub.call("SUBSCRIBE", "news.a")
+            admin.send_raw(encode_command("PUBLISH", "news.a", "m") +
+                           encode_command("ACL", "SETUSER", "u", "resetchannels"))
+            seen.append([admin.read_reply(), admin.read_reply(), _frames_until_closed_or_pong(sub, False)])
+            admin.call("ACL", "DELUSER", "u")
+    assert seen[0] == seen[1] == [b":1\r\n", b"+OK\r\n", [b"<closed>"]]
