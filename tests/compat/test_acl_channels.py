@@ -1,4 +1,5 @@
-"""ACL channel rules on PUBLISH, SUBSCRIBE, SSUBSCRIBE and PSUBSCRIBE, against Redis 8.2.3."""
+"""ACL channel rules on PUBLISH, SUBSCRIBE, SSUBSCRIBE and PSUBSCRIBE, and what revoking a
+channel does to its subscribers (SETUSER, DELUSER, LOAD), against Redis 8.2.3."""
 
 from __future__ import annotations
 
