@@ -786,6 +786,21 @@ def test_memory_usage(pair8):
     pair8.check("MEMORY", "USAGE", "big", "SAMPLES", "0")
 
 
+def test_memory_usage_of_small_listpacks(pair8):
+    # Loaded nodes have no pre-allocation: listpacks under 64 bytes show jemalloc's
+    # 8-byte size classes (Redis builds it with lg-quantum 3).
+    pair8.check("CONFIG", "SET", "stream-node-max-entries", "3")
+    try:
+        for n in range(1, 8):
+            for i in range(1, n + 1):
+                pair8.check("XADD", f"s{n}", f"{i}-1", "f", "v" * i)
+        pair8.check("DEBUG", "RELOAD")
+        for n in range(1, 8):
+            pair8.check("MEMORY", "USAGE", f"s{n}", "SAMPLES", "0")
+    finally:
+        pair8.check("CONFIG", "SET", "stream-node-max-entries", "100")
+
+
 @pytest.mark.parametrize("clause", [
     ["MAXLEN", "~", "444"], ["MAXLEN", "444"], ["MAXLEN", "=", "0"], ["maxlen", "~", "2000"],
     ["MaxLen", "~", "0"],

@@ -75,8 +75,8 @@ def test_manifest_checks_every_file_and_fixes_only_the_last(tmp_path):
     assert done.returncode == 1 and "not the last file" in done.stdout
 
 
-def test_snapshot_files_are_checked_by_checksum(tmp_path):
-    from rillet.persistence.snapshot import save_to_path
+def test_rdb_base_files_are_checked_by_checksum(tmp_path):
+    from rillet.persistence.rdb import save_to_path
     from rillet.state import ServerState
 
     state = ServerState()

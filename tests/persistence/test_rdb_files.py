@@ -1,5 +1,5 @@
-"""RDB as rillet's files: SAVE/DEBUG RELOAD/AOF base write RDB, old RILLETDB files load
-once and are then saved as RDB, damaged dumps are refused with an offset, check-rdb."""
+"""RDB as rillet's files: SAVE/DEBUG RELOAD/AOF base write RDB, files in rillet's old
+private format are refused, damaged dumps are refused with an offset, check-rdb."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from rillet.persistence import rdb, snapshot
+from rillet.persistence import rdb
 from rillet.state import ServerState
 from tests.helpers import servers
 from tests.persistence.rdb_support import content, populate
@@ -50,21 +50,14 @@ def test_debug_reload_keeps_everything(node_factory):
     assert client.xpending("st", "g")["pending"] == 7
 
 
-def test_old_private_snapshot_loads_once_then_saves_as_rdb(node_factory):
-    state = ServerState()
-    state.keyspace[0].set(b"old", b"value")
+def test_old_private_snapshot_is_refused_as_not_rdb(node_factory):
+    # rillet's retired format (docs/compat.md): header, one string key, EOF, CRC-32.
     node = node_factory()
-    snapshot.save_to_path(state, os.path.join(node.dir, "dump.rdb"))
-    with open(os.path.join(node.dir, "dump.rdb"), "rb") as handle:
-        assert handle.read(8) == b"RILLETDB"
-    node.start()
-    client = node.client()
-    assert client.get("old") == b"value"
-    client.save()
-    with open(os.path.join(node.dir, "dump.rdb"), "rb") as handle:
-        assert handle.read(5) == b"REDIS"
-    node.restart()
-    assert node.client().get("old") == b"value"
+    with open(os.path.join(node.dir, "dump.rdb"), "wb") as handle:
+        handle.write(b"RILLETDB0001\x00\x03\x00\x00\x00old\x05\x00\x00\x00value\xff\0\0\0\0")
+    node.start(wait=False)
+    assert node.handle.proc.wait(20) == 1
+    assert "wrong signature" in node.log()
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip"])

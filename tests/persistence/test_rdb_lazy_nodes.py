@@ -22,7 +22,7 @@ from rillet.persistence import rdb, rdb_stream
 from rillet.persistence.digest import value_digest
 from rillet.persistence.rdb_format import lp_element, lp_finish, lp_int
 from rillet.persistence.rdb_stream import LoadedNode
-from rillet.persistence.snapshot import CodecContext
+from rillet.persistence.valuetypes import CodecContext
 
 try:
     from rillet.persistence import _rdbfast

@@ -3,6 +3,7 @@ DIGEST, SET IFEQ/IFNE/IFDEQ/IFDNE, DELEX, MSETEX."""
 
 from __future__ import annotations
 
+from rillet.commands.strings import value_digest
 from rillet.errors import ReplyError
 from tests.persistence.support import InProcess
 
@@ -76,3 +77,14 @@ def test_msetex():
     assert run(s, "MSETEX", "1", "a", "z", "EX", "0") == "ERR invalid expire time in 'msetex' command"
     assert run(s, "MSETEX", "1", "a", "z", "EX", "5", "KEEPTTL") == "ERR syntax error"
     assert run(s, "COMMAND", "GETKEYS", "MSETEX", "2", "a", "1", "b", "2", "NX") == [b"a", b"b"]
+
+
+def test_digest_takes_every_xxh3_length_path():
+    # XXH3-64 of bytes(range(256)) * 5 cut to n bytes: the 0, 1-3, 4-8, 9-16, 17-128,
+    # 129-240 and long-input paths (values from a port of the reference algorithm).
+    data = bytes(range(256)) * 5
+    for n, expected in [(0, b"2d06800538d394c2"), (3, b"5f4299fc161c9cbb"),
+                        (8, b"3a1c2d7c85af88f8"), (16, b"8355e3a6f61770db"),
+                        (128, b"85c6174c7ff4c46b"), (240, b"375a384d957fe865"),
+                        (241, b"02e8cd95421c6d02"), (1025, b"78c86e91ee939852")]:
+        assert value_digest(data[:n]) == expected, n

@@ -12,7 +12,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from rillet.pipelines.cli import main
 from rillet.spark.batch_reader import RilletBatchReader
-from rillet.spark.ids import SEQ_MAX, StreamId
+from rillet.spark.ids import SEQ_MAX, StreamID
 from rillet.spark.options import OptionError, ReaderOptions
 from rillet.spark.progress import source_lag
 from rillet.spark.stream_reader import RilletStreamReader
@@ -52,7 +52,7 @@ def test_option_parsing():
         }
     )
     assert opts.starting_timestamp_ms == 1000
-    assert opts.last_id_of("a") == StreamId(20, SEQ_MAX) and opts.last_id_of("b").ms == 2**64 - 1
+    assert opts.last_id_of("a") == StreamID(20, SEQ_MAX) and opts.last_id_of("b").ms == 2**64 - 1
     assert (opts.min_entries_per_trigger, opts.max_trigger_delay_ms) == (10, 30_000)
     assert (opts.connection.username, opts.connection.password) == ("u", "s3cret")
     assert "s3cret" not in repr(opts.connection)

@@ -10,7 +10,7 @@ from rillet.spark.ids import (
     MAX,
     SEQ_MAX,
     ZERO,
-    StreamId,
+    StreamID,
     next_id,
     parse_id,
     prev_id,
@@ -27,24 +27,24 @@ from rillet.spark.offsets import (
     plan_partitions,
 )
 
-ids = st.builds(StreamId, st.integers(0, 2**50), st.integers(0, 5) | st.just(SEQ_MAX))
+ids = st.builds(StreamID, st.integers(0, 2**50), st.integers(0, 5) | st.just(SEQ_MAX))
 
 
 def test_parse_and_format():
-    assert parse_id("17-3") == StreamId(17, 3)
-    assert parse_id(b"17-3") == StreamId(17, 3)
-    assert parse_id("17") == StreamId(17, 0)
-    assert parse_id("17", default_seq=SEQ_MAX) == StreamId(17, SEQ_MAX)
+    assert parse_id("17-3") == StreamID(17, 3)
+    assert parse_id(b"17-3") == StreamID(17, 3)
+    assert parse_id("17") == StreamID(17, 0)
+    assert parse_id("17", default_seq=SEQ_MAX) == StreamID(17, SEQ_MAX)
     assert parse_id("-") == ZERO and parse_id("+") == MAX
-    assert str(StreamId(5, 0)) == "5-0"
+    assert str(StreamID(5, 0)) == "5-0"
     for bad in ("", "x-1", "1-x", "-1-0", f"1-{2**64}"):
         with pytest.raises(ValueError):
             parse_id(bad)
 
 
 def test_next_and_prev_cross_milliseconds():
-    assert next_id(StreamId(5, SEQ_MAX)) == StreamId(6, 0)
-    assert prev_id(StreamId(6, 0)) == StreamId(5, SEQ_MAX)
+    assert next_id(StreamID(5, SEQ_MAX)) == StreamID(6, 0)
+    assert prev_id(StreamID(6, 0)) == StreamID(5, SEQ_MAX)
     assert prev_id(ZERO) == ZERO
     with pytest.raises(ValueError):
         next_id(MAX)
@@ -76,31 +76,31 @@ def test_split_range_is_an_exact_disjoint_cover(a, b, parts):
 
 
 def test_split_by_time_and_inside_one_millisecond():
-    parts = split_range(StreamId(1000, 0), StreamId(2000, 0), 4)
+    parts = split_range(StreamID(1000, 0), StreamID(2000, 0), 4)
     assert [p[1] for p in parts] == [
-        StreamId(1250, SEQ_MAX),
-        StreamId(1500, SEQ_MAX),
-        StreamId(1750, SEQ_MAX),
-        StreamId(2000, 0),
+        StreamID(1250, SEQ_MAX),
+        StreamID(1500, SEQ_MAX),
+        StreamID(1750, SEQ_MAX),
+        StreamID(2000, 0),
     ]
-    same_ms = split_range(StreamId(7, 0), StreamId(7, 100), 2)
-    assert same_ms == [(StreamId(7, 0), StreamId(7, 50)), (StreamId(7, 50), StreamId(7, 100))]
+    same_ms = split_range(StreamID(7, 0), StreamID(7, 100), 2)
+    assert same_ms == [(StreamID(7, 0), StreamID(7, 50)), (StreamID(7, 50), StreamID(7, 100))]
 
 
 def test_offsets_json_roundtrip_and_plain_ids():
-    positions = {"b": StreamPosition(StreamId(5, 1), 9), "a": StreamPosition(StreamId(3, 0))}
+    positions = {"b": StreamPosition(StreamID(5, 1), 9), "a": StreamPosition(StreamID(3, 0))}
     encoded = offset_to_json(positions)
     assert list(encoded) == ["a", "b"]
     assert encoded == {"a": {"id": "3-0"}, "b": {"id": "5-1", "entriesRead": 9}}
     assert offset_from_json(encoded) == positions
-    assert offset_from_json('{"a": "3-0"}') == {"a": StreamPosition(StreamId(3, 0), None)}
+    assert offset_from_json('{"a": "3-0"}') == {"a": StreamPosition(StreamID(3, 0), None)}
     with pytest.raises(ValueError):
         offset_from_json({"a": 5})
 
 
 def test_entries_between_needs_both_ordinals():
-    assert entries_between(StreamPosition(ZERO, 10), StreamPosition(StreamId(9, 0), 25)) == 15
-    assert entries_between(StreamPosition(ZERO), StreamPosition(StreamId(9, 0), 25)) is None
+    assert entries_between(StreamPosition(ZERO, 10), StreamPosition(StreamID(9, 0), 25)) == 15
+    assert entries_between(StreamPosition(ZERO), StreamPosition(StreamID(9, 0), 25)) is None
 
 
 def test_split_policy_counts():
@@ -119,8 +119,8 @@ def test_min_partitions_adds_tasks_to_the_largest_streams():
 
 
 def test_a_range_from_zero_is_cut_where_its_entries_are():
-    hi = StreamId(1_700_000_099_999, 0)
-    floor = StreamId(1_699_999_999_999, 2**64 - 1)  # just before the first entry
+    hi = StreamID(1_700_000_099_999, 0)
+    floor = StreamID(1_699_999_999_999, 2**64 - 1)  # just before the first entry
     parts = split_range(ZERO, hi, 4, floor)
     assert parts[0][0] == ZERO and parts[-1][1] == hi and len(parts) == 4
     assert [b.ms for _, b in parts[:-1]] == [
@@ -141,11 +141,11 @@ def test_a_range_from_zero_is_cut_where_its_entries_are():
 
 
 def test_plan_partitions_only_streams_with_new_entries():
-    start = {"a": StreamPosition(StreamId(100, 0), 10), "b": StreamPosition(StreamId(50, 0), 4)}
+    start = {"a": StreamPosition(StreamID(100, 0), 10), "b": StreamPosition(StreamID(50, 0), 4)}
     end = {
-        "a": StreamPosition(StreamId(400, 0), 310),
-        "b": StreamPosition(StreamId(50, 0), 4),
-        "c": StreamPosition(StreamId(9, 0), 2),
+        "a": StreamPosition(StreamID(400, 0), 310),
+        "b": StreamPosition(StreamID(50, 0), 4),
+        "c": StreamPosition(StreamID(9, 0), 2),
     }
     plan = plan_partitions(start, end, SplitPolicy(entries_per_partition=100))
     assert [(p.stream, str(p.lo), str(p.hi)) for p in plan] == [
@@ -162,6 +162,6 @@ def test_plan_partitions_only_streams_with_new_entries():
 def test_stream_range_pickles():
     import pickle
 
-    part = StreamRange("s", StreamId(1, 0), StreamId(2, 0), 3)
+    part = StreamRange("s", StreamID(1, 0), StreamID(2, 0), 3)
     copy = pickle.loads(pickle.dumps(part))
-    assert copy == part and copy.index == 3 and copy.lo == StreamId(1, 0)
+    assert copy == part and copy.index == 3 and copy.lo == StreamID(1, 0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rillet.spark.ids import SEQ_MAX, StreamId
+from rillet.spark.ids import SEQ_MAX, StreamID
 from rillet.spark.options import OptionError, ReaderOptions, WriterOptions, split_streams
 
 
@@ -25,15 +25,15 @@ def test_reader_starting_json_and_bounds():
         {"streams": "a", "startingPosition": '{"a": "5-1"}', "startId": "10", "endId": "20"}
     )
     assert opts.starting == {"a": "5-1"}
-    assert opts.first_id == StreamId(10, 0) and opts.last_id == StreamId(20, SEQ_MAX)
+    assert opts.first_id == StreamID(10, 0) and opts.last_id == StreamID(20, SEQ_MAX)
 
 
 def test_reader_time_range_to_is_exclusive():
     opts = ReaderOptions.parse(
         {"streams": "a", "from": "1970-01-01T00:00:01Z", "to": "2000"}, batch=True
     )
-    assert opts.first_id == StreamId(1000, 0)
-    assert opts.last_id == StreamId(1999, SEQ_MAX)
+    assert opts.first_id == StreamID(1000, 0)
+    assert opts.last_id == StreamID(1999, SEQ_MAX)
 
 
 @pytest.mark.parametrize(

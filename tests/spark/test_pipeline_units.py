@@ -11,7 +11,7 @@ from rillet.pipelines.cli import build_parser, spark_conf
 from rillet.pipelines.demo import lag_from_progress
 from rillet.pipelines.ingest import detect_format, input_identity
 from rillet.pipelines.storage import has_scheme, join, location
-from rillet.spark.ids import StreamId
+from rillet.spark.ids import StreamID
 from rillet.spark.offsets import StreamPosition
 
 
@@ -23,9 +23,9 @@ def test_archive_ages(text, ms):
 
 
 def test_archive_cutoffs():
-    assert cutoff_id("1h", None, 10_000_000) == StreamId(10_000_000 - 3_600_000, 0)
-    assert cutoff_id(None, "1700-5", 0) == StreamId(1700, 5)
-    assert cutoff_id(None, "1970-01-01T00:00:02Z", 0) == StreamId(2000, 0)
+    assert cutoff_id("1h", None, 10_000_000) == StreamID(10_000_000 - 3_600_000, 0)
+    assert cutoff_id(None, "1700-5", 0) == StreamID(1700, 5)
+    assert cutoff_id(None, "1970-01-01T00:00:02Z", 0) == StreamID(2000, 0)
 
 
 def test_demo_lag_from_progress_ordinals():
@@ -88,4 +88,4 @@ def test_committed_offset_reads_file_uris(tmp_path):
     (ck / "offsets" / "0").write_text('v1\n{}\n{"s": {"id": "5-0", "entriesRead": 5}}')
     (ck / "offsets" / "1").write_text('v1\n{}\n{"s": {"id": "9-0", "entriesRead": 9}}')
     for where in (ck, ck.as_uri(), f"file:{ck}"):
-        assert committed_offset(where)["s"] == StreamPosition(StreamId(5, 0), 5)
+        assert committed_offset(where)["s"] == StreamPosition(StreamID(5, 0), 5)

@@ -8,7 +8,7 @@ import pytest
 
 from rillet.pipelines.archive import committed_offset
 from rillet.pipelines.cli import main
-from rillet.spark.ids import StreamId
+from rillet.spark.ids import StreamID
 
 pytestmark = pytest.mark.spark
 
@@ -40,7 +40,7 @@ def test_archive_moves_old_entries_then_trims_and_is_idempotent(spark, client, u
     assert spark.read.parquet(str(out)).count() == 405
     assert client.xlen("a") == 100
     committed = committed_offset(out / "_checkpoint")
-    assert committed["a"].id == StreamId(11 * day + 99, 2**64 - 1)
+    assert committed["a"].id == StreamID(11 * day + 99, 2**64 - 1)
 
 
 def test_archive_never_trims_beyond_committed_parquet(spark, client, url, tmp_path):
@@ -56,7 +56,7 @@ def test_archive_never_trims_beyond_committed_parquet(spark, client, url, tmp_pa
     lines = (ck / "offsets" / str(last)).read_text().splitlines()
     lines[2] = json.dumps({"a": {"id": "1099-0"}})
     (ck / "offsets" / str(last + 1)).write_text("\n".join(lines))
-    assert committed_offset(ck)["a"].id == StreamId(1049, 2**64 - 1)
+    assert committed_offset(ck)["a"].id == StreamID(1049, 2**64 - 1)
 
 
 def test_ingest_csv_and_json_lines(spark, client, url, tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from rillet.spark.batch_reader import RilletBatchReader
-from rillet.spark.ids import StreamId
+from rillet.spark.ids import StreamID
 from rillet.spark.offsets import offset_from_json
 from rillet.spark.options import ReaderOptions
 from rillet.spark.stream_reader import DataLossError, RilletStreamReader
@@ -74,7 +74,7 @@ def test_max_rows_is_split_across_streams(client, url):
     first = reader.latestOffset(start, ReadMaxRows(6))
     assert first == {"a": {"id": "3-0", "entriesRead": 3}, "b": {"id": "3-0", "entriesRead": 3}}
     second = reader.latestOffset(first, ReadMaxRows(100))
-    assert offset_from_json(second)["a"].id == StreamId(10, 0)
+    assert offset_from_json(second)["a"].id == StreamID(10, 0)
     assert read_all(reader, first, second).num_rows == 14
     reader.stop()
 

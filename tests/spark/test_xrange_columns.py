@@ -15,7 +15,7 @@ import redis
 
 from rillet.spark import reading
 from rillet.spark.arrow import arrow_schema, columns_to_batch, entries_to_batch
-from rillet.spark.ids import MAX, ZERO, StreamId
+from rillet.spark.ids import MAX, ZERO, StreamID
 from rillet.spark.offsets import StreamRange
 from rillet.spark.options import ReaderOptions
 
@@ -163,7 +163,7 @@ def test_live_reads_agree_with_the_reference(client, url, fields_as):
         fields = ["n", str(i), "blob", b"\xff" * (i % 5), "n", "again"] if i % 7 == 0 else ["n", i]
         pipe.execute_command("XADD", "s", f"{i}-{i % 3}", *fields)
     pipe.execute()
-    part = StreamRange("s", StreamId(100, 0), StreamId(1100, 5))
+    part = StreamRange("s", StreamID(100, 0), StreamID(1100, 5))
     for chunk in (1, 97, 5000):
         compiled, pure = read_both(url, part, chunkSize=chunk, fieldsAs=fields_as)
         assert compiled.num_rows == 1001  # 100-1 .. 1100-2
@@ -171,7 +171,7 @@ def test_live_reads_agree_with_the_reference(client, url, fields_as):
     # A range from the very start, and one holding nothing.
     compiled, pure = read_both(url, StreamRange("s", ZERO, MAX), chunkSize=500)
     assert compiled.num_rows == 1200 and compiled.combine_chunks().equals(pure.combine_chunks())
-    compiled, _ = read_both(url, StreamRange("s", StreamId(5000, 0), MAX))
+    compiled, _ = read_both(url, StreamRange("s", StreamID(5000, 0), MAX))
     assert compiled.num_rows == 0
 
 

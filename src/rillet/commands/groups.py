@@ -43,100 +43,6 @@ from rillet.notify import STREAM
 from rillet.resp.types import NULL_ARRAY, OK, Map
 from rillet.state import KEEP_WAITING, Block, Client
 
-# COMMAND DOCS text of Redis 8.2.3 (XNACK: src/commands/xnack.json of Redis 8.8).
-_DOCS: dict[str, dict[str, str]] = {
-    "xack": {
-        "summary": (
-            'Returns the number of messages that were successfully acknowledged by the consumer group '
-            'member of a stream.'
-        ),
-        "complexity": 'O(1) for each message ID processed.',
-    },
-    "xackdel": {
-        "summary": 'Acknowledges and deletes one or multiple messages for a stream consumer group.',
-        "complexity": 'O(1) for each message ID processed.',
-    },
-    "xautoclaim": {
-        "summary": (
-            'Changes, or acquires, ownership of messages in a consumer group, as if the messages were '
-            'delivered to as consumer group member.'
-        ),
-        "complexity": 'O(1) if COUNT is small.',
-    },
-    "xclaim": {
-        "summary": (
-            'Changes, or acquires, ownership of a message in a consumer group, as if the message was '
-            'delivered a consumer group member.'
-        ),
-        "complexity": 'O(log N) with N being the number of messages in the PEL of the consumer group.',
-    },
-    "xdelex": {
-        "summary": 'Deletes one or multiple entries from the stream.',
-        "complexity": 'O(1) for each single item to delete in the stream, regardless of the stream size.',
-    },
-    "xpending": {
-        "summary": "Returns the information and entries from a stream consumer group's pending entries list.",
-        "complexity": (
-            'O(N) with N being the number of elements returned, so asking for a small fixed number of '
-            'entries per call is O(1). O(M), where M is the total number of entries scanned when used '
-            'with the IDLE filter. When the command returns just the summary and the list of consumers'
-            ' is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every '
-            'consumer.'
-        ),
-    },
-    "xreadgroup": {
-        "summary": (
-            'Returns new or historical messages from a stream for a consumer in a group. Blocks until '
-            'a message is available otherwise.'
-        ),
-        "complexity": (
-            'For each stream mentioned: O(M) with M being the number of elements returned. If M is '
-            'constant (e.g. always asking for the first 10 elements with COUNT), you can consider it '
-            'O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to '
-            'serve the N clients blocked on the stream getting new data.'
-        ),
-    },
-    "xgroup|create": {
-        "summary": 'Creates a consumer group.',
-        "complexity": 'O(1)',
-    },
-    "xgroup|createconsumer": {
-        "summary": 'Creates a consumer in a consumer group.',
-        "complexity": 'O(1)',
-    },
-    "xgroup|delconsumer": {
-        "summary": 'Deletes a consumer from a consumer group.',
-        "complexity": 'O(1)',
-    },
-    "xgroup|destroy": {
-        "summary": 'Destroys a consumer group.',
-        "complexity": "O(N) where N is the number of entries in the group's pending entries list (PEL).",
-    },
-    "xgroup|help": {
-        "summary": 'Returns helpful text about the different subcommands.',
-        "complexity": 'O(1)',
-    },
-    "xgroup|setid": {
-        "summary": 'Sets the last-delivered ID of a consumer group.',
-        "complexity": 'O(1)',
-    },
-    "xinfo|consumers": {
-        "summary": 'Returns a list of the consumers in a consumer group.',
-        "complexity": 'O(1)',
-    },
-    "xinfo|groups": {
-        "summary": 'Returns a list of the consumer groups of a stream.',
-        "complexity": 'O(1)',
-    },
-    "xnack": {
-        "summary": (
-            "Releases claimed messages back to the group's PEL without acknowledging them, making them"
-            ' available for re-delivery.'
-        ),
-        "complexity": 'O(1) for each message ID processed.',
-    },
-}
-
 _XCLAIM = b"XCLAIM"
 _ZERO = b"0"
 _TIME = b"TIME"
@@ -249,8 +155,7 @@ def _clamp_entries_read(stream: Stream, entries_read: int | None) -> int | None:
 
 
 @command("xgroup|create", -5, "write denyoom", keys=(2, 2, 1), group="stream", since="5.0.0",
-         key_flags="RW insert",
-         **_DOCS["xgroup|create"])
+         key_flags="RW insert")
 def xgroup_create(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP CREATE key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]
 
@@ -287,8 +192,7 @@ def _with_entries_read(effect: list[bytes], entries_read: int | None) -> list[by
     return effect
 
 
-@command("xgroup|setid", -5, "write", keys=(2, 2, 1), key_flags="RW update", group="stream", since="5.0.0",
-         **_DOCS["xgroup|setid"])
+@command("xgroup|setid", -5, "write", keys=(2, 2, 1), key_flags="RW update", group="stream", since="5.0.0")
 def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP SETID key group <id | $> [ENTRIESREAD entries-read]
 
@@ -312,8 +216,7 @@ def xgroup_setid(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xgroup|destroy", 4, "write", keys=(2, 2, 1), group="stream", since="5.0.0",
-         key_flags="RW delete",
-         **_DOCS["xgroup|destroy"])
+         key_flags="RW delete")
 def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP DESTROY key group
 
@@ -330,8 +233,7 @@ def xgroup_destroy(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xgroup|createconsumer", 5, "write denyoom", keys=(2, 2, 1), group="stream",
-         since="6.2.0", key_flags="RW insert",
-         **_DOCS["xgroup|createconsumer"])
+         since="6.2.0", key_flags="RW insert")
 def xgroup_createconsumer(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP CREATECONSUMER key group consumer"""
     _, group, _, _ = _xgroup_prepare(ctx, argv)
@@ -344,8 +246,7 @@ def xgroup_createconsumer(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xgroup|delconsumer", 5, "write", keys=(2, 2, 1), group="stream", since="5.0.0",
-         key_flags="RW delete",
-         **_DOCS["xgroup|delconsumer"])
+         key_flags="RW delete")
 def xgroup_delconsumer(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP DELCONSUMER key group consumer
 
@@ -380,8 +281,7 @@ _XGROUP_HELP = help_reply(
 )
 
 
-@command("xgroup|help", 2, "loading stale", group="stream", since="5.0.0",
-         **_DOCS["xgroup|help"])
+@command("xgroup|help", 2, "loading stale", group="stream", since="5.0.0")
 def xgroup_help(ctx: Client, argv: list[bytes]) -> object:
     """XGROUP HELP"""
     return _XGROUP_HELP
@@ -390,7 +290,7 @@ def xgroup_help(ctx: Client, argv: list[bytes]) -> object:
 # --- XREADGROUP --------------------------------------------------------------------------
 
 @command("xreadgroup", -7, "write blocking movablekeys", group="stream", since="5.0.0",
-         find_keys=streams_keys(4), keyword_keys=(("RO access", "STREAMS", 4, -1, 2),), **_DOCS["xreadgroup"])
+         find_keys=streams_keys(4), keyword_keys=(("RO access", "STREAMS", 4, -1, 2),))
 def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
     """XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]
 
@@ -623,8 +523,7 @@ def _plain_id(raw: bytes) -> StreamID | None:
     return None
 
 
-@command("xack", -4, "write fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
-         **_DOCS["xack"])
+@command("xack", -4, "write fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0")
 def xack(ctx: Client, argv: list[bytes]) -> object:
     """XACK key group id [id ...]
 
@@ -647,8 +546,7 @@ def xack(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XPENDING --------------------------------------------------------------------------
 
-@command("xpending", -3, "readonly", keys=(1, 1, 1), key_flags="RO access", group="stream", since="5.0.0",
-         **_DOCS["xpending"])
+@command("xpending", -3, "readonly", keys=(1, 1, 1), key_flags="RO access", group="stream", since="5.0.0")
 def xpending(ctx: Client, argv: list[bytes]) -> object:
     """XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
 
@@ -691,8 +589,7 @@ def xpending(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XCLAIM ----------------------------------------------------------------------------
 
-@command("xclaim", -6, "write fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
-         **_DOCS["xclaim"])
+@command("xclaim", -6, "write fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0")
 def xclaim(ctx: Client, argv: list[bytes]) -> object:
     """XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]
 
@@ -788,8 +685,7 @@ _AUTOCLAIM_MAX_COUNT = INT64_MAX // 16
 
 
 @command("xautoclaim", -6, "write fast", keys=(1, 1, 1), group="stream", since="6.2.0",
-         key_flags="RW delete",
-         **_DOCS["xautoclaim"])
+         key_flags="RW delete")
 def xautoclaim(ctx: Client, argv: list[bytes]) -> object:
     """XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 
@@ -836,8 +732,7 @@ def _reported_entries_read(group: ConsumerGroup) -> int | None:
     return None if read is None else engine.as_long_long(read)
 
 
-@command("xinfo|groups", 3, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0",
-         **_DOCS["xinfo|groups"])
+@command("xinfo|groups", 3, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0")
 def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
     """XINFO GROUPS key"""
     stream = existing_stream(ctx, argv[2])
@@ -854,8 +749,7 @@ def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
     ]
 
 
-@command("xinfo|consumers", 4, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0",
-         **_DOCS["xinfo|consumers"])
+@command("xinfo|consumers", 4, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0")
 def xinfo_consumers(ctx: Client, argv: list[bytes]) -> object:
     """XINFO CONSUMERS key group"""
     key, group_name = argv[2], argv[3]
@@ -951,8 +845,7 @@ def _parse_ackdel(argv: list[bytes], start: int) -> tuple[bytes, int, int]:
 
 
 @command("xdelex", -5, "write fast", keys=(1, 1, 1), group="stream", since="8.2.0",
-         key_flags="RW delete",
-         **_DOCS["xdelex"])
+         key_flags="RW delete")
 def xdelex(ctx: Client, argv: list[bytes]) -> object:
     """XDELEX key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]
 
@@ -989,8 +882,7 @@ def xdelex(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xackdel", -6, "write fast", keys=(1, 1, 1), group="stream", since="8.2.0",
-         key_flags="RW update delete",
-         **_DOCS["xackdel"])
+         key_flags="RW update delete")
 def xackdel(ctx: Client, argv: list[bytes]) -> object:
     """XACKDEL key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]
 
@@ -1034,8 +926,11 @@ _NACK_MODES = {b"SILENT": engine.NACK_SILENT, b"FAIL": engine.NACK_FAIL,
                b"FATAL": engine.NACK_FATAL}
 
 
+# Redis 8.2.3's COMMAND DOCS has no XNACK: its text is src/commands/xnack.json of Redis 8.8.
 @command("xnack", -7, "write fast", keys=(1, 1, 1), group="stream", since="8.8.0",
-         **_DOCS["xnack"])
+         summary="Releases claimed messages back to the group's PEL without acknowledging them,"
+                 " making them available for re-delivery.",
+         complexity="O(1) for each message ID processed.")
 def xnack(ctx: Client, argv: list[bytes]) -> object:
     """XNACK key group <SILENT | FAIL | FATAL> IDS numids id [id ...] [RETRYCOUNT count] [FORCE]
 

@@ -18,6 +18,7 @@ from rillet.compiled import compiled
 from rillet.engine import groups as group_engine
 from rillet.engine.idmp import Idmp
 from rillet.engine.ids import StreamID, format_id, parse_strict_id, parse_xadd_id
+from rillet.engine.listpack_size import jemalloc_size
 from rillet.engine.stream import NodeLimits, Stream, default_trim_limit
 from rillet.errors import ReplyError
 from rillet.resp.types import Raw
@@ -354,14 +355,6 @@ def idmp_for(server: ServerState, stream: Stream) -> Idmp:
 
 # --- MEMORY USAGE -----------------------------------------------------------------------
 
-def _jemalloc_q8(n: int) -> int:
-    """jemalloc's size class for n bytes as Redis 8 builds it (lg-quantum 3: 8, 16, 24...)."""
-    if n <= 8:
-        return 8
-    spacing = max(8, 1 << ((n - 1).bit_length() - 3))
-    return (n + spacing - 1) & -spacing
-
-
 def _sds_header(length: int) -> int:
     if length < 1 << 5:
         return 1
@@ -383,7 +376,7 @@ def stream_memory_usage(db, key: bytes, stream: Stream, samples: int) -> int:
     """
     n = len(key)
     alloc = 16 + 1 + _sds_header(n) + n + 1 + (8 if key in db.expires else 0)
-    return stream.memory_usage(samples) + 8 + _jemalloc_q8(alloc)
+    return stream.memory_usage(samples) + 8 + jemalloc_size(alloc)
 
 
 def streams_keys(start: int):

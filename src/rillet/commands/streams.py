@@ -54,45 +54,10 @@ _XADD_ARITY = errors.wrong_arity("xadd")
 # Redis has created a missing key by then and leaves it empty; rillet leaves no trace.
 STREAM_LISTPACK_MAX_SIZE = 1 << 30
 
-_DOCS = {
-    "xadd": ("Appends a new message to a stream. Creates the key if it doesn't exist.",
-             "O(1) when adding a new entry, O(N) when trimming where N being the number of "
-             "entries evicted."),
-    "xlen": ("Return the number of messages in a stream.", "O(1)"),
-    "xrange": ("Returns the messages from a stream within a range of IDs.",
-               "O(N) with N being the number of elements being returned. If N is constant "
-               "(e.g. always asking for the first 10 elements with COUNT), you can consider "
-               "it O(1)."),
-    "xrevrange": ("Returns the messages from a stream within a range of IDs in reverse order.",
-                  "O(N) with N being the number of elements returned. If N is constant (e.g. "
-                  "always asking for the first 10 elements with COUNT), you can consider it "
-                  "O(1)."),
-    "xdel": ("Returns the number of messages after removing them from a stream.",
-             "O(1) for each single item to delete in the stream, regardless of the stream size."),
-    "xtrim": ("Deletes messages from the beginning of a stream.",
-              "O(N), with N being the number of evicted entries. Constant times are very small "
-              "however, since entries are organized in macro nodes containing multiple entries "
-              "that can be released with a single deallocation."),
-    "xread": ("Returns messages from multiple streams with IDs greater than the ones requested. "
-              "Blocks until a message is available otherwise.", ""),
-    "xsetid": ("An internal command for replicating stream values.", "O(1)"),
-    "xinfo|stream": ("Returns information about a stream.", "O(1)"),
-    "xinfo|help": ("Returns helpful text about the different subcommands.", "O(1)"),
-    "xcfgset": ("Sets the IDMP configuration parameters for a stream.", "O(1)"),
-    "xidmprecord": ("An internal command for setting IDMP metadata on an existing stream "
-                    "message.", "O(1)"),
-}
-
-
-def _docs(name: str) -> dict[str, str]:
-    summary, complexity = _DOCS[name]
-    return {"summary": summary, "complexity": complexity}
-
-
 # --- XADD -------------------------------------------------------------------------------
 
 @command("xadd", -5, "write denyoom fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
-         key_notes="UPDATE instead of INSERT because of the optional trimming feature", **_docs("xadd"))
+         key_notes="UPDATE instead of INSERT because of the optional trimming feature")
 def xadd(ctx: Client, argv: list[bytes]) -> object:
     """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP producer-id idempotent-id] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]
 
@@ -259,8 +224,7 @@ if _writes is not None:
 
 # --- XLEN / XRANGE / XREVRANGE -------------------------------------------------------------
 
-@command("xlen", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO", group="stream", since="5.0.0",
-         **_docs("xlen"))
+@command("xlen", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO", group="stream", since="5.0.0")
 def xlen(ctx: Client, argv: list[bytes]) -> object:
     """XLEN key"""
     stream = get_stream(ctx, argv[1])
@@ -288,8 +252,7 @@ def _xrange(ctx: Client, argv: list[bytes], reverse: bool) -> object:
     return range_reply(stream, start, end, count if count > 0 else None, reverse)
 
 
-@command("xrange", -4, "readonly", keys=(1, 1, 1), key_flags="RO access", group="stream", since="5.0.0",
-         **_docs("xrange"))
+@command("xrange", -4, "readonly", keys=(1, 1, 1), key_flags="RO access", group="stream", since="5.0.0")
 def xrange(ctx: Client, argv: list[bytes]) -> object:
     """XRANGE key start end [COUNT count]
 
@@ -300,8 +263,7 @@ def xrange(ctx: Client, argv: list[bytes]) -> object:
     return _xrange(ctx, argv, False)
 
 
-@command("xrevrange", -4, "readonly", keys=(1, 1, 1), key_flags="RO access", group="stream", since="5.0.0",
-         **_docs("xrevrange"))
+@command("xrevrange", -4, "readonly", keys=(1, 1, 1), key_flags="RO access", group="stream", since="5.0.0")
 def xrevrange(ctx: Client, argv: list[bytes]) -> object:
     """XREVRANGE key end start [COUNT count]"""
     return _xrange(ctx, argv, True)
@@ -310,8 +272,7 @@ def xrevrange(ctx: Client, argv: list[bytes]) -> object:
 # --- XDEL / XTRIM -----------------------------------------------------------------------------
 
 @command("xdel", -3, "write fast", keys=(1, 1, 1), group="stream", since="5.0.0",
-         key_flags="RW delete",
-         **_docs("xdel"))
+         key_flags="RW delete")
 def xdel(ctx: Client, argv: list[bytes]) -> object:
     """XDEL key id [id ...]
 
@@ -334,8 +295,7 @@ def xdel(ctx: Client, argv: list[bytes]) -> object:
 
 
 @command("xtrim", -4, "write", keys=(1, 1, 1), group="stream", since="5.0.0",
-         key_flags="RW delete",
-         **_docs("xtrim"))
+         key_flags="RW delete")
 def xtrim(ctx: Client, argv: list[bytes]) -> object:
     """XTRIM key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]
 
@@ -360,8 +320,7 @@ def xtrim(ctx: Client, argv: list[bytes]) -> object:
 # --- XREAD ------------------------------------------------------------------------------------
 
 @command("xread", -4, "readonly blocking movablekeys", keys=(0, 0, 0), group="stream",
-         since="5.0.0", find_keys=streams_keys(1), keyword_keys=(("RO access", "STREAMS", 1, -1, 2),),
-         **_docs("xread"))
+         since="5.0.0", find_keys=streams_keys(1), keyword_keys=(("RO access", "STREAMS", 1, -1, 2),))
 def xread(ctx: Client, argv: list[bytes]) -> object:
     """XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
 
@@ -456,8 +415,7 @@ def xread(ctx: Client, argv: list[bytes]) -> object:
 
 # --- XSETID -----------------------------------------------------------------------------------
 
-@command("xsetid", -3, "write denyoom fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0",
-         **_docs("xsetid"))
+@command("xsetid", -3, "write denyoom fast", keys=(1, 1, 1), key_flags="RW update", group="stream", since="5.0.0")
 def xsetid(ctx: Client, argv: list[bytes]) -> object:
     """XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]
 
@@ -522,8 +480,7 @@ def _full_groups(stream: Stream, count: int, now_ms: int) -> list:
     return [] if render is None else render(stream, count, now_ms)
 
 
-@command("xinfo|stream", -3, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0",
-         **_docs("xinfo|stream"))
+@command("xinfo|stream", -3, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0")
 def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
     """XINFO STREAM key [FULL [COUNT count]]
 
@@ -583,7 +540,7 @@ _XINFO_HELP = help_reply(
 )
 
 
-@command("xinfo|help", 2, "loading stale", group="stream", since="5.0.0", **_docs("xinfo|help"))
+@command("xinfo|help", 2, "loading stale", group="stream", since="5.0.0")
 def xinfo_help(ctx: Client, argv: list[bytes]) -> object:
     """XINFO HELP"""
     return list(_XINFO_HELP)
@@ -597,8 +554,7 @@ _XCFGSET_OPTIONS = Options({
 })
 
 
-@command("xcfgset", -2, "write fast", keys=(1, 1, 1), group="stream", since="8.6.0",
-         **_docs("xcfgset"))
+@command("xcfgset", -2, "write fast", keys=(1, 1, 1), group="stream", since="8.6.0")
 def xcfgset(ctx: Client, argv: list[bytes]) -> object:
     """XCFGSET key [IDMP-DURATION duration] [IDMP-MAXSIZE maxsize]
 
@@ -627,8 +583,7 @@ def xcfgset(ctx: Client, argv: list[bytes]) -> object:
     return OK
 
 
-@command("xidmprecord", 5, "write denyoom fast", keys=(1, 1, 1), group="stream", since="8.6.2",
-         **_docs("xidmprecord"))
+@command("xidmprecord", 5, "write denyoom fast", keys=(1, 1, 1), group="stream", since="8.6.2")
 def xidmprecord(ctx: Client, argv: list[bytes]) -> object:
     """XIDMPRECORD key pid iid stream-id
 

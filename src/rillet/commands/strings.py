@@ -7,12 +7,13 @@ with a relative expiry is propagated as an absolute PXAT.
 
 from __future__ import annotations
 
+import xxhash
+
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.keys import MAX_EXPIRE_MS
 from rillet.commands.table import COMMANDS, command
 from rillet.compiled import compiled
-from rillet.engine.xxh3 import xxh3_64
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, STRING
 from rillet.resp.types import OK
@@ -136,7 +137,7 @@ IF_CONDITIONS = (b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE")
 
 def value_digest(value: bytes) -> bytes:
     """DIGEST's form: XXH3-64 of the value as 16 lower-case hex digits."""
-    return b"%016x" % xxh3_64(value)
+    return b"%016x" % xxhash.xxh3_64_intdigest(value)
 
 
 def if_condition_holds(condition: bytes, compare: bytes, current: bytes | None) -> bool:

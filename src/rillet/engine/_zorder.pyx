@@ -1,8 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Compiled form of `rillet.engine.sortedlist.SortedList` for a sorted set's
-(score, member) pairs: same API, same answers.
+"""A compiled chunked sorted list for a sorted set's (score, member) pairs, with
+the API and answers of `sortedcontainers.SortedList`.
 
-The Python class stays the reference (RILLET_PURE=1 or a missing build selects
+That class stays the reference (RILLET_PURE=1 or a missing build selects
 it); tests/engine/test_zorder.py runs generated operation sequences against
 both. Why a compiled one: at redis-benchmark's ZADD (-r 100000, one key) the
 Python list of (float, bytes) tuples spent its time on tuple comparisons
@@ -29,7 +29,7 @@ from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.string cimport memcmp, memcpy, memmove
 
-LOAD = 256  # sortedlist.LOAD
+LOAD = 256
 
 
 cdef inline int _cmp(const Pair* p, const Key* k) noexcept:

@@ -23,8 +23,13 @@ _I64_MIN_MAGNITUDE = 1 << 63
 
 
 class StreamID(NamedTuple):
+    """A stream entry ID; tuple ordering is Redis's ID ordering (the Spark connector's too)."""
+
     ms: int  # Unix time in milliseconds (unsigned 64-bit)
     seq: int  # sequence number within the millisecond (unsigned 64-bit)
+
+    def __str__(self) -> str:
+        return f"{self[0]}-{self[1]}"
 
 
 MIN_ID = StreamID(0, 0)

@@ -110,10 +110,9 @@ LISTPACK_EMPTY_SIZE = 7
 
 
 def jemalloc_size(n: int) -> int:
-    """The jemalloc size class serving an `n`-byte allocation (zmalloc_size)."""
+    """The jemalloc size class serving an `n`-byte allocation (zmalloc_size), as Redis
+    builds jemalloc (--with-lg-quantum=3): 8, 16, 24 ... 64, then four classes per doubling."""
     if n <= 8:
         return 8
-    if n <= 128:
-        return (n + 15) & ~15
-    spacing = 1 << ((n - 1).bit_length() - 3)
-    return (n + spacing - 1) & ~(spacing - 1)
+    spacing = max(8, 1 << ((n - 1).bit_length() - 3))
+    return (n + spacing - 1) & -spacing

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from itertools import islice
 
+from sortedcontainers import SortedList
+
 from rillet.engine.hashes import Hash
 from rillet.engine.lists import List
 from rillet.engine.sets import Set
-from rillet.engine.sortedlist import SortedList
 from rillet.engine.stream import Stream
 from rillet.engine.vectorset import QUANT_NONE, VectorSet
 from rillet.engine.zsets import Order, ZSet

@@ -1,8 +1,8 @@
 """The sorted set type: member -> score, ordered by (score, member).
 
 `scores` maps member to score; `order` is the sorted (score, member) pairs in
-a chunked `SortedList` (bisect for ranks and ranges, bounded inserts), or its
-compiled form `_zorder.ZOrder`. OBJECT ENCODING:
+sortedcontainers' chunked `SortedList` (bisect for ranks and ranges, bounded
+inserts), or the compiled `_zorder.ZOrder` with the same API. OBJECT ENCODING:
 `listpack` while the count fits zset-max-listpack-entries and members fit
 zset-max-listpack-value, `skiplist` after (back to `listpack` only when a
 command builds a new set, as Redis's zsetTypeCreate does).
@@ -14,7 +14,7 @@ import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
-from rillet.engine.sortedlist import SortedList
+from sortedcontainers import SortedList
 
 # The order's class: the compiled one for (score, member) pairs (engine/_zorder.pyx,
 # same API and answers, checked by tests/engine/test_zorder.py) when built, unless

@@ -5,10 +5,10 @@ effects flow to the AOF (aof.py) and replies wait for it (Server.flush_held),
 snapshots and rewrites run in forked children (fork.py), the dataset loads at
 start while clients get -LOADING (loader.py). File formats: rdb.py (Redis's
 RDB: dbfilename, the AOF base, DUMP/RESTORE; primitives in rdb_format.py, the
-stream codec in rdb_stream.py), aoflog.py (RESP incr files and the manifest),
-snapshot.py (rillet's old format, loaded once for the upgrade; its ValueType
-registry still serves DEBUG DIGEST and the command-form rewrite). Each value type registers
-its codecs on importing this package, so every user of rdb.py sees every type.
+stream codec in rdb_stream.py), aoflog.py (RESP incr files and the manifest);
+valuetypes.py holds each type's digest and command form (DEBUG DIGEST, the
+command-form rewrite). Each value type registers its codecs on importing this
+package, so every user of rdb.py sees every type.
 """
 
 from __future__ import annotations

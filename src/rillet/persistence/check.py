@@ -1,10 +1,10 @@
 """`rillet check-aof [--fix] FILE`: check and repair AOF files, like redis-check-aof.
 
-FILE is an incr/legacy AOF (RESP commands), a snapshot/base file, or a
+FILE is an incr/legacy AOF (RESP commands), an RDB base file, or a
 manifest (every file it lists is checked; only the last may be fixed, since
 cutting an earlier one would drop what later files build on). A RESP log is
 cut back to its last whole command (or to before an unfinished MULTI) with
---fix; a snapshot is all or nothing (its CRC covers the whole file).
+--fix; an RDB is all or nothing (its CRC covers the whole file).
 Exit status: 0 valid or fixed, 1 not valid, 2 usage error.
 """
 
@@ -15,8 +15,8 @@ import sys
 
 from rillet.persistence import aoflog, rdb
 from rillet.persistence.aoflog import ManifestError, parse_manifest
+from rillet.persistence.disk import MappedFile
 from rillet.persistence.rdb_format import RDBError
-from rillet.persistence.snapshot import MappedFile, SnapshotError, is_snapshot, verify
 
 USAGE = "Usage: rillet check-aof [--fix] <file.manifest|file.aof|file.rdb>"
 
@@ -46,18 +46,6 @@ def _check_log(path: str, fix: bool, can_fix: bool) -> bool:
     return True
 
 
-def _check_snapshot(path: str) -> bool:
-    name = os.path.basename(path)
-    with MappedFile(path) as mapped:
-        try:
-            verify(mapped.view, name)
-        except SnapshotError as error:
-            print(f"RDB preamble of {name} is not valid: {error}")
-            return False
-    print(f"RDB preamble {name} is valid ({os.path.getsize(path)} bytes, checksum ok)")
-    return True
-
-
 def _check_rdb(path: str) -> bool:
     name = os.path.basename(path)
     with MappedFile(path) as mapped:
@@ -75,8 +63,6 @@ def check_file(path: str, fix: bool, can_fix: bool = True) -> bool:
         head = handle.read(8)
     if rdb.is_rdb(head):
         return _check_rdb(path)
-    if is_snapshot(head):
-        return _check_snapshot(path)
     return _check_log(path, fix, can_fix)
 
 

@@ -11,8 +11,8 @@ import os
 import sys
 
 from rillet.persistence import rdb
+from rillet.persistence.disk import MappedFile
 from rillet.persistence.rdb_format import RDBError, crc64
-from rillet.persistence.snapshot import MappedFile
 
 USAGE = "Usage: rillet check-rdb <rdb-file-name>"
 

@@ -13,7 +13,7 @@ import hashlib
 import struct
 from typing import Any
 
-from rillet.persistence.snapshot import CodecContext, type_of
+from rillet.persistence.valuetypes import CodecContext, type_of
 
 _KEY_HEAD = struct.Struct("<IIB")
 

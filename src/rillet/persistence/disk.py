@@ -5,14 +5,17 @@ through these functions, so a test (DEBUG PERSISTENCE-FAULT, or `FAULTS` set
 directly in-process) can make the next N operations of one target fail with
 ENOSPC or EIO, the way TigerBeetle's simulated storage does. A forked child
 inherits the plan at fork time; the parent charges a snapshot fault when it
-forks, so parent and child agree on what failed.
+forks, so parent and child agree on what failed. Files are read through a
+read-only map (`MappedFile`).
 """
 
 from __future__ import annotations
 
 import errno
+import mmap
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 # "aof": incr files and the manifest; "snapshot": dump files and AOF base files.
 TARGETS = ("aof", "snapshot")
@@ -106,3 +109,34 @@ def _unlink_quietly(path: str) -> None:
 
 
 unlink_quietly = _unlink_quietly
+
+
+class MappedFile:
+    """A read-only mmap of a file (or empty bytes for an empty file), as a context."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._file = open(path, "rb")  # noqa: SIM115 - closed in close()
+        size = os.fstat(self._file.fileno()).st_size
+        self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        # `data` slices into bytes (parsing); `view` is zero-copy (CRC, hiredis).
+        self.data: Any = self._map if self._map is not None else b""
+        self.view = memoryview(self._map) if self._map is not None else memoryview(b"")
+
+    def close(self) -> None:
+        try:
+            self.view.release()
+        except BufferError:  # a slice is still alive somewhere (an exception's frame)
+            pass
+        if self._map is not None:
+            try:
+                self._map.close()
+            except BufferError:  # a slice still refers to it; the GC closes it later
+                pass
+        self._file.close()
+
+    def __enter__(self) -> MappedFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -26,15 +26,8 @@ import hiredis
 from rillet import gcpolicy
 from rillet.persistence import aoflog, rdb
 from rillet.persistence.aoflog import CORRUPT, LogDamage, Manifest
+from rillet.persistence.disk import MappedFile
 from rillet.persistence.rdb_format import RDBError
-from rillet.persistence.snapshot import (
-    LoadStats,
-    MappedFile,
-    SnapshotError,
-    is_snapshot,
-    load_records,
-    verify,
-)
 
 log = logging.getLogger("rillet")
 
@@ -108,34 +101,7 @@ def collector_paused() -> Iterator[None]:
 
 def load_snapshot(state: Any, path: str, progress: LoadProgress,
                   skip_expired: bool = True) -> Iterator[None]:
-    """Load an RDB file, or the old private format (read once for the upgrade, never written)."""
-    name = os.path.basename(path)
-    with open(path, "rb") as handle:
-        head = handle.read(9)
-    if not is_snapshot(head):
-        yield from _load_rdb(state, path, progress, skip_expired)
-        return
-    with MappedFile(path) as mapped:
-        view = mapped.view
-        try:
-            verify(view, name)
-        except SnapshotError as error:
-            raise LoadError(str(error)) from None
-        stats = LoadStats()
-        base = progress.loaded_bytes
-        try:
-            for _ in load_records(state, mapped.data, stats, name, skip_expired):
-                progress.loaded_bytes = base + stats.bytes_loaded
-                yield
-        except SnapshotError as error:
-            raise LoadError(str(error)) from None
-        finally:
-            progress.keys_loaded += stats.keys_loaded
-            progress.keys_expired += stats.keys_expired
-        progress.loaded_bytes = base + len(view)
-
-
-def _load_rdb(state: Any, path: str, progress: LoadProgress, skip_expired: bool) -> Iterator[None]:
+    """Load an RDB file."""
     name = os.path.basename(path)
     with MappedFile(path) as mapped:
         # Checked whole before any key is stored: a damaged file loads nothing.
@@ -184,7 +150,7 @@ def load_aof(state: Any, dispatcher: Any, directory: str, manifest: Manifest,
         with open(path, "rb") as handle:
             head = handle.read(8)
         started = time.perf_counter()
-        if is_snapshot(head) or rdb.is_rdb(head):
+        if rdb.is_rdb(head):
             # A base keeps keys whose TTL passed: the incr files were written against them.
             yield from load_snapshot(state, path, progress, skip_expired=False)
         else:

@@ -16,7 +16,7 @@ and opcode EOF (0). Loading checks what vset.c's VectorSetRdbLoad and
 hnsw.c's hnsw_insert_serialized/hnsw_deserialize_index check (dimensions,
 quant type, vector length, unique names and ids, reciprocal links).
 
-For the snapshot registry (DEBUG DIGEST-VALUE, the AOF rewrite without an
+For its value type (DEBUG DIGEST-VALUE, the AOF rewrite without an
 RDB preamble, replication's command form) a set is one RESTORE of its DUMP
 payload: nothing else replays its graph and quantised vectors exactly.
 """
@@ -38,13 +38,7 @@ from rillet.engine.vectorset import (
 )
 from rillet.persistence import rdb
 from rillet.persistence.rdb_format import RDBReader
-from rillet.persistence.snapshot import (
-    CodecContext,
-    SnapshotReader,
-    SnapshotWriter,
-    ValueType,
-    register,
-)
+from rillet.persistence.valuetypes import CodecContext, ValueType, register
 
 TYPE_MODULE_2 = 7
 OP_EOF, OP_UINT, OP_STRING = 0, 2, 5
@@ -164,15 +158,7 @@ rdb.register(rdb.RDBCodec("vectorset", VectorSet, TYPE_MODULE_2, (TYPE_MODULE_2,
                           save_vectorset, load_vectorset))
 
 
-# --- the snapshot registry ----------------------------------------------------------------------
-
-def _snapshot_dump(writer: SnapshotWriter, value: VectorSet, context: CodecContext) -> None:
-    writer.blob(rdb.dump_value(value))
-
-
-def _snapshot_load(reader: SnapshotReader, context: CodecContext) -> VectorSet:
-    return rdb.restore_value(reader.blob(), context.state if context else None)  # type: ignore[no-any-return]
-
+# --- digest and command form ----------------------------------------------------------------
 
 def _digest(value: VectorSet, context: CodecContext) -> bytes:
     """VectorSetDigest's inputs: count, dim, then per node its stored vector, element and
@@ -190,5 +176,4 @@ def _commands(key: bytes, value: VectorSet, context: CodecContext) -> Iterator[l
     yield [b"RESTORE", key, b"0", rdb.dump_value(value), b"REPLACE"]
 
 
-register(ValueType(TYPE_MODULE_2, "vectorset", VectorSet, _snapshot_dump, _snapshot_load,
-                   _digest, _commands))
+register(ValueType(TYPE_MODULE_2, "vectorset", VectorSet, _digest, _commands))

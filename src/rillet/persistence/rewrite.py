@@ -19,7 +19,7 @@ from typing import Any
 
 from rillet.persistence import disk
 from rillet.persistence.aoflog import encode_command, encode_select
-from rillet.persistence.snapshot import CodecContext, type_of
+from rillet.persistence.valuetypes import CodecContext, type_of
 
 
 def keyspace_commands(state: Any) -> Iterator[tuple[int, list[bytes]]]:

@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 import redis
 
 from rillet.pipelines.storage import FileSystem, HadoopFS, LocalFS, join, location
-from rillet.spark.ids import StreamId, format_id, next_id, parse_id, prev_id
+from rillet.spark.ids import StreamID, format_id, next_id, parse_id, prev_id
 from rillet.spark.offsets import StreamPosition, offset_from_json
 from rillet.spark.options import parse_timestamp_ms
 
@@ -55,14 +55,14 @@ def parse_age_ms(text: str) -> int:
     return int(match.group(1)) * DURATION_UNITS_MS[match.group(2) or "s"]
 
 
-def cutoff_id(older_than: str | None, before: str | None, now_ms: int) -> StreamId:
+def cutoff_id(older_than: str | None, before: str | None, now_ms: int) -> StreamID:
     """The first ID that is NOT archived."""
     if older_than is not None:
-        return StreamId(max(0, now_ms - parse_age_ms(older_than)), 0)
+        return StreamID(max(0, now_ms - parse_age_ms(older_than)), 0)
     assert before is not None
     if re.fullmatch(r"\s*\d+-\d+\s*", before):
         return parse_id(before)
-    return StreamId(parse_timestamp_ms(before, "--before"), 0)
+    return StreamID(parse_timestamp_ms(before, "--before"), 0)
 
 
 def committed_offset(
@@ -145,13 +145,13 @@ def make_durable(spark: Any, output: str) -> tuple[int, int]:
 
 
 def trim_archived(
-    client: redis.Redis, committed: dict[str, StreamPosition], last_id: StreamId
+    client: redis.Redis, committed: dict[str, StreamPosition], last_id: StreamID
 ) -> dict[str, int]:
     """XTRIM MINID (exact) each stream just past its committed position, never past the cutoff."""
     removed: dict[str, int] = {}
     for stream, pos in sorted(committed.items()):
         upto = min(pos.id, last_id)
-        if upto == StreamId(0, 0):
+        if upto == StreamID(0, 0):
             removed[stream] = 0
             continue
         removed[stream] = int(
@@ -160,7 +160,7 @@ def trim_archived(
     return removed
 
 
-def archive_query(spark: Any, url: str, streams: str, last_id: StreamId, args: Any) -> Any:
+def archive_query(spark: Any, url: str, streams: str, last_id: StreamID, args: Any) -> Any:
     from pyspark.sql import functions as F
 
     df = (

@@ -15,7 +15,7 @@ import redis
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from rillet.spark.client import connect, range_floors, scan_streams, stream_infos
-from rillet.spark.ids import StreamId, prev_id, split_range
+from rillet.spark.ids import StreamID, prev_id, split_range
 from rillet.spark.offsets import StreamRange
 from rillet.spark.options import ReaderOptions
 from rillet.spark.reading import read_range
@@ -43,7 +43,7 @@ class RilletBatchReader(DataSourceReader):
         try:
             streams = self._streams(client)
             infos = stream_infos(client, streams)
-            bounds: dict[str, tuple[StreamId, StreamId]] = {}
+            bounds: dict[str, tuple[StreamID, StreamID]] = {}
             sizes: dict[str, int | None] = {}
             for stream in streams:
                 info = infos[stream]

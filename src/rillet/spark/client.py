@@ -14,7 +14,7 @@ from typing import Any
 
 import redis
 
-from rillet.spark.ids import StreamId, format_id, next_id, parse_id, prev_id
+from rillet.spark.ids import StreamID, format_id, next_id, parse_id, prev_id
 from rillet.spark.options import ConnectionOptions
 
 
@@ -52,7 +52,7 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _maybe_id(value: Any) -> StreamId | None:
+def _maybe_id(value: Any) -> StreamID | None:
     if value is None:
         return None
     return parse_id(value)
@@ -66,10 +66,10 @@ class StreamInfo:
     """
 
     length: int
-    last_generated_id: StreamId
+    last_generated_id: StreamID
     entries_added: int | None
-    max_deleted_id: StreamId | None
-    first_id: StreamId | None
+    max_deleted_id: StreamID | None
+    first_id: StreamID | None
 
     @classmethod
     def from_reply(cls, reply: Any) -> StreamInfo:
@@ -120,8 +120,8 @@ def scan_streams(client: redis.Redis, pattern: str, *, count: int = 1000) -> lis
 
 
 def range_floors(
-    client: redis.Redis, ranges: Mapping[str, tuple[StreamId, StreamId]]
-) -> dict[str, StreamId]:
+    client: redis.Redis, ranges: Mapping[str, tuple[StreamID, StreamID]]
+) -> dict[str, StreamID]:
     """For each `(lo, hi]`, the ID just before its first entry (one pipelined round trip of
     XRANGE ... COUNT 1), so ranges are cut where their entries are, not from `lo`.
     Streams whose range holds no entry are left out."""
@@ -132,7 +132,7 @@ def range_floors(
     for stream in streams:
         lo, hi = ranges[stream]
         pipe.execute_command("XRANGE", stream, format_id(next_id(lo)), format_id(hi), "COUNT", 1)
-    floors: dict[str, StreamId] = {}
+    floors: dict[str, StreamID] = {}
     for stream, page in zip(streams, pipe.execute(raise_on_error=False), strict=True):
         if not is_error(page) and page:
             floors[stream] = prev_id(parse_id(page[0][0]))

@@ -1,33 +1,22 @@
 """Stream entry IDs as the connector sees them: parse, format, step, and split ranges.
 
 Pure arithmetic with no client and no Spark, so the offset and partition logic that
-exactly-once replay depends on can be unit-tested on its own. An ID is `(ms, seq)`;
-a range is `(lo, hi]`: exclusive start (the last entry already read), inclusive end.
+exactly-once replay depends on can be unit-tested on its own. An ID is the server's
+`StreamID` `(ms, seq)`, whose tuple ordering is Redis's; a range is `(lo, hi]`:
+exclusive start (the last entry already read), inclusive end.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from rillet.engine.ids import MAX_ID, MIN_ID, U64_MAX, StreamID
 
-SEQ_MAX = 2**64 - 1
-MS_MAX = 2**64 - 1
-
-
-class StreamId(NamedTuple):
-    """A stream entry ID; tuple ordering is Redis's ID ordering."""
-
-    ms: int
-    seq: int
-
-    def __str__(self) -> str:
-        return f"{self.ms}-{self.seq}"
+SEQ_MAX = U64_MAX
+MS_MAX = U64_MAX
+ZERO = MIN_ID
+MAX = MAX_ID
 
 
-ZERO = StreamId(0, 0)
-MAX = StreamId(MS_MAX, SEQ_MAX)
-
-
-def parse_id(text: str | bytes, *, default_seq: int = 0) -> StreamId:
+def parse_id(text: str | bytes, *, default_seq: int = 0) -> StreamID:
     """Parse `ms-seq` or a bare `ms` (its seq is `default_seq`: 0 for starts, SEQ_MAX for ends).
 
     `-` and `+` mean the smallest and largest IDs, as in XRANGE.
@@ -47,38 +36,38 @@ def parse_id(text: str | bytes, *, default_seq: int = 0) -> StreamId:
         raise ValueError(f"invalid stream ID {text!r}: expected <ms>-<seq> or <ms>") from None
     if not (0 <= ms <= MS_MAX and 0 <= seq <= SEQ_MAX):
         raise ValueError(f"invalid stream ID {text!r}: out of range")
-    return StreamId(ms, seq)
+    return StreamID(ms, seq)
 
 
-def format_id(stream_id: StreamId) -> str:
+def format_id(stream_id: StreamID) -> str:
     return f"{stream_id.ms}-{stream_id.seq}"
 
 
-def next_id(stream_id: StreamId) -> StreamId:
+def next_id(stream_id: StreamID) -> StreamID:
     """The smallest ID greater than `stream_id`.
 
     XRANGE's `(id` form would do the same, but needs Redis 6.2; stepping the ID
     ourselves works on every server.
     """
     if stream_id.seq < SEQ_MAX:
-        return StreamId(stream_id.ms, stream_id.seq + 1)
+        return StreamID(stream_id.ms, stream_id.seq + 1)
     if stream_id.ms < MS_MAX:
-        return StreamId(stream_id.ms + 1, 0)
+        return StreamID(stream_id.ms + 1, 0)
     raise ValueError("no stream ID after the maximum ID")
 
 
-def prev_id(stream_id: StreamId) -> StreamId:
+def prev_id(stream_id: StreamID) -> StreamID:
     """The largest ID smaller than `stream_id` (ZERO stays ZERO)."""
     if stream_id.seq > 0:
-        return StreamId(stream_id.ms, stream_id.seq - 1)
+        return StreamID(stream_id.ms, stream_id.seq - 1)
     if stream_id.ms > 0:
-        return StreamId(stream_id.ms - 1, SEQ_MAX)
+        return StreamID(stream_id.ms - 1, SEQ_MAX)
     return ZERO
 
 
 def split_range(
-    lo: StreamId, hi: StreamId, parts: int, floor: StreamId | None = None
-) -> list[tuple[StreamId, StreamId]]:
+    lo: StreamID, hi: StreamID, parts: int, floor: StreamID | None = None
+) -> list[tuple[StreamID, StreamID]]:
     """Cut `(lo, hi]` into at most `parts` disjoint, contiguous sub-ranges.
 
     Boundaries depend only on the arguments, so a replayed batch is cut the same way.
@@ -94,17 +83,17 @@ def split_range(
     if parts == 1:
         return [(lo, hi)]
     base = max(lo, floor) if floor is not None and floor < hi else lo
-    cuts: list[StreamId] = []
+    cuts: list[StreamID] = []
     if hi.ms > base.ms:
         span = hi.ms - base.ms
         for i in range(1, parts):
-            cut = StreamId(base.ms + span * i // parts, SEQ_MAX)
+            cut = StreamID(base.ms + span * i // parts, SEQ_MAX)
             if base < cut < hi and lo < cut and (not cuts or cut > cuts[-1]):
                 cuts.append(cut)
     else:
         span = hi.seq - base.seq
         for i in range(1, parts):
-            cut = StreamId(base.ms, base.seq + span * i // parts)
+            cut = StreamID(base.ms, base.seq + span * i // parts)
             if base < cut < hi and lo < cut and (not cuts or cut > cuts[-1]):
                 cuts.append(cut)
     bounds = [lo, *cuts, hi]

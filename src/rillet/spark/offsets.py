@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from rillet.spark.ids import ZERO, StreamId, format_id, parse_id, split_range
+from rillet.spark.ids import ZERO, StreamID, format_id, parse_id, split_range
 
 try:  # Partitions must subclass Spark's InputPartition; the maths works without Spark.
     from pyspark.sql.datasource import InputPartition
@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - pyspark is the `spark` extra
 class StreamPosition(NamedTuple):
     """The last entry a reader includes, plus that entry's ordinal when known."""
 
-    id: StreamId
+    id: StreamID
     entries_read: int | None = None
 
 
@@ -71,7 +71,7 @@ def entries_between(start: StreamPosition, end: StreamPosition) -> int | None:
 class StreamRange(InputPartition):
     """One Spark task's work: entries of `stream` with `lo < id <= hi`."""
 
-    def __init__(self, stream: str, lo: StreamId, hi: StreamId, index: int = 0) -> None:
+    def __init__(self, stream: str, lo: StreamID, hi: StreamID, index: int = 0) -> None:
         super().__init__((stream, format_id(lo), format_id(hi)))
         self.stream = stream
         self.lo = lo
@@ -133,7 +133,7 @@ def plan_partitions(
     start: Mapping[str, StreamPosition],
     end: Mapping[str, StreamPosition],
     policy: SplitPolicy,
-    floors: Mapping[str, StreamId] | None = None,
+    floors: Mapping[str, StreamID] | None = None,
 ) -> list[StreamRange]:
     """Partitions of a micro-batch. Depends only on its arguments (Spark replays it);
     `floors` are the IDs just before each range's first entry (see split_range)."""

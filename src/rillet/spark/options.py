@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from rillet.spark.ids import MAX, SEQ_MAX, ZERO, StreamId, parse_id, prev_id
+from rillet.spark.ids import MAX, SEQ_MAX, ZERO, StreamID, parse_id, prev_id
 from rillet.spark.offsets import SplitPolicy
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
@@ -60,7 +60,7 @@ class _Options:
             return False
         raise OptionError(f"option {name}: expected true or false, got {text!r}")
 
-    def stream_id(self, name: str, *, default_seq: int = 0) -> StreamId | None:
+    def stream_id(self, name: str, *, default_seq: int = 0) -> StreamID | None:
         text = self.text(name)
         if text is None:
             return None
@@ -108,7 +108,7 @@ def parse_duration_ms(text: str, name: str) -> int:
     return int(match.group(1)) * DURATION_UNITS_MS[match.group(2) or "ms"]
 
 
-def parse_positions(text: str, name: str, *, default_seq: int) -> dict[str, StreamId]:
+def parse_positions(text: str, name: str, *, default_seq: int) -> dict[str, StreamID]:
     """A JSON object stream -> ID (`-`/`+` allowed), as Kafka's per-partition offsets."""
     try:
         decoded = json.loads(text)
@@ -173,16 +173,16 @@ class ReaderOptions:
     chunk_size: int = 10_000
     lossless: bool = False
     progress_group: str | None = None
-    first_id: StreamId = ZERO
-    last_id: StreamId = MAX
+    first_id: StreamID = ZERO
+    last_id: StreamID = MAX
     pattern_refresh_ms: int = 5_000
     starting_timestamp_ms: int | None = None
-    ending: dict[str, StreamId] = field(default_factory=dict)
+    ending: dict[str, StreamID] = field(default_factory=dict)
     min_entries_per_trigger: int = 0
     max_trigger_delay_ms: int = 15 * 60_000
     consumer_group: str | None = None
 
-    def last_id_of(self, stream: str) -> StreamId:
+    def last_id_of(self, stream: str) -> StreamID:
         """The inclusive upper bound for `stream`: endId/to, and endingPosition's entry."""
         return min(self.last_id, self.ending.get(stream, MAX))
 
@@ -224,11 +224,11 @@ class ReaderOptions:
         from_text = opts.text("from")
         to_text = opts.text("to")
         if from_text is not None:
-            first_id = max(first_id, StreamId(parse_timestamp_ms(from_text, "from"), 0))
+            first_id = max(first_id, StreamID(parse_timestamp_ms(from_text, "from"), 0))
         if to_text is not None:
             # `to` is exclusive, so consecutive [from, to) windows never overlap.
             to_ms = parse_timestamp_ms(to_text, "to")
-            last_id = min(last_id, prev_id(StreamId(max(0, to_ms), 0)))
+            last_id = min(last_id, prev_id(StreamID(max(0, to_ms), 0)))
 
         starting_ts = opts.text("startingTimestamp")
         ending_text = opts.text("endingPosition", "latest") or "latest"

@@ -30,7 +30,7 @@ import redis
 from rillet.compiled import compiled
 from rillet.spark.arrow import arrow_schema, columns_to_batch, entries_to_batch
 from rillet.spark.client import connect
-from rillet.spark.ids import StreamId, format_id, next_id, parse_id
+from rillet.spark.ids import StreamID, format_id, next_id, parse_id
 from rillet.spark.offsets import StreamRange
 from rillet.spark.options import ReaderOptions
 
@@ -108,7 +108,7 @@ class _Receiver:
 
     def page(
         self, conn: Any, command: Any, decoder: Any, stream: str, schema: pa.Schema
-    ) -> tuple[list[pa.RecordBatch], int, StreamId | None]:
+    ) -> tuple[list[pa.RecordBatch], int, StreamID | None]:
         conn.send_packed_command(command)
         sock = conn._sock  # noqa: SLF001 - redis-py has no public raw-reply read
         decoder.reset()
@@ -139,7 +139,7 @@ class _Receiver:
         if filled:
             raise redis.InvalidResponse("unexpected bytes after an XRANGE reply")
         last = decoder.last_id
-        return batches, sum(b.num_rows for b in batches), None if last is None else StreamId(*last)
+        return batches, sum(b.num_rows for b in batches), None if last is None else StreamID(*last)
 
 
 def _receive(conn: Any, sock: socket.socket, view: memoryview, filled: int) -> int:

@@ -30,7 +30,7 @@ from rillet.spark.client import (
     scan_streams,
     stream_infos,
 )
-from rillet.spark.ids import StreamId, format_id, next_id, parse_id, prev_id
+from rillet.spark.ids import StreamID, format_id, next_id, parse_id, prev_id
 from rillet.spark.offsets import (
     START_OF_STREAM,
     StreamPosition,
@@ -158,7 +158,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 positions[stream] = groups[stream]
             elif self.options.starting_timestamp_ms is not None:
                 # Kafka's startingTimestamp: the first entry at or after it, every stream.
-                at = StreamId(self.options.starting_timestamp_ms, 0)
+                at = StreamID(self.options.starting_timestamp_ms, 0)
                 known = info is not None and info.first_id is not None and at <= info.first_id
                 positions[stream] = (
                     initial_position(info, "earliest") if known else StreamPosition(prev_id(at))
