@@ -28,3 +28,18 @@ class FakeTransport:
 
     def close(self) -> None:
         pass
+
+
+class TurnLoop:
+    """An event loop with call_soon only: the test runs the end of the loop turn itself."""
+
+    def __init__(self) -> None:
+        self.soon: list = []
+
+    def call_soon(self, callback, *args):
+        self.soon.append((callback, args))
+
+    def end_turn(self) -> None:
+        soon, self.soon = self.soon, []
+        for callback, args in soon:
+            callback(*args)

@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import redis
 
 from tests.replication import support
 
 
-@pytest.fixture
-def pair():
-    master = support.start("rillet")
+def _pair(*master_args: str):
+    master = support.start("rillet", *master_args)
     replica = support.start("rillet", "--replicaof", "127.0.0.1", str(master.port))
     m, r = master.client(), replica.client()
     support.wait_synced(m, r)
     yield master, replica, m, r
     replica.stop()
     master.stop()
+
+
+@pytest.fixture
+def pair():
+    yield from _pair()
+
+
+@pytest.fixture
+def fsync_pair():
+    """The master holds every reply until its AOF is fsynced (`appendfsync always`)."""
+    yield from _pair("--appendonly", "yes", "--appendfsync", "always")
 
 
 def test_wait(pair):
@@ -34,6 +46,36 @@ def test_wait(pair):
     pipe.xadd("s", {"b": "2"})
     pipe.execute_command("WAIT", 5, 0)  # inside MULTI: answers at once
     assert pipe.execute()[1] <= 1
+
+
+def test_wait_under_fsync_always_with_concurrent_writers(fsync_pair):
+    """4 clients each SET then WAIT 1: a healthy replica confirms every write.
+
+    The replica's stream (and the GETACK WAIT asks for) is held behind the
+    master's fsync like any reply; a GETACK queued while earlier stream bytes
+    were still held was once never released, so WAIT answered 0 at its timeout.
+    A client stops at its first 0, so a failing run lasts about one timeout.
+    """
+    master, replica, m, r = fsync_pair
+    rounds = 100
+    answers: list[list[int]] = [[] for _ in range(4)]
+
+    def client(n: int) -> None:
+        c = master.client()
+        for i in range(rounds):
+            c.set(f"k{n}", i)
+            answers[n].append(c.execute_command("WAIT", 1, 5000))
+            if answers[n][-1] == 0:
+                return
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert [a.count(0) for a in answers] == [0] * 4
+    assert [len(a) for a in answers] == [rounds] * 4
+    assert {a for each in answers for a in each} == {1}
 
 
 def test_waitaof_needs_appendonly(pair):

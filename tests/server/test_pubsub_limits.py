@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import time
 
-from tests.helpers.transport import FakeTransport
+from tests.helpers.transport import FakeTransport, TurnLoop
 from tests.helpers.wire import Wire
 
 
@@ -49,21 +49,6 @@ def test_redis_py_pubsub(rillet_server):
     client.close()
 
 
-class _Loop:
-    """call_soon only: the test runs the end of the loop turn itself."""
-
-    def __init__(self) -> None:
-        self.soon: list = []
-
-    def call_soon(self, callback, *args):
-        self.soon.append((callback, args))
-
-    def end_turn(self) -> None:
-        soon, self.soon = self.soon, []
-        for callback, args in soon:
-            callback(*args)
-
-
 def test_frames_leave_once_per_turn_and_never_after_the_subscribers_reply():
     from rillet.server.connection import ClientConnection
     from rillet.server.server import Server
@@ -80,7 +65,7 @@ def test_frames_leave_once_per_turn_and_never_after_the_subscribers_reply():
     sub3.data_received(cmd("HELLO", "3") + cmd("SUBSCRIBE", "ch"))
     for conn in conns:
         conn.transport.writes.clear()
-    server.loop = loop = _Loop()
+    server.loop = loop = TurnLoop()
     # Two publishers' reads in one turn: the subscribers' frames wait for its end.
     pub.data_received(cmd("PUBLISH", "ch", "m1") + cmd("PUBLISH", "ch", "m2"))
     pub.data_received(cmd("PUBLISH", "ch", "m3"))

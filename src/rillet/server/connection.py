@@ -172,6 +172,9 @@ class ClientConnection(asyncio.Protocol, Connection):
             server = self.server
             if self.held is not None:
                 self.held.append((server.reply_ticket, payload))  # keep replies in order
+                # This turn's ticket must be sealed too, or these bytes wait for
+                # some other client's write (a replica's stream behind its fsync).
+                server.schedule_flush()
             elif server.hold_replies or (
                 server.flush_before_send and not server.durability.flush_for_send()  # type: ignore[union-attr]
             ):
