@@ -263,9 +263,10 @@ def _entry_appender(client: Any):
     """A replay shortcut for the XADD effects that make up most of a stream AOF.
 
     `XADD key ms-seq field value ...` and `XADD key MAXLEN = n ms-seq ...` (the
-    forms XADD's effects take) on an existing stream become one append, with
-    no argument parsing, reply or effect; anything else, or anything the
-    command would refuse, returns False and goes through the dispatcher.
+    forms XADD's effects take) on an existing stream, outside a transaction,
+    become one append, with no argument parsing, reply or effect; anything
+    else, or anything the command would refuse, returns False and goes
+    through the dispatcher (which queues a transaction's commands until EXEC).
     """
     try:
         from rillet.engine.ids import StreamID
@@ -276,6 +277,8 @@ def _entry_appender(client: Any):
     limit = 1 << 64
 
     def append(argv: list[bytes]) -> bool:
+        if client.multi is not None:
+            return False  # queued until its EXEC is read: a torn transaction applies nothing
         argc = len(argv)
         if not argc & 1 or argc < 5:
             return False
@@ -351,15 +354,18 @@ def _replay_exactly(client: Any, execute: Any, view: memoryview, name: str, skip
                 " Make a backup of your AOF file, then use `rillet check-aof --fix <filename>`"
             ) from None
         _refuse_unless(truncate_ok, is_last, name, damage.message)
-        client.multi = None
-        return ok_up_to
-    if multi_at >= 0:
+    else:
+        if multi_at < 0:
+            return len(view)
         _refuse_unless(truncate_ok, is_last, name,
                        f"{name}: MULTI at offset {multi_at} has no EXEC before end of file")
+    if multi_at >= 0:
+        # Its commands were only queued. Redis cuts a torn command back to the
+        # last whole one, leaving the MULTI to be reverted at the next load
+        # (with whatever was appended since): the file is cut at the MULTI here.
         log.warning("Revert incomplete MULTI/EXEC transaction in AOF file %s", name)
-        client.multi = None
-        return ok_up_to
-    return len(view)
+    client.multi = None
+    return ok_up_to
 
 
 def _refuse_unless(truncate_ok: bool, is_last: bool, name: str, message: str) -> None:
