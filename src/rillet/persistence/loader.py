@@ -26,7 +26,7 @@ import hiredis
 from rillet import gcpolicy
 from rillet.persistence import aoflog, rdb
 from rillet.persistence.aoflog import CORRUPT, LogDamage, Manifest
-from rillet.persistence.rdb_format import RDBError
+from rillet.persistence.rdb_format import RDBChecksumError, RDBError, RDBShortRead
 from rillet.persistence.snapshot import (
     LoadStats,
     MappedFile,
@@ -45,7 +45,35 @@ _YIELD_EVERY = 512
 
 
 class LoadError(Exception):
-    """Loading cannot go on; the message is what the server logs before refusing to start."""
+    """Loading cannot go on. `lines` are what the server logs before refusing to start:
+    rillet's account of where and why, then Redis's words for the failure; str() is
+    all of them on one line."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__(*lines)
+        self.lines = lines
+
+    def __str__(self) -> str:
+        return " ".join(self.lines)
+
+
+# What the server's checker is called in the messages where Redis names redis-check-aof.
+CHECK_AOF = "rillet check-aof"
+
+
+def _rdb_failure(error: RDBError) -> LoadError:
+    """An RDB that cannot be loaded, told as Redis's rdbLoad tells it."""
+    at = max(error.offset, 0)
+    if isinstance(error, RDBChecksumError):
+        return LoadError(
+            f"Wrong RDB checksum expected: ({error.computed:x}) but got ({error.stored:x})."
+            " Aborting now.",
+            f"Internal error in RDB reading offset {at} -> RDB CRC error")
+    if isinstance(error, RDBShortRead):
+        return LoadError(
+            str(error), "Short read or OOM loading DB. Unrecoverable error, aborting now.",
+            f"Internal error in RDB reading offset {at} -> Unexpected EOF reading RDB file")
+    return LoadError(str(error))
 
 
 @dataclass
@@ -142,7 +170,7 @@ def _load_rdb(state: Any, path: str, progress: LoadProgress, skip_expired: bool)
         try:
             rdb.verify(mapped.data, name)
         except RDBError as error:
-            raise LoadError(str(error)) from None
+            raise _rdb_failure(error) from None
         stats = rdb.LoadStats()
         base = progress.loaded_bytes
         try:
@@ -153,7 +181,7 @@ def _load_rdb(state: Any, path: str, progress: LoadProgress, skip_expired: bool)
             # A sound file with something rillet cannot hold (a type it lacks):
             # drop what was loaded so far rather than leave half a dataset.
             state.keyspace.flush_all()
-            raise LoadError(str(error)) from None
+            raise _rdb_failure(error) from None
         finally:
             progress.keys_loaded += stats.keys_loaded
             progress.keys_expired += stats.keys_expired
@@ -186,7 +214,11 @@ def load_aof(state: Any, dispatcher: Any, directory: str, manifest: Manifest,
         started = time.perf_counter()
         if is_snapshot(head) or rdb.is_rdb(head):
             # A base keeps keys whose TTL passed: the incr files were written against them.
-            yield from load_snapshot(state, path, progress, skip_expired=False)
+            try:
+                yield from load_snapshot(state, path, progress, skip_expired=False)
+            except LoadError as error:
+                raise LoadError(*error.lines, f"Error reading the RDB base file {info.name},"
+                                " AOF loading aborted") from None
         else:
             yield from replay_log(state, dispatcher, path, last and allow_truncated, progress,
                                   last)
@@ -350,9 +382,9 @@ def _replay_exactly(client: Any, execute: Any, view: memoryview, name: str, skip
     except LogDamage as damage:
         if damage.kind == CORRUPT:
             raise LoadError(
-                f"Bad file format reading the append only file {name}: {damage.message}."
-                " Make a backup of your AOF file, then use `rillet check-aof --fix <filename>`"
-            ) from None
+                damage.message,
+                f"Bad file format reading the append only file {name}: make a backup of your"
+                f" AOF file, then use {CHECK_AOF} --fix <filename.manifest>") from None
         _refuse_unless(truncate_ok, is_last, name, damage.message)
     else:
         if multi_at < 0:
@@ -373,12 +405,11 @@ def _refuse_unless(truncate_ok: bool, is_last: bool, name: str, message: str) ->
         return
     if not is_last:
         raise LoadError(
-            f"{message}. The AOF file {name} is not the last one in the manifest, so it"
-            " cannot be truncated: restore it or use `rillet check-aof --fix`"
-        )
+            message, f"The AOF file {name} is not the last one in the manifest, so it cannot"
+            f" be truncated: restore it or use {CHECK_AOF} --fix <filename.manifest>")
     raise LoadError(
-        f"Unexpected end of file reading the append only file {name}: {message}. You can:"
-        " 1) Make a backup of your AOF file, then use `rillet check-aof --fix <filename>`."
+        message,
+        f"Unexpected end of file reading the append only file {name}. You can: 1) Make a"
+        f" backup of your AOF file, then use {CHECK_AOF} --fix <filename.manifest>."
         " 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes"
-        " and restart the server."
-    )
+        " and restart the server.")
