@@ -27,7 +27,7 @@ from rillet import gcpolicy
 from rillet.persistence import aoflog, rdb
 from rillet.persistence.aoflog import CORRUPT, LogDamage, Manifest
 from rillet.persistence.disk import MappedFile
-from rillet.persistence.rdb_format import RDBError
+from rillet.persistence.rdb_format import RDBChecksumError, RDBError, RDBShortRead
 
 log = logging.getLogger("rillet")
 
@@ -38,7 +38,35 @@ _YIELD_EVERY = 512
 
 
 class LoadError(Exception):
-    """Loading cannot go on; the message is what the server logs before refusing to start."""
+    """Loading cannot go on. `lines` are what the server logs before refusing to start:
+    rillet's account of where and why, then Redis's words for the failure; str() is
+    all of them on one line."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__(*lines)
+        self.lines = lines
+
+    def __str__(self) -> str:
+        return " ".join(self.lines)
+
+
+# What the server's checker is called in the messages where Redis names redis-check-aof.
+CHECK_AOF = "rillet check-aof"
+
+
+def _rdb_failure(error: RDBError) -> LoadError:
+    """An RDB that cannot be loaded, told as Redis's rdbLoad tells it."""
+    at = max(error.offset, 0)
+    if isinstance(error, RDBChecksumError):
+        return LoadError(
+            f"Wrong RDB checksum expected: ({error.computed:x}) but got ({error.stored:x})."
+            " Aborting now.",
+            f"Internal error in RDB reading offset {at} -> RDB CRC error")
+    if isinstance(error, RDBShortRead):
+        return LoadError(
+            str(error), "Short read or OOM loading DB. Unrecoverable error, aborting now.",
+            f"Internal error in RDB reading offset {at} -> Unexpected EOF reading RDB file")
+    return LoadError(str(error))
 
 
 @dataclass
@@ -108,7 +136,7 @@ def load_snapshot(state: Any, path: str, progress: LoadProgress,
         try:
             rdb.verify(mapped.data, name)
         except RDBError as error:
-            raise LoadError(str(error)) from None
+            raise _rdb_failure(error) from None
         stats = rdb.LoadStats()
         base = progress.loaded_bytes
         try:
@@ -119,7 +147,7 @@ def load_snapshot(state: Any, path: str, progress: LoadProgress,
             # A sound file with something rillet cannot hold (a type it lacks):
             # drop what was loaded so far rather than leave half a dataset.
             state.keyspace.flush_all()
-            raise LoadError(str(error)) from None
+            raise _rdb_failure(error) from None
         finally:
             progress.keys_loaded += stats.keys_loaded
             progress.keys_expired += stats.keys_expired
@@ -152,7 +180,11 @@ def load_aof(state: Any, dispatcher: Any, directory: str, manifest: Manifest,
         started = time.perf_counter()
         if rdb.is_rdb(head):
             # A base keeps keys whose TTL passed: the incr files were written against them.
-            yield from load_snapshot(state, path, progress, skip_expired=False)
+            try:
+                yield from load_snapshot(state, path, progress, skip_expired=False)
+            except LoadError as error:
+                raise LoadError(*error.lines, f"Error reading the RDB base file {info.name},"
+                                " AOF loading aborted") from None
         else:
             yield from replay_log(state, dispatcher, path, last and allow_truncated, progress,
                                   last)
@@ -229,9 +261,10 @@ def _entry_appender(client: Any):
     """A replay shortcut for the XADD effects that make up most of a stream AOF.
 
     `XADD key ms-seq field value ...` and `XADD key MAXLEN = n ms-seq ...` (the
-    forms XADD's effects take) on an existing stream become one append, with
-    no argument parsing, reply or effect; anything else, or anything the
-    command would refuse, returns False and goes through the dispatcher.
+    forms XADD's effects take) on an existing stream, outside a transaction,
+    become one append, with no argument parsing, reply or effect; anything
+    else, or anything the command would refuse, returns False and goes
+    through the dispatcher (which queues a transaction's commands until EXEC).
     """
     try:
         from rillet.engine.ids import StreamID
@@ -242,6 +275,8 @@ def _entry_appender(client: Any):
     limit = 1 << 64
 
     def append(argv: list[bytes]) -> bool:
+        if client.multi is not None:
+            return False  # queued until its EXEC is read: a torn transaction applies nothing
         argc = len(argv)
         if not argc & 1 or argc < 5:
             return False
@@ -313,19 +348,22 @@ def _replay_exactly(client: Any, execute: Any, view: memoryview, name: str, skip
     except LogDamage as damage:
         if damage.kind == CORRUPT:
             raise LoadError(
-                f"Bad file format reading the append only file {name}: {damage.message}."
-                " Make a backup of your AOF file, then use `rillet check-aof --fix <filename>`"
-            ) from None
+                damage.message,
+                f"Bad file format reading the append only file {name}: make a backup of your"
+                f" AOF file, then use {CHECK_AOF} --fix <filename.manifest>") from None
         _refuse_unless(truncate_ok, is_last, name, damage.message)
-        client.multi = None
-        return ok_up_to
-    if multi_at >= 0:
+    else:
+        if multi_at < 0:
+            return len(view)
         _refuse_unless(truncate_ok, is_last, name,
                        f"{name}: MULTI at offset {multi_at} has no EXEC before end of file")
+    if multi_at >= 0:
+        # Its commands were only queued. Redis cuts a torn command back to the
+        # last whole one, leaving the MULTI to be reverted at the next load
+        # (with whatever was appended since): the file is cut at the MULTI here.
         log.warning("Revert incomplete MULTI/EXEC transaction in AOF file %s", name)
-        client.multi = None
-        return ok_up_to
-    return len(view)
+    client.multi = None
+    return ok_up_to
 
 
 def _refuse_unless(truncate_ok: bool, is_last: bool, name: str, message: str) -> None:
@@ -333,12 +371,11 @@ def _refuse_unless(truncate_ok: bool, is_last: bool, name: str, message: str) ->
         return
     if not is_last:
         raise LoadError(
-            f"{message}. The AOF file {name} is not the last one in the manifest, so it"
-            " cannot be truncated: restore it or use `rillet check-aof --fix`"
-        )
+            message, f"The AOF file {name} is not the last one in the manifest, so it cannot"
+            f" be truncated: restore it or use {CHECK_AOF} --fix <filename.manifest>")
     raise LoadError(
-        f"Unexpected end of file reading the append only file {name}: {message}. You can:"
-        " 1) Make a backup of your AOF file, then use `rillet check-aof --fix <filename>`."
+        message,
+        f"Unexpected end of file reading the append only file {name}. You can: 1) Make a"
+        f" backup of your AOF file, then use {CHECK_AOF} --fix <filename.manifest>."
         " 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes"
-        " and restart the server."
-    )
+        " and restart the server.")

@@ -111,7 +111,7 @@ class Persistence:
             server.durability = self
             server.cron_hooks.append(self.cron)
             server.on_shutdown.append(self.on_shutdown)
-            server.startup_tasks.append(self.startup)
+            server.load_dataset = self.startup
             # Until the dataset is loaded, clients get -LOADING (not when there is
             # nothing to load: a client accepted before the loading task first runs
             # would be told LOADING by an empty server).
@@ -299,8 +299,9 @@ class Persistence:
         state.write_guard = guard
 
     # --- loading --------------------------------------------------------------------------
-    async def startup(self) -> None:
-        """Load the dataset while serving -LOADING, then open the AOF."""
+    async def startup(self) -> bool:
+        """Load the dataset while serving -LOADING, then open the AOF; False if it failed
+        (the server is exiting)."""
         deadline = time.perf_counter() + LOAD_SLICE_S
         try:
             for _ in self.load_at_startup():
@@ -308,21 +309,28 @@ class Persistence:
                     await asyncio.sleep(0)
                     deadline = time.perf_counter() + LOAD_SLICE_S
             self.open_aof_after_load()
-        except (LoadError, ManifestError, OSError) as error:
-            self._fatal(str(error))
-            return
+        except LoadError as error:
+            self._fatal(*error.lines)
+            return False
+        except (ManifestError, OSError) as error:
+            self._fatal(f"Fatal error loading the DB: {error}. Exiting.")
+            return False
         except Exception as error:  # a bug: refuse to serve a half-loaded dataset
             log.exception("internal error while loading the dataset")
-            self._fatal(f"internal error while loading: {error!r}")
-            return
+            self._fatal(f"Fatal error loading the DB: internal error while loading: {error!r}."
+                        " Exiting.")
+            return False
         self.state.loading = False
+        return True
 
-    def _fatal(self, message: str) -> None:
-        log.error("Fatal error loading the DB: %s. Exiting.", message)
+    def _fatal(self, *lines: str) -> None:
+        """Exit as Redis does when its data cannot be loaded: at once, with status 1
+        (no shutdown: nothing may be saved over the files it could not read)."""
+        for line in lines:
+            log.warning("%s", line)
         self.load_failed = True
         if self.server is not None:
-            self.server.exit_code = 1
-            self.server.request_shutdown(save=False)
+            self.server.abort(1)
 
     def load_at_startup(self):
         """Generator: load the AOF if enabled and present, else the snapshot."""

@@ -48,8 +48,10 @@ from rillet.persistence.rdb_format import (
     RDB_VERSION,
     TYPE_NAMES,
     TYPE_STRING,
+    RDBChecksumError,
     RDBError,
     RDBReader,
+    RDBShortRead,
     crc64,
     encode_len,
     encode_millis,
@@ -377,7 +379,10 @@ def verify(data: Any, name: str = "RDB") -> int:
     if version < 5:
         return version
     if size < 9 + 1 + 8:
-        raise RDBError(f"{name}: unexpected end of file at offset {size} (expected EOF and checksum)")
+        short = RDBShortRead(f"{name}: unexpected end of file at offset {size}"
+                             " (expected EOF and checksum)")
+        short.offset = size
+        raise short
     expected = int.from_bytes(bytes(data[size - 8 :]), "little")
     if expected == 0:
         return version  # rdbchecksum no
@@ -390,9 +395,12 @@ def verify(data: Any, name: str = "RDB") -> int:
         for _ in parse(None, data, LoadStats(), name, dry=True):
             pass
     except RDBError as error:
+        # What reading in order (as Redis does) meets first: a short read, a bad value.
         detail = str(error).removeprefix(f"{name}: ")
-        raise RDBError(f"{message}: expected {detail}") from None
-    raise RDBError(message)
+        found = type(error)(f"{message}: expected {detail}")
+        found.offset = error.offset
+        raise found from None
+    raise RDBChecksumError(message, size - 8, actual, expected)
 
 
 def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
@@ -507,7 +515,7 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
             stats.bytes_loaded = reader.pos
             yield
     if version >= 5 and reader.pos + 8 > len(data):
-        raise reader.fail("an 8-byte checksum after EOF")
+        raise reader.fail("an 8-byte checksum after EOF", short=True)
     if not dry:
         for aux_name, aux_value in aux_pending:
             try:

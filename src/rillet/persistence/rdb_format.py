@@ -90,6 +90,23 @@ _I64_MAX = (1 << 63) - 1
 class RDBError(Exception):
     """The RDB data is invalid; the message names the offset and what was expected."""
 
+    offset = -1  # where reading stopped, when known
+
+
+class RDBShortRead(RDBError):
+    """The data ends before what it says it holds (Redis: "Unexpected EOF reading RDB file")."""
+
+
+class RDBChecksumError(RDBError):
+    """The structure reads, the CRC-64 trailer does not match: `computed` over the
+    bytes (what Redis calls expected) and `stored` in the file (what it got)."""
+
+    def __init__(self, message: str, offset: int, computed: int, stored: int) -> None:
+        super().__init__(message)
+        self.offset = offset
+        self.computed = computed
+        self.stored = stored
+
 
 # --- CRC-64 (Jones polynomial, reflected, as crc64.c) ----------------------------------
 
@@ -359,20 +376,24 @@ class RDBReader:
         self.end = len(data) if end is None else end
         self.name = name
 
-    def fail(self, expected: str, at: int | None = None) -> RDBError:
-        return RDBError(f"{self.name}: {expected} at offset {self.pos if at is None else at}")
+    def fail(self, expected: str, at: int | None = None, short: bool = False) -> RDBError:
+        """`short`: the data ended (RDBShortRead), else it is wrong."""
+        at = self.pos if at is None else at
+        error = (RDBShortRead if short else RDBError)(f"{self.name}: {expected} at offset {at}")
+        error.offset = at
+        return error
 
     def take(self, n: int, what: str = "data") -> bytes:
         pos = self.pos
         if n < 0 or pos + n > self.end:
-            raise self.fail(f"unexpected end of file reading {what} ({n} bytes)")
+            raise self.fail(f"unexpected end of file reading {what} ({n} bytes)", short=n >= 0)
         self.pos = pos + n
         return self.data[pos : pos + n]
 
     def u8(self, what: str = "a byte") -> int:
         pos = self.pos
         if pos >= self.end:
-            raise self.fail(f"unexpected end of file reading {what}")
+            raise self.fail(f"unexpected end of file reading {what}", short=True)
         self.pos = pos + 1
         return self.data[pos]
 
@@ -415,7 +436,8 @@ class RDBReader:
             try:
                 value, pos = _read_string(self.data, at, self.end)
             except ValueError as exc:
-                raise self.fail(f"{what}: {exc}", at) from None
+                raise self.fail(f"{what}: {exc}", at,
+                                short=str(exc).startswith("unexpected end of file")) from None
             if value is not None:
                 self.pos = pos
                 return value

@@ -95,13 +95,15 @@ class Server:
         self.cron_hooks.append(functools.partial(sample_instantaneous, self.state))  # INFO's rates
         self.config.watch("client-output-buffer-limit", lambda _value: self._output_limits_changed())
         self.startup_tasks: list[Callable[[], Awaitable[None]]] = []  # started once listening
+        # Loads the dataset once listening (clients get -LOADING meanwhile); False if it
+        # failed and the server is exiting. The server is ready when it returns True.
+        self.load_dataset: Callable[[], Awaitable[bool]] | None = None
         self.exit_code = 0
 
     # --- start / stop -----------------------------------------------------------
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
-        config = self.config
         try:
             tcp = await self._create_listeners()
         except BaseException:
@@ -117,6 +119,14 @@ class Server:
         self._tasks.append(asyncio.ensure_future(self._cron()))
         for task in self.startup_tasks:
             self._tasks.append(asyncio.ensure_future(task()))
+        self._tasks.append(asyncio.ensure_future(self._load_then_announce()))
+
+    async def _load_then_announce(self) -> None:
+        # As Redis: "ready to accept connections" once the data is loaded, never
+        # before a load that fails.
+        if self.load_dataset is not None and not await self.load_dataset():
+            return
+        config = self.config
         log.info(
             "rillet %s (Redis %s compatible) pid=%d ready to accept connections on port %d%s%s",
             __version__, REDIS_COMPAT_VERSION, os.getpid(), self.port,
@@ -174,24 +184,39 @@ class Server:
         if self._stopped is None or self._stopped.is_set():
             return
         log.info("User requested shutdown...")
-        for listener in self._listeners:
-            listener.close()
-        for handle in self.busy_listeners or ():
-            handle.close()
-        self.busy_listeners = []
+        self._close_listeners()
         for hook in self.on_shutdown:
             try:
                 hook(save)
             except Exception:
                 log.exception("error during shutdown hook")
+        self._close_down()
+        log.info("rillet is now ready to exit, bye bye...")
+        self._stopped.set()
+
+    def abort(self, exit_code: int) -> None:
+        """Stop without a shutdown (no hooks, no save): Redis's exit() where it cannot go on."""
+        if self._stopped is None or self._stopped.is_set():
+            return
+        self.exit_code = exit_code
+        self._close_listeners()
+        self._close_down()
+        self._stopped.set()
+
+    def _close_listeners(self) -> None:
+        for listener in self._listeners:
+            listener.close()
+        for handle in self.busy_listeners or ():
+            handle.close()
+        self.busy_listeners = []
+
+    def _close_down(self) -> None:
         for conn in list(self.connections):
             conn.close()
         for task in self._tasks:
             task.cancel()
         if self.config["unixsocket"] and os.path.exists(str(self.config["unixsocket"])):
             os.unlink(str(self.config["unixsocket"]))
-        log.info("rillet is now ready to exit, bye bye...")
-        self._stopped.set()
 
     # --- batches and blocking ------------------------------------------------------
     def after_batch(self) -> None:
