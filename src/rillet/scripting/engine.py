@@ -88,12 +88,6 @@ _calls: Any = compiled("rillet.scripting._calls")
 _ScriptCall = None if _calls is None else _calls.ScriptCall
 
 
-def _timing_mask() -> int:
-    # Imported late: dispatch imports commands, which import this module.
-    from rillet.dispatch import TIMING_MASK
-    return TIMING_MASK
-
-
 def _sha1(body: bytes) -> str:
     return hashlib.sha1(body).hexdigest()
 
@@ -381,7 +375,7 @@ class LuaEngine:
         tests/server/test_script_paths.py runs scripts through both and through
         the general path, and compares replies, effects and stats.
         """
-        mask = _timing_mask()
+        mask = command_table.TIMING_MASK
         if _ScriptCall is not None:
             return _ScriptCall(self, raising, mask, CommandFailed)  # type: ignore[no-any-return]
         engine = self
