@@ -6,7 +6,8 @@
   persistence/ never imports commands/; replication/ never imports commands/,
   server/ or dispatch; resp/ imports only itself and the leaves;
 - no import cycles between rillet's modules at import time: a lazy import (in a
-  function) or one guarded by `if TYPE_CHECKING:` may close a loop.
+  function) or one guarded by `if TYPE_CHECKING:` may close a loop;
+- Python modules get a compiled module only from `rillet.compiled.compiled()`.
 
 Every import counts for the layer rules: at module level or inside a function
 (a lazy import is still a dependency), in `.py` files and in the Cython sources
@@ -110,8 +111,9 @@ def _compiled_name(node: ast.Call) -> str | None:
     return None
 
 
-def _python_imports(path: Path) -> list[tuple[str, bool]]:
-    """(imported module, at import time) for every import outside TYPE_CHECKING blocks."""
+def _python_imports(path: Path, via_compiled: bool = True) -> list[tuple[str, bool]]:
+    """(imported module, at import time) for every import outside TYPE_CHECKING blocks,
+    and every module named to compiled() unless `via_compiled` is False."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = _package(path)
     found: list[tuple[str, bool]] = []
@@ -127,7 +129,7 @@ def _python_imports(path: Path) -> list[tuple[str, bool]]:
                 found.append((base, top))
                 # `from rillet.x import y` may name a submodule y.
                 found.extend((f"{base}.{alias.name}", top) for alias in child.names)
-            elif isinstance(child, ast.Call) and (name := _compiled_name(child)):
+            elif via_compiled and isinstance(child, ast.Call) and (name := _compiled_name(child)):
                 found.append((name, top))
             inner_top = top and not isinstance(
                 child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
@@ -270,6 +272,18 @@ def test_every_exception_is_still_needed():
     for name, target in ALLOWED:
         assert any(_allowed(name, imported) for imported in _rillet_imports(modules, name)
                    if imported.startswith(target)), f"{name} no longer imports {target}"
+
+
+def test_compiled_modules_load_only_through_compiled():
+    # rillet/compiled.py is the one switch: Python code asks it for a compiled module
+    # and never imports one itself (a compiled module may cimport another).
+    modules = _sources()
+    built = {name for name, paths in modules.items() if any(p.suffix == ".pyx" for p in paths)}
+    direct = sorted({f"{name} imports {target}" for name, paths in modules.items()
+                     for path in paths if path.suffix == ".py"
+                     for target, _top in _python_imports(path, via_compiled=False)
+                     if target in built})
+    assert direct == []
 
 
 def test_engine_imports_nothing_above_it():
