@@ -20,7 +20,7 @@ from rillet import errors
 from rillet.commands import table
 from rillet.commands.acl import refuse as acl_refusal
 from rillet.commands.scripting import declared_flags
-from rillet.commands.table import CommandSpec, shown_argv
+from rillet.commands.table import TIMING_MASK, TIMING_SAMPLE, CommandSpec, shown_argv
 from rillet.errors import ReplyError
 from rillet.observe import SMALL_US, record_latency
 from rillet.resp.types import NO_REPLY, QUEUED
@@ -28,9 +28,6 @@ from rillet.state import PAUSE_KEY, Block, Client, ServerState
 
 log = logging.getLogger("rillet")
 _TABLE_GET = table.TABLE.get
-
-TIMING_SAMPLE = 16
-TIMING_MASK = TIMING_SAMPLE - 1
 
 # Commands that run at once even inside MULTI (Redis: processCommand).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})

@@ -19,13 +19,13 @@ backslash; class ranges compare C `char`s, which are signed (bytes >= 0x80
 are negative); NOCASE folds ASCII only; `*` does not match an empty subject
 (callers shortcut the pattern `*` before matching, as Redis's do).
 
-`glob_match` is the compiled kernel from `_glob.pyx` when it is built, and
-`match` below otherwise; tests/test_glob.py checks the two agree.
+`glob_match` is the compiled kernel from `_glob.pyx` when rillet/compiled.py
+gives it, and `match` below otherwise; tests/test_glob.py checks the two agree.
 """
 
 from __future__ import annotations
 
-import os
+from rillet.compiled import compiled
 
 MAX_NESTING = 1000  # Redis: stringmatchlen_impl gives up past this many nested '*'
 
@@ -128,14 +128,5 @@ def match(pattern: bytes, subject: bytes, nocase: bool = False) -> bool:
         i = star_i
 
 
-def _compiled_match():
-    if os.environ.get("RILLET_PURE"):
-        return None
-    try:
-        from rillet import _glob
-    except ImportError:  # not built: the Python loop above is the matcher
-        return None
-    return _glob.match
-
-
-glob_match = _compiled_match() or match
+_glob = compiled("rillet._glob")
+glob_match = match if _glob is None else _glob.match

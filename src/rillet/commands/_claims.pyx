@@ -9,7 +9,7 @@ thin: parse_strict_id per ID (~25%), Stream.get per ID (a tuple bisect over the 
 first IDs, then two bisects in the node: ~35%), and per claim
 ConsumerGroup._set_owner/_retime (three SortedIndex calls on Python int keys, a
 PendingEntry attribute walk). Here the same work runs in C: IDs parsed to packed keys,
-the stream entry located over the node columns (engine/_columns.pxd), the PEL updated
+the stream entry located over the node columns (rillet/_columns.pxd), the PEL updated
 with the packed-key SortedIndex calls (engine/_pelindex.pxd: get_key/insert_key/
 pop_key), and a reply of consecutive live entries encoded from the nodes
 (resp/_stream_entries.pyx). XPENDING builds its rows from the PendingEntry
@@ -37,7 +37,7 @@ from cpython.set cimport PySet_Contains
 from rillet.commands._streamids cimport (
     _id_text, _key, _plain_ack_id, _plain_count, _tuple_key, _word,
 )
-from rillet.engine._columns cimport Col, _at, _col
+from rillet._columns cimport Col, _at, _col
 from rillet.engine._pelindex cimport PendingEntry, SortedIndex, bisect_left_u128, u128
 from rillet._systime cimport system_now_ms as _system_now_ms
 

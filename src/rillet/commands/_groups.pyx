@@ -31,7 +31,7 @@ from libc.stdio cimport snprintf
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.tuple cimport PyTuple_GET_ITEM
 
-from rillet.engine._columns cimport Col, _at, _col
+from rillet._columns cimport Col, _at, _col
 from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
 from rillet.commands._streamids cimport (
     _id_parts, _id_text, _key, _plain_ack_id, _plain_count, _tuple_key, _word,
@@ -113,7 +113,7 @@ def bind(xreadgroup, xack, encode_range, parse_block_timeout):
 # --- the stream's IDs, read from its nodes ----------------------------------------------------
 # Stream.range_ids and first_id walk the nodes in Python (a StreamID tuple per entry and
 # tuple compares in the bisect): here the same walk over the nodes' columns (read with
-# engine/_columns.pxd), as packed keys.
+# rillet/_columns.pxd), as packed keys.
 
 
 cdef int _first_live(object stream, u128 *out) except -1:

@@ -30,6 +30,11 @@ DENYOOM = "denyoom"
 # Their script's declared flags may make them DENYOOM (Redis's getCommandFlags).
 _SCRIPT_RUNNERS = frozenset({"eval", "evalsha", "fcall"})
 
+# A `sampled` command is timed once in TIMING_SAMPLE calls (dispatch.py, the compiled
+# fast path and Lua's redis.call read these; here, below all three).
+TIMING_SAMPLE = 16
+TIMING_MASK = TIMING_SAMPLE - 1
+
 
 @dataclass(eq=False)
 class CommandSpec:

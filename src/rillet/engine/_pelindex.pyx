@@ -1,8 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Compiled form of `rillet.engine.pel.SortedIndex` (same API, same answers).
 
-The Python class in pel.py stays the reference (RILLET_PURE=1 or a missing
-build selects it); tests/engine/test_pelindex.py runs generated operation
+The Python class in pel.py stays the reference (the pure path or a missing
+build selects it; rillet/compiled.py); tests/engine/test_pelindex.py runs generated operation
 sequences against both. Why a compiled one: at a million pending entries the
 Python index spends its time chasing scattered int objects during bisects.
 Here each block keeps its keys packed as unsigned 128-bit integers in one C

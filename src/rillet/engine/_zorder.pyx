@@ -2,8 +2,8 @@
 """A compiled chunked sorted list for a sorted set's (score, member) pairs, with
 the API and answers of `sortedcontainers.SortedList`.
 
-That class stays the reference (RILLET_PURE=1 or a missing build selects
-it); tests/engine/test_zorder.py runs generated operation sequences against
+That class stays the reference (the pure path or a missing build selects
+it; rillet/compiled.py); tests/engine/test_zorder.py runs generated operation sequences against
 both. Why a compiled one: at redis-benchmark's ZADD (-r 100000, one key) the
 Python list of (float, bytes) tuples spent its time on tuple comparisons
 during the two bisects (each one a rich compare of the floats, then of the

@@ -12,8 +12,8 @@ by operation, so distances print the same digits.
 from __future__ import annotations
 
 import math
-import os
 
+from rillet.compiled import compiled
 from rillet.engine.pqsort import pqsort
 
 LONG_MIN, LONG_MAX = -180.0, 180.0
@@ -361,14 +361,10 @@ def pqsort_distance(items: list, lrange: int, rrange: int, descending: bool) -> 
     return out
 
 
+# The Python originals stay reachable: tests/engine/test_hll_geo.py holds the compiled
+# forms (engine/_geo.pyx) to them.
 py_decode, py_distance, py_scan_points, py_pqsort_distance = decode, distance, scan_points, pqsort_distance
-if not os.environ.get("RILLET_PURE"):
-    try:
-        from rillet.engine._geo import (  # type: ignore[no-redef]  # noqa: F401
-            decode,
-            distance,
-            pqsort_distance,
-            scan_points,
-        )
-    except ImportError:
-        pass
+_geo = compiled("rillet.engine._geo")
+if _geo is not None:
+    decode, distance, scan_points, pqsort_distance = (
+        _geo.decode, _geo.distance, _geo.scan_points, _geo.pqsort_distance)

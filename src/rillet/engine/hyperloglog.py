@@ -21,7 +21,8 @@ functions answer None (or -1) for it, as Redis answers INVALIDOBJ.
 from __future__ import annotations
 
 import math
-import os
+
+from rillet.compiled import compiled
 
 P = 14
 REGISTERS = 1 << P  # 16384
@@ -526,21 +527,12 @@ py_dense_histogram, py_dense_merge, py_raw_histogram, py_sparse_scan = (
     dense_histogram, dense_merge, raw_histogram, sparse_scan)
 py_nonzero_registers, py_sparse_registers, py_max_into = nonzero_registers, sparse_registers, max_into
 py_sparse_update = sparse_update
-if not os.environ.get("RILLET_PURE"):
-    try:
-        from rillet.engine._hll import (  # type: ignore[no-redef]  # noqa: F401
-            dense_histogram,
-            dense_merge,
-            dense_registers,
-            max_into,
-            murmurhash64a,
-            nonzero_registers,
-            pack_registers,
-            pattern,
-            raw_histogram,
-            sparse_registers,
-            sparse_scan,
-            sparse_update,
-        )
-    except ImportError:
-        pass
+_hll = compiled("rillet.engine._hll")
+if _hll is not None:
+    murmurhash64a, pattern, dense_registers, pack_registers = (
+        _hll.murmurhash64a, _hll.pattern, _hll.dense_registers, _hll.pack_registers)
+    dense_histogram, dense_merge, raw_histogram, sparse_scan = (
+        _hll.dense_histogram, _hll.dense_merge, _hll.raw_histogram, _hll.sparse_scan)
+    nonzero_registers, sparse_registers, max_into = (
+        _hll.nonzero_registers, _hll.sparse_registers, _hll.max_into)
+    sparse_update = _hll.sparse_update

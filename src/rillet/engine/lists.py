@@ -26,12 +26,12 @@ commands/_lists.pyx repeats push/pop at the open ends for LPUSH/RPUSH/LPOP/RPOP
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, islice
 
+from rillet.compiled import compiled
 from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE, element_size
 
 _SIZE_LIMITS = {-1: 4096, -2: 8192, -3: 16384, -4: 32768, -5: 65536}
@@ -67,14 +67,12 @@ def unpack(chunk: Chunk) -> list[bytes]:
 
 
 # The Python forms are the reference; engine/_listchunks.pyx compiles them (same
-# chunks, tests/engine/test_list_packed.py) and replaces them when built, unless
-# RILLET_PURE is set.
+# chunks, tests/engine/test_list_packed.py) and replaces them when rillet/compiled.py
+# gives it.
 py_pack, py_unpack = pack, unpack
-if not os.environ.get("RILLET_PURE"):
-    try:
-        from rillet.engine._listchunks import pack, unpack  # type: ignore[no-redef]  # noqa: F811
-    except ImportError:
-        pass
+_listchunks = compiled("rillet.engine._listchunks")
+if _listchunks is not None:
+    pack, unpack = _listchunks.pack, _listchunks.unpack
 
 
 def _count(chunk: Chunk) -> int:

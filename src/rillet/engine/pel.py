@@ -8,11 +8,11 @@ three, so XACK, claims and lookups are O(log P) and a page is O(log P + COUNT).
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from typing import Any
 
+from rillet.compiled import compiled
 from rillet.engine.ids import StreamID
 
 # An ID is keyed as one int, ms << 64 | seq: int comparison and hashing are
@@ -291,15 +291,10 @@ class SortedIndex:
 
 # The Python classes above are the reference; the compiled form in _pelindex.pyx
 # (packed 128-bit keys, same API and answers, checked by
-# tests/engine/test_pelindex.py) replaces it when built, unless RILLET_PURE is set.
+# tests/engine/test_pelindex.py) replaces it when rillet/compiled.py gives it.
 # The same holds for PendingEntry, whose compiled form keeps both keys packed
 # inside the object (which pays for the index's 16-byte keys).
 PySortedIndex, PyPendingEntry = SortedIndex, PendingEntry
-if not os.environ.get("RILLET_PURE"):
-    try:
-        from rillet.engine._pelindex import (  # type: ignore[assignment,no-redef]
-            PendingEntry,
-            SortedIndex,
-        )
-    except ImportError:
-        pass
+_pelindex = compiled("rillet.engine._pelindex")
+if _pelindex is not None:
+    SortedIndex, PendingEntry = _pelindex.SortedIndex, _pelindex.PendingEntry  # type: ignore[misc]

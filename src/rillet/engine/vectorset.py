@@ -18,7 +18,7 @@ or the RDB form depends on it:
   diversity rule and the M bound. See docs/compat.md "Vector sets".
 - The per-node work (distance, the ranking scan, the link checks) and the encoding
   (normalise, Q8) have compiled forms in engine/_vdist.pyx, bit-identical to the
-  Python here, which stays the reference (RILLET_PURE; tests/engine/test_vdist.py).
+  Python here, which stays the reference (the pure path; tests/engine/test_vdist.py).
   So node.q is packed (array 'b' / 'Q' / 'f'): the kernel reads it in place.
 
 No asyncio, RESP or commands here: commands/vectorsets.py speaks for it.

@@ -10,21 +10,18 @@ command builds a new set, as Redis's zsetTypeCreate does).
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
 from sortedcontainers import SortedList
 
+from rillet.compiled import compiled
+
 # The order's class: the compiled one for (score, member) pairs (engine/_zorder.pyx,
-# same API and answers, checked by tests/engine/test_zorder.py) when built, unless
-# RILLET_PURE is set; SortedList, the reference, otherwise.
-Order: type = SortedList
-if not os.environ.get("RILLET_PURE"):
-    try:
-        from rillet.engine._zorder import ZOrder as Order
-    except ImportError:
-        pass
+# same API and answers, checked by tests/engine/test_zorder.py) when rillet/compiled.py
+# gives it; SortedList, the reference, otherwise.
+_zorder = compiled("rillet.engine._zorder")
+Order: type = SortedList if _zorder is None else _zorder.ZOrder
 
 
 class ZSet:

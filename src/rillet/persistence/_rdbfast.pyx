@@ -1,8 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Compiled forms of rdb_format.py's and rdb_stream.py's hot functions.
 
-Same behaviour as the Python originals (which stay the reference; RILLET_PURE=1
-uses them): CRC-64, LZF, listpack decoding, and a stream listpack's encode and
+Same behaviour as the Python originals (which stay the reference; the pure path
+of rillet/compiled.py uses them): CRC-64, LZF, listpack decoding, and a stream listpack's encode and
 decode. tests/persistence/test_rdb_format.py compares both forms.
 """
 

@@ -7,14 +7,15 @@ crc64.c); integers are little-endian except the 32/64-bit lengths and the
 128-bit stream IDs, which are big-endian as Redis writes them.
 
 The hot functions (CRC-64, LZF, listpack encode/decode) have compiled forms in
-_rdbfast.pyx, used when it imports (RILLET_PURE=1 keeps these Python originals,
-which are the reference).
+_rdbfast.pyx, used when rillet/compiled.py gives it (the pure path keeps these Python
+originals, which are the reference).
 """
 
 from __future__ import annotations
 
-import os
 import struct
+
+from rillet.compiled import compiled
 
 # --- constants (rdb.h) -------------------------------------------------------------
 
@@ -716,15 +717,9 @@ def as_bytes(element) -> bytes:
 # The Python originals stay reachable (tests compare them with the compiled forms).
 py_crc64, py_lp_decode, py_lzf_compress, py_lzf_decompress = (
     crc64, lp_decode, lzf_compress, lzf_decompress)
-_read_string = None
-if not os.environ.get("RILLET_PURE"):
-    try:  # the compiled forms (same behaviour, checked by tests/persistence/test_rdb_format.py)
-        from rillet.persistence._rdbfast import (  # type: ignore[no-redef]  # noqa: F401
-            crc64,
-            lp_decode,
-            lzf_compress,
-            lzf_decompress,
-        )
-        from rillet.persistence._rdbfast import read_string as _read_string
-    except ImportError:
-        pass
+# The compiled forms: same behaviour, checked by tests/persistence/test_rdb_format.py.
+_rdbfast = compiled("rillet.persistence._rdbfast")
+_read_string = None if _rdbfast is None else _rdbfast.read_string
+if _rdbfast is not None:
+    crc64, lp_decode, lzf_compress, lzf_decompress = (
+        _rdbfast.crc64, _rdbfast.lp_decode, _rdbfast.lzf_compress, _rdbfast.lzf_decompress)

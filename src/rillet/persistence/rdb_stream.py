@@ -33,11 +33,11 @@ stream ("rillet-idmp"), which Redis 8.2 ignores: see docs/compat.md.
 
 from __future__ import annotations
 
-import os
 import struct
 from itertools import accumulate
 from typing import Any
 
+from rillet.compiled import compiled
 from rillet.engine import groups as groups_engine
 from rillet.engine.idmp import IDMP_DURATION_MAX_S, IDMP_MAXSIZE_MAX
 from rillet.engine.ids import StreamID
@@ -541,15 +541,13 @@ _listpack = node_listpack
 _encode: Any = None
 _nodes_rdb: Any = None
 _NODE_BATCH = 256  # nodes per compiled call (~140 KiB of listpacks at the default size)
-if not os.environ.get("RILLET_PURE"):
-    try:  # the compiled forms (same results; tests/persistence/test_rdb_format.py compares)
-        from rillet.persistence._rdbfast import stream_lp_decode as _decode  # type: ignore[no-redef]
-        from rillet.persistence._rdbfast import stream_lp_encode as _encode
-        from rillet.persistence._rdbfast import stream_lp_header as _header  # type: ignore[no-redef]
-        from rillet.persistence._rdbfast import stream_nodes_rdb as _nodes_rdb
-        _listpack = _node_listpack_fast
-    except ImportError:
-        pass
+# The compiled forms (same results; tests/persistence/test_rdb_format.py compares).
+_rdbfast = compiled("rillet.persistence._rdbfast")
+if _rdbfast is not None:
+    _decode, _encode, _header, _nodes_rdb = (
+        _rdbfast.stream_lp_decode, _rdbfast.stream_lp_encode, _rdbfast.stream_lp_header,
+        _rdbfast.stream_nodes_rdb)
+    _listpack = _node_listpack_fast
 
 
 def dump_form(stream: Stream) -> tuple[int, int] | None:

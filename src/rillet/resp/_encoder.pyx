@@ -7,7 +7,7 @@ lookup and a call, ~40 per XRANGE COUNT 10. Here arrays (lists, tuples), bulk
 strings, integers, doubles (_fpconv's d2string), nulls and simple strings are
 written in C; every other type goes to its Python writer in encoder.py, which
 stays the reference
-(RILLET_PURE=1 uses it for everything; tests/resp compare the two).
+(the pure path uses it for everything; tests/resp compare the two).
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize

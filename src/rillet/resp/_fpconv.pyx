@@ -3,7 +3,7 @@
 
 Every score, RESP3 double and Lua number argument goes through one of these,
 so ZRANGE WITHSCORES formats 100 doubles per call. fpconv.py stays the
-reference, step for step (RILLET_PURE=1 runs it; tests/resp/test_fpconv.py
+reference, step for step (the pure path runs it; tests/resp/test_fpconv.py
 holds the two equal on generated doubles). The C entry points (_fpconv.pxd)
 let the compiled reply encoder write a double without a Python object.
 """

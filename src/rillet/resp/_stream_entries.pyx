@@ -13,7 +13,7 @@ The module knows nothing of the engine's classes: it reads a stream through
 two accessors, `stream.read_cursor(start, end, reverse)` (where the walk
 begins) and `node.read_view()` (a node's arrays). The Python path stays the
 reference: tests/resp/test_stream_entries.py compares the two on generated
-streams, and RILLET_PURE=1 never loads this module.
+streams, and the pure path (rillet/compiled.py) never loads this module.
 """
 
 from cpython.array cimport array
@@ -27,7 +27,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
-from rillet.engine._columns cimport Col, _at, _col
+from rillet._columns cimport Col, _at, _col
 
 from rillet.resp.types import Raw
 

@@ -17,7 +17,7 @@ lua_State comes from Lua itself: sandbox setup calls `package.loadlib` on this
 very module for `rillet_lua_open` (Lua's standard way to load a C function),
 which records the state and hands back the C closures.
 
-What stays in Python (the reference, used under RILLET_PURE and tested against
+What stays in Python (the reference, used on the pure path and tested against
 this by tests/server/test_script_paths.py): every case but the common one
 (`LuaEngine._dispatch`), the conversion of any reply other than a string, an
 integer, a status or an error (`convert.to_lua`, its result handed over through

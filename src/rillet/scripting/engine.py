@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from lupa import lua51
 from rillet import REDIS_COMPAT_VERSION, errors
 from rillet.commands import table as command_table
 from rillet.commands.acl import refuse as acl_refusal
+from rillet.compiled import compiled
 from rillet.errors import ReplyError
 from rillet.resp.encoder import format_double
 from rillet.resp.types import SimpleString
@@ -82,25 +82,10 @@ class Run:
         self.started = started
 
 
-def _compiled_call() -> Any:
-    """scripting/_calls.pyx's ScriptCall (redis.call's common case compiled), or None:
-    unbuilt, or RILLET_PURE set (the closure in `_make_call` then runs as written)."""
-    if os.environ.get("RILLET_PURE"):
-        return None
-    try:
-        from rillet.scripting._calls import ScriptCall
-    except ImportError:
-        return None
-    return ScriptCall
-
-
-_ScriptCall = _compiled_call()
-
-
-def _timing_mask() -> int:
-    # Imported late: dispatch imports commands, which import this module.
-    from rillet.dispatch import TIMING_MASK
-    return TIMING_MASK
+# scripting/_calls.pyx (redis.call's common case compiled), when rillet/compiled.py
+# gives it; without it the closure in `_make_call` runs as written.
+_calls: Any = compiled("rillet.scripting._calls")
+_ScriptCall = None if _calls is None else _calls.ScriptCall
 
 
 def _sha1(body: bytes) -> str:
@@ -210,7 +195,6 @@ class LuaEngine:
         compiled = None
         opener = None
         if _ScriptCall is not None:
-            from rillet.scripting import _calls
             opener = lua.eval(b"package.loadlib")(_calls.__file__.encode(), b"rillet_lua_open")
             if lua51.lua_type(opener) == "function":
                 compiled = call
@@ -391,7 +375,7 @@ class LuaEngine:
         tests/server/test_script_paths.py runs scripts through both and through
         the general path, and compares replies, effects and stats.
         """
-        mask = _timing_mask()
+        mask = command_table.TIMING_MASK
         if _ScriptCall is not None:
             return _ScriptCall(self, raising, mask, CommandFailed)  # type: ignore[no-any-return]
         engine = self

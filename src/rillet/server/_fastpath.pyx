@@ -33,7 +33,7 @@ from rillet.errors import ReplyError
 from rillet.resp.types import SimpleString
 from rillet.memory import Memory
 from rillet.state import PUBLISHED, Block, Client, ServerState
-from rillet.resp.parser import _scan  # None under RILLET_PURE or unbuilt
+from rillet.resp.parser import _scan  # None on the pure path or unbuilt
 
 cdef long long _MASK = TIMING_MASK
 cdef long long _SAMPLE = TIMING_SAMPLE

@@ -46,9 +46,10 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   range from `earliest` or 0-0 is split too; a bursty stream gets uneven tasks. Each
   task pages with XRANGE, keeping the next page in flight while Spark takes the last.
   With the compiled `rillet.spark._xrange_columns` (setup.py builds it; executors that
-  import rillet from the shipped zip, or RILLET_PURE=1, use the pure path) replies are
-  decoded from the socket straight into Arrow buffers, without a Python object per
-  entry; otherwise hiredis parses them and `entries_to_batch` builds the columns.
+  import rillet from the shipped zip, or take rillet/compiled.py's pure path, go
+  without it) replies are decoded from the socket straight into Arrow buffers,
+  without a Python object per entry; otherwise hiredis parses them and
+  `entries_to_batch` builds the columns.
 
   Known Spark issue: two Python-data-source streaming queries started concurrently in
   one Spark application can intermittently fail a micro-batch with

@@ -14,7 +14,7 @@ parsed once however it is split. `take()` hands over the columns gathered so far
 at the end of a reply, or earlier when a batch grows past a byte limit (Arrow's
 string offsets are 32-bit).
 
-Used by rillet.spark.reading when it imports (RILLET_PURE=1 never loads it); the
+Used by rillet.spark.reading when rillet/compiled.py gives it (never on the pure path); the
 pure path (hiredis lists -> rillet.spark.arrow.entries_to_batch) stays the reference
 and tests/spark/test_xrange_columns.py compares the two.
 """

@@ -10,7 +10,7 @@ known as soon as a reply is parsed). Pages come out in ID order, at most
 PREFETCH_PAGES ahead.
 
 Two decoders give the same batches. With the compiled `_xrange_columns` (built by
-setup.py; RILLET_PURE=1 ignores it) the fetch thread reads the reply's bytes from the
+setup.py; the pure path of rillet/compiled.py ignores it) the fetch thread reads the reply's bytes from the
 connection's socket and decodes them straight into Arrow buffers, without the GIL and
 without a Python object per entry. Without it, redis-py's parser (hiredis) returns
 nested lists that `entries_to_batch` turns into columns; that path is the reference.

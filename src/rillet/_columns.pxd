@@ -2,6 +2,8 @@
 # bytes wide), or the open tail's Python list (width 0). engine/stream_node.py keeps
 # the columns; resp/_stream_entries.pyx (range replies) and commands/_groups.pyx
 # (XREADGROUP's new IDs) read them. Inline, so each module compiles its own copy.
+# A leaf beside the package's other shared declarations: it imports nothing of rillet,
+# so resp/ may cimport it without reaching up into engine/ (tests/test_layers.py).
 
 from cpython.array cimport array
 from cpython.list cimport PyList_GET_ITEM
