@@ -181,6 +181,9 @@ class ClientConnection(asyncio.Protocol, Connection):
             server = self.server
             if self.held is not None:
                 self.held.append((server.reply_ticket, payload))  # keep replies in order
+                # (This ticket may be a later one than the held ones: it must be
+                # sealed too, even if nothing else is sent this turn.)
+                server.schedule_flush()
             elif server.hold_replies or (
                 server.flush_before_send and not server.durability.flush_for_send()  # type: ignore[union-attr]
             ):
