@@ -30,11 +30,17 @@ def _xadd_batch(client, start: int) -> None:
     pipe.execute()
 
 
-@pytest.mark.parametrize("kind", ["rillet", pytest.param("redis8", marks=pytest.mark.needs_redis)])
-def test_replica_over_its_output_limit_resyncs_partially(kind):
+ALWAYS = ("--appendonly", "yes", "--appendfsync", "always")  # the backlog waits for fsyncs
+
+
+@pytest.mark.parametrize("kind,options", [
+    ("rillet", ()), ("rillet", ALWAYS),
+    pytest.param("redis8", (), marks=pytest.mark.needs_redis),
+])
+def test_replica_over_its_output_limit_resyncs_partially(kind, options):
     if kind == "redis8" and servers.redis8_binary() is None:
         pytest.skip("Redis 8.2.3 not available")
-    master = support.start(kind)
+    master = support.start(kind, *options)
     replica = None
     stopped = False
     try:
