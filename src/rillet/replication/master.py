@@ -11,6 +11,13 @@ ACK says it has loaded (nothing may follow the mark before: Redis's replicas loo
 for it at the end of a read), `pending` goes out and the replica is online.
 Other replicas (and `repl-diskless-sync no`) get `$<len>` and the whole payload
 once the child is done, then `pending`.
+
+A partial resync sends the missing backlog as the replica reads it (a cursor
+into the backlog feeds its connection's `stream`), and the stream goes to it
+directly only once it has caught up: what comes meanwhile is in the backlog,
+after what it is reading. Like the payload, that backlog does not count
+against client-output-buffer-limit: Redis's replicas share the backlog's
+blocks, so a replica whose backlog is larger than its limit still comes back.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from typing import Any
 
 from rillet import cpuaffinity
 from rillet.persistence import fork
+from rillet.replication.backlog import Cursor
 from rillet.replication.payload import write_payload
 from rillet.replication.protocol import encode_command
 
@@ -40,6 +48,7 @@ _PIPE_BYTES = 1 << 20  # the payload pipe's capacity (F_SETPIPE_SZ), where allow
 _PIPE_READS = 4  # reads of the pipe per event-loop turn: clients are served between
 _REAP_S = 0.001  # the child has closed the pipe: it is exiting
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+_CATCHUP_PIECE = 256 * 1024  # backlog bytes per piece sent to a replica catching up
 
 
 @dataclass(eq=False)
@@ -53,11 +62,13 @@ class ReplicaEntry:
     aof_ack_offset: int = 0  # REPLCONF ACK ... FACK: what the replica's AOF has fsynced
     ack_time: float = field(default_factory=time.monotonic)
     pending: list[bytes] | None = None  # stream bytes since the child's fork
-    # The payload's size while it drains: as in Redis, it does not count against
-    # client-output-buffer-limit, so the replica class's limits apply after it.
+    # The payload's (or the backlog's, after a partial resync) size while it
+    # drains: as in Redis, it does not count against client-output-buffer-limit,
+    # so the replica class's limits apply after it.
     payload_size: int = 0
     sent_after_payload: int = 0
     streaming: bool = False  # got `$EOF:<mark>`: the payload goes out as it is made
+    catchup: Cursor | None = None  # resynced partially: where it is in the backlog
 
     @property
     def conn(self) -> Any:
@@ -151,12 +162,39 @@ class MasterSide:
         entry.state = ONLINE
         entry.ack_offset = offset - 1
         entry.ack_time = time.monotonic()
-        _replica_limits(entry)
-        entry.conn.send(header + backlog.read_from(offset))
+        entry.conn.send(header)
+        entry.catchup = backlog.cursor(offset)
+        entry.conn.stream(lambda: self._catch_up(entry))
         log.info("Partial resynchronization request from %s:%d accepted. Sending %d bytes "
                  "of backlog starting from offset %d.", entry.ip, entry.port,
                  repl.master_repl_offset - offset + 1, offset)
         return True
+
+    def _catch_up(self, entry: ReplicaEntry) -> bytes | memoryview | None:
+        """The replica's next piece of backlog; None once it has it all (or is dropped)."""
+        cursor = entry.catchup
+        backlog = self.repl.backlog
+        if cursor is None:
+            return None
+        piece = backlog.read(cursor, _CATCHUP_PIECE) if backlog is not None else None
+        if piece is None:
+            self._fell_behind(entry)
+            return None
+        if piece:
+            entry.payload_size += len(piece)
+            return piece
+        entry.catchup = None  # up to date: send_all writes to it from here
+        if not entry.payload_size:
+            _replica_limits(entry)
+        return None
+
+    def _fell_behind(self, entry: ReplicaEntry) -> None:
+        """The backlog moved past a replica still catching up. Redis would have kept
+        the blocks for it, counted toward its limit (at least the backlog's size), and
+        dropped it just so."""
+        entry.catchup = None
+        self.entries.pop(entry.client.id, None)
+        entry.conn.close_for_output_limit()
 
     def _full_sync(self, entry: ReplicaEntry, sync_cmd: bool) -> None:
         entry.state = WAIT_BGSAVE_START
@@ -359,6 +397,8 @@ class MasterSide:
     def send_all(self, data: bytes) -> None:
         for entry in self.entries.values():
             if entry.state == ONLINE:
+                if entry.catchup is not None:
+                    continue  # it reads this from the backlog, after what it is reading
                 entry.conn.send(data)
                 if entry.payload_size:
                     entry.sent_after_payload += len(data)
@@ -491,9 +531,15 @@ class MasterSide:
                             entry.ip, entry.port)
                 self.drop(entry)
                 continue
+            if entry.catchup is not None:
+                backlog = self.repl.backlog
+                if backlog is None or entry.catchup.offset < backlog.first_byte_offset:
+                    self._fell_behind(entry)  # (it reads nothing: no piece would tell)
+                    continue
+                entry.conn.pull()  # (in case nothing else does)
             transport = getattr(entry.conn, "transport", None)
             # Less queued than what followed the payload: the payload has left.
-            if entry.payload_size and transport is not None and \
+            if entry.payload_size and entry.catchup is None and transport is not None and \
                     transport.get_write_buffer_size() <= entry.sent_after_payload:
                 entry.payload_size = 0  # the payload has left: the replica's limits apply
                 _replica_limits(entry)

@@ -10,12 +10,17 @@ clients are served between), and while the client does not read what it
 was sent (the transport is over its high-water mark) they wait until it
 does. `client-output-buffer-limit` closes a client whose unsent replies pass
 the hard limit, or stay past the soft one for its seconds, as in Redis.
+
+A connection can also be fed from a source (`stream`): the next piece is asked
+for whenever the client has room below its high-water mark, so a replica that
+resyncs partially is sent the backlog as fast as it reads it, not all at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rillet import errors
@@ -48,7 +53,8 @@ class ClientConnection(asyncio.Protocol, Connection):
     __slots__ = (
         "server", "state", "transport", "client", "parser", "backlog", "_addr", "_laddr", "_fd",
         "_paused", "_closed", "held", "net_in", "net_out", "commands", "unix", "_now_ms",
-        "_execute", "_peer_host", "obuf_limited", "_soft_since", "reply_chunk",
+        "_execute", "_peer_host", "obuf_limited", "_soft_since", "reply_chunk", "source",
+        "high_water",
     )
 
     def __init__(self, server: Server) -> None:
@@ -81,6 +87,8 @@ class ClientConnection(asyncio.Protocol, Connection):
         # Without an event loop (a connection driven by hand) there is no later
         # turn to defer to, and no other client to serve meanwhile.
         self.reply_chunk = REPLY_CHUNK if server.loop is not None else 1 << 62
+        self.source: Callable[[], bytes | memoryview | None] | None = None  # see stream()
+        self.high_water = NO_LIMIT_HIGH_WATER
 
     # --- Connection interface used by handlers (CLIENT LIST/KILL) ---------------
     @property
@@ -122,6 +130,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         # Back-pressure: a client that does not read stops being served at the
         # high-water mark; with a limit set, not before the limit can be seen.
         high = max(hard, 2 * soft) if self.obuf_limited else NO_LIMIT_HIGH_WATER
+        self.high_water = high
         self.transport.set_write_buffer_limits(high=high)  # type: ignore[attr-defined]
 
     def over_output_limit(self, pending: int = 0) -> bool:
@@ -183,6 +192,27 @@ class ClientConnection(asyncio.Protocol, Connection):
             else:
                 self.transport.write(payload)
 
+    def stream(self, source: Callable[[], bytes | memoryview | None]) -> None:
+        """Send what `source()` returns, piece by piece, until it returns None: a piece
+        whenever the client has room (under the high-water mark, counting held
+        replies), now, as the transport drains, and as held replies go out."""
+        self.source = source
+        self.pull()
+
+    def pull(self) -> None:
+        """Take pieces from the source while there is room."""
+        source = self.source
+        while source is not None and not (self._paused or self._closed) and \
+                self.output_buffer_size <= self.high_water:
+            # (One more piece takes it past the mark: the transport then pauses us,
+            # and resume_writing comes back here.)
+            piece = source()
+            if piece is None:
+                if self.source is source:
+                    self.source = None
+                return
+            self.send(piece)
+
     def close(self) -> None:
         if self.transport is not None and not self._closed:
             self._closed = True
@@ -210,6 +240,8 @@ class ClientConnection(asyncio.Protocol, Connection):
             return True
         if self._closed:
             transport.close()
+        elif self.source is not None:
+            self.pull()  # (what it holds now, send() handed to the server)
         return False
 
     def authenticated(self) -> None:
@@ -290,6 +322,7 @@ class ClientConnection(asyncio.Protocol, Connection):
             else:
                 loop.call_soon(self._forget_client)
         self.transport = None
+        self.source = None  # (it refers to this client's replica entry)
 
     def _forget_client(self) -> None:
         self.client = None
@@ -305,6 +338,8 @@ class ClientConnection(asyncio.Protocol, Connection):
             self.transport.resume_reading()
             if self.backlog:
                 self.server.run_later(self)
+            if self.source is not None:
+                self.pull()
 
     def data_received(self, data: bytes) -> None:
         # `_fastpath.data_received` replaces this when built: keep the two in step.
