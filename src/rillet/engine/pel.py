@@ -297,7 +297,7 @@ class SortedIndex:
 PySortedIndex, PyPendingEntry = SortedIndex, PendingEntry
 if not os.environ.get("RILLET_PURE"):
     try:
-        from rillet.engine._pelindex import (  # type: ignore[assignment,no-redef]
+        from rillet.engine._pelindex import (  # type: ignore[no-redef]
             PendingEntry,
             SortedIndex,
         )

@@ -331,7 +331,7 @@ def run(program: list[Token], json: bytes) -> bool:
         elif op == NEQ:
             r = 0.0 if _equal(a, b) else 1.0  # type: ignore[arg-type]
         elif op == IN:
-            r = 1.0 if b.kind == TUPLE and any(_equal(a, x) for x in b.value) else 0.0  # type: ignore[arg-type, union-attr]
+            r = 1.0 if b.kind == TUPLE and any(_equal(a, x) for x in b.value) else 0.0  # type: ignore[arg-type]
         else:
             x, y = _num(a), _num(b)  # type: ignore[arg-type]
             if op == POW:
