@@ -285,7 +285,7 @@ class Persistence:
         state = self.state
         current = state.write_guard
         if current is not None and getattr(current, "_rillet_persistence", False):
-            current = current._previous  # type: ignore[attr-defined]
+            current = current._previous
         if self.write_guard() is None:
             state.write_guard = current
             return
@@ -692,7 +692,7 @@ class Persistence:
             self.start_rewrite()
             return
         state = self.state
-        for seconds, changes in self.config["save"]:  # type: ignore[attr-defined]
+        for seconds, changes in self.config["save"]:
             if (
                 state.dirty >= changes
                 and now - self.lastsave > seconds
@@ -702,8 +702,8 @@ class Persistence:
                 self.start_bgsave()
                 return
         if self.aof_state == AOF_ON:
-            percentage = int(self.config["auto-aof-rewrite-percentage"])  # type: ignore[arg-type]
-            min_size = int(self.config["auto-aof-rewrite-min-size"])  # type: ignore[arg-type]
+            percentage = int(self.config["auto-aof-rewrite-percentage"])
+            min_size = int(self.config["auto-aof-rewrite-min-size"])
             aof = self.aof
             if percentage and aof.current_size > min_size:
                 if now - self.last_rewrite_failure < self._retry_delay():

@@ -532,7 +532,7 @@ def _load_group(reader: RDBReader, rdb_type: int, stream: Stream) -> Any:
     # Idle order: the NACK zone in its order, then oldest delivery first, ties by
     # ID (the group PEL's order).
     records = released + sorted(map(tuple, pending.values()), key=lambda r: r[2])
-    group.restore_pending(records)  # type: ignore[arg-type]
+    group.restore_pending(records)
 
 
 _decode = stream_lp_decode
@@ -606,7 +606,7 @@ def _idmp_apply(state: Any, value: bytes) -> None:
     stream = db.data.get(key)
     if stream.__class__ is not Stream:
         return  # the key expired while loading or is not a stream any more
-    idmp = stream.ensure_idmp()  # type: ignore[union-attr]
+    idmp = stream.ensure_idmp()
     duration = reader.length()
     maxsize = reader.length()
     idmp.duration_s = duration - 1 if duration else None

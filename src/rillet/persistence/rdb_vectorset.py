@@ -171,7 +171,7 @@ def _snapshot_dump(writer: SnapshotWriter, value: VectorSet, context: CodecConte
 
 
 def _snapshot_load(reader: SnapshotReader, context: CodecContext) -> VectorSet:
-    return rdb.restore_value(reader.blob(), context.state if context else None)  # type: ignore[no-any-return]
+    return rdb.restore_value(reader.blob(), context.state if context else None)
 
 
 def _digest(value: VectorSet, context: CodecContext) -> bytes:

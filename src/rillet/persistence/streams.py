@@ -130,7 +130,7 @@ def _dump_node(writer: SnapshotWriter, node: StreamNode) -> None:
     else:
         data = node.data
         offs = node.offs
-        count = len(offs) - 1  # type: ignore[arg-type]
+        count = len(offs) - 1
     writer.u32(count)
     writer.blob(data)
     _write_array(writer, offs)
