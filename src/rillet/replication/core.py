@@ -132,7 +132,7 @@ class Replication:
 
     def _backlog_size_changed(self, value: object) -> None:
         if self.backlog is not None:
-            self.backlog.resize(int(value))  # type: ignore[arg-type]
+            self.backlog.resize(int(value))
 
     @property
     def is_replica(self) -> bool:
@@ -232,7 +232,7 @@ class Replication:
 
     def create_backlog(self) -> None:
         if self.backlog is None:
-            self.backlog = Backlog(int(self.config["repl-backlog-size"]),  # type: ignore[arg-type]
+            self.backlog = Backlog(int(self.config["repl-backlog-size"]),
                                    self.master_repl_offset + 1, time.monotonic())
         self._wire()
 
@@ -382,7 +382,7 @@ class Replication:
     def write_guard(self) -> str | None:
         if self.master_host is not None:
             return errors.READONLY_REPLICA if self.config["replica-read-only"] else None
-        needed = int(self.config["min-replicas-to-write"])  # type: ignore[arg-type]
+        needed = int(self.config["min-replicas-to-write"])
         if needed and self.master_side.good_replicas() < needed:
             return errors.NOREPLICAS
         return None
@@ -398,7 +398,7 @@ class Replication:
 
     # --- periodic work ----------------------------------------------------------------------
     def cron(self) -> None:
-        hz = int(self.config["hz"])  # type: ignore[arg-type]
+        hz = int(self.config["hz"])
         self._ticks += 1
         if self._ticks % max(1, hz) != 0:
             return
@@ -407,10 +407,10 @@ class Replication:
         side = self.master_side
         side.cron(now)
         if self.master_host is None and self.backlog is not None:
-            period = int(self.config["repl-ping-replica-period"])  # type: ignore[arg-type]
+            period = int(self.config["repl-ping-replica-period"])
             if side.entries and (self._ticks // max(1, hz)) % period == 0:
                 self.feed_raw(encode_command([b"PING"]))
-            ttl = int(self.config["repl-backlog-ttl"])  # type: ignore[arg-type]
+            ttl = int(self.config["repl-backlog-ttl"])
             if side.entries:
                 self.no_replicas_since = now
             elif ttl and now - self.no_replicas_since > ttl:
@@ -479,7 +479,7 @@ class Replication:
             ("master_repl_offset", self.master_repl_offset),
             ("second_repl_offset", self.second_repl_offset),
             ("repl_backlog_active", 1 if backlog is not None else 0),
-            ("repl_backlog_size", int(self.config["repl-backlog-size"])),  # type: ignore[arg-type]
+            ("repl_backlog_size", int(self.config["repl-backlog-size"])),
             ("repl_backlog_first_byte_offset", backlog.first_byte_offset if backlog else 0),
             ("repl_backlog_histlen", backlog.histlen if backlog else 0),
         ]

@@ -405,7 +405,7 @@ class MasterSide:
         return 1 if _aof_durable(persistence, self.config) >= aof_bytes else 0
 
     def good_replicas(self) -> int:
-        max_lag = int(self.config["min-replicas-max-lag"])  # type: ignore[arg-type]
+        max_lag = int(self.config["min-replicas-max-lag"])
         now = time.monotonic()
         return sum(1 for e in self.entries.values()
                    if e.state == ONLINE and now - e.ack_time <= max_lag and not e.closed())
@@ -477,7 +477,7 @@ class MasterSide:
 
     # --- periodic work ------------------------------------------------------------------------
     def cron(self, now: float) -> None:
-        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        timeout = int(self.config["repl-timeout"])
         for entry in list(self.entries.values()):
             if entry.closed():
                 self.entries.pop(entry.client.id, None)

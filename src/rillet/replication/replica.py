@@ -167,7 +167,7 @@ class MasterLink:
 
     # --- one connection -----------------------------------------------------------------
     async def session(self) -> None:
-        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        timeout = int(self.config["repl-timeout"])
         self.link_state = "connecting"
         self.current_attempts += 1
         self.total_attempts += 1
@@ -188,7 +188,7 @@ class MasterLink:
             reply = await self.call(argv)
             if reply.startswith(b"-"):
                 raise LinkError(f"Unable to AUTH to MASTER: {reply.decode(errors='replace')}")
-        port = int(self.config["replica-announce-port"] or self.config["port"])  # type: ignore[arg-type]
+        port = int(self.config["replica-announce-port"] or self.config["port"])
         await self.call([b"REPLCONF", b"listening-port", b"%d" % port])
         announce_ip = str(self.config["replica-announce-ip"])
         if announce_ip:
@@ -256,7 +256,7 @@ class MasterLink:
                 return line
 
     async def read_line(self) -> bytes:
-        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        timeout = int(self.config["repl-timeout"])
         while True:
             line = self.parser.line()
             if line is not None:
@@ -276,7 +276,7 @@ class MasterLink:
 
     # --- full sync --------------------------------------------------------------------------
     async def full_sync(self, replid: str, offset: int) -> None:
-        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        timeout = int(self.config["repl-timeout"])
         log.info("Full resync from master: %s:%d", replid, offset)
         self.syncing = True
         self.sync_total = -1
@@ -595,7 +595,7 @@ class MasterLink:
     def cron(self, now: float) -> None:
         """Once a second: REPLCONF ACK (the master's lag and WAIT come from it), repl-timeout."""
         if self.writer is not None and self.link_state != "connect":
-            timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+            timeout = int(self.config["repl-timeout"])
             if now - self.last_io > timeout:
                 log.warning("MASTER timeout: no data nor PING received...")
                 self._close()
