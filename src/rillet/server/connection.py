@@ -117,17 +117,17 @@ class ClientConnection(asyncio.Protocol, Connection):
         client = self.client
         if client is None or self.transport is None:
             return
-        hard, soft, _ = self.state.config["client-output-buffer-limit"][client.obuf_class]  # type: ignore[index]
+        hard, soft, _ = self.state.config["client-output-buffer-limit"][client.obuf_class]
         self.obuf_limited = bool(hard or soft)
         # Back-pressure: a client that does not read stops being served at the
         # high-water mark; with a limit set, not before the limit can be seen.
         high = max(hard, 2 * soft) if self.obuf_limited else NO_LIMIT_HIGH_WATER
-        self.transport.set_write_buffer_limits(high=high)  # type: ignore[attr-defined]
+        self.transport.set_write_buffer_limits(high=high)
 
     def over_output_limit(self, pending: int = 0) -> bool:
         """Redis's checkClientOutputBufferLimits with `pending` more reply bytes."""
         client = self.client
-        hard, soft, soft_seconds = self.state.config["client-output-buffer-limit"][client.obuf_class]  # type: ignore[index,union-attr]
+        hard, soft, soft_seconds = self.state.config["client-output-buffer-limit"][client.obuf_class]
         # Redis counts only its reply list, not the 16 kB buffer before it: a
         # small reply never trips a limit, however low.
         used = max(0, pending + self.output_buffer_size - REPLY_BUFFER_BYTES)
@@ -232,7 +232,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         socket = transport.get_extra_info("socket")
         self._fd = socket.fileno() if socket is not None else -1
         # Redis's order: the client limit at accept, then protected mode.
-        if len(state.clients) >= state.config["maxclients"]:  # type: ignore[operator]
+        if len(state.clients) >= state.config["maxclients"]:
             self._refuse(errors.MAXCLIENTS)
             return
         if self._protected_mode_denies():
@@ -240,7 +240,7 @@ class ClientConnection(asyncio.Protocol, Connection):
             return
         self.client = state.new_client(self)
         config = state.config
-        self.parser = RequestParser(config["proto-max-bulk-len"], config["client-query-buffer-limit"])  # type: ignore[arg-type]
+        self.parser = RequestParser(config["proto-max-bulk-len"], config["client-query-buffer-limit"])
         self.parser.authenticated = self.client.authenticated
         self.output_limits_changed()
         self.server.connections.add(self)
@@ -317,8 +317,8 @@ class ClientConnection(asyncio.Protocol, Connection):
         parser = self.parser
         # RESET (or a changed requirepass) can take authentication away again;
         # the unauthenticated request-size limits must follow.
-        parser.authenticated = client.authenticated  # type: ignore[union-attr]
-        commands, error = parser.feed(data)  # type: ignore[union-attr]
+        parser.authenticated = client.authenticated
+        commands, error = parser.feed(data)
         client.last_interaction_ms = self._now_ms()
         out = bytearray()
         if commands:
@@ -340,7 +340,7 @@ class ClientConnection(asyncio.Protocol, Connection):
                 stats.net_output_bytes += size
                 stats.total_writes_processed += 1
                 self.net_out += size
-                self.transport.write(out)  # type: ignore[union-attr]
+                self.transport.write(out)
             else:
                 self.send(out)
         if client.closing:
@@ -362,7 +362,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         if error.log:  # the query buffer limit
             log.warning("%s (client %s)", error.log, self._addr)
             self.state.stats.query_buffer_limit_disconnections += 1
-        self.client.closing = True  # type: ignore[union-attr]
+        self.client.closing = True
 
     def _run(self, commands: list[list[bytes]], out: bytearray) -> None:
         """Execute commands in order until one blocks; the rest wait in the backlog.
@@ -390,8 +390,8 @@ class ClientConnection(asyncio.Protocol, Connection):
                 self.park_rest(commands, done, reply)  # type: ignore[arg-type]
                 return
             else:
-                encode_into(out, reply, client.resp3)  # type: ignore[union-attr]
-            if client.closing:  # type: ignore[union-attr]
+                encode_into(out, reply, client.resp3)
+            if client.closing:
                 self.commands += done
                 return
             if len(out) > self.reply_chunk and done < len(commands):
@@ -438,11 +438,11 @@ class ClientConnection(asyncio.Protocol, Connection):
         if self.client is None:  # gone (connection_lost)
             return
         out = bytearray()
-        encode_into(out, reply, self.client.resp3)  # type: ignore[union-attr]
-        if self.backlog and not self.client.closing:  # type: ignore[union-attr]
+        encode_into(out, reply, self.client.resp3)
+        if self.backlog and not self.client.closing:
             self._run_backlog_into(out)
         self.send(out)
-        if self.client.closing:  # type: ignore[union-attr]
+        if self.client.closing:
             self.close()
 
 

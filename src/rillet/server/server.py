@@ -161,7 +161,7 @@ class Server:
                 lambda: ClientConnection(self), path, backlog=backlog, start_serving=False,
             )
             if config["unixsocketperm"]:
-                os.chmod(path, config["unixsocketperm"])  # type: ignore[arg-type]
+                os.chmod(path, config["unixsocketperm"])
             self._listeners.append(listener)
             self.plain_listeners.append(listener)
         return tcp
@@ -303,7 +303,7 @@ class Server:
         client = conn.client
         entry = state.block(client, request)  # type: ignore[arg-type]
         if request.timeout_ms > 0 and self.loop is not None:
-            self._timers[client.id] = self.loop.call_later(  # type: ignore[union-attr]
+            self._timers[client.id] = self.loop.call_later(
                 request.timeout_ms / 1000, self._timed_out, client, entry
             )
 
@@ -363,7 +363,7 @@ class Server:
         loop = asyncio.get_running_loop()
         gc_cron = gcpolicy.GcCron(self.config.__getitem__)
         while True:
-            hz = int(self.config["hz"])  # type: ignore[arg-type]
+            hz = int(self.config["hz"])
             await asyncio.sleep(1 / hz)
             ticks += 1
             try:
@@ -376,7 +376,7 @@ class Server:
                         cursors[db.index] = active_expire_fields(self.state, db, cursors.get(db.index, 0), 200)
                 if self.state.ready_keys:
                     self.serve_ready()
-                timeout = int(self.config["timeout"])  # type: ignore[arg-type]
+                timeout = int(self.config["timeout"])
                 if ticks % hz == 0:
                     if timeout:
                         self._close_idle(timeout)
