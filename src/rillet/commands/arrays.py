@@ -383,9 +383,9 @@ def _numeric(item: bytes) -> tuple[Fraction | float, bool] | None:
     """arOpAccumulate's reading of one value: (long double value, is an integer) or None."""
     tag, payload = value_tag(item, format_double)
     if tag == TAG_INT:
-        return Fraction(payload), True  # type: ignore[arg-type]
+        return Fraction(payload), True
     if tag == TAG_FLOAT:
-        return Fraction(payload), False  # type: ignore[arg-type]
+        return Fraction(payload), False
     number = canonical_int(item)
     if number is not None:
         return Fraction(number), True
@@ -394,7 +394,7 @@ def _numeric(item: bytes) -> tuple[Fraction | float, bool] | None:
     parsed = longdouble.parse(item)
     if parsed is False or parsed is None:
         return None
-    return parsed, False  # type: ignore[return-value]
+    return parsed, False
 
 
 def _ld_add(a: Fraction | float, b: Fraction | float) -> Fraction | float:

@@ -22,7 +22,7 @@ from rillet.commands.stream_common import (
     range_reply,
     streams_keys,
 )
-from rillet.commands.table import COMMANDS, command, help_reply
+from rillet.commands.table import COMMANDS, CommandDocs, command, help_reply
 from rillet.compiled import compiled
 from rillet.engine import groups as engine
 from rillet.engine.groups import ConsumerGroup
@@ -44,7 +44,7 @@ from rillet.resp.types import NULL_ARRAY, OK, Map
 from rillet.state import KEEP_WAITING, Block, Client
 
 # COMMAND DOCS text of Redis 8.2.3 (XNACK: src/commands/xnack.json of Redis 8.8).
-_DOCS: dict[str, dict[str, str]] = {
+_DOCS: dict[str, CommandDocs] = {
     "xack": {
         "summary": (
             'Returns the number of messages that were successfully acknowledged by the consumer group '
@@ -636,7 +636,7 @@ def xack(ctx: Client, argv: list[bytes]) -> object:
         return 0
     if stream.__class__ is not Stream:
         raise ReplyError(errors.WRONGTYPE)
-    group = stream.groups.get(argv[2])  # type: ignore[attr-defined]
+    group = stream.groups.get(argv[2])
     if group is None:
         return 0
     acked = group.ack(_parse_ids(argv, 3))

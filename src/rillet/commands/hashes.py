@@ -81,8 +81,8 @@ def active_expire_fields(server: ServerState, db: Database, cursor: int, count: 
     next_cursor, keys = db.scan(cursor, count)
     for key in keys:
         value = db.peek(key)  # a sweep is no access: the key's LRU/LFU field stays
-        if value.__class__ is Hash and value.ttls:  # type: ignore[union-attr]
-            expire_due_fields(server, db, key, value)  # type: ignore[arg-type]
+        if value.__class__ is Hash and value.ttls:
+            expire_due_fields(server, db, key, value)
     return next_cursor
 
 

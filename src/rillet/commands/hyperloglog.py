@@ -30,9 +30,9 @@ def _hll_value(ctx: Client, key: bytes) -> bytes | None:
         return None
     if value.__class__ is not bytes:
         raise ReplyError(errors.WRONGTYPE)
-    if not hll.is_hll(value):  # type: ignore[arg-type]
+    if not hll.is_hll(value):
         raise ReplyError(errors.HLL_WRONGTYPE)
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _store(ctx: Client, key: bytes, buf: bytearray) -> None:
@@ -115,7 +115,7 @@ def pfmerge(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError(errors.HLL_CORRUPT)
     dest = argv[1]
     current = ctx.db.get(dest)
-    buf = hll.new_sparse() if current is None else bytearray(current)  # type: ignore[arg-type]
+    buf = hll.new_sparse() if current is None else bytearray(current)
     if use_dense and buf[4] == hll.SPARSE:
         dense = hll.sparse_to_dense(buf)
         if dense is None:

@@ -49,7 +49,7 @@ def get_list_to_serve(ctx: Client, key: bytes) -> List | None:
     """For a woken blocked client: a key now holding another type is not served (keeps waiting)."""
     if ctx.blocked_retry:
         value = ctx.db.get(key)
-        return value if value.__class__ is List else None  # type: ignore[return-value]
+        return value if value.__class__ is List else None
     return get_list(ctx, key)
 
 

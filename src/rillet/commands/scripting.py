@@ -24,7 +24,7 @@ def engine(ctx: Client) -> LuaEngine:
     server = ctx.server
     if server.scripting is None:
         server.scripting = LuaEngine(server)
-    return server.scripting  # type: ignore[no-any-return]
+    return server.scripting
 
 
 # The common numkeys values, spared parse_int on every EVALSHA.

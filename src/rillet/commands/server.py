@@ -132,7 +132,7 @@ def _section_memory(state: ServerState) -> list[tuple[str, object]]:
     memory = state.memory
     used = memory.used()
     rss = _rss_bytes()
-    limit = int(state.config["maxmemory"])  # type: ignore[call-overload]
+    limit = int(state.config["maxmemory"])
     peak = max(memory.peak, used)
     dataset = used - STARTUP_BYTES
     system = _total_system_memory()
@@ -391,7 +391,7 @@ def _section_latencystats(state: ServerState) -> list[tuple[str, object]]:
         if not histogram:
             continue
         parts = [f"p{render_double(q)}={bucket_top_ns(_percentile_bucket(histogram, q)) / 1000:.3f}"
-                 for q in percentiles]  # type: ignore[attr-defined]
+                 for q in percentiles]
         out.append((f"latency_percentiles_usec_{spec.name}", ",".join(parts)))
     return out
 

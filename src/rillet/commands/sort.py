@@ -79,7 +79,7 @@ def lookup_by_pattern(ctx: Client, pattern: bytes, element: bytes) -> bytes | No
     if value is None:
         return None
     if field is None:
-        return value if value.__class__ is bytes else None  # type: ignore[return-value]
+        return value if value.__class__ is bytes else None
     if value.__class__ is not Hash:
         return None
     h = get_hash(ctx, key)  # due fields expire first, as HFE_LAZY_EXPIRE
@@ -200,9 +200,9 @@ def _sort(ctx: Client, argv: list[bytes], readonly: bool) -> object:
     if dontsort and value.__class__ is Set and (store is not None or in_script):
         dontsort, alpha, sortby = False, True, None  # a set's order is not deterministic
     if value.__class__ is ZSet:
-        value.big = True  # type: ignore[union-attr]  # zsetConvert(OBJ_ENCODING_SKIPLIST)
+        value.big = True  # zsetConvert(OBJ_ENCODING_SKIPLIST)
 
-    vectorlen = 0 if value is None else len(value)  # type: ignore[arg-type]
+    vectorlen = 0 if value is None else len(value)
     start = min(max(limit_start, 0), vectorlen)
     limit_count = min(max(limit_count, -1), vectorlen)
     end = vectorlen - 1 if limit_count < 0 else start + limit_count - 1
@@ -218,7 +218,7 @@ def _sort(ctx: Client, argv: list[bytes], readonly: bool) -> object:
         count = max(end - start + 1, 0)
         lo = vectorlen - start - count if desc else start
         if value.__class__ is List:
-            elements = value.range(lo, lo + count)  # type: ignore[union-attr]
+            elements = value.range(lo, lo + count)
         else:
             elements = [m for _, m in value.order[lo:lo + count]]  # type: ignore[union-attr]
         if desc:
@@ -227,9 +227,9 @@ def _sort(ctx: Client, argv: list[bytes], readonly: bool) -> object:
             end -= start
             start = 0
     elif value.__class__ is List:
-        elements = value.to_list()  # type: ignore[union-attr]
+        elements = value.to_list()
     elif value.__class__ is Set:
-        elements = ordered(value)  # type: ignore[arg-type]
+        elements = ordered(value)
     else:
         elements = list(value.scores)  # type: ignore[union-attr]
 

@@ -40,7 +40,7 @@ def get_stream(ctx: Client, key: bytes) -> Stream | None:
     """The stream at `key`, None if missing; WRONGTYPE if the key holds something else."""
     value = ctx.db.get(key)
     if value is None or value.__class__ is Stream:
-        return value  # type: ignore[return-value]
+        return value
     raise ReplyError(errors.WRONGTYPE)
 
 
@@ -326,7 +326,7 @@ def split_streams(argv: list[bytes], streams_at: int, command_name: str) -> tupl
 def idmp_settings(server: ServerState, idmp: Idmp) -> tuple[int, int]:
     """(duration s, maxsize) in force for `idmp`: XCFGSET's, else the stream-idmp-* config."""
     config = server.config
-    return idmp.settings(config["stream-idmp-duration"], config["stream-idmp-maxsize"])  # type: ignore[arg-type]
+    return idmp.settings(config["stream-idmp-duration"], config["stream-idmp-maxsize"])
 
 
 def idmp_auto_iid(fields: list[bytes]) -> bytes:

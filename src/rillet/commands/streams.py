@@ -27,7 +27,7 @@ from rillet.commands.stream_common import (
     range_reply,
     streams_keys,
 )
-from rillet.commands.table import COMMANDS, command, help_reply
+from rillet.commands.table import COMMANDS, CommandDocs, command, help_reply
 from rillet.compiled import compiled
 from rillet.engine.groups import as_long_long
 from rillet.engine.idmp import IDMP_DURATION_MAX_S, IDMP_MAXSIZE_MAX
@@ -84,7 +84,7 @@ _DOCS = {
 }
 
 
-def _docs(name: str) -> dict[str, str]:
+def _docs(name: str) -> CommandDocs:
     summary, complexity = _DOCS[name]
     return {"summary": summary, "complexity": complexity}
 
@@ -123,13 +123,13 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
         stream = Stream(limits=node_limits(server))
     elif stream.__class__ is not Stream:
         raise ReplyError(errors.WRONGTYPE)
-    sid = stream.next_id(None, None, server.clock.now_ms())  # type: ignore[union-attr]
+    sid = stream.next_id(None, None, server.clock.now_ms())
     fields = argv[3:]
     if sum(map(len, fields)) > STREAM_LISTPACK_MAX_SIZE:
         raise ReplyError(errors.STREAM_ELEMENTS_TOO_LARGE)
     if created:
         db.set(key, stream)
-    stream.append(sid, fields)  # type: ignore[union-attr]
+    stream.append(sid, fields)
     server.key_modified(db.index, key)
     if server.notify_flags:
         server.notify(STREAM, b"xadd", key, db.index)
@@ -414,7 +414,7 @@ def xread(ctx: Client, argv: list[bytes]) -> object:
                 raise ReplyError(errors.WRONGTYPE)
             wrongtype = True
             value = None
-        stream: Stream | None = value  # type: ignore[assignment]
+        stream: Stream | None = value
         streams.append(stream)
         arg = argv[streams_at + nkeys + n]
         if arg == b"$":
@@ -502,7 +502,7 @@ def _idmp_fields(ctx: Client, stream: Stream) -> list[tuple[bytes, int]]:
     idmp = idmp_of(server, stream)
     if idmp is None:
         config = server.config
-        return [(b"idmp-duration", config["stream-idmp-duration"]),  # type: ignore[list-item]
+        return [(b"idmp-duration", config["stream-idmp-duration"]),
                 (b"idmp-maxsize", config["stream-idmp-maxsize"]),
                 (b"pids-tracked", 0), (b"iids-tracked", 0), (b"iids-added", 0),
                 (b"iids-duplicates", 0)]

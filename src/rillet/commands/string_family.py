@@ -242,7 +242,7 @@ def lcs(ctx: Client, argv: list[bytes]) -> object:
         i += 1
     if get_idx and get_len:
         raise ReplyError(errors.LCS_LEN_AND_IDX)
-    return _lcs(ctx, a, b, get_len, get_idx, with_len, min_len)  # type: ignore[arg-type]
+    return _lcs(ctx, a, b, get_len, get_idx, with_len, min_len)
 
 
 def _lcs(ctx: Client, a: bytes, b: bytes, get_len: bool, get_idx: bool, with_len: bool,

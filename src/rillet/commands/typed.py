@@ -38,7 +38,7 @@ def config_int(ctx: Client, name: str) -> int:
     """An int parameter by its canonical name. Read straight from `Config.values` (which
     holds ints for int parameters): a write command reads two or three of these per call,
     and the alias resolution of `Config[name]` was a tenth of an HSET's time."""
-    return ctx.server.config.values[name]  # type: ignore[return-value]
+    return ctx.server.config.values[name]
 
 
 # --- *SCAN -------------------------------------------------------------------------

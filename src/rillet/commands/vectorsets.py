@@ -21,7 +21,7 @@ from array import array
 
 from rillet import errors
 from rillet.commands.args import parse_int
-from rillet.commands.table import command
+from rillet.commands.table import CommandOptions, command
 from rillet.commands.typed import lookup
 from rillet.engine import vexpr
 from rillet.engine.doubles import parse_score
@@ -46,8 +46,10 @@ from rillet.errors import ReplyError
 from rillet.resp.types import NULL_ARRAY, Map, SimpleString
 from rillet.state import Client
 
-_KEYS = dict(keys=(1, 1, 1), key_flags="RW access update", group="module", module="vectorset",
-             since="8.0.0")
+_KEYS: CommandOptions = {"keys": (1, 1, 1), "key_flags": "RW access update", "group": "module",
+                         "module": "vectorset", "since": "8.0.0"}
+_KEYS_82: CommandOptions = {**_KEYS, "since": "8.2.0"}
+_KEYS_84: CommandOptions = {**_KEYS, "since": "8.4.0"}
 
 
 def _arity(argv: list[bytes]) -> ReplyError:
@@ -124,7 +126,7 @@ def parse_vector(argv: list[bytes], start: int, with_reduce: bool
 
 # --- writes ------------------------------------------------------------------------------------
 
-@command("vadd", -1, "write denyoom module", **_KEYS)  # type: ignore[arg-type]
+@command("vadd", -1, "write denyoom module", **_KEYS)
 def vadd(ctx: Client, argv: list[bytes]) -> object:
     """VADD key [REDUCE dim] FP32|VALUES vector element [CAS] [NOQUANT | BIN | Q8] [EF build-exploration-factor] [SETATTR attributes] [M numlinks]"""
     argc = len(argv)
@@ -205,7 +207,7 @@ def vadd(ctx: Client, argv: list[bytes]) -> object:
     return added
 
 
-@command("vrem", -1, "write module", **_KEYS)  # type: ignore[arg-type]
+@command("vrem", -1, "write module", **_KEYS)
 def vrem(ctx: Client, argv: list[bytes]) -> object:
     """VREM key element"""
     if len(argv) != 3:
@@ -220,7 +222,7 @@ def vrem(ctx: Client, argv: list[bytes]) -> object:
     return True
 
 
-@command("vsetattr", -1, "write module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vsetattr", -1, "write module fast", **_KEYS)
 def vsetattr(ctx: Client, argv: list[bytes]) -> object:
     """VSETATTR key element json"""
     if len(argv) != 4:
@@ -234,13 +236,13 @@ def vsetattr(ctx: Client, argv: list[bytes]) -> object:
 
 # --- VSIM ---------------------------------------------------------------------------------------
 
-def _filter_accept(program: list) -> object:  # type: ignore[type-arg]
-    def accept(node) -> bool:  # type: ignore[no-untyped-def]
+def _filter_accept(program: list) -> object:
+    def accept(node) -> bool:
         return node.attrib is not None and vexpr.run(program, node.attrib)
     return accept
 
 
-@command("vsim", -1, "readonly module", **_KEYS)  # type: ignore[arg-type]
+@command("vsim", -1, "readonly module", **_KEYS)
 def vsim(ctx: Client, argv: list[bytes]) -> object:
     """VSIM key ELE|FP32|VALUES vector_or_element [WITHSCORES] [WITHATTRIBS] [COUNT num] [EPSILON max_distance] [EF search-exploration-factor] [FILTER expression] [FILTER-EF max-filtering-effort] [TRUTH] [NOTHREAD]"""
     argc = len(argv)
@@ -338,7 +340,7 @@ def vsim(ctx: Client, argv: list[bytes]) -> object:
 
 # --- reads --------------------------------------------------------------------------------------
 
-@command("vdim", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vdim", -1, "readonly module fast", **_KEYS)
 def vdim(ctx: Client, argv: list[bytes]) -> object:
     """VDIM key"""
     if len(argv) != 2:
@@ -349,7 +351,7 @@ def vdim(ctx: Client, argv: list[bytes]) -> object:
     return vset.dim
 
 
-@command("vcard", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vcard", -1, "readonly module fast", **_KEYS)
 def vcard(ctx: Client, argv: list[bytes]) -> object:
     """VCARD key"""
     if len(argv) != 2:
@@ -358,7 +360,7 @@ def vcard(ctx: Client, argv: list[bytes]) -> object:
     return 0 if vset is None else len(vset.nodes)
 
 
-@command("vemb", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vemb", -1, "readonly module fast", **_KEYS)
 def vemb(ctx: Client, argv: list[bytes]) -> object:
     """VEMB key element [RAW]"""
     if len(argv) < 3:
@@ -381,7 +383,7 @@ def vemb(ctx: Client, argv: list[bytes]) -> object:
     return out
 
 
-@command("vlinks", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vlinks", -1, "readonly module fast", **_KEYS)
 def vlinks(ctx: Client, argv: list[bytes]) -> object:
     """VLINKS key element [WITHSCORES]"""
     if not 3 <= len(argv) <= 4:
@@ -406,7 +408,7 @@ def vlinks(ctx: Client, argv: list[bytes]) -> object:
     return levels
 
 
-@command("vinfo", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vinfo", -1, "readonly module fast", **_KEYS)
 def vinfo(ctx: Client, argv: list[bytes]) -> object:
     """VINFO key"""
     if len(argv) != 2:
@@ -427,7 +429,7 @@ def vinfo(ctx: Client, argv: list[bytes]) -> object:
     ])
 
 
-@command("vgetattr", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vgetattr", -1, "readonly module fast", **_KEYS)
 def vgetattr(ctx: Client, argv: list[bytes]) -> object:
     """VGETATTR key element"""
     if len(argv) != 3:
@@ -437,7 +439,7 @@ def vgetattr(ctx: Client, argv: list[bytes]) -> object:
     return None if node is None else node.attrib
 
 
-@command("vismember", -1, "readonly module", **{**_KEYS, "since": "8.2.0"})  # type: ignore[arg-type]
+@command("vismember", -1, "readonly module", **_KEYS_82)
 def vismember(ctx: Client, argv: list[bytes]) -> object:
     """VISMEMBER key element"""
     if len(argv) != 3:
@@ -446,7 +448,7 @@ def vismember(ctx: Client, argv: list[bytes]) -> object:
     return vset is not None and argv[2] in vset.nodes
 
 
-@command("vrandmember", -1, "readonly module", **_KEYS)  # type: ignore[arg-type]
+@command("vrandmember", -1, "readonly module", **_KEYS)
 def vrandmember(ctx: Client, argv: list[bytes]) -> object:
     """VRANDMEMBER key [count]"""
     if len(argv) not in (2, 3):
@@ -487,7 +489,7 @@ def _range_bound(raw: bytes) -> tuple[str, bytes] | None:
     return None
 
 
-@command("vrange", -1, "readonly module", **{**_KEYS, "since": "8.4.0"})  # type: ignore[arg-type]
+@command("vrange", -1, "readonly module", **_KEYS_84)
 def vrange(ctx: Client, argv: list[bytes]) -> object:
     """VRANGE key start end [count]"""
     if not 4 <= len(argv) <= 5:

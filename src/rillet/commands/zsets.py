@@ -549,7 +549,7 @@ def _minmax(word: bytes) -> bool:
 def _to_serve(ctx: Client, key: bytes) -> ZSet | None:
     if ctx.blocked_retry:
         value = ctx.db.get(key)
-        return value if value.__class__ is ZSet else None  # type: ignore[return-value]
+        return value if value.__class__ is ZSet else None
     return get_zset(ctx, key)
 
 
@@ -649,9 +649,9 @@ def _source(ctx: Client, key: bytes) -> dict[bytes, float] | None:
     if value is None:
         return None
     if value.__class__ is ZSet:
-        return value.scores  # type: ignore[attr-defined]
+        return value.scores
     if value.__class__ is Set:
-        return dict.fromkeys(value.members, 1.0)  # type: ignore[attr-defined]
+        return dict.fromkeys(value.members, 1.0)
     raise ReplyError(errors.WRONGTYPE)
 
 
