@@ -60,7 +60,7 @@ def to_lua(value: object, resp3: bool, build: Builders) -> object:
     if cls is str:
         return value.encode()  # type: ignore[attr-defined]
     if cls is bool:
-        return value if resp3 else int(value)  # type: ignore[arg-type]
+        return value if resp3 else int(value)
     if value is None or cls is NullArray:
         # RESP2's null is false (a nil would end an array); RESP3's is nil.
         return None if resp3 else False
@@ -87,7 +87,7 @@ def to_lua(value: object, resp3: bool, build: Builders) -> object:
     if isinstance(value, ReplyError):
         return build.error(value.message.encode("utf-8", "surrogateescape"))
     if cls is Raw:
-        parsed, _ = _parse_raw(bytes(value), 0)  # type: ignore[arg-type]
+        parsed, _ = _parse_raw(bytes(value), 0)
         return to_lua(parsed, resp3, build)
     if isinstance(value, bytes):
         return bytes(value)
@@ -168,16 +168,16 @@ def from_lua(value: object, lua_resp: int, resp3: bool) -> object:
         return Raw(b"(%s\r\n" % big) if resp3 else big
     mapping = value[b"map"]  # type: ignore[index]
     if _lua_type(mapping) == "table":
-        return Map([(from_lua(k, lua_resp, resp3), from_lua(v, lua_resp, resp3)) for k, v in mapping.items()])  # type: ignore[union-attr]
+        return Map([(from_lua(k, lua_resp, resp3), from_lua(v, lua_resp, resp3)) for k, v in mapping.items()])
     members = value[b"set"]  # type: ignore[index]
     if _lua_type(members) == "table":
-        return SetReply([from_lua(k, lua_resp, resp3) for k in members.keys()])  # type: ignore[union-attr]
+        return SetReply([from_lua(k, lua_resp, resp3) for k in members.keys()])
     verbatim = value[b"verbatim_string"]  # type: ignore[index]
     if _lua_type(verbatim) == "table":
-        text, fmt = verbatim[b"string"], verbatim[b"format"]  # type: ignore[index]
+        text, fmt = verbatim[b"string"], verbatim[b"format"]
         if text.__class__ is bytes and fmt.__class__ is bytes:
             # addReplyVerbatim: three bytes of the format, space-padded at its end (NUL).
-            return Verbatim(text, fmt.split(b"\0", 1)[0][:3].ljust(3))  # type: ignore[union-attr]
+            return Verbatim(text, fmt.split(b"\0", 1)[0][:3].ljust(3))
     items = []
     i = 1
     while True:

@@ -253,7 +253,7 @@ class LuaEngine:
             raise ReplyError(errors.SCRIPT_NOT_ALLOWED)
         self.current = run
         try:
-            return self._run_library(body, b"@user_function", raising)  # type: ignore[no-any-return]
+            return self._run_library(body, b"@user_function", raising)
         finally:
             self.current = None
 
@@ -393,7 +393,7 @@ class LuaEngine:
         """
         mask = _timing_mask()
         if _ScriptCall is not None:
-            return _ScriptCall(self, raising, mask, CommandFailed)  # type: ignore[no-any-return]
+            return _ScriptCall(self, raising, mask, CommandFailed)
         engine = self
         specs = self._specs
         state = self.state
@@ -449,9 +449,9 @@ class LuaEngine:
             if cls is str:
                 if raising:
                     raise CommandFailed(reply)
-                return engine._build.error(reply.encode("utf-8", "surrogateescape"))  # type: ignore[union-attr]
+                return engine._build.error(reply.encode("utf-8", "surrogateescape"))
             if cls is SimpleString:
-                return engine._build.status_of(reply)  # type: ignore[arg-type, union-attr]
+                return engine._build.status_of(reply)  # type: ignore[arg-type]
             return to_lua(reply, run is not None and run.resp == 3, engine._build)
         return call
 
@@ -517,7 +517,7 @@ class LuaEngine:
             reply = self._command_call(client, spec, argv)
             state.drop_effects_since(mark)
         if reply.__class__ is ReplyError or isinstance(reply, ReplyError):
-            return reply.message  # type: ignore[attr-defined]
+            return reply.message
         return reply
 
     def _lookup(self, argv: list[bytes]) -> Any:
@@ -573,7 +573,7 @@ class LuaEngine:
             return errors.SCRIPT_KILLED_BY_USER.format(
                 "SCRIPT" if run.is_eval else "FUNCTION").encode()
         threshold = self.state.config["lua-time-limit"]
-        if threshold and (time.monotonic() - run.started) * 1000 >= threshold:  # type: ignore[operator]
+        if threshold and (time.monotonic() - run.started) * 1000 >= threshold:
             if not run.busy:
                 run.busy = True
                 log.warning("Slow script detected: still in execution after %d milliseconds. "

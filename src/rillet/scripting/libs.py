@@ -191,7 +191,7 @@ def _mp_pack(value: object, out: bytearray) -> None:
             out += b"\xda" + pystruct.pack(">H", n)
         else:
             out += b"\xdb" + pystruct.pack(">I", n)
-        out += value  # type: ignore[operator]
+        out += value
     elif _lua_type(value) == "table":
         keys = list(value.keys())  # type: ignore[attr-defined]
         n = len(keys)
