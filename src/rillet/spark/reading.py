@@ -187,7 +187,7 @@ def read_range(options: ReaderOptions, part: StreamRange) -> Iterator[pa.RecordB
                     if not offer(item):
                         return
             finally:
-                items.close()  # type: ignore[attr-defined]
+                items.close()
             offer(_END)
         except BaseException as exc:  # handed to the consumer, which re-raises it
             offer(exc)
