@@ -263,7 +263,7 @@ class Dispatcher:
             state.feed_monitors(client, shown_argv(spec, argv))
         if reply.__class__ is Block and (client.in_exec or client.is_internal):
             # Inside MULTI or while loading, a blocking command acts as if it timed out.
-            reply = reply.timeout_reply  # type: ignore[attr-defined]
+            reply = reply.timeout_reply
         if write:
             state.publish_write(client.db.index, argv, dirty_before)
         return reply
@@ -281,10 +281,10 @@ class Dispatcher:
             else:
                 record_latency(spec, elapsed_ns)
         slower_than = state.config.values["slowlog-log-slower-than"]
-        if 0 <= slower_than <= elapsed_us and "skip_slowlog" not in spec.flags:  # type: ignore[operator]
+        if 0 <= slower_than <= elapsed_us and "skip_slowlog" not in spec.flags:
             conn = client.conn
             state.slowlog.add(shown_argv(spec, argv), elapsed_us, conn.addr if conn is not None else "", client.name,
-                              state.config.values["slowlog-max-len"])  # type: ignore[arg-type]
+                              state.config.values["slowlog-max-len"])
 
     def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list:
         """EXEC's body: the queued commands in order, their effects published as one."""
@@ -315,12 +315,12 @@ class Dispatcher:
             log.error("internal error running %r", argv[:3], exc_info=error)
             error = ReplyError(errors.INTERNAL_ERROR.format(spec.name))
             self.state.stats.unexpected_error_replies += 1
-        self._count_error(error.message)  # type: ignore[attr-defined]
+        self._count_error(error.message)
         # The error is the reply: kept with its traceback it would form a cycle (error ->
         # traceback -> call's frame -> reply -> error) that only the collector frees, and
         # not once frozen (gcpolicy.py).
         error.__traceback__ = None
-        return error  # type: ignore[return-value]
+        return error
 
     def _reject(self, client: Client, message: str, spec: CommandSpec | None = None) -> ReplyError:
         if client.multi is not None:

@@ -120,7 +120,7 @@ def bucket_top_ns(k: int) -> int:
     return _STEP_NS[k]
 
 
-def record_latency(spec, elapsed_ns: int) -> None:  # type: ignore[no-untyped-def]
+def record_latency(spec, elapsed_ns: int) -> None:
     """One timed call of `spec` (a CommandSpec) into its histogram."""
     us = elapsed_ns // 1000
     histogram = spec.latency_histogram
@@ -129,7 +129,7 @@ def record_latency(spec, elapsed_ns: int) -> None:  # type: ignore[no-untyped-de
     histogram[SMALL_US[us] if us < 4096 else _bucket(us)] += 1
 
 
-def histogram_cdf(spec) -> tuple[int, list[tuple[int, int]]]:  # type: ignore[no-untyped-def]
+def histogram_cdf(spec) -> tuple[int, list[tuple[int, int]]]:
     """(calls, [(bucket usec, cumulative calls)]) for the buckets that hold any, as Redis
     reports them; the sample's counts are scaled to the command's call count."""
     histogram = spec.latency_histogram or []
@@ -144,7 +144,7 @@ def histogram_cdf(spec) -> tuple[int, list[tuple[int, int]]]:  # type: ignore[no
     return calls, out
 
 
-def reset_latency(spec) -> None:  # type: ignore[no-untyped-def]
+def reset_latency(spec) -> None:
     spec.latency_histogram = None
 
 

@@ -137,7 +137,7 @@ class PubSub:
             subs = client.pubsub = Subscriptions(client.resp3)
             client.update_gate()
             client.set_output_class("pubsub")
-        return subs  # type: ignore[no-any-return]
+        return subs
 
     def subscribe(self, client: Client, kind: str, name: bytes) -> bool:
         """Add one subscription (kind: channels, patterns or shard); False if it existed."""

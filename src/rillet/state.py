@@ -55,7 +55,7 @@ def effect_argv(argv: list[bytes] | bytes) -> list[bytes]:
     """An effect's argv as a list, whichever form it came in (see Effect)."""
     if argv.__class__ is not bytes:
         return argv  # type: ignore[return-value]
-    commands, error = RequestParser().feed(argv)  # type: ignore[arg-type]
+    commands, error = RequestParser().feed(argv)
     if error is not None or len(commands) != 1:
         raise ValueError(f"not one encoded command: {argv!r}")
     return commands[0]
@@ -342,16 +342,16 @@ class ServerState:
         self.clock = clock or SystemClock()
         # Users and permissions; `requirepass` is the default user's password.
         self.acl = Acl(pubsub_default_all=self.config["acl-pubsub-default"] == "allchannels")
-        self.acl.set_default_password(self.config["requirepass"])  # type: ignore[arg-type]
-        self.config.watch("requirepass", self.acl.set_default_password)  # type: ignore[arg-type]
+        self.acl.set_default_password(self.config["requirepass"])
+        self.config.watch("requirepass", self.acl.set_default_password)
         self.config.watch("acl-pubsub-default", self._pubsub_default_changed)
         self.acl.on_change.append(self._users_changed)
-        self.keyspace = Keyspace(self.config["databases"], self.clock)  # type: ignore[arg-type]
+        self.keyspace = Keyspace(self.config["databases"], self.clock)
         for db in self.keyspace.dbs:
             db.on_expire = self._on_expire
         limits = self.keyspace.stream_limits
-        limits.node_max_entries = self.config["stream-node-max-entries"]  # type: ignore[assignment]
-        limits.node_max_bytes = self.config["stream-node-max-bytes"]  # type: ignore[assignment]
+        limits.node_max_entries = self.config["stream-node-max-entries"]
+        limits.node_max_bytes = self.config["stream-node-max-bytes"]
         self.config.watch("stream-node-max-entries", lambda v: setattr(limits, "node_max_entries", v))
         self.config.watch("stream-node-max-bytes", lambda v: setattr(limits, "node_max_bytes", v))
         self.clients: dict[int, Client] = {}
@@ -565,9 +565,9 @@ class ServerState:
         flags = self.notify_flags
         if not flags & event_class:
             return
-        if flags & KEYSPACE:  # type: ignore[operator]
+        if flags & KEYSPACE:
             self.pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event)
-        if flags & KEYEVENT:  # type: ignore[operator]
+        if flags & KEYEVENT:
             self.pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key)
 
     # --- keyspace notifications beyond the handlers' own events -------------------
