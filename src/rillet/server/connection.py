@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rillet import errors
 from rillet.commands.connection import client_info_line
@@ -24,7 +24,7 @@ from rillet.compiled import compiled
 from rillet.resp.encoder import INT_REPLIES, SIMPLE_REPLIES, encode_into
 from rillet.resp.parser import RequestError, RequestParser
 from rillet.resp.types import SimpleString
-from rillet.state import Block, BlockedClient, Connection
+from rillet.state import Block, BlockedClient, Client, Connection
 
 if TYPE_CHECKING:
     from rillet.server.server import Server
@@ -58,7 +58,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         self._now_ms = server.state.clock.now_ms
         self._execute = server.dispatcher.execute
         self.transport: asyncio.Transport | None = None
-        self.client = None
+        self.client: Client | None = None
         self.parser: RequestParser | None = None
         self.backlog: list[list[bytes]] = []
         self._addr = ""
@@ -73,7 +73,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         self.commands = 0
         self.unix = False
         # (ticket, reply) pairs waiting for the server's durability gate (Server.hold).
-        self.held: list[tuple[int, bytes]] | None = None
+        self.held: list[tuple[int, bytes | bytearray]] | None = None
         # True when this client's class has an output limit: replies then go
         # through send(), which checks it (the inline write path reads only this).
         self.obuf_limited = False
@@ -127,6 +127,8 @@ class ClientConnection(asyncio.Protocol, Connection):
     def over_output_limit(self, pending: int = 0) -> bool:
         """Redis's checkClientOutputBufferLimits with `pending` more reply bytes."""
         client = self.client
+        if client is None:
+            return False
         hard, soft, soft_seconds = self.state.config["client-output-buffer-limit"][client.obuf_class]
         # Redis counts only its reply list, not the 16 kB buffer before it: a
         # small reply never trips a limit, however low.
@@ -156,7 +158,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         if self.transport is not None:
             self.transport.abort()
 
-    def send(self, payload: bytes) -> None:
+    def send(self, payload: bytes | bytearray) -> None:
         if self.transport is not None and not self._closed:
             if self.obuf_limited and self.over_output_limit(len(payload)):
                 self.close_for_output_limit()
@@ -306,7 +308,8 @@ class ClientConnection(asyncio.Protocol, Connection):
     def data_received(self, data: bytes) -> None:
         # `_fastpath.data_received` replaces this when built: keep the two in step.
         client = self.client
-        if client is None or self._closed:
+        parser = self.parser
+        if client is None or parser is None or self._closed:
             return
         state = self.state
         size = len(data)
@@ -314,7 +317,6 @@ class ClientConnection(asyncio.Protocol, Connection):
         stats.net_input_bytes += size
         stats.total_reads_processed += 1
         self.net_in += size
-        parser = self.parser
         # RESET (or a changed requirepass) can take authentication away again;
         # the unauthenticated request-size limits must follow.
         parser.authenticated = client.authenticated
@@ -332,7 +334,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         if out:
             # send()'s common case inline (no reply held, no durability gate
             # armed): at one command per read each Python call is ~5% of the cost.
-            if self.held is None and not (
+            if self.held is None and self.transport is not None and not (
                 server.hold_replies or server.flush_before_send or self._closed
                 or self.obuf_limited
             ):
@@ -362,7 +364,8 @@ class ClientConnection(asyncio.Protocol, Connection):
         if error.log:  # the query buffer limit
             log.warning("%s (client %s)", error.log, self._addr)
             self.state.stats.query_buffer_limit_disconnections += 1
-        self.client.closing = True
+        if self.client is not None:
+            self.client.closing = True
 
     def _run(self, commands: list[list[bytes]], out: bytearray) -> None:
         """Execute commands in order until one blocks; the rest wait in the backlog.
@@ -370,13 +373,16 @@ class ClientConnection(asyncio.Protocol, Connection):
         `_fastpath.run` replaces this when built: keep the two in step.
         """
         client = self.client
+        if client is None:
+            return
         execute = self._execute
         # A plain counter, not enumerate(): cheaper for the one-command reads
         # of unpipelined clients.
         done = 0
         for argv in commands:
             done += 1
-            reply = execute(client, argv)
+            # Any: the branches below test its class through `kind`, which mypy cannot follow.
+            reply: Any = execute(client, argv)
             kind = reply.__class__
             # The three commonest reply kinds are encoded inline: a call to the
             # generic encoder costs as much as a whole PING.
@@ -387,7 +393,7 @@ class ClientConnection(asyncio.Protocol, Connection):
             elif kind is int and 0 <= reply < 1024:
                 out += INT_REPLIES[reply]
             elif kind is Block:
-                self.park_rest(commands, done, reply)  # type: ignore[arg-type]
+                self.park_rest(commands, done, reply)
                 return
             else:
                 encode_into(out, reply, client.resp3)
@@ -446,11 +452,11 @@ class ClientConnection(asyncio.Protocol, Connection):
             self.close()
 
 
-def client_description(client: object) -> str:
+def client_description(client: Client | None) -> str:
     """The CLIENT LIST line Redis logs for a client it closes."""
     if client is None:
         return "(unknown)"
-    return client_info_line(client, client.server.clock.now_ms())  # type: ignore[attr-defined]
+    return client_info_line(client, client.server.clock.now_ms())
 
 
 def _format_addr(addr: object) -> str:

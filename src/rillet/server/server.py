@@ -128,12 +128,13 @@ class Server:
         """Bind every listener (`start_serving=False`: none accepts yet) into
         `_listeners`; returns the plain TCP ones."""
         config = self.config
+        loop = asyncio.get_running_loop()
         tcp: list[asyncio.base_events.Server] = []
         backlog = config["tcp-backlog"]
         port = config["port"]
         if port:
             for host in str(config["bind"]).split():
-                listener = await self.loop.create_server(
+                listener = await loop.create_server(
                     lambda: ClientConnection(self), host.lstrip("-"), port, backlog=backlog,
                     reuse_address=True, start_serving=False,
                 )
@@ -146,7 +147,7 @@ class Server:
         if tls_port:
             context = self.tls_context or server_context(config)
             for host in str(config["bind"]).split():
-                listener = await self.loop.create_server(
+                listener = await loop.create_server(
                     lambda: ClientConnection(self), host.lstrip("-"), tls_port, backlog=backlog,
                     reuse_address=True, ssl=context, start_serving=False,
                 )
@@ -157,7 +158,7 @@ class Server:
             path = str(config["unixsocket"])
             if os.path.exists(path):
                 os.unlink(path)
-            listener = await self.loop.create_unix_server(
+            listener = await loop.create_unix_server(
                 lambda: ClientConnection(self), path, backlog=backlog, start_serving=False,
             )
             if config["unixsocketperm"]:
@@ -301,7 +302,9 @@ class Server:
     def park(self, conn: ClientConnection, request: Block) -> None:
         state = self.state
         client = conn.client
-        entry = state.block(client, request)  # type: ignore[arg-type]
+        if client is None:  # gone: nothing to park
+            return
+        entry = state.block(client, request)
         if request.timeout_ms > 0 and self.loop is not None:
             self._timers[client.id] = self.loop.call_later(
                 request.timeout_ms / 1000, self._timed_out, client, entry
@@ -421,6 +424,10 @@ def run_loop(main) -> None:
     uvloop.run(main)
 
 
+def _request_shutdown(server: Server, setting: str) -> None:
+    server.request_shutdown(save=signal_save(server.config[setting]))
+
+
 async def serve(server: Server, ready: Callable[[Server], None] | None = None) -> None:
     await server.start()
     loop = asyncio.get_running_loop()
@@ -428,8 +435,7 @@ async def serve(server: Server, ready: Callable[[Server], None] | None = None) -
                          (signal.SIGINT, "shutdown-on-sigint")):
         try:
             # Read when the signal comes: CONFIG SET may have changed it.
-            loop.add_signal_handler(sig, lambda setting=setting: server.request_shutdown(
-                save=signal_save(server.config[setting])))
+            loop.add_signal_handler(sig, _request_shutdown, server, setting)
         except (NotImplementedError, RuntimeError):
             pass
     if ready is not None:
