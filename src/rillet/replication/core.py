@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rillet import errors
 from rillet.replication import resume
@@ -20,6 +20,9 @@ from rillet.replication.backlog import Backlog
 from rillet.replication.failover import Failover
 from rillet.replication.master import MasterSide
 from rillet.replication.protocol import EffectStream, encode_command
+
+if TYPE_CHECKING:
+    from rillet.state import Block, Effect
 
 log = logging.getLogger("rillet")
 
@@ -130,7 +133,7 @@ class Replication:
             resume.save(str(self.config["dir"]), self.replid, self.master_repl_offset,
                         link.client.db.index)
 
-    def _backlog_size_changed(self, value: object) -> None:
+    def _backlog_size_changed(self, value: int) -> None:
         if self.backlog is not None:
             self.backlog.resize(int(value))
 
@@ -166,7 +169,7 @@ class Replication:
     def selected_db(self, value: int) -> None:
         self._stream.selected_db = value
 
-    def feed(self, effects: list[tuple[int, list[bytes]]]) -> None:
+    def feed(self, effects: list[Effect]) -> None:
         """Effects from outside the write path (the sink itself is `_sink`)."""
         self._stream(effects)
         if not self._flush_scheduled:
@@ -387,7 +390,7 @@ class Replication:
             return errors.NOREPLICAS
         return None
 
-    def command_guard(self, client: Any, spec: Any, argv: list[bytes]) -> object:
+    def command_guard(self, client: Any, spec: Any, argv: list[bytes]) -> Block | str | None:
         """The dispatcher's replication hook: an error, a Block (paused write) or None."""
         if (self.master_host is not None and not self.config["replica-serve-stale-data"]
                 and "stale" not in spec.flags and (self.link is None or not self.link.up)):

@@ -393,7 +393,7 @@ class MasterLink:
         reader = self.reader
         buffered = getattr(reader, "_buffer", None)
         transport = getattr(self.writer, "transport", None)
-        if buffered.__class__ is not bytearray or not hasattr(transport, "set_protocol"):
+        if buffered.__class__ is not bytearray or transport is None or not hasattr(transport, "set_protocol"):
             while True:  # (a reader or transport of another make: the streams' way)
                 await self._read(timeout)
                 self.apply()
@@ -430,7 +430,7 @@ class MasterLink:
                 # (A command far larger than a read waits in the parser, which
                 # does not copy what it has so far on every read as rest() does.)
                 data = parser.rest() if _scan is not None and pending <= _SCAN_MAX else b""
-                commands, used = _scan(data, _MAX_BULK) if data else ([], 0)
+                commands, used = _scan(data, _MAX_BULK) if data and _scan is not None else ([], 0)
                 if not commands:
                     got = parser.command()  # one command, or a keepalive, the slow way
                     if got is None:
