@@ -321,7 +321,7 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
     wanted_id = None
     if b"ID" in filters:
         try:
-            wanted_id = parse_int(filters[b"ID"])  # type: ignore[arg-type]
+            wanted_id = parse_int(filters[b"ID"])
         except ReplyError:
             raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE) from None
         if wanted_id <= 0:
@@ -331,7 +331,7 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.NO_SUCH_USER.format(name))
     max_age = None
     if b"MAXAGE" in filters:
-        max_age = parse_int(filters[b"MAXAGE"], errors.CLIENT_MAXAGE_NOT_INTEGER)  # type: ignore[arg-type]
+        max_age = parse_int(filters[b"MAXAGE"], errors.CLIENT_MAXAGE_NOT_INTEGER)
     now = server.clock.now_ms()
     killed = 0
     for client in list(server.clients.values()):
@@ -392,7 +392,9 @@ def client_unblock(ctx: Client, argv: list[bytes]) -> object:
     if target is None or target.blocked is None:
         return 0
     entry = ctx.server.unblock(target)
-    reply: object = entry.timeout_reply  # type: ignore[union-attr]
+    if entry is None:
+        return 0
+    reply: object = entry.timeout_reply
     if mode == b"ERROR":
         reply = ReplyError(errors.UNBLOCKED)
     unblocked = ctx.server.on_unblocked
