@@ -58,9 +58,10 @@ class Dispatcher:
         """Run one command for `client`; returns a reply, or a `Block` to park it."""
         spec = _TABLE_GET(argv[0])
         if spec is None or spec.subcommands:
-            spec = self._resolve(client, argv)
-            if spec.__class__ is ReplyError:
-                return spec
+            resolved = self._resolve(client, argv)
+            if isinstance(resolved, ReplyError):
+                return resolved
+            spec = resolved
         # Like Redis's c->lastcmd: set at lookup, so CLIENT LIST shows the command
         # being run, and EXEC (not what it ran) once it is done.
         client.last_command = spec.name_bytes
@@ -216,11 +217,11 @@ class Dispatcher:
         # pauses writes, a Block that parks the client until they resume.
         guard = state.command_guard
         if guard is not None and not client.is_internal:
-            problem = guard(client, spec, argv)
-            if problem is not None:
-                if problem.__class__ is Block:
-                    return problem
-                return self._reject(client, problem, spec)
+            verdict = guard(client, spec, argv)
+            if verdict is not None:
+                if isinstance(verdict, Block):
+                    return verdict
+                return self._reject(client, verdict, spec)
         return None
 
     def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
@@ -245,7 +246,7 @@ class Dispatcher:
             # compiled fast path, which has no such line, does not run).
             state.key_misses(client, spec, argv)
         try:
-            reply = spec.handler(client, argv)  # type: ignore[misc]
+            reply = spec.handler(client, argv)  # type: ignore[misc]  # only a container's is None
         except Exception as error:
             if write:
                 state.drop_effects()  # a handler that failed must leave no effect behind
@@ -289,7 +290,7 @@ class Dispatcher:
     def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list:
         """EXEC's body: the queued commands in order, their effects published as one."""
         state = self.state
-        replies = []
+        replies: list[object] = []
         client.in_exec = True
         state.begin_transaction()
         try:

@@ -65,6 +65,8 @@ class Persistence(Protocol):
     """What commands may ask of persistence (persistence/manager.py provides it)."""
 
     lastsave: int
+    aof_state: str  # "off", "on" or "wait_rewrite" (INFO's aof_enabled, WAITAOF)
+    fault_targets: tuple[str, ...]  # DEBUG FAULT's targets
 
     def save(self) -> None: ...
     def bgsave(self, schedule: bool = False) -> bytes: ...
@@ -412,7 +414,7 @@ class ServerState:
         # Replication (replication/core.py's Replication, set by replication.attach),
         # and its dispatcher hook: (client, spec, argv) -> an error, a Block or None.
         self.replication: Any = None
-        self.command_guard: Callable[[Client, Any, list[bytes]], object] | None = None
+        self.command_guard: Callable[[Client, Any, list[bytes]], Block | str | None] | None = None
         # Loads a function library's code found in a snapshot (commands/functions.py).
         self.library_loader: Callable[[bytes], None] | None = None
         # Serves other clients while a script is busy (server/busy.py); the script's client is skipped.

@@ -112,7 +112,7 @@ class RDBWriter:
 
     __slots__ = ("emit", "buf", "crc", "size", "compress", "checksum", "config")
 
-    def __init__(self, emit: Callable[[bytes | bytearray], None], compress: bool = True,
+    def __init__(self, emit: Callable[[bytes | bytearray], object], compress: bool = True,
                  checksum: bool = True, config: Any = None) -> None:
         self.config = config  # the server's Config when a codec's layout depends on it (lists)
         self.emit = emit
