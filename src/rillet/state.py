@@ -84,6 +84,9 @@ class Transactions(Protocol):
 
     def run_transaction(self, client: Client, queued: list[tuple[Any, list[bytes]]]) -> list: ...
     def call(self, client: Client, spec: Any, argv: list[bytes]) -> object: ...
+    # A handler's exception as the reply Dispatcher.call makes of it (stats, log):
+    # redis.call's common case runs handlers itself (scripting/engine.py).
+    def _failed(self, spec: Any, argv: list[bytes], error: Exception) -> object: ...
 
 
 class Connection:

@@ -82,6 +82,7 @@ def _evalsha(ctx: Client, argv: list[bytes], read_only: bool) -> object:
     if len(argv[1]) != 40:
         # evalShaCommand: no script has another length, NOSCRIPT before numkeys is read.
         raise ReplyError(errors.NOSCRIPT)
+    args: list[bytes]
     if len(argv) == 4 and argv[2] == b"1":  # one key, no arguments: split_keys' answer
         keys, args = argv[3:], []
     else:
