@@ -55,7 +55,7 @@ def parse_index(raw: bytes, allow_max: bool = False) -> int:
 
 
 def get_array(ctx: Client, key: bytes) -> Array | None:
-    return lookup(ctx, key, Array)  # type: ignore[return-value]
+    return lookup(ctx, key, Array)
 
 
 def array_for_write(ctx: Client, key: bytes) -> Array:
@@ -247,7 +247,7 @@ def arscan(ctx: Client, argv: list[bytes]) -> object:
     array = get_array(ctx, argv[1])
     if array is None:
         return []
-    out = []
+    out: list[list[Any]] = []
     for idx, item in array.scan(start, end):
         if limit is not None and len(out) >= limit:
             break
@@ -381,6 +381,7 @@ _INF_WORDS = {b"inf", b"+inf", b"-inf", b"infinity", b"+infinity", b"-infinity"}
 
 def _numeric(item: bytes) -> tuple[Fraction | float, bool] | None:
     """arOpAccumulate's reading of one value: (long double value, is an integer) or None."""
+    payload: Any  # its type follows the tag
     tag, payload = value_tag(item, format_double)
     if tag == TAG_INT:
         return Fraction(payload), True

@@ -279,7 +279,7 @@ def _search(ctx: Client, argv: list[bytes], src_index: int, flags: int) -> objec
         points = _sorted(points, returned, opts.sort == 2)
     conversion = shape.conversion
     if opts.store is None:
-        out = []
+        out: list[object] = []
         for member, score, x, y, dist in points[:returned]:
             dist /= conversion
             if not (opts.withdist or opts.withhash or opts.withcoord):

@@ -457,7 +457,7 @@ def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
         if stream is not None and stream.__class__ is not Stream:
             raise ReplyError(errors.WRONGTYPE)
         group = stream.groups.get(group_name) if stream is not None else None
-        if group is None:
+        if group is None or stream is None:
             raise ReplyError(errors.NOGROUP_XREADGROUP.format(errors.c_text(key), errors.c_text(group_name)))
         if raw == _GT:
             after = None
@@ -822,6 +822,7 @@ def xautoclaim(ctx: Client, argv: list[bytes]) -> object:
     result = group.autoclaim(stream, consumer_name, min_idle, start, count,
                              ctx.clock.now_ms(), justid)
     _propagate_claims(ctx, key, group, group_name, consumer_name, result)
+    claimed: list[object]
     if justid:
         claimed = [format_id(sid) for sid, _ in result.claimed]
     else:
@@ -903,7 +904,7 @@ def xinfo_full_groups(stream: Stream, count: int, now_ms: int = 0, nacked: bool 
             ])
             for c in group.consumers_in_order()
         ]
-        fields = [
+        fields: list[tuple[bytes, object]] = [
             (b"name", group.name),
             (b"last-delivered-id", format_id(group.last_id)),
             (b"entries-read", _reported_entries_read(group)),

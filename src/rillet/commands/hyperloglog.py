@@ -11,6 +11,7 @@ Redis does, and propagates itself so that replicas and the AOF hold the same byt
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from rillet import errors
 from rillet.commands.table import command
@@ -114,7 +115,7 @@ def pfmerge(ctx: Client, argv: list[bytes]) -> object:
         if not hll.merge_into(registers, value):
             raise ReplyError(errors.HLL_CORRUPT)
     dest = argv[1]
-    current = ctx.db.get(dest)
+    current: Any = ctx.db.get(dest)  # (a string: checked as an input above)
     buf = hll.new_sparse() if current is None else bytearray(current)
     if use_dense and buf[4] == hll.SPARSE:
         dense = hll.sparse_to_dense(buf)

@@ -27,7 +27,7 @@ INT64_MAX = 2**63 - 1
 
 
 def get_list(ctx: Client, key: bytes) -> List | None:
-    return lookup(ctx, key, List)  # type: ignore[return-value]
+    return lookup(ctx, key, List)
 
 
 def _max_size(ctx: Client) -> int:
@@ -175,6 +175,7 @@ def lset(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         raise ReplyError(errors.NO_SUCH_KEY)
     # listTypeReplaceAtIndex takes an int: Redis truncates the index to 32 bits.
+    index: int | None
     index = parse_int(argv[2]) & 0xFFFFFFFF
     index = _index(value, b"%d" % (index - (1 << 32) if index >= 1 << 31 else index))
     if index is None:

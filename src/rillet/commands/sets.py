@@ -35,7 +35,7 @@ def limits(ctx: Client) -> tuple[int, int, int]:
 
 
 def get_set(ctx: Client, key: bytes) -> Set | None:
-    return lookup(ctx, key, Set)  # type: ignore[return-value]
+    return lookup(ctx, key, Set)
 
 
 def ordered(s: Set) -> list[bytes]:

@@ -22,6 +22,7 @@ RPUSH of the stored elements, deterministic whatever the patterns read.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from rillet import acl, errors
 from rillet.commands import table
@@ -103,8 +104,8 @@ def _full_key_access(ctx: Client, argv: list[bytes], name: str) -> bool:
 
 # --- the sort itself ----------------------------------------------------------------------------
 
-def _cmp(x: object, y: object) -> int:
-    return (x > y) - (x < y)  # type: ignore[operator]
+def _cmp(x: Any, y: Any) -> int:  # (two numbers or two strings)
+    return (x > y) - (x < y)
 
 
 def _sort_vector(elements: list[bytes], keys: list, alpha: bool, by: bool, store: bool,
@@ -134,11 +135,12 @@ def _sort_vector(elements: list[bytes], keys: list, alpha: bool, by: bool, store
             return -c if desc else c
     order = list(range(n))
     if by and (start != 0 or end != n - 1):
-        pqsort(order, compare, start, end)  # type: ignore[arg-type]
+        pqsort(order, compare, start, end)
         return [elements[i] for i in order]
     # A full sort: glibc's qsort is a stable merge sort, and so is list.sort, whose
     # reverse=True keeps equal items in order as a merge sort with -cmp does. Keys
     # give the comparator's order without calling it.
+    key: list[Any]
     if not alpha:
         key = list(zip(keys, elements, strict=True))
     elif by:

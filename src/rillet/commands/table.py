@@ -414,7 +414,7 @@ def redact_options(start: int, secrets: dict[bytes, int], skips: dict[bytes, int
     with their value counts, `stop` an option after which the rest are not options."""
 
     def indexes(argv: list[bytes]) -> list[int]:
-        found = []
+        found: list[int] = []
         j = start
         while j < len(argv):
             option = argv[j].upper()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from typing import TypeVar
 
 from rillet import errors
 from rillet.commands.args import parse_int
@@ -16,12 +17,14 @@ from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.state import Client
 
+T = TypeVar("T")
 
-def lookup(ctx: Client, key: bytes, cls: type) -> object | None:
+
+def lookup(ctx: Client, key: bytes, cls: type[T]) -> T | None:
     """The value at `key` if it is a `cls`, None if missing, WRONGTYPE otherwise."""
     value = ctx.db.get(key)
     if value is None or value.__class__ is cls:
-        return value
+        return value  # (its class is cls: mypy cannot see it)
     raise ReplyError(errors.WRONGTYPE)
 
 

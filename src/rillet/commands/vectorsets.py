@@ -72,7 +72,7 @@ def _open_for_write(ctx: Client, key: bytes) -> VectorSet | None:
 
 
 def _get(ctx: Client, key: bytes) -> VectorSet | None:
-    return lookup(ctx, key, VectorSet)  # type: ignore[return-value]
+    return lookup(ctx, key, VectorSet)
 
 
 def _ll(raw: bytes) -> int | None:
@@ -139,6 +139,8 @@ def vadd(ctx: Client, argv: list[bytes]) -> object:
     dim = len(vec)
     if argc - 2 - consumed < 1:
         raise _arity(argv)
+    ef: int | None  # (None: not an integer, refused where it is parsed)
+    m: int | None
     ef, m, quant = DEFAULT_EF_CONSTRUCTION, DEFAULT_M, QUANT_Q8
     attrib: bytes | None = None
     j = 3 + consumed
@@ -148,12 +150,12 @@ def vadd(ctx: Client, argv: list[bytes]) -> object:
         if opt == b"CAS":
             pass  # Redis's threaded candidate search: the same result, run inline here
         elif opt == b"EF" and has_value:
-            ef = _ll(argv[j + 1])  # type: ignore[assignment]
+            ef = _ll(argv[j + 1])
             if ef is None or ef <= 0 or ef > 1_000_000:
                 raise ReplyError(errors.VSET_BAD_EF)
             j += 1
         elif opt == b"M" and has_value:
-            m = _ll(argv[j + 1])  # type: ignore[assignment]
+            m = _ll(argv[j + 1])
             if m is None or m < MIN_M or m > MAX_M:
                 raise ReplyError(errors.VSET_BAD_M)
             j += 1
@@ -269,6 +271,9 @@ def vsim(ctx: Client, argv: list[bytes]) -> object:
     if len(vec) != vset.dim:
         raise ReplyError(errors.VSET_DIM_MISMATCH.format(len(vec), vset.dim))
     withscores = withattribs = truth = False
+    count: int | None  # (None: not a number, refused where it is parsed)
+    ef: int | None
+    epsilon: float | None
     count, ef, epsilon = 10, 0, 2.0
     program = None
     j = 2 + vector_args
@@ -284,17 +289,17 @@ def vsim(ctx: Client, argv: list[bytes]) -> object:
         elif opt == b"NOTHREAD":
             pass  # the search runs inline already
         elif opt == b"COUNT" and has_value:
-            count = _ll(argv[j + 1])  # type: ignore[assignment]
+            count = _ll(argv[j + 1])
             if count is None or count <= 0:
                 raise ReplyError(errors.VSET_BAD_COUNT)
             j += 1
         elif opt == b"EPSILON" and has_value:
-            epsilon = parse_score(argv[j + 1])  # type: ignore[assignment]
+            epsilon = parse_score(argv[j + 1])
             if epsilon is None or epsilon <= 0:
                 raise ReplyError(errors.VSET_BAD_EPSILON)
             j += 1
         elif opt == b"EF" and has_value:
-            ef = _ll(argv[j + 1])  # type: ignore[assignment]
+            ef = _ll(argv[j + 1])
             if ef is None or ef <= 0 or ef > 1_000_000:
                 raise ReplyError(errors.VSET_BAD_EF)
             j += 1
@@ -454,9 +459,10 @@ def vrandmember(ctx: Client, argv: list[bytes]) -> object:
     if len(argv) not in (2, 3):
         raise _arity(argv)
     with_count = len(argv) == 3
+    count: int | None  # (None: not an integer, refused below)
     count = 1
     if with_count:
-        count = _ll(argv[2])  # type: ignore[assignment]
+        count = _ll(argv[2])
         if count is None:
             raise ReplyError(errors.VSET_COUNT_NOT_INTEGER)
         if count == 0:
@@ -494,9 +500,10 @@ def vrange(ctx: Client, argv: list[bytes]) -> object:
     """VRANGE key start end [count]"""
     if not 4 <= len(argv) <= 5:
         raise _arity(argv)
+    count: int | None  # (None: not an integer, refused below)
     count = -1
     if len(argv) == 5:
-        count = _ll(argv[4])  # type: ignore[assignment]
+        count = _ll(argv[4])
         if count is None:
             raise ReplyError(errors.VSET_BAD_RANGE_COUNT)
     start, end = _range_bound(argv[2]), _range_bound(argv[3])
@@ -509,7 +516,7 @@ def vrange(ctx: Client, argv: list[bytes]) -> object:
     vset = _get(ctx, argv[1])
     if vset is None:
         return []
-    out = []
+    out: list[bytes] = []
     for item in sorted(vset.nodes):  # the element dict is a rax: byte order
         if start[0] == "incl" and item < start[1] or start[0] == "excl" and item <= start[1]:
             continue
