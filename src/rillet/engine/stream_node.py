@@ -13,7 +13,6 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
-from typing import Any
 
 from rillet.engine.ids import StreamID
 from rillet.engine.listpack_size import (
@@ -27,7 +26,7 @@ _tuple_new = tuple.__new__
 _size_of = ELEMENT_SIZES.__getitem__
 
 
-def compact_array(values: list[int] | array) -> array:
+def compact_array(values: list[int]) -> array:
     """The narrowest unsigned array holding `values` (8-byte for IDs near 2**64)."""
     top = max(values) if values else 0
     if top < 256:
@@ -214,7 +213,7 @@ class StreamNode:
                 list(range(0, self.n * self.k + 1, self.k)) if self.k else [0] * (self.n + 1)
             )
             self.same = bytearray(b"\x01" * self.n)
-        assert isinstance(self.same, bytearray)  # (an open node's)
+        assert self.same is not None
         if same:
             elems.extend(fields[1::2])
         else:
@@ -233,13 +232,13 @@ class StreamNode:
             return
         elems = self.elems
         assert elems is not None
-        self.ms = compact_array(self.ms)
-        self.seq = compact_array(self.seq)
+        self.ms = compact_array(self.ms)  # type: ignore[arg-type]
+        self.seq = compact_array(self.seq)  # type: ignore[arg-type]
         self.data = b"".join(elems)
         self.offs = compact_array(list(accumulate(map(len, elems), initial=0)))
-        if self.estart is not None and self.same is not None:  # (both or neither)
-            self.estart = compact_array(self.estart)
-            self.same = bytes(self.same)
+        if self.estart is not None:
+            self.estart = compact_array(self.estart)  # type: ignore[arg-type]
+            self.same = bytes(self.same)  # type: ignore[arg-type]
         self.elems = None
         self.is_open = False
         self.fast = False
@@ -254,9 +253,9 @@ class StreamNode:
         self.elems = list(map(data.__getitem__, map(slice, offs, offs[1:])))
         self.ms = list(self.ms)
         self.seq = list(self.seq)
-        if self.estart is not None and self.same is not None:  # (both or neither)
+        if self.estart is not None:
             self.estart = list(self.estart)
-            self.same = bytearray(self.same)
+            self.same = bytearray(self.same)  # type: ignore[arg-type]
         self.data = b""
         self.offs = None
         self.is_open = True
@@ -290,22 +289,17 @@ class StreamNode:
         if self.estart is None and not self.is_open:
             # Closed node, every entry SAMEFIELDS: the common read path.
             k = self.k
-            offs: Any  # an array: the node is packed
             offs, data, mf = self.offs, self.data, self.mf
             a = i * k
             if k == 1:
-                return [mf[0], data[offs[a] : offs[a + 1]]]
+                return [mf[0], data[offs[a] : offs[a + 1]]]  # type: ignore[index]
             if k == 2:
-                o1 = offs[a + 1]
-                return [mf[0], data[offs[a] : o1], mf[1], data[o1 : offs[a + 2]]]
+                o1 = offs[a + 1]  # type: ignore[index]
+                return [mf[0], data[offs[a] : o1], mf[1], data[o1 : offs[a + 2]]]  # type: ignore[index]
         return self._fields_general(i)
 
     def _fields_general(self, i: int) -> list[bytes]:
         estart = self.estart
-        # (Any: set as the node's shape says, lists while open, arrays once packed.)
-        flags: Any = self.same
-        elems: Any = self.elems
-        all_offs: Any = self.offs
         if estart is None:
             a = i * self.k
             b = a + self.k
@@ -313,11 +307,11 @@ class StreamNode:
         else:
             a = estart[i]
             b = estart[i + 1]
-            same = flags[i]
+            same = self.same[i]  # type: ignore[index]
         if self.is_open:
-            stored = elems[a:b]
+            stored = self.elems[a:b]  # type: ignore[index]
         else:
-            offs = all_offs[a : b + 1]
+            offs = self.offs[a : b + 1]  # type: ignore[index]
             stored = list(map(self.data.__getitem__, map(slice, offs, offs[1:])))
         if not same:
             return stored
@@ -375,7 +369,7 @@ class StreamNode:
             seq = self.seq[i]
             fields = self.fields_at(i)
             nf = len(fields) // 2
-            same = self.estart is None or bool(self.same[i])  # type: ignore[index]  # set with estart
+            same = self.estart is None or bool(self.same[i])  # type: ignore[index]
             size = 2 + diff_size(ms, self.ms0) + diff_size(seq, self.seq0)
             if same:
                 size += int_size(nf + 3) + sum(map(_size_of, fields[1::2]))

@@ -490,6 +490,7 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
             deadline = None
             continue
         if not dry:
+            assert db is not None  # (only a dry parse has no databases)
             if deadline is not None and skip_expired and deadline <= now:
                 stats.keys_expired += 1
             else:

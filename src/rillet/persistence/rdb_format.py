@@ -697,12 +697,13 @@ py_crc64, py_lp_decode, py_lzf_compress, py_lzf_decompress = (
 _read_string = None
 if not os.environ.get("RILLET_PURE"):
     try:  # the compiled forms (same behaviour, checked by tests/persistence/test_rdb_format.py)
+        import rillet.persistence._rdbfast as _fast
         from rillet.persistence._rdbfast import (  # type: ignore[no-redef]  # noqa: F401
             crc64,
             lp_decode,
             lzf_compress,
             lzf_decompress,
         )
-        from rillet.persistence._rdbfast import read_string as _read_string
+        _read_string = _fast.read_string
     except ImportError:
         pass

@@ -107,7 +107,7 @@ def node_listpack(node: StreamNode) -> bytes:
         elems = node.elems or []
     else:
         offs, data = node.offs, node.data
-        elems = list(map(data.__getitem__, map(slice, offs, offs[1:])))  # type: ignore[arg-type]
+        elems = list(map(data.__getitem__, map(slice, offs, offs[1:])))
     same_count = lp_int(k + 3)
     append = parts.append
     for i in range(n):
@@ -116,7 +116,7 @@ def node_listpack(node: StreamNode) -> bytes:
         if estart is None:
             a, b, is_same = i * k, i * k + k, True
         else:
-            a, b, is_same = estart[i], estart[i + 1], bool(same[i])  # type: ignore[index]
+            a, b, is_same = estart[i], estart[i + 1], bool(same[i])
         flags = (FLAG_DELETED if dead is not None and i in dead else 0)
         if is_same:
             append(lp_int(flags | FLAG_SAMEFIELDS))
@@ -164,7 +164,7 @@ def save_stream(writer: rdb.RDBWriter, stream: Stream,
         for node in nodes:
             writer.string(stream_id_bytes(node.ms0, node.seq0))
             # A node not read since it was loaded goes back out as the bytes it came in as.
-            writer.string(node.lp if node.__class__ is LoadedNode else _listpack(node))
+            writer.string(node.lp if node.lp is not None else _listpack(node))  # (a LoadedNode's)
             writer.maybe_flush()
     length = writer.length
     length(stream.length)
@@ -346,6 +346,7 @@ class LoadedNode(StreamNode):
     def materialize(self) -> None:
         """Decode the listpack into the entry slots; the node becomes a StreamNode."""
         lp = self.lp
+        assert lp is not None  # (set until this runs)
         _live, _ndead, _fields, ms, seq, data, offs, estart, same, dead = _decode(lp, self.seq0)
         self.ms = ms
         self.seq = seq
@@ -543,10 +544,9 @@ _nodes_rdb: Any = None
 _NODE_BATCH = 256  # nodes per compiled call (~140 KiB of listpacks at the default size)
 if not os.environ.get("RILLET_PURE"):
     try:  # the compiled forms (same results; tests/persistence/test_rdb_format.py compares)
-        from rillet.persistence._rdbfast import stream_lp_decode as _decode  # type: ignore[no-redef]
-        from rillet.persistence._rdbfast import stream_lp_encode as _encode
-        from rillet.persistence._rdbfast import stream_lp_header as _header  # type: ignore[no-redef]
-        from rillet.persistence._rdbfast import stream_nodes_rdb as _nodes_rdb
+        import rillet.persistence._rdbfast as _fast
+        _decode, _encode = _fast.stream_lp_decode, _fast.stream_lp_encode
+        _header, _nodes_rdb = _fast.stream_lp_header, _fast.stream_nodes_rdb
         _listpack = _node_listpack_fast
     except ImportError:
         pass

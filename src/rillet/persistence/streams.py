@@ -32,7 +32,7 @@ import hashlib
 import struct
 import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from itertools import accumulate
 from typing import Any
 
@@ -136,7 +136,7 @@ def _dump_node(writer: SnapshotWriter, node: StreamNode) -> None:
     _write_array(writer, offs)
     if mixed:
         _write_array(writer, node.estart)
-        writer.blob(bytes(node.same))  # type: ignore[arg-type]
+        writer.blob(bytes(node.same))
 
 
 def _dump_group(writer: SnapshotWriter, group: Any) -> None:
@@ -293,7 +293,7 @@ def _load_group(reader: SnapshotReader, stream: Stream) -> Iterator[None]:
         consumers.append(consumer)
     pending = reader.u64()
     raw = reader.raw(pending * _PEL_ENTRY.size)
-    records = []
+    records: list[tuple[int, Any, int, int]] = []
     append = records.append
     ncons = len(consumers)
     for touch, (ms, seq, owner, time_ms, count) in enumerate(_PEL_ENTRY.iter_unpack(raw)):
@@ -312,7 +312,7 @@ def _load_group(reader: SnapshotReader, stream: Stream) -> Iterator[None]:
         raise SnapshotError(f"consumer group {name!r}: {exc}") from None
 
 
-def load_stream(reader: SnapshotReader, context: CodecContext) -> Iterator[None]:
+def load_stream(reader: SnapshotReader, context: CodecContext) -> Generator[None, None, Stream]:
     length = reader.u64()
     entries_added = reader.u64()
     last_id = StreamID(reader.u64(), reader.u64())
@@ -426,8 +426,8 @@ def stream_commands(key: bytes, stream: Stream, context: CodecContext) -> Iterat
         if settings:
             yield [b"XCFGSET", key, *settings]
         for pid, iids in idmp.producers.items():
-            for iid, sid in iids.items():
-                yield [b"XIDMPRECORD", key, pid, iid, format_id(sid)]
+            for iid, recorded in iids.items():
+                yield [b"XIDMPRECORD", key, pid, iid, format_id(recorded)]
 
 
 register(ValueType(STREAM_TAG, "stream", Stream, dump_stream, load_stream, digest_stream,
