@@ -22,7 +22,8 @@ from rillet.engine.sortedlist import SortedList
 Order: type = SortedList
 if not os.environ.get("RILLET_PURE"):
     try:
-        from rillet.engine._zorder import ZOrder as Order
+        from rillet.engine._zorder import ZOrder
+        Order = ZOrder
     except ImportError:
         pass
 
