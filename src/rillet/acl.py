@@ -334,10 +334,10 @@ class Selector:
                 # A PSUBSCRIBE pattern must be one of the user's patterns as written
                 # (Redis's ACLCheckChannelAgainstList with is_pattern).
                 if literal:
-                    allowed = argv[index] in self.channels
+                    permitted = argv[index] in self.channels
                 else:
-                    allowed = any(glob_match(p, argv[index]) for p in self.channels)
-                if not allowed:
+                    permitted = any(glob_match(p, argv[index]) for p in self.channels)
+                if not permitted:
                     return DENIED_CHANNEL, index
         return OK, 0
 

@@ -132,10 +132,10 @@ def _compiled_match():
     if os.environ.get("RILLET_PURE"):
         return None
     try:
-        from rillet import _glob
+        from rillet._glob import match
     except ImportError:  # not built: the Python loop above is the matcher
         return None
-    return _glob.match
+    return match
 
 
 glob_match = _compiled_match() or match
