@@ -52,9 +52,8 @@ def position_to_json(position: StreamPosition) -> dict[str, Any]:
 
 def offset_from_json(offset: Mapping[str, Any] | str) -> dict[str, StreamPosition]:
     """Decode a Spark offset (a dict, or its JSON text) into positions per stream."""
-    if isinstance(offset, str):
-        offset = json.loads(offset)
-    return {str(stream): position_from_json(value) for stream, value in offset.items()}
+    decoded = json.loads(offset) if isinstance(offset, str) else offset
+    return {str(stream): position_from_json(value) for stream, value in decoded.items()}
 
 
 def offset_to_json(positions: Mapping[str, StreamPosition]) -> dict[str, Any]:

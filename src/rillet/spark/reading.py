@@ -181,7 +181,7 @@ def read_range(options: ReaderOptions, part: StreamRange) -> Iterator[pa.RecordB
 
     def fetch() -> None:
         try:
-            items = produce()
+            items: Any = produce()  # (a generator: closed below if the reader stops)
             try:
                 for item in items:
                     if not offer(item):
