@@ -576,10 +576,10 @@ class ServerState:
             self.pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key)
 
     # --- keyspace notifications beyond the handlers' own events -------------------
-    def _notify_classes_changed(self, flags: object) -> None:
+    def _notify_classes_changed(self, flags: int) -> None:
         """notify-keyspace-events changed: arm the hooks of the classes no handler emits
         itself (new, overwritten, type_changed, keymiss) only while they are on."""
-        value = int(flags)  # type: ignore[call-overload]
+        value = int(flags)
         # The classes as an int at a slot: every write asks whether any is on
         # (_bodies.pxi _notify_on), where config.values cost a string-keyed lookup.
         self.notify_flags = value

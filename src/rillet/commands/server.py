@@ -820,12 +820,12 @@ def _redis_docs() -> dict[str, dict[str, object]]:
     return DOCS
 
 
-def _doc_field(field: str, value: object) -> object:
+def _doc_field(field: str, value: Any) -> object:  # (a str, or the field's list)
     if field == "doc_flags":
-        return SetReply([SimpleString(flag.encode()) for flag in value])  # type: ignore[attr-defined]
+        return SetReply([SimpleString(flag.encode()) for flag in value])
     if field == "history":
-        return SetReply([[version.encode(), text.encode()] for version, text in value])  # type: ignore[attr-defined]
-    return value.encode()  # type: ignore[attr-defined]
+        return SetReply([[version.encode(), text.encode()] for version, text in value])
+    return value.encode()
 
 
 def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections.abc import Iterable, Sized
 from typing import TypeVar
 
 from rillet import errors
@@ -32,8 +33,8 @@ def store(ctx: Client, key: bytes, value: object, keep_ttl: bool = False) -> Non
     ctx.db.set(key, value, keep_ttl=keep_ttl)
 
 
-def drop_if_empty(ctx: Client, key: bytes, value: object) -> None:
-    if not len(value):  # type: ignore[arg-type]
+def drop_if_empty(ctx: Client, key: bytes, value: Sized) -> None:
+    if not len(value):
         ctx.db.delete(key)
 
 
@@ -92,7 +93,7 @@ def _slot(member: bytes) -> int:
     return hash(member) & 0xFFFFFFFFFFFF
 
 
-def scan_members(members: object, cursor: int, count: int, compact: bool,
+def scan_members(members: Iterable[bytes], cursor: int, count: int, compact: bool,
                  pattern: bytes | None) -> tuple[int, list[bytes]]:
     """One *SCAN step: a compact value answers whole (cursor 0), as Redis's listpacks do.
 
@@ -100,10 +101,10 @@ def scan_members(members: object, cursor: int, count: int, compact: bool,
     cursor is the next hash, so a member present throughout is returned once.
     """
     if compact:
-        found = list(members)  # type: ignore[call-overload]
+        found = list(members)
         next_cursor = 0
     else:
-        candidates = [(h, m) for m in members if (h := _slot(m)) >= cursor]  # type: ignore[attr-defined]
+        candidates = [(h, m) for m in members if (h := _slot(m)) >= cursor]
         chosen = heapq.nsmallest(count, candidates)
         if len(chosen) < len(candidates) and chosen:
             last = chosen[-1][0]
