@@ -287,7 +287,7 @@ class Dispatcher:
             state.slowlog.add(shown_argv(spec, argv), elapsed_us, conn.addr if conn is not None else "", client.name,
                               state.config.values["slowlog-max-len"])
 
-    def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list:
+    def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list[object]:
         """EXEC's body: the queued commands in order, their effects published as one."""
         state = self.state
         replies: list[object] = []

@@ -48,7 +48,7 @@ EffectSink = Callable[[list[Effect]], None]
 # ServerState._effects once a compiled body has written its one effect straight
 # into every sink (each an EffectStream: commands/_writes.pyx, XADD): published
 # already, so the publish step has nothing left to do.
-PUBLISHED: tuple = ()
+PUBLISHED: tuple[()] = ()
 
 
 def effect_argv(argv: list[bytes] | bytes) -> list[bytes]:
@@ -61,10 +61,35 @@ def effect_argv(argv: list[bytes] | bytes) -> list[bytes]:
     return commands[0]
 
 
+class FsyncStatus(Protocol):
+    @property
+    def fsync_pending(self) -> int: ...
+
+
+class AofStatus(Protocol):
+    """What replication reads of the AOF writer (persistence/aof.py's AofWriter): its
+    offsets, for WAITAOF and the replica's AOF acks (replication/master.py)."""
+
+    written_total: int
+    synced_total: int
+    incr_size: int
+    synced_size: int
+
+    @property
+    def status_errno(self) -> int: ...
+    @property
+    def fed_total(self) -> int: ...
+    @property
+    def bio(self) -> FsyncStatus: ...
+
+
 class Persistence(Protocol):
-    """What commands may ask of persistence (persistence/manager.py provides it)."""
+    """What commands and replication may ask of persistence (persistence/manager.py
+    provides it)."""
 
     lastsave: int
+    last_bgsave_ok: bool
+    aof: AofStatus
     aof_state: str  # "off", "on" or "wait_rewrite" (INFO's aof_enabled, WAITAOF)
     fault_targets: tuple[str, ...]  # DEBUG FAULT's targets
 
@@ -77,12 +102,13 @@ class Persistence(Protocol):
     def key_digest(self, db: Any, key: bytes) -> str: ...
     def set_fault(self, target: str, count: int, code: int, op: str) -> None: ...
     def clear_faults(self) -> None: ...
+    def update_guard(self) -> None: ...  # re-arm the write guard (MISCONF) after a change
 
 
 class Transactions(Protocol):
     """What EXEC needs of the dispatcher: run its queue as one transaction."""
 
-    def run_transaction(self, client: Client, queued: list[tuple[Any, list[bytes]]]) -> list: ...
+    def run_transaction(self, client: Client, queued: list[tuple[Any, list[bytes]]]) -> list[object]: ...
     def call(self, client: Client, spec: Any, argv: list[bytes]) -> object: ...
     # A handler's exception as the reply Dispatcher.call makes of it (stats, log):
     # redis.call's common case runs handlers itself (scripting/engine.py).
@@ -406,7 +432,7 @@ class ServerState:
         # by the clock rather than a write (XREADGROUP ... CLAIM min-idle).
         self.key_wakeups: list[tuple[int, int, bytes]] = []
         # Set by SHUTDOWN; the server layer polls it after each batch.
-        self.shutdown_requested: dict | None = None
+        self.shutdown_requested: dict[str, bool] | None = None  # SHUTDOWN's save/nosave
         # Hooks the server layer or persistence install (e.g. for INFO sections).
         self.info_providers: dict[str, Callable[[], list[tuple[str, object]]]] = {}
         # Wiring set by the layers above, typed so handlers need no casts.

@@ -42,7 +42,8 @@ def config_int(ctx: Client, name: str) -> int:
     """An int parameter by its canonical name. Read straight from `Config.values` (which
     holds ints for int parameters): a write command reads two or three of these per call,
     and the alias resolution of `Config[name]` was a tenth of an HSET's time."""
-    return ctx.server.config.values[name]
+    value: int = ctx.server.config.values[name]
+    return value
 
 
 # --- *SCAN -------------------------------------------------------------------------
@@ -128,7 +129,7 @@ def random_count(raw: bytes) -> tuple[int, bool]:
     return abs(count), count < 0
 
 
-def pick(items: list, count: int, repeats: bool) -> list:
+def pick(items: list[T], count: int, repeats: bool) -> list[T]:
     if repeats:
         return [random.choice(items) for _ in range(count)] if items else []
     if count >= len(items):

@@ -14,7 +14,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rillet import cpuaffinity, errors
@@ -324,7 +324,7 @@ class Persistence:
             self.server.exit_code = 1
             self.server.request_shutdown(save=False)
 
-    def load_at_startup(self):
+    def load_at_startup(self) -> Iterator[None]:
         """Generator: load the AOF if enabled and present, else the snapshot."""
         state = self.state
         progress = self.progress = LoadProgress()

@@ -12,10 +12,13 @@ child (payload.py is the one place that knows the snapshot format).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rillet.replication.core import Host, Replication
 
 
-def attach(server: Any) -> Any:
+def attach(server: Host) -> Replication:
     """Create the server's `Replication` and install its hooks (sink, INFO, cron, startup)."""
     from rillet.replication.core import Replication
 

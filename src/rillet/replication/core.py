@@ -9,10 +9,12 @@ unchanged, so every server of a chain has the same offsets and IDs.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rillet import errors
 from rillet.replication import resume
@@ -22,7 +24,7 @@ from rillet.replication.master import MasterSide
 from rillet.replication.protocol import EffectStream, encode_command
 
 if TYPE_CHECKING:
-    from rillet.state import Block, Effect
+    from rillet.state import Block, BlockedClient, Client, Effect, ServerState
 
 log = logging.getLogger("rillet")
 
@@ -38,8 +40,39 @@ def new_replid() -> str:
     return os.urandom(20).hex()
 
 
+class Dispatch(Protocol):
+    """What the replica's apply loop runs commands through (dispatch.py's Dispatcher)."""
+
+    @property
+    def run_replicated(self) -> Callable[..., int] | None:
+        """server/_fastpath.pyx's compiled apply loop, when built."""
+
+    def execute(self, client: Client, argv: list[bytes]) -> object: ...
+
+
+class Host(Protocol):
+    """What replication uses of the server that attaches it (server/server.py's Server):
+    replication imports neither server/ nor the dispatcher, it is handed this."""
+
+    @property
+    def state(self) -> ServerState: ...
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None: ...
+    @property
+    def dispatcher(self) -> Dispatch: ...
+
+    before_flush: list[Callable[[], None]]
+    on_shutdown: list[Callable[[bool | None], None]]
+    cron_hooks: list[Callable[[], None]]
+    startup_tasks: list[Callable[[], Awaitable[None]]]
+
+    def after_batch(self) -> None: ...
+    def serve_ready(self) -> None: ...
+    def _deliver(self, client: Client, entry: BlockedClient, reply: object) -> None: ...
+
+
 class Replication:
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Host) -> None:
         self.server = server
         self.state = server.state
         self.config = server.state.config

@@ -20,12 +20,17 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rillet import cpuaffinity
 from rillet.persistence import fork
 from rillet.replication.payload import write_payload
 from rillet.replication.protocol import encode_command
+
+if TYPE_CHECKING:
+    from rillet.config import Config
+    from rillet.replication.core import Replication
+    from rillet.state import Persistence
 
 log = logging.getLogger("rillet")
 
@@ -83,7 +88,7 @@ class Waiter:
 
 
 class MasterSide:
-    def __init__(self, replication: Any) -> None:
+    def __init__(self, replication: Replication) -> None:
         self.repl = replication
         self.state = replication.state
         self.config = replication.config
@@ -469,7 +474,8 @@ class MasterSide:
             reply = acked
         server = self.repl.server
         entry = self.state.unblock(client)
-        server._deliver(client, entry, reply)
+        if entry is not None:  # (it is: the client was blocked)
+            server._deliver(client, entry, reply)
 
     def abort_waits(self) -> None:
         for waiter in list(self.waiters):
@@ -530,7 +536,7 @@ def _host_of(addr: str) -> str:
     return host.strip("[]")
 
 
-def _aof_durable(persistence: Any, config: Any) -> int:
+def _aof_durable(persistence: Persistence, config: Config) -> int:
     """Bytes of the AOF that are durable as far as WAITAOF goes (written, under `no`)."""
     aof = persistence.aof
     policy = config["appendfsync"]
@@ -542,7 +548,7 @@ def _aof_durable(persistence: Any, config: Any) -> int:
     return aof.synced_total
 
 
-def aof_position(persistence: Any) -> int:
+def aof_position(persistence: Persistence) -> int:
     """The AOF's size including what is buffered: what must become durable."""
     return persistence.aof.fed_total
 

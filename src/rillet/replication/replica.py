@@ -16,7 +16,7 @@ import logging
 import os
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rillet.compiled import compiled
 from rillet.errors import ReplyError
@@ -24,6 +24,9 @@ from rillet.persistence.loader import LoadError, LoadProgress
 from rillet.replication.core import EXPIRE_MASTER_STREAM, EXPIRE_REPLICA_READ
 from rillet.replication.payload import load_payload, stream_db_of
 from rillet.replication.protocol import StreamError, StreamParser, encode_command, encoded_size
+
+if TYPE_CHECKING:
+    from rillet.replication.core import Replication
 
 log = logging.getLogger("rillet")
 
@@ -51,7 +54,7 @@ class LinkError(Exception):
 class _StreamProtocol(asyncio.Protocol):
     """The link's protocol once the stream flows: each read is applied at once."""
 
-    def __init__(self, link: MasterLink, done: asyncio.Future) -> None:
+    def __init__(self, link: MasterLink, done: asyncio.Future[None]) -> None:
         self.link = link
         self.done = done
 
@@ -77,13 +80,13 @@ class _StreamProtocol(asyncio.Protocol):
 
 
 class MasterLink:
-    def __init__(self, replication: Any, host: str, port: int, failover: bool = False) -> None:
+    def __init__(self, replication: Replication, host: str, port: int, failover: bool = False) -> None:
         self.repl = replication
         self.state = replication.state
         self.config = replication.config
         self.host = host
         self.port = port
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Future[None] | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.reader: asyncio.StreamReader | None = None
         self.parser = StreamParser()
@@ -399,7 +402,7 @@ class MasterLink:
                 self.apply()
         # The stream is applied as it arrives, in the transport's own callback:
         # a StreamReader would copy each read twice and resume this task for it.
-        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         protocol = _StreamProtocol(self, done)
         leftover = bytes(buffered)
         buffered.clear()

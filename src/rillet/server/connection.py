@@ -129,6 +129,9 @@ class ClientConnection(asyncio.Protocol, Connection):
         client = self.client
         if client is None:
             return False
+        hard: int
+        soft: int
+        soft_seconds: int
         hard, soft, soft_seconds = self.state.config["client-output-buffer-limit"][client.obuf_class]
         # Redis counts only its reply list, not the 16 kB buffer before it: a
         # small reply never trips a limit, however low.

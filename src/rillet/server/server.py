@@ -12,10 +12,11 @@ import functools
 import logging
 import os
 import signal
+import socket
 import ssl
 import sys
-from collections.abc import Awaitable, Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol
 
 from rillet import REDIS_COMPAT_VERSION, __version__, gcpolicy
 from rillet.acl import RuleError
@@ -59,13 +60,13 @@ class Server:
         # The TCP and unix listeners (not TLS): busy.py accepts on them while a
         # script is busy, through handles of its own (made on first use).
         self.plain_listeners: list[asyncio.base_events.Server] = []
-        self.busy_listeners: list | None = None
+        self.busy_listeners: list[socket.socket] | None = None
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._wakeup_timer: asyncio.TimerHandle | None = None
         self._wakeup_due = 0
         self._field_expiry_cursors: dict[int, int] = {}  # db index -> the hash-field sweep's SCAN cursor
         self._stopped: asyncio.Event | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Future[None]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
         self.port = 0
         self.tls_port = 0
@@ -414,7 +415,7 @@ def configure_interpreter() -> None:
     sys.setswitchinterval(0.0005)
 
 
-def run_loop(main) -> None:
+def run_loop(main: Coroutine[Any, Any, None]) -> None:
     """Run a coroutine on uvloop when it is installed, else on asyncio's loop."""
     try:
         import uvloop
