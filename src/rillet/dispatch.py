@@ -117,7 +117,7 @@ class Dispatcher:
         if not state.pause_all and not (
             spec.is_write or "may_replicate" in spec.flags
             or (spec.name == "exec" and client.multi
-                and any(s.is_write or "may_replicate" in s.flags for s, _ in client.multi))  # type: ignore[attr-defined]
+                and any(s.is_write or "may_replicate" in s.flags for s, _ in client.multi))
         ):
             return None
         if not client.blocked_retry:

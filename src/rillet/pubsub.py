@@ -67,7 +67,7 @@ def frame(resp3: bool, *items: bytes | int | None) -> bytes:
         elif item.__class__ is int:
             out += b":%d\r\n" % item
         else:
-            out += _bulk(item)  # type: ignore[arg-type]
+            out += _bulk(item)  # type: ignore[arg-type]  # bytes: None and int are above
     return bytes(out)
 
 

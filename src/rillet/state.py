@@ -54,7 +54,7 @@ PUBLISHED: tuple[()] = ()
 def effect_argv(argv: list[bytes] | bytes) -> list[bytes]:
     """An effect's argv as a list, whichever form it came in (see Effect)."""
     if argv.__class__ is not bytes:
-        return argv  # type: ignore[return-value]
+        return argv  # type: ignore[return-value]  # a list: not bytes
     commands, error = RequestParser().feed(argv)
     if error is not None or len(commands) != 1:
         raise ValueError(f"not one encoded command: {argv!r}")
@@ -177,7 +177,8 @@ class Client:
         # properties that keep it current, and the server updates every client
         # when its own gate changes.
         self.gated = False
-        self._multi: list[tuple[object, list[bytes]]] | None = None
+        # (Any: a CommandSpec, of commands/, above the state)
+        self._multi: list[tuple[Any, list[bytes]]] | None = None
         # The ACL user; `restricted` (its rules limit something) puts the
         # client on the gated path, where the dispatcher checks permissions.
         self.user: User = server.acl.default
@@ -220,12 +221,12 @@ class Client:
         self.update_gate()
 
     @property
-    def multi(self) -> list[tuple[object, list[bytes]]] | None:
+    def multi(self) -> list[tuple[Any, list[bytes]]] | None:
         """Commands queued since MULTI, or None outside a transaction."""
         return self._multi
 
     @multi.setter
-    def multi(self, queue: list[tuple[object, list[bytes]]] | None) -> None:
+    def multi(self, queue: list[tuple[Any, list[bytes]]] | None) -> None:
         self._multi = queue
         self.update_gate()
 

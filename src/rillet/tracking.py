@@ -304,9 +304,10 @@ class Tracking:
         """sendTrackingMessage: `payload` (the keys' array, or a null) to `client`,
         or to the client it redirects to."""
         pubsub = self.state.pubsub
+        target: Client | None
         target = client
         if mode.redirect:
-            target = self.state.clients.get(mode.redirect)  # type: ignore[assignment]
+            target = self.state.clients.get(mode.redirect)
             if target is None or target.closing:
                 mode.broken = True
                 if client.resp3:

@@ -360,7 +360,7 @@ def argrep(ctx: Client, argv: list[bytes]) -> object:
     top = array.length() - 1
 
     def resolve(bound: int | str) -> int:
-        return 0 if bound == "-" else top if bound == "+" else bound  # type: ignore[return-value]
+        return 0 if bound == "-" else top if bound == "+" else bound  # type: ignore[return-value]  # an int here
 
     combine = all if use_and else any
     out: list = []

@@ -155,9 +155,9 @@ def _stream_and_group(ctx: Client, key: bytes, group_name: bytes) -> tuple[Strea
     """The XCLAIM/XPENDING/XNACK lookup: WRONGTYPE, then NOGROUP for a missing key or group."""
     stream = get_stream(ctx, key)
     group = stream.groups.get(group_name) if stream is not None else None
-    if group is None:
+    if group is None or stream is None:
         raise _nogroup(key, group_name)
-    return stream, group  # type: ignore[return-value]
+    return stream, group
 
 
 def _wake(ctx: Client, key: bytes) -> None:
@@ -678,7 +678,7 @@ def xpending(ctx: Client, argv: list[bytes]) -> object:
         total, first, last, per_consumer = group.pending_summary()
         if not total:
             return [0, None, None, NULL_ARRAY]
-        return [total, format_id(first), format_id(last),  # type: ignore[arg-type]
+        return [total, format_id(first), format_id(last),  # type: ignore[arg-type]  # set when total
                 [[name, b"%d" % pending] for name, pending in per_consumer]]
     now = ctx.clock.now_ms()
     out = []

@@ -497,4 +497,4 @@ def memory_usage(ctx: Client, argv: list[bytes]) -> object:
 
     if value.__class__ is Stream:
         return stream_memory_usage(ctx.db, key, value, samples)
-    return 16 + len(key) + value.memory_usage()  # type: ignore[attr-defined]
+    return 16 + len(key) + value.memory_usage()  # type: ignore[attr-defined]  # every other type has it

@@ -170,7 +170,7 @@ def apply_trim(stream: Stream, trim: Trim, policy: bytes = KEEPREF) -> int:
         limit = 0
     can_delete, on_deleted = policy_hooks(stream, policy) if stream.groups else (None, None)
     if trim.by_minid:
-        return stream.trim_minid(trim.minid, trim.approx, limit, can_delete, on_deleted)  # type: ignore[arg-type]
+        return stream.trim_minid(trim.minid, trim.approx, limit, can_delete, on_deleted)  # type: ignore[arg-type]  # by_minid
     return stream.trim_maxlen(trim.maxlen, trim.approx, limit, can_delete, on_deleted)
 
 
@@ -186,7 +186,7 @@ def exact_trim_args(stream: Stream, trim: Trim) -> list[bytes]:
     """
     if not trim.approx:
         if trim.by_minid:
-            return [b"MINID", b"=", format_id(trim.minid)]  # type: ignore[arg-type]
+            return [b"MINID", b"=", format_id(trim.minid)]  # type: ignore[arg-type]  # by_minid
         return [b"MAXLEN", b"=", b"%d" % trim.maxlen]
     if trim.by_minid:
         return [b"MINID", b"=", format_id(stream.head_id())]

@@ -349,7 +349,7 @@ def xtrim(ctx: Client, argv: list[bytes]) -> object:
     stream = get_stream(ctx, key)
     if stream is None:
         return 0
-    deleted = apply_trim(stream, args.trim, args.policy or b"KEEPREF")  # type: ignore[arg-type]
+    deleted = apply_trim(stream, args.trim, args.policy or b"KEEPREF")  # type: ignore[arg-type]  # XTRIM has one
     if deleted:
         ctx.modified(key, deleted)
         ctx.notify(STREAM, b"xtrim", key)

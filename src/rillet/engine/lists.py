@@ -231,7 +231,7 @@ class List:
                     continue
                 items = unpack(seg)
             else:
-                items = seg  # type: ignore[assignment]
+                items = seg  # type: ignore[assignment]  # a plain segment is its list
             if reverse:
                 for j in range(len(items) - 1, -1, -1):
                     if items[j] == value:

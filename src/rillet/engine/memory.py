@@ -14,7 +14,9 @@ holds the estimates to tracemalloc within a factor on generated data.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from itertools import islice
+from typing import Any
 
 from rillet.engine.hashes import Hash
 from rillet.engine.lists import List
@@ -45,10 +47,10 @@ _SAMPLES = 4  # elements (or stream nodes) averaged per measure
 VSET_FIXED, VSET_PER_NODE, VSET_PER_LINK = 600, 420, 8
 
 
-def _sample_average(items: object, count: int, size_of) -> float:
+def _sample_average(items: Iterable[Any], count: int, size_of: Callable[[Any], int]) -> float:
     if not count:
         return 0.0
-    few = list(islice(items, _SAMPLES))  # type: ignore[call-overload]
+    few = list(islice(items, _SAMPLES))
     return sum(map(size_of, few)) / len(few) if few else 0.0
 
 
@@ -109,7 +111,7 @@ def _vectorset_size(value) -> int:
                            + VSET_PER_LINK * 2 * value.m))
 
 
-_SIZERS: dict[type, object] = {Stream: stream_size, Hash: _hash_size, Set: _set_size, ZSet: _zset_size,
+_SIZERS: dict[type, Callable[[Any], int]] = {Stream: stream_size, Hash: _hash_size, Set: _set_size, ZSet: _zset_size,
                                List: _list_size, VectorSet: _vectorset_size}
 
 
@@ -127,7 +129,7 @@ _sizer_of = _SIZERS.get
 
 def value_size(value: object) -> int:
     """Estimated bytes held by one value (without its key)."""
-    return _sizer_of(value.__class__, _unknown_size)(value)  # type: ignore[operator]
+    return _sizer_of(value.__class__, _unknown_size)(value)
 
 
 def key_size(key: bytes, value: object) -> int:

@@ -68,7 +68,7 @@ class Persistence:
         self.aof_state = AOF_OFF
         self.aof = AofWriter(self.aof_dir(), str(self.config["appendfilename"]), self.config,
                              self._on_buffered)
-        self.aof.child_active = lambda: self.child is not None  # type: ignore[method-assign]
+        self.aof.child_active = lambda: self.child is not None  # type: ignore[method-assign]  # hook
         self.child: fork.Child | None = None
         # Snapshots (Redis's rdb_* fields).
         self.lastsave = int(time.time())
@@ -294,7 +294,7 @@ class Persistence:
         def guard() -> str | None:
             return self.write_guard() or (previous() if previous is not None else None)
 
-        guard._rillet_persistence = True  # type: ignore[attr-defined]
+        guard._rillet_persistence = True  # type: ignore[attr-defined]  # marks our guard
         guard._previous = previous  # type: ignore[attr-defined]
         state.write_guard = guard
 

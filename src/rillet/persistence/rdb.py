@@ -79,7 +79,7 @@ class RDBCodec:
     cls: type
     save_type: int
     load_types: tuple[int, ...]
-    save: Callable[[RDBWriter, Any], None]
+    save: Callable[..., None]  # (writer, value), and the type with a dump_form
     load: Callable[[RDBReader, int, LoadContext], Any]
     type_of: Callable[[Any], int] | None = None
     # For DUMP: (rdb_type, rdb_version) of a newer form when the value holds state
@@ -540,7 +540,7 @@ def dump_value(value: Any, compress: bool = True, config: Any = None) -> bytes:
     codec = CODECS_BY_CLASS.get(value.__class__)
     form = codec.dump_form(value) if codec is not None and codec.dump_form else None
     version = RDB_VERSION
-    if form is None:
+    if form is None or codec is None:  # (no codec, no form)
         writer.u8(type_of(value))
         write_value(writer, value)
     else:
@@ -548,7 +548,7 @@ def dump_value(value: Any, compress: bool = True, config: Any = None) -> bytes:
         # restores into Redis 8.2 (which refuses a footer version above 12).
         rdb_type, version = form
         writer.u8(rdb_type)
-        codec.save(writer, value, rdb_type)  # type: ignore[union-attr, call-arg]
+        codec.save(writer, value, rdb_type)
     writer.flush()
     body = b"".join(chunks) + version.to_bytes(2, "little")
     return body + crc64(0, body).to_bytes(8, "little")

@@ -364,7 +364,7 @@ class LoadedNode(StreamNode):
             self.dead = None
         self.head = head
         self.lp = None
-        self.__class__ = StreamNode  # type: ignore[assignment]
+        self.__class__ = StreamNode  # type: ignore[assignment]  # same slots
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # copy/deepcopy (COPY of a stream) and pickle read every slot: decode first.

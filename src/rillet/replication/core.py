@@ -359,8 +359,9 @@ class Replication:
     def _start_link(self, failover: bool = False) -> None:
         from rillet.replication.replica import MasterLink
 
-        self.link = MasterLink(self, self.master_host, self.master_port,  # type: ignore[arg-type]
-                               failover)
+        if self.master_host is None:  # (callers have set it: we are a replica)
+            return
+        self.link = MasterLink(self, self.master_host, self.master_port, failover)
         self.link.start()
 
     def _stop_link(self) -> None:

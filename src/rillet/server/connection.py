@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rillet import errors
 from rillet.commands.connection import client_info_line
@@ -178,7 +178,7 @@ class ClientConnection(asyncio.Protocol, Connection):
             if self.held is not None:
                 self.held.append((server.reply_ticket, payload))  # keep replies in order
             elif server.hold_replies or (
-                server.flush_before_send and not server.durability.flush_for_send()  # type: ignore[union-attr]
+                server.flush_before_send and not server.durability.flush_for_send()  # type: ignore[union-attr]  # set with it
             ):
                 self.held = [(server.reply_ticket, payload)]
                 server.hold(self)
@@ -220,7 +220,7 @@ class ClientConnection(asyncio.Protocol, Connection):
 
     # --- asyncio.Protocol ------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = cast(asyncio.Transport, transport)  # (a stream's is one)
         state = self.state
         state.stats.connections_received += 1
         peer = transport.get_extra_info("peername")
@@ -253,7 +253,7 @@ class ClientConnection(asyncio.Protocol, Connection):
     def adopt(self, transport: asyncio.BaseTransport) -> None:
         """The event loop takes over a connection accepted while a script was busy
         (server/busy.py): same client, the loop's transport from now on."""
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = cast(asyncio.Transport, transport)
         self.output_limits_changed()
 
     def _protected_mode_denies(self) -> bool:
@@ -269,9 +269,12 @@ class ClientConnection(asyncio.Protocol, Connection):
 
     def _refuse(self, message: str) -> None:
         self.state.stats.rejected_connections += 1
-        self.transport.write(b"-%s\r\n" % message.encode())  # type: ignore[union-attr]
+        transport = self.transport
+        if transport is None:
+            return
+        transport.write(b"-%s\r\n" % message.encode())
         self._closed = True
-        self.transport.close()  # type: ignore[union-attr]
+        transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True

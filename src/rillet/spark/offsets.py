@@ -19,7 +19,7 @@ try:  # Partitions must subclass Spark's InputPartition; the maths works without
     from pyspark.sql.datasource import InputPartition
 except ImportError:  # pragma: no cover - pyspark is the `spark` extra
 
-    class InputPartition:  # type: ignore[no-redef]
+    class InputPartition:  # type: ignore[no-redef]  # Spark's stand-in
         def __init__(self, value: Any) -> None:
             self.value = value
 
