@@ -89,8 +89,9 @@ Fanout = tuple  # tuple[tuple[Client, ...], tuple[Client, ...], int]
 
 
 def _fanout(members: dict[Client, None]) -> Fanout:
-    resp2 = tuple(client for client in members if not client.pubsub.resp3)
-    resp3 = tuple(client for client in members if client.pubsub.resp3)
+    # (A subscriber always has its Subscriptions: the None test is for the checker.)
+    resp2 = tuple(c for c in members if (subs := c.pubsub) is not None and not subs.resp3)
+    resp3 = tuple(c for c in members if (subs := c.pubsub) is not None and subs.resp3)
     return (resp2, resp3, len(resp2) + len(resp3))
 
 

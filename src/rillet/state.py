@@ -32,9 +32,9 @@ from rillet.notify import (
     read_key_indexes,
 )
 from rillet.observe import Instantaneous, Slowlog, monitor_line
-from rillet.pubsub import PubSub
+from rillet.pubsub import PubSub, Subscriptions
 from rillet.resp.parser import RequestParser
-from rillet.tracking import Tracking
+from rillet.tracking import ClientTracking, Tracking
 
 # The key a client parked by CLIENT PAUSE waits on (no real key can be signalled with it:
 # it is never written).
@@ -184,9 +184,9 @@ class Client:
         self.user: User = server.acl.default
         self.restricted = not self.user.unrestricted
         # pubsub.Subscriptions once the client subscribes to anything, else None.
-        self.pubsub: Any = None
+        self.pubsub: Subscriptions | None = None
         # tracking.ClientTracking while CLIENT TRACKING is on (the client is then gated).
-        self.tracking: Any = None
+        self.tracking: ClientTracking | None = None
         # CLIENT REPLY: 0 on, 1 off, 2 skip the next command's reply.
         self.reply_mode = 0
         self.authenticated = server.acl.default_open
