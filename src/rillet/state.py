@@ -13,7 +13,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rillet import __version__
 from rillet.acl import Acl, User
@@ -35,6 +35,9 @@ from rillet.observe import Instantaneous, Slowlog, monitor_line
 from rillet.pubsub import PubSub, Subscriptions
 from rillet.resp.parser import RequestParser
 from rillet.tracking import ClientTracking, Tracking
+
+if TYPE_CHECKING:
+    from rillet.replication.core import Replication
 
 # The key a client parked by CLIENT PAUSE waits on (no real key can be signalled with it:
 # it is never written).
@@ -443,7 +446,7 @@ class ServerState:
         self.on_unblocked: Callable[[Client, BlockedClient, object], None] | None = None
         # Replication (replication/core.py's Replication, set by replication.attach),
         # and its dispatcher hook: (client, spec, argv) -> an error, a Block or None.
-        self.replication: Any = None
+        self.replication: Replication | None = None
         self.command_guard: Callable[[Client, Any, list[bytes]], Block | str | None] | None = None
         # Loads a function library's code found in a snapshot (commands/functions.py).
         self.library_loader: Callable[[bytes], None] | None = None

@@ -24,6 +24,7 @@ from rillet.replication.master import MasterSide
 from rillet.replication.protocol import EffectStream, encode_command
 
 if TYPE_CHECKING:
+    from rillet.replication.replica import MasterLink
     from rillet.state import Block, BlockedClient, Client, Effect, ServerState
 
 log = logging.getLogger("rillet")
@@ -93,7 +94,7 @@ class Replication:
         # Role: None when master; else our master's address and the link to it.
         self.master_host: str | None = None
         self.master_port = 0
-        self.link: Any = None
+        self.link: MasterLink | None = None
         # Whether our ID and offset name data we hold (Redis's cached master): a
         # former master, or a replica that synced. Else PSYNC asks "? -1".
         self.has_history = False
@@ -494,7 +495,7 @@ class Replication:
                 ("master_current_sync_attempts", link.current_attempts if link else 0),
                 ("master_total_sync_attempts", link.total_attempts if link else 0),
             ]
-            if up:
+            if up and link is not None:  # (up means a link)
                 fields.append(("master_link_up_since_seconds", int(now - link.up_since)))
             else:
                 since = link.down_since if link is not None else now
