@@ -38,6 +38,7 @@ from rillet.tracking import ClientTracking, Tracking
 
 if TYPE_CHECKING:
     from rillet.replication.core import Replication
+    from rillet.scripting.engine import LuaEngine
 
 # The key a client parked by CLIENT PAUSE waits on (no real key can be signalled with it:
 # it is never written).
@@ -420,7 +421,7 @@ class ServerState:
         self.pause_end_ms = 0
         self.pause_all = False
         # The Lua engine (scripting.engine.LuaEngine), created on first use.
-        self.scripting: Any = None
+        self.scripting: LuaEngine | None = None
         # The write path (see "effects" below). Effects of the command being
         # executed, None when it set none itself; those of a running EXEC,
         # published together; the consumers (AOF, replication).
