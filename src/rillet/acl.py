@@ -60,6 +60,8 @@ LOG_GROUP_MS = 60_000  # Redis groups like log entries seen within 60 s
 class RuleError(ValueError):
     """A rule ACL SETUSER refused; `reason` is Redis's text for it."""
 
+    rule: bytes  # set by Acl.setuser: the rule that failed (absent otherwise)
+
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -546,7 +548,7 @@ class Acl:
             try:
                 user.apply(rule, self.new_selector)
             except RuleError as error:
-                error.rule = rule  # type: ignore[attr-defined]
+                error.rule = rule
                 raise
         if existing is not None:
             existing.__dict__.update(user.__dict__)

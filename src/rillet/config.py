@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from rillet import errors
 from rillet.notify import BAD_CLASS, parse_flags, render_flags
@@ -54,7 +55,9 @@ def parse_bool(text: str) -> bool:
 class Param:
     name: str
     kind: str  # bool | int | octal | memory | enum | string | save | obuf | keyspace-events
-    default: object
+    # A value's type follows `kind` (bool, int, str, tuples, dicts): a run-time table, so
+    # values are Any to the type checker and each reader knows its parameter's type.
+    default: Any
     minimum: int | None = None
     maximum: int | None = None
     choices: tuple[str, ...] = ()
@@ -71,17 +74,17 @@ class Param:
     # Redis's unsigned numeric types (size_t, ...): a negative value has its own error text.
     unsigned: bool = False
     # Called with the new value after a successful CONFIG SET.
-    on_change: list[Callable[[object], None]] = field(default_factory=list)
+    on_change: list[Callable[[Any], None]] = field(default_factory=list)
     # kind "custom": the parameter's own parser and renderer (Redis's special configs).
-    parser: Callable[[str], object] | None = None
-    renderer: Callable[[object], str] | None = None
+    parser: Callable[[str], Any] | None = None
+    renderer: Callable[[Any], str] | None = None
     # The value is several words that the directive takes as several arguments
     # (CONFIG REWRITE writes them unquoted, as Redis does).
     multiword: bool = False
     # Enum names that Redis stores as another's value and so reports under it.
     shown: dict[str, str] = field(default_factory=dict)
 
-    def parse(self, text: str) -> object:
+    def parse(self, text: str) -> Any:
         if self.parser is not None:
             return self.parser(text)
         if self.kind == "bool":
@@ -104,10 +107,11 @@ class Param:
             if (self.minimum is not None and value < self.minimum) or (
                 self.maximum is not None and value > self.maximum
             ):
-                low, high = self.minimum, self.maximum
+                lo: object = self.minimum
+                hi: object = self.maximum
                 if self.kind == "octal":
-                    low, high = f"{low:o}", f"{high:o}"  # type: ignore[str-format]
-                raise ConfigError(f"argument must be between {low} and {high} inclusive")
+                    lo, hi = f"{lo:o}", f"{hi:o}"
+                raise ConfigError(f"argument must be between {lo} and {hi} inclusive")
             if self.clamp is not None:
                 value = min(max(value, self.clamp[0]), self.clamp[1])
             return value
@@ -128,20 +132,20 @@ class Param:
             return flags
         return text
 
-    def render(self, value: object) -> str:
+    def render(self, value: Any) -> str:
         if self.renderer is not None:
             return self.renderer(value)
         if self.kind == "bool":
             return "yes" if value else "no"
         if self.kind == "save":
-            return " ".join(f"{s} {c}" for s, c in value)  # type: ignore[union-attr]
+            return " ".join(f"{s} {c}" for s, c in value)
         if self.kind == "obuf":
             return " ".join(f"{OBUF_SHOWN[name]} {h} {s} {secs}"
-                            for name, (h, s, secs) in value.items())  # type: ignore[union-attr]
+                            for name, (h, s, secs) in value.items())
         if self.kind == "octal":
             return f"{value:o}"
         if self.kind == "keyspace-events":
-            return render_flags(value)  # type: ignore[arg-type]
+            return render_flags(value)
         return str(value)
 
 
@@ -384,13 +388,13 @@ def _parse_shutdown_flags(text: str) -> tuple[str, ...]:
     return tuple(flag for flag in _SHUTDOWN_FLAGS[1:] if flag in words)
 
 
-def signal_save(flags: object) -> bool | None:
+def signal_save(flags: tuple[str, ...]) -> bool | None:
     """shutdown-on-sigterm/-sigint's SAVE or NOSAVE (None: save if save points are set).
     NOW and FORCE are accepted: rillet's shutdown neither waits for replicas nor stops
     on a failed save."""
-    if "save" in flags:  # type: ignore[operator]
+    if "save" in flags:
         return True
-    return False if "nosave" in flags else None  # type: ignore[operator]
+    return False if "nosave" in flags else None
 
 
 def _parse_locale(text: str) -> str:
@@ -423,9 +427,9 @@ def _parse_human_nodename(text: str) -> str:
     return text
 
 
-def _custom(name: str, default: object, parser: Callable[[str], object],
-            renderer: Callable[[object], str], **kwargs: object) -> Param:
-    return Param(name, "custom", default, parser=parser, renderer=renderer,  # type: ignore[arg-type]
+def _custom(name: str, default: Any, parser: Callable[[str], Any],
+            renderer: Callable[[Any], str], **kwargs: Any) -> Param:
+    return Param(name, "custom", default, parser=parser, renderer=renderer,
                  **kwargs)
 
 
@@ -483,7 +487,7 @@ PARAMS += [
     Param("latency-monitor-threshold", "int", 0, 0, _MAX64),
     # Read by INFO's Latencystats section (commands/server.py).
     _custom("latency-tracking-info-percentiles", (50.0, 99.0, 99.9), _parse_percentiles,
-            lambda v: " ".join(render_double(x) for x in v), multiword=True),  # type: ignore[attr-defined]
+            lambda v: " ".join(render_double(x) for x in v), multiword=True),
     Param("lazyfree-lazy-eviction", "bool", False),
     Param("lazyfree-lazy-expire", "bool", False),
     Param("lazyfree-lazy-server-del", "bool", False),
@@ -494,12 +498,12 @@ PARAMS += [
     Param("max-new-connections-per-cycle", "int", 10, 1, 1000, unsigned=True),
     Param("max-new-tls-connections-per-cycle", "int", 1, 1, 1000, unsigned=True),
     _custom("maxmemory-clients", 0, _parse_memory_or_percent,
-            lambda v: f"{-v}%" if v < 0 else str(v)),  # type: ignore[operator]
+            lambda v: f"{-v}%" if v < 0 else str(v)),
     # "relative" is Redis's second name for "yes" (it reports "yes").
     Param("oom-score-adj", "enum", "no", choices=("no", "yes", "relative", "absolute"),
           shown={"relative": "yes"}),
     _custom("oom-score-adj-values", (0, 200, 800), _parse_oom_values,
-            lambda v: " ".join(map(str, v)), multiword=True),  # type: ignore[call-overload]
+            lambda v: " ".join(map(str, v)), multiword=True),
     Param("proc-title-template", "string", "{title} {listen-addr} {server-mode}"),
     Param("set-proc-title", "bool", True, immutable=True),
     Param("propagation-error-behavior", "enum", "ignore",
@@ -509,9 +513,9 @@ PARAMS += [
     Param("replica-ignore-disk-write-errors", "bool", False),
     Param("sanitize-dump-payload", "enum", "no", choices=("no", "yes", "clients")),
     _custom("shutdown-on-sigint", (), _parse_shutdown_flags,
-            lambda v: " ".join(v) or "default", multiword=True),  # type: ignore[arg-type]
+            lambda v: " ".join(v) or "default", multiword=True),
     _custom("shutdown-on-sigterm", (), _parse_shutdown_flags,
-            lambda v: " ".join(v) or "default", multiword=True),  # type: ignore[arg-type]
+            lambda v: " ".join(v) or "default", multiword=True),
     Param("shutdown-timeout", "int", 10, 0, _MAX32),
     Param("supervised", "enum", "no", choices=("upstart", "systemd", "auto", "no"),
           immutable=True),
@@ -551,7 +555,7 @@ class Config:
             self.params[param.name] = param
             for alias in param.aliases:
                 self.params[alias] = param
-        self.values: dict[str, object] = {p.name: p.default for p in PARAMS}
+        self.values: dict[str, Any] = {p.name: p.default for p in PARAMS}
         # The file the server was started with (INFO config_file, CONFIG REWRITE).
         self.path = ""
         # Directives that are not parameters: `user <name> <rules...>` lines (the
@@ -573,7 +577,7 @@ class Config:
             return True
         return False
 
-    def __getitem__(self, name: str) -> object:
+    def __getitem__(self, name: str) -> Any:
         return self.values[self.params[name].name]
 
     def set_many(self, pairs: list[tuple[str, str]], startup: bool = False,
@@ -606,7 +610,7 @@ class Config:
             params.append((key, param, text))
         if problem is not None:
             raise problem
-        parsed: list[tuple[Param, object]] = []
+        parsed: list[tuple[Param, Any]] = []
         for key, param, text in params:
             try:
                 parsed.append((param, param.parse(text)))
@@ -614,7 +618,7 @@ class Config:
                 raise ConfigError(str(error), key) from None
         for param, value in parsed:
             if param.kind == "obuf":
-                value = {**self.values[param.name], **value}  # type: ignore[dict-item]
+                value = {**self.values[param.name], **value}
             self.values[param.name] = value
             for callback in param.on_change:
                 callback(value)
@@ -622,7 +626,7 @@ class Config:
     def set(self, name: str, text: str, startup: bool = False) -> None:
         self.set_many([(name, text)], startup=startup)
 
-    def watch(self, name: str, callback: Callable[[object], None]) -> None:
+    def watch(self, name: str, callback: Callable[[Any], None]) -> None:
         self.params[name].on_change.append(callback)
 
     def rewritten(self, old_text: str, users: list[str] | None = None) -> str:

@@ -55,9 +55,10 @@ class Dispatcher:
         """Run one command for `client`; returns a reply, or a `Block` to park it."""
         spec = _TABLE_GET(argv[0])
         if spec is None or spec.subcommands:
-            spec = self._resolve(client, argv)
-            if spec.__class__ is ReplyError:
-                return spec
+            resolved = self._resolve(client, argv)
+            if isinstance(resolved, ReplyError):
+                return resolved
+            spec = resolved
         # Like Redis's c->lastcmd: set at lookup, so CLIENT LIST shows the command
         # being run, and EXEC (not what it ran) once it is done.
         client.last_command = spec.name_bytes
@@ -113,7 +114,7 @@ class Dispatcher:
         if not state.pause_all and not (
             spec.is_write or "may_replicate" in spec.flags
             or (spec.name == "exec" and client.multi
-                and any(s.is_write or "may_replicate" in s.flags for s, _ in client.multi))  # type: ignore[attr-defined]
+                and any(s.is_write or "may_replicate" in s.flags for s, _ in client.multi))
         ):
             return None
         if not client.blocked_retry:
@@ -213,11 +214,11 @@ class Dispatcher:
         # pauses writes, a Block that parks the client until they resume.
         guard = state.command_guard
         if guard is not None and not client.is_internal:
-            problem = guard(client, spec, argv)
-            if problem is not None:
-                if problem.__class__ is Block:
-                    return problem
-                return self._reject(client, problem, spec)
+            verdict = guard(client, spec, argv)
+            if verdict is not None:
+                if isinstance(verdict, Block):
+                    return verdict
+                return self._reject(client, verdict, spec)
         return None
 
     def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
@@ -242,7 +243,7 @@ class Dispatcher:
             # compiled fast path, which has no such line, does not run).
             state.key_misses(client, spec, argv)
         try:
-            reply = spec.handler(client, argv)  # type: ignore[misc]
+            reply = spec.handler(client, argv)  # type: ignore[misc]  # only a container's is None
         except Exception as error:
             if write:
                 state.drop_effects()  # a handler that failed must leave no effect behind
@@ -260,7 +261,7 @@ class Dispatcher:
             state.feed_monitors(client, shown_argv(spec, argv))
         if reply.__class__ is Block and (client.in_exec or client.is_internal):
             # Inside MULTI or while loading, a blocking command acts as if it timed out.
-            reply = reply.timeout_reply  # type: ignore[attr-defined]
+            reply = reply.timeout_reply
         if write:
             state.publish_write(client.db.index, argv, dirty_before)
         return reply
@@ -278,15 +279,15 @@ class Dispatcher:
             else:
                 record_latency(spec, elapsed_ns)
         slower_than = state.config.values["slowlog-log-slower-than"]
-        if 0 <= slower_than <= elapsed_us and "skip_slowlog" not in spec.flags:  # type: ignore[operator]
+        if 0 <= slower_than <= elapsed_us and "skip_slowlog" not in spec.flags:
             conn = client.conn
             state.slowlog.add(shown_argv(spec, argv), elapsed_us, conn.addr if conn is not None else "", client.name,
-                              state.config.values["slowlog-max-len"])  # type: ignore[arg-type]
+                              state.config.values["slowlog-max-len"])
 
-    def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list:
+    def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list[object]:
         """EXEC's body: the queued commands in order, their effects published as one."""
         state = self.state
-        replies = []
+        replies: list[object] = []
         client.in_exec = True
         state.begin_transaction()
         try:
@@ -312,12 +313,12 @@ class Dispatcher:
             log.error("internal error running %r", argv[:3], exc_info=error)
             error = ReplyError(errors.INTERNAL_ERROR.format(spec.name))
             self.state.stats.unexpected_error_replies += 1
-        self._count_error(error.message)  # type: ignore[attr-defined]
+        self._count_error(error.message)
         # The error is the reply: kept with its traceback it would form a cycle (error ->
         # traceback -> call's frame -> reply -> error) that only the collector frees, and
         # not once frozen (gcpolicy.py).
         error.__traceback__ = None
-        return error  # type: ignore[return-value]
+        return error
 
     def _reject(self, client: Client, message: str, spec: CommandSpec | None = None) -> ReplyError:
         if client.multi is not None:

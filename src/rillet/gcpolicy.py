@@ -131,18 +131,18 @@ class GcCron:
 
     __slots__ = ("_config", "_last_freeze")
 
-    def __init__(self, config: Callable[[str], object]) -> None:
+    def __init__(self, config: Callable[[str], int]) -> None:
         self._config = config
         self._last_freeze = 0.0
 
     def tick(self, now_s: float) -> int | None:
         """Freeze when due; returns what a sweep found, None when none ran."""
-        interval_ms = int(self._config("gc-freeze-interval"))  # type: ignore[call-overload]
+        interval_ms = int(self._config("gc-freeze-interval"))
         if not interval_ms or (now_s - self._last_freeze) * 1000 < interval_ms:
             return None
         self._last_freeze = now_s
         freeze()
-        growth = int(self._config("gc-sweep-growth"))  # type: ignore[call-overload]
+        growth = int(self._config("gc-sweep-growth"))
         # Frozen since the last sweep, gross (what has been freed since is not known
         # without a walk): as CPython's own rule counts objects promoted to gen2.
         if growth and _baseline.added > max(_baseline.frozen * growth // 100, SWEEP_MIN_GROWTH):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rillet.engine.eviction import (
     ALLKEYS_POLICIES,
@@ -35,7 +35,15 @@ from rillet.engine.eviction import (
 from rillet.notify import EVICTED
 
 if TYPE_CHECKING:
-    from rillet.state import ServerState
+    from rillet.engine.keyspace import Database
+    from rillet.state import Client, ServerState
+
+
+class SpecFlags(Protocol):
+    """What the OOM check reads of a command (commands/table.py's CommandSpec)."""
+
+    name: str
+    flags: frozenset[str]
 
 # What an empty server reports (Redis 8's used_memory_startup is ~0.9 MB); the
 # interpreter's own heap is not counted, as Redis does not count its binary.
@@ -64,7 +72,7 @@ class Memory:
     def __init__(self, state: ServerState) -> None:
         self.state = state
         config = state.config
-        self.lfu = LfuParams(config["lfu-log-factor"], config["lfu-decay-time"])  # type: ignore[arg-type]
+        self.lfu = LfuParams(config["lfu-log-factor"], config["lfu-decay-time"])
         self.pool = EvictionPool()
         self.peak = STARTUP_BYTES
         self.peak_time = 0.0  # unix seconds of the peak (INFO used_memory_peak_time)
@@ -84,15 +92,15 @@ class Memory:
 
     def configure(self) -> None:
         config = self.state.config
-        self.limit = int(config["maxmemory"])  # type: ignore[call-overload]
+        self.limit = int(config["maxmemory"])
         policy = str(config["maxmemory-policy"])
         if policy != self.policy:
             self.pool.clear()
         self.policy = policy
-        self.samples = int(config["maxmemory-samples"])  # type: ignore[call-overload]
-        self.tenacity = int(config["maxmemory-eviction-tenacity"])  # type: ignore[call-overload]
-        self.lfu.log_factor = int(config["lfu-log-factor"])  # type: ignore[call-overload]
-        self.lfu.decay_time = int(config["lfu-decay-time"])  # type: ignore[call-overload]
+        self.samples = int(config["maxmemory-samples"])
+        self.tenacity = int(config["maxmemory-eviction-tenacity"])
+        self.lfu.log_factor = int(config["lfu-log-factor"])
+        self.lfu.decay_time = int(config["lfu-decay-time"])
         self.ignore_on_replica = bool(config["replica-ignore-maxmemory"])
         lfu = self.lfu if "lfu" in policy else None
         for db in self.state.keyspace.dbs:
@@ -144,7 +152,7 @@ class Memory:
         return not (replication is not None and replication.master_host is not None
                     and self.ignore_on_replica)
 
-    def refuse(self, client, spec, argv: list[bytes]) -> bool:  # type: ignore[no-untyped-def]
+    def refuse(self, client: Client, spec: SpecFlags, argv: list[bytes]) -> bool:
         """True if `spec` must get -OOM: memory is over the limit after evicting what we may."""
         if not self._may_evict():
             return False
@@ -215,10 +223,10 @@ class Memory:
         return [("total_eviction_exceeded_time", total // 1000),
                 ("current_eviction_exceeded_time", current // 1000)]
 
-    def _candidate_dbs(self, volatile: bool) -> list:  # type: ignore[type-arg]
+    def _candidate_dbs(self, volatile: bool) -> list[Database]:
         return [db for db in self.state.keyspace.dbs if (db.expires if volatile else db.data)]
 
-    def _pooled_victim(self):  # type: ignore[no-untyped-def]
+    def _pooled_victim(self) -> tuple[Database, bytes] | None:
         volatile = self.policy not in ALLKEYS_POLICIES
         dbs = self.state.keyspace.dbs
         while True:
@@ -237,7 +245,7 @@ class Memory:
                 if key in db.data and (not volatile or key in db.expires):
                     return db, key
 
-    def _random_victim(self):  # type: ignore[no-untyped-def]
+    def _random_victim(self) -> tuple[Database, bytes] | None:
         volatile = self.policy not in ALLKEYS_POLICIES
         dbs = self.state.keyspace.dbs
         for step in range(len(dbs)):
@@ -252,7 +260,7 @@ class Memory:
             return db, random.choice(list(pool))
         return None
 
-    def _evict(self, db, key: bytes) -> int:  # type: ignore[no-untyped-def]
+    def _evict(self, db: Database, key: bytes) -> int:
         """deleteEvictedKeyAndPropagate: delete, DEL effect, WATCH/blocked signal, event.
         Returns the bytes the key was counted for."""
         state = self.state
@@ -265,7 +273,7 @@ class Memory:
         return freed
 
 
-def script_denyoom(state: ServerState, spec, argv: list[bytes]) -> bool:  # type: ignore[no-untyped-def]
+def script_denyoom(state: ServerState, spec: SpecFlags, argv: list[bytes]) -> bool:
     """EVAL/EVALSHA/FCALL are DENYOOM when the script's flags say so (scriptFlagsToCmdFlags)."""
     flags_of = state.script_flags
     if flags_of is None or spec.name not in ("eval", "evalsha", "fcall"):

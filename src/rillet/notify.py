@@ -6,6 +6,8 @@ publishes an event when its class is enabled (keyspace.c, notify.c in Redis).
 
 from __future__ import annotations
 
+from typing import Protocol
+
 KEYSPACE = 1 << 0  # K
 KEYEVENT = 1 << 1  # E
 GENERIC = 1 << 2  # g
@@ -99,15 +101,24 @@ _WRITE_READS = {
 }
 
 
-def read_key_indexes(spec: object, argv: list[bytes]) -> list[int]:
+class SpecKeys(Protocol):
+    """What read_key_indexes reads of a command (commands/table.py's CommandSpec)."""
+
+    name: str
+    flags: frozenset[str]
+
+    def keys_with_flags(self, argv: list[bytes]) -> list[tuple[int, str]]: ...
+
+
+def read_key_indexes(spec: SpecKeys, argv: list[bytes]) -> list[int]:
     """The argv positions of the keys a command looks up for reading, in Redis's order
     (a key twice when Redis looks it up twice): where a `keymiss` event can come from."""
-    name = spec.name  # type: ignore[attr-defined]
+    name = spec.name
     reads = _WRITE_READS.get(name)
-    if reads is None and ("readonly" not in spec.flags or name in _SILENT_READS):  # type: ignore[attr-defined]
+    if reads is None and ("readonly" not in spec.flags or name in _SILENT_READS):
         return []
     try:
-        keys = [index for index, _ in spec.keys_with_flags(argv)]  # type: ignore[attr-defined]
+        keys = [index for index, _ in spec.keys_with_flags(argv)]
     except Exception:  # a malformed command: its handler answers
         return []
     if reads is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import Protocol
 
 _ESCAPES = {0x5C: b"\\\\", 0x22: b'\\"', 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t", 0x07: b"\\a",
             0x08: b"\\b"}
@@ -120,7 +121,14 @@ def bucket_top_ns(k: int) -> int:
     return _STEP_NS[k]
 
 
-def record_latency(spec, elapsed_ns: int) -> None:  # type: ignore[no-untyped-def]
+class Timed(Protocol):
+    """What the latency histograms read of a command (commands/table.py's CommandSpec)."""
+
+    calls: int
+    latency_histogram: list[int] | None
+
+
+def record_latency(spec: Timed, elapsed_ns: int) -> None:
     """One timed call of `spec` (a CommandSpec) into its histogram."""
     us = elapsed_ns // 1000
     histogram = spec.latency_histogram
@@ -129,7 +137,7 @@ def record_latency(spec, elapsed_ns: int) -> None:  # type: ignore[no-untyped-de
     histogram[SMALL_US[us] if us < 4096 else _bucket(us)] += 1
 
 
-def histogram_cdf(spec) -> tuple[int, list[tuple[int, int]]]:  # type: ignore[no-untyped-def]
+def histogram_cdf(spec: Timed) -> tuple[int, list[tuple[int, int]]]:
     """(calls, [(bucket usec, cumulative calls)]) for the buckets that hold any, as Redis
     reports them; the sample's counts are scaled to the command's call count."""
     histogram = spec.latency_histogram or []
@@ -144,7 +152,7 @@ def histogram_cdf(spec) -> tuple[int, list[tuple[int, int]]]:  # type: ignore[no
     return calls, out
 
 
-def reset_latency(spec) -> None:  # type: ignore[no-untyped-def]
+def reset_latency(spec: Timed) -> None:
     spec.latency_histogram = None
 
 

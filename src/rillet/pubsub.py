@@ -67,7 +67,7 @@ def frame(resp3: bool, *items: bytes | int | None) -> bytes:
         elif item.__class__ is int:
             out += b":%d\r\n" % item
         else:
-            out += _bulk(item)  # type: ignore[arg-type]
+            out += _bulk(item)  # type: ignore[arg-type]  # bytes: None and int are above
     return bytes(out)
 
 
@@ -89,8 +89,9 @@ Fanout = tuple  # tuple[tuple[Client, ...], tuple[Client, ...], int]
 
 
 def _fanout(members: dict[Client, None]) -> Fanout:
-    resp2 = tuple(client for client in members if not client.pubsub.resp3)
-    resp3 = tuple(client for client in members if client.pubsub.resp3)
+    # (A subscriber always has its Subscriptions: the None test is for the checker.)
+    resp2 = tuple(c for c in members if (subs := c.pubsub) is not None and not subs.resp3)
+    resp3 = tuple(c for c in members if (subs := c.pubsub) is not None and subs.resp3)
     return (resp2, resp3, len(resp2) + len(resp3))
 
 
@@ -137,7 +138,7 @@ class PubSub:
             subs = client.pubsub = Subscriptions(client.resp3)
             client.update_gate()
             client.set_output_class("pubsub")
-        return subs  # type: ignore[no-any-return]
+        return subs
 
     def subscribe(self, client: Client, kind: str, name: bytes) -> bool:
         """Add one subscription (kind: channels, patterns or shard); False if it existed."""

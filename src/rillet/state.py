@@ -13,7 +13,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rillet import __version__
 from rillet.acl import Acl, User
@@ -32,9 +32,13 @@ from rillet.notify import (
     read_key_indexes,
 )
 from rillet.observe import Instantaneous, Slowlog, monitor_line
-from rillet.pubsub import PubSub
+from rillet.pubsub import PubSub, Subscriptions
 from rillet.resp.parser import RequestParser
-from rillet.tracking import Tracking
+from rillet.tracking import ClientTracking, Tracking
+
+if TYPE_CHECKING:
+    from rillet.replication.core import Replication
+    from rillet.scripting.engine import LuaEngine
 
 # The key a client parked by CLIENT PAUSE waits on (no real key can be signalled with it:
 # it is never written).
@@ -48,23 +52,50 @@ EffectSink = Callable[[list[Effect]], None]
 # ServerState._effects once a compiled body has written its one effect straight
 # into every sink (each an EffectStream: commands/_writes.pyx, XADD): published
 # already, so the publish step has nothing left to do.
-PUBLISHED: tuple = ()
+PUBLISHED: tuple[()] = ()
 
 
 def effect_argv(argv: list[bytes] | bytes) -> list[bytes]:
     """An effect's argv as a list, whichever form it came in (see Effect)."""
     if argv.__class__ is not bytes:
-        return argv  # type: ignore[return-value]
-    commands, error = RequestParser().feed(argv)  # type: ignore[arg-type]
+        return argv  # type: ignore[return-value]  # a list: not bytes
+    commands, error = RequestParser().feed(argv)
     if error is not None or len(commands) != 1:
         raise ValueError(f"not one encoded command: {argv!r}")
     return commands[0]
 
 
+class FsyncStatus(Protocol):
+    @property
+    def fsync_pending(self) -> int: ...
+
+
+class AofStatus(Protocol):
+    """What replication reads of the AOF writer (persistence/aof.py's AofWriter): its
+    offsets, for WAITAOF and the replica's AOF acks (replication/master.py)."""
+
+    written_total: int
+    synced_total: int
+    incr_size: int
+    synced_size: int
+
+    @property
+    def status_errno(self) -> int: ...
+    @property
+    def fed_total(self) -> int: ...
+    @property
+    def bio(self) -> FsyncStatus: ...
+
+
 class Persistence(Protocol):
-    """What commands may ask of persistence (persistence/manager.py provides it)."""
+    """What commands and replication may ask of persistence (persistence/manager.py
+    provides it)."""
 
     lastsave: int
+    last_bgsave_ok: bool
+    aof: AofStatus
+    aof_state: str  # "off", "on" or "wait_rewrite" (INFO's aof_enabled, WAITAOF)
+    fault_targets: tuple[str, ...]  # DEBUG FAULT's targets
 
     def save(self) -> None: ...
     def bgsave(self, schedule: bool = False) -> bytes: ...
@@ -75,13 +106,17 @@ class Persistence(Protocol):
     def key_digest(self, db: Any, key: bytes) -> str: ...
     def set_fault(self, target: str, count: int, code: int, op: str) -> None: ...
     def clear_faults(self) -> None: ...
+    def update_guard(self) -> None: ...  # re-arm the write guard (MISCONF) after a change
 
 
 class Transactions(Protocol):
     """What EXEC needs of the dispatcher: run its queue as one transaction."""
 
-    def run_transaction(self, client: Client, queued: list[tuple[Any, list[bytes]]]) -> list: ...
+    def run_transaction(self, client: Client, queued: list[tuple[Any, list[bytes]]]) -> list[object]: ...
     def call(self, client: Client, spec: Any, argv: list[bytes]) -> object: ...
+    # A handler's exception as the reply Dispatcher.call makes of it (stats, log):
+    # redis.call's common case runs handlers itself (scripting/engine.py).
+    def _failed(self, spec: Any, argv: list[bytes], error: Exception) -> object: ...
 
 
 class Connection:
@@ -146,15 +181,16 @@ class Client:
         # properties that keep it current, and the server updates every client
         # when its own gate changes.
         self.gated = False
-        self._multi: list[tuple[object, list[bytes]]] | None = None
+        # (Any: a CommandSpec, of commands/, above the state)
+        self._multi: list[tuple[Any, list[bytes]]] | None = None
         # The ACL user; `restricted` (its rules limit something) puts the
         # client on the gated path, where the dispatcher checks permissions.
         self.user: User = server.acl.default
         self.restricted = not self.user.unrestricted
         # pubsub.Subscriptions once the client subscribes to anything, else None.
-        self.pubsub: Any = None
+        self.pubsub: Subscriptions | None = None
         # tracking.ClientTracking while CLIENT TRACKING is on (the client is then gated).
-        self.tracking: Any = None
+        self.tracking: ClientTracking | None = None
         # CLIENT REPLY: 0 on, 1 off, 2 skip the next command's reply.
         self.reply_mode = 0
         self.authenticated = server.acl.default_open
@@ -189,12 +225,12 @@ class Client:
         self.update_gate()
 
     @property
-    def multi(self) -> list[tuple[object, list[bytes]]] | None:
+    def multi(self) -> list[tuple[Any, list[bytes]]] | None:
         """Commands queued since MULTI, or None outside a transaction."""
         return self._multi
 
     @multi.setter
-    def multi(self, queue: list[tuple[object, list[bytes]]] | None) -> None:
+    def multi(self, queue: list[tuple[Any, list[bytes]]] | None) -> None:
         self._multi = queue
         self.update_gate()
 
@@ -342,16 +378,16 @@ class ServerState:
         self.clock = clock or SystemClock()
         # Users and permissions; `requirepass` is the default user's password.
         self.acl = Acl(pubsub_default_all=self.config["acl-pubsub-default"] == "allchannels")
-        self.acl.set_default_password(self.config["requirepass"])  # type: ignore[arg-type]
-        self.config.watch("requirepass", self.acl.set_default_password)  # type: ignore[arg-type]
+        self.acl.set_default_password(self.config["requirepass"])
+        self.config.watch("requirepass", self.acl.set_default_password)
         self.config.watch("acl-pubsub-default", self._pubsub_default_changed)
         self.acl.on_change.append(self._users_changed)
-        self.keyspace = Keyspace(self.config["databases"], self.clock)  # type: ignore[arg-type]
+        self.keyspace = Keyspace(self.config["databases"], self.clock)
         for db in self.keyspace.dbs:
             db.on_expire = self._on_expire
         limits = self.keyspace.stream_limits
-        limits.node_max_entries = self.config["stream-node-max-entries"]  # type: ignore[assignment]
-        limits.node_max_bytes = self.config["stream-node-max-bytes"]  # type: ignore[assignment]
+        limits.node_max_entries = self.config["stream-node-max-entries"]
+        limits.node_max_bytes = self.config["stream-node-max-bytes"]
         self.config.watch("stream-node-max-entries", lambda v: setattr(limits, "node_max_entries", v))
         self.config.watch("stream-node-max-bytes", lambda v: setattr(limits, "node_max_bytes", v))
         self.clients: dict[int, Client] = {}
@@ -385,7 +421,7 @@ class ServerState:
         self.pause_end_ms = 0
         self.pause_all = False
         # The Lua engine (scripting.engine.LuaEngine), created on first use.
-        self.scripting: Any = None
+        self.scripting: LuaEngine | None = None
         # The write path (see "effects" below). Effects of the command being
         # executed, None when it set none itself; those of a running EXEC,
         # published together; the consumers (AOF, replication).
@@ -401,7 +437,7 @@ class ServerState:
         # by the clock rather than a write (XREADGROUP ... CLAIM min-idle).
         self.key_wakeups: list[tuple[int, int, bytes]] = []
         # Set by SHUTDOWN; the server layer polls it after each batch.
-        self.shutdown_requested: dict | None = None
+        self.shutdown_requested: dict[str, bool] | None = None  # SHUTDOWN's save/nosave
         # Hooks the server layer or persistence install (e.g. for INFO sections).
         self.info_providers: dict[str, Callable[[], list[tuple[str, object]]]] = {}
         # Wiring set by the layers above, typed so handlers need no casts.
@@ -411,8 +447,8 @@ class ServerState:
         self.on_unblocked: Callable[[Client, BlockedClient, object], None] | None = None
         # Replication (replication/core.py's Replication, set by replication.attach),
         # and its dispatcher hook: (client, spec, argv) -> an error, a Block or None.
-        self.replication: Any = None
-        self.command_guard: Callable[[Client, Any, list[bytes]], object] | None = None
+        self.replication: Replication | None = None
+        self.command_guard: Callable[[Client, Any, list[bytes]], Block | str | None] | None = None
         # Loads a function library's code found in a snapshot (commands/functions.py).
         self.library_loader: Callable[[bytes], None] | None = None
         # Serves other clients while a script is busy (server/busy.py); the script's client is skipped.
@@ -565,16 +601,16 @@ class ServerState:
         flags = self.notify_flags
         if not flags & event_class:
             return
-        if flags & KEYSPACE:  # type: ignore[operator]
+        if flags & KEYSPACE:
             self.pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event)
-        if flags & KEYEVENT:  # type: ignore[operator]
+        if flags & KEYEVENT:
             self.pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key)
 
     # --- keyspace notifications beyond the handlers' own events -------------------
-    def _notify_classes_changed(self, flags: object) -> None:
+    def _notify_classes_changed(self, flags: int) -> None:
         """notify-keyspace-events changed: arm the hooks of the classes no handler emits
         itself (new, overwritten, type_changed, keymiss) only while they are on."""
-        value = int(flags)  # type: ignore[call-overload]
+        value = int(flags)
         # The classes as an int at a slot: every write asks whether any is on
         # (_bodies.pxi _notify_on), where config.values cost a string-keyed lookup.
         self.notify_flags = value

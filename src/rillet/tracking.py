@@ -188,7 +188,7 @@ class Tracking:
             elif client_id not in ids:
                 ids[client_id] = None
                 self.total_items += 1
-        if added and len(table) > self.state.config.values["tracking-table-max-keys"] > 0:  # type: ignore[operator]
+        if added and len(table) > self.state.config.values["tracking-table-max-keys"] > 0:
             self.limit()
 
     # --- tracking-table-max-keys ----------------------------------------------------
@@ -198,7 +198,7 @@ class Tracking:
         100 more for each call in a row that ended still over. True when under."""
         max_keys = self.state.config.values["tracking-table-max-keys"]
         table = self.table
-        if not max_keys or len(table) <= max_keys:  # type: ignore[operator]
+        if not max_keys or len(table) <= max_keys:
             self._over_calls = 0
             return True
         effort = 100 * (self._over_calls + 1)
@@ -208,7 +208,7 @@ class Tracking:
                 continue  # invalidated since it entered (it may be back, later in the order)
             effort -= 1
             self.invalidate(key, broadcast=False)
-            if len(table) <= max_keys:  # type: ignore[operator]
+            if len(table) <= max_keys:
                 self._over_calls = 0
                 return True
         self._over_calls += 1
@@ -304,9 +304,10 @@ class Tracking:
         """sendTrackingMessage: `payload` (the keys' array, or a null) to `client`,
         or to the client it redirects to."""
         pubsub = self.state.pubsub
+        target: Client | None
         target = client
         if mode.redirect:
-            target = self.state.clients.get(mode.redirect)  # type: ignore[assignment]
+            target = self.state.clients.get(mode.redirect)
             if target is None or target.closing:
                 mode.broken = True
                 if client.resp3:

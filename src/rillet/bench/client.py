@@ -12,6 +12,7 @@ import socket
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import hiredis
@@ -128,7 +129,7 @@ class SyncClient:
             reply = self.reader.gets()
         return reply
 
-    def call(self, *args: Arg) -> object:
+    def call(self, *args: Arg) -> Any:  # (a decoded reply: its caller knows its shape)
         self.sock.sendall(encode_command(args))
         reply = self.read_reply()
         if isinstance(reply, hiredis.ReplyError):
@@ -212,7 +213,7 @@ class AsyncClient:
             await client.call(*command)
         return client
 
-    async def call(self, *args: Arg) -> object:
+    async def call(self, *args: Arg) -> Any:  # (a decoded reply)
         self._writer.write(encode_command(args))
         parser = self._parser
         reply = parser.gets()

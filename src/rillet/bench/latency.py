@@ -22,9 +22,13 @@ import sys
 import time
 from array import array
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from rillet.bench import procinfo
 from rillet.bench.client import AsyncClient, Endpoint, RespError, SyncClient, parse_url
+
+if TYPE_CHECKING:
+    from multiprocessing.synchronize import Event
 
 CDF_POINTS = 300
 
@@ -206,7 +210,7 @@ def _producer_main(
 
 async def _consume(
     endpoint: Endpoint, stream: bytes, group: bytes, name: bytes, count: int, block_ms: int,
-    warm_us: int, stop: mp.Event, hard_deadline: float, state: dict, latencies: array,
+    warm_us: int, stop: Event, hard_deadline: float, state: dict, latencies: array,
     slow: array | None = None,
 ) -> None:
     client = await AsyncClient.open(endpoint)
@@ -246,7 +250,7 @@ async def _consume(
 
 def _consumer_proc_main(
     endpoint: Endpoint, stream: bytes, group: bytes, names: list[bytes], count: int,
-    block_ms: int, warm_us: int, stop: mp.Event, hard_deadline: float, out: mp.Queue,
+    block_ms: int, warm_us: int, stop: Event, hard_deadline: float, out: mp.Queue,
     trace: bool = False,
 ) -> None:
     state = {"kind": "consumer", "consumed": 0, "acked": 0, "timed_out": False, "error": None}
@@ -297,7 +301,7 @@ def _consumer_proc_main(
 # ---------------------------------------------------------------------------
 
 
-def _context() -> mp.context.BaseContext:
+def _context() -> Any:  # (a ForkContext or SpawnContext)
     methods = mp.get_all_start_methods()
     # fork starts the load generator in milliseconds and needs no importable
     # __main__; the coordinator holds no threads or event loop at this point.

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rillet.bench.client import Endpoint, RespError, SyncClient, connect_when_ready
 
@@ -204,6 +205,7 @@ def start_server(
     port = free_port()
     argv = kind.command(port, workdir, persistence or [])
     env = dict(os.environ)
+    stdout: Any
     if kind.binary is None:
         env["PYTHONPATH"] = _rillet_pythonpath()
         # rillet logs to stdout; redis-server is given --logfile instead.

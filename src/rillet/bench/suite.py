@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from rillet.bench import latency, loaders, procinfo, report
 from rillet.bench.client import RespError, SyncClient, encode_command
@@ -194,7 +195,7 @@ class Suite:
                         continue
                     self.quiet(running)
                     try:
-                        result = fn(server)
+                        result: Any = fn(server)  # (a pair, or a dict of them by row)
                     except Exception as exc:
                         error = _describe(exc)
                         if check_alive and not server.alive():
@@ -322,7 +323,7 @@ class Suite:
                 time.sleep(0.5)
                 rss_after = procinfo.rss_bytes(server.pid)
                 used_after = info_fields(client, "memory").get("used_memory")
-            out = {rss: ((rss_after - rss_before) / entries,
+            out: dict[Any, tuple[float, Any]] = {rss: ((rss_after - rss_before) / entries,
                          {"rss_before_mib": rss_before / 2**20, "rss_after_mib": rss_after / 2**20})}
             if used_before is not None and used_after is not None:
                 out[used] = ((int(used_after) - int(used_before)) / entries, None)
@@ -508,7 +509,7 @@ class Suite:
                     dirs.append(workdir)
                     prepared[kind.name] = self._prepare_restart(
                         kind, flags, workdir, entries, mode, empty)
-                tasks = [([row], lambda server, flags=flags: (
+                tasks: list[tuple[list[Row], Callable[..., object]]] = [([row], lambda server, flags=flags: (
                     self._restart_time(server, flags, entries), None))]
                 # The prepared servers are stopped: each measurement restarts one.
                 self.interleave(prepared, tasks, self.reps, check_alive=False)
@@ -562,7 +563,7 @@ class Suite:
         return server  # stopped; its kind, workdir and flags are what the restart needs
 
     def _poll_until(self, server: RunningServer, start: float,
-                    check: Callable[[SyncClient], object]) -> object:
+                    check: Callable[[SyncClient], object]) -> Any:  # (what `check` answered)
         """Poll every 5 ms until `check` answers; -LOADING and refused connections retry."""
         timeout = self.scale.bench_timeout_s
         while True:
@@ -724,7 +725,7 @@ class Suite:
 
 def _group_worker(endpoint, key: bytes, group: bytes, consumer: bytes, start_at: float,
                   deadline: float, out) -> None:
-    result = {"read": 0, "acked": 0, "error": None}
+    result: dict[str, Any] = {"read": 0, "acked": 0, "error": None}
     try:
         client = SyncClient(endpoint, timeout_s=60.0)
         read = encode_command([b"XREADGROUP", b"GROUP", group, consumer, b"COUNT", b"10",
@@ -763,7 +764,7 @@ def run_group_consumers(server: RunningServer, key: bytes, entries: int,
         except RespError:
             pass
         client.call("XGROUP", "CREATE", key, group, "0")
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    ctx: Any = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
     out = ctx.Queue()
     start_at = time.time() + 0.3
     deadline = start_at + 120.0
@@ -773,7 +774,7 @@ def run_group_consumers(server: RunningServer, key: bytes, entries: int,
     server_cpu_before = procinfo.cpu_seconds(server.pid)
     for proc in procs:
         proc.start()
-    results = []
+    results: list[dict[str, Any]] = []
     while len(results) < workers:
         try:
             results.append(out.get(timeout=max(1.0, deadline + 10 - time.time())))

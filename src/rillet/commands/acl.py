@@ -389,7 +389,7 @@ def refuse(ctx: Client, spec, argv: list[bytes], at_exec: bool = False,
         context = "multi" if ctx.multi is not None or at_exec else "toplevel"
     now = ctx.server.clock.now_ms()
     acl.add_log(reason, context, obj, ctx.user.name, client_info_line(ctx, now), now,
-                ctx.server.config["acllog-max-len"])  # type: ignore[arg-type]
+                ctx.server.config["acllog-max-len"])
     if at_exec:
         return errors.NOPERM_AT_EXEC.format(_EXEC_REASONS[outcome])
     return denial_text(outcome, ctx.user, spec, argv, index, errors.NOPERM_COMMAND,

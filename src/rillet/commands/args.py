@@ -8,6 +8,7 @@ style tails from a declarative description instead of per-command if/elif.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from rillet import errors
 from rillet.errors import ReplyError
@@ -74,8 +75,9 @@ class Options:
         self.spec = spec
         self.syntax = syntax
 
-    def parse(self, argv: list[bytes], start: int, stop: int | None = None) -> dict[bytes, object]:
-        found: dict[bytes, object] = {}
+    def parse(self, argv: list[bytes], start: int, stop: int | None = None) -> dict[bytes, Any]:
+        """keyword -> value(s); Any, as each value has its own converter's type."""
+        found: dict[bytes, Any] = {}
         i = start
         end = len(argv) if stop is None else stop
         while i < end:
@@ -90,7 +92,7 @@ class Options:
                 continue
             if i + count >= end:  # the keyword's values run past the tail
                 raise ReplyError(self.syntax)
-            values = argv[i + 1 : i + 1 + count]
+            values: list[Any] = argv[i + 1 : i + 1 + count]
             if convert is not None:
                 values = [convert(v) for v in values]
             found[word] = values[0] if count == 1 else values

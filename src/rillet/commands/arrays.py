@@ -55,7 +55,7 @@ def parse_index(raw: bytes, allow_max: bool = False) -> int:
 
 
 def get_array(ctx: Client, key: bytes) -> Array | None:
-    return lookup(ctx, key, Array)  # type: ignore[return-value]
+    return lookup(ctx, key, Array)
 
 
 def array_for_write(ctx: Client, key: bytes) -> Array:
@@ -247,7 +247,7 @@ def arscan(ctx: Client, argv: list[bytes]) -> object:
     array = get_array(ctx, argv[1])
     if array is None:
         return []
-    out = []
+    out: list[list[Any]] = []
     for idx, item in array.scan(start, end):
         if limit is not None and len(out) >= limit:
             break
@@ -360,7 +360,7 @@ def argrep(ctx: Client, argv: list[bytes]) -> object:
     top = array.length() - 1
 
     def resolve(bound: int | str) -> int:
-        return 0 if bound == "-" else top if bound == "+" else bound  # type: ignore[return-value]
+        return 0 if bound == "-" else top if bound == "+" else bound  # type: ignore[return-value]  # an int here
 
     combine = all if use_and else any
     out: list = []
@@ -381,11 +381,12 @@ _INF_WORDS = {b"inf", b"+inf", b"-inf", b"infinity", b"+infinity", b"-infinity"}
 
 def _numeric(item: bytes) -> tuple[Fraction | float, bool] | None:
     """arOpAccumulate's reading of one value: (long double value, is an integer) or None."""
+    payload: Any  # its type follows the tag
     tag, payload = value_tag(item, format_double)
     if tag == TAG_INT:
-        return Fraction(payload), True  # type: ignore[arg-type]
+        return Fraction(payload), True
     if tag == TAG_FLOAT:
-        return Fraction(payload), False  # type: ignore[arg-type]
+        return Fraction(payload), False
     number = canonical_int(item)
     if number is not None:
         return Fraction(number), True
@@ -394,7 +395,7 @@ def _numeric(item: bytes) -> tuple[Fraction | float, bool] | None:
     parsed = longdouble.parse(item)
     if parsed is False or parsed is None:
         return None
-    return parsed, False  # type: ignore[return-value]
+    return parsed, False
 
 
 def _ld_add(a: Fraction | float, b: Fraction | float) -> Fraction | float:

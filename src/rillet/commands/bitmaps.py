@@ -71,13 +71,13 @@ def setbit(ctx: Client, argv: list[bytes]) -> object:
     old = 1 if current is not None and byte < len(current) and current[byte] & mask else 0
     grows = current is None or byte >= len(current)
     if grows or old != on:
-        if grows:
+        if grows or current is None:  # (current is None only when it grows)
             buf = _grown(current, offset)
             buf[byte] = (buf[byte] | mask) if on else (buf[byte] & ~mask)
             value = bytes(buf)
         else:  # one copy of the string: join reads the memoryview's slices in place
-            view = memoryview(current)  # type: ignore[arg-type]
-            value = b"".join((view[:byte], bytes((current[byte] ^ mask,)), view[byte + 1:]))  # type: ignore[index]
+            view = memoryview(current)
+            value = b"".join((view[:byte], bytes((current[byte] ^ mask,)), view[byte + 1:]))
         _store(ctx, key, value)
         ctx.modified(key)
         ctx.notify(STRING, b"setbit", key)

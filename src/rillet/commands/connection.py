@@ -53,14 +53,14 @@ def log_auth_failure(ctx: Client, username: bytes) -> None:
     """An ACL LOG entry for a failed AUTH (reason auth, object AUTH), as Redis adds it."""
     now = ctx.server.clock.now_ms()
     ctx.server.acl.add_log("auth", "toplevel", b"AUTH", username, client_info_line(ctx, now), now,
-                           ctx.server.config["acllog-max-len"])  # type: ignore[arg-type]
+                           ctx.server.config["acllog-max-len"])
 
 
 def _authenticate(ctx: Client, user: User) -> None:
     ctx.set_user(user)
     ctx.authenticated = True
     if ctx.conn is not None and hasattr(ctx.conn, "authenticated"):
-        ctx.conn.authenticated()  # type: ignore[attr-defined]
+        ctx.conn.authenticated()
 
 
 @command("auth", -2, "noscript loading stale fast no_auth allow_busy", group="connection",
@@ -316,24 +316,24 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
     filters = _KILL_FILTERS.parse(argv, 2)
     skipme = True
     if b"SKIPME" in filters:
-        value = filters[b"SKIPME"].lower()  # type: ignore[union-attr]
+        value = filters[b"SKIPME"].lower()
         if value not in (b"yes", b"no"):
             raise ReplyError(errors.SYNTAX)
         skipme = value == b"yes"
     wanted_id = None
     if b"ID" in filters:
         try:
-            wanted_id = parse_int(filters[b"ID"])  # type: ignore[arg-type]
+            wanted_id = parse_int(filters[b"ID"])
         except ReplyError:
             raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE) from None
         if wanted_id <= 0:
             raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE)
     if b"USER" in filters and filters[b"USER"] not in server.acl.users:
-        name = filters[b"USER"].decode("utf-8", "replace")  # type: ignore[union-attr]
+        name = filters[b"USER"].decode("utf-8", "replace")
         raise ReplyError(errors.NO_SUCH_USER.format(name))
     max_age = None
     if b"MAXAGE" in filters:
-        max_age = parse_int(filters[b"MAXAGE"], errors.CLIENT_MAXAGE_NOT_INTEGER)  # type: ignore[arg-type]
+        max_age = parse_int(filters[b"MAXAGE"], errors.CLIENT_MAXAGE_NOT_INTEGER)
     now = server.clock.now_ms()
     killed = 0
     for client in list(server.clients.values()):
@@ -348,13 +348,13 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
         if b"USER" in filters and filters[b"USER"] != client.user.name:
             continue
         if b"TYPE" in filters and _client_type(client) != _TYPE_ALIASES.get(
-                filters[b"TYPE"].lower(), filters[b"TYPE"].lower()):  # type: ignore[union-attr]
+                filters[b"TYPE"].lower(), filters[b"TYPE"].lower()):
             continue
         if max_age is not None and (now - client.created_ms) // 1000 < max_age:
             continue
         kill_client(client, ctx)
         killed += 1
-    if b"TYPE" in filters and filters[b"TYPE"].lower() == b"master":  # type: ignore[union-attr]
+    if b"TYPE" in filters and filters[b"TYPE"].lower() == b"master":
         # The master link's client is the replication's own, not in `clients`.
         replication = server.replication
         link = replication.link if replication is not None else None
@@ -403,7 +403,9 @@ def client_unblock(ctx: Client, argv: list[bytes]) -> object:
     if target is None or target.blocked is None:
         return 0
     entry = ctx.server.unblock(target)
-    reply: object = entry.timeout_reply  # type: ignore[union-attr]
+    if entry is None:
+        return 0
+    reply: object = entry.timeout_reply
     if mode == b"ERROR":
         reply = ReplyError(errors.UNBLOCKED)
     unblocked = ctx.server.on_unblocked

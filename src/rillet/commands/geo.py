@@ -187,9 +187,9 @@ def _search(ctx: Client, argv: list[bytes], src_index: int, flags: int) -> objec
         shape = geo.Shape(x, y, conversion, radius=radius)
     elif flags & _MEMBER and z is None:
         base = 5  # no key: the options are still read, for the reply's shape
-    elif flags & _MEMBER:
+    elif flags & _MEMBER and z is not None:
         base = 5
-        x, y = _member_position(z, argv[2])  # type: ignore[arg-type]
+        x, y = _member_position(z, argv[2])
         radius, conversion = _distance_args(argv, 3)
         shape = geo.Shape(x, y, conversion, radius=radius)
     else:
@@ -279,7 +279,7 @@ def _search(ctx: Client, argv: list[bytes], src_index: int, flags: int) -> objec
         points = _sorted(points, returned, opts.sort == 2)
     conversion = shape.conversion
     if opts.store is None:
-        out = []
+        out: list[object] = []
         for member, score, x, y, dist in points[:returned]:
             dist /= conversion
             if not (opts.withdist or opts.withhash or opts.withcoord):

@@ -61,9 +61,9 @@ def _stream_and_group(ctx: Client, key: bytes, group_name: bytes) -> tuple[Strea
     """The XCLAIM/XPENDING/XNACK lookup: WRONGTYPE, then NOGROUP for a missing key or group."""
     stream = get_stream(ctx, key)
     group = stream.groups.get(group_name) if stream is not None else None
-    if group is None:
+    if group is None or stream is None:
         raise _nogroup(key, group_name)
-    return stream, group  # type: ignore[return-value]
+    return stream, group
 
 
 def _wake(ctx: Client, key: bytes) -> None:
@@ -357,7 +357,7 @@ def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
         if stream is not None and stream.__class__ is not Stream:
             raise ReplyError(errors.WRONGTYPE)
         group = stream.groups.get(group_name) if stream is not None else None
-        if group is None:
+        if group is None or stream is None:
             raise ReplyError(errors.NOGROUP_XREADGROUP.format(errors.c_text(key), errors.c_text(group_name)))
         if raw == _GT:
             after = None
@@ -535,7 +535,7 @@ def xack(ctx: Client, argv: list[bytes]) -> object:
         return 0
     if stream.__class__ is not Stream:
         raise ReplyError(errors.WRONGTYPE)
-    group = stream.groups.get(argv[2])  # type: ignore[attr-defined]
+    group = stream.groups.get(argv[2])
     if group is None:
         return 0
     acked = group.ack(_parse_ids(argv, 3))
@@ -576,7 +576,7 @@ def xpending(ctx: Client, argv: list[bytes]) -> object:
         total, first, last, per_consumer = group.pending_summary()
         if not total:
             return [0, None, None, NULL_ARRAY]
-        return [total, format_id(first), format_id(last),  # type: ignore[arg-type]
+        return [total, format_id(first), format_id(last),  # type: ignore[arg-type]  # set when total
                 [[name, b"%d" % pending] for name, pending in per_consumer]]
     now = ctx.clock.now_ms()
     out = []
@@ -718,6 +718,7 @@ def xautoclaim(ctx: Client, argv: list[bytes]) -> object:
     result = group.autoclaim(stream, consumer_name, min_idle, start, count,
                              ctx.clock.now_ms(), justid)
     _propagate_claims(ctx, key, group, group_name, consumer_name, result)
+    claimed: list[object]
     if justid:
         claimed = [format_id(sid) for sid, _ in result.claimed]
     else:
@@ -797,7 +798,7 @@ def xinfo_full_groups(stream: Stream, count: int, now_ms: int = 0, nacked: bool 
             ])
             for c in group.consumers_in_order()
         ]
-        fields = [
+        fields: list[tuple[bytes, object]] = [
             (b"name", group.name),
             (b"last-delivered-id", format_id(group.last_id)),
             (b"entries-read", _reported_entries_read(group)),

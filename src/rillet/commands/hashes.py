@@ -40,7 +40,7 @@ HFE_MAX_MS = ((1 << 48) - 1) >> 2
 
 def get_hash(ctx: Client, key: bytes) -> Hash | None:
     """The hash at `key` with its due fields removed (published as HDEL), or None."""
-    h: Hash | None = lookup(ctx, key, Hash)  # type: ignore[assignment]
+    h: Hash | None = lookup(ctx, key, Hash)
     if h is not None and h.ttls and expire_due_fields(ctx.server, ctx.db, key, h):
         return None
     return h
@@ -81,8 +81,8 @@ def active_expire_fields(server: ServerState, db: Database, cursor: int, count: 
     next_cursor, keys = db.scan(cursor, count)
     for key in keys:
         value = db.peek(key)  # a sweep is no access: the key's LRU/LFU field stays
-        if value.__class__ is Hash and value.ttls:  # type: ignore[union-attr]
-            expire_due_fields(server, db, key, value)  # type: ignore[arg-type]
+        if value.__class__ is Hash and value.ttls:
+            expire_due_fields(server, db, key, value)
     return next_cursor
 
 
@@ -247,7 +247,7 @@ def hincrbyfloat(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.HASH_NOT_FLOAT)
     if number is None:
         raise ReplyError(errors.INCR_NAN_OR_INF)
-    result = longdouble.add(number, delta)  # type: ignore[arg-type]
+    result = longdouble.add(number, delta)
     if result is None:
         raise ReplyError(errors.INCR_NAN_OR_INF)
     text = longdouble.format_human(result)

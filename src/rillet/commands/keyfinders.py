@@ -38,7 +38,7 @@ def numkeys(at: int, dest: bool = False, source: str = SOURCE, notes: str = "") 
         keys = [(i, source) for i in range(at + 1, at + 1 + n)]
         return [(1, DESTINATION), *keys] if dest else keys
 
-    find.keynum = (at, dest, source, notes)  # type: ignore[attr-defined]
+    find.keynum = (at, dest, source, notes)  # type: ignore[attr-defined]  # read by COMMAND
     return find
 
 
@@ -51,7 +51,7 @@ def msetex_keys(argv: list[bytes]) -> list[tuple[int, str]]:
 
 
 # Redis's msetex.json key spec: numkeys at 1, keys every other argument after it.
-msetex_keys.keynum = (1, False, "OW update", "", 2)  # type: ignore[attr-defined]
+msetex_keys.keynum = (1, False, "OW update", "", 2)  # type: ignore[attr-defined]  # as above
 
 
 _SCRIPT_NOTES = "We cannot tell how the keys will be used so we assume the worst, {}"

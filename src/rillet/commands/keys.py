@@ -296,7 +296,7 @@ def object_encoding(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         return None
     if value.__class__ is bytes:
-        return ctx.db.encodings.get(argv[2]) or _string_encoding(value)  # type: ignore[arg-type]
+        return ctx.db.encodings.get(argv[2]) or _string_encoding(value)
     encoding = getattr(value, "encoding", None)
     if encoding is not None:
         return encoding()
@@ -492,9 +492,9 @@ def memory_usage(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         return None
     if value.__class__ is bytes:
-        return 16 + len(key) + len(value) + 16  # type: ignore[arg-type]
+        return 16 + len(key) + len(value) + 16
     from rillet.commands.stream_common import Stream, stream_memory_usage
 
     if value.__class__ is Stream:
-        return stream_memory_usage(ctx.db, key, value, samples)  # type: ignore[arg-type]
-    return 16 + len(key) + value.memory_usage()  # type: ignore[attr-defined]
+        return stream_memory_usage(ctx.db, key, value, samples)
+    return 16 + len(key) + value.memory_usage()  # type: ignore[attr-defined]  # every other type has it

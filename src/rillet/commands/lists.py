@@ -27,7 +27,7 @@ INT64_MAX = 2**63 - 1
 
 
 def get_list(ctx: Client, key: bytes) -> List | None:
-    return lookup(ctx, key, List)  # type: ignore[return-value]
+    return lookup(ctx, key, List)
 
 
 def _max_size(ctx: Client) -> int:
@@ -49,7 +49,7 @@ def get_list_to_serve(ctx: Client, key: bytes) -> List | None:
     """For a woken blocked client: a key now holding another type is not served (keeps waiting)."""
     if ctx.blocked_retry:
         value = ctx.db.get(key)
-        return value if value.__class__ is List else None  # type: ignore[return-value]
+        return value if value.__class__ is List else None
     return get_list(ctx, key)
 
 
@@ -175,6 +175,7 @@ def lset(ctx: Client, argv: list[bytes]) -> object:
     if value is None:
         raise ReplyError(errors.NO_SUCH_KEY)
     # listTypeReplaceAtIndex takes an int: Redis truncates the index to 32 bits.
+    index: int | None
     index = parse_int(argv[2]) & 0xFFFFFFFF
     index = _index(value, b"%d" % (index - (1 << 32) if index >= 1 << 31 else index))
     if index is None:

@@ -75,8 +75,8 @@ def _close(host: bytes, port: bytes) -> None:
 
 def _connect(host: bytes, port: bytes, timeout_s: float) -> _Cached:
     now = time.monotonic()
-    for name, cached in list(_sockets.items()):
-        if now - cached.last_use > _CACHE_TTL_S:
+    for name, entry in list(_sockets.items()):
+        if now - entry.last_use > _CACHE_TTL_S:
             _close(*name)
     cached = _sockets.get((host, port))
     if cached is not None:

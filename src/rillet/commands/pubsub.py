@@ -25,7 +25,7 @@ def _subscribe(ctx: Client, names: list[bytes], kind: str, verb: bytes) -> objec
     out = bytearray()
     for name in names:
         registry.subscribe(ctx, kind, name)
-        subs = ctx.pubsub
+        subs = registry.of(ctx)
         count = len(subs.shard) if kind == "shard" else subs.count()
         out += frame(ctx.resp3, verb, name, count)
     return Raw(out)

@@ -181,7 +181,7 @@ def waitaof(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.WAITAOF_APPENDONLY_OFF)
     side = repl.master_side
     offset = repl.write_offset
-    aof_bytes = aof_position(persistence) if aof_on else 0
+    aof_bytes = aof_position(persistence) if aof_on and persistence is not None else 0
     local = side.local_aof_durable(aof_bytes)
     acked = side.acked(offset, aof=True)
     if ctx.in_exec or ctx.is_internal or (acked >= numreplicas and local >= numlocal):

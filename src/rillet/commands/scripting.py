@@ -24,7 +24,7 @@ def engine(ctx: Client) -> LuaEngine:
     server = ctx.server
     if server.scripting is None:
         server.scripting = LuaEngine(server)
-    return server.scripting  # type: ignore[no-any-return]
+    return server.scripting
 
 
 # The common numkeys values, spared parse_int on every EVALSHA.
@@ -82,6 +82,7 @@ def _evalsha(ctx: Client, argv: list[bytes], read_only: bool) -> object:
     if len(argv[1]) != 40:
         # evalShaCommand: no script has another length, NOSCRIPT before numkeys is read.
         raise ReplyError(errors.NOSCRIPT)
+    args: list[bytes]
     if len(argv) == 4 and argv[2] == b"1":  # one key, no arguments: split_keys' answer
         keys, args = argv[3:], []
     else:

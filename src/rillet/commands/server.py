@@ -9,6 +9,7 @@ import platform
 import resource
 import sys
 import time
+from typing import Any
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors
 from rillet.commands import table
@@ -132,16 +133,17 @@ def _section_memory(state: ServerState) -> list[tuple[str, object]]:
     memory = state.memory
     used = memory.used()
     rss = _rss_bytes()
-    limit = int(state.config["maxmemory"])  # type: ignore[call-overload]
+    limit = int(state.config["maxmemory"])
     peak = max(memory.peak, used)
     dataset = used - STARTUP_BYTES
     system = _total_system_memory()
     lua = _lua_figures(state)
     backlog = dict(_provided(state, "replication")).get("repl_backlog_histlen", 0)
     clients = [c for c in state.clients.values() if c.conn is not None]
-    replica_bytes = sum(c.conn.output_buffer_size for c in clients if "S" in c.flags)
-    normal_bytes = sum(c.conn.output_buffer_size + c.conn.query_buffer_size
-                       for c in clients if "S" not in c.flags)
+    replica_bytes = sum(conn.output_buffer_size for c in clients
+                        if "S" in c.flags and (conn := c.conn) is not None)
+    normal_bytes = sum(conn.output_buffer_size + conn.query_buffer_size
+                       for c in clients if "S" not in c.flags and (conn := c.conn) is not None)
     return [
         ("used_memory", used),
         ("used_memory_human", _human(used)),
@@ -317,7 +319,7 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
     ]
 
 
-def _provided(state: ServerState, name: str) -> list[tuple[str, object]]:
+def _provided(state: ServerState, name: str) -> list[tuple[str, Any]]:
     provider = state.info_providers.get(name)
     return provider() if provider is not None else []
 
@@ -351,7 +353,7 @@ def _section_cpu(state: ServerState) -> list[tuple[str, object]]:
 
 
 def _section_commandstats(state: ServerState) -> list[tuple[str, object]]:
-    out = []
+    out: list[tuple[str, object]] = []
     for spec in table.counted_specs():
         if spec.calls or spec.rejected_calls or spec.failed_calls:
             per = spec.usec / spec.calls if spec.calls else 0
@@ -385,19 +387,19 @@ def _section_latencystats(state: ServerState) -> list[tuple[str, object]]:
     percentiles = state.config["latency-tracking-info-percentiles"]
     if not percentiles:
         return []
-    out = []
+    out: list[tuple[str, object]] = []
     for spec in table.counted_specs():
         histogram = spec.latency_histogram
         if not histogram:
             continue
         parts = [f"p{render_double(q)}={bucket_top_ns(_percentile_bucket(histogram, q)) / 1000:.3f}"
-                 for q in percentiles]  # type: ignore[attr-defined]
+                 for q in percentiles]
         out.append((f"latency_percentiles_usec_{spec.name}", ",".join(parts)))
     return out
 
 
 def _section_keyspace(state: ServerState) -> list[tuple[str, object]]:
-    out = []
+    out: list[tuple[str, object]] = []
     for db in state.keyspace.dbs:
         if len(db):
             out.append((f"db{db.index}",
@@ -421,11 +423,12 @@ def _section_keysizes(state: ServerState) -> list[tuple[str, object]]:
 
     Redis keeps these counts as keys change; rillet counts when asked, so the
     section is not in INFO's default set here (docs/compat.md)."""
-    out = []
+    out: list[tuple[str, object]] = []
     for db in state.keyspace.dbs:
         if not len(db):
             continue
         bins: dict[bytes, dict[int, int]] = {kind: {} for kind, _ in _KEYSIZES}
+        value: Any  # a key's value: its kind is read from its class
         for value in db.data.values():
             kind = b"string" if value.__class__ is bytes else getattr(value, "TYPE_NAME", b"")
             counts = bins.get(kind)
@@ -817,12 +820,12 @@ def _redis_docs() -> dict[str, dict[str, object]]:
     return DOCS
 
 
-def _doc_field(field: str, value: object) -> object:
+def _doc_field(field: str, value: Any) -> object:  # (a str, or the field's list)
     if field == "doc_flags":
-        return SetReply([SimpleString(flag.encode()) for flag in value])  # type: ignore[attr-defined]
+        return SetReply([SimpleString(flag.encode()) for flag in value])
     if field == "history":
-        return SetReply([[version.encode(), text.encode()] for version, text in value])  # type: ignore[attr-defined]
-    return value.encode()  # type: ignore[attr-defined]
+        return SetReply([[version.encode(), text.encode()] for version, text in value])
+    return value.encode()
 
 
 def command_docs(spec: CommandSpec) -> tuple[bytes, Map]:

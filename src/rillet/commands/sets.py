@@ -8,6 +8,7 @@ is SREM of the members it chose (the choice is random).
 from __future__ import annotations
 
 import random
+from typing import cast
 
 from rillet import errors
 from rillet.commands.args import parse_int
@@ -35,7 +36,7 @@ def limits(ctx: Client) -> tuple[int, int, int]:
 
 
 def get_set(ctx: Client, key: bytes) -> Set | None:
-    return lookup(ctx, key, Set)  # type: ignore[return-value]
+    return lookup(ctx, key, Set)
 
 
 def ordered(s: Set) -> list[bytes]:
@@ -222,11 +223,11 @@ def _sets(ctx: Client, keys: list[bytes]) -> list[Set | None]:
 def _inter(sets: list[Set | None], limit: int = 0) -> list[bytes]:
     if any(s is None for s in sets):
         return []
-    ordered_sets = sorted(sets, key=len)  # type: ignore[arg-type]
+    ordered_sets = sorted(cast(list[Set], sets), key=len)  # (none is None)
     first, rest = ordered_sets[0], ordered_sets[1:]
     out = []
-    for m in ordered(first):  # type: ignore[arg-type]
-        if all(m in s.members for s in rest):  # type: ignore[union-attr]
+    for m in ordered(first):
+        if all(m in s.members for s in rest):
             out.append(m)
             if limit and len(out) >= limit:
                 break

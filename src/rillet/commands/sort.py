@@ -22,6 +22,7 @@ RPUSH of the stored elements, deterministic whatever the patterns read.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from rillet import acl, errors
 from rillet.commands import table
@@ -79,7 +80,7 @@ def lookup_by_pattern(ctx: Client, pattern: bytes, element: bytes) -> bytes | No
     if value is None:
         return None
     if field is None:
-        return value if value.__class__ is bytes else None  # type: ignore[return-value]
+        return value if value.__class__ is bytes else None
     if value.__class__ is not Hash:
         return None
     h = get_hash(ctx, key)  # due fields expire first, as HFE_LAZY_EXPIRE
@@ -103,8 +104,8 @@ def _full_key_access(ctx: Client, argv: list[bytes], name: str) -> bool:
 
 # --- the sort itself ----------------------------------------------------------------------------
 
-def _cmp(x: object, y: object) -> int:
-    return (x > y) - (x < y)  # type: ignore[operator]
+def _cmp(x: Any, y: Any) -> int:  # (two numbers or two strings)
+    return (x > y) - (x < y)
 
 
 def _sort_vector(elements: list[bytes], keys: list, alpha: bool, by: bool, store: bool,
@@ -134,11 +135,12 @@ def _sort_vector(elements: list[bytes], keys: list, alpha: bool, by: bool, store
             return -c if desc else c
     order = list(range(n))
     if by and (start != 0 or end != n - 1):
-        pqsort(order, compare, start, end)  # type: ignore[arg-type]
+        pqsort(order, compare, start, end)
         return [elements[i] for i in order]
     # A full sort: glibc's qsort is a stable merge sort, and so is list.sort, whose
     # reverse=True keeps equal items in order as a merge sort with -cmp does. Keys
     # give the comparator's order without calling it.
+    key: list[Any]
     if not alpha:
         key = list(zip(keys, elements, strict=True))
     elif by:
@@ -200,9 +202,9 @@ def _sort(ctx: Client, argv: list[bytes], readonly: bool) -> object:
     if dontsort and value.__class__ is Set and (store is not None or in_script):
         dontsort, alpha, sortby = False, True, None  # a set's order is not deterministic
     if value.__class__ is ZSet:
-        value.big = True  # type: ignore[union-attr]  # zsetConvert(OBJ_ENCODING_SKIPLIST)
+        value.big = True  # zsetConvert(OBJ_ENCODING_SKIPLIST)
 
-    vectorlen = 0 if value is None else len(value)  # type: ignore[arg-type]
+    vectorlen = 0 if value is None else len(value)
     start = min(max(limit_start, 0), vectorlen)
     limit_count = min(max(limit_count, -1), vectorlen)
     end = vectorlen - 1 if limit_count < 0 else start + limit_count - 1
@@ -218,7 +220,7 @@ def _sort(ctx: Client, argv: list[bytes], readonly: bool) -> object:
         count = max(end - start + 1, 0)
         lo = vectorlen - start - count if desc else start
         if value.__class__ is List:
-            elements = value.range(lo, lo + count)  # type: ignore[union-attr]
+            elements = value.range(lo, lo + count)
         else:
             elements = [m for _, m in value.order[lo:lo + count]]  # type: ignore[union-attr]
         if desc:
@@ -227,9 +229,9 @@ def _sort(ctx: Client, argv: list[bytes], readonly: bool) -> object:
             end -= start
             start = 0
     elif value.__class__ is List:
-        elements = value.to_list()  # type: ignore[union-attr]
+        elements = value.to_list()
     elif value.__class__ is Set:
-        elements = ordered(value)  # type: ignore[arg-type]
+        elements = ordered(value)
     else:
         elements = list(value.scores)  # type: ignore[union-attr]
 

@@ -41,7 +41,7 @@ def get_stream(ctx: Client, key: bytes) -> Stream | None:
     """The stream at `key`, None if missing; WRONGTYPE if the key holds something else."""
     value = ctx.db.get(key)
     if value is None or value.__class__ is Stream:
-        return value  # type: ignore[return-value]
+        return value
     raise ReplyError(errors.WRONGTYPE)
 
 
@@ -171,7 +171,7 @@ def apply_trim(stream: Stream, trim: Trim, policy: bytes = KEEPREF) -> int:
         limit = 0
     can_delete, on_deleted = policy_hooks(stream, policy) if stream.groups else (None, None)
     if trim.by_minid:
-        return stream.trim_minid(trim.minid, trim.approx, limit, can_delete, on_deleted)  # type: ignore[arg-type]
+        return stream.trim_minid(trim.minid, trim.approx, limit, can_delete, on_deleted)  # type: ignore[arg-type]  # by_minid
     return stream.trim_maxlen(trim.maxlen, trim.approx, limit, can_delete, on_deleted)
 
 
@@ -187,7 +187,7 @@ def exact_trim_args(stream: Stream, trim: Trim) -> list[bytes]:
     """
     if not trim.approx:
         if trim.by_minid:
-            return [b"MINID", b"=", format_id(trim.minid)]  # type: ignore[arg-type]
+            return [b"MINID", b"=", format_id(trim.minid)]  # type: ignore[arg-type]  # by_minid
         return [b"MAXLEN", b"=", b"%d" % trim.maxlen]
     if trim.by_minid:
         return [b"MINID", b"=", format_id(stream.head_id())]
@@ -327,7 +327,7 @@ def split_streams(argv: list[bytes], streams_at: int, command_name: str) -> tupl
 def idmp_settings(server: ServerState, idmp: Idmp) -> tuple[int, int]:
     """(duration s, maxsize) in force for `idmp`: XCFGSET's, else the stream-idmp-* config."""
     config = server.config
-    return idmp.settings(config["stream-idmp-duration"], config["stream-idmp-maxsize"])  # type: ignore[arg-type]
+    return idmp.settings(config["stream-idmp-duration"], config["stream-idmp-maxsize"])
 
 
 def idmp_auto_iid(fields: list[bytes]) -> bytes:

@@ -84,17 +84,17 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
     server = ctx.server
     stream = db.get(key)  # a lookup: it records the access (LRU clock / LFU counter)
     created = stream is None
-    if created:
+    if stream is None:
         stream = Stream(limits=node_limits(server))
     elif stream.__class__ is not Stream:
         raise ReplyError(errors.WRONGTYPE)
-    sid = stream.next_id(None, None, server.clock.now_ms())  # type: ignore[union-attr]
+    sid = stream.next_id(None, None, server.clock.now_ms())
     fields = argv[3:]
     if sum(map(len, fields)) > STREAM_LISTPACK_MAX_SIZE:
         raise ReplyError(errors.STREAM_ELEMENTS_TOO_LARGE)
     if created:
         db.set(key, stream)
-    stream.append(sid, fields)  # type: ignore[union-attr]
+    stream.append(sid, fields)
     server.key_modified(db.index, key)
     if server.notify_flags:
         server.notify(STREAM, b"xadd", key, db.index)
@@ -134,15 +134,15 @@ def _xadd_maxlen(ctx: Client, argv: list[bytes]) -> object:
     server = ctx.server
     stream = get_stream(ctx, key)
     created = stream is None
-    if created:
+    if stream is None:
         stream = Stream(limits=node_limits(server))
-    sid = stream.next_id(None, None, server.clock.now_ms())  # type: ignore[union-attr]
+    sid = stream.next_id(None, None, server.clock.now_ms())
     fields = argv[first_field:]
     if sum(map(len, fields)) > STREAM_LISTPACK_MAX_SIZE:
         raise ReplyError(errors.STREAM_ELEMENTS_TOO_LARGE)
     if created:
         ctx.db.set(key, stream)
-    stream.append(sid, fields)  # type: ignore[union-attr]
+    stream.append(sid, fields)
     trimmed = 0
     if stream.length > maxlen:
         limits = stream.limits
@@ -187,20 +187,20 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
                     idmp.iids_duplicates += 1
                     return format_id(seen)
     created = stream is None
-    if created:
+    if stream is None:
         stream = Stream(limits=node_limits(server))
-    sid = stream.next_id(args.id_ms, args.id_seq, now_ms)  # type: ignore[union-attr]
+    sid = stream.next_id(args.id_ms, args.id_seq, now_ms)
     if sum(map(len, fields)) > STREAM_LISTPACK_MAX_SIZE:
         raise ReplyError(errors.STREAM_ELEMENTS_TOO_LARGE)
     if created:
         ctx.db.set(key, stream)
-    stream.append(sid, fields)  # type: ignore[union-attr]
+    stream.append(sid, fields)
     trimmed = 0
     if args.trim is not None:
-        trimmed = apply_trim(stream, args.trim, args.policy or b"KEEPREF")  # type: ignore[arg-type]
+        trimmed = apply_trim(stream, args.trim, args.policy or b"KEEPREF")
     sid_text = format_id(sid)
     if pid is not None:
-        idmp = idmp_for(server, stream)  # type: ignore[arg-type]
+        idmp = idmp_for(server, stream)
         duration_s, maxsize = idmp_settings(server, idmp)
         idmp.record(pid, iid, sid, now_ms, duration_s, maxsize)
     ctx.modified(key)
@@ -208,7 +208,7 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
     if trimmed:
         ctx.notify(STREAM, b"xtrim", key)
     if server.effect_sinks:
-        ctx.propagate([argv[0], key, *effect_options(args, stream), sid_text, *fields])  # type: ignore[arg-type]
+        ctx.propagate([argv[0], key, *effect_options(args, stream), sid_text, *fields])
         if pid is not None:
             ctx.propagate([b"XIDMPRECORD", key, pid, iid, sid_text])
     return sid_text
@@ -309,7 +309,7 @@ def xtrim(ctx: Client, argv: list[bytes]) -> object:
     stream = get_stream(ctx, key)
     if stream is None:
         return 0
-    deleted = apply_trim(stream, args.trim, args.policy or b"KEEPREF")  # type: ignore[arg-type]
+    deleted = apply_trim(stream, args.trim, args.policy or b"KEEPREF")  # type: ignore[arg-type]  # XTRIM has one
     if deleted:
         ctx.modified(key, deleted)
         ctx.notify(STREAM, b"xtrim", key)
@@ -373,7 +373,7 @@ def xread(ctx: Client, argv: list[bytes]) -> object:
                 raise ReplyError(errors.WRONGTYPE)
             wrongtype = True
             value = None
-        stream: Stream | None = value  # type: ignore[assignment]
+        stream: Stream | None = value
         streams.append(stream)
         arg = argv[streams_at + nkeys + n]
         if arg == b"$":
@@ -435,8 +435,8 @@ def xsetid(ctx: Client, argv: list[bytes]) -> object:
         b"ENTRIESADDED": (1, int_in_range(0, INT64_MAX, errors.XSETID_ENTRIES_ADDED_NEGATIVE)),
         b"MAXDELETEDID": (1, max_deleted_id),
     }).parse(argv, 3)
-    entries_added: int | None = options.get(b"ENTRIESADDED")  # type: ignore[assignment]
-    max_deleted: StreamID | None = options.get(b"MAXDELETEDID")  # type: ignore[assignment]
+    entries_added: int | None = options.get(b"ENTRIESADDED")
+    max_deleted: StreamID | None = options.get(b"MAXDELETEDID")
     key = argv[1]
     stream = existing_stream(ctx, key)
     if last_id < stream.max_deleted_id:
@@ -460,7 +460,7 @@ def _idmp_fields(ctx: Client, stream: Stream) -> list[tuple[bytes, int]]:
     idmp = idmp_of(server, stream)
     if idmp is None:
         config = server.config
-        return [(b"idmp-duration", config["stream-idmp-duration"]),  # type: ignore[list-item]
+        return [(b"idmp-duration", config["stream-idmp-duration"]),
                 (b"idmp-maxsize", config["stream-idmp-maxsize"]),
                 (b"pids-tracked", 0), (b"iids-tracked", 0), (b"iids-added", 0),
                 (b"iids-duplicates", 0)]
@@ -567,8 +567,8 @@ def xcfgset(ctx: Client, argv: list[bytes]) -> object:
     if argc < 3:
         raise ReplyError(errors.XCFGSET_NO_PARAMETER)
     options = _XCFGSET_OPTIONS.parse(argv, 2)
-    duration_s: int | None = options.get(b"IDMP-DURATION")  # type: ignore[assignment]
-    maxsize: int | None = options.get(b"IDMP-MAXSIZE")  # type: ignore[assignment]
+    duration_s: int | None = options.get(b"IDMP-DURATION")
+    maxsize: int | None = options.get(b"IDMP-MAXSIZE")
     key = argv[1]
     stream = existing_stream(ctx, key)
     server = ctx.server

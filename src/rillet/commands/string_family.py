@@ -242,7 +242,7 @@ def lcs(ctx: Client, argv: list[bytes]) -> object:
         i += 1
     if get_idx and get_len:
         raise ReplyError(errors.LCS_LEN_AND_IDX)
-    return _lcs(ctx, a, b, get_len, get_idx, with_len, min_len)  # type: ignore[arg-type]
+    return _lcs(ctx, a, b, get_len, get_idx, with_len, min_len)
 
 
 def _lcs(ctx: Client, a: bytes, b: bytes, get_len: bool, get_idx: bool, with_len: bool,
@@ -296,7 +296,7 @@ def _lcs(ctx: Client, a: bytes, b: bytes, get_len: bool, get_idx: bool, with_len
         if emit:
             match_len = a_end - a_start + 1
             if min_len == 0 or match_len >= min_len:
-                match = [[a_start, a_end], [b_start, b_end]]
+                match: list[object] = [[a_start, a_end], [b_start, b_end]]
                 if with_len:
                     match.append(match_len)
                 matches.append(match)

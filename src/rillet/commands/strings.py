@@ -26,7 +26,7 @@ INT64_MIN = -(2**63)
 def get_string(ctx: Client, key: bytes) -> bytes | None:
     value = ctx.db.get(key)
     if value is None or value.__class__ is bytes:
-        return value  # type: ignore[return-value]
+        return value
     raise ReplyError(errors.WRONGTYPE)
 
 

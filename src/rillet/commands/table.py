@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import TypedDict
 
 from rillet.resp.types import SimpleString
 
@@ -157,6 +158,26 @@ def _register(spec: CommandSpec) -> None:
     raw = spec.name.encode()
     TABLE[raw] = spec
     TABLE[raw.upper()] = spec
+
+
+class CommandOptions(TypedDict, total=False):
+    """`command`'s keyword options, for a set that several commands share (`**options`)."""
+
+    keys: tuple[int, int, int]
+    group: str
+    since: str
+    summary: str
+    complexity: str
+    acl: str
+    key_flags: str
+    module: str
+
+
+class CommandDocs(TypedDict, total=False):
+    """A command's COMMAND DOCS text, passed to `command` as `**docs`."""
+
+    summary: str
+    complexity: str
 
 
 def command(
@@ -398,7 +419,7 @@ def redact_options(start: int, secrets: dict[bytes, int], skips: dict[bytes, int
     with their value counts, `stop` an option after which the rest are not options."""
 
     def indexes(argv: list[bytes]) -> list[int]:
-        found = []
+        found: list[int] = []
         j = start
         while j < len(argv):
             option = argv[j].upper()

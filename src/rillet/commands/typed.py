@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections.abc import Iterable, Sized
+from typing import TypeVar
 
 from rillet import errors
 from rillet.commands.args import parse_int
@@ -16,12 +18,14 @@ from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.state import Client
 
+T = TypeVar("T")
 
-def lookup(ctx: Client, key: bytes, cls: type) -> object | None:
+
+def lookup(ctx: Client, key: bytes, cls: type[T]) -> T | None:
     """The value at `key` if it is a `cls`, None if missing, WRONGTYPE otherwise."""
     value = ctx.db.get(key)
     if value is None or value.__class__ is cls:
-        return value
+        return value  # (its class is cls: mypy cannot see it)
     raise ReplyError(errors.WRONGTYPE)
 
 
@@ -29,8 +33,8 @@ def store(ctx: Client, key: bytes, value: object, keep_ttl: bool = False) -> Non
     ctx.db.set(key, value, keep_ttl=keep_ttl)
 
 
-def drop_if_empty(ctx: Client, key: bytes, value: object) -> None:
-    if not len(value):  # type: ignore[arg-type]
+def drop_if_empty(ctx: Client, key: bytes, value: Sized) -> None:
+    if not len(value):
         ctx.db.delete(key)
 
 
@@ -38,7 +42,8 @@ def config_int(ctx: Client, name: str) -> int:
     """An int parameter by its canonical name. Read straight from `Config.values` (which
     holds ints for int parameters): a write command reads two or three of these per call,
     and the alias resolution of `Config[name]` was a tenth of an HSET's time."""
-    return ctx.server.config.values[name]  # type: ignore[return-value]
+    value: int = ctx.server.config.values[name]
+    return value
 
 
 # --- *SCAN -------------------------------------------------------------------------
@@ -89,7 +94,7 @@ def _slot(member: bytes) -> int:
     return hash(member) & 0xFFFFFFFFFFFF
 
 
-def scan_members(members: object, cursor: int, count: int, compact: bool,
+def scan_members(members: Iterable[bytes], cursor: int, count: int, compact: bool,
                  pattern: bytes | None) -> tuple[int, list[bytes]]:
     """One *SCAN step: a compact value answers whole (cursor 0), as Redis's listpacks do.
 
@@ -97,10 +102,10 @@ def scan_members(members: object, cursor: int, count: int, compact: bool,
     cursor is the next hash, so a member present throughout is returned once.
     """
     if compact:
-        found = list(members)  # type: ignore[call-overload]
+        found = list(members)
         next_cursor = 0
     else:
-        candidates = [(h, m) for m in members if (h := _slot(m)) >= cursor]  # type: ignore[attr-defined]
+        candidates = [(h, m) for m in members if (h := _slot(m)) >= cursor]
         chosen = heapq.nsmallest(count, candidates)
         if len(chosen) < len(candidates) and chosen:
             last = chosen[-1][0]
@@ -124,7 +129,7 @@ def random_count(raw: bytes) -> tuple[int, bool]:
     return abs(count), count < 0
 
 
-def pick(items: list, count: int, repeats: bool) -> list:
+def pick(items: list[T], count: int, repeats: bool) -> list[T]:
     if repeats:
         return [random.choice(items) for _ in range(count)] if items else []
     if count >= len(items):

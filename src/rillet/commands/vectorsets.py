@@ -21,7 +21,7 @@ from array import array
 
 from rillet import errors
 from rillet.commands.args import parse_int
-from rillet.commands.table import command
+from rillet.commands.table import CommandOptions, command
 from rillet.commands.typed import lookup
 from rillet.engine import vexpr
 from rillet.engine.doubles import parse_score
@@ -46,8 +46,10 @@ from rillet.errors import ReplyError
 from rillet.resp.types import NULL_ARRAY, Map, SimpleString
 from rillet.state import Client
 
-_KEYS = dict(keys=(1, 1, 1), key_flags="RW access update", group="module", module="vectorset",
-             since="8.0.0")
+_KEYS: CommandOptions = {"keys": (1, 1, 1), "key_flags": "RW access update", "group": "module",
+                         "module": "vectorset", "since": "8.0.0"}
+_KEYS_82: CommandOptions = {**_KEYS, "since": "8.2.0"}
+_KEYS_84: CommandOptions = {**_KEYS, "since": "8.4.0"}
 
 
 def _arity(argv: list[bytes]) -> ReplyError:
@@ -70,7 +72,7 @@ def _open_for_write(ctx: Client, key: bytes) -> VectorSet | None:
 
 
 def _get(ctx: Client, key: bytes) -> VectorSet | None:
-    return lookup(ctx, key, VectorSet)  # type: ignore[return-value]
+    return lookup(ctx, key, VectorSet)
 
 
 def _ll(raw: bytes) -> int | None:
@@ -124,7 +126,7 @@ def parse_vector(argv: list[bytes], start: int, with_reduce: bool
 
 # --- writes ------------------------------------------------------------------------------------
 
-@command("vadd", -1, "write denyoom module", **_KEYS)  # type: ignore[arg-type]
+@command("vadd", -1, "write denyoom module", **_KEYS)
 def vadd(ctx: Client, argv: list[bytes]) -> object:
     """VADD key [REDUCE dim] FP32|VALUES vector element [CAS] [NOQUANT | BIN | Q8] [EF build-exploration-factor] [SETATTR attributes] [M numlinks]"""
     argc = len(argv)
@@ -137,6 +139,8 @@ def vadd(ctx: Client, argv: list[bytes]) -> object:
     dim = len(vec)
     if argc - 2 - consumed < 1:
         raise _arity(argv)
+    ef: int | None  # (None: not an integer, refused where it is parsed)
+    m: int | None
     ef, m, quant = DEFAULT_EF_CONSTRUCTION, DEFAULT_M, QUANT_Q8
     attrib: bytes | None = None
     j = 3 + consumed
@@ -146,12 +150,12 @@ def vadd(ctx: Client, argv: list[bytes]) -> object:
         if opt == b"CAS":
             pass  # Redis's threaded candidate search: the same result, run inline here
         elif opt == b"EF" and has_value:
-            ef = _ll(argv[j + 1])  # type: ignore[assignment]
+            ef = _ll(argv[j + 1])
             if ef is None or ef <= 0 or ef > 1_000_000:
                 raise ReplyError(errors.VSET_BAD_EF)
             j += 1
         elif opt == b"M" and has_value:
-            m = _ll(argv[j + 1])  # type: ignore[assignment]
+            m = _ll(argv[j + 1])
             if m is None or m < MIN_M or m > MAX_M:
                 raise ReplyError(errors.VSET_BAD_M)
             j += 1
@@ -205,7 +209,7 @@ def vadd(ctx: Client, argv: list[bytes]) -> object:
     return added
 
 
-@command("vrem", -1, "write module", **_KEYS)  # type: ignore[arg-type]
+@command("vrem", -1, "write module", **_KEYS)
 def vrem(ctx: Client, argv: list[bytes]) -> object:
     """VREM key element"""
     if len(argv) != 3:
@@ -220,7 +224,7 @@ def vrem(ctx: Client, argv: list[bytes]) -> object:
     return True
 
 
-@command("vsetattr", -1, "write module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vsetattr", -1, "write module fast", **_KEYS)
 def vsetattr(ctx: Client, argv: list[bytes]) -> object:
     """VSETATTR key element json"""
     if len(argv) != 4:
@@ -234,13 +238,13 @@ def vsetattr(ctx: Client, argv: list[bytes]) -> object:
 
 # --- VSIM ---------------------------------------------------------------------------------------
 
-def _filter_accept(program: list) -> object:  # type: ignore[type-arg]
-    def accept(node) -> bool:  # type: ignore[no-untyped-def]
+def _filter_accept(program: list) -> object:
+    def accept(node) -> bool:
         return node.attrib is not None and vexpr.run(program, node.attrib)
     return accept
 
 
-@command("vsim", -1, "readonly module", **_KEYS)  # type: ignore[arg-type]
+@command("vsim", -1, "readonly module", **_KEYS)
 def vsim(ctx: Client, argv: list[bytes]) -> object:
     """VSIM key ELE|FP32|VALUES vector_or_element [WITHSCORES] [WITHATTRIBS] [COUNT num] [EPSILON max_distance] [EF search-exploration-factor] [FILTER expression] [FILTER-EF max-filtering-effort] [TRUTH] [NOTHREAD]"""
     argc = len(argv)
@@ -267,6 +271,9 @@ def vsim(ctx: Client, argv: list[bytes]) -> object:
     if len(vec) != vset.dim:
         raise ReplyError(errors.VSET_DIM_MISMATCH.format(len(vec), vset.dim))
     withscores = withattribs = truth = False
+    count: int | None  # (None: not a number, refused where it is parsed)
+    ef: int | None
+    epsilon: float | None
     count, ef, epsilon = 10, 0, 2.0
     program = None
     j = 2 + vector_args
@@ -282,17 +289,17 @@ def vsim(ctx: Client, argv: list[bytes]) -> object:
         elif opt == b"NOTHREAD":
             pass  # the search runs inline already
         elif opt == b"COUNT" and has_value:
-            count = _ll(argv[j + 1])  # type: ignore[assignment]
+            count = _ll(argv[j + 1])
             if count is None or count <= 0:
                 raise ReplyError(errors.VSET_BAD_COUNT)
             j += 1
         elif opt == b"EPSILON" and has_value:
-            epsilon = parse_score(argv[j + 1])  # type: ignore[assignment]
+            epsilon = parse_score(argv[j + 1])
             if epsilon is None or epsilon <= 0:
                 raise ReplyError(errors.VSET_BAD_EPSILON)
             j += 1
         elif opt == b"EF" and has_value:
-            ef = _ll(argv[j + 1])  # type: ignore[assignment]
+            ef = _ll(argv[j + 1])
             if ef is None or ef <= 0 or ef > 1_000_000:
                 raise ReplyError(errors.VSET_BAD_EF)
             j += 1
@@ -338,7 +345,7 @@ def vsim(ctx: Client, argv: list[bytes]) -> object:
 
 # --- reads --------------------------------------------------------------------------------------
 
-@command("vdim", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vdim", -1, "readonly module fast", **_KEYS)
 def vdim(ctx: Client, argv: list[bytes]) -> object:
     """VDIM key"""
     if len(argv) != 2:
@@ -349,7 +356,7 @@ def vdim(ctx: Client, argv: list[bytes]) -> object:
     return vset.dim
 
 
-@command("vcard", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vcard", -1, "readonly module fast", **_KEYS)
 def vcard(ctx: Client, argv: list[bytes]) -> object:
     """VCARD key"""
     if len(argv) != 2:
@@ -358,7 +365,7 @@ def vcard(ctx: Client, argv: list[bytes]) -> object:
     return 0 if vset is None else len(vset.nodes)
 
 
-@command("vemb", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vemb", -1, "readonly module fast", **_KEYS)
 def vemb(ctx: Client, argv: list[bytes]) -> object:
     """VEMB key element [RAW]"""
     if len(argv) < 3:
@@ -381,7 +388,7 @@ def vemb(ctx: Client, argv: list[bytes]) -> object:
     return out
 
 
-@command("vlinks", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vlinks", -1, "readonly module fast", **_KEYS)
 def vlinks(ctx: Client, argv: list[bytes]) -> object:
     """VLINKS key element [WITHSCORES]"""
     if not 3 <= len(argv) <= 4:
@@ -406,7 +413,7 @@ def vlinks(ctx: Client, argv: list[bytes]) -> object:
     return levels
 
 
-@command("vinfo", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vinfo", -1, "readonly module fast", **_KEYS)
 def vinfo(ctx: Client, argv: list[bytes]) -> object:
     """VINFO key"""
     if len(argv) != 2:
@@ -427,7 +434,7 @@ def vinfo(ctx: Client, argv: list[bytes]) -> object:
     ])
 
 
-@command("vgetattr", -1, "readonly module fast", **_KEYS)  # type: ignore[arg-type]
+@command("vgetattr", -1, "readonly module fast", **_KEYS)
 def vgetattr(ctx: Client, argv: list[bytes]) -> object:
     """VGETATTR key element"""
     if len(argv) != 3:
@@ -437,7 +444,7 @@ def vgetattr(ctx: Client, argv: list[bytes]) -> object:
     return None if node is None else node.attrib
 
 
-@command("vismember", -1, "readonly module", **{**_KEYS, "since": "8.2.0"})  # type: ignore[arg-type]
+@command("vismember", -1, "readonly module", **_KEYS_82)
 def vismember(ctx: Client, argv: list[bytes]) -> object:
     """VISMEMBER key element"""
     if len(argv) != 3:
@@ -446,15 +453,16 @@ def vismember(ctx: Client, argv: list[bytes]) -> object:
     return vset is not None and argv[2] in vset.nodes
 
 
-@command("vrandmember", -1, "readonly module", **_KEYS)  # type: ignore[arg-type]
+@command("vrandmember", -1, "readonly module", **_KEYS)
 def vrandmember(ctx: Client, argv: list[bytes]) -> object:
     """VRANDMEMBER key [count]"""
     if len(argv) not in (2, 3):
         raise _arity(argv)
     with_count = len(argv) == 3
+    count: int | None  # (None: not an integer, refused below)
     count = 1
     if with_count:
-        count = _ll(argv[2])  # type: ignore[assignment]
+        count = _ll(argv[2])
         if count is None:
             raise ReplyError(errors.VSET_COUNT_NOT_INTEGER)
         if count == 0:
@@ -487,14 +495,15 @@ def _range_bound(raw: bytes) -> tuple[str, bytes] | None:
     return None
 
 
-@command("vrange", -1, "readonly module", **{**_KEYS, "since": "8.4.0"})  # type: ignore[arg-type]
+@command("vrange", -1, "readonly module", **_KEYS_84)
 def vrange(ctx: Client, argv: list[bytes]) -> object:
     """VRANGE key start end [count]"""
     if not 4 <= len(argv) <= 5:
         raise _arity(argv)
+    count: int | None  # (None: not an integer, refused below)
     count = -1
     if len(argv) == 5:
-        count = _ll(argv[4])  # type: ignore[assignment]
+        count = _ll(argv[4])
         if count is None:
             raise ReplyError(errors.VSET_BAD_RANGE_COUNT)
     start, end = _range_bound(argv[2]), _range_bound(argv[3])
@@ -507,7 +516,7 @@ def vrange(ctx: Client, argv: list[bytes]) -> object:
     vset = _get(ctx, argv[1])
     if vset is None:
         return []
-    out = []
+    out: list[bytes] = []
     for item in sorted(vset.nodes):  # the element dict is a rax: byte order
         if start[0] == "incl" and item < start[1] or start[0] == "excl" and item <= start[1]:
             continue

@@ -11,6 +11,7 @@ propagate as ZPOPMIN/ZPOPMAX key count.
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 from rillet import errors
 from rillet.commands.args import INT64_MAX, parse_int, parse_mpop
@@ -39,7 +40,7 @@ _INF = math.inf
 
 
 def get_zset(ctx: Client, key: bytes) -> ZSet | None:
-    return lookup(ctx, key, ZSet)  # type: ignore[return-value]
+    return lookup(ctx, key, ZSet)
 
 
 def _limits(ctx: Client) -> tuple[int, int]:
@@ -200,11 +201,11 @@ def _zrank(ctx: Client, argv: list[bytes], reverse: bool) -> object:
     withscore = len(argv) == 4
     z = get_zset(ctx, argv[1])
     rank = None if z is None else z.rank(argv[2])
-    if rank is None:
+    if rank is None or z is None:
         return NULL_ARRAY if withscore else None
     if reverse:
-        rank = len(z) - 1 - rank  # type: ignore[arg-type]
-    return [rank, z.scores[argv[2]]] if withscore else rank  # type: ignore[union-attr]
+        rank = len(z) - 1 - rank
+    return [rank, z.scores[argv[2]]] if withscore else rank
 
 
 @command("zrank", -3, "readonly fast", keys=(1, 1, 1), key_flags="RO access", group="sorted-set", since="2.0.0")
@@ -220,7 +221,7 @@ def zrevrank(ctx: Client, argv: list[bytes]) -> object:
 
 
 def _score_range(min_raw: bytes, max_raw: bytes) -> tuple[float, bool, float, bool]:
-    out = []
+    out: list[Any] = []
     for raw in (min_raw, max_raw):
         raw = raw.split(b"\0", 1)[0]  # zslParseRange reads a C string: "\x001" is "", 0
         exclusive = raw[:1] == b"("
@@ -228,7 +229,7 @@ def _score_range(min_raw: bytes, max_raw: bytes) -> tuple[float, bool, float, bo
         if value is None:
             raise ReplyError(errors.ZSET_MIN_MAX_FLOAT)
         out += [value, exclusive]
-    return out[0], out[1], out[2], out[3]  # type: ignore[return-value]
+    return out[0], out[1], out[2], out[3]
 
 
 def _lex_item(raw: bytes) -> tuple[int, bytes]:
@@ -333,7 +334,7 @@ def _zrange_parse(argv: list[bytes], at: int, rangetype: str | None, reverse: bo
     if reverse and rangetype != RANK:
         min_raw, max_raw = max_raw, min_raw
     if rangetype == RANK:
-        rng: object = (parse_int(min_raw), parse_int(max_raw))
+        rng: Any = (parse_int(min_raw), parse_int(max_raw))  # its type follows rangetype
     elif rangetype == SCORE:
         rng = _score_range(min_raw, max_raw)
     else:
@@ -341,18 +342,18 @@ def _zrange_parse(argv: list[bytes], at: int, rangetype: str | None, reverse: bo
     return rangetype, reverse, rng, withscores, offset, limit
 
 
-def _zrange_pairs(z: ZSet, rangetype: str, reverse: bool, rng: object, offset: int,
+def _zrange_pairs(z: ZSet, rangetype: str, reverse: bool, rng: Any, offset: int,
                   limit: int) -> list[tuple[bytes, float]]:
     n = len(z)
     if rangetype == RANK:
-        start, stop = rng  # type: ignore[misc]
+        start, stop = rng
         if reverse:
             lo, hi = _rank_bounds(n, start, stop)
             lo, hi = n - hi, n - lo
             return [(m, s) for s, m in reversed(z.order[lo:hi])]
         lo, hi = _rank_bounds(n, start, stop)
         return [(m, s) for s, m in z.order[lo:hi]]
-    lo, hi = _bounds_score(z, rng) if rangetype == SCORE else _bounds_lex(z, rng, reverse)  # type: ignore[arg-type]
+    lo, hi = _bounds_score(z, rng) if rangetype == SCORE else _bounds_lex(z, rng, reverse)
     if offset < 0:
         return []
     if reverse:
@@ -549,7 +550,7 @@ def _minmax(word: bytes) -> bool:
 def _to_serve(ctx: Client, key: bytes) -> ZSet | None:
     if ctx.blocked_retry:
         value = ctx.db.get(key)
-        return value if value.__class__ is ZSet else None  # type: ignore[return-value]
+        return value if value.__class__ is ZSet else None
     return get_zset(ctx, key)
 
 
@@ -649,9 +650,9 @@ def _source(ctx: Client, key: bytes) -> dict[bytes, float] | None:
     if value is None:
         return None
     if value.__class__ is ZSet:
-        return value.scores  # type: ignore[attr-defined]
+        return value.scores
     if value.__class__ is Set:
-        return dict.fromkeys(value.members, 1.0)  # type: ignore[attr-defined]
+        return dict.fromkeys(value.members, 1.0)
     raise ReplyError(errors.WRONGTYPE)
 
 
@@ -713,13 +714,14 @@ def _algebra(ctx: Client, argv: list[bytes], at: int, op: str, name: str, store:
     elif op == "inter":
         if any(s is None for s in sources):
             return {}, withscores
-        order = sorted(range(n), key=lambda j: len(sources[j]))  # type: ignore[arg-type]
+        inputs = cast(list[dict[bytes, float]], sources)  # (none is None)
+        order = sorted(range(n), key=lambda j: len(inputs[j]))
         first = order[0]
-        for m, s in sources[first].items():  # type: ignore[union-attr]
+        for m, s in inputs[first].items():
             v = _nan_zero(s * weights[first])
             ok = True
             for j in order[1:]:
-                other = sources[j].get(m)  # type: ignore[union-attr]
+                other = inputs[j].get(m)
                 if other is None:
                     ok = False
                     break
@@ -729,10 +731,10 @@ def _algebra(ctx: Client, argv: list[bytes], at: int, op: str, name: str, store:
             if ok:
                 result[m] = v
     else:
-        first = sources[0]
-        if first is not None:
+        base = sources[0]
+        if base is not None:
             others = [s for s in sources[1:] if s is not None]
-            result = {m: s for m, s in first.items() if not any(m in o for o in others)}
+            result = {m: s for m, s in base.items() if not any(m in o for o in others)}
     return result, withscores
 
 
@@ -802,10 +804,11 @@ def zintercard(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError(errors.SYNTAX)
     if any(s is None for s in sources):
         return 0
-    sources.sort(key=len)  # type: ignore[arg-type]
+    inputs = cast(list[dict[bytes, float]], sources)  # (none is None)
+    inputs.sort(key=len)
     count = 0
-    for m in sources[0]:  # type: ignore[union-attr]
-        if all(m in s for s in sources[1:]):  # type: ignore[operator]
+    for m in inputs[0]:
+        if all(m in s for s in inputs[1:]):
             count += 1
             if limit and count >= limit:
                 break

@@ -400,7 +400,7 @@ def ring_rework(array: Array, old_span: int, keep_span: int) -> Array:
     if src == old_span:
         src = 0
     for dst in range(retained):
-        fresh.set(dst, array.get(src))  # type: ignore[arg-type]
+        fresh.set(dst, array.get(src))  # type: ignore[arg-type]  # set: checked above
         src += 1
         if src == old_span:
             src = 0

@@ -81,7 +81,7 @@ def idle_ms(field: int, lru_now: int) -> int:
     return (lru_now + (LRU_CLOCK_MAX - field)) * 1000
 
 
-def set_lru_or_lfu(db, key: bytes, freq: int, idle_s: int) -> None:  # type: ignore[no-untyped-def]
+def set_lru_or_lfu(db, key: bytes, freq: int, idle_s: int) -> None:
     """objectSetLRUOrLFU (RESTORE's FREQ / IDLETIME): -1 leaves the field as it is."""
     if db.lfu is not None:
         if freq >= 0:
@@ -93,7 +93,7 @@ def set_lru_or_lfu(db, key: bytes, freq: int, idle_s: int) -> None:  # type: ign
         db.access[key] = absolute
 
 
-def sample_keys(db, count: int, volatile: bool) -> list[bytes]:  # type: ignore[no-untyped-def]
+def sample_keys(db, count: int, volatile: bool) -> list[bytes]:
     """Up to `count` distinct live keys of `db` at random (with a TTL if `volatile`)."""
     keys, seqs, seq_of = db._scan_keys, db._scan_seqs, db._seq_of
     n = len(keys)
@@ -130,7 +130,7 @@ class EvictionPool:
     def clear(self) -> None:
         self.entries.clear()
 
-    def populate(self, db, policy: str, samples: int, lfu: LfuParams) -> None:  # type: ignore[no-untyped-def]
+    def populate(self, db, policy: str, samples: int, lfu: LfuParams) -> None:
         """evictionPoolPopulate: score `samples` keys of `db`, keep the best POOL_SIZE."""
         volatile = policy.startswith("volatile")
         entries = self.entries

@@ -66,7 +66,7 @@ def encode(longitude: float, latitude: float, step: int = STEP_MAX,
 
 def score_of(longitude: float, latitude: float) -> int:
     """GEOADD's score: the 26-step hash aligned to 52 bits."""
-    return encode(longitude, latitude) or 0  # type: ignore[return-value]
+    return encode(longitude, latitude) or 0
 
 
 def _area(bits: int, step: int, lat_min: float = LAT_MIN,

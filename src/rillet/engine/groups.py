@@ -260,11 +260,11 @@ class ConsumerGroup:
         per_owner: dict[bytes, list[PendingEntry]] = {}
         nacked = 0
         for entry in entries:
-            owner = entry.owner
-            if owner is None:
+            owner_name = entry.owner
+            if owner_name is None:
                 nacked += 1
             else:
-                per_owner.setdefault(owner, []).append(entry)
+                per_owner.setdefault(owner_name, []).append(entry)
         for consumer in self.consumers.values():
             mine = per_owner.get(consumer.name)
             if mine:

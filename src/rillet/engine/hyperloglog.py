@@ -133,7 +133,7 @@ def dense_set(buf: bytearray, regnum: int, value: int) -> None:
 
 def dense_registers(buf: bytes | bytearray) -> list[int]:
     """All 16384 dense registers, 4 per 3 bytes."""
-    out = []
+    out: list[int] = []
     append = out.append
     data = bytes(buf[HDR_SIZE:DENSE_SIZE])
     for i in range(0, len(data), 3):

@@ -163,7 +163,7 @@ def parse_xadd_id(arg: bytes) -> tuple[int | None, int | None]:
     if arg[:1] == b"*" and (len(arg) == 1 or arg[1] == 0):
         return None, None
     ms, seq = _parse(arg, 0, True, True)
-    return ms, (None if seq is _STAR else seq)  # type: ignore[return-value]
+    return ms, (None if seq is _STAR else seq)  # type: ignore[return-value]  # an int but _STAR
 
 
 def check_xadd_id_not_zero(ms: int | None, seq: int | None) -> None:

@@ -227,9 +227,9 @@ class List:
             if seg.__class__ is tuple:
                 if value not in seg[0]:  # an equal element is a substring of the blob
                     continue
-                items = unpack(seg)  # type: ignore[arg-type]
+                items = unpack(seg)
             else:
-                items = seg  # type: ignore[assignment]
+                items = seg  # type: ignore[assignment]  # a plain segment is its list
             if reverse:
                 for j in range(len(items) - 1, -1, -1):
                     if items[j] == value:
@@ -371,14 +371,14 @@ class List:
                 edits.append((ci, seg, here))
             ci += 1
         for ci, seg, here in reversed(edits):
-            items = unpack(seg) if seg.__class__ is tuple else seg  # type: ignore[arg-type]
+            items = unpack(seg) if seg.__class__ is tuple else seg
             for j in reversed(here):
-                del items[j]  # type: ignore[union-attr]
+                del items[j]
             if seg.__class__ is tuple:
                 self.mid -= len(here)
-                self._put_chunk(ci, items)  # type: ignore[arg-type]
+                self._put_chunk(ci, items)
             elif ci < 0:
-                self.head = items[::-1]  # type: ignore[index]  # edited a copy in list order
+                self.head = items[::-1]  # edited a copy in list order
             # the tail (ci == number of chunks) was edited in place
         self.nbytes -= _size_of(value) * len(drop)
         return len(drop)

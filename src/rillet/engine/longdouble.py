@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from typing import Literal
 
 INF = None  # marker: the result is not finite
 _MAX_EXP = 16384  # |value| < 2**16384 for a finite x87 long double
@@ -39,7 +40,7 @@ def round64(value: Fraction) -> Fraction | None:
     return sign * result
 
 
-def parse(raw: bytes) -> Fraction | None | bool:
+def parse(raw: bytes) -> Fraction | None | Literal[False]:
     """strtold with Redis's string2ld checks: a Fraction, None for ±inf, False if invalid."""
     if not raw or len(raw) >= MAX_CHARS:
         return False

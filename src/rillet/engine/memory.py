@@ -14,7 +14,9 @@ holds the estimates to tracemalloc within a factor on generated data.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from itertools import islice
+from typing import Any
 
 from sortedcontainers import SortedList
 
@@ -46,10 +48,10 @@ _SAMPLES = 4  # elements (or stream nodes) averaged per measure
 VSET_FIXED, VSET_PER_NODE, VSET_PER_LINK = 600, 420, 8
 
 
-def _sample_average(items: object, count: int, size_of) -> float:  # type: ignore[no-untyped-def]
+def _sample_average(items: Iterable[Any], count: int, size_of: Callable[[Any], int]) -> float:
     if not count:
         return 0.0
-    few = list(islice(items, _SAMPLES))  # type: ignore[call-overload]
+    few = list(islice(items, _SAMPLES))
     return sum(map(size_of, few)) / len(few) if few else 0.0
 
 
@@ -57,32 +59,32 @@ def _pair_len(pair: tuple[bytes, bytes]) -> int:
     return len(pair[0]) + len(pair[1])
 
 
-def _hash_size(value) -> int:  # type: ignore[no-untyped-def]
+def _hash_size(value) -> int:
     fields = value.fields
     n = len(fields)
     return int(HASH_FIXED + n * (HASH_PER_FIELD + _sample_average(fields.items(), n, _pair_len))
                + HASH_PER_TTL * len(value.ttls))
 
 
-def _set_size(value) -> int:  # type: ignore[no-untyped-def]
+def _set_size(value) -> int:
     members = value.members
     n = len(members)
     return int(SET_FIXED + n * (SET_PER_MEMBER + _sample_average(members, n, len)))
 
 
-def _zset_size(value) -> int:  # type: ignore[no-untyped-def]
+def _zset_size(value) -> int:
     scores = value.scores
     n = len(scores)
     return int(ZSET_FIXED + n * (ZSET_PER_MEMBER + _sample_average(scores, n, len)))
 
 
-def _list_size(value) -> int:  # type: ignore[no-untyped-def]
+def _list_size(value) -> int:
     # nbytes (kept by the list) is its listpack size: the elements plus 1-5 bytes each.
     return (LIST_FIXED + value.open_count() * LIST_PER_OPEN + len(value.chunks) * LIST_PER_CHUNK
-            + value.nbytes)  # type: ignore[no-any-return]
+            + value.nbytes)
 
 
-def stream_size(stream) -> int:  # type: ignore[no-untyped-def]
+def stream_size(stream) -> int:
     """A stream: its nodes (object costs plus packed bytes, sampled) and its groups."""
     nodes = stream._nodes  # the nodes property, without its call
     count = len(nodes)
@@ -100,7 +102,7 @@ def stream_size(stream) -> int:  # type: ignore[no-untyped-def]
     return size
 
 
-def _vectorset_size(value) -> int:  # type: ignore[no-untyped-def]
+def _vectorset_size(value) -> int:
     n = len(value.nodes)
     per_component = 32 if value.quant == QUANT_NONE else 8
     strings = _sample_average(value.nodes.values(), n, lambda node: 2 * BYTES_OVERHEAD
@@ -110,7 +112,7 @@ def _vectorset_size(value) -> int:  # type: ignore[no-untyped-def]
                            + VSET_PER_LINK * 2 * value.m))
 
 
-_SIZERS: dict[type, object] = {Stream: stream_size, Hash: _hash_size, Set: _set_size, ZSet: _zset_size,
+_SIZERS: dict[type, Callable[[Any], int]] = {Stream: stream_size, Hash: _hash_size, Set: _set_size, ZSet: _zset_size,
                                List: _list_size, VectorSet: _vectorset_size}
 
 
@@ -128,7 +130,7 @@ _sizer_of = _SIZERS.get
 
 def value_size(value: object) -> int:
     """Estimated bytes held by one value (without its key)."""
-    return _sizer_of(value.__class__, _unknown_size)(value)  # type: ignore[no-any-return,operator]
+    return _sizer_of(value.__class__, _unknown_size)(value)
 
 
 def key_size(key: bytes, value: object) -> int:

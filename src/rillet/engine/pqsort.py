@@ -12,8 +12,9 @@ differ with it, against Redis 8.2.3.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-Compare = Callable[[object, object], int]
+Compare = Callable[[Any, Any], int]  # (items of any one type)
 
 
 def _med3(a: list, i: int, j: int, k: int, cmp: Compare) -> int:

@@ -10,6 +10,8 @@ set made by a *STORE command, which starts from its content).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 INTSET, LISTPACK, HASHTABLE = 0, 1, 2
 _NAMES = (b"intset", b"listpack", b"hashtable")
 # set-max-intset-entries, set-max-listpack-entries, set-max-listpack-value
@@ -41,9 +43,9 @@ class Set:
         self.kind = INTSET
 
     @classmethod
-    def from_members(cls, members: object, limits: tuple[int, int, int] | None = None) -> Set:
+    def from_members(cls, members: Iterable[bytes], limits: tuple[int, int, int] | None = None) -> Set:
         s = cls()
-        s.members = dict.fromkeys(members)  # type: ignore[call-overload]
+        s.members = dict.fromkeys(members)
         s.kind = s.fresh_kind(limits or DEFAULT_LIMITS)
         return s
 

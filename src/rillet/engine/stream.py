@@ -275,7 +275,7 @@ class Stream:
                         + (2 if dms < 128 else diff_size(ms, node.ms0))
                         + (2 if 0 <= dseq < 128 else diff_size(seq, node.seq0))
                     )
-                    node.elems.extend(values)  # type: ignore[union-attr]
+                    node.elems.extend(values)
                     node.ms.append(dms)
                     node.seq.append(seq)
                     node.n = n + 1
@@ -312,7 +312,7 @@ class Stream:
                 + sum(map(_size_of, values))
             )
             if node.estart is None:
-                node.elems.extend(values)  # type: ignore[union-attr]
+                node.elems.extend(values)
                 node.ms.append(dms)
                 node.seq.append(seq)
                 node.n += 1
@@ -581,10 +581,10 @@ class Stream:
             entries = node.live
             if limit and deleted + entries > limit:
                 break
-            if by_maxlen:
+            if minid is None:  # (by_maxlen)
                 remove_node = self.length - entries >= maxlen
             else:
-                remove_node = node.last_id_any() < minid  # type: ignore[operator]
+                remove_node = node.last_id_any() < minid
             if remove_node and keepref:
                 self._remove_node(ni)
                 self.length -= entries
@@ -599,8 +599,8 @@ class Stream:
                 self._remove_node(ni)
             else:
                 ni += 1
-        if removed_ids:
-            on_deleted(removed_ids)  # type: ignore[misc]
+        if removed_ids and on_deleted is not None:  # (removed_ids is set only with on_deleted)
+            on_deleted(removed_ids)
         return deleted
 
     def _trim_entries(
@@ -611,17 +611,16 @@ class Stream:
         can_delete: Callable[[StreamID], bool] | None,
         removed_ids: list[StreamID] | None,
     ) -> int:
-        by_maxlen = minid is None
         ms0, ms_arr, seq_arr = node.ms0, node.ms, node.seq
         removed = 0
         for i in range(node.head, node.n):
-            if by_maxlen:
+            if minid is None:  # by MAXLEN
                 if self.length <= maxlen:
                     break
                 sid = None
             else:
                 sid = _tuple_new(StreamID, (ms0 + ms_arr[i], seq_arr[i]))
-                if sid >= minid:  # type: ignore[operator]
+                if sid >= minid:
                     break
             if node.is_dead(i):
                 continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
+from typing import Any
 
 from rillet.engine.ids import StreamID
 from rillet.engine.listpack_size import (
@@ -26,7 +27,7 @@ _tuple_new = tuple.__new__
 _size_of = ELEMENT_SIZES.__getitem__
 
 
-def compact_array(values: list[int]) -> array:
+def compact_array(values: list[int] | array) -> array:
     """The narrowest unsigned array holding `values` (8-byte for IDs near 2**64)."""
     top = max(values) if values else 0
     if top < 256:
@@ -91,15 +92,18 @@ class StreamNode:
         self.same_fixed = 2 + int_size(k + 3)
         self.ms: list[int] | array = []
         self.seq: list[int] | array = []
-        self.elems: list[bytes] | None = []
+        # The shape fields are Any: which are set, and as what (lists while the node
+        # is open, arrays and one blob once packed, estart/same only when mixed),
+        # follows is_open and the entries, which the type checker cannot see.
+        self.elems: Any = []  # list[bytes] | None
         self.data = b""
-        self.offs: array | None = None
-        self.estart: list[int] | array | None = None
-        self.same: bytearray | bytes | None = None
+        self.offs: Any = None  # array | None
+        self.estart: Any = None  # list[int] | array | None
+        self.same: Any = None  # bytearray | bytes | None
         self.is_open = True
         self.fast = True
         self.fresh = True
-        self.lp = None
+        self.lp: bytes | None = None  # a loaded node's listpack, until it is decoded
 
     @classmethod
     def from_packed(
@@ -232,13 +236,13 @@ class StreamNode:
             return
         elems = self.elems
         assert elems is not None
-        self.ms = compact_array(self.ms)  # type: ignore[arg-type]
-        self.seq = compact_array(self.seq)  # type: ignore[arg-type]
+        self.ms = compact_array(self.ms)
+        self.seq = compact_array(self.seq)
         self.data = b"".join(elems)
         self.offs = compact_array(list(accumulate(map(len, elems), initial=0)))
         if self.estart is not None:
-            self.estart = compact_array(self.estart)  # type: ignore[arg-type]
-            self.same = bytes(self.same)  # type: ignore[arg-type]
+            self.estart = compact_array(self.estart)
+            self.same = bytes(self.same)
         self.elems = None
         self.is_open = False
         self.fast = False
@@ -255,7 +259,7 @@ class StreamNode:
         self.seq = list(self.seq)
         if self.estart is not None:
             self.estart = list(self.estart)
-            self.same = bytearray(self.same)  # type: ignore[arg-type]
+            self.same = bytearray(self.same)
         self.data = b""
         self.offs = None
         self.is_open = True
@@ -292,10 +296,10 @@ class StreamNode:
             offs, data, mf = self.offs, self.data, self.mf
             a = i * k
             if k == 1:
-                return [mf[0], data[offs[a] : offs[a + 1]]]  # type: ignore[index]
+                return [mf[0], data[offs[a] : offs[a + 1]]]
             if k == 2:
-                o1 = offs[a + 1]  # type: ignore[index]
-                return [mf[0], data[offs[a] : o1], mf[1], data[o1 : offs[a + 2]]]  # type: ignore[index]
+                o1 = offs[a + 1]
+                return [mf[0], data[offs[a] : o1], mf[1], data[o1 : offs[a + 2]]]
         return self._fields_general(i)
 
     def _fields_general(self, i: int) -> list[bytes]:
@@ -307,11 +311,11 @@ class StreamNode:
         else:
             a = estart[i]
             b = estart[i + 1]
-            same = self.same[i]  # type: ignore[index]
+            same = self.same[i]
         if self.is_open:
-            stored = self.elems[a:b]  # type: ignore[index]
+            stored = self.elems[a:b]
         else:
-            offs = self.offs[a : b + 1]  # type: ignore[index]
+            offs = self.offs[a : b + 1]
             stored = list(map(self.data.__getitem__, map(slice, offs, offs[1:])))
         if not same:
             return stored
@@ -369,7 +373,7 @@ class StreamNode:
             seq = self.seq[i]
             fields = self.fields_at(i)
             nf = len(fields) // 2
-            same = self.estart is None or bool(self.same[i])  # type: ignore[index]
+            same = self.estart is None or bool(self.same[i])
             size = 2 + diff_size(ms, self.ms0) + diff_size(seq, self.seq0)
             if same:
                 size += int_size(nf + 3) + sum(map(_size_of, fields[1::2]))

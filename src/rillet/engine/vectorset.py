@@ -59,7 +59,7 @@ def f32(x: float) -> float:
         return array("f", (x,))[0]
 
 
-def f32_list(values) -> list[float]:  # type: ignore[no-untyped-def]
+def f32_list(values) -> list[float]:
     return array("f", values).tolist()
 
 
@@ -296,7 +296,7 @@ class VectorSet:
 
     # -- search -------------------------------------------------------------------------------
 
-    def ranked(self, q: array, qrange: float, accept=None,  # type: ignore[no-untyped-def]
+    def ranked(self, q: array, qrange: float, accept=None,
                oldest_first: bool = False, min_level: int = 0,
                limit: int | None = None) -> list[tuple[float, Node]]:
         """Every node (on a level >= min_level, that `accept` takes) with its distance to
@@ -573,7 +573,7 @@ def distance(quant: int, dim: int, qa: array, ra: float, qb: array, rb: float) -
 
 
 def rank(nodes: Iterable[Node], quant: int, dim: int, q: array, qrange: float,
-         accept, min_level: int, limit: int | None) -> list[tuple[float, Node]]:  # type: ignore[no-untyped-def]
+         accept, min_level: int, limit: int | None) -> list[tuple[float, Node]]:
     """VectorSet.ranked's scan: (distance, node) for the nodes (in order) on a level >=
     min_level that `accept` takes, sorted by distance (stable), the first `limit`."""
     dist = py_distance  # the reference throughout, even with the compiled kernel loaded

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from rillet.engine.doubles import strtod
 
@@ -48,9 +49,10 @@ class ExprError(Exception):
 class Token:
     __slots__ = ("kind", "value")
 
-    def __init__(self, kind: int, value: object = None) -> None:
+    def __init__(self, kind: int, value: Any = None) -> None:
         self.kind = kind
-        self.value = value  # NUM: float; STR/SELECTOR: bytes; TUPLE: list; OP: opcode
+        # Its type follows `kind` (NUM: float; STR/SELECTOR: bytes; TUPLE: list; OP: opcode).
+        self.value: Any = value
 
 
 def _isalpha(c: int) -> bool:
@@ -203,7 +205,7 @@ def compile_expr(text: bytes) -> list[Token]:
 
     def emit(op: Token) -> None:
         nonlocal items
-        arity = _ARITY[op.value]  # type: ignore[index]
+        arity = _ARITY[op.value]
         if items < arity:
             raise ExprError(0)
         program.append(op)
@@ -228,9 +230,9 @@ def compile_expr(text: bytes) -> list[Token]:
                     break
                 emit(top)
             continue
-        prec = _PREC[tok.value]  # type: ignore[index]
+        prec = _PREC[tok.value]
         while ops and ops[-1].value != OPAREN:
-            top_prec = _PREC[ops[-1].value]  # type: ignore[index]
+            top_prec = _PREC[ops[-1].value]
             if top_prec < prec or (tok.value == POW and top_prec <= prec):
                 break
             emit(ops.pop())
@@ -249,9 +251,9 @@ def compile_expr(text: bytes) -> list[Token]:
 
 def _num(t: Token) -> float:
     if t.kind == NUM:
-        return t.value  # type: ignore[return-value]
-    if t.kind == STR and len(t.value) < 256:  # type: ignore[arg-type]
-        text: bytes = t.value  # type: ignore[assignment]
+        return t.value
+    if t.kind == STR and len(t.value) < 256:
+        text: bytes = t.value
         if b"\x00" in text:
             text = text[:text.index(b"\x00")]
         value, used = strtod(text)
@@ -309,7 +311,7 @@ def run(program: list[Token], json: bytes) -> bool:
     stack: list[Token] = []
     for t in program:
         if t.kind == SELECTOR:
-            value = extract_field(json, t.value) if t.value else None  # type: ignore[arg-type]
+            value = extract_field(json, t.value) if t.value else None
             if value is None:
                 return False
             stack.append(value)
@@ -319,21 +321,21 @@ def run(program: list[Token], json: bytes) -> bool:
             continue
         op = t.value
         b = stack.pop()
-        a = stack.pop() if _ARITY[op] == 2 else None  # type: ignore[index]
+        a: Any = stack.pop() if _ARITY[op] == 2 else None  # (a Token but for NOT)
         if op == NOT:
             r = 0.0 if _bool(b) else 1.0
         elif op == AND:
-            r = 1.0 if _bool(a) and _bool(b) else 0.0  # type: ignore[arg-type]
+            r = 1.0 if _bool(a) and _bool(b) else 0.0
         elif op == OR:
-            r = 1.0 if _bool(a) or _bool(b) else 0.0  # type: ignore[arg-type]
+            r = 1.0 if _bool(a) or _bool(b) else 0.0
         elif op == EQ:
-            r = 1.0 if _equal(a, b) else 0.0  # type: ignore[arg-type]
+            r = 1.0 if _equal(a, b) else 0.0
         elif op == NEQ:
-            r = 0.0 if _equal(a, b) else 1.0  # type: ignore[arg-type]
+            r = 0.0 if _equal(a, b) else 1.0
         elif op == IN:
-            r = 1.0 if b.kind == TUPLE and any(_equal(a, x) for x in b.value) else 0.0  # type: ignore[arg-type, union-attr]
+            r = 1.0 if b.kind == TUPLE and any(_equal(a, x) for x in b.value) else 0.0
         else:
-            x, y = _num(a), _num(b)  # type: ignore[arg-type]
+            x, y = _num(a), _num(b)
             if op == POW:
                 r = _pow(x, y)
             elif op == MULT:

@@ -211,7 +211,7 @@ def replay_log(state: Any, dispatcher: Any, path: str, truncate_ok: bool,
         since_yield = 0
         while pos < size and not suspect:
             n = min(_CHUNK_BYTES, size - pos)
-            reader.feed(view, pos, n)
+            reader.feed(view, pos, n)  # type: ignore[arg-type]  # (hiredis takes any buffer; its stub says bytes)
             pos += n
             while True:
                 try:

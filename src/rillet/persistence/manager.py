@@ -14,7 +14,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rillet import cpuaffinity, errors
@@ -68,7 +68,7 @@ class Persistence:
         self.aof_state = AOF_OFF
         self.aof = AofWriter(self.aof_dir(), str(self.config["appendfilename"]), self.config,
                              self._on_buffered)
-        self.aof.child_active = lambda: self.child is not None  # type: ignore[method-assign]
+        self.aof.child_active = lambda: self.child is not None  # type: ignore[method-assign]  # hook
         self.child: fork.Child | None = None
         # Snapshots (Redis's rdb_* fields).
         self.lastsave = int(time.time())
@@ -285,7 +285,7 @@ class Persistence:
         state = self.state
         current = state.write_guard
         if current is not None and getattr(current, "_rillet_persistence", False):
-            current = current._previous  # type: ignore[attr-defined]
+            current = current._previous
         if self.write_guard() is None:
             state.write_guard = current
             return
@@ -294,7 +294,7 @@ class Persistence:
         def guard() -> str | None:
             return self.write_guard() or (previous() if previous is not None else None)
 
-        guard._rillet_persistence = True  # type: ignore[attr-defined]
+        guard._rillet_persistence = True  # type: ignore[attr-defined]  # marks our guard
         guard._previous = previous  # type: ignore[attr-defined]
         state.write_guard = guard
 
@@ -332,7 +332,7 @@ class Persistence:
         if self.server is not None:
             self.server.abort(1)
 
-    def load_at_startup(self):
+    def load_at_startup(self) -> Iterator[None]:
         """Generator: load the AOF if enabled and present, else the snapshot."""
         state = self.state
         progress = self.progress = LoadProgress()
@@ -700,7 +700,7 @@ class Persistence:
             self.start_rewrite()
             return
         state = self.state
-        for seconds, changes in self.config["save"]:  # type: ignore[attr-defined]
+        for seconds, changes in self.config["save"]:
             if (
                 state.dirty >= changes
                 and now - self.lastsave > seconds
@@ -710,8 +710,8 @@ class Persistence:
                 self.start_bgsave()
                 return
         if self.aof_state == AOF_ON:
-            percentage = int(self.config["auto-aof-rewrite-percentage"])  # type: ignore[arg-type]
-            min_size = int(self.config["auto-aof-rewrite-min-size"])  # type: ignore[arg-type]
+            percentage = int(self.config["auto-aof-rewrite-percentage"])
+            min_size = int(self.config["auto-aof-rewrite-min-size"])
             aof = self.aof
             if percentage and aof.current_size > min_size:
                 if now - self.last_rewrite_failure < self._retry_delay():
@@ -814,7 +814,7 @@ class Persistence:
             ("rdb_last_save_time", self.lastsave),
             ("rdb_last_bgsave_status", "ok" if self.last_bgsave_ok else "err"),
             ("rdb_last_bgsave_time_sec", self.last_bgsave_time_s),
-            ("rdb_current_bgsave_time_sec", int(now - child.started) if rdb_child else -1),
+            ("rdb_current_bgsave_time_sec", int(now - child.started) if child and rdb_child else -1),
             ("rdb_saves", self.rdb_saves),
             ("rdb_last_cow_size", 0),
             ("rdb_last_load_keys_expired", self.last_load.keys_expired),
@@ -823,7 +823,7 @@ class Persistence:
             ("aof_rewrite_in_progress", 1 if aof_child else 0),
             ("aof_rewrite_scheduled", 1 if self.rewrite_scheduled else 0),
             ("aof_last_rewrite_time_sec", self.last_rewrite_time_s),
-            ("aof_current_rewrite_time_sec", int(now - child.started) if aof_child else -1),
+            ("aof_current_rewrite_time_sec", int(now - child.started) if child and aof_child else -1),
             ("aof_last_bgrewrite_status", "ok" if self.last_bgrewrite_ok else "err"),
             ("aof_rewrites", self.aof_rewrites),
             ("aof_rewrites_consecutive_failures", self.rewrite_failures),

@@ -81,7 +81,7 @@ class RDBCodec:
     cls: type
     save_type: int
     load_types: tuple[int, ...]
-    save: Callable[[RDBWriter, Any], None]
+    save: Callable[..., None]  # (writer, value), and the type with a dump_form
     load: Callable[[RDBReader, int, LoadContext], Any]
     type_of: Callable[[Any], int] | None = None
     # For DUMP: (rdb_type, rdb_version) of a newer form when the value holds state
@@ -114,7 +114,7 @@ class RDBWriter:
 
     __slots__ = ("emit", "buf", "crc", "size", "compress", "checksum", "config")
 
-    def __init__(self, emit: Callable[[bytes | bytearray], None], compress: bool = True,
+    def __init__(self, emit: Callable[[bytes | bytearray], object], compress: bool = True,
                  checksum: bool = True, config: Any = None) -> None:
         self.config = config  # the server's Config when a codec's layout depends on it (lists)
         self.emit = emit
@@ -498,6 +498,7 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
             deadline = None
             continue
         if not dry:
+            assert db is not None  # (only a dry parse has no databases)
             if deadline is not None and skip_expired and deadline <= now:
                 stats.keys_expired += 1
             else:
@@ -547,7 +548,7 @@ def dump_value(value: Any, compress: bool = True, config: Any = None) -> bytes:
     codec = CODECS_BY_CLASS.get(value.__class__)
     form = codec.dump_form(value) if codec is not None and codec.dump_form else None
     version = RDB_VERSION
-    if form is None:
+    if form is None or codec is None:  # (no codec, no form)
         writer.u8(type_of(value))
         write_value(writer, value)
     else:
@@ -555,7 +556,7 @@ def dump_value(value: Any, compress: bool = True, config: Any = None) -> bytes:
         # restores into Redis 8.2 (which refuses a footer version above 12).
         rdb_type, version = form
         writer.u8(rdb_type)
-        codec.save(writer, value, rdb_type)  # type: ignore[union-attr, call-arg]
+        codec.save(writer, value, rdb_type)
     writer.flush()
     body = b"".join(chunks) + version.to_bytes(2, "little")
     return body + crc64(0, body).to_bytes(8, "little")

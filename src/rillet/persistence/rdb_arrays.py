@@ -49,9 +49,9 @@ def save_array(writer: rdb.RDBWriter, value: Array) -> None:
         tag, payload = value_tag(item, format_double)
         writer.length(tag)
         if tag == TAG_INT:
-            writer.raw(_Q.pack(payload))  # type: ignore[arg-type]
+            writer.raw(_Q.pack(payload))
         elif tag == TAG_FLOAT:
-            writer.raw(_D.pack(payload))  # type: ignore[arg-type]
+            writer.raw(_D.pack(payload))
         else:
             writer.string(item)
         writer.maybe_flush()

@@ -107,7 +107,7 @@ def node_listpack(node: StreamNode) -> bytes:
         elems = node.elems or []
     else:
         offs, data = node.offs, node.data
-        elems = list(map(data.__getitem__, map(slice, offs, offs[1:])))  # type: ignore[arg-type]
+        elems = list(map(data.__getitem__, map(slice, offs, offs[1:])))
     same_count = lp_int(k + 3)
     append = parts.append
     for i in range(n):
@@ -116,7 +116,7 @@ def node_listpack(node: StreamNode) -> bytes:
         if estart is None:
             a, b, is_same = i * k, i * k + k, True
         else:
-            a, b, is_same = estart[i], estart[i + 1], bool(same[i])  # type: ignore[index]
+            a, b, is_same = estart[i], estart[i + 1], bool(same[i])
         flags = (FLAG_DELETED if dead is not None and i in dead else 0)
         if is_same:
             append(lp_int(flags | FLAG_SAMEFIELDS))
@@ -164,7 +164,7 @@ def save_stream(writer: rdb.RDBWriter, stream: Stream,
         for node in nodes:
             writer.string(stream_id_bytes(node.ms0, node.seq0))
             # A node not read since it was loaded goes back out as the bytes it came in as.
-            writer.string(node.lp if node.__class__ is LoadedNode else _listpack(node))
+            writer.string(node.lp if node.lp is not None else _listpack(node))  # (a LoadedNode's)
             writer.maybe_flush()
     length = writer.length
     length(stream.length)
@@ -346,6 +346,7 @@ class LoadedNode(StreamNode):
     def materialize(self) -> None:
         """Decode the listpack into the entry slots; the node becomes a StreamNode."""
         lp = self.lp
+        assert lp is not None  # (set until this runs)
         _live, _ndead, _fields, ms, seq, data, offs, estart, same, dead = _decode(lp, self.seq0)
         self.ms = ms
         self.seq = seq
@@ -363,7 +364,7 @@ class LoadedNode(StreamNode):
             self.dead = None
         self.head = head
         self.lp = None
-        self.__class__ = StreamNode  # type: ignore[assignment]
+        self.__class__ = StreamNode  # type: ignore[assignment]  # same slots
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # copy/deepcopy (COPY of a stream) and pickle read every slot: decode first.
@@ -532,7 +533,7 @@ def _load_group(reader: RDBReader, rdb_type: int, stream: Stream) -> Any:
     # Idle order: the NACK zone in its order, then oldest delivery first, ties by
     # ID (the group PEL's order).
     records = released + sorted(map(tuple, pending.values()), key=lambda r: r[2])
-    group.restore_pending(records)  # type: ignore[arg-type]
+    group.restore_pending(records)
 
 
 _decode = stream_lp_decode
@@ -604,7 +605,7 @@ def _idmp_apply(state: Any, value: bytes) -> None:
     stream = db.data.get(key)
     if stream.__class__ is not Stream:
         return  # the key expired while loading or is not a stream any more
-    idmp = stream.ensure_idmp()  # type: ignore[union-attr]
+    idmp = stream.ensure_idmp()
     duration = reader.length()
     maxsize = reader.length()
     idmp.duration_s = duration - 1 if duration else None

@@ -105,8 +105,8 @@ def stream_commands(key: bytes, stream: Stream, context: CodecContext) -> Iterat
         if settings:
             yield [b"XCFGSET", key, *settings]
         for pid, iids in idmp.producers.items():
-            for iid, sid in iids.items():
-                yield [b"XIDMPRECORD", key, pid, iid, format_id(sid)]
+            for iid, recorded in iids.items():
+                yield [b"XIDMPRECORD", key, pid, iid, format_id(recorded)]
 
 
 register(ValueType(STREAM_TAG, "stream", Stream, digest_stream, stream_commands))

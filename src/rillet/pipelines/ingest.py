@@ -38,9 +38,10 @@ def detect_format(paths: list[str], given: str | None) -> str:
     if given:
         return given
     kinds = {FORMATS.get(Path(p).suffix.lower()) for p in paths}
-    if len(kinds) != 1 or None in kinds:
+    kind = kinds.pop() if len(kinds) == 1 else None
+    if kind is None:
         raise ValueError("cannot tell the input format from the file names: pass --format")
-    return kinds.pop()  # type: ignore[return-value]
+    return kind
 
 
 def input_identity(paths: list[str]) -> str:

@@ -20,7 +20,7 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 def has_scheme(text: str) -> bool:
     # A single letter before ':' is a Windows drive, not a scheme.
     match = _SCHEME.match(text)
-    return bool(match) and len(match.group(0)) > 2
+    return match is not None and len(match.group(0)) > 2
 
 
 def location(text: str | os.PathLike[str]) -> str:

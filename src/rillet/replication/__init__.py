@@ -12,10 +12,14 @@ child (payload.py is the one place that knows the snapshot format).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rillet.replication.core import Host, Replication
+    from rillet.state import ServerState
 
 
-def attach(server: Any) -> Any:
+def attach(server: Host) -> Replication:
     """Create the server's `Replication` and install its hooks (sink, INFO, cron, startup)."""
     from rillet.replication.core import Replication
 
@@ -24,6 +28,6 @@ def attach(server: Any) -> Any:
     return replication
 
 
-def of(state: Any) -> Any:
+def of(state: ServerState) -> Replication | None:
     """The server's `Replication`, or None (a bare `ServerState` in unit tests)."""
     return state.replication

@@ -9,10 +9,12 @@ unchanged, so every server of a chain has the same offsets and IDs.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rillet import errors
 from rillet.replication import resume
@@ -20,6 +22,10 @@ from rillet.replication.backlog import Backlog
 from rillet.replication.failover import Failover
 from rillet.replication.master import MasterSide
 from rillet.replication.protocol import EffectStream, encode_command
+
+if TYPE_CHECKING:
+    from rillet.replication.replica import MasterLink
+    from rillet.state import Block, BlockedClient, Client, Effect, ServerState
 
 log = logging.getLogger("rillet")
 
@@ -35,8 +41,39 @@ def new_replid() -> str:
     return os.urandom(20).hex()
 
 
+class Dispatch(Protocol):
+    """What the replica's apply loop runs commands through (dispatch.py's Dispatcher)."""
+
+    @property
+    def run_replicated(self) -> Callable[..., int] | None:
+        """server/_fastpath.pyx's compiled apply loop, when built."""
+
+    def execute(self, client: Client, argv: list[bytes]) -> object: ...
+
+
+class Host(Protocol):
+    """What replication uses of the server that attaches it (server/server.py's Server):
+    replication imports neither server/ nor the dispatcher, it is handed this."""
+
+    @property
+    def state(self) -> ServerState: ...
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None: ...
+    @property
+    def dispatcher(self) -> Dispatch: ...
+
+    before_flush: list[Callable[[], None]]
+    on_shutdown: list[Callable[[bool | None], None]]
+    cron_hooks: list[Callable[[], None]]
+    startup_tasks: list[Callable[[], Awaitable[None]]]
+
+    def after_batch(self) -> None: ...
+    def serve_ready(self) -> None: ...
+    def _deliver(self, client: Client, entry: BlockedClient, reply: object) -> None: ...
+
+
 class Replication:
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Host) -> None:
         self.server = server
         self.state = server.state
         self.config = server.state.config
@@ -57,7 +94,7 @@ class Replication:
         # Role: None when master; else our master's address and the link to it.
         self.master_host: str | None = None
         self.master_port = 0
-        self.link: Any = None
+        self.link: MasterLink | None = None
         # Whether our ID and offset name data we hold (Redis's cached master): a
         # former master, or a replica that synced. Else PSYNC asks "? -1".
         self.has_history = False
@@ -130,9 +167,9 @@ class Replication:
             resume.save(str(self.config["dir"]), self.replid, self.master_repl_offset,
                         link.client.db.index)
 
-    def _backlog_size_changed(self, value: object) -> None:
+    def _backlog_size_changed(self, value: int) -> None:
         if self.backlog is not None:
-            self.backlog.resize(int(value))  # type: ignore[arg-type]
+            self.backlog.resize(int(value))
 
     @property
     def is_replica(self) -> bool:
@@ -166,7 +203,7 @@ class Replication:
     def selected_db(self, value: int) -> None:
         self._stream.selected_db = value
 
-    def feed(self, effects: list[tuple[int, list[bytes]]]) -> None:
+    def feed(self, effects: list[Effect]) -> None:
         """Effects from outside the write path (the sink itself is `_sink`)."""
         self._stream(effects)
         if not self._flush_scheduled:
@@ -232,7 +269,7 @@ class Replication:
 
     def create_backlog(self) -> None:
         if self.backlog is None:
-            self.backlog = Backlog(int(self.config["repl-backlog-size"]),  # type: ignore[arg-type]
+            self.backlog = Backlog(int(self.config["repl-backlog-size"]),
                                    self.master_repl_offset + 1, time.monotonic())
         self._wire()
 
@@ -323,8 +360,9 @@ class Replication:
     def _start_link(self, failover: bool = False) -> None:
         from rillet.replication.replica import MasterLink
 
-        self.link = MasterLink(self, self.master_host, self.master_port,  # type: ignore[arg-type]
-                               failover)
+        if self.master_host is None:  # (callers have set it: we are a replica)
+            return
+        self.link = MasterLink(self, self.master_host, self.master_port, failover)
         self.link.start()
 
     def _stop_link(self) -> None:
@@ -382,12 +420,12 @@ class Replication:
     def write_guard(self) -> str | None:
         if self.master_host is not None:
             return errors.READONLY_REPLICA if self.config["replica-read-only"] else None
-        needed = int(self.config["min-replicas-to-write"])  # type: ignore[arg-type]
+        needed = int(self.config["min-replicas-to-write"])
         if needed and self.master_side.good_replicas() < needed:
             return errors.NOREPLICAS
         return None
 
-    def command_guard(self, client: Any, spec: Any, argv: list[bytes]) -> object:
+    def command_guard(self, client: Any, spec: Any, argv: list[bytes]) -> Block | str | None:
         """The dispatcher's replication hook: an error, a Block (paused write) or None."""
         if (self.master_host is not None and not self.config["replica-serve-stale-data"]
                 and "stale" not in spec.flags and (self.link is None or not self.link.up)):
@@ -398,7 +436,7 @@ class Replication:
 
     # --- periodic work ----------------------------------------------------------------------
     def cron(self) -> None:
-        hz = int(self.config["hz"])  # type: ignore[arg-type]
+        hz = int(self.config["hz"])
         self._ticks += 1
         if self._ticks % max(1, hz) != 0:
             return
@@ -407,10 +445,10 @@ class Replication:
         side = self.master_side
         side.cron(now)
         if self.master_host is None and self.backlog is not None:
-            period = int(self.config["repl-ping-replica-period"])  # type: ignore[arg-type]
+            period = int(self.config["repl-ping-replica-period"])
             if side.entries and (self._ticks // max(1, hz)) % period == 0:
                 self.feed_raw(encode_command([b"PING"]))
-            ttl = int(self.config["repl-backlog-ttl"])  # type: ignore[arg-type]
+            ttl = int(self.config["repl-backlog-ttl"])
             if side.entries:
                 self.no_replicas_since = now
             elif ttl and now - self.no_replicas_since > ttl:
@@ -457,7 +495,7 @@ class Replication:
                 ("master_current_sync_attempts", link.current_attempts if link else 0),
                 ("master_total_sync_attempts", link.total_attempts if link else 0),
             ]
-            if up:
+            if up and link is not None:  # (up means a link)
                 fields.append(("master_link_up_since_seconds", int(now - link.up_since)))
             else:
                 since = link.down_since if link is not None else now
@@ -479,7 +517,7 @@ class Replication:
             ("master_repl_offset", self.master_repl_offset),
             ("second_repl_offset", self.second_repl_offset),
             ("repl_backlog_active", 1 if backlog is not None else 0),
-            ("repl_backlog_size", int(self.config["repl-backlog-size"])),  # type: ignore[arg-type]
+            ("repl_backlog_size", int(self.config["repl-backlog-size"])),
             ("repl_backlog_first_byte_offset", backlog.first_byte_offset if backlog else 0),
             ("repl_backlog_histlen", backlog.histlen if backlog else 0),
         ]

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rillet.state import Block
+
+if TYPE_CHECKING:
+    from rillet.replication.core import Replication
 
 log = logging.getLogger("rillet")
 
@@ -29,7 +32,7 @@ _CHECK_S = 0.01
 
 
 class Failover:
-    def __init__(self, replication: Any) -> None:
+    def __init__(self, replication: Replication) -> None:
         self.repl = replication
         self.state = NO_FAILOVER
         self.host: str | None = None

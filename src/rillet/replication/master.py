@@ -27,13 +27,18 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rillet import cpuaffinity
 from rillet.persistence import fork
 from rillet.replication.backlog import Cursor
 from rillet.replication.payload import write_payload
 from rillet.replication.protocol import encode_command
+
+if TYPE_CHECKING:
+    from rillet.config import Config
+    from rillet.replication.core import Replication
+    from rillet.state import Persistence
 
 log = logging.getLogger("rillet")
 
@@ -94,7 +99,7 @@ class Waiter:
 
 
 class MasterSide:
-    def __init__(self, replication: Any) -> None:
+    def __init__(self, replication: Replication) -> None:
         self.repl = replication
         self.state = replication.state
         self.config = replication.config
@@ -445,7 +450,7 @@ class MasterSide:
         return 1 if _aof_durable(persistence, self.config) >= aof_bytes else 0
 
     def good_replicas(self) -> int:
-        max_lag = int(self.config["min-replicas-max-lag"])  # type: ignore[arg-type]
+        max_lag = int(self.config["min-replicas-max-lag"])
         now = time.monotonic()
         return sum(1 for e in self.entries.values()
                    if e.state == ONLINE and now - e.ack_time <= max_lag and not e.closed())
@@ -509,7 +514,8 @@ class MasterSide:
             reply = acked
         server = self.repl.server
         entry = self.state.unblock(client)
-        server._deliver(client, entry, reply)
+        if entry is not None:  # (it is: the client was blocked)
+            server._deliver(client, entry, reply)
 
     def abort_waits(self) -> None:
         for waiter in list(self.waiters):
@@ -517,7 +523,7 @@ class MasterSide:
 
     # --- periodic work ------------------------------------------------------------------------
     def cron(self, now: float) -> None:
-        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        timeout = int(self.config["repl-timeout"])
         for entry in list(self.entries.values()):
             if entry.closed():
                 self.entries.pop(entry.client.id, None)
@@ -576,7 +582,7 @@ def _host_of(addr: str) -> str:
     return host.strip("[]")
 
 
-def _aof_durable(persistence: Any, config: Any) -> int:
+def _aof_durable(persistence: Persistence, config: Config) -> int:
     """Bytes of the AOF that are durable as far as WAITAOF goes (written, under `no`)."""
     aof = persistence.aof
     policy = config["appendfsync"]
@@ -588,7 +594,7 @@ def _aof_durable(persistence: Any, config: Any) -> int:
     return aof.synced_total
 
 
-def aof_position(persistence: Any) -> int:
+def aof_position(persistence: Persistence) -> int:
     """The AOF's size including what is buffered: what must become durable."""
     return persistence.aof.fed_total
 

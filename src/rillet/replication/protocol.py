@@ -50,13 +50,13 @@ class StreamParser:
         if buf.__class__ is bytes or pos > 65536:
             self.buf = bytearray(memoryview(buf)[pos:])
             self.pos = 0
-        self.buf += data  # type: ignore[operator]
+        self.buf += data
 
     def rest(self) -> bytes:
         """The unread bytes (the read itself when it is all that is buffered)."""
         buf, pos = self.buf, self.pos
         if pos == 0 and buf.__class__ is bytes:
-            return buf  # type: ignore[return-value]
+            return buf
         return bytes(memoryview(buf)[pos:])
 
     def last(self) -> bytes:

@@ -16,7 +16,7 @@ import logging
 import os
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rillet.compiled import compiled
 from rillet.errors import ReplyError
@@ -24,6 +24,9 @@ from rillet.persistence.loader import LoadError, LoadProgress
 from rillet.replication.core import EXPIRE_MASTER_STREAM, EXPIRE_REPLICA_READ
 from rillet.replication.payload import load_payload, stream_db_of
 from rillet.replication.protocol import StreamError, StreamParser, encode_command, encoded_size
+
+if TYPE_CHECKING:
+    from rillet.replication.core import Replication
 
 log = logging.getLogger("rillet")
 
@@ -51,7 +54,7 @@ class LinkError(Exception):
 class _StreamProtocol(asyncio.Protocol):
     """The link's protocol once the stream flows: each read is applied at once."""
 
-    def __init__(self, link: MasterLink, done: asyncio.Future) -> None:
+    def __init__(self, link: MasterLink, done: asyncio.Future[None]) -> None:
         self.link = link
         self.done = done
 
@@ -77,13 +80,13 @@ class _StreamProtocol(asyncio.Protocol):
 
 
 class MasterLink:
-    def __init__(self, replication: Any, host: str, port: int, failover: bool = False) -> None:
+    def __init__(self, replication: Replication, host: str, port: int, failover: bool = False) -> None:
         self.repl = replication
         self.state = replication.state
         self.config = replication.config
         self.host = host
         self.port = port
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Future[None] | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.reader: asyncio.StreamReader | None = None
         self.parser = StreamParser()
@@ -167,7 +170,7 @@ class MasterLink:
 
     # --- one connection -----------------------------------------------------------------
     async def session(self) -> None:
-        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        timeout = int(self.config["repl-timeout"])
         self.link_state = "connecting"
         self.current_attempts += 1
         self.total_attempts += 1
@@ -188,7 +191,7 @@ class MasterLink:
             reply = await self.call(argv)
             if reply.startswith(b"-"):
                 raise LinkError(f"Unable to AUTH to MASTER: {reply.decode(errors='replace')}")
-        port = int(self.config["replica-announce-port"] or self.config["port"])  # type: ignore[arg-type]
+        port = int(self.config["replica-announce-port"] or self.config["port"])
         await self.call([b"REPLCONF", b"listening-port", b"%d" % port])
         announce_ip = str(self.config["replica-announce-ip"])
         if announce_ip:
@@ -256,7 +259,7 @@ class MasterLink:
                 return line
 
     async def read_line(self) -> bytes:
-        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        timeout = int(self.config["repl-timeout"])
         while True:
             line = self.parser.line()
             if line is not None:
@@ -276,7 +279,7 @@ class MasterLink:
 
     # --- full sync --------------------------------------------------------------------------
     async def full_sync(self, replid: str, offset: int) -> None:
-        timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+        timeout = int(self.config["repl-timeout"])
         log.info("Full resync from master: %s:%d", replid, offset)
         self.syncing = True
         self.sync_total = -1
@@ -393,13 +396,13 @@ class MasterLink:
         reader = self.reader
         buffered = getattr(reader, "_buffer", None)
         transport = getattr(self.writer, "transport", None)
-        if buffered.__class__ is not bytearray or not hasattr(transport, "set_protocol"):
+        if buffered.__class__ is not bytearray or transport is None or not hasattr(transport, "set_protocol"):
             while True:  # (a reader or transport of another make: the streams' way)
                 await self._read(timeout)
                 self.apply()
         # The stream is applied as it arrives, in the transport's own callback:
         # a StreamReader would copy each read twice and resume this task for it.
-        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         protocol = _StreamProtocol(self, done)
         leftover = bytes(buffered)
         buffered.clear()
@@ -430,7 +433,7 @@ class MasterLink:
                 # (A command far larger than a read waits in the parser, which
                 # does not copy what it has so far on every read as rest() does.)
                 data = parser.rest() if _scan is not None and pending <= _SCAN_MAX else b""
-                commands, used = _scan(data, _MAX_BULK) if data else ([], 0)
+                commands, used = _scan(data, _MAX_BULK) if data and _scan is not None else ([], 0)
                 if not commands:
                     got = parser.command()  # one command, or a keepalive, the slow way
                     if got is None:
@@ -595,7 +598,7 @@ class MasterLink:
     def cron(self, now: float) -> None:
         """Once a second: REPLCONF ACK (the master's lag and WAIT come from it), repl-timeout."""
         if self.writer is not None and self.link_state != "connect":
-            timeout = int(self.config["repl-timeout"])  # type: ignore[arg-type]
+            timeout = int(self.config["repl-timeout"])
             if now - self.last_io > timeout:
                 log.warning("MASTER timeout: no data nor PING received...")
                 self._close()

@@ -10,6 +10,7 @@ decides every invalid one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain
 
 import hiredis
@@ -28,7 +29,8 @@ UNAUTH_MAX_BULK = 16384
 INT_MAX = 2**31 - 1
 _ARG_OVERHEAD = 64  # approximate bytes of a Python bytes object and its list slot
 
-_pack = hiredis.pack_command
+# (Callable[..., bytes]: hiredis's stub types the argument as a 1-tuple.)
+_pack: Callable[..., bytes] = hiredis.pack_command
 _BYTES_ONLY = frozenset({bytes})
 _join = b"".join
 # Reads up to this size have their argument types checked by joining them.
@@ -373,7 +375,7 @@ class RequestParser:
             return self._reparse(data)
         reader = self._reader
         reader.feed(data)
-        commands: list[list[bytes]] = []
+        commands = []
         append = commands.append
         gets = reader.gets
         try:
@@ -467,8 +469,8 @@ class RequestParser:
             ):
                 self._slow = None
                 # feed() takes the hiredis path: it is at a boundary, on a '*'.
-                more, error = self.feed(slow.take_rest())
-                return commands + more, error
+                more, problem = self.feed(slow.take_rest())
+                return commands + more, problem
         # The limit is on what is still unparsed after the whole commands are
         # taken: one request too big, never a pipeline of complete ones (Redis
         # reads 16 kB at a time, so its buffer holds no more than that).

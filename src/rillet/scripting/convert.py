@@ -8,6 +8,7 @@ becomes a reply by the rules of script_lua.c luaReplyToRedisReply.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from lupa import lua51
 
@@ -44,50 +45,53 @@ class Builders:
         return self.status(bytes(text))
 
 
-def to_lua(value: object, resp3: bool, build: Builders) -> object:
-    """A reply value as Lua sees it."""
+def to_lua(value: Any, resp3: bool, build: Builders) -> object:
+    """A reply value as Lua sees it.
+
+    (`value` is Any: the branches test its class, `cls is X`, which mypy cannot narrow.)
+    """
     cls = value.__class__
     if cls is bytes or cls is int:
         return value
     if cls is SimpleString:
-        return build.status_of(value)  # type: ignore[arg-type]
+        return build.status_of(value)
     if cls is list or cls is tuple or cls is Push:
-        items = value.items if cls is Push else value  # type: ignore[attr-defined]
+        items = value.items if cls is Push else value
         converted = [to_lua(item, resp3, build) for item in items]
         if len(converted) > 256:  # varargs live on Lua's C stack (8000 slots at most)
             return build.table(converted)
         return build.array(*converted)
     if cls is str:
-        return value.encode()  # type: ignore[attr-defined]
+        return value.encode()
     if cls is bool:
-        return value if resp3 else int(value)  # type: ignore[arg-type]
+        return value if resp3 else int(value)
     if value is None or cls is NullArray:
         # RESP2's null is false (a nil would end an array); RESP3's is nil.
         return None if resp3 else False
     if cls is float:
-        return build.table({b"double": value}) if resp3 else format_double(value)  # type: ignore[arg-type]
+        return build.table({b"double": value}) if resp3 else format_double(value)
     if cls is Map:
         if resp3:
             return build.table({b"map": build.table({to_lua(k, resp3, build): to_lua(v, resp3, build)
-                                           for k, v in value.items})})  # type: ignore[attr-defined]
+                                           for k, v in value.items})})
         flat = []
-        for k, v in value.items:  # type: ignore[attr-defined]
+        for k, v in value.items:
             flat.append(to_lua(k, resp3, build))
             flat.append(to_lua(v, resp3, build))
         return build.table(flat)
     if cls is SetReply:
         if resp3:
             return build.table({b"set": build.table({to_lua(k, resp3, build): True
-                                           for k in value.items})})  # type: ignore[attr-defined]
-        return build.table([to_lua(item, resp3, build) for item in value.items])  # type: ignore[attr-defined]
+                                           for k in value.items})})
+        return build.table([to_lua(item, resp3, build) for item in value.items])
     if cls is Verbatim:
         if resp3:
-            return build.table({b"verbatim_string": build.table({b"format": value.fmt, b"string": value.text})})  # type: ignore[attr-defined]
-        return value.text  # type: ignore[attr-defined]
+            return build.table({b"verbatim_string": build.table({b"format": value.fmt, b"string": value.text})})
+        return value.text
     if isinstance(value, ReplyError):
         return build.error(value.message.encode("utf-8", "surrogateescape"))
     if cls is Raw:
-        parsed, _ = _parse_raw(bytes(value), 0)  # type: ignore[arg-type]
+        parsed, _ = _parse_raw(bytes(value), 0)
         return to_lua(parsed, resp3, build)
     if isinstance(value, bytes):
         return bytes(value)
@@ -132,8 +136,9 @@ def _error_text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape").replace("\r", " ").replace("\n", " ")
 
 
-def from_lua(value: object, lua_resp: int, resp3: bool) -> object:
-    """A script's return value as a reply (luaReplyToRedisReply)."""
+def from_lua(value: Any, lua_resp: int, resp3: bool) -> object:
+    """A script's return value as a reply (luaReplyToRedisReply); `value` is a Lua
+    value from lupa, dispatched on its class."""
     cls = value.__class__
     if cls is bytes:
         return value
@@ -142,8 +147,8 @@ def from_lua(value: object, lua_resp: int, resp3: bool) -> object:
     if cls is float:
         # (long long) of a Lua number: truncation toward zero; NaN and what is out of
         # range give x86-64's "integer indefinite", INT64_MIN, as Redis on x86-64.
-        if value == value and -2**63 <= value < 2**63:  # type: ignore[operator]
-            return int(value)  # type: ignore[call-overload]
+        if value == value and -2**63 <= value < 2**63:
+            return int(value)
         return -2**63
     if cls is bool:
         if lua_resp == 2:
@@ -153,35 +158,35 @@ def from_lua(value: object, lua_resp: int, resp3: bool) -> object:
         return None
     if _lua_type(value) != "table":
         return None  # functions, userdata, threads: nil, as Redis
-    err = value[b"err"]  # type: ignore[index]
+    err = value[b"err"]
     if err.__class__ is bytes:
         return ReplyError(_error_text(err))
-    ok = value[b"ok"]  # type: ignore[index]
+    ok = value[b"ok"]
     if ok.__class__ is bytes:
         return SimpleString(ok.replace(b"\r", b" ").replace(b"\n", b" "))
-    double = value[b"double"]  # type: ignore[index]
+    double = value[b"double"]
     if double.__class__ in (int, float):
         return float(double)
-    big = value[b"big_number"]  # type: ignore[index]
+    big = value[b"big_number"]
     if big.__class__ is bytes:
         big = big.replace(b"\r", b" ").replace(b"\n", b" ")
         return Raw(b"(%s\r\n" % big) if resp3 else big
-    mapping = value[b"map"]  # type: ignore[index]
+    mapping = value[b"map"]
     if _lua_type(mapping) == "table":
-        return Map([(from_lua(k, lua_resp, resp3), from_lua(v, lua_resp, resp3)) for k, v in mapping.items()])  # type: ignore[union-attr]
-    members = value[b"set"]  # type: ignore[index]
+        return Map([(from_lua(k, lua_resp, resp3), from_lua(v, lua_resp, resp3)) for k, v in mapping.items()])
+    members = value[b"set"]
     if _lua_type(members) == "table":
-        return SetReply([from_lua(k, lua_resp, resp3) for k in members.keys()])  # type: ignore[union-attr]
-    verbatim = value[b"verbatim_string"]  # type: ignore[index]
+        return SetReply([from_lua(k, lua_resp, resp3) for k in members.keys()])
+    verbatim = value[b"verbatim_string"]
     if _lua_type(verbatim) == "table":
-        text, fmt = verbatim[b"string"], verbatim[b"format"]  # type: ignore[index]
+        text, fmt = verbatim[b"string"], verbatim[b"format"]
         if text.__class__ is bytes and fmt.__class__ is bytes:
             # addReplyVerbatim: three bytes of the format, space-padded at its end (NUL).
-            return Verbatim(text, fmt.split(b"\0", 1)[0][:3].ljust(3))  # type: ignore[union-attr]
+            return Verbatim(text, fmt.split(b"\0", 1)[0][:3].ljust(3))
     items = []
     i = 1
     while True:
-        item = value[i]  # type: ignore[index]
+        item = value[i]
         if item is None:
             break
         items.append(from_lua(item, lua_resp, resp3))

@@ -116,14 +116,14 @@ def parse_shebang(body: bytes) -> tuple[frozenset[str] | None, bytes]:
     return frozenset(flags), rest
 
 
-def _arg_bytes(value: object) -> bytes | None:
+def _arg_bytes(value: Any) -> bytes | None:
     cls = value.__class__
     if cls is bytes:
-        return value  # type: ignore[return-value]
-    if cls is int and -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX:  # type: ignore[operator]
-        return b"%d" % value  # type: ignore[str-format]
+        return value
+    if cls is int and -_HALF_LLONG_MAX <= value <= _HALF_LLONG_MAX:
+        return b"%d" % value
     if cls is float or cls is int:
-        return _number_arg(float(value))  # type: ignore[arg-type]
+        return _number_arg(float(value))
     return None
 
 
@@ -166,7 +166,7 @@ class LuaEngine:
         # Replaced by the dispatcher's bound `call` on first use (one frame less per redis.call).
         dispatcher = self.state.transactions
         assert dispatcher is not None
-        self._command_call = dispatcher.call  # type: ignore[method-assign]
+        self._command_call = dispatcher.call  # type: ignore[method-assign]  # (see above)
         return dispatcher.call(client, spec, argv)
 
     def _new_runtime(self) -> None:
@@ -237,7 +237,7 @@ class LuaEngine:
             raise ReplyError(errors.SCRIPT_NOT_ALLOWED)
         self.current = run
         try:
-            return self._run_library(body, b"@user_function", raising)  # type: ignore[no-any-return]
+            return self._run_library(body, b"@user_function", raising)
         finally:
             self.current = None
 
@@ -348,21 +348,21 @@ class LuaEngine:
             return from_lua(result, run.resp, client.resp3)
         raise ReplyError(self._error_message(run, result))
 
-    def _error_message(self, run: Run, result: object) -> str:
+    def _error_message(self, run: Run, result: Any) -> str:
         if lua51.lua_type(result) != "table":
             text = result.decode("utf-8", "surrogateescape") if isinstance(result, bytes) else "execution failure"
             prefix = "f_" if run.is_eval else ""
             return f"ERR Error running script {prefix}{run.name}, {text[:100]}"
-        err = result[b"err"]  # type: ignore[index]
+        err = result[b"err"]
         message = err.decode("utf-8", "surrogateescape") if isinstance(err, bytes) else "(null)"
-        source, line = result[b"source"], result[b"line"]  # type: ignore[index]
+        source, line = result[b"source"], result[b"line"]
         if source is not None and line is not None:
             where = source.decode("utf-8", "surrogateescape") if isinstance(source, bytes) else str(source)
             message += f" script: {run.name}, on {where}:{int(line)}."
         return message.replace("\r", " ").replace("\n", " ")
 
     # --- callbacks from Lua ---------------------------------------------------------
-    def _make_call(self, raising: bool) -> Callable:
+    def _make_call(self, raising: bool) -> Any:
         """redis.call (raising: a command's error is raised into the script, see
         sandbox.lua MARK) or redis.pcall (the error comes back as {err=...}).
 
@@ -377,13 +377,14 @@ class LuaEngine:
         """
         mask = command_table.TIMING_MASK
         if _ScriptCall is not None:
-            return _ScriptCall(self, raising, mask, CommandFailed)  # type: ignore[no-any-return]
+            return _ScriptCall(self, raising, mask, CommandFailed)
         engine = self
         specs = self._specs
         state = self.state
         join = b"".join
 
-        def call(*args: object) -> object:
+        def call(*args: Any) -> object:  # (Lua values)
+            reply: Any  # tested by its class below
             run = engine.current
             spec = specs.get(args[0]) if args and args[0].__class__ is bytes else None
             # The common case: a known command, right arity, only strings, no write
@@ -424,18 +425,18 @@ class LuaEngine:
                     if cls is bytes or cls is int:
                         return reply
                     if cls is Block:
-                        reply = reply.timeout_reply  # type: ignore[attr-defined]
+                        reply = reply.timeout_reply
                     elif cls is ReplyError or isinstance(reply, ReplyError):
-                        reply = reply.message  # type: ignore[attr-defined]
+                        reply = reply.message
             cls = reply.__class__
             if cls is bytes or cls is int:
                 return reply
             if cls is str:
                 if raising:
                     raise CommandFailed(reply)
-                return engine._build.error(reply.encode("utf-8", "surrogateescape"))  # type: ignore[union-attr]
+                return engine._build.error(reply.encode("utf-8", "surrogateescape"))
             if cls is SimpleString:
-                return engine._build.status_of(reply)  # type: ignore[arg-type, union-attr]
+                return engine._build.status_of(reply)
             return to_lua(reply, run is not None and run.resp == 3, engine._build)
         return call
 
@@ -452,16 +453,17 @@ class LuaEngine:
             return errors.SCRIPT_CALL_OUTSIDE
         if not args:
             return errors.SCRIPT_CALL_NO_ARGS
-        argv = [value if value.__class__ is bytes else _arg_bytes(value) for value in args]
+        # (list[Any]: bytes once the None check below has passed.)
+        argv: list[Any] = [value if value.__class__ is bytes else _arg_bytes(value) for value in args]
         if None in argv:
             return errors.SCRIPT_CALL_BAD_ARG
         # Specs that need no subcommand lookup and may run in scripts, by their raw name.
-        spec = self._specs.get(argv[0])  # type: ignore[arg-type]
+        spec = self._specs.get(argv[0])
         if spec is None:
-            spec = self._lookup(argv)  # type: ignore[arg-type]
+            spec = self._lookup(argv)
             if spec.__class__ is str:
                 return spec
-        return self._run_command(run, spec, argv)  # type: ignore[arg-type]
+        return self._run_command(run, spec, argv)
 
     def _run_command(self, run: Run, spec: Any, argv: list[bytes]) -> object:
         """scriptCall's checks after the lookup, then the command: its reply (not yet
@@ -501,7 +503,7 @@ class LuaEngine:
             reply = self._command_call(client, spec, argv)
             state.drop_effects_since(mark)
         if reply.__class__ is ReplyError or isinstance(reply, ReplyError):
-            return reply.message  # type: ignore[attr-defined]
+            return reply.message
         return reply
 
     def _lookup(self, argv: list[bytes]) -> Any:
@@ -529,16 +531,16 @@ class LuaEngine:
         raw = _arg_bytes(value)
         return _sha1(raw if raw is not None else b"").encode()
 
-    def _lib(self, libraries: dict, name: bytes, *args: object) -> object:
+    def _lib(self, libraries: dict, name: bytes, *args: Any) -> object:
         key = name.decode()
         if key in libraries:
             return libraries[key]
         run = self.current
         if key == "setresp" and run is not None:
-            run.resp = int(args[0])  # type: ignore[call-overload]
+            run.resp = int(args[0])
             run.client.resp3 = run.resp == 3
         elif key == "set_repl" and run is not None:
-            run.repl = int(args[0])  # type: ignore[call-overload]
+            run.repl = int(args[0])
             run.fast = run.unobserved and run.repl == 3
         elif key == "acl_check_cmd":
             raw = _arg_bytes(args[0])
@@ -557,7 +559,7 @@ class LuaEngine:
             return errors.SCRIPT_KILLED_BY_USER.format(
                 "SCRIPT" if run.is_eval else "FUNCTION").encode()
         threshold = self.state.config["lua-time-limit"]
-        if threshold and (time.monotonic() - run.started) * 1000 >= threshold:  # type: ignore[operator]
+        if threshold and (time.monotonic() - run.started) * 1000 >= threshold:
             if not run.busy:
                 run.busy = True
                 log.warning("Slow script detected: still in execution after %d milliseconds. "

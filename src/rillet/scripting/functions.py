@@ -120,9 +120,9 @@ class Functions:
             raise ReplyError(errors.FUNCTION_NONE_REGISTERED)
         return library
 
-    def _load_error(self, result: object) -> str:
+    def _load_error(self, result: Any) -> str:  # (a Lua value)
         if lua51.lua_type(result) == "table":
-            err = result[b"err"]  # type: ignore[index]
+            err = result[b"err"]
             if isinstance(err, bytes):
                 return err.decode("utf-8", "surrogateescape")
         if isinstance(result, bytes):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import struct as pystruct
 from collections.abc import Callable
+from typing import Any
 
 from lupa import lua51
 
@@ -20,18 +21,21 @@ class LuaLibError(Exception):
     """Raised into Lua as the library's error message."""
 
 
+# Values from Lua arrive through lupa untyped, so the library functions take Any and
+# test classes (`cls is X`) as Lua's own C functions test types.
+
 # --- bit (LuaBitOp) ----------------------------------------------------------------
-def _tobit(x: object) -> int:
-    n = int(x) & 0xFFFFFFFF  # type: ignore[call-overload]
+def _tobit(x: Any) -> int:
+    n = int(x) & 0xFFFFFFFF
     return n - (1 << 32) if n & 0x80000000 else n
 
 
-def _u(x: object) -> int:
-    return int(x) & 0xFFFFFFFF  # type: ignore[call-overload]
+def _u(x: Any) -> int:
+    return int(x) & 0xFFFFFFFF
 
 
-def _tohex(x: object, n: object = 8) -> bytes:
-    width = int(n)  # type: ignore[call-overload]
+def _tohex(x: Any, n: Any = 8) -> bytes:
+    width = int(n)
     upper = width < 0
     width = min(abs(width), 8)
     text = format(_u(x) & ((1 << (4 * width)) - 1), f"0{width}x") if width else ""
@@ -48,12 +52,12 @@ def _fold(op: Callable[[int, int], int]) -> Callable[..., int]:
 
 
 def bit_functions() -> dict[bytes, Callable]:
-    def rol(x: object, n: object) -> int:
-        v, s = _u(x), int(n) & 31  # type: ignore[call-overload]
+    def rol(x: Any, n: Any) -> int:
+        v, s = _u(x), int(n) & 31
         return _tobit((v << s) | (v >> (32 - s)))
 
-    def ror(x: object, n: object) -> int:
-        v, s = _u(x), int(n) & 31  # type: ignore[call-overload]
+    def ror(x: Any, n: Any) -> int:
+        v, s = _u(x), int(n) & 31
         return _tobit((v >> s) | (v << (32 - s)))
 
     return {
@@ -108,25 +112,25 @@ def _json_string(raw: bytes) -> bytes:
     return bytes(out)
 
 
-def _json_encode(value: object, depth: int = 0) -> bytes:
+def _json_encode(value: Any, depth: int = 0) -> bytes:
     if depth > 1000:
         raise LuaLibError("Cannot serialise, excessive nesting (1001)")
     cls = value.__class__
     if cls is bytes:
-        return _json_string(value)  # type: ignore[arg-type]
+        return _json_string(value)
     if cls is bool:
         return b"true" if value else b"false"
     if cls is int or cls is float:
-        return _json_number(value)  # type: ignore[arg-type]
+        return _json_number(value)
     if value is None:
         return b"null"
     if _lua_type(value) == "table":
-        keys = list(value.keys())  # type: ignore[attr-defined]
+        keys = list(value.keys())
         if keys and all(k.__class__ in (int, float) and k >= 1 and k == int(k) for k in keys):
             top = int(max(keys))
             if top > 10 and top > 2 * len(keys):
                 raise LuaLibError("Cannot serialise table: excessively sparse array")
-            return b"[" + b",".join(_json_encode(value[i], depth + 1) for i in range(1, top + 1)) + b"]"  # type: ignore[index]
+            return b"[" + b",".join(_json_encode(value[i], depth + 1) for i in range(1, top + 1)) + b"]"
         parts = []
         for k in keys:
             if k.__class__ is bytes:
@@ -135,12 +139,12 @@ def _json_encode(value: object, depth: int = 0) -> bytes:
                 name = _json_number(k)
             else:
                 raise LuaLibError("Cannot serialise table: table key must be a number or string")
-            parts.append(_json_string(name) + b":" + _json_encode(value[k], depth + 1))  # type: ignore[index]
+            parts.append(_json_string(name) + b":" + _json_encode(value[k], depth + 1))
         return b"{" + b",".join(parts) + b"}"
     raise LuaLibError(f"Cannot serialise {_lua_type(value) or cls.__name__}: type not supported")
 
 
-def _from_json(value: object, table: Callable) -> object:
+def _from_json(value: Any, table: Callable) -> object:
     if isinstance(value, str):
         return value.encode("utf-8", "surrogatepass")
     if isinstance(value, list):
@@ -151,16 +155,16 @@ def _from_json(value: object, table: Callable) -> object:
 
 
 # --- cmsgpack -------------------------------------------------------------------------
-def _mp_pack(value: object, out: bytearray) -> None:
+def _mp_pack(value: Any, out: bytearray) -> None:
     cls = value.__class__
     if value is None:
         out.append(0xC0)
     elif cls is bool:
         out.append(0xC3 if value else 0xC2)
-    elif cls is float and not value.is_integer():  # type: ignore[attr-defined]
+    elif cls is float and not value.is_integer():
         out += b"\xcb" + pystruct.pack(">d", value)
     elif cls in (int, float):
-        n = int(value)  # type: ignore[call-overload]
+        n = int(value)
         if 0 <= n < 128:
             out.append(n)
         elif -32 <= n < 0:
@@ -182,7 +186,7 @@ def _mp_pack(value: object, out: bytearray) -> None:
         else:
             out += b"\xd3" + pystruct.pack(">q", n)
     elif cls is bytes:
-        n = len(value)  # type: ignore[arg-type]
+        n = len(value)
         if n < 32:
             out.append(0xA0 | n)
         elif n < 1 << 8:
@@ -191,19 +195,19 @@ def _mp_pack(value: object, out: bytearray) -> None:
             out += b"\xda" + pystruct.pack(">H", n)
         else:
             out += b"\xdb" + pystruct.pack(">I", n)
-        out += value  # type: ignore[operator]
+        out += value
     elif _lua_type(value) == "table":
-        keys = list(value.keys())  # type: ignore[attr-defined]
+        keys = list(value.keys())
         n = len(keys)
         if all(k.__class__ in (int, float) and k == i + 1 for i, k in enumerate(sorted(keys))):
             out += bytes([0x90 | n]) if n < 16 else (b"\xdc" + pystruct.pack(">H", n) if n < 1 << 16 else b"\xdd" + pystruct.pack(">I", n))
             for i in range(1, n + 1):
-                _mp_pack(value[i], out)  # type: ignore[index]
+                _mp_pack(value[i], out)
         else:
             out += bytes([0x80 | n]) if n < 16 else (b"\xde" + pystruct.pack(">H", n) if n < 1 << 16 else b"\xdf" + pystruct.pack(">I", n))
             for k in keys:
                 _mp_pack(k, out)
-                _mp_pack(value[k], out)  # type: ignore[index]
+                _mp_pack(value[k], out)
     else:
         out.append(0xC0)
 
@@ -297,7 +301,7 @@ def _struct_items(fmt: bytes) -> list[tuple[str, int]]:
     return items
 
 
-def _struct_pack(fmt: bytes, *values: object) -> bytes:
+def _struct_pack(fmt: bytes, *values: Any) -> bytes:
     out = bytearray()
     order = "<"
     args = list(values)
@@ -307,24 +311,24 @@ def _struct_pack(fmt: bytes, *values: object) -> bytes:
         elif code == "x":
             out.append(0)
         elif code in "fd":
-            out += pystruct.pack(order + code, float(args.pop(0)))  # type: ignore[arg-type]
+            out += pystruct.pack(order + code, float(args.pop(0)))
         elif code in "bBhHlLTiI":
-            n = int(args.pop(0)) & ((1 << (8 * size)) - 1)  # type: ignore[call-overload]
+            n = int(args.pop(0)) & ((1 << (8 * size)) - 1)
             out += n.to_bytes(size, "little" if order == "<" else "big")
         elif code == "c":
             raw = args.pop(0)
-            out += raw[:size].ljust(size, b"\0")  # type: ignore[index]
+            out += raw[:size].ljust(size, b"\0")
         elif code == "s":
             raw = args.pop(0)
-            out += raw + b"\0"  # type: ignore[operator]
+            out += raw + b"\0"
         elif code == "z":
             raw = args.pop(0)
-            out += raw + b"\0"  # type: ignore[operator]
+            out += raw + b"\0"
     return bytes(out)
 
 
-def _struct_unpack(fmt: bytes, data: bytes, init: object = 1) -> tuple:
-    pos = int(init) - 1  # type: ignore[call-overload]
+def _struct_unpack(fmt: bytes, data: bytes, init: Any = 1) -> tuple:
+    pos = int(init) - 1
     order = "<"
     results: list[object] = []
     for code, size in _struct_items(fmt):
@@ -394,7 +398,7 @@ def make_libraries(table: Callable) -> dict[str, object]:
     }
 
 
-def _pack_one(value: object) -> bytes:
+def _pack_one(value: Any) -> bytes:
     out = bytearray()
     _mp_pack(value, out)
     return bytes(out)

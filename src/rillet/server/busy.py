@@ -176,7 +176,7 @@ def _accept_new(server: Server) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = ClientConnection(server)
         transport = BusyTransport(sock)
-        conn.connection_made(transport)  # type: ignore[arg-type]
+        conn.connection_made(transport)  # type: ignore[arg-type]  # a socket stand-in
         server.loop.call_soon(_adopt, server, conn, transport)
 
 

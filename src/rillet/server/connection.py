@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from rillet import errors
 from rillet.commands.connection import client_info_line
@@ -29,7 +29,7 @@ from rillet.compiled import compiled
 from rillet.resp.encoder import INT_REPLIES, SIMPLE_REPLIES, encode_into
 from rillet.resp.parser import RequestError, RequestParser
 from rillet.resp.types import SimpleString
-from rillet.state import Block, BlockedClient, Connection
+from rillet.state import Block, BlockedClient, Client, Connection
 
 if TYPE_CHECKING:
     from rillet.server.server import Server
@@ -64,7 +64,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         self._now_ms = server.state.clock.now_ms
         self._execute = server.dispatcher.execute
         self.transport: asyncio.Transport | None = None
-        self.client = None
+        self.client: Client | None = None
         self.parser: RequestParser | None = None
         self.backlog: list[list[bytes]] = []
         self._addr = ""
@@ -79,7 +79,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         self.commands = 0
         self.unix = False
         # (ticket, reply) pairs waiting for the server's durability gate (Server.hold).
-        self.held: list[tuple[int, bytes]] | None = None
+        self.held: list[tuple[int, bytes | bytearray | memoryview]] | None = None
         # True when this client's class has an output limit: replies then go
         # through send(), which checks it (the inline write path reads only this).
         self.obuf_limited = False
@@ -125,18 +125,23 @@ class ClientConnection(asyncio.Protocol, Connection):
         client = self.client
         if client is None or self.transport is None:
             return
-        hard, soft, _ = self.state.config["client-output-buffer-limit"][client.obuf_class]  # type: ignore[index]
+        hard, soft, _ = self.state.config["client-output-buffer-limit"][client.obuf_class]
         self.obuf_limited = bool(hard or soft)
         # Back-pressure: a client that does not read stops being served at the
         # high-water mark; with a limit set, not before the limit can be seen.
         high = max(hard, 2 * soft) if self.obuf_limited else NO_LIMIT_HIGH_WATER
         self.high_water = high
-        self.transport.set_write_buffer_limits(high=high)  # type: ignore[attr-defined]
+        self.transport.set_write_buffer_limits(high=high)
 
     def over_output_limit(self, pending: int = 0) -> bool:
         """Redis's checkClientOutputBufferLimits with `pending` more reply bytes."""
         client = self.client
-        hard, soft, soft_seconds = self.state.config["client-output-buffer-limit"][client.obuf_class]  # type: ignore[index,union-attr]
+        if client is None:
+            return False
+        hard: int
+        soft: int
+        soft_seconds: int
+        hard, soft, soft_seconds = self.state.config["client-output-buffer-limit"][client.obuf_class]
         # Redis counts only its reply list, not the 16 kB buffer before it: a
         # small reply never trips a limit, however low.
         used = max(0, pending + self.output_buffer_size - REPLY_BUFFER_BYTES)
@@ -165,7 +170,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         if self.transport is not None:
             self.transport.abort()
 
-    def send(self, payload: bytes) -> None:
+    def send(self, payload: bytes | bytearray | memoryview) -> None:
         if self.transport is not None and not self._closed:
             if self.obuf_limited and self.over_output_limit(len(payload)):
                 self.close_for_output_limit()
@@ -185,7 +190,7 @@ class ClientConnection(asyncio.Protocol, Connection):
                 # some other client's write (a replica's stream behind its fsync).
                 server.schedule_flush()
             elif server.hold_replies or (
-                server.flush_before_send and not server.durability.flush_for_send()  # type: ignore[union-attr]
+                server.flush_before_send and not server.durability.flush_for_send()  # type: ignore[union-attr]  # set with it
             ):
                 self.held = [(server.reply_ticket, payload)]
                 server.hold(self)
@@ -250,7 +255,7 @@ class ClientConnection(asyncio.Protocol, Connection):
 
     # --- asyncio.Protocol ------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = cast(asyncio.Transport, transport)  # (a stream's is one)
         state = self.state
         state.stats.connections_received += 1
         peer = transport.get_extra_info("peername")
@@ -267,7 +272,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         socket = transport.get_extra_info("socket")
         self._fd = socket.fileno() if socket is not None else -1
         # Redis's order: the client limit at accept, then protected mode.
-        if len(state.clients) >= state.config["maxclients"]:  # type: ignore[operator]
+        if len(state.clients) >= state.config["maxclients"]:
             self._refuse(errors.MAXCLIENTS)
             return
         if self._protected_mode_denies():
@@ -275,7 +280,7 @@ class ClientConnection(asyncio.Protocol, Connection):
             return
         self.client = state.new_client(self)
         config = state.config
-        self.parser = RequestParser(config["proto-max-bulk-len"], config["client-query-buffer-limit"])  # type: ignore[arg-type]
+        self.parser = RequestParser(config["proto-max-bulk-len"], config["client-query-buffer-limit"])
         self.parser.authenticated = self.client.authenticated
         self.output_limits_changed()
         self.server.connections.add(self)
@@ -283,7 +288,7 @@ class ClientConnection(asyncio.Protocol, Connection):
     def adopt(self, transport: asyncio.BaseTransport) -> None:
         """The event loop takes over a connection accepted while a script was busy
         (server/busy.py): same client, the loop's transport from now on."""
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = cast(asyncio.Transport, transport)
         self.output_limits_changed()
 
     def _protected_mode_denies(self) -> bool:
@@ -299,9 +304,12 @@ class ClientConnection(asyncio.Protocol, Connection):
 
     def _refuse(self, message: str) -> None:
         self.state.stats.rejected_connections += 1
-        self.transport.write(b"-%s\r\n" % message.encode())  # type: ignore[union-attr]
+        transport = self.transport
+        if transport is None:
+            return
+        transport.write(b"-%s\r\n" % message.encode())
         self._closed = True
-        self.transport.close()  # type: ignore[union-attr]
+        transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
@@ -344,7 +352,8 @@ class ClientConnection(asyncio.Protocol, Connection):
     def data_received(self, data: bytes) -> None:
         # `_fastpath.data_received` replaces this when built: keep the two in step.
         client = self.client
-        if client is None or self._closed:
+        parser = self.parser
+        if client is None or parser is None or self._closed:
             return
         state = self.state
         size = len(data)
@@ -352,11 +361,10 @@ class ClientConnection(asyncio.Protocol, Connection):
         stats.net_input_bytes += size
         stats.total_reads_processed += 1
         self.net_in += size
-        parser = self.parser
         # RESET (or a changed requirepass) can take authentication away again;
         # the unauthenticated request-size limits must follow.
-        parser.authenticated = client.authenticated  # type: ignore[union-attr]
-        commands, error = parser.feed(data)  # type: ignore[union-attr]
+        parser.authenticated = client.authenticated
+        commands, error = parser.feed(data)
         client.last_interaction_ms = self._now_ms()
         out = bytearray()
         if commands:
@@ -370,7 +378,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         if out:
             # send()'s common case inline (no reply held, no durability gate
             # armed): at one command per read each Python call is ~5% of the cost.
-            if self.held is None and not (
+            if self.held is None and self.transport is not None and not (
                 server.hold_replies or server.flush_before_send or self._closed
                 or self.obuf_limited
             ):
@@ -378,7 +386,7 @@ class ClientConnection(asyncio.Protocol, Connection):
                 stats.net_output_bytes += size
                 stats.total_writes_processed += 1
                 self.net_out += size
-                self.transport.write(out)  # type: ignore[union-attr]
+                self.transport.write(out)
             else:
                 self.send(out)
         if client.closing:
@@ -400,7 +408,8 @@ class ClientConnection(asyncio.Protocol, Connection):
         if error.log:  # the query buffer limit
             log.warning("%s (client %s)", error.log, self._addr)
             self.state.stats.query_buffer_limit_disconnections += 1
-        self.client.closing = True  # type: ignore[union-attr]
+        if self.client is not None:
+            self.client.closing = True
 
     def _run(self, commands: list[list[bytes]], out: bytearray) -> None:
         """Execute commands in order until one blocks; the rest wait in the backlog.
@@ -408,13 +417,16 @@ class ClientConnection(asyncio.Protocol, Connection):
         `_fastpath.run` replaces this when built: keep the two in step.
         """
         client = self.client
+        if client is None:
+            return
         execute = self._execute
         # A plain counter, not enumerate(): cheaper for the one-command reads
         # of unpipelined clients.
         done = 0
         for argv in commands:
             done += 1
-            reply = execute(client, argv)
+            # Any: the branches below test its class through `kind`, which mypy cannot follow.
+            reply: Any = execute(client, argv)
             kind = reply.__class__
             # The three commonest reply kinds are encoded inline: a call to the
             # generic encoder costs as much as a whole PING.
@@ -425,11 +437,11 @@ class ClientConnection(asyncio.Protocol, Connection):
             elif kind is int and 0 <= reply < 1024:
                 out += INT_REPLIES[reply]
             elif kind is Block:
-                self.park_rest(commands, done, reply)  # type: ignore[arg-type]
+                self.park_rest(commands, done, reply)
                 return
             else:
-                encode_into(out, reply, client.resp3)  # type: ignore[union-attr]
-            if client.closing:  # type: ignore[union-attr]
+                encode_into(out, reply, client.resp3)
+            if client.closing:
                 self.commands += done
                 return
             if len(out) > self.reply_chunk and done < len(commands):
@@ -476,19 +488,19 @@ class ClientConnection(asyncio.Protocol, Connection):
         if self.client is None:  # gone (connection_lost)
             return
         out = bytearray()
-        encode_into(out, reply, self.client.resp3)  # type: ignore[union-attr]
-        if self.backlog and not self.client.closing:  # type: ignore[union-attr]
+        encode_into(out, reply, self.client.resp3)
+        if self.backlog and not self.client.closing:
             self._run_backlog_into(out)
         self.send(out)
-        if self.client.closing:  # type: ignore[union-attr]
+        if self.client.closing:
             self.close()
 
 
-def client_description(client: object) -> str:
+def client_description(client: Client | None) -> str:
     """The CLIENT LIST line Redis logs for a client it closes."""
     if client is None:
         return "(unknown)"
-    return client_info_line(client, client.server.clock.now_ms())  # type: ignore[attr-defined]
+    return client_info_line(client, client.server.clock.now_ms())
 
 
 def _format_addr(addr: object) -> str:

@@ -12,10 +12,11 @@ import functools
 import logging
 import os
 import signal
+import socket
 import ssl
 import sys
-from collections.abc import Awaitable, Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol
 
 from rillet import REDIS_COMPAT_VERSION, __version__, gcpolicy
 from rillet.acl import RuleError
@@ -59,13 +60,13 @@ class Server:
         # The TCP and unix listeners (not TLS): busy.py accepts on them while a
         # script is busy, through handles of its own (made on first use).
         self.plain_listeners: list[asyncio.base_events.Server] = []
-        self.busy_listeners: list | None = None
+        self.busy_listeners: list[socket.socket] | None = None
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._wakeup_timer: asyncio.TimerHandle | None = None
         self._wakeup_due = 0
         self._field_expiry_cursors: dict[int, int] = {}  # db index -> the hash-field sweep's SCAN cursor
         self._stopped: asyncio.Event | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Future[None]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
         self.port = 0
         self.tls_port = 0
@@ -138,12 +139,13 @@ class Server:
         """Bind every listener (`start_serving=False`: none accepts yet) into
         `_listeners`; returns the plain TCP ones."""
         config = self.config
+        loop = asyncio.get_running_loop()
         tcp: list[asyncio.base_events.Server] = []
         backlog = config["tcp-backlog"]
         port = config["port"]
         if port:
             for host in str(config["bind"]).split():
-                listener = await self.loop.create_server(
+                listener = await loop.create_server(
                     lambda: ClientConnection(self), host.lstrip("-"), port, backlog=backlog,
                     reuse_address=True, start_serving=False,
                 )
@@ -156,7 +158,7 @@ class Server:
         if tls_port:
             context = self.tls_context or server_context(config)
             for host in str(config["bind"]).split():
-                listener = await self.loop.create_server(
+                listener = await loop.create_server(
                     lambda: ClientConnection(self), host.lstrip("-"), tls_port, backlog=backlog,
                     reuse_address=True, ssl=context, start_serving=False,
                 )
@@ -167,11 +169,11 @@ class Server:
             path = str(config["unixsocket"])
             if os.path.exists(path):
                 os.unlink(path)
-            listener = await self.loop.create_unix_server(
+            listener = await loop.create_unix_server(
                 lambda: ClientConnection(self), path, backlog=backlog, start_serving=False,
             )
             if config["unixsocketperm"]:
-                os.chmod(path, config["unixsocketperm"])  # type: ignore[arg-type]
+                os.chmod(path, config["unixsocketperm"])
             self._listeners.append(listener)
             self.plain_listeners.append(listener)
         return tcp
@@ -326,9 +328,11 @@ class Server:
     def park(self, conn: ClientConnection, request: Block) -> None:
         state = self.state
         client = conn.client
-        entry = state.block(client, request)  # type: ignore[arg-type]
+        if client is None:  # gone: nothing to park
+            return
+        entry = state.block(client, request)
         if request.timeout_ms > 0 and self.loop is not None:
-            self._timers[client.id] = self.loop.call_later(  # type: ignore[union-attr]
+            self._timers[client.id] = self.loop.call_later(
                 request.timeout_ms / 1000, self._timed_out, client, entry
             )
 
@@ -388,7 +392,7 @@ class Server:
         loop = asyncio.get_running_loop()
         gc_cron = gcpolicy.GcCron(self.config.__getitem__)
         while True:
-            hz = int(self.config["hz"])  # type: ignore[arg-type]
+            hz = int(self.config["hz"])
             await asyncio.sleep(1 / hz)
             ticks += 1
             try:
@@ -401,7 +405,7 @@ class Server:
                         cursors[db.index] = active_expire_fields(self.state, db, cursors.get(db.index, 0), 200)
                 if self.state.ready_keys:
                     self.serve_ready()
-                timeout = int(self.config["timeout"])  # type: ignore[arg-type]
+                timeout = int(self.config["timeout"])
                 if ticks % hz == 0:
                     if timeout:
                         self._close_idle(timeout)
@@ -436,7 +440,7 @@ def configure_interpreter() -> None:
     sys.setswitchinterval(0.0005)
 
 
-def run_loop(main) -> None:
+def run_loop(main: Coroutine[Any, Any, None]) -> None:
     """Run a coroutine on uvloop when it is installed, else on asyncio's loop."""
     try:
         import uvloop
@@ -446,6 +450,10 @@ def run_loop(main) -> None:
     uvloop.run(main)
 
 
+def _request_shutdown(server: Server, setting: str) -> None:
+    server.request_shutdown(save=signal_save(server.config[setting]))
+
+
 async def serve(server: Server, ready: Callable[[Server], None] | None = None) -> None:
     await server.start()
     loop = asyncio.get_running_loop()
@@ -453,8 +461,7 @@ async def serve(server: Server, ready: Callable[[Server], None] | None = None) -
                          (signal.SIGINT, "shutdown-on-sigint")):
         try:
             # Read when the signal comes: CONFIG SET may have changed it.
-            loop.add_signal_handler(sig, lambda setting=setting: server.request_shutdown(
-                save=signal_save(server.config[setting])))
+            loop.add_signal_handler(sig, _request_shutdown, server, setting)
         except (NotImplementedError, RuntimeError):
             pass
     if ready is not None:

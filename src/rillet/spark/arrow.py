@@ -276,6 +276,7 @@ def batch_to_entries(
     names = batch.schema.names
     streams = batch.column("stream").to_pylist() if stream_from_column else None
     ids = batch.column(id_column).to_pylist() if id_column else None
+    rows: list[FieldList | None]
     if "fields" in names and is_fields_column(batch.schema.field("fields").type):
         rows = _map_rows(batch.column("fields"))
     else:
@@ -291,9 +292,9 @@ def batch_to_entries(
                     pairs.append(name)
                     pairs.append(values[i])
             rows.append(pairs)
-    for i, pairs in enumerate(rows):
+    for i, row in enumerate(rows):
         yield (
             streams[i] if streams is not None else None,
             ids[i] if ids is not None else None,
-            pairs or [],
+            row or [],
         )

@@ -20,18 +20,18 @@ from rillet.spark.options import ConnectionOptions
 
 def connect(options: ConnectionOptions) -> redis.Redis:
     """A RESP2 client whose replies are the server's raw bytes, ints and lists."""
-    credentials: dict[str, Any] = {}
+    # (`protocol` goes in this dict: the types-redis stub, written for redis-py 4, lacks it.)
+    settings: dict[str, Any] = {"protocol": 2}
     if options.username is not None:
-        credentials["username"] = options.username
+        settings["username"] = options.username
     if options.password is not None:
-        credentials["password"] = options.password
+        settings["password"] = options.password
     client = redis.Redis.from_url(
         options.url,
-        **credentials,
+        **settings,
         decode_responses=False,
         socket_timeout=options.socket_timeout_s,
         socket_connect_timeout=min(10.0, options.socket_timeout_s),
-        protocol=2,
     )
     client.response_callbacks.clear()
     return client

@@ -19,7 +19,7 @@ try:  # Partitions must subclass Spark's InputPartition; the maths works without
     from pyspark.sql.datasource import InputPartition
 except ImportError:  # pragma: no cover - pyspark is the `spark` extra
 
-    class InputPartition:  # type: ignore[no-redef]
+    class InputPartition:  # type: ignore[no-redef]  # Spark's stand-in
         def __init__(self, value: Any) -> None:
             self.value = value
 
@@ -52,9 +52,8 @@ def position_to_json(position: StreamPosition) -> dict[str, Any]:
 
 def offset_from_json(offset: Mapping[str, Any] | str) -> dict[str, StreamPosition]:
     """Decode a Spark offset (a dict, or its JSON text) into positions per stream."""
-    if isinstance(offset, str):
-        offset = json.loads(offset)
-    return {str(stream): position_from_json(value) for stream, value in offset.items()}
+    decoded = json.loads(offset) if isinstance(offset, str) else offset
+    return {str(stream): position_from_json(value) for stream, value in decoded.items()}
 
 
 def offset_to_json(positions: Mapping[str, StreamPosition]) -> dict[str, Any]:

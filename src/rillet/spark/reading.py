@@ -181,13 +181,13 @@ def read_range(options: ReaderOptions, part: StreamRange) -> Iterator[pa.RecordB
 
     def fetch() -> None:
         try:
-            items = produce()
+            items: Any = produce()  # (a generator: closed below if the reader stops)
             try:
                 for item in items:
                     if not offer(item):
                         return
             finally:
-                items.close()  # type: ignore[attr-defined]
+                items.close()
             offer(_END)
         except BaseException as exc:  # handed to the consumer, which re-raises it
             offer(exc)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -312,7 +312,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         }
         return offset_to_json(latest) if latest else None
 
-    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         begin, stop = offset_from_json(start), offset_from_json(end)
         policy = self.options.split
         split = {
@@ -342,7 +342,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # -- executors -------------------------------------------------------------
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return read_range(self.options, partition)  # type: ignore[arg-type]
+        return read_range(self.options, partition)  # type: ignore[arg-type]  # one of ours
 
 
 def mirror_progress(client: redis.Redis, stream: str, group: str, pos: StreamPosition) -> None:
