@@ -20,6 +20,7 @@ from rillet.compiled import compiled
 # rillet/compiled.py); without it hiredis and SlowParser do it all.
 _multibulk = compiled("rillet.resp._multibulk")
 _scan = _multibulk.scan if _multibulk is not None else None
+_scan_bulks = _multibulk.bulks if _multibulk is not None else None
 
 # networking.c: PROTO_INLINE_MAX_SIZE bounds inline requests and count lines.
 INLINE_MAX_SIZE = 64 * 1024
@@ -279,6 +280,19 @@ class SlowParser:
         args = self._args
         assert args is not None
         while self._remaining:
+            if self._bulk_len < 0 and _scan_bulks is not None:
+                # The canonical arguments at C speed (a command of a million
+                # arguments arrives over dozens of reads and all of it comes
+                # here); the step below judges whatever the scan stops at.
+                self.pos, taken, payload = _scan_bulks(
+                    buf, self.pos, args, self._remaining,
+                    self.max_bulk_len if self.authenticated
+                    else min(self.max_bulk_len, UNAUTH_MAX_BULK))
+                if taken:
+                    self._remaining -= taken
+                    self._args_size += payload + taken * _ARG_OVERHEAD
+                    if not self._remaining:
+                        break
             pos = self.pos
             if self._bulk_len < 0:
                 cr = self._find(b"\r", pos)

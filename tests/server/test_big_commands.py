@@ -1,0 +1,129 @@
+"""One big legal command, arriving over many reads, while another client keeps talking.
+
+A 200k-argument RPUSH and an XADD of 100k field pairs are fed to an in-process
+server in uneven partial reads, with another connection's PING between every
+two of them. The PINGs are answered at once (the half-read command holds no
+one up), the big commands' results are whole, and the Python parser's
+per-argument step runs a bounded number of times per read, not once per
+argument: the canonical arguments of a half-read command are the compiled
+scan's (resp/_multibulk.pyx `bulks`), as a small command's are.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rillet.resp import parser as parser_module
+from rillet.server.connection import ClientConnection
+from rillet.server.server import Server
+from tests.helpers.transport import FakeTransport
+from tests.helpers.wire import encode_command as cmd
+
+PING = cmd("PING")
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How often the Python parser reads a "$<length>" line (once per argument it parses)."""
+    calls = [0]
+    original = parser_module._string2ll
+
+    def counting(raw: bytes) -> int | None:
+        calls[0] += 1
+        return original(raw)
+
+    monkeypatch.setattr(parser_module, "_string2ll", counting)
+    return calls
+
+
+def _connect(server: Server) -> ClientConnection:
+    conn = ClientConnection(server)
+    conn.connection_made(FakeTransport())
+    return conn
+
+
+def _feed_with_pings(big: ClientConnection, other: ClientConnection, payload: bytes) -> int:
+    """`payload` in uneven reads (a cut anywhere: inside a length line, a payload, a CRLF),
+    the other client's PING answered between every two; the number of reads."""
+    rng = random.Random(26)
+    reads = 0
+    pos = 0
+    while pos < len(payload):
+        size = rng.randint(1, 128 * 1024)
+        big.data_received(payload[pos : pos + size])
+        pos += size
+        reads += 1
+        other.transport.writes.clear()
+        other.data_received(PING)
+        assert other.transport.writes == [b"+PONG\r\n"]
+        if pos < len(payload):
+            assert big.transport.writes == []  # (the big command is not whole yet)
+    return reads
+
+
+def _per_argument_steps_bound(reads: int, args: int) -> int:
+    # The compiled scan leaves the Python step one argument per read (the one
+    # cut by the read's end) plus the command's own header; without it (RILLET_PURE)
+    # the Python step parses every argument.
+    return args + 2 if parser_module._scan is None else 2 * reads + 2
+
+
+def test_big_rpush_over_many_reads(counted):
+    server = Server()
+    big, other = _connect(server), _connect(server)
+    elements = [b"%d" % i for i in range(200_000)]
+    payload = cmd("RPUSH", "list", *elements)
+    reads = _feed_with_pings(big, other, payload)
+    assert reads > 20
+    assert big.transport.writes == [b":200000\r\n"]
+    assert counted[0] <= _per_argument_steps_bound(reads, len(elements) + 2)
+    big.transport.writes.clear()
+    big.data_received(cmd("LLEN", "list") + cmd("LRANGE", "list", "0", "2")
+                      + cmd("LINDEX", "list", "-1") + cmd("LINDEX", "list", "123456"))
+    assert b"".join(big.transport.writes) == (
+        b":200000\r\n*3\r\n$1\r\n0\r\n$1\r\n1\r\n$1\r\n2\r\n$6\r\n199999\r\n$6\r\n123456\r\n")
+
+
+def test_big_xadd_over_many_reads(counted):
+    server = Server()
+    big, other = _connect(server), _connect(server)
+    fields = []
+    for i in range(100_000):
+        fields += (b"f%d" % i, b"v" * (i % 7))
+    payload = cmd("XADD", "s", "5-1", *fields)
+    reads = _feed_with_pings(big, other, payload)
+    assert big.transport.writes == [b"$3\r\n5-1\r\n"]
+    assert counted[0] <= _per_argument_steps_bound(reads, len(fields) + 4)
+    big.transport.writes.clear()
+    big.data_received(cmd("XLEN", "s") + cmd("XRANGE", "s", "-", "+"))
+    entry = b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in fields)
+    assert b"".join(big.transport.writes) == (
+        b":1\r\n*1\r\n*2\r\n$3\r\n5-1\r\n*200000\r\n" + entry)
+
+
+def test_a_big_command_cut_between_any_two_reads_parses_as_one_read():
+    """Arguments Redis reads though they are not canonical (any byte after a length
+    line's CR, any two after a payload) take the Python step; the rest stays compiled."""
+    args = [b"RPUSH", b"k"] + [b"%d" % i for i in range(5000)]
+    parts = [b"*%d\r\n" % len(args)]
+    for i, arg in enumerate(args):
+        line_end = b"\rx" if i % 997 == 5 else b"\r\n"
+        tail = b"xy" if i % 1009 == 7 else b"\r\n"
+        parts.append(b"$%d%s%s%s" % (len(arg), line_end, arg, tail))
+    payload = b"".join(parts) + PING
+    whole, error = parser_module.RequestParser().feed(payload)
+    assert error is None
+    assert whole == [args, [b"PING"]]
+    rng = random.Random(7)
+    for _ in range(20):
+        parser = parser_module.RequestParser()
+        got, pos = [], 0
+        while pos < len(payload):
+            size = rng.randint(1, 4000)
+            commands, error = parser.feed(payload[pos : pos + size])
+            assert error is None
+            got += commands
+            pos += size
+        assert got == whole
