@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rillet import errors
 from rillet.commands.args import parse_int
-from rillet.commands.strings import get_string
+from rillet.commands.strings import get_string, splice
 from rillet.commands.table import command
 from rillet.commands.typed import config_int
 from rillet.errors import ReplyError
@@ -71,13 +71,9 @@ def setbit(ctx: Client, argv: list[bytes]) -> object:
     old = 1 if current is not None and byte < len(current) and current[byte] & mask else 0
     grows = current is None or byte >= len(current)
     if grows or old != on:
-        if grows:
-            buf = _grown(current, offset)
-            buf[byte] = (buf[byte] | mask) if on else (buf[byte] & ~mask)
-            value = bytes(buf)
-        else:  # one copy of the string: join reads the memoryview's slices in place
-            view = memoryview(current)  # type: ignore[arg-type]
-            value = b"".join((view[:byte], bytes((current[byte] ^ mask,)), view[byte + 1:]))  # type: ignore[index]
+        was = 0 if grows else current[byte]  # type: ignore[index]
+        # One copy of the string, however far it grows.
+        value = splice(current, byte, bytes(((was | mask) if on else (was & ~mask),)))
         _store(ctx, key, value)
         ctx.modified(key)
         ctx.notify(STRING, b"setbit", key)
