@@ -46,14 +46,6 @@ def _store(ctx: Client, key: bytes, value: bytes) -> None:
     ctx.db.encodings[key] = b"raw"  # edited in place: Redis reports `raw`
 
 
-def _grown(current: bytes | None, max_bit: int) -> bytearray:
-    buf = bytearray(current or b"")
-    need = (max_bit >> 3) + 1
-    if len(buf) < need:
-        buf.extend(bytes(need - len(buf)))
-    return buf
-
-
 @command("setbit", 4, "write denyoom", keys=(1, 1, 1), key_flags="RW access update",
          group="bitmap", since="2.2.0")
 def setbit(ctx: Client, argv: list[bytes]) -> object:
@@ -417,11 +409,20 @@ def _bitfield(ctx: Client, argv: list[bytes], read_only: bool) -> object:
     if read_only:
         raise ReplyError(errors.BITFIELD_RO_GET_ONLY)
     current = get_string(ctx, key)
-    buf = _grown(current, highest)
-    grew = current is None or len(buf) > len(current)
+    base = current or b""
+    size = max(len(base), (highest >> 3) + 1)
+    grew = size > len(base) or current is None
+    # The fields lie in bytes [first, end): the ops run on that window, spliced
+    # back in one copy, not on a bytearray of a string that may be 512 MB.
+    first = min(op[1] for op in ops) >> 3
+    end = min(size, max((op[1] + op[5] - 1) >> 3 for op in ops) + 1)
+    buf = bytearray(base[first:end])
+    buf.extend(bytes(end - first - len(buf)))
+    shift = first << 3
     replies: list[int | None] = []
     changes = 0
-    for op, offset, value, ow, signed, bits in ops:
+    for op, at, value, ow, signed, bits in ops:
+        offset = at - shift
         if op == GET:
             replies.append(_read(buf, offset, signed, bits))
             continue
@@ -453,7 +454,7 @@ def _bitfield(ctx: Client, argv: list[bytes], read_only: bool) -> object:
         _set_field(buf, offset, bits, new & ((1 << bits) - 1))
         if grew or new != old:
             changes += 1
-    _store(ctx, key, bytes(buf))
+    _store(ctx, key, splice(current, first, bytes(buf)))
     if changes:
         ctx.modified(key, changes)
         ctx.notify(STRING, b"setbit", key)
