@@ -3,10 +3,11 @@
 A 200k-argument RPUSH and an XADD of 100k field pairs are fed to an in-process
 server in uneven partial reads, with another connection's PING between every
 two of them. The PINGs are answered at once (the half-read command holds no
-one up), the big commands' results are whole, and the Python parser's
-per-argument step runs a bounded number of times per read, not once per
-argument: the canonical arguments of a half-read command are the compiled
-scan's (resp/_multibulk.pyx `bulks`), as a small command's are.
+one up), the big commands' results are whole, the parser's buffer holds no
+more than about a read, and its Python per-argument step runs a bounded
+number of times per read, not once per argument: the canonical arguments of a
+half-read command are the compiled scan's (resp/_multibulk.pyx `bulks`), as a
+small command's are.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ def _feed_with_pings(big: ClientConnection, other: ClientConnection, payload: by
         big.data_received(payload[pos : pos + size])
         pos += size
         reads += 1
+        slow = big.parser._slow
+        # The parser holds this read and the unparsed tail of the one before (part
+        # of one small argument), never the whole command: a buffer growing with
+        # every read is reallocated, and copied, again and again.
+        assert slow is None or len(slow.buf) <= size + 64
         other.transport.writes.clear()
         other.data_received(PING)
         assert other.transport.writes == [b"+PONG\r\n"]

@@ -460,6 +460,10 @@ class RequestParser:
         if slow is None:
             slow = self._slow = SlowParser(self.max_bulk_len)
         slow.authenticated = self.authenticated
+        # What the parser has taken is dead: the buffer keeps only the unparsed
+        # tail, so a command of many reads is not one growing buffer that each
+        # read reallocates (and copies) whole.
+        slow._compact()
         slow.buf += data
         commands: list[list[bytes]] = []
         while True:
