@@ -23,7 +23,8 @@ scan = multibulk.scan
 
 def feed_all(chunks, pure: bool):
     with mock.patch.object(parser_module, "_scan", None if pure else scan), \
-            mock.patch.object(parser_module, "_scan_bulks", None if pure else multibulk.bulks):
+            mock.patch.object(parser_module, "_scan_bulks", None if pure else multibulk.bulks), \
+            mock.patch.object(parser_module, "_blank", None if pure else multibulk.blank):
         return feed_chunks(chunks)
 
 
@@ -147,3 +148,26 @@ def test_property_a_half_read_command_parses_the_same_with_and_without_bulks(par
     cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, 8)))
     chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
     assert feed_all(chunks, pure=False) == feed_all(chunks, pure=True) == feed_all([data], pure=True)
+
+
+def test_fill_writes_a_blank_argument_within_bounds():
+    target = multibulk.blank(4)
+    multibulk.fill(target, 1, bytearray(b"abcd"), 1, 3)
+    assert target[1:] == b"bcd"
+    for at, start, n in ((2, 0, 3), (0, 2, 3), (-1, 0, 1), (0, 0, -1)):
+        with pytest.raises(IndexError):
+            multibulk.fill(target, at, bytearray(b"abcd"), start, n)
+
+
+@pytest.mark.parametrize("tail", [b"\r\n", b"xy"])
+def test_big_arguments_read_in_place_agree_however_cut(tail):
+    big = bytes(range(256)) * 200  # over BIG_ARG (32 kB)
+    data = (b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n" % len(big) + big + tail
+            + pack(b"ECHO", big[:40_000]) + pack(b"PING"))
+    whole = ([[b"SET", b"k", big], [b"ECHO", big[:40_000]], [b"PING"]], None)
+    rng = random.Random(len(tail))
+    for _ in range(10):
+        cuts = sorted(rng.sample(range(1, len(data)), 12))
+        chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+        assert feed_all(chunks, pure=False) == feed_all(chunks, pure=True) == whole
+    assert feed_all([data[:-3], data[-3:]], pure=False) == whole

@@ -16,7 +16,7 @@ from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy
 
 # Commands with more arguments than this take the Python parser (so do those
 # whose read is too short to hold N arguments): a list of N slots is allocated
@@ -167,3 +167,22 @@ def bulks(bytearray buf, Py_ssize_t pos, list args, Py_ssize_t remaining, Py_ssi
         taken += 1
         pos = start + size + 2
     return pos, taken, payload
+
+
+def blank(Py_ssize_t size):
+    """A new bytes object of `size` bytes, not yet written: `fill` writes it.
+
+    A big argument arrives over many reads; Redis reads it straight into an
+    object of its size. So does `SlowParser`: the argument is one copy of its
+    bytes, not a buffer of them and then a copy of that. Nobody sees (or
+    hashes) the object before it is whole.
+    """
+    return PyBytes_FromStringAndSize(NULL, size)
+
+
+def fill(bytes target, Py_ssize_t at, bytearray source, Py_ssize_t start, Py_ssize_t n):
+    """Copy source[start:start + n] to target[at:at + n] (bounds checked)."""
+    if (at < 0 or start < 0 or n < 0 or at + n > PyBytes_GET_SIZE(target)
+            or start + n > PyByteArray_GET_SIZE(source)):
+        raise IndexError("fill out of range")
+    memcpy(PyBytes_AS_STRING(target) + at, PyByteArray_AS_STRING(source) + start, n)
