@@ -156,3 +156,61 @@ def test_a_big_argument_is_read_into_place():
     assert error is None and parser.pending_size >= 699_000
     _, error = parser.feed(b"x" * 400_000)
     assert error is not None and error.message == "" and "max query buffer" in error.log
+
+
+class _Loop:
+    """call_soon only: the test ends the loop turn itself."""
+
+    def __init__(self) -> None:
+        self.soon: list = []
+
+    def call_soon(self, callback, *args):
+        self.soon.append((callback, args))
+
+    def end_turn(self) -> None:
+        soon, self.soon = self.soon, []
+        for callback, args in soon:
+            callback(*args)
+
+
+class _PausableTransport(FakeTransport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading = True
+        self.pauses = 0
+
+    def pause_reading(self) -> None:
+        self.reading = False
+        self.pauses += 1
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
+
+def test_a_big_command_is_read_once_per_loop_turn():
+    """Redis reads a client once per event-loop turn: while a big command is half read,
+    each read pauses the client's reading until the next turn, so the other clients'
+    reads come between. Small commands, and a small one cut by a read, never pause."""
+    server = Server()
+    server.loop = loop = _Loop()
+    try:
+        conn = ClientConnection(server)
+        conn.connection_made(_PausableTransport())
+        transport = conn.transport
+        small = cmd("SET", "k", "v") * 50
+        conn.data_received(small + small[:7])
+        conn.data_received(small[7:])
+        assert transport.pauses == 0
+        payload = cmd("RPUSH", "list", *[b"%d" % i for i in range(100_000)])
+        reads = 0
+        for pos in range(0, len(payload), 64 * 1024):
+            assert transport.reading  # (a paused transport delivers nothing)
+            conn.data_received(payload[pos : pos + 64 * 1024])
+            reads += 1
+            loop.end_turn()
+        assert transport.reading
+        # Every read once the half-read command held more than YIELD_PENDING.
+        assert reads - 6 <= transport.pauses < reads
+        assert transport.writes[-1] == b":100000\r\n"
+    finally:
+        server.loop = None

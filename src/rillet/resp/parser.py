@@ -30,6 +30,9 @@ UNAUTH_MAX_MULTIBULK = 10
 UNAUTH_MAX_BULK = 16384
 # networking.c: PROTO_MBULK_BIG_ARG, the size from which an argument is read in place.
 BIG_ARG = 32 * 1024
+# A client whose half-read command holds more than this is read once per loop
+# turn (ClientConnection.yield_reads): about one read of uvloop's.
+YIELD_PENDING = 256 * 1024
 INT_MAX = 2**31 - 1
 _ARG_OVERHEAD = 64  # approximate bytes of a Python bytes object and its list slot
 
