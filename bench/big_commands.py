@@ -4,12 +4,13 @@ For each big command (an RPUSH of 1,048,576 elements, about 7 MB; an XADD of
 1,048,576 field-value pairs) the script prints the command's own time (from its
 first byte sent to its reply) and the longest round trip of another client's
 PINGs, sent one at a time every ~10 ms while it runs, for both servers and the
-ratio. Then `SETRANGE k 536870911 x`, `SETBIT k 4294967295 1` and a BITFIELD
-SET at the same end (each a 512 MB string from nothing): the server's RSS
-before and at its peak. Target (issue 26): the PING max under 3×
+ratio. Then `SETRANGE k 536870911 x`, `SETBIT k 4294967295 1`, a BITFIELD
+SET at the same end and a SET of a 512 MB value (each a 512 MB string from
+nothing): the server's RSS before and at its peak. Target (issue 26): the PING max under 3×
 Redis's, and no second copy of a 512 MB value.
 
     .venv/bin/python bench/big_commands.py [--args 1048576] [--reps 1] [--only rpush,xadd,setrange]
+        [--baseline /path/to/other/checkout/src]   # a third column: rillet from that tree
 """
 
 from __future__ import annotations
@@ -24,11 +25,17 @@ import time
 import psutil
 
 from rillet.bench.client import encode_command
-from rillet.bench.servers import ServerUnavailable, server_kinds, start_server
+from rillet.bench.servers import ServerUnavailable, baseline_kind, server_kinds, start_server
 
 # Each makes a 512 MB string (proto-max-bulk-len's default) where there was none.
 GROWERS = [("SETRANGE", "k", "536870911", "x"), ("SETBIT", "k", "4294967295", "1"),
-           ("BITFIELD", "k", "SET", "u8", "4294967288", "255")]
+           ("BITFIELD", "k", "SET", "u8", "4294967288", "255"), ("SET", "k", "<512 MB>")]
+
+
+def _grower(command: tuple[str, ...]) -> bytes:
+    if command[-1] == "<512 MB>":  # the value itself sent: the parser's big-argument read
+        return b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870912\r\n" + bytes(1 << 29) + b"\r\n"
+    return encode_command(command)
 
 
 def _big(kind: str, n: int) -> bytes:
@@ -96,7 +103,7 @@ def big_command(kind, payload: bytes) -> dict:
         server.cleanup()
 
 
-def grow(kind, command: tuple[str, ...]) -> dict:
+def grow(kind, payload: bytes) -> dict:
     server = start_server(kind)
     try:
         client = server.client(timeout_s=300)
@@ -104,12 +111,15 @@ def grow(kind, command: tuple[str, ...]) -> dict:
         before = sampler.peak
         sampler.start()
         t0 = time.perf_counter()
-        client.call(*command)
+        client.sock.sendall(payload)
+        reply = client.read_reply()
         took = time.perf_counter() - t0
         time.sleep(0.05)
         sampler.stop.set()
         sampler.join()
         client.close()
+        if isinstance(reply, Exception):
+            raise ServerUnavailable(f"the command failed: {reply}")
         return {"seconds": took, "rss_before_mb": before / 2**20, "rss_peak_mb": sampler.peak / 2**20}
     finally:
         server.cleanup()
@@ -121,8 +131,11 @@ def main() -> int:
                         help="RPUSH elements and XADD field-value pairs")
     parser.add_argument("--reps", type=int, default=1, help="interleaved repetitions (medians)")
     parser.add_argument("--only", default="rpush,xadd,setrange")
+    parser.add_argument("--baseline", default="", help="src dir of another rillet checkout")
     args = parser.parse_args()
     kinds = [k for k in server_kinds(include_redis8=True) if k.name in ("rillet", "redis8")]
+    if args.baseline:
+        kinds.append(baseline_kind(args.baseline))
     only = args.only.split(",")
     for name in ("rpush", "xadd"):
         if name not in only:
@@ -145,7 +158,7 @@ def main() -> int:
             if kind.name in med:
                 m = med[kind.name]
                 print(f"| {kind.label} | {m['seconds']:.2f} | {m['pings']:.0f} | {m['ping_max_ms']:.1f} |")
-        if len(med) == 2:
+        if "rillet" in med and "redis8" in med:
             r, s = med["rillet"], med["redis8"]
             print(f"| rillet / redis | {r['seconds'] / s['seconds']:.2f}× | |"
                   f" {r['ping_max_ms'] / s['ping_max_ms']:.2f}× (target < 3×) |")
@@ -155,17 +168,18 @@ def main() -> int:
         print("|---|---|---|---|---|")
         for command in GROWERS:
             shown = " ".join(command)
+            payload = _grower(command)
             peaks = {}
             for kind in kinds:
                 try:
-                    m = grow(kind, command)
+                    m = grow(kind, payload)
                 except ServerUnavailable as error:
                     print(f"| {shown} | {kind.label} | n/a: {error} |")
                     continue
                 peaks[kind.name] = m["rss_peak_mb"]
                 print(f"| {shown} | {kind.label} | {m['seconds']:.2f} | {m['rss_before_mb']:.0f}"
                       f" | {m['rss_peak_mb']:.0f} |")
-            if len(peaks) == 2:
+            if "rillet" in peaks and "redis8" in peaks:
                 print(f"| {shown} | rillet / redis | | | {peaks['rillet'] / peaks['redis8']:.2f}× |")
     return 0
 
