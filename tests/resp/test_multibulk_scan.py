@@ -24,7 +24,8 @@ scan = multibulk.scan
 def feed_all(chunks, pure: bool):
     with mock.patch.object(parser_module, "_scan", None if pure else scan), \
             mock.patch.object(parser_module, "_scan_bulks", None if pure else multibulk.bulks), \
-            mock.patch.object(parser_module, "_blank", None if pure else multibulk.blank):
+            mock.patch.object(parser_module, "_blank", None if pure else multibulk.blank), \
+            mock.patch.object(parser_module, "_fill", multibulk.fill):
         return feed_chunks(chunks)
 
 
