@@ -214,3 +214,28 @@ def test_a_big_command_is_read_once_per_loop_turn():
         assert transport.writes[-1] == b":100000\r\n"
     finally:
         server.loop = None
+
+
+def test_over_a_socket_the_big_commands_reads_pause_and_resume(rillet_server):
+    """The same through uvloop: a big command sent in parts with PINGs between, then one
+    sent whole (read in many reads, each yielding the loop turn) and a PING behind it."""
+    from tests.helpers.wire import Wire
+
+    with Wire(rillet_server.port) as big, Wire(rillet_server.port) as other:
+        payload = cmd("RPUSH", "big:list", *[b"%d" % i for i in range(200_000)])
+        step = len(payload) // 8 + 1
+        for pos in range(0, len(payload), step):
+            big.send_raw(payload[pos : pos + step])
+            assert other.call("PING") == b"+PONG\r\n"
+        assert big.read_reply() == b":200000\r\n"
+        fields = [b"%d" % (i // 2) for i in range(200_000)]
+        big.send_raw(cmd("XADD", "big:stream", "1-1", *fields))
+        assert other.call("PING") == b"+PONG\r\n"
+        assert big.read_reply() == b"$3\r\n1-1\r\n"
+        assert big.call("LLEN", "big:list") == b":200000\r\n"
+        assert big.call("LINDEX", "big:list", "-1") == b"$6\r\n199999\r\n"
+        assert big.call("XLEN", "big:stream") == b":1\r\n"
+        entry = big.call("XRANGE", "big:stream", "-", "+")
+        assert entry.startswith(b"*1\r\n*2\r\n$3\r\n1-1\r\n*200000\r\n$1\r\n0\r\n$1\r\n0\r\n")
+        assert entry.endswith(b"$5\r\n99999\r\n$5\r\n99999\r\n")
+        assert big.call("DEL", "big:list", "big:stream") == b":2\r\n"
