@@ -22,7 +22,10 @@ scan = multibulk.scan
 
 
 def feed_all(chunks, pure: bool):
-    with mock.patch.object(parser_module, "_scan", None if pure else scan):
+    with mock.patch.object(parser_module, "_scan", None if pure else scan), \
+            mock.patch.object(parser_module, "_scan_bulks", None if pure else multibulk.bulks), \
+            mock.patch.object(parser_module, "_blank", None if pure else multibulk.blank), \
+            mock.patch.object(parser_module, "_fill", multibulk.fill):
         return feed_chunks(chunks)
 
 
@@ -122,3 +125,50 @@ def test_arguments_equal_to_the_previous_commands_are_shared():
 def test_property_repeated_arguments_read_as_the_python_parser_reads_them(commands):
     data = b"".join(pack(*c) for c in commands)
     assert feed_all([data], pure=False) == feed_all([data], pure=True) == (commands, None)
+
+
+def test_bulks_takes_the_whole_canonical_arguments_of_a_half_read_command():
+    bulks = multibulk.bulks
+    buf = bytearray(b"xx$1\r\na\r\n$0\r\n\r\n$3\r\nbc")
+    args: list[bytes] = []
+    assert bulks(buf, 2, args, 5, 100) == (15, 2, 1)  # stops at the unfinished "$3"
+    assert args == [b"a", b""]
+    assert bulks(buf, 2, [], 1, 100) == (9, 1, 1)  # never more than the command lacks
+    for odd in (b"$01\r\na\r\n", b"$1\rxa\r\n", b"$1\r\naxy", b"$-1\r\n", b":1\r\n", b"$2\r\na"):
+        assert bulks(bytearray(odd), 0, args, 3, 100) == (0, 0, 0)  # the Python step's
+    assert bulks(bytearray(b"$3\r\nabc\r\n"), 0, [], 1, 2) == (0, 0, 0)  # over the bulk limit
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([b"$1\r\na\r\n", b"$0\r\n\r\n", b"$1\rxb\r\n", b"$1\r\ncxy",
+                                 b"$2\r\n\r\n\r\n", b"$01\r\na\r\n", b"$3\r\nabc\r\n"]),
+                min_size=1, max_size=30),
+       st.randoms(use_true_random=False))
+def test_property_a_half_read_command_parses_the_same_with_and_without_bulks(parts, rng):
+    data = b"*%d\r\n" % len(parts) + b"".join(parts) + b"*1\r\n$4\r\nPING\r\n"
+    cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, 8)))
+    chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    assert feed_all(chunks, pure=False) == feed_all(chunks, pure=True) == feed_all([data], pure=True)
+
+
+def test_fill_writes_a_blank_argument_within_bounds():
+    target = multibulk.blank(4)
+    multibulk.fill(target, 1, bytearray(b"abcd"), 1, 3)
+    assert target[1:] == b"bcd"
+    for at, start, n in ((2, 0, 3), (0, 2, 3), (-1, 0, 1), (0, 0, -1)):
+        with pytest.raises(IndexError):
+            multibulk.fill(target, at, bytearray(b"abcd"), start, n)
+
+
+@pytest.mark.parametrize("tail", [b"\r\n", b"xy"])
+def test_big_arguments_read_in_place_agree_however_cut(tail):
+    big = bytes(range(256)) * 200  # over BIG_ARG (32 kB)
+    data = (b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n" % len(big) + big + tail
+            + pack(b"ECHO", big[:40_000]) + pack(b"PING"))
+    whole = ([[b"SET", b"k", big], [b"ECHO", big[:40_000]], [b"PING"]], None)
+    rng = random.Random(len(tail))
+    for _ in range(10):
+        cuts = sorted(rng.sample(range(1, len(data)), 12))
+        chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+        assert feed_all(chunks, pure=False) == feed_all(chunks, pure=True) == whole
+    assert feed_all([data[:-3], data[-3:]], pure=False) == whole

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rillet import errors
 from rillet.commands.args import parse_int
-from rillet.commands.strings import get_string
+from rillet.commands.strings import get_string, splice
 from rillet.commands.table import command
 from rillet.commands.typed import config_int
 from rillet.errors import ReplyError
@@ -46,14 +46,6 @@ def _store(ctx: Client, key: bytes, value: bytes) -> None:
     ctx.db.encodings[key] = b"raw"  # edited in place: Redis reports `raw`
 
 
-def _grown(current: bytes | None, max_bit: int) -> bytearray:
-    buf = bytearray(current or b"")
-    need = (max_bit >> 3) + 1
-    if len(buf) < need:
-        buf.extend(bytes(need - len(buf)))
-    return buf
-
-
 @command("setbit", 4, "write denyoom", keys=(1, 1, 1), key_flags="RW access update",
          group="bitmap", since="2.2.0")
 def setbit(ctx: Client, argv: list[bytes]) -> object:
@@ -71,13 +63,9 @@ def setbit(ctx: Client, argv: list[bytes]) -> object:
     old = 1 if current is not None and byte < len(current) and current[byte] & mask else 0
     grows = current is None or byte >= len(current)
     if grows or old != on:
-        if grows or current is None:  # (current is None only when it grows)
-            buf = _grown(current, offset)
-            buf[byte] = (buf[byte] | mask) if on else (buf[byte] & ~mask)
-            value = bytes(buf)
-        else:  # one copy of the string: join reads the memoryview's slices in place
-            view = memoryview(current)
-            value = b"".join((view[:byte], bytes((current[byte] ^ mask,)), view[byte + 1:]))
+        was = 0 if grows else current[byte]  # type: ignore[index]
+        # One copy of the string, however far it grows.
+        value = splice(current, byte, bytes(((was | mask) if on else (was & ~mask),)))
         _store(ctx, key, value)
         ctx.modified(key)
         ctx.notify(STRING, b"setbit", key)
@@ -421,11 +409,20 @@ def _bitfield(ctx: Client, argv: list[bytes], read_only: bool) -> object:
     if read_only:
         raise ReplyError(errors.BITFIELD_RO_GET_ONLY)
     current = get_string(ctx, key)
-    buf = _grown(current, highest)
-    grew = current is None or len(buf) > len(current)
+    base = current or b""
+    size = max(len(base), (highest >> 3) + 1)
+    grew = size > len(base) or current is None
+    # The fields lie in bytes [first, end): the ops run on that window, spliced
+    # back in one copy, not on a bytearray of a string that may be 512 MB.
+    first = min(op[1] for op in ops) >> 3
+    end = min(size, max((op[1] + op[5] - 1) >> 3 for op in ops) + 1)
+    buf = bytearray(base[first:end])
+    buf.extend(bytes(end - first - len(buf)))
+    shift = first << 3
     replies: list[int | None] = []
     changes = 0
-    for op, offset, value, ow, signed, bits in ops:
+    for op, at, value, ow, signed, bits in ops:
+        offset = at - shift
         if op == GET:
             replies.append(_read(buf, offset, signed, bits))
             continue
@@ -457,7 +454,7 @@ def _bitfield(ctx: Client, argv: list[bytes], read_only: bool) -> object:
         _set_field(buf, offset, bits, new & ((1 << bits) - 1))
         if grew or new != old:
             changes += 1
-    _store(ctx, key, bytes(buf))
+    _store(ctx, key, splice(current, first, bytes(buf)))
     if changes:
         ctx.modified(key, changes)
         ctx.notify(STRING, b"setbit", key)

@@ -13,7 +13,13 @@ from array import array
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.keys import MAX_EXPIRE_MS
-from rillet.commands.strings import IF_CONDITIONS, get_string, if_condition_holds, value_digest
+from rillet.commands.strings import (
+    IF_CONDITIONS,
+    get_string,
+    if_condition_holds,
+    splice,
+    value_digest,
+)
 from rillet.commands.table import command
 from rillet.commands.typed import config_int
 from rillet.engine import longdouble
@@ -164,10 +170,7 @@ def setrange(ctx: Client, argv: list[bytes]) -> object:
         return 0 if current is None else len(current)
     if offset + len(patch) > config_int(ctx, "proto-max-bulk-len"):
         raise ReplyError(errors.STRING_TOO_LONG)
-    base = current or b""
-    if len(base) < offset:
-        base += b"\0" * (offset - len(base))
-    value = base[:offset] + patch + base[offset + len(patch):]
+    value = splice(current, offset, patch)
     ctx.db.set(key, value, keep_ttl=True)
     ctx.db.encodings[key] = b"raw"  # written in place: Redis reports `raw`
     ctx.modified(key)

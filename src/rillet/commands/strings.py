@@ -30,6 +30,21 @@ def get_string(ctx: Client, key: bytes) -> bytes | None:
     raise ReplyError(errors.WRONGTYPE)
 
 
+def splice(current: bytes | None, offset: int, patch: bytes) -> bytes:
+    """`current` with `patch` written at `offset`, zero-padded up to it: one copy of the result.
+
+    A value can be 512 MB: the pieces are views or calloc'd zeros (bytes(n),
+    whose untouched pages cost no memory), so building the result never holds
+    a second copy, where slicing and `+` would hold two or three.
+    """
+    base = current or b""
+    end = offset + len(patch)
+    if offset >= len(base):
+        return b"".join((base, bytes(offset - len(base)), patch))
+    view = memoryview(base)
+    return b"".join((view[:offset], patch, view[end:])) if end < len(base) else b"".join((view[:offset], patch))
+
+
 @command("get", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO access", group="string", since="1.0.0")
 def get(ctx: Client, argv: list[bytes]) -> object:
     """GET key"""

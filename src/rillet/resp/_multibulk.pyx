@@ -12,10 +12,11 @@ where the Python parser starts fresh.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy
 
 # Commands with more arguments than this take the Python parser (so do those
 # whose read is too short to hold N arguments): a list of N slots is allocated
@@ -132,3 +133,56 @@ def scan(object data, Py_ssize_t max_bulk_len):
         prev = argv
         used = pos
     return commands, used
+
+
+def bulks(bytearray buf, Py_ssize_t pos, list args, Py_ssize_t remaining, Py_ssize_t max_bulk_len):
+    """(pos, taken, payload): the canonical arguments of a half-read multibulk at buf[pos:].
+
+    `SlowParser._bulks` calls this at each argument's '$' line: it appends up to
+    `remaining` whole "$L\\r\\n" + L bytes + "\\r\\n" arguments to `args` and
+    says where it stopped, how many it took and their payload bytes. Anything
+    else (not whole yet, not canonical, longer than `max_bulk_len`) is left to
+    the Python step, exactly as `scan` leaves it: a big command arriving over
+    many reads then costs per argument what a small one does, not the Python
+    parser's microsecond.
+    """
+    cdef const char *data = PyByteArray_AS_STRING(buf)
+    cdef Py_ssize_t end = PyByteArray_GET_SIZE(buf)
+    cdef Py_ssize_t taken = 0, payload = 0, start, size
+    cdef bytes arg
+    if max_bulk_len > (<Py_ssize_t>1 << 40):
+        max_bulk_len = <Py_ssize_t>1 << 40
+    while taken < remaining:
+        if pos >= end or data[pos] != c'$':
+            break
+        start = pos + 1
+        size = _number(data, end, &start, max_bulk_len)
+        if size < 0 or end - start < size + 2:
+            break
+        if data[start + size] != c'\r' or data[start + size + 1] != c'\n':
+            break
+        arg = PyBytes_FromStringAndSize(data + start, size)
+        args.append(arg)
+        payload += size
+        taken += 1
+        pos = start + size + 2
+    return pos, taken, payload
+
+
+def blank(Py_ssize_t size):
+    """A new bytes object of `size` bytes, not yet written: `fill` writes it.
+
+    A big argument arrives over many reads; Redis reads it straight into an
+    object of its size. So does `SlowParser`: the argument is one copy of its
+    bytes, not a buffer of them and then a copy of that. Nobody sees (or
+    hashes) the object before it is whole.
+    """
+    return PyBytes_FromStringAndSize(NULL, size)
+
+
+def fill(bytes target, Py_ssize_t at, bytearray source, Py_ssize_t start, Py_ssize_t n):
+    """Copy source[start:start + n] to target[at:at + n] (bounds checked)."""
+    if (at < 0 or start < 0 or n < 0 or at + n > PyBytes_GET_SIZE(target)
+            or start + n > PyByteArray_GET_SIZE(source)):
+        raise IndexError("fill out of range")
+    memcpy(PyBytes_AS_STRING(target) + at, PyByteArray_AS_STRING(source) + start, n)

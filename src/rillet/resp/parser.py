@@ -21,11 +21,19 @@ from rillet.compiled import compiled
 # rillet/compiled.py); without it hiredis and SlowParser do it all.
 _multibulk = compiled("rillet.resp._multibulk")
 _scan = _multibulk.scan if _multibulk is not None else None
+_scan_bulks = _multibulk.bulks if _multibulk is not None else None
+_blank = _multibulk.blank if _multibulk is not None else None
+_fill = _multibulk.fill if _multibulk is not None else None
 
 # networking.c: PROTO_INLINE_MAX_SIZE bounds inline requests and count lines.
 INLINE_MAX_SIZE = 64 * 1024
 UNAUTH_MAX_MULTIBULK = 10
 UNAUTH_MAX_BULK = 16384
+# networking.c: PROTO_MBULK_BIG_ARG, the size from which an argument is read in place.
+BIG_ARG = 32 * 1024
+# A client whose half-read command holds more than this is read once per loop
+# turn (ClientConnection.yield_reads): about one read of uvloop's.
+YIELD_PENDING = 256 * 1024
 INT_MAX = 2**31 - 1
 _ARG_OVERHEAD = 64  # approximate bytes of a Python bytes object and its list slot
 
@@ -161,7 +169,7 @@ class SlowParser:
 
     __slots__ = (
         "buf", "pos", "max_bulk_len", "authenticated", "_args", "_remaining", "_bulk_len",
-        "_args_size",
+        "_args_size", "_big", "_filled",
     )
 
     def __init__(self, max_bulk_len: int) -> None:
@@ -173,6 +181,9 @@ class SlowParser:
         self._remaining = 0
         self._bulk_len = -1
         self._args_size = 0
+        # A big argument being read (see _bulks) and how much of it has arrived.
+        self._big: bytes | None = None
+        self._filled = 0
 
     @property
     def unparsed(self) -> int:
@@ -185,7 +196,7 @@ class SlowParser:
         Each argument is counted with a rough Python object overhead so that a
         flood of tiny arguments is bounded like a flood of big ones.
         """
-        return len(self.buf) - self.pos + self._args_size
+        return len(self.buf) - self.pos + self._args_size + self._filled
 
     @property
     def at_boundary(self) -> bool:
@@ -281,6 +292,19 @@ class SlowParser:
         args = self._args
         assert args is not None
         while self._remaining:
+            if self._bulk_len < 0 and _scan_bulks is not None:
+                # The canonical arguments at C speed (a command of a million
+                # arguments arrives over dozens of reads and all of it comes
+                # here); the step below judges whatever the scan stops at.
+                self.pos, taken, payload = _scan_bulks(
+                    buf, self.pos, args, self._remaining,
+                    self.max_bulk_len if self.authenticated
+                    else min(self.max_bulk_len, UNAUTH_MAX_BULK))
+                if taken:
+                    self._remaining -= taken
+                    self._args_size += payload + taken * _ARG_OVERHEAD
+                    if not self._remaining:
+                        break
             pos = self.pos
             if self._bulk_len < 0:
                 cr = self._find(b"\r", pos)
@@ -304,12 +328,30 @@ class SlowParser:
                 self._bulk_len = size
                 self.pos = pos = cr + 2
             size = self._bulk_len
-            if len(buf) - pos < size + 2:
-                return None
-            args.append(bytes(buf[pos : pos + size]))
+            if size >= BIG_ARG and _blank is not None and _fill is not None:
+                # Redis's big-argument read: the bytes go into the argument as they
+                # arrive, so a 512 MB value is one copy, not a buffer and a copy of it.
+                big = self._big
+                if big is None:
+                    big = self._big = _blank(size)
+                take = min(size - self._filled, len(buf) - pos)
+                _fill(big, self._filled, buf, pos, take)
+                self._filled += take
+                self.pos = pos = pos + take
+                if self._filled < size or len(buf) - pos < 2:
+                    return None
+                self._big = None
+                self._filled = 0
+                args.append(big)
+            else:
+                if len(buf) - pos < size + 2:
+                    return None
+                with memoryview(buf) as view:  # (a slice of the bytearray would be a copy more)
+                    args.append(bytes(view[pos : pos + size]))
+                pos += size
             self._args_size += size + _ARG_OVERHEAD
             # Like Redis, the two bytes after the payload are skipped, not checked.
-            self.pos = pos + size + 2
+            self.pos = pos + 2
             self._bulk_len = -1
             self._remaining -= 1
         self._args = None
@@ -448,6 +490,10 @@ class RequestParser:
         if slow is None:
             slow = self._slow = SlowParser(self.max_bulk_len)
         slow.authenticated = self.authenticated
+        # What the parser has taken is dead: the buffer keeps only the unparsed
+        # tail, so a command of many reads is not one growing buffer that each
+        # read reallocates (and copies) whole.
+        slow._compact()
         slow.buf += data
         commands: list[list[bytes]] = []
         while True:

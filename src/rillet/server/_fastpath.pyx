@@ -33,7 +33,7 @@ from rillet.errors import ReplyError
 from rillet.resp.types import SimpleString
 from rillet.memory import Memory
 from rillet.state import PUBLISHED, Block, Client, ServerState
-from rillet.resp.parser import _scan  # None on the pure path or unbuilt
+from rillet.resp.parser import YIELD_PENDING, _scan  # _scan: None on the pure path or unbuilt
 
 cdef long long _MASK = TIMING_MASK
 cdef long long _SAMPLE = TIMING_SAMPLE
@@ -337,6 +337,8 @@ def data_received(conn, data):
             conn.send(out)
     if client.closing:
         conn.close()
+    elif parser._slow is not None and parser.pending_size > YIELD_PENDING:
+        conn.yield_reads()
     if (
         state.key_wakeups
         or state.ready_keys

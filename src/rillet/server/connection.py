@@ -27,7 +27,7 @@ from rillet import errors
 from rillet.commands.connection import client_info_line
 from rillet.compiled import compiled
 from rillet.resp.encoder import INT_REPLIES, SIMPLE_REPLIES, encode_into
-from rillet.resp.parser import RequestError, RequestParser
+from rillet.resp.parser import YIELD_PENDING, RequestError, RequestParser
 from rillet.resp.types import SimpleString
 from rillet.state import Block, BlockedClient, Client, Connection
 
@@ -54,7 +54,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         "server", "state", "transport", "client", "parser", "backlog", "_addr", "_laddr", "_fd",
         "_paused", "_closed", "held", "net_in", "net_out", "commands", "unix", "_now_ms",
         "_execute", "_peer_host", "obuf_limited", "_soft_since", "reply_chunk", "source",
-        "high_water",
+        "high_water", "_yielding",
     )
 
     def __init__(self, server: Server) -> None:
@@ -72,6 +72,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         self._fd = -1
         self._peer_host = ""
         self._paused = False
+        self._yielding = False  # reading paused until the next loop turn (yield_reads)
         self._closed = False
         # Per-client totals for CLIENT LIST (tot-net-in, tot-net-out, tot-cmds).
         self.net_in = 0
@@ -340,6 +341,25 @@ class ClientConnection(asyncio.Protocol, Connection):
             self._paused = True
             self.transport.pause_reading()
 
+    def yield_reads(self) -> None:
+        """A big command is still arriving: its next read waits for the next loop turn.
+
+        Redis reads a client once per event-loop turn, so the others are served
+        between the reads of one big command; uvloop reads a socket up to 32
+        times in one callback, which let a 20 MB command hold the loop whole.
+        """
+        loop = self.server.loop
+        if loop is None or self._yielding or self.transport is None:
+            return
+        self._yielding = True
+        self.transport.pause_reading()
+        loop.call_soon(self._end_yield)
+
+    def _end_yield(self) -> None:
+        self._yielding = False
+        if self.transport is not None and not self._paused and not self._closed:
+            self.transport.resume_reading()
+
     def resume_writing(self) -> None:
         if self.transport is not None and self._paused:
             self._paused = False
@@ -391,6 +411,8 @@ class ClientConnection(asyncio.Protocol, Connection):
                 self.send(out)
         if client.closing:
             self.close()
+        elif parser.pending_size > YIELD_PENDING:
+            self.yield_reads()
         # Server.after_batch's triggers, tested here so that a read with nothing
         # for it to do costs no call (keep in step with after_batch).
         if (
