@@ -71,4 +71,4 @@ class RilletBatchReader(DataSourceReader):
         return ranges
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return read_range(self.options, partition)  # type: ignore[arg-type]
+        return read_range(self.options, partition)

@@ -86,8 +86,17 @@ class StreamInfo:
         )
 
 
+class NotAStreamError(redis.ResponseError):
+    """A key the reader was told to read holds another type (Redis's WRONGTYPE)."""
+
+
 def stream_infos(client: redis.Redis, streams: Sequence[str]) -> dict[str, StreamInfo | None]:
-    """XINFO STREAM for many keys in one round trip; None for a missing or non-stream key."""
+    """XINFO STREAM for many keys in one round trip; None for a missing key.
+
+    A key of another type raises NotAStreamError: a missing stream is an empty read
+    (it may be created later, as a Kafka topic may), but a hash or list under a name the
+    query lists is a mistake that silent empty results would hide.
+    """
     if not streams:
         return {}
     pipe = client.pipeline(transaction=False)
@@ -98,9 +107,15 @@ def stream_infos(client: redis.Redis, streams: Sequence[str]) -> dict[str, Strea
     for stream, reply in zip(streams, replies, strict=True):
         if is_error(reply):
             message = str(reply)
-            if "no such key" in message or "WRONGTYPE" in message:
+            if "no such key" in message:
                 out[stream] = None
                 continue
+            if message.startswith("WRONGTYPE"):
+                kind = _text(client.execute_command("TYPE", stream))
+                raise NotAStreamError(
+                    f"WRONGTYPE key {stream!r} holds a {kind}, not a stream: "
+                    "option streams must name stream keys"
+                ) from None
             raise reply
         out[stream] = StreamInfo.from_reply(reply)
     return out

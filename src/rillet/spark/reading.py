@@ -156,7 +156,11 @@ def _receive(conn: Any, sock: socket.socket, view: memoryview, filled: int) -> i
     return got
 
 
-def read_range(options: ReaderOptions, part: StreamRange) -> Iterator[pa.RecordBatch]:
+def read_range(options: ReaderOptions, part: Any) -> Iterator[pa.RecordBatch]:
+    if not isinstance(part, StreamRange):
+        # A plan with no partition (no stream, an empty window) still runs one task:
+        # PySpark hands it a bare `InputPartition(None)`, which reads nothing.
+        return
     schema = arrow_schema(options.lossless)
     client = connect(options.connection)
     ready: queue.Queue[Any] = queue.Queue(maxsize=PREFETCH_PAGES)

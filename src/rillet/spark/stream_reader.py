@@ -342,7 +342,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # -- executors -------------------------------------------------------------
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return read_range(self.options, partition)  # type: ignore[arg-type]
+        return read_range(self.options, partition)
 
 
 def mirror_progress(client: redis.Redis, stream: str, group: str, pos: StreamPosition) -> None:
