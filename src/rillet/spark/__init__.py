@@ -21,6 +21,7 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   |---|---|---|
   | url | redis://[user:pass@]host:port/db; rediss:// for TLS (redis://127.0.0.1:6379/0) | kafka.bootstrap.servers |
   | rillet.username / rillet.password | credentials when the URL has none | kafka.sasl.jaas.config |
+  | socketTimeout | seconds a reply may take (60) | kafka.request.timeout.ms |
   | streams | comma list of keys and glob patterns; later matches read from their start | subscribe / subscribePattern |
   | startingPosition | earliest, latest (streaming default), {"s": "<id>"} (after the ID); batch: earliest | startingOffsets |
   | startingTimestamp | epoch ms or ISO-8601: first entry at or after it, every stream | startingTimestamp |
@@ -40,6 +41,20 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
 
   Columns: stream, id, ms, seq, ts (from the ID), fields: Kafka's topic, offset,
   timestamp and headers, all always present.
+
+  Names are case-insensitive. An unknown option fails when the query is defined,
+  naming the closest known one (`startingPositon` -> did you mean startingPosition?).
+  The Kafka source's names in the right-hand column (subscribe, subscribePattern,
+  startingOffsets, endingOffsets, maxOffsetsPerTrigger, minOffsetsPerTrigger,
+  kafka.bootstrap.servers, ...) are refused with the rillet option to use, not
+  aliased: their values take other forms (Kafka's offsets JSON is per partition, its
+  pattern a regex). Spark's own `path` and `checkpointLocation` pass.
+
+  Empty reads: a batch read of a missing stream, of a stream trimmed to nothing, or of
+  a window or ID range with no entries returns an empty DataFrame (like a Kafka topic
+  with no records). A listed key that holds another type fails the read with
+  `WRONGTYPE key 'k' holds a hash, not a stream`: silent empty results would hide the
+  mistake. Patterns match stream keys only (SCAN ... TYPE stream).
 
   Splitting: a range is cut into about entries/`entriesPerPartition` tasks on whole
   milliseconds between its first entry (one XRANGE COUNT 1 probe) and its end, so a
@@ -70,7 +85,8 @@ Writer options (`df.write.format("rillet")` / `df.writeStream.format("rillet")`)
   url, rillet.username/rillet.password, stream (else a `stream` column), maxlen / minid
   (+ approximateTrim, default true), pipelineSize (1000), exactlyOnce,
   maxEntriesPerTransaction (10000), sinkId (default from checkpointLocation), batchId
-  (batch writes), idColumn.
+  (batch writes), idColumn, markerTtlSeconds (exactly-once markers' TTL, 7 days),
+  socketTimeout. Unknown names fail as for readers; Kafka's `topic` names `stream`.
 """
 
 from __future__ import annotations
@@ -81,9 +97,12 @@ __all__ = ["RilletDataSource", "build_session", "register"]
 
 
 def register(spark: Any) -> None:
-    """Register the `rillet` format on a session (needed only if auto-registration is off)."""
+    """Register the `rillet` format on a session, and on a local master make Spark's
+    Python workers run this interpreter unless PYSPARK_PYTHON says otherwise."""
+    from rillet.spark.session import pin_local_python
     from rillet.spark.source import RilletDataSource
 
+    pin_local_python(spark)
     spark.dataSource.register(RilletDataSource)
 
 
