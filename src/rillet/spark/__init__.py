@@ -76,10 +76,14 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   checkpoint resumes with the usual guarantees.
 
   Lag: PySpark 4.3's Python streaming sources cannot add per-source metrics to
-  `StreamingQueryProgress` (Kafka's min/avg/maxOffsetsBehindLatest). Every progress
-  report carries the ordinals to compute them: `rillet.spark.progress.source_lag(
-  query.lastProgress)` returns those three names; `rillet lag --checkpoint DIR` or
-  `--group G` prints them without Spark, and XINFO GROUPS shows a progressGroup's lag.
+  `StreamingQueryProgress.sources[].metrics` (Kafka's min/avg/maxOffsetsBehindLatest):
+  the JVM side of a Python stream (PythonMicroBatchStream) does not implement
+  ReportsSourceMetrics and the Python source runner has no metrics call, so
+  `metrics` stays {}. Every progress report carries the ordinals to compute them:
+  `rillet.spark.progress.source_lag(query.lastProgress)` returns Kafka's three names
+  (plus perStream), `spark.streams.addListener(rillet.spark.listener.LagListener(cb))`
+  computes them on every progress event for monitoring, `rillet lag --checkpoint DIR`
+  or `--group G` prints them without Spark, and XINFO GROUPS shows a progressGroup's lag.
 
 Writer options (`df.write.format("rillet")` / `df.writeStream.format("rillet")`):
   url, rillet.username/rillet.password, stream (else a `stream` column), maxlen / minid
