@@ -22,6 +22,7 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   | url | redis://[user:pass@]host:port/db; rediss:// for TLS (redis://127.0.0.1:6379/0) | kafka.bootstrap.servers |
   | rillet.username / rillet.password | credentials when the URL has none | kafka.sasl.jaas.config |
   | socketTimeout | seconds a reply may take (60) | kafka.request.timeout.ms |
+  | reconnectTimeout | how long to ride out a server restart, backing off 0.1 s to 2 s; 0 fails at once (60s) | (reconnect.backoff.*; Kafka retries) |
   | streams | comma list of keys and glob patterns; later matches read from their start | subscribe / subscribePattern |
   | startingPosition | earliest, latest (streaming default), {"s": "<id>"} (after the ID); batch: earliest | startingOffsets |
   | startingTimestamp | epoch ms or ISO-8601: first entry at or after it, every stream | startingTimestamp |
@@ -64,6 +65,16 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   import rillet from the shipped zip, or RILLET_PURE=1, use the pure path) replies are
   decoded from the socket straight into Arrow buffers, without a Python object per
   entry; otherwise hiredis parses them and `entries_to_batch` builds the columns.
+
+  Server restarts: the driver's calls (initialOffset, latestOffset, partitions, ...)
+  and each task's XRANGE pages retry a refused, reset or closed connection, and a
+  LOADING reply, until `reconnectTimeout` has passed since the first failure; then
+  the query fails with `ServerUnavailableError` naming host:port and the option. A
+  retried page or plan is a function of fixed IDs, so exactly-once holds across the
+  restart (provided the server kept the entries: appendfsync always, or failOnDataLoss
+  says what was lost). Socket timeouts are not retried. progressGroup updates stay
+  best-effort (a failed one is logged; the next commit moves the group). The sink does
+  not use this: redis-py's own short retry applies there.
 
   Known Spark issue: two Python-data-source streaming queries started concurrently in
   one Spark application can intermittently fail a micro-batch with

@@ -53,6 +53,7 @@ READER_OPTIONS = (
     "progressGroup",
     "consumerGroup",
     "patternRefreshMs",
+    "reconnectTimeout",
 )
 WRITER_OPTIONS = (
     *CONNECTION_OPTIONS,
@@ -111,8 +112,7 @@ def check_names(
         close = difflib.get_close_matches(lowered, list(canonical), n=1, cutoff=0.6)
         hint = f"; did you mean {canonical[close[0]]}?" if close else ""
         raise OptionError(
-            f"unknown {kind} option {name!r}{hint} (the options are listed in rillet.spark's "
-            "docs)"
+            f"unknown {kind} option {name!r}{hint} (the options are listed in rillet.spark's docs)"
         )
 
 
@@ -273,6 +273,7 @@ class ReaderOptions:
     min_entries_per_trigger: int = 0
     max_trigger_delay_ms: int = 15 * 60_000
     consumer_group: str | None = None
+    reconnect_timeout_ms: int = 60_000
 
     def last_id_of(self, stream: str) -> StreamID:
         """The inclusive upper bound for `stream`: endId/to, and endingPosition's entry."""
@@ -331,6 +332,7 @@ class ReaderOptions:
             else parse_positions(ending_text, "endingPosition", default_seq=SEQ_MAX)
         )
         delay = opts.text("maxTriggerDelay")
+        reconnect = opts.text("reconnectTimeout")
         group = opts.text("consumerGroup")
         progress_group = opts.text("progressGroup")
         if group and progress_group and group != progress_group:
@@ -365,6 +367,9 @@ class ReaderOptions:
                 15 * 60_000 if delay is None else parse_duration_ms(delay, "maxTriggerDelay")
             ),
             consumer_group=group,
+            reconnect_timeout_ms=(
+                60_000 if reconnect is None else parse_duration_ms(reconnect, "reconnectTimeout")
+            ),
         )
 
 
