@@ -58,7 +58,9 @@ def test_empty_reads_through_spark(spark, data, url):
         assert df.collect() == [], name
         schema = schema or df.schema
         assert df.schema == schema
-    assert spark.read.format("rillet").option("url", url).option("streams", "s").load().count() == 10
+    assert (
+        spark.read.format("rillet").option("url", url).option("streams", "s").load().count() == 10
+    )
 
 
 def test_another_type_through_spark(spark, data, url):

@@ -68,7 +68,10 @@ def test_writer_options():
 @pytest.mark.parametrize(
     "raw, message",
     [
-        ({"streams": "a", "startingPositon": "earliest"}, "'startingPositon'; did you mean startingPosition?"),
+        (
+            {"streams": "a", "startingPositon": "earliest"},
+            "'startingPositon'; did you mean startingPosition?",
+        ),
         ({"streams": "a", "maxEntriesPerTriger": "5"}, "did you mean maxEntriesPerTrigger?"),
         ({"streams": "a", "endid": "5", "chunksze": "9"}, "'chunksze'; did you mean chunkSize?"),
         ({"streams": "a", "zzz": "1"}, "unknown reader option 'zzz' \\("),

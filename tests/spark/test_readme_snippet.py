@@ -31,9 +31,10 @@ def readme_snippet() -> str:
 def test_the_readme_snippet_returns_rows_without_pyspark_python(request, client, url, tmp_path):
     if request.node.callspec.params["stream_server"] != "rillet":
         pytest.skip("one server is enough: this checks the Python environment, not the server")
-    if not Path(SYSTEM_PYTHON).exists() or Path(SYSTEM_PYTHON).resolve() == Path(
-        sys.executable
-    ).resolve():
+    if (
+        not Path(SYSTEM_PYTHON).exists()
+        or Path(SYSTEM_PYTHON).resolve() == Path(sys.executable).resolve()
+    ):
         pytest.skip(f"needs a {SYSTEM_PYTHON} that is not the test interpreter")
     for i in range(1, 4):
         client.execute_command("XADD", "sensors", f"{i}-0", "temperature", f"{i}9.8")
