@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 
 import redis
 from redis.backoff import NoBackoff
+from redis.exceptions import AuthenticationError, AuthorizationError
 from redis.retry import Retry
 
 from rillet.spark.ids import StreamID, format_id, next_id, parse_id, prev_id
@@ -32,6 +33,10 @@ RECONNECT_MAX_DELAY_S = 2.0
 
 class ServerUnavailableError(redis.ConnectionError):
     """The server did not answer again within the reader's reconnectTimeout."""
+
+
+# redis-py files these under ConnectionError, but waiting does not fix them.
+_NOT_TRANSIENT = (AuthenticationError, AuthorizationError)
 
 
 def connect(options: ConnectionOptions, *, reconnect: bool = False) -> redis.Redis:
@@ -79,7 +84,7 @@ def reconnecting(action: Callable[[], T], options: ReaderOptions, what: str) -> 
     while True:
         try:
             return action()
-        except ServerUnavailableError:
+        except (ServerUnavailableError, *_NOT_TRANSIENT):
             raise
         except redis.ConnectionError as exc:
             now = time.monotonic()
