@@ -75,10 +75,11 @@ def decoded_batches(
 ) -> Iterator[pa.RecordBatch]:
     """The same pages as `pages`, decoded from the socket by `XrangeDecoder` into batches.
 
-    redis-py connects (AUTH, SELECT, TLS), sends the command and retries a page as its
-    `retry` policy says; the reply is read from the connection's socket here. A page's
-    batches are handed on once the whole page is in (a retried page starts afresh),
-    and a connection left mid-reply is closed rather than returned to the pool.
+    redis-py connects (AUTH, SELECT, TLS) and sends the command; the reply is read from
+    the connection's socket here. A failed page is closed and run again through `retry`
+    (the reader's reconnecting), and a page's batches are handed on once the whole page
+    is in, so a retried page starts afresh; a connection left mid-reply is closed
+    rather than returned to the pool.
     """
     assert XrangeDecoder is not None
     decoder = XrangeDecoder(
