@@ -63,3 +63,56 @@ def test_writer_options():
     b = WriterOptions.parse({"stream": "x", "checkpointLocation": "/tmp/b"})
     assert a.sink_id and a.sink_id != b.sink_id
     assert WriterOptions.parse({"stream": "x", "checkpointLocation": "/tmp/a"}).sink_id == a.sink_id
+
+
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        (
+            {"streams": "a", "startingPositon": "earliest"},
+            "'startingPositon'; did you mean startingPosition?",
+        ),
+        ({"streams": "a", "maxEntriesPerTriger": "5"}, "did you mean maxEntriesPerTrigger?"),
+        ({"streams": "a", "endid": "5", "chunksze": "9"}, "'chunksze'; did you mean chunkSize?"),
+        ({"streams": "a", "zzz": "1"}, "unknown reader option 'zzz' \\("),
+        ({"streams": "a", "maxlen": "1"}, "unknown reader option 'maxlen'"),
+    ],
+)
+def test_unknown_reader_options_fail_with_the_closest_name(raw, message):
+    with pytest.raises(OptionError, match=message):
+        ReaderOptions.parse(raw)
+
+
+@pytest.mark.parametrize(
+    "name, rillet",
+    [
+        ("subscribe", "streams"),
+        ("subscribePattern", "streams with a glob"),
+        ("startingOffsets", "startingPosition"),
+        ("endingOffsets", "endingPosition"),
+        ("maxOffsetsPerTrigger", "maxEntriesPerTrigger"),
+        ("minOffsetsPerTrigger", "minEntriesPerTrigger"),
+        ("kafka.bootstrap.servers", "url"),
+    ],
+)
+def test_kafka_names_are_refused_with_rillets(name, rillet):
+    with pytest.raises(OptionError, match=f"option {name} is the Kafka source's.* is {rillet}"):
+        ReaderOptions.parse({"streams": "a", name: "100"})
+
+
+def test_sparks_own_options_pass():
+    ReaderOptions.parse({"streams": "a", "path": "x", "CHECKPOINTLOCATION": "/tmp/c"})
+    WriterOptions.parse({"stream": "a", "path": "x", "checkpointLocation": "/tmp/c"})
+    with pytest.raises(OptionError, match="'maxLenght'; did you mean maxlen?"):
+        WriterOptions.parse({"stream": "a", "maxLenght": "5"})
+    with pytest.raises(OptionError, match="option topic is the Kafka source's.* is stream"):
+        WriterOptions.parse({"topic": "a"})
+
+
+def test_every_option_is_in_the_documented_table():
+    import rillet.spark
+    from rillet.spark.options import READER_OPTIONS, WRITER_OPTIONS
+
+    doc = rillet.spark.__doc__
+    for name in {*READER_OPTIONS, *WRITER_OPTIONS} - {"stream"}:
+        assert name in doc, name

@@ -21,6 +21,8 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   |---|---|---|
   | url | redis://[user:pass@]host:port/db; rediss:// for TLS (redis://127.0.0.1:6379/0) | kafka.bootstrap.servers |
   | rillet.username / rillet.password | credentials when the URL has none | kafka.sasl.jaas.config |
+  | socketTimeout | seconds a reply may take (60) | kafka.request.timeout.ms |
+  | reconnectTimeout | how long to ride out a server restart, backing off 0.1 s to 2 s; 0 fails at once (60s) | (reconnect.backoff.*; Kafka retries) |
   | streams | comma list of keys and glob patterns; later matches read from their start | subscribe / subscribePattern |
   | startingPosition | earliest, latest (streaming default), {"s": "<id>"} (after the ID); batch: earliest | startingOffsets |
   | startingTimestamp | epoch ms or ISO-8601: first entry at or after it, every stream | startingTimestamp |
@@ -41,6 +43,20 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   Columns: stream, id, ms, seq, ts (from the ID), fields: Kafka's topic, offset,
   timestamp and headers, all always present.
 
+  Names are case-insensitive. An unknown option fails when the query is defined,
+  naming the closest known one (`startingPositon` -> did you mean startingPosition?).
+  The Kafka source's names in the right-hand column (subscribe, subscribePattern,
+  startingOffsets, endingOffsets, maxOffsetsPerTrigger, minOffsetsPerTrigger,
+  kafka.bootstrap.servers, ...) are refused with the rillet option to use, not
+  aliased: their values take other forms (Kafka's offsets JSON is per partition, its
+  pattern a regex). Spark's own `path` and `checkpointLocation` pass.
+
+  Empty reads: a batch read of a missing stream, of a stream trimmed to nothing, or of
+  a window or ID range with no entries returns an empty DataFrame (like a Kafka topic
+  with no records). A listed key that holds another type fails the read with
+  `WRONGTYPE key 'k' holds a hash, not a stream`: silent empty results would hide the
+  mistake. Patterns match stream keys only (SCAN ... TYPE stream).
+
   Splitting: a range is cut into about entries/`entriesPerPartition` tasks on whole
   milliseconds between its first entry (one XRANGE COUNT 1 probe) and its end, so a
   range from `earliest` or 0-0 is split too; a bursty stream gets uneven tasks. Each
@@ -50,6 +66,16 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   without it) replies are decoded from the socket straight into Arrow buffers,
   without a Python object per entry; otherwise hiredis parses them and
   `entries_to_batch` builds the columns.
+
+  Server restarts: the driver's calls (initialOffset, latestOffset, partitions, ...)
+  and each task's XRANGE pages retry a refused, reset or closed connection, and a
+  LOADING reply, until `reconnectTimeout` has passed since the first failure; then
+  the query fails with `ServerUnavailableError` naming host:port and the option. A
+  retried page or plan is a function of fixed IDs, so exactly-once holds across the
+  restart (provided the server kept the entries: appendfsync always, or failOnDataLoss
+  says what was lost). Socket timeouts are not retried. progressGroup updates stay
+  best-effort (a failed one is logged; the next commit moves the group). The sink does
+  not use this: redis-py's own short retry applies there.
 
   Known Spark issue: two Python-data-source streaming queries started concurrently in
   one Spark application can intermittently fail a micro-batch with
@@ -62,16 +88,21 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   checkpoint resumes with the usual guarantees.
 
   Lag: PySpark 4.3's Python streaming sources cannot add per-source metrics to
-  `StreamingQueryProgress` (Kafka's min/avg/maxOffsetsBehindLatest). Every progress
-  report carries the ordinals to compute them: `rillet.spark.progress.source_lag(
-  query.lastProgress)` returns those three names; `rillet lag --checkpoint DIR` or
-  `--group G` prints them without Spark, and XINFO GROUPS shows a progressGroup's lag.
+  `StreamingQueryProgress.sources[].metrics` (Kafka's min/avg/maxOffsetsBehindLatest):
+  the JVM side of a Python stream (PythonMicroBatchStream) does not implement
+  ReportsSourceMetrics and the Python source runner has no metrics call, so
+  `metrics` stays {}. Every progress report carries the ordinals to compute them:
+  `rillet.spark.progress.source_lag(query.lastProgress)` returns Kafka's three names
+  (plus perStream), `spark.streams.addListener(rillet.spark.listener.LagListener(cb))`
+  computes them on every progress event for monitoring, `rillet lag --checkpoint DIR`
+  or `--group G` prints them without Spark, and XINFO GROUPS shows a progressGroup's lag.
 
 Writer options (`df.write.format("rillet")` / `df.writeStream.format("rillet")`):
   url, rillet.username/rillet.password, stream (else a `stream` column), maxlen / minid
   (+ approximateTrim, default true), pipelineSize (1000), exactlyOnce,
   maxEntriesPerTransaction (10000), sinkId (default from checkpointLocation), batchId
-  (batch writes), idColumn.
+  (batch writes), idColumn, markerTtlSeconds (exactly-once markers' TTL, 7 days),
+  socketTimeout. Unknown names fail as for readers; Kafka's `topic` names `stream`.
 """
 
 from __future__ import annotations
@@ -82,9 +113,12 @@ __all__ = ["RilletDataSource", "build_session", "register"]
 
 
 def register(spark: Any) -> None:
-    """Register the `rillet` format on a session (needed only if auto-registration is off)."""
+    """Register the `rillet` format on a session, and on a local master make Spark's
+    Python workers run this interpreter unless PYSPARK_PYTHON says otherwise."""
+    from rillet.spark.session import pin_local_python
     from rillet.spark.source import RilletDataSource
 
+    pin_local_python(spark)
     spark.dataSource.register(RilletDataSource)
 
 

@@ -14,7 +14,13 @@ import pyarrow as pa
 import redis
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from rillet.spark.client import connect, range_floors, scan_streams, stream_infos
+from rillet.spark.client import (
+    connect,
+    range_floors,
+    riding_out_restarts,
+    scan_streams,
+    stream_infos,
+)
 from rillet.spark.ids import StreamID, prev_id, split_range
 from rillet.spark.offsets import StreamRange
 from rillet.spark.options import ReaderOptions
@@ -37,9 +43,10 @@ class RilletBatchReader(DataSourceReader):
             found.update(scan_streams(client, pattern))
         return sorted(found)
 
+    @riding_out_restarts
     def partitions(self) -> list[InputPartition]:
         opts = self.options
-        client = connect(opts.connection)
+        client = connect(opts.connection, reconnect=True)
         try:
             streams = self._streams(client)
             infos = stream_infos(client, streams)
@@ -71,4 +78,4 @@ class RilletBatchReader(DataSourceReader):
         return ranges
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return read_range(self.options, partition)  # type: ignore[arg-type]  # one of ours
+        return read_range(self.options, partition)

@@ -8,24 +8,52 @@ or `write()`, or lazily on the driver) and is never pickled.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import urlparse
 
 import redis
+from redis.backoff import NoBackoff
+from redis.exceptions import AuthenticationError, AuthorizationError
+from redis.retry import Retry
 
 from rillet.spark.ids import StreamID, format_id, next_id, parse_id, prev_id
-from rillet.spark.options import ConnectionOptions
+from rillet.spark.options import ConnectionOptions, ReaderOptions
+
+log = logging.getLogger("rillet.spark")
+T = TypeVar("T")
+
+RECONNECT_FIRST_DELAY_S = 0.1
+RECONNECT_MAX_DELAY_S = 2.0
 
 
-def connect(options: ConnectionOptions) -> redis.Redis:
-    """A RESP2 client whose replies are the server's raw bytes, ints and lists."""
+class ServerUnavailableError(redis.ConnectionError):
+    """The server did not answer again within the reader's reconnectTimeout."""
+
+
+# redis-py files these under ConnectionError, but waiting does not fix them.
+_NOT_TRANSIENT = (AuthenticationError, AuthorizationError)
+
+
+def connect(options: ConnectionOptions, *, reconnect: bool = False) -> redis.Redis:
+    """A RESP2 client whose replies are the server's raw bytes, ints and lists.
+
+    With `reconnect`, redis-py does not retry by itself: the caller's `reconnecting`
+    owns the retries, so their time is bounded by the reader's reconnectTimeout (redis-py's
+    own ten tries would run again under each of ours).
+    """
     # (`protocol` goes in this dict: the types-redis stub, written for redis-py 4, lacks it.)
     settings: dict[str, Any] = {"protocol": 2}
     if options.username is not None:
         settings["username"] = options.username
     if options.password is not None:
         settings["password"] = options.password
+    if reconnect:
+        settings["retry"] = Retry(NoBackoff(), 0)
     client = redis.Redis.from_url(
         options.url,
         **settings,
@@ -35,6 +63,54 @@ def connect(options: ConnectionOptions) -> redis.Redis:
     )
     client.response_callbacks.clear()
     return client
+
+
+def _duration(ms: int) -> str:
+    return f"{ms // 1000}s" if ms % 1000 == 0 else f"{ms}ms"
+
+
+def reconnecting(action: Callable[[], T], options: ReaderOptions, what: str) -> T:
+    """Run `action`, riding out a server restart as Kafka's source rides out a broker's.
+
+    A connection error (refused, reset, closed, or LOADING while the server reads its
+    AOF) is retried with backoff, 0.1 s doubling to 2 s, until `reconnectTimeout` has
+    passed since the first failure; then ServerUnavailableError names the server and
+    the option. Only reads are retried, and every read here is a function of fixed
+    IDs, so a retry returns the same entries and exactly-once holds. A socket timeout
+    is not retried: a server that answers slowly has not restarted.
+    """
+    deadline: float | None = None
+    delay = RECONNECT_FIRST_DELAY_S
+    while True:
+        try:
+            return action()
+        except (ServerUnavailableError, *_NOT_TRANSIENT):
+            raise
+        except redis.ConnectionError as exc:
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + options.reconnect_timeout_ms / 1000
+            if now >= deadline:
+                url = urlparse(options.connection.url)
+                raise ServerUnavailableError(
+                    f"{what}: no answer from {url.hostname}:{url.port or 6379} within "
+                    f"reconnectTimeout={_duration(options.reconnect_timeout_ms)} "
+                    f"(last error: {exc}); raise the option to wait longer for a restart"
+                ) from exc
+            log.warning("rillet: %s: %s; reconnecting in %.1fs", what, exc, delay)
+            time.sleep(min(delay, deadline - now))
+            delay = min(delay * 2, RECONNECT_MAX_DELAY_S)
+
+
+def riding_out_restarts(method: Callable[..., T]) -> Callable[..., T]:
+    """A driver-side reader method retried by `reconnecting` (its object has `.options`).
+    The wrapper keeps the method's signature, which PySpark inspects."""
+
+    @functools.wraps(method)
+    def call(self: Any, *args: Any) -> T:
+        return reconnecting(lambda: method(self, *args), self.options, method.__name__)
+
+    return call
 
 
 def is_error(reply: Any) -> bool:
@@ -86,8 +162,17 @@ class StreamInfo:
         )
 
 
+class NotAStreamError(redis.ResponseError):
+    """A key the reader was told to read holds another type (Redis's WRONGTYPE)."""
+
+
 def stream_infos(client: redis.Redis, streams: Sequence[str]) -> dict[str, StreamInfo | None]:
-    """XINFO STREAM for many keys in one round trip; None for a missing or non-stream key."""
+    """XINFO STREAM for many keys in one round trip; None for a missing key.
+
+    A key of another type raises NotAStreamError: a missing stream is an empty read
+    (it may be created later, as a Kafka topic may), but a hash or list under a name the
+    query lists is a mistake that silent empty results would hide.
+    """
     if not streams:
         return {}
     pipe = client.pipeline(transaction=False)
@@ -98,9 +183,15 @@ def stream_infos(client: redis.Redis, streams: Sequence[str]) -> dict[str, Strea
     for stream, reply in zip(streams, replies, strict=True):
         if is_error(reply):
             message = str(reply)
-            if "no such key" in message or "WRONGTYPE" in message:
+            if "no such key" in message:
                 out[stream] = None
                 continue
+            if message.startswith("WRONGTYPE"):
+                kind = _text(client.execute_command("TYPE", stream))
+                raise NotAStreamError(
+                    f"WRONGTYPE key {stream!r} holds a {kind}, not a stream: "
+                    "option streams must name stream keys"
+                ) from None
             raise reply
         out[stream] = StreamInfo.from_reply(reply)
     return out

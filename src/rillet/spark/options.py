@@ -1,12 +1,16 @@
 """Connector options: parsed once on the driver into frozen, picklable dataclasses.
 
 Spark hands options over as a case-insensitive string map; every name, default and
-check lives here so readers and writers never look at raw strings. Unknown names are
-ignored (Spark passes its own, such as `path` and `checkpointLocation`).
+check lives here so readers and writers never look at raw strings. An unknown name
+fails, naming the closest known one (a typo would otherwise read nothing, silently);
+the Kafka source's names fail naming rillet's equivalent, since their values differ
+(Kafka's offsets JSON is per partition). Spark's own options (`path`,
+`checkpointLocation`) pass.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +26,94 @@ PATTERN_CHARS = frozenset("*?[")
 
 class OptionError(ValueError):
     """An option is missing or malformed; the message names the option."""
+
+
+CONNECTION_OPTIONS = ("url", "socketTimeout", "rillet.username", "rillet.password")
+READER_OPTIONS = (
+    *CONNECTION_OPTIONS,
+    "streams",
+    "stream",
+    "startingPosition",
+    "startingTimestamp",
+    "endingPosition",
+    "startId",
+    "endId",
+    "from",
+    "to",
+    "maxEntriesPerTrigger",
+    "minEntriesPerTrigger",
+    "maxTriggerDelay",
+    "failOnDataLoss",
+    "entriesPerPartition",
+    "minPartitions",
+    "maxPartitionsPerStream",
+    "partitionsPerStream",
+    "chunkSize",
+    "fieldsAs",
+    "progressGroup",
+    "consumerGroup",
+    "patternRefreshMs",
+    "reconnectTimeout",
+)
+WRITER_OPTIONS = (
+    *CONNECTION_OPTIONS,
+    "stream",
+    "maxlen",
+    "minid",
+    "approximateTrim",
+    "pipelineSize",
+    "exactlyOnce",
+    "maxEntriesPerTransaction",
+    "sinkId",
+    "batchId",
+    "idColumn",
+    "markerTtlSeconds",
+)
+# Spark adds these itself: load(path)/save(path), and a streaming sink's checkpoint.
+SPARK_OPTIONS = ("path", "paths", "checkpointLocation")
+
+# The Kafka source's and sink's names, refused with rillet's: the values differ in form.
+KAFKA_READER_NAMES = {
+    "subscribe": "streams (a comma list of stream keys)",
+    "subscribePattern": "streams with a glob such as orders:* (not a regex)",
+    "assign": "streams (a comma list of stream keys)",
+    "startingOffsets": 'startingPosition (earliest, latest or {"stream": "<id>"})',
+    "startingOffsetsByTimestamp": "startingTimestamp (one time for every stream)",
+    "endingOffsets": 'endingPosition (latest or {"stream": "<id>"})',
+    "maxOffsetsPerTrigger": "maxEntriesPerTrigger (the same meaning)",
+    "minOffsetsPerTrigger": "minEntriesPerTrigger (the same meaning)",
+    "maxRecordsPerPartition": "entriesPerPartition",
+    "kafka.bootstrap.servers": "url (redis://host:port/db)",
+    "kafka.group.id": "consumerGroup",
+    "groupIdPrefix": "consumerGroup",
+}
+KAFKA_WRITER_NAMES = {
+    "topic": "stream (or a stream column)",
+    "kafka.bootstrap.servers": "url (redis://host:port/db)",
+}
+
+
+def check_names(
+    raw: Mapping[str, Any], known: tuple[str, ...], kafka: Mapping[str, str], kind: str
+) -> None:
+    """Fail on the first option that is neither rillet's (for `kind`) nor Spark's."""
+    canonical = {name.lower(): name for name in (*known, *SPARK_OPTIONS)}
+    kafka_names = {name.lower(): name for name in kafka}
+    for name in raw:  # Spark hands the names over lower-cased
+        lowered = str(name).lower()
+        if lowered in canonical:
+            continue
+        if lowered in kafka_names:
+            kafka_name = kafka_names[lowered]
+            raise OptionError(
+                f"option {kafka_name} is the Kafka source's; the rillet {kind} option is "
+                f"{kafka[kafka_name]}"
+            )
+        close = difflib.get_close_matches(lowered, list(canonical), n=1, cutoff=0.6)
+        hint = f"; did you mean {canonical[close[0]]}?" if close else ""
+        raise OptionError(
+            f"unknown {kind} option {name!r}{hint} (the options are listed in rillet.spark's docs)"
+        )
 
 
 class _Options:
@@ -181,6 +273,7 @@ class ReaderOptions:
     min_entries_per_trigger: int = 0
     max_trigger_delay_ms: int = 15 * 60_000
     consumer_group: str | None = None
+    reconnect_timeout_ms: int = 60_000
 
     def last_id_of(self, stream: str) -> StreamID:
         """The inclusive upper bound for `stream`: endId/to, and endingPosition's entry."""
@@ -188,6 +281,7 @@ class ReaderOptions:
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any], *, batch: bool = False) -> ReaderOptions:
+        check_names(raw, READER_OPTIONS, KAFKA_READER_NAMES, "reader")
         opts = _Options(raw)
         streams_text = opts.text("streams") or opts.text("stream")
         if not streams_text:
@@ -238,6 +332,7 @@ class ReaderOptions:
             else parse_positions(ending_text, "endingPosition", default_seq=SEQ_MAX)
         )
         delay = opts.text("maxTriggerDelay")
+        reconnect = opts.text("reconnectTimeout")
         group = opts.text("consumerGroup")
         progress_group = opts.text("progressGroup")
         if group and progress_group and group != progress_group:
@@ -272,6 +367,9 @@ class ReaderOptions:
                 15 * 60_000 if delay is None else parse_duration_ms(delay, "maxTriggerDelay")
             ),
             consumer_group=group,
+            reconnect_timeout_ms=(
+                60_000 if reconnect is None else parse_duration_ms(reconnect, "reconnectTimeout")
+            ),
         )
 
 
@@ -294,6 +392,7 @@ class WriterOptions:
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> WriterOptions:
+        check_names(raw, WRITER_OPTIONS, KAFKA_WRITER_NAMES, "writer")
         opts = _Options(raw)
         maxlen_text = opts.text("maxlen")
         batch_id_text = opts.text("batchId")

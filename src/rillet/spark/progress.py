@@ -5,8 +5,9 @@ PySpark's Python data source API (4.3) has no way to attach per-source metrics t
 implement ReportsSourceMetrics), so Kafka's `minOffsetsBehindLatest` etc. cannot appear
 there. Every progress report does carry the source's `endOffset` and `latestOffset`
 (from `reportLatestOffset`), and both hold each stream's entry ordinal; `source_lag`
-turns them into the same three numbers. `rillet lag` reads the same from a checkpoint
-or a progress group without Spark.
+turns them into the same three numbers, and `rillet.spark.listener.LagListener` does so
+on every progress event. `rillet lag` reads the same from a checkpoint or a progress
+group without Spark.
 """
 
 from __future__ import annotations

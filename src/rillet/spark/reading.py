@@ -29,7 +29,7 @@ import redis
 
 from rillet.compiled import compiled
 from rillet.spark.arrow import arrow_schema, columns_to_batch, entries_to_batch
-from rillet.spark.client import connect
+from rillet.spark.client import connect, reconnecting
 from rillet.spark.ids import StreamID, format_id, next_id, parse_id
 from rillet.spark.offsets import StreamRange
 from rillet.spark.options import ReaderOptions
@@ -47,12 +47,18 @@ BATCH_BYTES = 64 << 20
 _END = object()
 
 
-def pages(client: redis.Redis, part: StreamRange, chunk: int) -> Iterator[list[Any]]:
-    """Raw XRANGE pages of `(part.lo, part.hi]`, in ID order."""
+# Runs one read against the server, reconnecting as the reader's options allow.
+Retry = Callable[[Callable[[], Any]], Any]
+
+
+def pages(client: redis.Redis, part: StreamRange, chunk: int, retry: Retry) -> Iterator[list[Any]]:
+    """Raw XRANGE pages of `(part.lo, part.hi]`, in ID order; `retry` runs each page's
+    command (a page retried after a reconnect is the same page)."""
     low = next_id(part.lo)
     high = format_id(part.hi)
     while low <= part.hi:
-        page = client.execute_command("XRANGE", part.stream, format_id(low), high, "COUNT", chunk)
+        args = ("XRANGE", part.stream, format_id(low), high, "COUNT", chunk)
+        page = retry(lambda: client.execute_command(*args))  # noqa: B023
         if not page:
             return
         yield page
@@ -65,29 +71,32 @@ def pages(client: redis.Redis, part: StreamRange, chunk: int) -> Iterator[list[A
 
 
 def decoded_batches(
-    client: redis.Redis, part: StreamRange, chunk: int, schema: pa.Schema
+    client: redis.Redis, part: StreamRange, chunk: int, schema: pa.Schema, retry: Retry
 ) -> Iterator[pa.RecordBatch]:
     """The same pages as `pages`, decoded from the socket by `XrangeDecoder` into batches.
 
-    redis-py connects (AUTH, SELECT, TLS), sends the command and retries a page as its
-    `retry` policy says; the reply is read from the connection's socket here. A page's
-    batches are handed on once the whole page is in (a retried page starts afresh),
-    and a connection left mid-reply is closed rather than returned to the pool.
+    redis-py connects (AUTH, SELECT, TLS) and sends the command; the reply is read from
+    the connection's socket here. A failed page is closed and run again through `retry`
+    (the reader's reconnecting), and a page's batches are handed on once the whole page
+    is in, so a retried page starts afresh; a connection left mid-reply is closed
+    rather than returned to the pool.
     """
     assert XrangeDecoder is not None
     decoder = XrangeDecoder(
         check_names=pa.types.is_map(schema.field("fields").type), batch_bytes=BATCH_BYTES
     )
-    conn = client.connection_pool.get_connection()
+    conn = retry(client.connection_pool.get_connection)
     receiver = _Receiver()
     try:
         low = next_id(part.lo)
         high = format_id(part.hi)
         while low <= part.hi:
             command = conn.pack_command("XRANGE", part.stream, format_id(low), high, "COUNT", chunk)
-            batches, rows, last = conn.retry.call_with_retry(
-                lambda: receiver.page(conn, command, decoder, part.stream, schema),  # noqa: B023
-                lambda _error: conn.disconnect(),
+            batches, rows, last = retry(
+                lambda: conn.retry.call_with_retry(  # noqa: B023
+                    lambda: receiver.page(conn, command, decoder, part.stream, schema),  # noqa: B023
+                    lambda _error: conn.disconnect(),
+                )
             )
             yield from batches
             if rows < chunk or last is None or last >= part.hi:
@@ -156,18 +165,26 @@ def _receive(conn: Any, sock: socket.socket, view: memoryview, filled: int) -> i
     return got
 
 
-def read_range(options: ReaderOptions, part: StreamRange) -> Iterator[pa.RecordBatch]:
+def read_range(options: ReaderOptions, part: Any) -> Iterator[pa.RecordBatch]:
+    if not isinstance(part, StreamRange):
+        # A plan with no partition (no stream, an empty window) still runs one task:
+        # PySpark hands it a bare `InputPartition(None)`, which reads nothing.
+        return
     schema = arrow_schema(options.lossless)
-    client = connect(options.connection)
+    client = connect(options.connection, reconnect=True)
+
+    def retry(action: Callable[[], Any]) -> Any:
+        return reconnecting(action, options, f"reading {part.stream}")
+
     ready: queue.Queue[Any] = queue.Queue(maxsize=PREFETCH_PAGES)
     stopping = threading.Event()
     produce: Callable[[], Iterator[Any]]
     finish: Callable[[Any], pa.RecordBatch]
     if XrangeDecoder is not None:
-        produce = lambda: decoded_batches(client, part, options.chunk_size, schema)  # noqa: E731
+        produce = lambda: decoded_batches(client, part, options.chunk_size, schema, retry)  # noqa: E731
         finish = lambda batch: batch  # noqa: E731
     else:
-        produce = lambda: pages(client, part, options.chunk_size)  # noqa: E731
+        produce = lambda: pages(client, part, options.chunk_size, retry)  # noqa: E731
         finish = lambda page: entries_to_batch(part.stream, page, schema)  # noqa: E731
 
     def offer(item: Any) -> bool:

@@ -87,6 +87,23 @@ def prepare_environment(master: str) -> None:
             os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
 
 
+def pin_local_python(spark: Any) -> None:
+    """Point a started local session's Python workers at this interpreter.
+
+    Without PYSPARK_PYTHON, Spark runs `python3` from PATH for its workers, and a
+    venv's rillet, pyspark and pyarrow are not there: the read fails with
+    DATA_SOURCE_NOT_FOUND or `No module named 'rillet'`. The JVM's environment is fixed
+    once it runs, but the SparkContext's `pythonExec` is what every Python function
+    registered afterwards (this data source included) carries to the JVM. A local
+    master's workers are this machine's, so this interpreter is right for them; on a
+    cluster the executors' Python is the cluster's business (PYSPARK_PYTHON).
+    """
+    context = spark.sparkContext
+    if not is_local(context.master) or os.environ.get("PYSPARK_PYTHON"):
+        return
+    context.pythonExec = context.getConf().get("spark.pyspark.python") or sys.executable
+
+
 _LOG4J2 = """\
 rootLogger.level = {level}
 rootLogger.appenderRef.stderr.ref = console

@@ -27,6 +27,7 @@ from rillet.spark.client import (
     connect,
     is_error,
     range_floors,
+    riding_out_restarts,
     scan_streams,
     stream_infos,
 )
@@ -124,7 +125,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     @property
     def client(self) -> redis.Redis:
         if self._client is None:
-            self._client = connect(self.options.connection)
+            self._client = connect(self.options.connection, reconnect=True)
         return self._client
 
     # -- driver ----------------------------------------------------------------
@@ -144,6 +145,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self._refreshed_at = now
         return sorted(set(self.options.streams) | set(self._known))
 
+    @riding_out_restarts
     def initialOffset(self) -> dict:
         streams = self.streams()
         infos = stream_infos(self.client, streams)
@@ -177,6 +179,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return ReadMaxRows(self.options.max_entries_per_trigger)
         return ReadAllAvailable()
 
+    @riding_out_restarts
     def prepareForTriggerAvailableNow(self) -> None:
         streams = self.streams()
         infos = stream_infos(self.client, streams)
@@ -219,6 +222,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             )
         log.warning("rillet: %s; continuing (failOnDataLoss=false)", reason)
 
+    @riding_out_restarts
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         begin = offset_from_json(start)
         # Streams dropped from the options keep their position but are not read.
@@ -302,6 +306,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             capped[stream] = StreamPosition(last, read)
         return capped
 
+    @riding_out_restarts
     def reportLatestOffset(self) -> dict | None:
         streams = self.streams()
         infos = stream_infos(self.client, streams)
@@ -312,6 +317,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         }
         return offset_to_json(latest) if latest else None
 
+    @riding_out_restarts
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         begin, stop = offset_from_json(start), offset_from_json(end)
         policy = self.options.split
@@ -342,7 +348,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # -- executors -------------------------------------------------------------
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return read_range(self.options, partition)  # type: ignore[arg-type]  # one of ours
+        return read_range(self.options, partition)
 
 
 def mirror_progress(client: redis.Redis, stream: str, group: str, pos: StreamPosition) -> None:
