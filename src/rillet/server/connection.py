@@ -374,12 +374,17 @@ class ClientConnection(asyncio.Protocol, Connection):
         """
         client = self.client
         execute = self._execute
+        state = self.state
         # A plain counter, not enumerate(): cheaper for the one-command reads
         # of unpipelined clients.
         done = 0
         for argv in commands:
             done += 1
             reply = execute(client, argv)
+            if state.ready_keys:
+                # Clients parked on a key this command readied are served before
+                # the pipeline's next command runs, as in Redis.
+                self.server.serve_ready()
             kind = reply.__class__
             # The three commonest reply kinds are encoded inline: a call to the
             # generic encoder costs as much as a whole PING.
