@@ -116,14 +116,29 @@ class Dispatcher:
             state.unpause()
             return None
         if not state.pause_all and not (
-            spec.is_write or "may_replicate" in spec.flags
+            self._may_replicate(spec, argv)
             or (spec.name == "exec" and client.multi
-                and any(s.is_write or "may_replicate" in s.flags for s, _ in client.multi))  # type: ignore[attr-defined]
+                and any(self._may_replicate(s, a) for s, a in client.multi))  # type: ignore[attr-defined]
         ):
             return None
         if not client.blocked_retry:
             state.wake_key_at(state.pause_end_ms, client.db.index, PAUSE_KEY)
         return Block([PAUSE_KEY], 0, argv, None)
+
+    def _may_replicate(self, spec: CommandSpec, argv: list[bytes]) -> bool:
+        """Redis's is_may_replicate_command: a write or a may-replicate command, where
+        EVAL, EVALSHA and FCALL go by their script's declared flags when it has some
+        (scriptFlagsToCmdFlags: a `no-writes` script is neither, as EVAL_RO is not)."""
+        if spec.is_write:
+            return True
+        if "may_replicate" not in spec.flags:
+            return False
+        flags_of = self.state.script_flags
+        if flags_of is not None and spec.name in ("eval", "evalsha", "fcall"):
+            flags = flags_of(spec.name, argv)
+            if flags is not None:
+                return "no-writes" not in flags
+        return True
 
     def _tracked_call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
         """A command of a client with CLIENT TRACKING on: it is the current client

@@ -386,6 +386,9 @@ class Server:
             await asyncio.sleep(1 / hz)
             ticks += 1
             try:
+                state = self.state
+                if state.pause_end_ms and state.clock.now_ms() >= state.pause_end_ms:
+                    state.unpause()  # a pause no command came to end (expiry waits on it)
                 for db in self.state.keyspace.dbs:
                     if db.expires:
                         db.active_expire()
