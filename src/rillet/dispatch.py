@@ -23,7 +23,7 @@ from rillet.commands.scripting import declared_flags
 from rillet.commands.table import TIMING_MASK, TIMING_SAMPLE, CommandSpec, shown_argv
 from rillet.errors import ReplyError
 from rillet.observe import SMALL_US, record_latency
-from rillet.resp.types import NO_REPLY, QUEUED
+from rillet.resp.types import NO_REPLY, QUEUED, PushedFrames
 from rillet.state import PAUSE_KEY, Block, Client, ServerState
 
 log = logging.getLogger("rillet")
@@ -57,15 +57,17 @@ class Dispatcher:
         if spec is None or spec.subcommands:
             resolved = self._resolve(client, argv)
             if isinstance(resolved, ReplyError):
-                return resolved
+                return self._mute(client, None, resolved) if client.reply_mode else resolved
             spec = resolved
         # Like Redis's c->lastcmd: set at lookup, so CLIENT LIST shows the command
         # being run, and EXEC (not what it ran) once it is done.
         client.last_command = spec.name_bytes
         if not spec.min_argc <= len(argv) <= spec.max_argc:
-            return self._reject(client, errors.wrong_arity(spec.name), spec)
+            refused = self._reject(client, errors.wrong_arity(spec.name), spec)
+            return self._mute(client, spec, refused) if client.reply_mode else refused
         if spec.protected_by and not client.protected_action_allowed(spec.protected_by):
-            return self._reject(client, errors.PROTECTED_REFUSED[spec.protected_by], spec)
+            refused = self._reject(client, errors.PROTECTED_REFUSED[spec.protected_by], spec)
+            return self._mute(client, spec, refused) if client.reply_mode else refused
         # The rare states (not authenticated, in MULTI, loading, writes refused)
         # are folded into one flag, so the common path costs one attribute read.
         if client.gated:
@@ -112,14 +114,29 @@ class Dispatcher:
             state.unpause()
             return None
         if not state.pause_all and not (
-            spec.is_write or "may_replicate" in spec.flags
+            self._may_replicate(spec, argv)
             or (spec.name == "exec" and client.multi
-                and any(s.is_write or "may_replicate" in s.flags for s, _ in client.multi))
+                and any(self._may_replicate(s, a) for s, a in client.multi))
         ):
             return None
         if not client.blocked_retry:
             state.wake_key_at(state.pause_end_ms, client.db.index, PAUSE_KEY)
         return Block([PAUSE_KEY], 0, argv, None)
+
+    def _may_replicate(self, spec: CommandSpec, argv: list[bytes]) -> bool:
+        """Redis's is_may_replicate_command: a write or a may-replicate command, where
+        EVAL, EVALSHA and FCALL go by their script's declared flags when it has some
+        (scriptFlagsToCmdFlags: a `no-writes` script is neither, as EVAL_RO is not)."""
+        if spec.is_write:
+            return True
+        if "may_replicate" not in spec.flags:
+            return False
+        flags_of = self.state.script_flags
+        if flags_of is not None and spec.name in ("eval", "evalsha", "fcall"):
+            flags = flags_of(spec.name, argv)
+            if flags is not None:
+                return "no-writes" not in flags
+        return True
 
     def _tracked_call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
         """A command of a client with CLIENT TRACKING on: it is the current client
@@ -140,16 +157,18 @@ class Dispatcher:
         return reply
 
     @staticmethod
-    def _mute(client: Client, spec: CommandSpec, reply: object) -> object:
-        """CLIENT REPLY OFF|SKIP: the reply is not sent (a parked command still parks)."""
+    def _mute(client: Client, spec: CommandSpec | None, reply: object) -> object:
+        """CLIENT REPLY OFF|SKIP: the reply is not sent (a parked command still parks),
+        but pub/sub's (un)subscribe frames are, as Redis's pushes are (CLIENT_PUSHING).
+        `spec` is None for a command refused before it was resolved."""
         if reply.__class__ is Block:
             return reply
         if client.reply_mode == 2:
-            if spec.name == "client|reply":
+            if reply is NO_REPLY and spec is not None and spec.name == "client|reply":
                 return NO_REPLY  # the SKIP itself; the next command is skipped
             client.reply_mode = 0
             client.update_gate()
-        return NO_REPLY
+        return reply if reply.__class__ is PushedFrames else NO_REPLY
 
     def _resolve(self, client: Client, argv: list[bytes]) -> CommandSpec | ReplyError:
         """The spec for a mixed-case name or a container's subcommand, or the error."""

@@ -439,7 +439,8 @@ BUSY_EVAL = "BUSY Redis is busy running a script. You can only call SCRIPT KILL 
 BUSY_FUNCTION = (
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 )
-SCRIPT_KILLED_BY_USER = "Script killed by user with {} KILL..."
+# A killed function gets it too (Redis's one count hook for both).
+SCRIPT_KILLED_BY_USER = "Script killed by user with SCRIPT KILL..."
 SCRIPT_COMPILE = "ERR Error compiling script (new function): {}"
 SCRIPT_BAD_ENGINE = "ERR Unexpected engine in script shebang: {}"
 SCRIPT_BAD_SHEBANG_OPTION = "ERR Unknown lua shebang option: {}"

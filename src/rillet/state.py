@@ -494,15 +494,21 @@ class ServerState:
             self.pause_all = pause_all
             self.pause_end_ms = end_ms
         self._regate()
+        self._pause_expiry(True)
 
     def unpause(self) -> None:
         """The pause ended: clients parked by it re-run their commands."""
         self.pause_end_ms = 0
         self.pause_all = False
         self._regate()
+        self._pause_expiry(False)
         for slot in self.blocking:
             if slot[1] == PAUSE_KEY:
                 self.ready_keys[slot] = None
+
+    def _pause_expiry(self, paused: bool) -> None:
+        for db in self.keyspace.dbs:
+            db.expiry_paused = paused
 
     def add_monitor(self, client: Client) -> None:
         self.monitors[client] = None

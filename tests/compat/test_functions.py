@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+import time
+
+from tests.helpers.wire import Wire, encode_command
+
 LIB = """#!lua name=mylib
 redis.register_function('echo_arg', function(keys, args) return args[1] end)
 redis.register_function{function_name='getkey', callback=function(keys, args)
@@ -117,3 +122,79 @@ def test_function_restore_arguments(pair8):
     pair8.check("FUNCTION", "restore", "0", "x", "y")
     pair8.check("FUNCTION", "RESTORE", "0", "x")
     pair8.check("FUNCTION", "RESTORE", "0", "FLUSH")
+
+
+def test_function_names_ignore_case(pair8):
+    """Redis's function namespace ignores case: FCALL TEST finds `test` (FCALL_RO too), a
+    library cannot add `TEST` beside another's `test`, FUNCTION RESTORE APPEND neither;
+    library names and FUNCTION LIST keep their spelling."""
+    pair8.check("FUNCTION", "FLUSH")
+    pair8.check("FUNCTION", "LOAD", "#!lua name=cased\n"
+                "redis.register_function('Mixed', function() return 1 end)\n"
+                "redis.register_function{function_name='ro', callback=function() return 2 end,"
+                " flags={'no-writes'}}")
+    for name in ("Mixed", "MIXED", "mixed", "mIxEd"):
+        pair8.check("FCALL", name, "0")
+        pair8.check("FCALL_RO", name, "0")
+    pair8.check("FCALL_RO", "RO", "0")
+    pair8.check("FUNCTION", "LOAD", "#!lua name=other\nredis.register_function('mixed', function() return 3 end)")
+    pair8.check("FUNCTION", "LOAD", "REPLACE", "#!lua name=cased\nredis.register_function('MIXED', function() return 4 end)")
+    pair8.check("FCALL", "mixed", "0")
+    pair8.check("FUNCTION", "DELETE", "CASED")
+    pair8.check("FUNCTION", "LIST")
+    restored = []
+    for conn in (pair8.ours, pair8.ref):  # each its own DUMP format
+        payload = conn.call("FUNCTION", "DUMP").split(b"\r\n", 1)[1][:-2]
+        conn.call("FUNCTION", "FLUSH")
+        conn.call("FUNCTION", "LOAD", "#!lua name=third\nredis.register_function('Mixed', function() return 5 end)")
+        restored.append(conn.call("FUNCTION", "RESTORE", payload, "APPEND"))
+    assert restored[0] == restored[1] == b"-ERR Function MIXED already exists\r\n"
+    pair8.check("FCALL", "MIXED", "0")
+    pair8.check("FUNCTION", "FLUSH")
+
+
+BUSY_LIB = "#!lua name=busylib\nredis.register_function('test', function() local a = 1 while true do a = a + 1 end end)"
+BUSY_EVAL = "local a = 1 while true do a = a + 1 end"
+
+
+def _busy_session(port: int) -> list[bytes]:
+    """A busy FCALL found the way Redis's tests and tools find it (FUNCTION STATS shows its
+    command), then killed; the wrong KILL for each kind first; a busy EVAL likewise."""
+    admin, runner = Wire(port, timeout=10.0), Wire(port, timeout=10.0)
+    seen: list[bytes] = []
+
+    def wait_busy() -> None:
+        deadline = time.monotonic() + 10
+        while not admin.call("PING").startswith(b"-BUSY"):
+            assert time.monotonic() < deadline, "never busy"
+            time.sleep(0.01)
+
+    try:
+        admin.call("FUNCTION", "LOAD", "REPLACE", BUSY_LIB)
+        admin.call("CONFIG", "SET", "busy-reply-threshold", "50")
+        for name in ("test", "TEST"):
+            runner.send_raw(encode_command("FCALL", name, "0"))
+            wait_busy()
+            stats = admin.call("FUNCTION", "STATS")
+            seen.append(re.sub(rb"duration_ms\r\n:\d+", b"duration_ms\r\n:N", stats))
+            seen.append(admin.call("SCRIPT", "KILL"))
+            seen.append(admin.call("FUNCTION", "KILL"))
+            seen.append(runner.read_reply())
+            seen.append(admin.call("PING"))
+        runner.send_raw(encode_command("EVAL", BUSY_EVAL, "0"))
+        wait_busy()
+        seen += [admin.call("FUNCTION", "STATS"), admin.call("FUNCTION", "KILL"), admin.call("SCRIPT", "KILL"),
+                 runner.read_reply(), admin.call("FUNCTION", "KILL")]
+        return seen
+    finally:
+        admin.call("CONFIG", "SET", "busy-reply-threshold", "5000")
+        admin.call("FUNCTION", "DELETE", "busylib")
+        admin.close()
+        runner.close()
+
+
+def test_busy_function_stats_and_kill(pair8, rillet_server, redis8_server):
+    ours = _busy_session(rillet_server.port)
+    ref = _busy_session(redis8_server.port)
+    assert ours == ref
+    assert b"command\r\n*3\r\n$5\r\nFCALL\r\n$4\r\ntest\r\n$1\r\n0\r\n" in ours[0]

@@ -169,3 +169,103 @@ def test_pubsub_channels_takes_one_pattern(pair8):
         pair8.check("PUBSUB", sub, "?1", "")
         pair8.check("PUBSUB", sub, "*")
         pair8.check("PUBSUB", sub)
+
+
+def _pipeline(conns, commands, replies: int) -> None:
+    """Send `commands` in one write to each, read `replies` frames from each, compare."""
+    for conn in conns:
+        conn.send_raw(b"".join(_cmd(*args) for args in commands))
+    _read(conns, replies=replies)
+
+
+@pytest.fixture
+def quick(ports):
+    """Connections that give up after 3 s: a frame never sent fails the test, not hangs it."""
+    opened: list[Wire] = []
+
+    def open_pair() -> tuple[Wire, Wire]:
+        conns = (Wire(ports[0], timeout=3.0), Wire(ports[1], timeout=3.0))
+        opened.extend(conns)
+        return conns
+
+    yield open_pair
+    for conn in opened:
+        conn.close()
+
+
+@pytest.mark.parametrize("protocol", ["2", "3"])
+@pytest.mark.parametrize("mode", ["OFF", "SKIP"])
+def test_reply_off_still_sends_pubsub_frames(quick, protocol, mode):
+    """CLIENT REPLY OFF|SKIP silences replies, not pushes: (P|S)SUBSCRIBE and
+    (P|S)UNSUBSCRIBE confirmations and the messages still reach the client, in RESP2
+    and RESP3 (Redis's CLIENT_PUSHING). A client waiting for them used to wait forever."""
+    sub, pub = quick(), quick()
+    if protocol == "3":
+        for conn in sub:
+            conn.call("HELLO", "3")
+    _pipeline(sub, [("CLIENT", "REPLY", mode), ("SUBSCRIBE", "a", "b")], 2)
+    _both(pub, "PUBLISH", "a", "m1")
+    _read(sub)
+    _pipeline(sub, [("PSUBSCRIBE", "p*"), ("SSUBSCRIBE", "s1")], 2)
+    _both(pub, "PUBLISH", "px", "m2")
+    _read(sub)
+    _both(pub, "SPUBLISH", "s1", "m3")
+    _read(sub)
+    # PING is a reply (muted under OFF, the SKIP is spent by now): only the frames follow.
+    pings = 1 if mode == "SKIP" else 0
+    _pipeline(sub, [("PING",), ("UNSUBSCRIBE", "a", "zz"), ("PUNSUBSCRIBE",), ("SUNSUBSCRIBE",),
+                    ("UNSUBSCRIBE",), ("UNSUBSCRIBE",)], pings + 6)
+    # Nothing else was sent: the next reply read is this OK.
+    _both(sub, "CLIENT", "REPLY", "ON")
+
+
+@pytest.mark.parametrize("protocol", ["2", "3"])
+def test_reply_off_keeps_keyspace_and_tracking_pushes(quick, protocol):
+    """Under CLIENT REPLY OFF keyspace notifications and CLIENT TRACKING invalidations (RESP3
+    pushes; RESP2's redirection to a subscriber of __redis__:invalidate) are still sent."""
+    sub, other = quick(), quick()
+    for conn in other:
+        conn.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
+    try:
+        if protocol == "3":
+            for conn in sub:
+                conn.call("HELLO", "3")
+            _pipeline(sub, [("CLIENT", "TRACKING", "ON"), ("CLIENT", "REPLY", "OFF"),
+                            ("PSUBSCRIBE", "__key*__:*"), ("GET", "rk"), ("SET", "rk", "v")],
+                      1 + 1 + 2 + 1)  # TRACKING's OK, the confirmation, two events, its own invalidation
+            _both(other, "SET", "rk", "w")
+            _read(sub, replies=2)
+            # The OK says the muted GET ran (it tracks the key) before the DEL below.
+            _pipeline(sub, [("GET", "rk"), ("CLIENT", "REPLY", "ON")], 1)
+            _pipeline(sub, [("CLIENT", "REPLY", "OFF"), ("PING",)], 0)
+            _both(other, "DEL", "rk")
+            _read(sub, replies=3)  # the invalidation, then the two notifications
+            _both(sub, "CLIENT", "REPLY", "ON")
+        else:
+            tracked = quick()
+            ids = [conn.call("CLIENT", "ID")[1:-2].decode() for conn in sub]
+            _pipeline(sub, [("CLIENT", "REPLY", "OFF"), ("SUBSCRIBE", "__redis__:invalidate"),
+                            ("PSUBSCRIBE", "__keyevent@0__:*")], 2)
+            for conn, target in zip(tracked, ids, strict=True):
+                conn.call("CLIENT", "TRACKING", "ON", "REDIRECT", target)
+                conn.call("GET", "rk")
+            _both(other, "SET", "rk", "w")
+            _read(sub, replies=2)  # the redirected invalidation, the notification
+            _both(other, "FLUSHALL")
+            _read(sub)  # the null invalidation (FLUSHALL has no keyspace event)
+            _pipeline(sub, [("UNSUBSCRIBE",), ("PUNSUBSCRIBE",)], 2)
+            _both(sub, "CLIENT", "REPLY", "ON")
+    finally:
+        for conn in other:
+            conn.call("CONFIG", "SET", "notify-keyspace-events", "")
+
+
+def test_reply_off_mutes_early_errors(quick):
+    """Errors found before a command runs (unknown command or subcommand, arity) are replies:
+    muted under CLIENT REPLY OFF, and each one spends a SKIP; SKIP does not end an OFF."""
+    conns = quick()
+    _pipeline(conns, [("CLIENT", "REPLY", "OFF"), ("GET",), ("NOSUCH",), ("CLIENT", "NOSUCH"),
+                      ("SUBSCRIBE",), ("CLIENT", "REPLY", "SKIP"), ("PING", "off"),
+                      ("CLIENT", "REPLY", "ON")], 1)
+    for skipped in [("NOSUCH",), ("GET",), ("CLIENT", "REPLY"), ("CLIENT", "REPLY", "BAD")]:
+        _pipeline(conns, [("CLIENT", "REPLY", "SKIP"), skipped, ("PING", "after")], 1)

@@ -122,8 +122,10 @@ def function_stats(ctx: Client, argv: list[bytes]) -> object:
     lua = engine(ctx)
     run = lua.current
     running = None
+    if run is not None and run.is_eval and run.busy:
+        raise ReplyError(errors.BUSY_EVAL)  # Redis's functionStatsCommand
     if run is not None and not run.is_eval:
-        running = Map([(b"name", run.name.encode()), (b"command", []),
+        running = Map([(b"name", run.name.encode()), (b"command", list(run.command)),
                        (b"duration_ms", int((time.monotonic() - run.started) * 1000))])
     functions = lua.functions
     return Map([
@@ -197,7 +199,7 @@ def restore_library(state: ServerState, code: bytes) -> None:
 def _fcall(ctx: Client, argv: list[bytes], read_only: bool) -> object:
     feed_monitors(ctx, argv)
     lua = engine(ctx)
-    function = lua.functions.functions.get(argv[1])
+    function = lua.functions.find(argv[1])
     if function is None:
         raise ReplyError(errors.FUNCTION_NOT_FOUND)
     try:
@@ -205,7 +207,7 @@ def _fcall(ctx: Client, argv: list[bytes], read_only: bool) -> object:
     except ReplyError:
         raise ReplyError(errors.FCALL_BAD_NUMKEYS) from None
     keys, args = split_keys(argv)
-    return lua.run_function(ctx, function, keys, args, read_only)
+    return lua.run_function(ctx, function, keys, args, read_only, argv)
 
 
 @command("fcall", -3, _FCALL_FLAGS, group="scripting", since="7.0.0", acl="slow scripting")

@@ -76,8 +76,8 @@ def active_expire_fields(server: ServerState, db: Database, cursor: int, count: 
     keyspace, so a big keyspace takes longer to sweep; a read of the hash removes
     its due fields meanwhile, as above.
     """
-    if db.expire_mode or server.loading:
-        return cursor  # a replica's fields go with its master's HDELs
+    if db.expire_mode or db.expiry_paused or server.loading:
+        return cursor  # a replica's fields go with its master's HDELs; a pause waits
     next_cursor, keys = db.scan(cursor, count)
     for key in keys:
         value = db.peek(key)  # a sweep is no access: the key's LRU/LFU field stays

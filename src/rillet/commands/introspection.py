@@ -32,6 +32,8 @@ def client_reply(ctx: Client, argv: list[bytes]) -> object:
     mode = {b"ON": 0, b"OFF": 1, b"SKIP": 2}.get(argv[2].upper())
     if mode is None:
         raise ReplyError(errors.SYNTAX)
+    if mode == 2 and ctx.reply_mode == 1:
+        return NO_REPLY  # as Redis: SKIP does not end an OFF
     ctx.reply_mode = mode
     ctx.update_gate()
     return OK if mode == 0 else NO_REPLY

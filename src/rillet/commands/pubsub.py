@@ -2,7 +2,8 @@
 PUBLISH, SPUBLISH and PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARDCHANNELS/SHARDNUMSUB/HELP.
 
 The registry and delivery are rillet.pubsub. (Un)subscribe replies are one
-frame per channel (pushes in RESP3), so the handler returns them pre-encoded.
+frame per channel (pushes in RESP3), so the handler returns them pre-encoded,
+as PushedFrames: they are sent under CLIENT REPLY OFF|SKIP too, as in Redis.
 A RESP2 client with subscriptions may only run the commands the dispatcher
 lets through (Dispatcher._gate, Redis's "only (P|S)SUBSCRIBE ..." rule).
 """
@@ -14,7 +15,7 @@ from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.pubsub import frame
-from rillet.resp.types import Raw
+from rillet.resp.types import PushedFrames
 from rillet.state import Client
 
 _SUB_FLAGS = "pubsub noscript loading stale"
@@ -28,7 +29,7 @@ def _subscribe(ctx: Client, names: list[bytes], kind: str, verb: bytes) -> objec
         subs = registry.of(ctx)
         count = len(subs.shard) if kind == "shard" else subs.count()
         out += frame(ctx.resp3, verb, name, count)
-    return Raw(out)
+    return PushedFrames(out)
 
 
 def _unsubscribe(ctx: Client, names: list[bytes], kind: str, verb: bytes) -> object:
@@ -47,7 +48,7 @@ def _unsubscribe(ctx: Client, names: list[bytes], kind: str, verb: bytes) -> obj
     if subs is not None and not subs.total():
         ctx.pubsub = None  # off the gated path again
         ctx.update_gate()
-    return Raw(out)
+    return PushedFrames(out)
 
 
 def _count(ctx: Client, kind: str) -> int:

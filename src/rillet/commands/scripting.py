@@ -55,7 +55,7 @@ def declared_flags(state: ServerState, name: str, argv: list[bytes]) -> frozense
     without a shebang (the dispatcher's OOM check: evalGetCommandFlags)."""
     lua = state.scripting
     if name == "fcall":
-        function = lua.functions.functions.get(argv[1]) if lua is not None else None
+        function = lua.functions.find(argv[1]) if lua is not None else None
         return function.flags if function is not None else None
     if name == "evalsha":
         sha = argv[1]

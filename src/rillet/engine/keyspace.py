@@ -27,6 +27,7 @@ class Database:
         "clock",
         "on_expire",
         "expire_mode",
+        "expiry_paused",
         "_seq_of",
         "_scan_keys",
         "_scan_seqs",
@@ -54,6 +55,9 @@ class Database:
         # master's DELs: 1 = a due key reads as missing but stays; 2 = it is
         # still there (set while the master's stream is applied).
         self.expire_mode = 0
+        # CLIENT PAUSE (WRITE or ALL) pauses expiry, as Redis's PAUSE_ACTION_EXPIRE:
+        # a due key reads as missing but stays, uncounted, until the pause ends.
+        self.expiry_paused = False
         self._seq_of: dict[bytes, int] = {}
         self._scan_keys: list[bytes] = []
         self._scan_seqs: list[int] = []
@@ -269,8 +273,9 @@ class Database:
     def _expire_if_due(self, key: bytes) -> bool:
         if self.expires[key] > self.clock.now_ms():
             return False
-        if self.expire_mode:
-            return self.expire_mode == 1
+        if self.expire_mode or self.expiry_paused:
+            # Kept: missing to readers, except to a master's stream (mode 2).
+            return self.expire_mode != 2
         self._forget(key)
         if self.on_expire is not None:
             self.on_expire(self, key)
@@ -279,8 +284,8 @@ class Database:
     def active_expire(self, samples: int = 20, max_rounds: int = 16) -> int:
         """Redis's active expiry: sample keys with a TTL, repeat while >25% were due."""
         removed = 0
-        if self.expire_mode:
-            return 0  # a replica: its master sends the DELs
+        if self.expire_mode or self.expiry_paused:
+            return 0  # a replica (its master sends the DELs), or paused
         for _ in range(max_rounds):
             if not self.expires:
                 break
@@ -325,10 +330,17 @@ class Database:
         return self._scan_seqs[i], keys
 
     def random_key(self) -> bytes | None:
+        tries = 100
         while self.data:
             key = random.choice(list(self.data))
             if self.get(key) is not None:
                 return key
+            if key in self.data and len(self.expires) == len(self.data):
+                # Due keys kept (a replica, a pause) may be all there is: as Redis's
+                # randomKey, after 100 tries one of them is the answer.
+                tries -= 1
+                if not tries:
+                    return key
         return None
 
 

@@ -70,6 +70,13 @@ class Raw(bytes):
     __slots__ = ()
 
 
+class PushedFrames(Raw):
+    """Already-encoded pub/sub frames ((un)subscribe confirmations): pushes that
+    CLIENT REPLY OFF|SKIP does not silence (Redis's CLIENT_PUSHING)."""
+
+    __slots__ = ()
+
+
 class NoReply:
     """Nothing is sent (e.g. a command whose client is being closed or is blocked)."""
 

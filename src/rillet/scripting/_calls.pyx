@@ -613,6 +613,7 @@ cdef class Run:
     cdef public bint allow_oom
     cdef public bint fast
     cdef public bint unobserved
+    cdef public object command
 
     def __init__(self, client, name, bint read_only, bint is_eval, double started):
         self.client = client
@@ -622,6 +623,7 @@ cdef class Run:
         self.started = started
         self.resp = 2
         self.repl = 3
+        self.command = ()
 
 
 

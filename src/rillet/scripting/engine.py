@@ -72,6 +72,7 @@ class Run:
     # maxmemory at the start, and its effects replicate (set_repl ALL).
     fast = False
     unobserved = False
+    command: list[bytes] | tuple = ()  # FCALL's argv, as sent (FUNCTION STATS)
 
     def __init__(self, client: Client, name: str, read_only: bool, is_eval: bool,
                  started: float) -> None:
@@ -242,11 +243,12 @@ class LuaEngine:
             self.current = None
 
     def run_function(self, client: Client, function: Any, keys: list[bytes], args: list[bytes],
-                     read_only: bool) -> object:
-        """FCALL / FCALL_RO of a registered function."""
+                     read_only: bool, argv: list[bytes] | tuple = ()) -> object:
+        """FCALL / FCALL_RO of a registered function (`argv`: the command, as sent)."""
         no_writes = read_only or "no-writes" in function.flags
         run = self._Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
                   time.monotonic())
+        run.command = argv
         self._check_oom(run, function.flags)
         self._check_read_only(function.flags, read_only)
         return self._execute(run, self._run_function, function.callback, len(keys), *keys, *args)
@@ -556,8 +558,7 @@ class LuaEngine:
         if run is None:
             return None
         if run.killed:
-            return errors.SCRIPT_KILLED_BY_USER.format(
-                "SCRIPT" if run.is_eval else "FUNCTION").encode()
+            return errors.SCRIPT_KILLED_BY_USER.encode()
         threshold = self.state.config["lua-time-limit"]
         if threshold and (time.monotonic() - run.started) * 1000 >= threshold:
             if not run.busy:
@@ -572,8 +573,7 @@ class LuaEngine:
                 # observing this script's calls (MONITOR, tracking, ...), so Run.fast holds.
                 serve(run.client)
             if run.killed:
-                return errors.SCRIPT_KILLED_BY_USER.format(
-                    "SCRIPT" if run.is_eval else "FUNCTION").encode()
+                return errors.SCRIPT_KILLED_BY_USER.encode()
         return None
 
     def kill(self, is_eval: bool) -> str | None:
@@ -581,9 +581,10 @@ class LuaEngine:
         run = self.current
         if run is None or not run.busy:
             return errors.NOTBUSY
-        if run.is_eval != is_eval:
-            return errors.NOTBUSY
         if run.wrote:
             return errors.UNKILLABLE
+        if run.is_eval != is_eval:
+            # Redis's scriptKill: the other kind's BUSY, naming the command that would do.
+            return errors.BUSY_EVAL if run.is_eval else errors.BUSY_FUNCTION
         run.killed = True
         return None

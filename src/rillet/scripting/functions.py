@@ -84,7 +84,14 @@ class Functions:
     def __init__(self, engine: LuaEngine) -> None:
         self.engine = engine
         self.libraries: dict[bytes, Library] = {}
+        # By lower-cased name: Redis's function namespace ignores case (FCALL TEST
+        # finds `test`, and a library cannot add `Test` beside it), though a
+        # library's own names and library names do not.
         self.functions: dict[bytes, Function] = {}
+
+    def find(self, name: bytes) -> Function | None:
+        """The function FCALL `name` calls (any case)."""
+        return self.functions.get(name.lower())
 
     def load(self, code: bytes, replace: bool) -> bytes:
         name = parse_metadata(code)
@@ -95,7 +102,7 @@ class Functions:
             raise ReplyError(errors.FUNCTION_LIBRARY_EXISTS.format(name.decode("utf-8", "replace")))
         library = self._compile(name, code)
         for function_name in library.functions:
-            owner = self.functions.get(function_name)
+            owner = self.find(function_name)
             if owner is not None and owner.library is not existing:
                 raise ReplyError(errors.FUNCTION_EXISTS.format(function_name.decode("utf-8", "replace")))
         if existing is not None:
@@ -174,12 +181,12 @@ class Functions:
     def _add(self, library: Library) -> None:
         self.libraries[library.name] = library
         for name, function in library.functions.items():
-            self.functions[name] = function
+            self.functions[name.lower()] = function
 
     def _remove(self, library: Library) -> None:
         del self.libraries[library.name]
         for name in library.functions:
-            self.functions.pop(name, None)
+            self.functions.pop(name.lower(), None)
 
     def delete(self, name: bytes) -> None:
         library = self.libraries.get(name)
@@ -218,13 +225,13 @@ class Functions:
                 if name in self.libraries:
                     raise ReplyError(errors.FUNCTION_LIBRARY_EXISTS.format(name.decode("utf-8", "replace")))
                 for function_name in library.functions:
-                    if function_name in self.functions:
+                    if self.find(function_name) is not None:
                         raise ReplyError(errors.FUNCTION_EXISTS_RESTORE.format(
                             function_name.decode("utf-8", "replace")))
         elif policy == b"REPLACE":
             for library in fresh.libraries.values():
                 for function_name in library.functions:
-                    owner = self.functions.get(function_name)
+                    owner = self.find(function_name)
                     if owner is not None and owner.library is not None \
                             and owner.library.name not in fresh.libraries:
                         raise ReplyError(errors.FUNCTION_EXISTS_RESTORE.format(

@@ -92,6 +92,7 @@ cdef Py_ssize_t S_TX_EFFECTS = _offset(ServerState, "_tx_effects")
 cdef Py_ssize_t S_SINKS = _offset(ServerState, "effect_sinks")
 cdef Py_ssize_t S_MEMORY = _offset(ServerState, "memory")
 cdef Py_ssize_t S_GATED = _offset(ServerState, "gated")
+cdef Py_ssize_t S_READY = _offset(ServerState, "ready_keys")
 cdef Py_ssize_t C_CLOSING = _offset(Client, "closing")
 cdef Py_ssize_t C_MULTI = _offset(Client, "_multi")
 
@@ -359,6 +360,10 @@ def run(conn, list commands, bytearray out):
     for argv in commands:
         done += 1
         reply = _execute(dispatcher, state, client, argv, counts)
+        if _attr(state, S_READY, "ready_keys"):
+            # Clients parked on a key this command readied go first (keep in step).
+            counts.flush()
+            conn.server.serve_ready()
         kind = type(reply)
         if kind is _Block:
             counts.flush()

@@ -442,6 +442,7 @@ class ClientConnection(asyncio.Protocol, Connection):
         if client is None:
             return
         execute = self._execute
+        state = self.state
         # A plain counter, not enumerate(): cheaper for the one-command reads
         # of unpipelined clients.
         done = 0
@@ -449,6 +450,10 @@ class ClientConnection(asyncio.Protocol, Connection):
             done += 1
             # Any: the branches below test its class through `kind`, which mypy cannot follow.
             reply: Any = execute(client, argv)
+            if state.ready_keys:
+                # Clients parked on a key this command readied are served before
+                # the pipeline's next command runs, as in Redis.
+                self.server.serve_ready()
             kind = reply.__class__
             # The three commonest reply kinds are encoded inline: a call to the
             # generic encoder costs as much as a whole PING.

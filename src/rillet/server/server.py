@@ -91,6 +91,7 @@ class Server:
         self.reply_ticket = 1
         self._held: list[ClientConnection] = []
         self._flush_scheduled = False
+        self._serving_ready = False  # serve_ready is running (it does not nest)
         self.cron_hooks: list[Callable[[], None]] = []  # run on every cron tick
         self.cron_hooks.append(self.state.memory.cron)  # LRU/LFU clocks, eviction carried on
         self.cron_hooks.append(functools.partial(sample_instantaneous, self.state))  # INFO's rates
@@ -356,7 +357,25 @@ class Server:
             conn.unblocked(entry, reply)
 
     def serve_ready(self) -> None:
-        """Re-run the commands of clients parked on ready keys, FIFO per key."""
+        """Re-run the commands of clients parked on ready keys, FIFO per key.
+
+        Called after each command that readied a key (ClientConnection._run), as
+        Redis's processCommand calls handleClientsBlockedOnKeys, so a pipeline's
+        next command cannot take what a parked client was waiting for. Like
+        Redis's, it does not nest (a served client's backlog readying keys is
+        served by the loop below) and does not run while a busy script yields
+        to other clients: their BUSY replies must not reach parked clients.
+        """
+        state = self.state
+        if self._serving_ready or state.script_busy is not None:
+            return
+        self._serving_ready = True
+        try:
+            self._serve_ready()
+        finally:
+            self._serving_ready = False
+
+    def _serve_ready(self) -> None:
         state = self.state
         execute = self.dispatcher.execute
         rounds = 0
@@ -396,6 +415,9 @@ class Server:
             await asyncio.sleep(1 / hz)
             ticks += 1
             try:
+                state = self.state
+                if state.pause_end_ms and state.clock.now_ms() >= state.pause_end_ms:
+                    state.unpause()  # a pause no command came to end (expiry waits on it)
                 for db in self.state.keyspace.dbs:
                     if db.expires:
                         db.active_expire()
