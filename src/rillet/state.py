@@ -49,6 +49,10 @@ EffectSink = Callable[[list[Effect]], None]
 # into every sink (each an EffectStream: commands/_writes.pyx, XADD): published
 # already, so the publish step has nothing left to do.
 PUBLISHED: tuple = ()
+# The db of the MULTI that opens a transaction's effects: none of its own, so the
+# encoders put no SELECT before it and the first command inside selects its db
+# (Redis propagates MULTI with dbid -1: a replica sees MULTI, then SELECT).
+ANY_DB = -1
 
 
 def effect_argv(argv: list[bytes] | bytes) -> list[bytes]:
@@ -699,7 +703,7 @@ class ServerState:
             self._tx_effects.extend(effects)  # an expiry inside EXEC joins the transaction
             return
         if len(effects) > 1:
-            effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+            effects = [(ANY_DB, [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
         for sink in sinks:
             sink(effects)
 

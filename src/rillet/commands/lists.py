@@ -34,15 +34,15 @@ def _max_size(ctx: Client) -> int:
     return config_int(ctx, "list-max-listpack-size")
 
 
-def _written(ctx: Client, key: bytes, value: List) -> None:
+def _written(ctx: Client, key: bytes, value: List, changes: int = 1) -> None:
     """After a change (its event already sent): drop an emptied list (`del`), convert a
-    shrunk one back, signal."""
+    shrunk one back, signal (`changes` counted for the save rules)."""
     if not len(value):
         ctx.db.delete(key)
         ctx.notify(GENERIC, b"del", key)
     else:
         value.shrunk(_max_size(ctx))
-    ctx.modified(key)
+    ctx.modified(key, changes)
 
 
 def get_list_to_serve(ctx: Client, key: bytes) -> List | None:
@@ -105,12 +105,14 @@ def llen(ctx: Client, argv: list[bytes]) -> object:
     return 0 if value is None else len(value)
 
 
-def _pop_n(ctx: Client, key: bytes, value: List, left: bool, count: int) -> list[bytes]:
+def _pop_n(ctx: Client, key: bytes, value: List, left: bool, count: int, counted: bool) -> list[bytes]:
+    """Pops up to `count`; the effect names the number popped if `counted` (LPOP with
+    a count, and LMPOP/BLMPOP, which Redis propagates as `LPOP key n` even for one)."""
     out = value.pop_many(left, count)
     count = len(out)
     ctx.notify(LIST, b"lpop" if left else b"rpop", key)
-    _written(ctx, key, value)
-    ctx.propagate([b"LPOP" if left else b"RPOP", key, *([b"%d" % count] if count > 1 else [])])
+    _written(ctx, key, value, count)
+    ctx.propagate([b"LPOP" if left else b"RPOP", key, *([b"%d" % count] if counted else [])])
     return out
 
 
@@ -126,10 +128,10 @@ def _pop(ctx: Client, argv: list[bytes], left: bool) -> object:
     if value is None:
         return None if count is None else NULL_ARRAY
     if count is None:
-        return _pop_n(ctx, argv[1], value, left, 1)[0]
+        return _pop_n(ctx, argv[1], value, left, 1, False)[0]
     if count == 0:
         return []
-    return _pop_n(ctx, argv[1], value, left, count)
+    return _pop_n(ctx, argv[1], value, left, count, True)
 
 
 @command("lpop", -2, "write fast", keys=(1, 1, 1), key_flags="RW access delete", group="list", since="1.0.0")
@@ -336,10 +338,8 @@ def _move(ctx: Client, src_key: bytes, dst_key: bytes, from_left: bool, to_left:
     ctx.notify(LIST, b"lpop" if from_left else b"rpop", src_key)
     _written(ctx, src_key, src)
     if dst is not src:
-        _written(ctx, dst_key, dst)
-    ctx.propagate([b"LMOVE", src_key, dst_key, b"LEFT" if from_left else b"RIGHT",
-                   b"LEFT" if to_left else b"RIGHT"])
-    return element
+        _written(ctx, dst_key, dst, 0)  # one change for the save rules, as Redis counts a move
+    return element  # propagated as sent (LMOVE, RPOPLPUSH); the blocking forms rewrite it
 
 
 @command("lmove", 5, "write denyoom", keys=(1, 2, 1), key_flags="RW access delete|RW insert", group="list", since="6.2.0")
@@ -359,7 +359,7 @@ def _mpop(ctx: Client, keys: list[bytes], left: bool, count: int) -> object:
     for key in keys:
         value = get_list_to_serve(ctx, key)
         if value is not None:
-            return [key, _pop_n(ctx, key, value, left, count)]
+            return [key, _pop_n(ctx, key, value, left, count, True)]
     return None
 
 
@@ -408,7 +408,7 @@ def _bpop(ctx: Client, argv: list[bytes], left: bool) -> object:
     for key in keys:
         value = get_list_to_serve(ctx, key)
         if value is not None:
-            return [key, _pop_n(ctx, key, value, left, 1)[0]]
+            return [key, _pop_n(ctx, key, value, left, 1, False)[0]]
     return _wait(ctx, keys, timeout_ms, argv)
 
 
@@ -428,6 +428,8 @@ def _bmove(ctx: Client, argv: list[bytes], from_left: bool, to_left: bool, raw_t
     timeout_ms = parse_timeout(ctx, raw_timeout)
     moved = _move(ctx, argv[1], argv[2], from_left, to_left)
     if moved is not None:
+        # Redis's non-blocking forms, with the client's spelling of the sides.
+        ctx.propagate([b"LMOVE", *argv[1:5]] if len(argv) == 6 else [b"RPOPLPUSH", argv[1], argv[2]])
         return moved
     if ctx.blocked_retry:
         return KEEP_WAITING
