@@ -612,14 +612,18 @@ class ServerState:
                 if db.get(argv[index]) is None:
                     self.notify(KEY_MISS, b"keymiss", argv[index], db.index)
 
-    def db_flushed(self, db_index: int | None) -> None:
-        """Call just BEFORE FLUSHDB/FLUSHALL empties db `db_index` (None: all).
+    def db_flushed(self, db_index: int | None, replaced_with: int | None = None) -> None:
+        """Call just BEFORE FLUSHDB/FLUSHALL empties db `db_index` (None: all), or
+        SWAPDB gives it the contents of db `replaced_with`.
 
         Redis 7+ (touchAllWatchedKeysInDb) dirties only the WATCHed keys that
-        exist, so this must see the keyspace as it was.
+        exist, or that the swap brings in, so this must see the keyspace as it was.
         """
+        keyspace = self.keyspace
         for (index, key), watchers in self.watched_keys.items():
-            if (db_index is None or index == db_index) and self.keyspace[index].get(key) is not None:
+            if (db_index is None or index == db_index) and (
+                    keyspace[index].get(key) is not None
+                    or (replaced_with is not None and keyspace[replaced_with].get(key) is not None)):
                 for client in watchers:
                     client.dirty_cas = True
         for slot in self.blocking:
