@@ -81,6 +81,10 @@ CASES = {
     "lmpop": ([("RPUSH", "l", "a", "b", "c", "d")],
               [("LMPOP", "1", "l", "LEFT"), ("BLMPOP", "0", "1", "l", "RIGHT"),
                ("LMPOP", "2", "x", "l", "LEFT", "COUNT", "5")]),
+    # A pop goes as sent (its count as given), a blocking one as `LPOP key`.
+    "pops": ([("RPUSH", "l", "a", "b", "c", "d", "e", "f")],
+             [("lpop", "l"), ("RPOP", "l", "1"), ("rpop", "l", "2"), ("blpop", "x", "l", "0"),
+              ("BRPOP", "l", "0"), ("LPOP", "l", "0"), ("LPOP", "l", "9")]),
     "blmpop served": ([], [("@block", "BLMPOP", "0", "2", "x", "l", "LEFT"), ("RPUSH", "l", "a", "b")]),
     "spop whole set": ([("SADD", "s", "a", "b", "c"), ("SADD", "t", "a"), ("SADD", "u", "a")],
                        [("SPOP", "s", "3"), ("SPOP", "t", "9"), ("SPOP", "u")]),

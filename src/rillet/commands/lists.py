@@ -105,14 +105,12 @@ def llen(ctx: Client, argv: list[bytes]) -> object:
     return 0 if value is None else len(value)
 
 
-def _pop_n(ctx: Client, key: bytes, value: List, left: bool, count: int, counted: bool) -> list[bytes]:
-    """Pops up to `count`; the effect names the number popped if `counted` (LPOP with
-    a count, and LMPOP/BLMPOP, which Redis propagates as `LPOP key n` even for one)."""
+def _pop_n(ctx: Client, key: bytes, value: List, left: bool, count: int) -> list[bytes]:
+    """Pops up to `count` (each one a change for the save rules, as listElementsRemoved);
+    LPOP/RPOP propagate as sent, the others say their effect."""
     out = value.pop_many(left, count)
-    count = len(out)
     ctx.notify(LIST, b"lpop" if left else b"rpop", key)
-    _written(ctx, key, value, count)
-    ctx.propagate([b"LPOP" if left else b"RPOP", key, *([b"%d" % count] if counted else [])])
+    _written(ctx, key, value, len(out))
     return out
 
 
@@ -128,10 +126,10 @@ def _pop(ctx: Client, argv: list[bytes], left: bool) -> object:
     if value is None:
         return None if count is None else NULL_ARRAY
     if count is None:
-        return _pop_n(ctx, argv[1], value, left, 1, False)[0]
+        return _pop_n(ctx, argv[1], value, left, 1)[0]
     if count == 0:
         return []
-    return _pop_n(ctx, argv[1], value, left, count, True)
+    return _pop_n(ctx, argv[1], value, left, count)
 
 
 @command("lpop", -2, "write fast", keys=(1, 1, 1), key_flags="RW access delete", group="list", since="1.0.0")
@@ -359,7 +357,10 @@ def _mpop(ctx: Client, keys: list[bytes], left: bool, count: int) -> object:
     for key in keys:
         value = get_list_to_serve(ctx, key)
         if value is not None:
-            return [key, _pop_n(ctx, key, value, left, count, True)]
+            out = _pop_n(ctx, key, value, left, count)
+            # Redis propagates the number popped, even one: `LPOP key n`.
+            ctx.propagate([b"LPOP" if left else b"RPOP", key, b"%d" % len(out)])
+            return [key, out]
     return None
 
 
@@ -408,7 +409,9 @@ def _bpop(ctx: Client, argv: list[bytes], left: bool) -> object:
     for key in keys:
         value = get_list_to_serve(ctx, key)
         if value is not None:
-            return [key, _pop_n(ctx, key, value, left, 1, False)[0]]
+            element = _pop_n(ctx, key, value, left, 1)[0]
+            ctx.propagate([b"LPOP" if left else b"RPOP", key])
+            return [key, element]
     return _wait(ctx, keys, timeout_ms, argv)
 
 
