@@ -17,6 +17,7 @@ import pytest
 from tests.helpers import servers
 from tests.helpers.replstream import FakeReplica
 from tests.helpers.wire import Wire, encode_command
+from tests.replication import support
 
 pytestmark = pytest.mark.skipif(servers.redis8_binary() is None, reason="Redis 8.2.3 not available")
 
@@ -157,3 +158,30 @@ def test_dirty_count_matches_redis(pair, case):
     ours, ref = pair
     setup, steps = DIRTY_CASES[case]
     assert _dirty_delta(ours, setup, steps) == _dirty_delta(ref, setup, steps)
+
+
+def test_transactions_selecting_inside_replay_into_their_dbs():
+    """MULTI now comes before the SELECT: a replica and an AOF reload still put each
+    write in its db."""
+    master = servers.start_rillet("--appendonly", "yes", "--appendfsync", "always")
+    replica = servers.start_rillet("--replicaof", "127.0.0.1", str(master.port))
+    try:
+        support.wait_synced(master.client(), replica.client())
+        with Wire(master.port) as wire:
+            for step in [("SET", "p", "0"), ("MULTI",), ("SELECT", "1"), ("SET", "a", "1"), ("SELECT", "2"),
+                         ("SET", "b", "2"), ("EXEC",), ("SELECT", "3"),
+                         ("EVAL", "redis.call('set', 's', '1'); redis.call('set', 't', '1')", "0")]:
+                wire.call(*step)
+        support.wait_synced(master.client(), replica.client())
+        expected = [[b"p"], [b"a"], [b"b"], [b"s", b"t"]]
+
+        def keys(handle):
+            return [sorted(handle.client(db=db).keys()) for db in range(4)]
+
+        assert keys(replica) == expected
+        master.stop()
+        master = servers.start_rillet("--appendonly", "yes", dir=master.dir)
+        assert keys(master) == expected
+    finally:
+        master.stop()
+        replica.stop()
