@@ -40,7 +40,8 @@ _PUBSUB_ALLOWED = frozenset({"subscribe", "ssubscribe", "sunsubscribe", "psubscr
 
 def _queues_write(client: Client) -> bool:
     """EXEC of a transaction holding a write: refused as a write (Redis's is_write_command)."""
-    return client.multi is not None and any(spec.is_write for spec, _ in client.multi)
+    queued: list[tuple[CommandSpec, list[bytes]]] | None = client.multi  # type: ignore[assignment]
+    return queued is not None and any(spec.is_write for spec, _ in queued)
 
 
 class Dispatcher:

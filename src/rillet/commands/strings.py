@@ -73,7 +73,7 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
     condition = None
     compare: bytes | None = None
     want_old = False
-    get_at = []  # where GET is, to leave out of the effect
+    get_at: list[int] = []  # where GET is, to leave out of the effect
     keep_ttl = False
     expiry_unit = None
     expiry_raw = b""
