@@ -38,6 +38,12 @@ _PUBSUB_ALLOWED = frozenset({"subscribe", "ssubscribe", "sunsubscribe", "psubscr
                              "punsubscribe", "ping", "quit", "reset"})
 
 
+def _queues_write(client: Client) -> bool:
+    """EXEC of a transaction holding a write: refused as a write (Redis's is_write_command)."""
+    queued: list[tuple[CommandSpec, list[bytes]]] | None = client.multi
+    return queued is not None and any(spec.is_write for spec, _ in queued)
+
+
 class Dispatcher:
     __slots__ = ("state", "run_replicated")
 
@@ -213,18 +219,14 @@ class Dispatcher:
         subs = client.pubsub
         if subs is not None and not client.resp3 and spec.name not in _PUBSUB_ALLOWED and subs.total():
             return self._reject(client, errors.PUBSUB_CONTEXT.format(spec.name), spec)
-        if client.multi is not None and spec.name not in _MULTI_IMMEDIATE:
-            if not spec.allowed_in_multi:
-                return self._reject(client, errors.COMMAND_NOT_ALLOWED_IN_MULTI, spec)
-            client.multi.append((spec, argv))
-            return QUEUED
         if state.script_busy is not None and "allow_busy" not in spec.flags:
             # A script ran past busy-reply-threshold (Redis's processCommand order: before loading).
             return self._reject(client, errors.BUSY_EVAL if state.script_busy.is_eval
                                 else errors.BUSY_FUNCTION, spec)
         if state.loading and "loading" not in spec.flags and not client.is_internal:
             return self._reject(client, errors.LOADING, spec)
-        if spec.is_write and state.write_guard is not None and not client.is_internal:
+        if state.write_guard is not None and not client.is_internal and (
+                spec.is_write or (spec.name == "exec" and _queues_write(client))):
             problem = state.write_guard()
             if problem is not None:
                 return self._reject(client, problem, spec)
@@ -238,6 +240,13 @@ class Dispatcher:
                 if isinstance(verdict, Block):
                     return verdict
                 return self._reject(client, verdict, spec)
+        # Queued last, as Redis's processCommand: a command refused above (BUSY,
+        # NOREPLICAS, MASTERDOWN...) is not queued and makes EXEC answer EXECABORT.
+        if client.multi is not None and spec.name not in _MULTI_IMMEDIATE:
+            if not spec.allowed_in_multi:
+                return self._reject(client, errors.COMMAND_NOT_ALLOWED_IN_MULTI, spec)
+            client.multi.append((spec, argv))
+            return QUEUED
         return None
 
     def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:

@@ -53,6 +53,10 @@ EffectSink = Callable[[list[Effect]], None]
 # into every sink (each an EffectStream: commands/_writes.pyx, XADD): published
 # already, so the publish step has nothing left to do.
 PUBLISHED: tuple[()] = ()
+# The db of the MULTI that opens a transaction's effects: none of its own, so the
+# encoders put no SELECT before it and the first command inside selects its db
+# (Redis propagates MULTI with dbid -1: a replica sees MULTI, then SELECT).
+ANY_DB = -1
 
 
 def effect_argv(argv: list[bytes] | bytes) -> list[bytes]:
@@ -650,14 +654,18 @@ class ServerState:
                 if db.get(argv[index]) is None:
                     self.notify(KEY_MISS, b"keymiss", argv[index], db.index)
 
-    def db_flushed(self, db_index: int | None) -> None:
-        """Call just BEFORE FLUSHDB/FLUSHALL empties db `db_index` (None: all).
+    def db_flushed(self, db_index: int | None, replaced_with: int | None = None) -> None:
+        """Call just BEFORE FLUSHDB/FLUSHALL empties db `db_index` (None: all), or
+        SWAPDB gives it the contents of db `replaced_with`.
 
         Redis 7+ (touchAllWatchedKeysInDb) dirties only the WATCHed keys that
-        exist, so this must see the keyspace as it was.
+        exist, or that the swap brings in, so this must see the keyspace as it was.
         """
+        keyspace = self.keyspace
         for (index, key), watchers in self.watched_keys.items():
-            if (db_index is None or index == db_index) and self.keyspace[index].get(key) is not None:
+            if (db_index is None or index == db_index) and (
+                    keyspace[index].get(key) is not None
+                    or (replaced_with is not None and keyspace[replaced_with].get(key) is not None)):
                 for client in watchers:
                     client.dirty_cas = True
         for slot in self.blocking:
@@ -741,7 +749,7 @@ class ServerState:
             self._tx_effects.extend(effects)  # an expiry inside EXEC joins the transaction
             return
         if len(effects) > 1:
-            effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+            effects = [(ANY_DB, [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
         for sink in sinks:
             sink(effects)
 

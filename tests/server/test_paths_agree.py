@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 
 import rillet
+from rillet.state import ANY_DB
 
 SRC = str(Path(rillet.__file__).resolve().parent.parent)
 
@@ -418,7 +419,8 @@ def test_write_effects_same_alone_and_in_multi(pure):
         if alone[0][1] == [b"MULTI"]:
             alone = alone[1:-1]  # a command of several effects is wrapped already
         # As Redis's propagatePendingCommands: MULTI/EXEC only around more than one effect.
-        expected = alone if len(alone) == 1 else [(0, [b"MULTI"]), *alone, (0, [b"EXEC"])]
+        # MULTI has no db of its own (state.ANY_DB): the first command selects.
+        expected = alone if len(alone) == 1 else [(ANY_DB, [b"MULTI"]), *alone, (0, [b"EXEC"])]
         assert in_multi == expected, name
 
 

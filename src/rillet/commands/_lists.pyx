@@ -237,9 +237,7 @@ cdef object _pop(object ctx, list argv, bint left):
         if _small(max_size, nbytes, count):
             _set(value, L_BIG, False)
     _modified(server, db, key)
-    if _sinks(server):
-        ctx.propagate([b"LPOP" if left else b"RPOP", key])
-    return element
+    return element  # propagated as sent (lists._pop)
 
 
 def lpop(ctx, list argv):

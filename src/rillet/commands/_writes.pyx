@@ -836,7 +836,7 @@ def set_(ctx, list argv):
     if _notify_on(server):
         server.notify(_STRING, b"set", key, db.index)
     if _sinks(server):
-        _propagate(ctx, server, db, [b"SET", key, value])
+        _propagate(ctx, server, db, argv)  # as sent, as Redis
     return _OK
 
 
@@ -948,12 +948,14 @@ cdef object _set_options(object ctx, list argv):
         if unit != _O_OTHER:
             server.notify(_GENERIC, b"expire", key, db.index)
     if _sinks(server):
-        if unit != _O_OTHER:
+        # _set_general's effect: with no expiry every argument past the value is an option.
+        if unit != _O_OTHER and unit != _O_PXAT:
             _propagate(ctx, server, db, [b"SET", key, value, b"PXAT", _format_ll(deadline)])
-        elif keep_ttl:
-            _propagate(ctx, server, db, [b"SET", key, value, b"KEEPTTL"])
+        elif want_old and unit == _O_OTHER:
+            _propagate(ctx, server, db, [arg for i, arg in enumerate(argv)
+                                         if i < 3 or _set_option(arg) != _O_GET])
         else:
-            _propagate(ctx, server, db, [b"SET", key, value])
+            _propagate(ctx, server, db, argv)
     return old if want_old else _OK
 
 

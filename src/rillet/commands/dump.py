@@ -11,6 +11,7 @@ from __future__ import annotations
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import command
+from rillet.commands.typed import server_del
 from rillet.engine.eviction import set_lru_or_lfu
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC
@@ -77,12 +78,12 @@ def restore(ctx: Client, argv: list[bytes]) -> object:
     now = server.clock.now_ms()
     deadline = (ttl if absttl else ttl + now) if ttl else 0
     if deadline and deadline <= now and not server.loading:
-        # Already expired: the key is not created (an old one is deleted, as a DEL).
+        # Already expired: the key is not created (an old one is deleted, as a DEL or UNLINK).
         if existed:
             db.delete(key)
             ctx.modified(key)
             ctx.notify(GENERIC, b"del", key)
-            ctx.propagate([b"DEL", key])
+            ctx.propagate(server_del(ctx, key))
         return OK
     if existed:
         db.delete(key)

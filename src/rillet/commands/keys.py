@@ -466,8 +466,8 @@ def swapdb(ctx: Client, argv: list[bytes]) -> object:
     if first != second:
         server = ctx.server
         # Watchers and blocked clients of both databases see their keys change.
-        server.db_flushed(first)
-        server.db_flushed(second)
+        server.db_flushed(first, second)
+        server.db_flushed(second, first)
         server.keyspace[first].swap_contents(server.keyspace[second])
     ctx.changed()
     return OK

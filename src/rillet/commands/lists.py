@@ -34,15 +34,15 @@ def _max_size(ctx: Client) -> int:
     return config_int(ctx, "list-max-listpack-size")
 
 
-def _written(ctx: Client, key: bytes, value: List) -> None:
+def _written(ctx: Client, key: bytes, value: List, changes: int = 1) -> None:
     """After a change (its event already sent): drop an emptied list (`del`), convert a
-    shrunk one back, signal."""
+    shrunk one back, signal (`changes` counted for the save rules)."""
     if not len(value):
         ctx.db.delete(key)
         ctx.notify(GENERIC, b"del", key)
     else:
         value.shrunk(_max_size(ctx))
-    ctx.modified(key)
+    ctx.modified(key, changes)
 
 
 def get_list_to_serve(ctx: Client, key: bytes) -> List | None:
@@ -106,11 +106,11 @@ def llen(ctx: Client, argv: list[bytes]) -> object:
 
 
 def _pop_n(ctx: Client, key: bytes, value: List, left: bool, count: int) -> list[bytes]:
+    """Pops up to `count` (each one a change for the save rules, as listElementsRemoved);
+    LPOP/RPOP propagate as sent, the others say their effect."""
     out = value.pop_many(left, count)
-    count = len(out)
     ctx.notify(LIST, b"lpop" if left else b"rpop", key)
-    _written(ctx, key, value)
-    ctx.propagate([b"LPOP" if left else b"RPOP", key, *([b"%d" % count] if count > 1 else [])])
+    _written(ctx, key, value, len(out))
     return out
 
 
@@ -337,10 +337,8 @@ def _move(ctx: Client, src_key: bytes, dst_key: bytes, from_left: bool, to_left:
     ctx.notify(LIST, b"lpop" if from_left else b"rpop", src_key)
     _written(ctx, src_key, src)
     if dst is not src:
-        _written(ctx, dst_key, dst)
-    ctx.propagate([b"LMOVE", src_key, dst_key, b"LEFT" if from_left else b"RIGHT",
-                   b"LEFT" if to_left else b"RIGHT"])
-    return element
+        _written(ctx, dst_key, dst, 0)  # one change for the save rules, as Redis counts a move
+    return element  # propagated as sent (LMOVE, RPOPLPUSH); the blocking forms rewrite it
 
 
 @command("lmove", 5, "write denyoom", keys=(1, 2, 1), key_flags="RW access delete|RW insert", group="list", since="6.2.0")
@@ -360,7 +358,10 @@ def _mpop(ctx: Client, keys: list[bytes], left: bool, count: int) -> object:
     for key in keys:
         value = get_list_to_serve(ctx, key)
         if value is not None:
-            return [key, _pop_n(ctx, key, value, left, count)]
+            out = _pop_n(ctx, key, value, left, count)
+            # Redis propagates the number popped, even one: `LPOP key n`.
+            ctx.propagate([b"LPOP" if left else b"RPOP", key, b"%d" % len(out)])
+            return [key, out]
     return None
 
 
@@ -409,7 +410,9 @@ def _bpop(ctx: Client, argv: list[bytes], left: bool) -> object:
     for key in keys:
         value = get_list_to_serve(ctx, key)
         if value is not None:
-            return [key, _pop_n(ctx, key, value, left, 1)[0]]
+            element = _pop_n(ctx, key, value, left, 1)[0]
+            ctx.propagate([b"LPOP" if left else b"RPOP", key])
+            return [key, element]
     return _wait(ctx, keys, timeout_ms, argv)
 
 
@@ -429,6 +432,8 @@ def _bmove(ctx: Client, argv: list[bytes], from_left: bool, to_left: bool, raw_t
     timeout_ms = parse_timeout(ctx, raw_timeout)
     moved = _move(ctx, argv[1], argv[2], from_left, to_left)
     if moved is not None:
+        # Redis's non-blocking forms, with the client's spelling of the sides.
+        ctx.propagate([b"LMOVE", *argv[1:5]] if len(argv) == 6 else [b"RPOPLPUSH", argv[1], argv[2]])
         return moved
     if ctx.blocked_retry:
         return KEEP_WAITING

@@ -21,6 +21,7 @@ from rillet.commands.typed import (
     pick,
     random_count,
     scan_members,
+    server_del,
 )
 from rillet.compiled import compiled
 from rillet.engine.sets import HASHTABLE, INTSET, LISTPACK, Set, is_int64
@@ -162,6 +163,7 @@ def spop(ctx: Client, argv: list[bytes]) -> object:
         return None if count is None else _reply(ctx, [])
     if count == 0:
         return _reply(ctx, [])
+    whole = count is not None and count >= len(s.members)
     chosen = pick(list(s.members), 1 if count is None else count, False)
     for m in chosen:
         s.remove(m)
@@ -169,8 +171,9 @@ def spop(ctx: Client, argv: list[bytes]) -> object:
     if not s.members:
         ctx.db.delete(argv[1])
         ctx.notify(GENERIC, b"del", argv[1])
-    ctx.modified(argv[1])
-    ctx.propagate([b"SREM", argv[1], *chosen])
+    ctx.modified(argv[1], len(chosen))
+    # spopWithCountCommand: the whole set goes as one DEL (or UNLINK), not its members.
+    ctx.propagate(server_del(ctx, argv[1]) if whole else [b"SREM", argv[1], *chosen])
     return chosen[0] if count is None else _reply(ctx, chosen)
 
 

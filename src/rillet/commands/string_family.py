@@ -126,6 +126,7 @@ def getset(ctx: Client, argv: list[bytes]) -> object:
     ctx.db.set_key(argv[1], argv[2])
     ctx.modified(argv[1])
     ctx.notify(STRING, b"set", argv[1])
+    ctx.propagate([b"SET", argv[1], argv[2]])  # getsetCommand: propagated as SET
     return old
 
 

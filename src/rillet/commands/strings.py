@@ -79,8 +79,7 @@ def set_(ctx: Client, argv: list[bytes]) -> object:
             db.set_key(key, value)
         ctx.modified(key)
         ctx.notify(STRING, b"set", key)
-        ctx.propagate([b"SET", key, value])
-        return OK
+        return OK  # propagated as sent
     return _set_general(ctx, argv)
 
 
@@ -89,6 +88,7 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
     condition = None
     compare: bytes | None = None
     want_old = False
+    get_at: list[int] = []  # where GET is, to leave out of the effect
     keep_ttl = False
     expiry_unit = None
     expiry_raw = b""
@@ -104,6 +104,7 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
             compare = argv[i]
         elif option == b"GET":
             want_old = True
+            get_at.append(i)
         elif option == b"KEEPTTL" and expiry_unit is None:
             keep_ttl = True
         elif (option in _SET_EXPIRY and expiry_unit in (None, option) and not keep_ttl
@@ -138,12 +139,12 @@ def _set_general(ctx: Client, argv: list[bytes]) -> object:
     ctx.notify(STRING, b"set", key)
     if deadline is not None:
         ctx.notify(GENERIC, b"expire", key)
-    effect = [b"SET", key, value]
-    if deadline is not None:
-        effect += [b"PXAT", b"%d" % deadline]
-    elif keep_ttl:
-        effect.append(b"KEEPTTL")
-    ctx.propagate(effect)
+    # setGenericCommand: a relative expiry (or EXAT) becomes `SET key value PXAT ms`;
+    # else GET is left out unless there is a PXAT; else the command goes as sent.
+    if deadline is not None and expiry_unit != b"PXAT":
+        ctx.propagate([b"SET", key, value, b"PXAT", b"%d" % deadline])
+    elif get_at and deadline is None:
+        ctx.propagate([arg for i, arg in enumerate(argv) if i not in get_at])
     return old if want_old else OK
 
 

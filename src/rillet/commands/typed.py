@@ -46,6 +46,13 @@ def config_int(ctx: Client, name: str) -> int:
     return value
 
 
+def server_del(ctx: Client, key: bytes) -> list[bytes]:
+    """The effect of a delete the server decides on (SPOP of a whole set, RESTORE of a
+    key already expired): UNLINK under `lazyfree-lazy-server-del`, else DEL, as Redis
+    propagates it (shared.unlink / shared.del)."""
+    return [b"UNLINK" if ctx.server.config.values["lazyfree-lazy-server-del"] else b"DEL", key]
+
+
 # --- *SCAN -------------------------------------------------------------------------
 
 def parse_cursor(raw: bytes) -> int:

@@ -70,7 +70,7 @@ cdef Py_ssize_t _size_effects(list effects, long db, list extras, list rare,
     for effect in effects:
         db_index = (<tuple>effect)[0]
         argv = (<tuple>effect)[1]
-        if db_index != db:
+        if db_index != db and db_index >= 0:  # (state.ANY_DB, a MULTI's, selects nothing)
             piece = encode_select(db_index)
             extras.append(piece)
             total += len(<bytes>piece)
@@ -94,7 +94,7 @@ cdef long _write_effects(char* p, list effects, long db, list extras, list rare)
         next_rare = rare[0]
     for effect in effects:
         db_index = (<tuple>effect)[0]
-        if db_index != db:
+        if db_index != db and db_index >= 0:
             p = _copy(p, extras[extra])
             extra += 1
             db = db_index

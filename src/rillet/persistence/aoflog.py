@@ -66,7 +66,8 @@ class EffectStream:
     def __call__(self, effects: list[tuple[int, list[bytes] | bytes]]) -> None:
         out = bytearray()
         for db_index, argv in effects:
-            if db_index != self.selected_db:
+            # A negative db (state.ANY_DB, a transaction's MULTI) selects nothing.
+            if db_index != self.selected_db and db_index >= 0:
                 out += encode_select(db_index)
                 self.selected_db = db_index
             out += encode_command(argv)

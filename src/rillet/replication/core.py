@@ -428,8 +428,10 @@ class Replication:
     def command_guard(self, client: Any, spec: Any, argv: list[bytes]) -> Block | str | None:
         """The dispatcher's replication hook: an error, a Block (paused write) or None."""
         if (self.master_host is not None and not self.config["replica-serve-stale-data"]
-                and "stale" not in spec.flags and (self.link is None or not self.link.up)):
-            return errors.MASTERDOWN
+                and ("stale" not in spec.flags or (spec.name == "exec" and any(
+                    "stale" not in queued.flags for queued, _ in client.multi or ())))
+                and (self.link is None or not self.link.up)):
+            return errors.MASTERDOWN  # (EXEC too, if it holds a command that is not `stale`)
         if self.failover.paused:
             return self.failover.hold(client, spec, argv)
         return None
