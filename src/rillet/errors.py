@@ -75,6 +75,7 @@ CONFIG_UNKNOWN_PARAM = "ERR Unknown option or number of arguments for CONFIG SET
 CONFIG_SET_FAILED = "ERR CONFIG SET failed (possibly related to argument '{}') - {}"
 CONFIG_DUPLICATE = "ERR CONFIG SET failed (possibly related to argument '{}') - duplicate parameter"
 CONFIG_IMMUTABLE = "can't set immutable config"
+CONFIG_PORT_UNUSABLE = "Unable to listen on this port. Check server logs."
 CONFIG_PROTECTED = "can't set protected config"
 
 # --- connections (server/connection.py) ---------------------------------------------------

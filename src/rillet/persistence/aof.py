@@ -209,10 +209,13 @@ class AofWriter:
         if manifest.base is None and not manifest.incr:
             info = manifest.new_base(self.filename, self.base_suffix())
             write_base(self.path(info.name))
-        if not manifest.incr:
+        created = not manifest.incr
+        if created:
             manifest.new_incr(self.filename)
         info = manifest.incr[-1]
         fd = os.open(self.path(info.name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        log.info("%s AOF incr file %s on server start", "Creating" if created else "Opening",
+                 info.name)
         try:
             self.persist_manifest(manifest)
         except OSError:

@@ -458,11 +458,11 @@ class Persistence:
         if self.child is not None and self.child.kind == fork.KIND_RDB:
             raise ReplyError(errors.BGSAVE_IN_PROGRESS)
         try:
-            keys, size = save_to_path(self.state, self.snapshot_path())
+            save_to_path(self.state, self.snapshot_path())
         except OSError as error:
             log.warning("Failed saving the DB: %s", error.strerror)
             raise ReplyError(errors.SAVE_FAILED) from None
-        log.info("DB saved on disk (%d keys, %d bytes)", keys, size)
+        log.info("DB saved on disk")
         self.lastsave = int(time.time())
         self.state.dirty = 0
         self.last_bgsave_ok = True

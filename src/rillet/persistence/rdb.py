@@ -22,6 +22,7 @@ not match, a dry parse finds the first offset that is wrong to report it.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -57,6 +58,8 @@ from rillet.persistence.rdb_format import (
     encode_millis,
     encode_string,
 )
+
+log = logging.getLogger("rillet")
 
 MAGIC = b"REDIS"
 _FLUSH_BYTES = 1 << 20
@@ -451,6 +454,8 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
             aux_value = reader.string("an AUX field value")
             if stats.aux is not None:
                 stats.aux.append((at, aux_name, aux_value))
+            if not dry:
+                _log_aux(aux_name, aux_value, now)
             if aux_name in AUX_EXTENSIONS:
                 aux_pending.append((aux_name, aux_value))
             continue
@@ -594,6 +599,23 @@ def restore_value(payload: bytes, state: Any) -> Any:
     if reader.pos != reader.end:
         raise reader.fail("the end of the value")
     return value
+
+
+def _log_aux(name: bytes, value: bytes, now_ms: int) -> None:
+    """The lines Redis logs for the AUX fields it reads (rdbLoadRioWithLoadingCtx)."""
+    try:
+        if name == b"redis-ver":
+            log.info("Loading RDB produced by version %s", value.decode("utf-8", "replace"))
+        elif name == b"ctime":
+            log.info("RDB age %d seconds", max(0, now_ms // 1000 - int(value)))
+        elif name == b"used-mem":
+            log.info("RDB memory usage when created %.2f Mb", int(value) / (1024 * 1024))
+        elif name == b"aof-preamble" and int(value):
+            log.info("RDB has an AOF tail")
+        elif name == b"aof-base" and int(value):
+            log.info("RDB is base AOF")
+    except ValueError:
+        pass  # Redis's strtol reads what it can; a line is all that is lost here
 
 
 def _env_int(name: str) -> int:
