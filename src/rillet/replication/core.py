@@ -317,7 +317,6 @@ class Replication:
         if host is None:
             if self.master_host is None:
                 return True
-            log.info("MASTER MODE enabled (user request from REPLICAOF NO ONE)")
             self._stop_link()
             self.master_host = None
             self.master_port = 0
@@ -330,10 +329,10 @@ class Replication:
             self.no_replicas_since = time.monotonic()
             self.update_guard()
             self.config.values["replicaof"] = ""
+            log.info("MASTER MODE enabled (user request from REPLICAOF NO ONE)")  # (as M)
             return True
         if self.master_host == host and self.master_port == port and self.link is not None:
             return False
-        log.info("Connecting to MASTER %s:%d", host, port)
         was_master = self.master_host is None
         # The db the stream is in at our offset, for a partial resync with the new
         # master: our old master client's, or (a demoted master) our own stream's.
@@ -362,6 +361,7 @@ class Replication:
 
         if self.master_host is None:  # (callers have set it: we are a replica)
             return
+        log.info("Connecting to MASTER %s:%d", self.master_host, self.master_port)
         self.link = MasterLink(self, self.master_host, self.master_port, failover)
         self.link.start()
 
