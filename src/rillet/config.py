@@ -83,6 +83,8 @@ class Param:
     multiword: bool = False
     # Enum names that Redis stores as another's value and so reports under it.
     shown: dict[str, str] = field(default_factory=dict)
+    # Redis's HIDDEN_CONFIG (test hooks): CONFIG GET names it, a pattern does not match it.
+    hidden: bool = False
 
     def parse(self, text: str) -> Any:
         if self.parser is not None:
@@ -312,6 +314,12 @@ PARAMS = [
     Param("enable-debug-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),
     Param("enable-protected-configs", "enum", "no", choices=("no", "yes", "local"), immutable=True),
     Param("enable-module-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),
+    # Redis's test delays, per key loaded / saved, in microseconds (rdb.py's debug_delay).
+    Param("key-load-delay", "int", 0, -_MAX32 - 1, _MAX32, hidden=True),
+    Param("rdb-key-save-delay", "int", 0, -_MAX32 - 1, _MAX32, hidden=True),
+    # How often Redis serves clients while loading; rillet does every few ms of loading.
+    Param("loading-process-events-interval-bytes", "int", 2 * 1024 * 1024, 1024, _MAX32,
+          hidden=True),
     Param("gc-freeze-interval", "int", 1000, 0, _MAX32),
     Param("gc-sweep-growth", "int", 100, 0, _MAX32),
 ]

@@ -195,6 +195,15 @@ def unknown_subcommand(sub: bytes, container: str) -> str:
                     + container.upper().encode() + b" HELP.")
 
 
+def debug_error(text: bytes) -> str:
+    """DEBUG ERROR's reply: the client's text as the whole error line (no ERR added)."""
+    return _message(text)
+
+
+DEBUG_RELOAD_OPTIONS = "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
+DEBUG_PACKED_THRESHOLD = "ERR argument must be a memory value bigger than 1 and smaller than 4gb"
+
+
 def subcommand_syntax(sub: bytes, container: str) -> str:
     """Redis's addReplySubcommandSyntaxError: a known subcommand given bad arguments."""
     return _message(b"ERR unknown subcommand or wrong number of arguments for '"

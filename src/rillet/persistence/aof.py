@@ -160,6 +160,7 @@ class AofWriter:
         # While AOF is being switched on at runtime, effects go to a temp incr file
         # until the first rewrite gives the base they apply to (Redis WAIT_REWRITE).
         self.waiting_rewrite = False
+        self.flush_sleep_us = 0  # DEBUG AOF-FLUSH-SLEEP: a pause before each write of the buffer
 
     # --- paths and manifest ---------------------------------------------------------
     @property
@@ -365,6 +366,8 @@ class AofWriter:
             return True
         buf = self.buf
         if buf:
+            if self.flush_sleep_us:
+                time.sleep(self.flush_sleep_us / 1e6)
             start = self.incr_size
             view = memoryview(buf)
             done = 0

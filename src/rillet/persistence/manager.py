@@ -447,6 +447,10 @@ class Persistence:
     def clear_faults(self) -> None:
         disk.FAULTS.clear()
 
+    def set_aof_flush_sleep(self, usec: int) -> None:
+        """DEBUG AOF-FLUSH-SLEEP: sleep before each write of the AOF buffer (tests)."""
+        self.aof.flush_sleep_us = max(0, usec)
+
     def _flush_everything(self) -> None:
         state = self.state
         state.keyspace.flush_all()

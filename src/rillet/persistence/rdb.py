@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -220,7 +221,7 @@ def write_keyspace(writer: RDBWriter, state: Any, *, aof_base: bool = False,
         writer.u8(OP_FUNCTION2)
         writer.string(code)
     written = 0
-    delay_us = _env_int("RILLET_KEY_SAVE_DELAY_US")
+    delay_us = _delay_us(writer.config, "rdb-key-save-delay", "RILLET_KEY_SAVE_DELAY_US")
     for db in state.keyspace.dbs:
         data = db.data
         if not data:
@@ -251,7 +252,7 @@ def write_keyspace(writer: RDBWriter, state: Any, *, aof_base: bool = False,
                 codec.save(writer, value)
             written += 1
             if delay_us:
-                time.sleep(delay_us / 1e6)
+                debug_delay(delay_us)
     for name, (collect, _apply) in AUX_EXTENSIONS.items():
         for value in collect(state):
             _aux(writer, name, value)
@@ -424,7 +425,8 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
     now = state.clock.now_ms() if state is not None else 0
     deadline: int | None = None
     since_yield = 0
-    delay_us = _env_int("RILLET_KEY_LOAD_DELAY_US")
+    delay_us = _delay_us(state.config if state is not None else None, "key-load-delay",
+                         "RILLET_KEY_LOAD_DELAY_US")
     aux_pending: list[tuple[bytes, bytes]] = []
     u8 = reader.u8
     while True:
@@ -514,7 +516,7 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
         deadline = None
         since_yield += 1
         if delay_us:
-            time.sleep(delay_us / 1e6)
+            debug_delay(delay_us)
             since_yield = 1 << 30
         if since_yield >= 1024:
             since_yield = 0
@@ -618,9 +620,18 @@ def _log_aux(name: bytes, value: bytes, now_ms: int) -> None:
         pass  # Redis's strtol reads what it can; a line is all that is lost here
 
 
-def _env_int(name: str) -> int:
-    # Test hooks (like Redis's key-load-delay / rdb-key-save-delay), in microseconds.
+def _delay_us(config: Any, name: str, env: str) -> int:
+    """Redis's test delays per key, `key-load-delay` / `rdb-key-save-delay` (microseconds),
+    else the environment's (a hook for servers started by tests)."""
     try:
-        return int(os.environ.get(name, "0"))
-    except ValueError:
+        return int(config[name]) if config is not None and config[name] else int(os.environ.get(env, "0"))
+    except (ValueError, KeyError):
         return 0
+
+
+def debug_delay(usec: int) -> None:
+    """Redis's debugDelay: a negative value sleeps 1 us once in -usec times on average."""
+    if usec < 0:
+        usec = 1 if random.randrange(-usec) == 0 else 0
+    if usec:
+        time.sleep(usec / 1e6)

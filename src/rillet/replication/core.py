@@ -307,6 +307,13 @@ class Replication:
         log.info("Setting secondary replication ID to %s, valid up to offset: %d. "
                  "New replication ID is %s", self.replid2, self.second_repl_offset, self.replid)
 
+    def change_ids(self) -> None:
+        """DEBUG CHANGE-REPL-ID: Redis's changeReplicationId and clearReplicationId2."""
+        log.info("Changing replication IDs after receiving DEBUG change-repl-id")
+        self.replid = new_replid()
+        self.replid2 = NO_ID
+        self.second_repl_offset = -1
+
     # --- roles ------------------------------------------------------------------------
     def replicaof(self, host: str | None, port: int = 0, failover: bool = False) -> bool:
         """REPLICAOF host port (host None: NO ONE); False if already replicating that master.

@@ -450,9 +450,11 @@ class Server:
         while True:
             hz = int(self.config["hz"])
             await asyncio.sleep(1 / hz)
+            if self.state.cron_paused:
+                continue
             ticks += 1
             try:
-                for db in self.state.keyspace.dbs:
+                for db in self.state.keyspace.dbs if self.state.active_expire_enabled else ():
                     if db.expires:
                         db.active_expire()
                     if len(db):
