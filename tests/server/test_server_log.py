@@ -249,40 +249,77 @@ MASTER_LINES = ("Replica 127.0.0.1:{port} asks for synchronization",
                 "Synchronization with replica 127.0.0.1:{port} succeeded")
 
 
-def test_replication_lines_as_redis(tmp_path):
+# FAILOVER's hand-over: the old master's lines, then the new one's.
+OLD_MASTER_LINES = (
+    "FAILOVER requested to any replica.",
+    "Failover target 127.0.0.1:{port} is synced, failing over.",
+    "Connecting to MASTER 127.0.0.1:{port}",
+    "MASTER <-> REPLICA sync started",
+    "Master replied to PING, replication can continue...",
+    "Trying a partial resynchronization (request",
+    "Successful partial resynchronization with master.",
+    "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.",
+)
+NEW_MASTER_LINES = (
+    "Failover request received for replid",
+    "MASTER MODE enabled (failover request from 'id=",
+    "Partial resynchronization request from 127.0.0.1:{port} accepted.",
+)
+
+
+def _seen(lines: list[str], keys: tuple[str, ...], **names: int) -> list[tuple[str, str, str]]:
+    """(role, level, key) for each line that starts with one of `keys` (formatted with
+    `names`; the key is given unformatted)."""
+    return [(m[2], m[4], key) for line in lines if (m := LINE.match(line))
+            for key in keys if m[5].startswith(key.format(**names))]
+
+
+def test_replication_and_failover_lines_as_redis(tmp_path):
     got = {}
     for kind in ("rillet", "redis"):
         master_dir, replica_dir = str(tmp_path / f"{kind}-m"), str(tmp_path / f"{kind}-r")
         os.makedirs(master_dir)
         os.makedirs(replica_dir)
         master_port, replica_port = servers.free_port(), servers.free_port()
-        master = Watched([*command(kind), write_conf(master_dir, master_port,
-                                                     "repl-diskless-sync-delay 0")], master_dir)
+        # (Redis 8.2.3 without its rdb channel, which rillet does not have.)
+        extra = ("repl-rdb-channel no",) if kind == "redis" else ()
+        master = Watched([*command(kind), write_conf(
+            master_dir, master_port, "repl-diskless-sync-delay 0", *extra)], master_dir)
         replica = None
         try:
             master.wait_for(READY)
             with Wire(master_port) as wire:
                 assert wire.call("SET", "k", "v") == b"+OK\r\n"
-            extra = ("repl-rdb-channel no",) if kind == "redis" else ()
             replica = Watched([*command(kind), write_conf(
-                replica_dir, replica_port, f"replicaof 127.0.0.1 {master_port}", *extra)],
-                replica_dir)
+                replica_dir, replica_port, f"replicaof 127.0.0.1 {master_port}",
+                "repl-diskless-sync-delay 0", *extra)], replica_dir)
             replica.wait_for(re.compile(r"^\d+:S .* \* MASTER <-> REPLICA sync: Finished with success$"))
             master.wait_for(re.compile(rf"Synchronization with replica 127.0.0.1:{replica_port} succeeded$"))
+            synced = (len(master.lines), len(replica.lines))
+            with Wire(master_port) as wire:
+                assert wire.call("FAILOVER") == b"+OK\r\n"
+            master.wait_for(re.compile(r"^\d+:S .* Master accepted a Partial Resynchronization\.$"))
+            replica.wait_for(re.compile(rf"^\d+:M .* Partial resynchronization request from"
+                                        rf" 127.0.0.1:{master_port} accepted\."))
+            # (What they log as they stop, reconnecting and all, is not compared.)
+            handed = (len(master.lines), len(replica.lines))
         finally:
             for proc in (replica, master):
                 if proc is not None:
                     proc.proc.terminate()
                     proc.wait_exit()
-        replica_seen = [(m[2], m[4], key) for line in replica.lines if (m := LINE.match(line))
-                        for key in REPLICA_LINES if m[5].startswith(key)]
-        wanted = [line.format(port=replica_port) for line in MASTER_LINES]
-        master_seen = [key for line in master.lines if (m := LINE.match(line))
-                       for key in wanted if m[5].rstrip() == key]  # (Redis ends one with a space)
-        assert master_seen == wanted, master.lines
-        got[kind] = replica_seen
-    assert got["rillet"] == got["redis"]
-    assert [key for _, _, key in got["rillet"]] == list(REPLICA_LINES)
+        master_seen = [key for _, _, key in _seen(master.lines[:synced[0]], MASTER_LINES,
+                                                  port=replica_port)]
+        assert master_seen == list(MASTER_LINES), master.lines
+        got[kind] = (_seen(replica.lines[:synced[1]], REPLICA_LINES),
+                     _seen(master.lines[synced[0]:handed[0]], OLD_MASTER_LINES,
+                           port=replica_port),
+                     _seen(replica.lines[synced[1]:handed[1]], NEW_MASTER_LINES,
+                           port=master_port))
+    assert got["rillet"] == got["redis"], "\n".join(map(str, (*got["rillet"], *got["redis"])))
+    assert [key for _, _, key in got["rillet"][0]] == list(REPLICA_LINES)
+    assert len(got["rillet"][1]) == len(OLD_MASTER_LINES)
+    assert len(got["rillet"][2]) == len(NEW_MASTER_LINES)
 
 
 def test_loglevel_levels_and_config_set(tmp_path):

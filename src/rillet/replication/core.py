@@ -315,10 +315,12 @@ class Replication:
         self.second_repl_offset = -1
 
     # --- roles ------------------------------------------------------------------------
-    def replicaof(self, host: str | None, port: int = 0, failover: bool = False) -> bool:
+    def replicaof(self, host: str | None, port: int = 0, failover: bool = False,
+                  cause: str = "") -> bool:
         """REPLICAOF host port (host None: NO ONE); False if already replicating that master.
 
         `failover`: FAILOVER's hand-over (our PSYNC asks the target to promote itself).
+        `cause`: who asked for a promotion, for Redis's "MASTER MODE enabled" line.
         """
         self.flush_out()  # this turn's writes, in the role they were made in
         if host is None:
@@ -336,7 +338,8 @@ class Replication:
             self.no_replicas_since = time.monotonic()
             self.update_guard()
             self.config.values["replicaof"] = ""
-            log.info("MASTER MODE enabled (user request from REPLICAOF NO ONE)")  # (as M)
+            if cause:
+                log.info("MASTER MODE enabled (%s)", cause)  # (as M: the role has changed)
             return True
         if self.master_host == host and self.master_port == port and self.link is not None:
             return False

@@ -222,6 +222,7 @@ class MasterLink:
             words = reply.split()
             new_id = words[1].decode() if len(words) > 1 else None
             log.info("Successful partial resynchronization with master.")
+            log.info("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
             repl.continued(new_id)
             if self.client is None:
                 self.client = self._new_client()
