@@ -322,6 +322,50 @@ def test_replication_and_failover_lines_as_redis(tmp_path):
     assert len(got["rillet"][2]) == len(NEW_MASTER_LINES)
 
 
+BACKGROUND_LINES = (
+    "Background saving started by pid",
+    "DB saved on disk",
+    "Background saving terminated with success",
+    "Creating AOF incr file",
+    "Background append only file rewriting started by pid",
+    "Successfully created the temporary AOF base file",
+    "Background AOF rewrite terminated with success",
+    "Successfully renamed the temporary AOF base file",
+    "Removing the history file",
+    "Background AOF rewrite finished successfully",
+)
+
+
+def test_bgsave_and_bgrewriteaof_lines_as_redis(tmp_path):
+    """The parent's and the child's (role C) lines of BGSAVE and BGREWRITEAOF."""
+    got = {}
+    for kind in ("rillet", "redis"):
+        workdir = str(tmp_path / kind)
+        os.makedirs(workdir)
+        port = servers.free_port()
+        server = Watched([*command(kind), write_conf(workdir, port, "appendonly yes")], workdir)
+        try:
+            server.wait_for(READY)
+            start = len(server.lines)
+            with Wire(port) as wire:
+                assert wire.call("SET", "k", "v") == b"+OK\r\n"
+                assert wire.call("BGSAVE") == b"+Background saving started\r\n"
+                server.wait_for(re.compile(r"Background saving terminated with success$"))
+                assert wire.call("BGREWRITEAOF") == (
+                    b"+Background append only file rewriting started\r\n")
+                server.wait_for(re.compile(r"Background AOF rewrite finished successfully$"))
+                end = len(server.lines)
+                wire.send_raw(encode_command("SHUTDOWN", "NOSAVE"))
+            assert server.wait_exit() == 0
+        finally:
+            server.kill()
+        got[kind] = _seen(server.lines[start:end], BACKGROUND_LINES)
+    assert got["rillet"] == got["redis"], got
+    assert [key for _, _, key in got["rillet"]] == [
+        *BACKGROUND_LINES[:8], "Removing the history file", *BACKGROUND_LINES[8:]]
+    assert got["rillet"][1][0] == got["rillet"][5][0] == "C"
+
+
 def test_loglevel_levels_and_config_set(tmp_path):
     """`loglevel warning` hides notices; CONFIG SET loglevel brings them back."""
     workdir = str(tmp_path)

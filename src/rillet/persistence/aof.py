@@ -261,6 +261,7 @@ class AofWriter:
                 os.close(fd)
                 disk.unlink_quietly(self.path(name))
                 raise
+            log.info("Creating AOF incr file %s on background rewrite", name)
         if self.fd >= 0:
             self.bio.close(self.fd, sync=self.config["appendfsync"] != "always")
         self.fd = fd
