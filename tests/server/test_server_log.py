@@ -211,6 +211,31 @@ def test_logo_signal_and_unix_socket_lines(tmp_path):
     assert ("M", "*", "Removing the unix socket file.") in results["rillet"]
 
 
+def test_busy_port_lines_as_redis(tmp_path):
+    """A port already taken: Redis's two lines (its test suite looks for "Failed listening
+    on port" to pick another), and exit status 1."""
+    blocker = socket.create_server(("127.0.0.1", 0))
+    port = blocker.getsockname()[1]
+    got = {}
+    try:
+        for kind in ("rillet", "redis"):
+            workdir = str(tmp_path / kind)
+            os.makedirs(workdir)
+            server = Watched([*command(kind), write_conf(workdir, port)], workdir)
+            try:
+                assert server.wait_exit() == 1
+            finally:
+                server.kill()
+            got[kind] = [(m[2], m[4], m[5]) for line in server.lines if (m := LINE.match(line))
+                         if m[4] == "#" and "overcommit" not in m[5]]
+    finally:
+        blocker.close()
+    assert got["rillet"] == got["redis"] == [
+        ("M", "#", f"Warning: Could not create server TCP listening socket 127.0.0.1:{port}:"
+                   " bind: Address already in use"),
+        ("M", "#", f"Failed listening on port {port} (tcp), aborting.")]
+
+
 def test_replica_lines_carry_s(tmp_path):
     """A replica's lines say S from the start (its role comes from the config)."""
     workdir = str(tmp_path)

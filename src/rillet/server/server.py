@@ -45,6 +45,10 @@ class Durability(Protocol):
     def seal(self, ticket: int) -> bool: ...
 
 
+class ListenError(Exception):
+    """A port could not be bound at start (logged as Redis logs it): the server exits 1."""
+
+
 class Server:
     def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
         self.state = ServerState(config, clock)
@@ -108,6 +112,9 @@ class Server:
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
+        # (Redis logs it before it binds: a port it cannot bind is logged after it.)
+        serverlog.announce_mode(self.config, self.config["port"] or self.config["tls-port"],
+                                f"{__version__} (Redis {REDIS_COMPAT_VERSION} compatible)")
         try:
             tcp = await self._create_listeners()
         except BaseException:
@@ -120,8 +127,6 @@ class Server:
         # start last, as asyncio's start_serving yields to the loop after each.
         for listener in sorted(self._listeners, key=lambda each: each in tcp):
             await listener.start_serving()
-        serverlog.announce_mode(self.config, self.port or self.tls_port,
-                                f"{__version__} (Redis {REDIS_COMPAT_VERSION} compatible)")
         log.info("Server initialized")
         self._tasks.append(asyncio.ensure_future(self._cron()))
         for task in self.startup_tasks:
@@ -149,10 +154,10 @@ class Server:
         port = config["port"]
         if port:
             for host in str(config["bind"]).split():
-                listener = await loop.create_server(
+                listener = await self._bind(loop.create_server(
                     lambda: ClientConnection(self), host.lstrip("-"), port, backlog=backlog,
                     reuse_address=True, start_serving=False,
-                )
+                ), host.lstrip("-"), port, "tcp")
                 self._listeners.append(listener)
                 self.plain_listeners.append(listener)
                 self.tcp_listeners.append(listener)
@@ -163,10 +168,10 @@ class Server:
         if tls_port:
             context = self.tls_context or server_context(config)
             for host in str(config["bind"]).split():
-                listener = await loop.create_server(
+                listener = await self._bind(loop.create_server(
                     lambda: ClientConnection(self), host.lstrip("-"), tls_port, backlog=backlog,
                     reuse_address=True, ssl=context, start_serving=False,
-                )
+                ), host.lstrip("-"), tls_port, "tls")
                 self._listeners.append(listener)
                 if not self.tls_port:
                     self.tls_port = listener.sockets[0].getsockname()[1]
@@ -182,6 +187,17 @@ class Server:
             self._listeners.append(listener)
             self.plain_listeners.append(listener)
         return tcp
+
+    @staticmethod
+    async def _bind(creating: Awaitable[asyncio.base_events.Server], host: str, port: int,
+                    kind: str) -> asyncio.base_events.Server:
+        try:
+            return await creating
+        except OSError as error:
+            log.warning("Warning: Could not create server TCP listening socket %s:%d: bind: %s",
+                        host, port, os.strerror(error.errno or 0))
+            log.warning("Failed listening on port %d (%s), aborting.", port, kind)
+            raise ListenError(port) from None
 
     def _port_changed(self, port: int) -> None:
         """CONFIG SET port: bind the new port now (a failure is CONFIG SET's error and
@@ -514,7 +530,11 @@ def _request_shutdown(server: Server, setting: str) -> None:
 
 
 async def serve(server: Server, ready: Callable[[Server], None] | None = None) -> None:
-    await server.start()
+    try:
+        await server.start()
+    except ListenError:
+        server.exit_code = 1
+        return
     loop = asyncio.get_running_loop()
     for sig, setting in ((signal.SIGTERM, "shutdown-on-sigterm"),
                          (signal.SIGINT, "shutdown-on-sigint")):
