@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rillet.resp",),
     # The leaves, used by all.
     ("rillet", "rillet.clock", "rillet.errors", "rillet.glob", "rillet._glob", "rillet.compiled",
+     "rillet.serverlog",
      "rillet.gcpolicy", "rillet.cpuaffinity", "rillet._systime", "rillet._columns"),
 )
 

@@ -1,16 +1,18 @@
 """The `rillet` command line: server, pipeline, bench, check-aof, check-rdb.
 
-`rillet server [config-file] [--name value ...]` takes redis-server's flags:
+`rillet server [config-file] [--name value ...] [-]` takes redis-server's flags:
 any config parameter as `--name value` (values run until the next `--`),
-applied after the config file, as redis-server does.
+applied after the config file and standard input (`-`), as redis-server does;
+`-v`/`--version` and `-h`/`--help` answer as redis-server's.
 """
 
 from __future__ import annotations
 
-import logging
+import os
 import sys
+from typing import TextIO
 
-from rillet import REDIS_COMPAT_VERSION, __version__
+from rillet import REDIS_COMPAT_VERSION, __version__, serverlog
 from rillet.config import Config, ConfigError
 
 USAGE = """usage: rillet <command> [args]
@@ -26,11 +28,41 @@ commands:
 """
 
 
-def parse_server_args(argv: list[str]) -> Config:
+SERVER_USAGE = """Usage: rillet server [/path/to/redis.conf] [options] [-]
+       rillet server - (read config from stdin)
+       rillet server -v or --version
+       rillet server -h or --help
+
+Examples:
+       rillet server (run the server with default conf)
+       echo 'maxmemory 128mb' | rillet server -
+       rillet server /etc/redis/6379.conf
+       rillet server --port 7777
+       rillet server --port 7777 --replicaof 127.0.0.1 8888
+       rillet server /etc/myredis.conf --loglevel verbose -
+       rillet server /etc/myredis.conf --loglevel verbose
+"""
+
+
+def server_version_line() -> str:
+    """redis-server --version's line: its fields, rillet's name; `v=` is the Redis
+    version rillet answers as (INFO's redis_version), `build=` rillet's own."""
+    return (f"rillet server v={REDIS_COMPAT_VERSION} sha=00000000:0 malloc=libc bits=64"
+            f" build=rillet-{__version__}")
+
+
+def parse_server_args(argv: list[str], stdin: TextIO | None = None) -> Config:
+    """redis-server's order: the config file, then standard input (`-`, first or last
+    argument), then the `--name value` options."""
     config = Config()
     args = list(argv)
-    if args and not args[0].startswith("--"):
+    if args and not args[0].startswith("-"):
         config.load_file(args.pop(0))
+    for end in (0, -1):
+        if args and args[end] == "-":
+            args.pop(end)
+            config.load_lines(stdin or sys.stdin, "stdin")
+            break
     pairs: list[tuple[str, list[str]]] = []
     for arg in args:
         if arg.startswith("--") and len(arg) > 2:
@@ -48,21 +80,13 @@ def parse_server_args(argv: list[str]) -> Config:
     return config
 
 
-def _setup_logging(config: Config) -> None:
-    level = {
-        "debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.INFO,
-        "warning": logging.WARNING, "nothing": logging.CRITICAL,
-    }[str(config["loglevel"])]
-    logfile = str(config["logfile"])
-    handler: logging.Handler = logging.FileHandler(logfile) if logfile else logging.StreamHandler()
-    handler.setFormatter(logging.Formatter(
-        "%(process)d:M %(asctime)s.%(msecs)03d * %(message)s", "%d %b %Y %H:%M:%S"))
-    root = logging.getLogger("rillet")
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-
-
 def cmd_server(argv: list[str]) -> int:
+    if argv and argv[0] in ("-v", "--version"):
+        print(server_version_line())
+        return 0
+    if argv and argv[0] in ("-h", "--help"):
+        print(SERVER_USAGE, file=sys.stderr, end="")
+        return 1
     try:
         config = parse_server_args(argv)
     except (ConfigError, OSError) as error:
@@ -78,11 +102,19 @@ def cmd_server(argv: list[str]) -> int:
         print(error, file=sys.stderr)
         return 1
     cpuaffinity.pin(str(config["server-cpulist"]))
-    _setup_logging(config)
+    serverlog.setup(config)
+    log = serverlog.log
+    # Redis's first lines, in its words with rillet's name (docs/compat.md).
+    log.info("oO0OoO0OoO0Oo rillet is starting oO0OoO0OoO0Oo")
+    log.info("rillet version=%s, redis_version=%s, bits=64, commit=00000000, modified=0,"
+             " pid=%d, just started", __version__, REDIS_COMPAT_VERSION, os.getpid())
+    if argv:
+        log.info("Configuration loaded")
+    else:
+        log.warning("Warning: no config file specified, using the default config. In order to"
+                    " specify a config file use rillet server /path/to/redis.conf")
     if config["pidfile"]:
         with open(str(config["pidfile"]), "w") as handle:
-            import os
-
             handle.write(f"{os.getpid()}\n")
     from rillet.server.server import run
 

@@ -8,7 +8,7 @@ config file (redis.conf syntax), CONFIG GET and CONFIG SET all agree.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,8 @@ class Param:
     multiword: bool = False
     # Enum names that Redis stores as another's value and so reports under it.
     shown: dict[str, str] = field(default_factory=dict)
+    # Redis's HIDDEN_CONFIG (test hooks): CONFIG GET names it, a pattern does not match it.
+    hidden: bool = False
 
     def parse(self, text: str) -> Any:
         if self.parser is not None:
@@ -196,7 +198,7 @@ _MAX32 = 2**31 - 1
 _MAX64 = 2**63 - 1
 
 PARAMS = [
-    Param("port", "int", 6379, 0, 65535, immutable=True),
+    Param("port", "int", 6379, 0, 65535),  # CONFIG SET: the server listens anew
     Param("bind", "string", "127.0.0.1", immutable=True),
     Param("unixsocket", "string", "", immutable=True),
     Param("unixsocketperm", "octal", 0, 0, 0o777, immutable=True),
@@ -312,6 +314,12 @@ PARAMS = [
     Param("enable-debug-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),
     Param("enable-protected-configs", "enum", "no", choices=("no", "yes", "local"), immutable=True),
     Param("enable-module-command", "enum", "no", choices=("no", "yes", "local"), immutable=True),
+    # Redis's test delays, per key loaded / saved, in microseconds (rdb.py's debug_delay).
+    Param("key-load-delay", "int", 0, -_MAX32 - 1, _MAX32, hidden=True),
+    Param("rdb-key-save-delay", "int", 0, -_MAX32 - 1, _MAX32, hidden=True),
+    # How often Redis serves clients while loading; rillet does every few ms of loading.
+    Param("loading-process-events-interval-bytes", "int", 2 * 1024 * 1024, 1024, _MAX32,
+          hidden=True),
     Param("gc-freeze-interval", "int", 1000, 0, _MAX32),
     Param("gc-sweep-growth", "int", 100, 0, _MAX32),
 ]
@@ -616,12 +624,19 @@ class Config:
                 parsed.append((param, param.parse(text)))
             except ConfigError as error:
                 raise ConfigError(str(error), key) from None
+        before = {param.name: self.values[param.name] for param, _ in parsed}
         for param, value in parsed:
             if param.kind == "obuf":
                 value = {**self.values[param.name], **value}
             self.values[param.name] = value
-            for callback in param.on_change:
-                callback(value)
+            try:
+                for callback in param.on_change:
+                    callback(value)
+            except ConfigError as error:
+                # A change that could not be applied (a port that cannot be bound):
+                # the old values stay, as Redis restores them.
+                self.values.update(before)
+                raise ConfigError(str(error), param.name) from None
 
     def set(self, name: str, text: str, startup: bool = False) -> None:
         self.set_many([(name, text)], startup=startup)
@@ -693,20 +708,24 @@ class Config:
         if not self.path:
             self.path = os.path.abspath(path)
         with open(path, encoding="utf-8") as handle:
-            for lineno, line in enumerate(handle, 1):
-                stripped = line.strip()
-                if not stripped or stripped.startswith("#"):
-                    continue
-                words = split_args(stripped.encode())
-                if not words:
-                    raise ConfigError(f"{path}:{lineno}: unbalanced quotes")
-                name = words[0].decode().lower()
-                args = [w.decode() for w in words[1:]]
-                if name == "include":
-                    self.load_file(args[0])
-                    continue
-                if self.directive(name, words, f"{path}:{lineno}"):
-                    continue
-                if name not in self.params:
-                    raise ConfigError(f"{path}:{lineno}: Bad directive or wrong number of arguments")
-                self.set(name, " ".join(args) if args else "", startup=True)
+            self.load_lines(handle, path)
+
+    def load_lines(self, lines: Iterable[str], where: str) -> None:
+        """Directives in redis.conf syntax from a file or standard input (`where` names it)."""
+        for lineno, line in enumerate(lines, 1):
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            words = split_args(stripped.encode())
+            if not words:
+                raise ConfigError(f"{where}:{lineno}: unbalanced quotes")
+            name = words[0].decode().lower()
+            args = [w.decode() for w in words[1:]]
+            if name == "include":
+                self.load_file(args[0])
+                continue
+            if self.directive(name, words, f"{where}:{lineno}"):
+                continue
+            if name not in self.params:
+                raise ConfigError(f"{where}:{lineno}: Bad directive or wrong number of arguments")
+            self.set(name, " ".join(args) if args else "", startup=True)

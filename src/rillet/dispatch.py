@@ -69,7 +69,7 @@ class Dispatcher:
         # being run, and EXEC (not what it ran) once it is done.
         client.last_command = spec.name_bytes
         if not spec.min_argc <= len(argv) <= spec.max_argc:
-            refused = self._reject(client, errors.wrong_arity(spec.name), spec)
+            refused = self._reject(client, self._arity_error(client, spec, argv), spec)
             return self._mute(client, spec, refused) if client.reply_mode else refused
         if spec.protected_by and not client.protected_action_allowed(spec.protected_by):
             refused = self._reject(client, errors.PROTECTED_REFUSED[spec.protected_by], spec)
@@ -176,6 +176,17 @@ class Dispatcher:
             client.update_gate()
         return reply if reply.__class__ is PushedFrames else NO_REPLY
 
+    @staticmethod
+    def _arity_error(client: Client, spec: CommandSpec, argv: list[bytes]) -> str:
+        parent = spec.parent
+        if parent is None or not parent.one_command:
+            return errors.wrong_arity(spec.name)
+        # DEBUG is one command in Redis: the protection is checked first, then its
+        # own parsing finds the arguments wrong.
+        if parent.protected_by and not client.protected_action_allowed(parent.protected_by):
+            return errors.PROTECTED_REFUSED[parent.protected_by]
+        return errors.subcommand_syntax(argv[1], parent.name)
+
     def _resolve(self, client: Client, argv: list[bytes]) -> CommandSpec | ReplyError:
         """The spec for a mixed-case name or a container's subcommand, or the error."""
         spec = _TABLE_GET(argv[0]) or _TABLE_GET(argv[0].lower())
@@ -193,6 +204,8 @@ class Dispatcher:
                 if spec.protected_by and not client.protected_action_allowed(spec.protected_by):
                     # DEBUG is one protected command in Redis: refused whatever follows.
                     return self._reject(client, errors.PROTECTED_REFUSED[spec.protected_by], spec)
+                if spec.one_command:  # DEBUG's own parsing: one reply for both
+                    return self._reject(client, errors.subcommand_syntax(argv[1], spec.name))
                 return self._reject(client, errors.unknown_subcommand(argv[1], spec.name))
             spec = sub
         return spec

@@ -75,6 +75,7 @@ CONFIG_UNKNOWN_PARAM = "ERR Unknown option or number of arguments for CONFIG SET
 CONFIG_SET_FAILED = "ERR CONFIG SET failed (possibly related to argument '{}') - {}"
 CONFIG_DUPLICATE = "ERR CONFIG SET failed (possibly related to argument '{}') - duplicate parameter"
 CONFIG_IMMUTABLE = "can't set immutable config"
+CONFIG_PORT_UNUSABLE = "Unable to listen on this port. Check server logs."
 CONFIG_PROTECTED = "can't set protected config"
 
 # --- connections (server/connection.py) ---------------------------------------------------
@@ -192,6 +193,15 @@ def unknown_command(name: bytes, args: list[bytes]) -> str:
 def unknown_subcommand(sub: bytes, container: str) -> str:
     return _message(b"ERR unknown subcommand '" + _c_string(sub, 128) + b"'. Try "
                     + container.upper().encode() + b" HELP.")
+
+
+def debug_error(text: bytes) -> str:
+    """DEBUG ERROR's reply: the client's text as the whole error line (no ERR added)."""
+    return _message(text)
+
+
+DEBUG_RELOAD_OPTIONS = "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
+DEBUG_PACKED_THRESHOLD = "ERR argument must be a memory value bigger than 1 and smaller than 4gb"
 
 
 def subcommand_syntax(sub: bytes, container: str) -> str:

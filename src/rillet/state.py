@@ -110,6 +110,7 @@ class Persistence(Protocol):
     def key_digest(self, db: Any, key: bytes) -> str: ...
     def set_fault(self, target: str, count: int, code: int, op: str) -> None: ...
     def clear_faults(self) -> None: ...
+    def set_aof_flush_sleep(self, usec: int) -> None: ...
     def update_guard(self) -> None: ...  # re-arm the write guard (MISCONF) after a change
 
 
@@ -455,6 +456,10 @@ class ServerState:
         self.command_guard: Callable[[Client, Any, list[bytes]], Block | str | None] | None = None
         # Loads a function library's code found in a snapshot (commands/functions.py).
         self.library_loader: Callable[[bytes], None] | None = None
+        # DEBUG SET-ACTIVE-EXPIRE 0 stops the cron's expiry of keys and hash fields;
+        # DEBUG PAUSE-CRON 1 all of its work.
+        self.active_expire_enabled = True
+        self.cron_paused = False
         # Serves other clients while a script is busy (server/busy.py); the script's client is skipped.
         self.serve_while_busy: Callable[[Client], None] | None = None
         # maxmemory (memory.py): accounting, the OOM check and eviction.

@@ -246,9 +246,9 @@ VALUE_DIFFERS = {"port", "dir", "logfile", "pidfile"}
 # rillet's own parameters (Redis does not have them).
 RILLET_ONLY = {"gc-freeze-interval", "gc-sweep-growth", "maxblockedclients",
                "stream-idmp-duration", "stream-idmp-maxsize"}
-# Parameters CONFIG SET treats differently on purpose (docs/compat.md): rillet's
-# listeners are bound once, at start, so `port` and `bind` are immutable here.
-SET_DIFFERS = {"port", "bind"}
+# Parameters CONFIG SET treats differently on purpose (docs/compat.md): rillet binds
+# its addresses once, at start, so `bind` is immutable here.
+SET_DIFFERS = {"bind"}
 # Values that CONFIG SET must reject, with Redis's message, on both servers.
 PROBES = ["abc", "-1", "-9223372036854775808", "9223372036854775807", "0", "101%", "1 2",
           "yes no", "save nosave"]

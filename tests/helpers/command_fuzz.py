@@ -307,7 +307,11 @@ NOT_FUZZED: dict[str, str] = {
             "shutdown", "save", "bgsave", "bgrewriteaof", "config|set", "config|rewrite",
             "config|resetstat", "client|kill", "client|unblock", "client|no-evict", "quit",
             "debug|sleep", "debug|reload", "debug|loadaof", "debug|persistence-fault",
-            "debug|help", "debug|digest", "debug|digest-value", "select"),
+            "debug|help", "debug|digest", "debug|digest-value", "debug|populate",
+            "debug|object", "debug|set-active-expire", "debug|change-repl-id",
+            "debug|aof-flush-sleep", "debug|log", "debug|error",
+            "debug|quicklist-packed-threshold", "debug|set-skip-checksum-validation",
+            "debug|dict-resizing", "debug|pause-cron", "debug|replybuffer", "select"),
     **_each("the connection would stop being a plain client: a replica link, MONITOR, no "
             "replies, every client paused, or waiting on replicas",
             "sync", "psync", "replconf", "replicaof", "slaveof", "failover", "wait", "waitaof",

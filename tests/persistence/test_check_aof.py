@@ -95,3 +95,38 @@ def test_usage_errors():
     assert run().returncode == 2
     assert run("--fix").returncode == 2
     assert run("/nonexistent/file").returncode == 1
+
+
+def _analyzed(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("AOF analyzed:"))
+
+
+def test_analyzed_line_as_redis_check_aof(tmp_path, capsys):
+    """Byte for byte redis-check-aof's `AOF analyzed:` line (ok_up_to_line included)
+    for every truncation of a log and a damaged byte at every offset."""
+    import pytest
+
+    from rillet.persistence import check
+    from tests.helpers import servers
+
+    binary = servers.redis8_binary()
+    if binary is None:
+        pytest.skip("Redis 8.2.3 not available")
+    checker = tmp_path / "redis-check-aof"  # redis-server under that name
+    checker.symlink_to(binary)
+    log = b"".join(aoflog.encode_command(argv) for argv in (
+        [b"SELECT", b"0"], [b"SET", b"k", b"a\r\nb"], [b"MULTI"], [b"INCR", b"n"], [b"EXEC"],
+        [b"DEL", b"k"]))
+    variants = [log[:cut] for cut in range(1, len(log) + 1)]
+    # (MULTI damaged: redis-check-aof stops at the EXEC without it.)
+    variants += [log[:at] + b"x" + log[at + 1:] for at in range(len(log))]
+    variants.append(b"".join(aoflog.encode_command(argv) for argv in (
+        [b"MULTI"], [b"SET", b"a", b"1"], [b"MULTI"], [b"SET", b"b", b"2"], [b"EXEC"])))
+    path = tmp_path / "appendonly.aof"
+    for data in variants:
+        path.write_bytes(data)
+        check.main([str(path)])
+        ours = _analyzed(capsys.readouterr().out)
+        done = subprocess.run([str(checker), str(path)], capture_output=True, text=True,
+                              timeout=30)
+        assert ours == _analyzed(done.stdout), data

@@ -32,7 +32,7 @@ def test_loading_replies_and_progress(node_factory, source):
     seen = len(node.log())
     # Slow loading down (Redis's key-load-delay) so it can be watched.
     node.start(env={"RILLET_KEY_LOAD_DELAY_US": "500"})
-    assert "ready to accept connections" not in node.log()[seen:]
+    assert "Ready to accept connections" not in node.log()[seen:]
     # Raw replies: redis-py would retry a LOADING error until it went away.
     with Wire(node.port) as wire:
         assert wire.call("GET", "key:1") == b"-LOADING Redis is loading the dataset in memory\r\n"
@@ -49,7 +49,7 @@ def test_loading_replies_and_progress(node_factory, source):
     assert client.ping() is True
     # As Redis: ready once loaded (the flag and the line change in one step).
     log = node.log()[seen:]
-    assert log.index("DB loaded from") < log.index("ready to accept connections")
+    assert log.index("DB loaded from") < log.index("Ready to accept connections")
     assert client.dbsize() == 3000
     assert digest(client) == before
     assert client.info("persistence")["rdb_last_load_keys_loaded"] == 3000

@@ -86,7 +86,7 @@ def test_damaged_dump_refused_with_offset(node_factory, damage):
         assert "Wrong RDB checksum expected: (" in log
         assert "-> RDB CRC error" in log
     assert "Internal error in RDB reading offset" in log
-    assert "ready to accept connections" not in log
+    assert "Ready to accept connections" not in log
 
 
 def test_rdb_load_is_all_or_nothing():

@@ -97,9 +97,10 @@ def test_config_file_and_flags(configured):
 
 def test_startup_log_line(configured):
     text = server_log(configured)
-    assert f"pid={configured.proc.pid}" in text
-    assert f"port {configured.port}" in text
-    assert "ready to accept connections" in text
+    assert f"pid={configured.proc.pid}, just started" in text
+    assert f"Running mode=standalone, port={configured.port}." in text
+    assert "Ready to accept connections tcp\n" in text
+    assert "Ready to accept connections unix\n" in text
 
 
 def test_unix_socket(configured):

@@ -5,8 +5,11 @@ The state they act on is rillet.replication's `Replication` (one per server).
 
 from __future__ import annotations
 
+import logging
+
 from rillet import errors
 from rillet.commands.args import parse_int
+from rillet.commands.connection import client_info_line
 from rillet.commands.table import command
 from rillet.errors import ReplyError
 from rillet.replication import of as replication_of
@@ -15,6 +18,13 @@ from rillet.resp.types import NO_REPLY, OK, SimpleString
 from rillet.state import Block, Client
 
 _UNAVAILABLE = "ERR replication is not available on this server"
+
+log = logging.getLogger("rillet")
+
+
+def _request_from(ctx: Client, kind: str) -> str:
+    """Who asked, as Redis's log lines name them: the client's CLIENT INFO line."""
+    return f"{kind} request from '{client_info_line(ctx, ctx.server.clock.now_ms())}'"
 
 
 def _replication(ctx: Client):
@@ -29,13 +39,15 @@ def _replicaof(ctx: Client, argv: list[bytes]) -> object:
     if repl.failover.paused:
         raise ReplyError(errors.REPLICAOF_DURING_FAILOVER)
     if argv[1].lower() == b"no" and argv[2].lower() == b"one":
-        repl.replicaof(None)
+        repl.replicaof(None, cause=_request_from(ctx, "user"))
         return OK
     port = parse_int(argv[2], errors.INVALID_MASTER_PORT)
     if not 0 <= port <= 65535:
         raise ReplyError(errors.INVALID_MASTER_PORT)
-    if not repl.replicaof(argv[1].decode("utf-8", "replace"), port):
+    host = argv[1].decode("utf-8", "replace")
+    if not repl.replicaof(host, port):
         return SimpleString(errors.REPLICA_ALREADY_CONNECTED.encode())
+    log.info("REPLICAOF %s:%d enabled (%s)", host, port, _request_from(ctx, "user"))
     return OK
 
 
@@ -57,9 +69,11 @@ def psync(ctx: Client, argv: list[bytes]) -> object:
     if len(argv) > 3 and argv[3].lower() == b"failover":
         # FAILOVER's hand-over: our master asks us to take its place first.
         repl = _replication(ctx)
-        if argv[1].decode("utf-8", "replace") != repl.replid:
+        asked = argv[1].decode("utf-8", "replace")
+        log.info("Failover request received for replid %s.", asked)
+        if asked != repl.replid:
             raise ReplyError(errors.PSYNC_FAILOVER_REPLID)
-        repl.replicaof(None)
+        repl.replicaof(None, cause=_request_from(ctx, "failover"))
     return _sync(ctx, argv[1], argv[2], False)
 
 

@@ -521,7 +521,7 @@ def config_get(ctx: Client, argv: list[bytes]) -> object:
             continue
         for name, param in config.params.items():
             raw = name.encode()
-            if raw not in found and glob_match(pattern, raw, nocase=True):
+            if raw not in found and not param.hidden and glob_match(pattern, raw, nocase=True):
                 found[raw] = (raw, param)
     return Map([
         (shown, param.render(config.values[param.name]).encode())

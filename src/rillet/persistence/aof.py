@@ -160,6 +160,7 @@ class AofWriter:
         # While AOF is being switched on at runtime, effects go to a temp incr file
         # until the first rewrite gives the base they apply to (Redis WAIT_REWRITE).
         self.waiting_rewrite = False
+        self.flush_sleep_us = 0  # DEBUG AOF-FLUSH-SLEEP: a pause before each write of the buffer
 
     # --- paths and manifest ---------------------------------------------------------
     @property
@@ -209,10 +210,13 @@ class AofWriter:
         if manifest.base is None and not manifest.incr:
             info = manifest.new_base(self.filename, self.base_suffix())
             write_base(self.path(info.name))
-        if not manifest.incr:
+        created = not manifest.incr
+        if created:
             manifest.new_incr(self.filename)
         info = manifest.incr[-1]
         fd = os.open(self.path(info.name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        log.info("%s AOF incr file %s on server start", "Creating" if created else "Opening",
+                 info.name)
         try:
             self.persist_manifest(manifest)
         except OSError:
@@ -257,6 +261,7 @@ class AofWriter:
                 os.close(fd)
                 disk.unlink_quietly(self.path(name))
                 raise
+            log.info("Creating AOF incr file %s on background rewrite", name)
         if self.fd >= 0:
             self.bio.close(self.fd, sync=self.config["appendfsync"] != "always")
         self.fd = fd
@@ -362,6 +367,8 @@ class AofWriter:
             return True
         buf = self.buf
         if buf:
+            if self.flush_sleep_us:
+                time.sleep(self.flush_sleep_us / 1e6)
             start = self.incr_size
             view = memoryview(buf)
             done = 0

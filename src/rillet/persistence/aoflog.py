@@ -201,11 +201,14 @@ def iter_commands(buf: bytes | memoryview, name: str = "AOF"):
         pos = end
 
 
-def scan(buf: bytes | memoryview, name: str = "AOF") -> ScanResult:
+def scan(buf: bytes | memoryview, name: str = "AOF",
+         strict_transactions: bool = False) -> ScanResult:
     """Walk a whole RESP log exactly; never raises for bad content.
 
     `ok_up_to` is what can be kept: the end of the last whole command outside
-    an unfinished transaction (what Redis's loader and --fix keep).
+    an unfinished transaction (what Redis's loader and --fix keep). With
+    `strict_transactions` an EXEC without MULTI or a MULTI inside one is damage
+    there, as redis-check-aof has it (Redis's loader lets them pass).
     """
     result = ScanResult(size=len(buf))
     multi_at = -1
@@ -214,8 +217,14 @@ def scan(buf: bytes | memoryview, name: str = "AOF") -> ScanResult:
         for argv, start, end in iter_commands(buf, name):
             word = argv[0].upper()
             if word == b"MULTI":
+                if strict_transactions and multi_at >= 0:
+                    raise LogDamage(CORRUPT, start, f"{name}: unexpected MULTI at offset {start}"
+                                    f" (inside the MULTI at offset {multi_at})")
                 multi_at = start
             elif word == b"EXEC":
+                if strict_transactions and multi_at < 0:
+                    raise LogDamage(CORRUPT, start, f"{name}: unexpected EXEC at offset {start}"
+                                    " (no MULTI before it)")
                 multi_at = -1
             result.commands += 1
             if multi_at < 0:

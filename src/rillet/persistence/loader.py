@@ -152,6 +152,8 @@ def load_snapshot(state: Any, path: str, progress: LoadProgress,
             progress.keys_loaded += stats.keys_loaded
             progress.keys_expired += stats.keys_expired
         progress.loaded_bytes = base + len(mapped.data)
+        log.info("Done loading RDB, keys loaded: %d, keys expired: %d.", stats.keys_loaded,
+                 stats.keys_expired)
 
 
 # --- AOF --------------------------------------------------------------------------------
@@ -180,6 +182,8 @@ def load_aof(state: Any, dispatcher: Any, directory: str, manifest: Manifest,
         started = time.perf_counter()
         if rdb.is_rdb(head):
             # A base keeps keys whose TTL passed: the incr files were written against them.
+            log.info("Reading RDB base file on AOF loading..." if info.type == aoflog.TYPE_BASE
+                     else "Reading RDB preamble from AOF file...")
             try:
                 yield from load_snapshot(state, path, progress, skip_expired=False)
             except LoadError as error:

@@ -447,6 +447,10 @@ class Persistence:
     def clear_faults(self) -> None:
         disk.FAULTS.clear()
 
+    def set_aof_flush_sleep(self, usec: int) -> None:
+        """DEBUG AOF-FLUSH-SLEEP: sleep before each write of the AOF buffer (tests)."""
+        self.aof.flush_sleep_us = max(0, usec)
+
     def _flush_everything(self) -> None:
         state = self.state
         state.keyspace.flush_all()
@@ -458,11 +462,11 @@ class Persistence:
         if self.child is not None and self.child.kind == fork.KIND_RDB:
             raise ReplyError(errors.BGSAVE_IN_PROGRESS)
         try:
-            keys, size = save_to_path(self.state, self.snapshot_path())
+            save_to_path(self.state, self.snapshot_path())
         except OSError as error:
             log.warning("Failed saving the DB: %s", error.strerror)
             raise ReplyError(errors.SAVE_FAILED) from None
-        log.info("DB saved on disk (%d keys, %d bytes)", keys, size)
+        log.info("DB saved on disk")
         self.lastsave = int(time.time())
         self.state.dirty = 0
         self.last_bgsave_ok = True
@@ -492,6 +496,7 @@ class Persistence:
         def work(temp_path: str) -> None:
             cpuaffinity.pin(str(self.config["bgsave-cpulist"]))
             save_to_path(state, path, tmp=temp_path)
+            log.info("DB saved on disk")  # (the child's line, as Redis's child logs it)
 
         try:
             child = fork.start(fork.KIND_RDB,
@@ -504,8 +509,7 @@ class Persistence:
         self._charge_child_fault("snapshot")
         self.child = child
         self.last_fork_us = child.fork_us
-        log.info("Background saving started by pid %d (fork took %d us)", child.pid,
-                 child.fork_us)
+        log.info("Background saving started by pid %d", child.pid)
         return True
 
     def _charge_child_fault(self, target: str) -> None:
@@ -554,6 +558,8 @@ class Persistence:
             def work(temp_path: str) -> None:
                 cpuaffinity.pin(str(self.config["aof-rewrite-cpulist"]))
                 write_aof_base(state, temp_path)
+                log.info("Successfully created the temporary AOF base file %s",
+                         os.path.basename(temp_path))
 
             child = fork.start(
                 fork.KIND_AOF,
@@ -568,8 +574,7 @@ class Persistence:
         self._charge_child_fault("snapshot")
         self.child = child
         self.last_fork_us = child.fork_us
-        log.info("Background append only file rewriting started by pid %d (fork took %d us)",
-                 child.pid, child.fork_us)
+        log.info("Background append only file rewriting started by pid %d", child.pid)
         return True
 
     def _rewrite_failed(self) -> None:
@@ -586,6 +591,7 @@ class Persistence:
             if self.aof_state == AOF_WAIT_REWRITE:
                 self.rewrite_scheduled = True  # AOF stays off until a base exists
             return
+        log.info("Background AOF rewrite terminated with success")
         aof = self.aof
         try:
             if self.aof_state == AOF_OFF:
@@ -598,20 +604,22 @@ class Persistence:
                 os.replace(child.temp_path, aof.path(base.name))
                 aof.persist_manifest(manifest)
                 obsolete = [name for name in old if name != base.name]
+                base_name = base.name
             else:
                 obsolete = aof.install_base(child.temp_path)
+                base_name = aof.manifest.base.name if aof.manifest.base is not None else ""
         except OSError as error:
             log.warning("Error installing the rewritten AOF: %s", error.strerror)
             disk.unlink_quietly(child.temp_path)
             self.last_bgrewrite_ok = False
             self._rewrite_failed()
             return
+        log.info("Successfully renamed the temporary AOF base file %s into %s",
+                 os.path.basename(child.temp_path), base_name)
         aof.delete_files(obsolete)
         if self.aof_state == AOF_WAIT_REWRITE:
             self.aof_state = AOF_ON
-            log.info("Background AOF rewrite finished successfully; AOF is on")
-        else:
-            log.info("Background AOF rewrite terminated with success")
+        log.info("Background AOF rewrite finished successfully")
         self.last_bgrewrite_ok = True
         self.rewrite_failures = 0
         self.aof_rewrites += 1

@@ -22,7 +22,9 @@ not match, a dry parse finds the first offset that is wrong to report it.
 
 from __future__ import annotations
 
+import logging
 import os
+import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -57,6 +59,8 @@ from rillet.persistence.rdb_format import (
     encode_millis,
     encode_string,
 )
+
+log = logging.getLogger("rillet")
 
 MAGIC = b"REDIS"
 _FLUSH_BYTES = 1 << 20
@@ -217,7 +221,7 @@ def write_keyspace(writer: RDBWriter, state: Any, *, aof_base: bool = False,
         writer.u8(OP_FUNCTION2)
         writer.string(code)
     written = 0
-    delay_us = _env_int("RILLET_KEY_SAVE_DELAY_US")
+    delay_us = _delay_us(writer.config, "rdb-key-save-delay", "RILLET_KEY_SAVE_DELAY_US")
     for db in state.keyspace.dbs:
         data = db.data
         if not data:
@@ -248,7 +252,7 @@ def write_keyspace(writer: RDBWriter, state: Any, *, aof_base: bool = False,
                 codec.save(writer, value)
             written += 1
             if delay_us:
-                time.sleep(delay_us / 1e6)
+                debug_delay(delay_us)
     for name, (collect, _apply) in AUX_EXTENSIONS.items():
         for value in collect(state):
             _aux(writer, name, value)
@@ -421,7 +425,8 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
     now = state.clock.now_ms() if state is not None else 0
     deadline: int | None = None
     since_yield = 0
-    delay_us = _env_int("RILLET_KEY_LOAD_DELAY_US")
+    delay_us = _delay_us(state.config if state is not None else None, "key-load-delay",
+                         "RILLET_KEY_LOAD_DELAY_US")
     aux_pending: list[tuple[bytes, bytes]] = []
     u8 = reader.u8
     while True:
@@ -451,6 +456,8 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
             aux_value = reader.string("an AUX field value")
             if stats.aux is not None:
                 stats.aux.append((at, aux_name, aux_value))
+            if not dry:
+                _log_aux(aux_name, aux_value, now)
             if aux_name in AUX_EXTENSIONS:
                 aux_pending.append((aux_name, aux_value))
             continue
@@ -509,7 +516,7 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
         deadline = None
         since_yield += 1
         if delay_us:
-            time.sleep(delay_us / 1e6)
+            debug_delay(delay_us)
             since_yield = 1 << 30
         if since_yield >= 1024:
             since_yield = 0
@@ -596,9 +603,35 @@ def restore_value(payload: bytes, state: Any) -> Any:
     return value
 
 
-def _env_int(name: str) -> int:
-    # Test hooks (like Redis's key-load-delay / rdb-key-save-delay), in microseconds.
+def _log_aux(name: bytes, value: bytes, now_ms: int) -> None:
+    """The lines Redis logs for the AUX fields it reads (rdbLoadRioWithLoadingCtx)."""
     try:
-        return int(os.environ.get(name, "0"))
+        if name == b"redis-ver":
+            log.info("Loading RDB produced by version %s", value.decode("utf-8", "replace"))
+        elif name == b"ctime":
+            log.info("RDB age %d seconds", max(0, now_ms // 1000 - int(value)))
+        elif name == b"used-mem":
+            log.info("RDB memory usage when created %.2f Mb", int(value) / (1024 * 1024))
+        elif name == b"aof-preamble" and int(value):
+            log.info("RDB has an AOF tail")
+        elif name == b"aof-base" and int(value):
+            log.info("RDB is base AOF")
     except ValueError:
+        pass  # Redis's strtol reads what it can; a line is all that is lost here
+
+
+def _delay_us(config: Any, name: str, env: str) -> int:
+    """Redis's test delays per key, `key-load-delay` / `rdb-key-save-delay` (microseconds),
+    else the environment's (a hook for servers started by tests)."""
+    try:
+        return int(config[name]) if config is not None and config[name] else int(os.environ.get(env, "0"))
+    except (ValueError, KeyError):
         return 0
+
+
+def debug_delay(usec: int) -> None:
+    """Redis's debugDelay: a negative value sleeps 1 us once in -usec times on average."""
+    if usec < 0:
+        usec = 1 if random.randrange(-usec) == 0 else 0
+    if usec:
+        time.sleep(usec / 1e6)

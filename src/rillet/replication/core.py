@@ -307,17 +307,25 @@ class Replication:
         log.info("Setting secondary replication ID to %s, valid up to offset: %d. "
                  "New replication ID is %s", self.replid2, self.second_repl_offset, self.replid)
 
+    def change_ids(self) -> None:
+        """DEBUG CHANGE-REPL-ID: Redis's changeReplicationId and clearReplicationId2."""
+        log.info("Changing replication IDs after receiving DEBUG change-repl-id")
+        self.replid = new_replid()
+        self.replid2 = NO_ID
+        self.second_repl_offset = -1
+
     # --- roles ------------------------------------------------------------------------
-    def replicaof(self, host: str | None, port: int = 0, failover: bool = False) -> bool:
+    def replicaof(self, host: str | None, port: int = 0, failover: bool = False,
+                  cause: str = "") -> bool:
         """REPLICAOF host port (host None: NO ONE); False if already replicating that master.
 
         `failover`: FAILOVER's hand-over (our PSYNC asks the target to promote itself).
+        `cause`: who asked for a promotion, for Redis's "MASTER MODE enabled" line.
         """
         self.flush_out()  # this turn's writes, in the role they were made in
         if host is None:
             if self.master_host is None:
                 return True
-            log.info("MASTER MODE enabled (user request from REPLICAOF NO ONE)")
             self._stop_link()
             self.master_host = None
             self.master_port = 0
@@ -330,10 +338,11 @@ class Replication:
             self.no_replicas_since = time.monotonic()
             self.update_guard()
             self.config.values["replicaof"] = ""
+            if cause:
+                log.info("MASTER MODE enabled (%s)", cause)  # (as M: the role has changed)
             return True
         if self.master_host == host and self.master_port == port and self.link is not None:
             return False
-        log.info("Connecting to MASTER %s:%d", host, port)
         was_master = self.master_host is None
         # The db the stream is in at our offset, for a partial resync with the new
         # master: our old master client's, or (a demoted master) our own stream's.
@@ -362,6 +371,7 @@ class Replication:
 
         if self.master_host is None:  # (callers have set it: we are a replica)
             return
+        log.info("Connecting to MASTER %s:%d", self.master_host, self.master_port)
         self.link = MasterLink(self, self.master_host, self.master_port, failover)
         self.link.start()
 

@@ -113,7 +113,10 @@ class Failover:
     def abort(self, reason: str) -> None:
         if self.state == NO_FAILOVER:
             return
-        log.warning("FAILOVER aborted: %s", reason)
+        if self.host:
+            log.info("FAILOVER to %s:%d aborted: %s", self.host, self.port, reason)
+        else:
+            log.info("FAILOVER aborted: %s", reason)
         was = self.state
         self._clear()
         if was == IN_PROGRESS:

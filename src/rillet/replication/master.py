@@ -133,6 +133,7 @@ class MasterSide:
         entry = ReplicaEntry(client, ip, info["port"], info["capa"])
         client.flags = "S"
         self.entries[client.id] = entry
+        log.info("Replica %s:%d asks for synchronization", entry.ip, entry.port)
         if not sync_cmd and self._try_partial(entry, replid, offset):
             repl.sync_partial_ok += 1
             return
@@ -140,7 +141,7 @@ class MasterSide:
             repl.sync_partial_err += 1
         repl.sync_full += 1
         repl.create_backlog()
-        log.info("Replica %s:%d asks for synchronization; full resync", entry.ip, entry.port)
+        log.info("Full resync requested by replica %s:%d", entry.ip, entry.port)
         self._full_sync(entry, sync_cmd)
 
     def _try_partial(self, entry: ReplicaEntry, replid_raw: bytes, offset: int) -> bool:

@@ -184,6 +184,7 @@ class MasterLink:
         reply = await self.call([b"PING"])
         if reply.startswith(b"-") and not reply.startswith((b"-NOAUTH", b"-NOPERM", b"-ERR operation not permitted")):
             raise LinkError(f"Error reply to PING from master: '{reply.decode(errors='replace')}'")
+        log.info("Master replied to PING, replication can continue...")
         password = str(self.config["masterauth"])
         if password:
             user = str(self.config["masteruser"])
@@ -200,8 +201,11 @@ class MasterLink:
         repl = self.repl
         if repl.has_history:
             psync = [b"PSYNC", repl.replid.encode(), b"%d" % (repl.master_repl_offset + 1)]
+            log.info("Trying a partial resynchronization (request %s:%d).", repl.replid,
+                     repl.master_repl_offset + 1)
         else:
             psync = [b"PSYNC", b"?", b"-1"]
+            log.info("Partial resynchronization not possible (no cached master)")
         self.link_state = "sync"
         failover, self.failover = self.failover, False
         if failover:
@@ -218,6 +222,7 @@ class MasterLink:
             words = reply.split()
             new_id = words[1].decode() if len(words) > 1 else None
             log.info("Successful partial resynchronization with master.")
+            log.info("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
             repl.continued(new_id)
             if self.client is None:
                 self.client = self._new_client()
@@ -294,15 +299,16 @@ class MasterLink:
             eof_mark = header[5:]
             if len(eof_mark) != _EOF_MARK_LEN:
                 raise LinkError("Bad EOF mark from MASTER")
+            log.info("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk")
         else:
             self.sync_total = int(header[1:])
+            log.info("MASTER <-> REPLICA sync: receiving %d bytes from master to disk",
+                     self.sync_total)
         directory = str(self.config["dir"]) or "."
         path = os.path.join(directory, f"temp-{int(time.time())}.{os.getpid()}.rdb")
         try:
             with open(path, "wb") as handle:
                 await self._receive(handle, eof_mark, timeout)
-            log.info("MASTER <-> REPLICA sync: receiving %d bytes from master to disk",
-                     self.sync_read)
             stream_db = stream_db_of(path)
             await self._load(path)
             if 0 <= stream_db < len(self.state.keyspace.dbs):
@@ -369,6 +375,8 @@ class MasterLink:
 
     async def _load(self, path: str) -> None:
         state = self.state
+        log.info("MASTER <-> REPLICA sync: Loading DB in memory")
+        log.info("MASTER <-> REPLICA sync: Flushing old data")
         state.keyspace.flush_all()
         state.db_flushed(None)
         state.tracking.flushed()  # Redis's emptyData: tracking clients get the null

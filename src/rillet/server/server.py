@@ -8,6 +8,7 @@ became ready, FIFO per key, before the loop goes back to waiting.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -18,7 +19,7 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
-from rillet import REDIS_COMPAT_VERSION, __version__, gcpolicy
+from rillet import REDIS_COMPAT_VERSION, __version__, errors, gcpolicy, serverlog
 from rillet.acl import RuleError
 from rillet.clock import Clock
 from rillet.commands import table
@@ -26,7 +27,7 @@ from rillet.commands.acl import load_startup_users
 from rillet.commands.functions import restore_library
 from rillet.commands.hashes import active_expire_fields
 from rillet.commands.server import sample_instantaneous
-from rillet.config import Config, signal_save
+from rillet.config import Config, ConfigError, signal_save
 from rillet.dispatch import Dispatcher
 from rillet.errors import ReplyError
 from rillet.server import busy
@@ -42,6 +43,10 @@ class Durability(Protocol):
 
     def flush_for_send(self) -> bool: ...
     def seal(self, ticket: int) -> bool: ...
+
+
+class ListenError(Exception):
+    """A port could not be bound at start (logged as Redis logs it): the server exits 1."""
 
 
 class Server:
@@ -60,6 +65,7 @@ class Server:
         # The TCP and unix listeners (not TLS): busy.py accepts on them while a
         # script is busy, through handles of its own (made on first use).
         self.plain_listeners: list[asyncio.base_events.Server] = []
+        self.tcp_listeners: list[asyncio.base_events.Server] = []  # on `port`
         self.busy_listeners: list[socket.socket] | None = None
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._wakeup_timer: asyncio.TimerHandle | None = None
@@ -96,6 +102,7 @@ class Server:
         self.cron_hooks.append(self.state.memory.cron)  # LRU/LFU clocks, eviction carried on
         self.cron_hooks.append(functools.partial(sample_instantaneous, self.state))  # INFO's rates
         self.config.watch("client-output-buffer-limit", lambda _value: self._output_limits_changed())
+        self.config.watch("port", self._port_changed)
         self.startup_tasks: list[Callable[[], Awaitable[None]]] = []  # started once listening
         # Loads the dataset once listening (clients get -LOADING meanwhile); False if it
         # failed and the server is exiting. The server is ready when it returns True.
@@ -106,6 +113,9 @@ class Server:
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
+        # (Redis logs it before it binds: a port it cannot bind is logged after it.)
+        serverlog.announce_mode(self.config, self.config["port"] or self.config["tls-port"],
+                                f"{__version__} (Redis {REDIS_COMPAT_VERSION} compatible)")
         try:
             tcp = await self._create_listeners()
         except BaseException:
@@ -118,6 +128,7 @@ class Server:
         # start last, as asyncio's start_serving yields to the loop after each.
         for listener in sorted(self._listeners, key=lambda each: each in tcp):
             await listener.start_serving()
+        log.info("Server initialized")
         self._tasks.append(asyncio.ensure_future(self._cron()))
         for task in self.startup_tasks:
             self._tasks.append(asyncio.ensure_future(task()))
@@ -128,13 +139,11 @@ class Server:
         # before a load that fails.
         if self.load_dataset is not None and not await self.load_dataset():
             return
-        config = self.config
-        log.info(
-            "rillet %s (Redis %s compatible) pid=%d ready to accept connections on port %d%s%s",
-            __version__, REDIS_COMPAT_VERSION, os.getpid(), self.port,
-            f" and TLS port {self.tls_port}" if self.tls_port else "",
-            f" and unix socket {config['unixsocket']}" if config["unixsocket"] else "",
-        )
+        # One line per kind of listener, in Redis's order (its connection types').
+        for kind, listening in (("tcp", self.port), ("unix", self.config["unixsocket"]),
+                                ("tls", self.tls_port)):
+            if listening:
+                log.info("Ready to accept connections %s", kind)
 
     async def _create_listeners(self) -> list[asyncio.base_events.Server]:
         """Bind every listener (`start_serving=False`: none accepts yet) into
@@ -146,12 +155,13 @@ class Server:
         port = config["port"]
         if port:
             for host in str(config["bind"]).split():
-                listener = await loop.create_server(
+                listener = await self._bind(loop.create_server(
                     lambda: ClientConnection(self), host.lstrip("-"), port, backlog=backlog,
                     reuse_address=True, start_serving=False,
-                )
+                ), host.lstrip("-"), port, "tcp")
                 self._listeners.append(listener)
                 self.plain_listeners.append(listener)
+                self.tcp_listeners.append(listener)
                 tcp.append(listener)
                 if not self.port:
                     self.port = listener.sockets[0].getsockname()[1]
@@ -159,10 +169,10 @@ class Server:
         if tls_port:
             context = self.tls_context or server_context(config)
             for host in str(config["bind"]).split():
-                listener = await loop.create_server(
+                listener = await self._bind(loop.create_server(
                     lambda: ClientConnection(self), host.lstrip("-"), tls_port, backlog=backlog,
                     reuse_address=True, ssl=context, start_serving=False,
-                )
+                ), host.lstrip("-"), tls_port, "tls")
                 self._listeners.append(listener)
                 if not self.tls_port:
                     self.tls_port = listener.sockets[0].getsockname()[1]
@@ -179,6 +189,61 @@ class Server:
             self.plain_listeners.append(listener)
         return tcp
 
+    @staticmethod
+    async def _bind(creating: Awaitable[asyncio.base_events.Server], host: str, port: int,
+                    kind: str) -> asyncio.base_events.Server:
+        try:
+            return await creating
+        except OSError as error:
+            log.warning("Warning: Could not create server TCP listening socket %s:%d: bind: %s",
+                        host, port, os.strerror(error.errno or 0))
+            log.warning("Failed listening on port %d (%s), aborting.", port, kind)
+            raise ListenError(port) from None
+
+    def _port_changed(self, port: int) -> None:
+        """CONFIG SET port: bind the new port now (a failure is CONFIG SET's error and
+        the old port stays), then close the old one, as Redis's changeListener."""
+        if self.loop is None or self._stopped is None or self._stopped.is_set() or port == self.port:
+            return
+        config = self.config
+        sockets: list[socket.socket] = []
+        if port:
+            for host in str(config["bind"]).split():
+                host = host.lstrip("-")
+                try:
+                    sockets.append(socket.create_server(
+                        (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                        backlog=config["tcp-backlog"]))
+                except OSError as error:
+                    for sock in sockets:
+                        sock.close()
+                    log.warning("Warning: Could not create server TCP listening socket %s:%d:"
+                                " bind: %s", host, port, os.strerror(error.errno or 0))
+                    raise ConfigError(errors.CONFIG_PORT_UNUSABLE) from None
+        for listener in self.tcp_listeners:
+            listener.close()
+            self._listeners.remove(listener)
+            self.plain_listeners.remove(listener)
+        self.tcp_listeners = []
+        for handle in self.busy_listeners or ():  # busy.py's own handles on the old sockets
+            handle.close()
+        self.busy_listeners = None
+        self.port = port
+        for sock in sockets:
+            self._tasks.append(asyncio.ensure_future(self._serve_on(sock)))
+
+    async def _serve_on(self, sock: socket.socket) -> None:
+        # Already listening: clients that connect meanwhile wait in the backlog.
+        listener = await asyncio.get_running_loop().create_server(
+            lambda: ClientConnection(self), sock=sock, backlog=self.config["tcp-backlog"])
+        if self._stopped is not None and self._stopped.is_set():
+            listener.close()
+            return
+        self._listeners.append(listener)
+        self.plain_listeners.append(listener)
+        self.tcp_listeners.append(listener)
+        self.busy_listeners = None
+
     async def wait_closed(self) -> None:
         assert self._stopped is not None
         await self._stopped.wait()
@@ -193,8 +258,13 @@ class Server:
                 hook(save)
             except Exception:
                 log.exception("error during shutdown hook")
-        self._close_down()
-        log.info("rillet is now ready to exit, bye bye...")
+        pidfile = str(self.config["pidfile"])
+        if pidfile:
+            log.info("Removing the pid file.")
+            with contextlib.suppress(OSError):
+                os.unlink(pidfile)
+        self._close_down(announce=True)
+        log.warning("rillet is now ready to exit, bye bye...")
         self._stopped.set()
 
     def abort(self, exit_code: int) -> None:
@@ -213,12 +283,14 @@ class Server:
             handle.close()
         self.busy_listeners = []
 
-    def _close_down(self) -> None:
+    def _close_down(self, announce: bool = False) -> None:
         for conn in list(self.connections):
             conn.close()
         for task in self._tasks:
             task.cancel()
         if self.config["unixsocket"] and os.path.exists(str(self.config["unixsocket"])):
+            if announce:
+                log.info("Removing the unix socket file.")
             os.unlink(str(self.config["unixsocket"]))
 
     # --- batches and blocking ------------------------------------------------------
@@ -413,12 +485,14 @@ class Server:
         while True:
             hz = int(self.config["hz"])
             await asyncio.sleep(1 / hz)
+            if self.state.cron_paused:
+                continue
             ticks += 1
             try:
                 state = self.state
                 if state.pause_end_ms and state.clock.now_ms() >= state.pause_end_ms:
                     state.unpause()  # a pause no command came to end (expiry waits on it)
-                for db in self.state.keyspace.dbs:
+                for db in self.state.keyspace.dbs if self.state.active_expire_enabled else ():
                     if db.expires:
                         db.active_expire()
                     if len(db):
@@ -473,11 +547,16 @@ def run_loop(main: Coroutine[Any, Any, None]) -> None:
 
 
 def _request_shutdown(server: Server, setting: str) -> None:
+    serverlog.log_signal(setting.removeprefix("shutdown-on-").upper())
     server.request_shutdown(save=signal_save(server.config[setting]))
 
 
 async def serve(server: Server, ready: Callable[[Server], None] | None = None) -> None:
-    await server.start()
+    try:
+        await server.start()
+    except ListenError:
+        server.exit_code = 1
+        return
     loop = asyncio.get_running_loop()
     for sig, setting in ((signal.SIGTERM, "shutdown-on-sigterm"),
                          (signal.SIGINT, "shutdown-on-sigint")):
@@ -494,6 +573,9 @@ async def serve(server: Server, ready: Callable[[Server], None] | None = None) -
 def run(config: Config) -> int:
     """Run a server until SHUTDOWN or a signal; returns the process exit code."""
     configure_interpreter()
+    # `replicaof` follows REPLICAOF (replication/core.py): S from then on, as in Redis.
+    serverlog.server_started(lambda: bool(config["replicaof"]))
+    log.info("monotonic clock: POSIX clock_gettime")
     for old, new in config.renamed_commands:
         problem = table.rename(old, new)
         if problem is not None:
