@@ -36,6 +36,11 @@ def test_returned_tables_are_read_raw(pair8):
                  "return {map=setmetatable({a=1}, {__index=function() error('boom') end})}"]:
         pair8.check("EVAL", body, "0")
     pair8.check("EXISTS", "x")
+    # Long arrays (their items come over in one piece up to 4000, one by one beyond).
+    for n in (4000, 4001, 9000):
+        pair8.check("EVAL", f"local t = {{}} for i = 1, {n} do t[i] = (i % 3 == 0) and {{i, 'x'}} or i end "
+                    "t[#t + 2] = 'after a hole' return setmetatable(t, {__index=function() error('boom') end})",
+                    "0")
 
 
 @pytest.mark.parametrize("protocol", [2, 3])

@@ -8,6 +8,7 @@ becomes a reply by the rules of script_lua.c luaReplyToRedisReply.
 from __future__ import annotations
 
 from collections.abc import Callable
+from sys import getrecursionlimit, setrecursionlimit
 from typing import Any
 
 from lupa import lua51
@@ -15,7 +16,6 @@ from lupa import lua51
 from rillet.errors import ReplyError
 from rillet.resp.encoder import encode, format_double
 from rillet.resp.types import Map, NullArray, Push, Raw, SetReply, SimpleString, Verbatim
-from rillet.scripting.libs import deep_recursion
 
 _lua_type = lua51.lua_type
 
@@ -154,8 +154,14 @@ def from_lua(value: Any, lua_resp: int, resp3: bool, shape: Callable, count: Cal
     (tables are read raw); `count` counts an error reply in errorstats."""
     if _lua_type(value) != "table":
         return _from_lua(value, lua_resp, resp3, shape, count, _TOP_SLOT)
-    with deep_recursion(2 * _MAX_SLOT):  # a frame per level, and one for its list's comprehension
+    # Room for a frame per level and one for its list's comprehension (libs.deep_recursion,
+    # inline: this runs for every table a script returns).
+    limit = getrecursionlimit()
+    setrecursionlimit(limit + 2 * _MAX_SLOT)
+    try:
         return _from_lua(value, lua_resp, resp3, shape, count, _TOP_SLOT)
+    finally:
+        setrecursionlimit(limit)
 
 
 def _from_lua(value: Any, lua_resp: int, resp3: bool, shape: Callable, count: Callable,
@@ -182,10 +188,17 @@ def _from_lua(value: Any, lua_resp: int, resp3: bool, shape: Callable, count: Ca
         return None
     if _lua_type(value) != "table":
         return None  # functions, userdata (cjson.null), threads: nil, as Redis
-    kind, payload, extra = shape(value)
+    described = shape(value)
+    kind, payload, extra = described[:3]
     if kind == b"array":
-        reply: object = [_from_lua(value[i], lua_resp, resp3, shape, count, slot + 1)
-                         for i in range(1, payload + 1)]
+        # Strings and integers as they are (most items), while a slot is left for them.
+        items = described[3:] if payload <= 4000 else [value[i] for i in range(1, payload + 1)]
+        inner = slot + 1
+        if inner > _MAX_SLOT:
+            reply: object = [_from_lua(item, lua_resp, resp3, shape, count, inner) for item in items]
+        else:
+            reply = [item if item.__class__ is bytes or item.__class__ is int
+                     else _from_lua(item, lua_resp, resp3, shape, count, inner) for item in items]
     elif kind == b"err":
         text = _error_text(payload)
         if not extra:  # a command's error was counted when it failed

@@ -381,7 +381,7 @@ end
 
 -- luaReplyToRedisReply reads a returned table raw, in this order: no metamethod of
 -- the script's runs (one could raise, or call redis after the run). The kind of
--- reply and what it needs; an array's length runs to its first nil.
+-- reply and what it needs (three values at least); an array's length runs to its first nil.
 local function reply_shape(t)
     local v = rawget_(t, "err")
     if type_(v) == "string" then return "err", v, rawget_(t, "ignore_error_stats_update") == true end
@@ -402,6 +402,9 @@ local function reply_shape(t)
     if type_(v) == "table" then return "set", v, nil end
     local n = 0
     while rawget_(t, n + 1) ~= nil do n = n + 1 end
+    -- The items too (unpack reads raw), while they fit Lua's C stack: one crossing
+    -- to Python instead of one per item.
+    if n <= 4000 then return "array", n, nil, unpack_(t, 1, n) end
     return "array", n, nil
 end
 local function mk_array(...) return {...} end
