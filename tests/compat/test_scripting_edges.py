@@ -234,3 +234,30 @@ def test_pcall_refuses_table_arguments(pair8):
                  "return redis.call('set', 'k', {})"]:
         pair8.check("EVAL", body, "0")
     pair8.check("EXISTS", "k", "k2")
+
+
+def test_acl_check_cmd_arguments(pair8):
+    """redis.acl_check_cmd takes redis.call's arguments (a table or boolean is their
+    error, raised), finds a container's subcommand without checking the arity, and
+    answers the caller's user's rules (rillet answered true to all)."""
+    bodies = ["redis.acl_check_cmd('get', {})", "redis.acl_check_cmd({})",
+              "redis.acl_check_cmd('get', 'k', true)", "redis.acl_check_cmd('get')",
+              "redis.acl_check_cmd('get', 'a', 'b', 'c')", "redis.acl_check_cmd('nosuch')",
+              "redis.acl_check_cmd('config')", "redis.acl_check_cmd('config', 'nosuch')",
+              "redis.acl_check_cmd('CONFIG', 'GET', 'x')", "redis.acl_check_cmd('set', 1, 2)",
+              "redis.acl_check_cmd('get', 'a1')", "redis.acl_check_cmd('set', 'a1', 'v')",
+              "redis.acl_check_cmd('set', 'b1', 'v')", "redis.acl_check_cmd('set')",
+              "redis.acl_check_cmd('mset', 'a1', 'v', 'b2', 'v')",
+              "redis.acl_check_cmd('config', 'set', 'x', 'y')", "redis.acl_check_cmd('config', 'get', 'x')"]
+    for body in bodies:
+        pair8.check("EVAL", f"local r = {body} return r", "0")
+    for rules in (["+@all", "-get", "~a*", "-config|set"], ["+@all", "~*"], ["+@all", "-@write", "~*"]):
+        pair8.check("ACL", "SETUSER", "acu", "reset", "on", "nopass", *rules)
+        try:
+            pair8.check("AUTH", "acu", "x")
+            for body in bodies:
+                pair8.check("EVAL", f"local r = {body} return r", "0")
+            pair8.check("ACL", "LOG")
+        finally:
+            pair8.both("AUTH", "default", "x")
+    pair8.check("ACL", "DELUSER", "acu")

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 from lupa import lua51
 
 from rillet import REDIS_COMPAT_VERSION, errors
+from rillet import acl as acl_model
 from rillet.commands import table as command_table
+from rillet.commands.acl import check as acl_check
 from rillet.commands.acl import refuse as acl_refusal
 from rillet.compiled import compiled
 from rillet.errors import CountedReplyError, ReplyError
@@ -575,11 +577,25 @@ class LuaEngine:
             run.repl = int(args[0])
             run.fast = run.unobserved and run.repl == 3
         elif key == "acl_check_cmd":
-            raw = _arg_bytes(args[0])
-            spec = command_table.lookup(raw) if raw is not None else None
+            # luaRedisAclCheckCmdPermissionsCommand: redis.call's arguments, the command
+            # (a container's subcommand) without its arity, the caller's user's rules.
+            # (list[Any]: bytes once the None check below has passed.)
+            argv: list[Any] = [_arg_bytes(arg) for arg in args]
+            if None in argv:
+                return errors.SCRIPT_CALL_BAD_ARG.encode()  # sandbox.lua raises it
+            spec = command_table.lookup(argv[0])
+            if spec is not None and spec.subcommands and len(argv) >= 2:
+                spec = spec.subcommands.get(argv[1]) or spec.subcommands.get(argv[1].lower())
             if spec is None:
                 return None  # sandbox.lua raises Redis's error table
-            return True
+            if run is None:
+                return True
+            try:
+                return acl_check(run.client.user, spec, argv)[0] == acl_model.OK
+            except IndexError:
+                # Keys looked for past the arguments given (fewer than the arity): Redis
+                # answers false for a user with key patterns (tests/compat/test_scripting_edges.py).
+                return False
         return None
 
     def _hook(self) -> bytes | None:

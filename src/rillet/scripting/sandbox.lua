@@ -214,6 +214,8 @@ redis.acl_check_cmd = function(...)
     local allowed = py_lib("acl_check_cmd", ...)
     if allowed == nil then
         raise("Invalid command passed to redis.acl_check_cmd()")
+    elseif type_(allowed) == "string" then  -- an argument that is not a string or number
+        error_({err = allowed}, 0)
     end
     return allowed
 end
