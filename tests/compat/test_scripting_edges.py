@@ -261,3 +261,24 @@ def test_acl_check_cmd_arguments(pair8):
         finally:
             pair8.both("AUTH", "default", "x")
     pair8.check("ACL", "DELUSER", "acu")
+
+
+def test_deep_decodes(pair8, deep_replies):
+    """cjson.decode refuses the 1001st nested array or object (brackets inside strings
+    do not count), cmsgpack.unpack overflows Lua's stack at the 4000th nested array or
+    map (rillet leaked Python's RecursionError)."""
+    for body in ["return cjson.decode(string.rep('[', 1100) .. string.rep(']', 1100))",
+                 "return #cjson.decode(string.rep('[', 999) .. string.rep(']', 999))",
+                 "return cjson.decode(string.rep('[', 1000) .. string.rep(']', 1000))",
+                 "return cjson.decode(string.rep('[', 1001) .. string.rep(']', 1001))",
+                 "return cjson.decode(string.rep('{\"a\":', 1001) .. '1' .. string.rep('}', 1001))",
+                 "return cjson.decode('[\"[[[[\", ' .. string.rep('[', 999) .. string.rep(']', 999) .. ']')",
+                 "return cjson.decode('[\"\\\\\"[[\", ' .. string.rep('[', 1000) .. string.rep(']', 1000) .. ']')",
+                 "local ok, e = pcall(cjson.decode, string.rep('[', 1001)) return e",
+                 "return cmsgpack.unpack(string.rep('\\145', 5000) .. '\\1')",
+                 "return cmsgpack.unpack(string.rep('\\145', 3999) .. '\\1')",
+                 "return cmsgpack.unpack(string.rep('\\129\\1', 4000) .. '\\1')",
+                 "return cmsgpack.unpack(string.rep('\\129\\1', 3999) .. '\\1')",
+                 "return {cmsgpack.unpack_one(string.rep('\\145', 4000) .. '\\1')}",
+                 "local ok, e = pcall(cmsgpack.unpack, string.rep('\\145', 4000)) return e"]:
+        pair8.check("EVAL", body, "0")

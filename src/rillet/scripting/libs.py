@@ -182,6 +182,39 @@ def json_encode(value: Any) -> bytes:
     return bytes(out)
 
 
+def _json_too_deep(text: bytes) -> None:
+    """lua_cjson's decode_max_depth: the 1001st nested array or object is refused,
+    named by its (1-based) character. Python's parser would stop with its own
+    recursion error (or go deeper), so the text is looked at first when it could
+    nest that deep."""
+    if text.count(b"[") + text.count(b"{") <= JSON_MAX_DEPTH:
+        return
+    depth = 0
+    in_string = escaped = False
+    for i, byte in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte == 0x5B or byte == 0x7B:
+            depth += 1
+            if depth > JSON_MAX_DEPTH:
+                raise LuaLibError(f"Found too many nested data structures ({depth}) at character {i + 1}")
+        elif byte == 0x5D or byte == 0x7D:
+            depth -= 1
+
+
+def json_decode(text: bytes, table: Callable, null: object) -> object:
+    _json_too_deep(text)
+    with deep_recursion(3 * JSON_MAX_DEPTH):
+        return _from_json(json.loads(text), table, null)
+
+
 def _from_json(value: Any, table: Callable, null: object) -> object:
     """A decoded JSON value as Lua's; JSON's null is cjson.null (a nil would drop the
     array item or object member, and `{"a":null}` would encode back as `{}`)."""
@@ -264,7 +297,13 @@ _MP_FIXED = {0xCC: ">B", 0xCD: ">H", 0xCE: ">I", 0xCF: ">Q", 0xD0: ">b", 0xD1: "
              0xD2: ">i", 0xD3: ">q", 0xCA: ">f", 0xCB: ">d"}
 
 
-def _mp_unpack(data: bytes, pos: int, table: Callable) -> tuple[object, int]:
+# lua_cmsgpack decodes on Lua's C stack: the 4000th nested array or map overflows it.
+MP_MAX_DECODE_DEPTH = 4000
+_MP_OVERFLOW = {"array": "stack overflow (in function mp_decode_to_lua_array)",
+                "map": "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)"}
+
+
+def _mp_unpack(data: bytes, pos: int, table: Callable, depth: int = 0) -> tuple[object, int]:
     if pos >= len(data):
         raise LuaLibError("Missing bytes in input.")
     b = data[pos]
@@ -277,9 +316,9 @@ def _mp_unpack(data: bytes, pos: int, table: Callable) -> tuple[object, int]:
         n = b & 0x1F
         return data[pos:pos + n], pos + n
     if 0x90 <= b <= 0x9F:
-        return _mp_array(data, pos, b & 0x0F, table)
+        return _mp_array(data, pos, b & 0x0F, table, depth)
     if 0x80 <= b <= 0x8F:
-        return _mp_map(data, pos, b & 0x0F, table)
+        return _mp_map(data, pos, b & 0x0F, table, depth)
     if b == 0xC0:
         return None, pos
     if b in (0xC2, 0xC3):
@@ -297,23 +336,29 @@ def _mp_unpack(data: bytes, pos: int, table: Callable) -> tuple[object, int]:
         size = 2 if b in (0xDC, 0xDE) else 4
         n = int.from_bytes(data[pos:pos + size], "big")
         pos += size
-        return (_mp_array if b in (0xDC, 0xDD) else _mp_map)(data, pos, n, table)
+        return (_mp_array if b in (0xDC, 0xDD) else _mp_map)(data, pos, n, table, depth)
     raise LuaLibError("Bad data format in input.")
 
 
-def _mp_array(data: bytes, pos: int, n: int, table: Callable) -> tuple[object, int]:
+def _mp_array(data: bytes, pos: int, n: int, table: Callable, depth: int) -> tuple[object, int]:
+    depth += 1
+    if depth >= MP_MAX_DECODE_DEPTH:
+        raise LuaLibError(_MP_OVERFLOW["array"])
     items = []
     for _ in range(n):
-        item, pos = _mp_unpack(data, pos, table)
+        item, pos = _mp_unpack(data, pos, table, depth)
         items.append(item)
     return table(items), pos
 
 
-def _mp_map(data: bytes, pos: int, n: int, table: Callable) -> tuple[object, int]:
+def _mp_map(data: bytes, pos: int, n: int, table: Callable, depth: int) -> tuple[object, int]:
+    depth += 1
+    if depth >= MP_MAX_DECODE_DEPTH:
+        raise LuaLibError(_MP_OVERFLOW["map"])
     items = {}
     for _ in range(n):
-        key, pos = _mp_unpack(data, pos, table)
-        value, pos = _mp_unpack(data, pos, table)
+        key, pos = _mp_unpack(data, pos, table, depth)
+        value, pos = _mp_unpack(data, pos, table, depth)
         items[key] = value
     return table(items), pos
 
@@ -453,7 +498,7 @@ def make_libraries(table: Callable, null: object, where: Callable) -> dict[str, 
 
     cjson = {
         b"encode": guard(json_encode),
-        b"decode": guard(lambda text: _from_json(json.loads(text), table, null)),
+        b"decode": guard(lambda text: json_decode(text, table, null)),
         b"null": null,
         b"encode_keep_buffer": guard(encode_keep_buffer),
     }
@@ -492,16 +537,18 @@ def _unpack_some(data: bytes, table: Callable, limit: Any, offset: Any) -> tuple
         raise LuaLibError(f"Start offset {start} greater than input length {size}.")
     values: list[object] = []
     pos = start
-    while pos < size and len(values) < limit:
-        value, pos = _mp_unpack(data, pos, table)
-        values.append(value)
+    with deep_recursion(2 * MP_MAX_DECODE_DEPTH):
+        while pos < size and len(values) < limit:
+            value, pos = _mp_unpack(data, pos, table)
+            values.append(value)
     return (-1 if pos >= size else pos, *values)
 
 
 def _unpack_all(data: bytes, table: Callable) -> tuple:
     values = []
     pos = 0
-    while pos < len(data):
-        value, pos = _mp_unpack(data, pos, table)
-        values.append(value)
+    with deep_recursion(2 * MP_MAX_DECODE_DEPTH):
+        while pos < len(data):
+            value, pos = _mp_unpack(data, pos, table)
+            values.append(value)
     return tuple(values)
