@@ -21,7 +21,7 @@ from rillet.commands import table
 from rillet.commands.acl import refuse as acl_refusal
 from rillet.commands.scripting import declared_flags
 from rillet.commands.table import TIMING_MASK, TIMING_SAMPLE, CommandSpec, shown_argv
-from rillet.errors import ReplyError
+from rillet.errors import CountedReplyError, ReplyError
 from rillet.observe import SMALL_US, record_latency
 from rillet.resp.types import NO_REPLY, QUEUED, PushedFrames
 from rillet.state import PAUSE_KEY, Block, Client, ServerState
@@ -354,7 +354,8 @@ class Dispatcher:
             log.error("internal error running %r", argv[:3], exc_info=error)
             error = ReplyError(errors.INTERNAL_ERROR.format(spec.name))
             self.state.stats.unexpected_error_replies += 1
-        self._count_error(error.message)
+        if error.__class__ is not CountedReplyError:
+            self._count_error(error.message)
         # The error is the reply: kept with its traceback it would form a cycle (error ->
         # traceback -> call's frame -> reply -> error) that only the collector frees, and
         # not once frozen (gcpolicy.py).
@@ -379,6 +380,9 @@ class Dispatcher:
 
     def _count_error(self, message: str) -> None:
         stats = self.state.stats
-        code = message.split(" ", 1)[0]
+        # afterErrorReply: the code ends at a space within the reply's first 32 bytes
+        # (its "-" included); without one it is ERR.
+        space = message.find(" ", 0, 31)
+        code = message[:space] if space >= 0 else "ERR"
         stats.errors[code] = stats.errors.get(code, 0) + 1
         stats.total_error_replies += 1

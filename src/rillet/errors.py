@@ -23,6 +23,13 @@ class ReplyError(Exception):
         return self.message.split(" ", 1)[0]
 
 
+class CountedReplyError(ReplyError):
+    """An error reply already counted in errorstats (a script's command error, counted
+    when the command failed, raised again as the script's error)."""
+
+    __slots__ = ()
+
+
 class ProtocolError(Exception):
     """The peer broke RESP framing: reply with the error, then close the connection."""
 
@@ -460,6 +467,11 @@ SCRIPT_NUMKEYS_NEGATIVE = "ERR Number of keys can't be negative"
 SCRIPT_CALL_OUTSIDE = "ERR redis.call/pcall can only be called inside a script invocation"
 SCRIPT_CALL_NO_ARGS = "ERR Please specify at least one argument for this redis lib call"
 SCRIPT_CALL_BAD_ARG = "ERR Lua redis lib command arguments must be strings or integers"
+# luaArgsToRedisArgv's errors: the only redis.call/pcall errors not counted in
+# errorstats when they happen (the script's reply counts them, if it is one). A
+# command's error, or scriptCall's refusal, is counted at once and its table says
+# so (ignore_error_stats_update), so that returning or raising it counts no more.
+SCRIPT_CALL_UNCOUNTED = frozenset({SCRIPT_CALL_OUTSIDE, SCRIPT_CALL_NO_ARGS, SCRIPT_CALL_BAD_ARG})
 SCRIPT_UNKNOWN_COMMAND = "ERR Unknown Redis command called from script"
 SCRIPT_WRONG_ARITY = "ERR Wrong number of args calling Redis command from script"
 SCRIPT_NOT_ALLOWED = "ERR This Redis command is not allowed from script"

@@ -122,6 +122,8 @@ class Transactions(Protocol):
     # A handler's exception as the reply Dispatcher.call makes of it (stats, log):
     # redis.call's common case runs handlers itself (scripting/engine.py).
     def _failed(self, spec: Any, argv: list[bytes], error: Exception) -> object: ...
+    # An error reply counted in INFO errorstats (a script's, as it makes its reply).
+    def _count_error(self, message: str) -> None: ...
 
 
 class Connection:

@@ -151,6 +151,27 @@ def test_scripts_under_oom(pair):
     pair.check("EXEC")
 
 
+def test_scripts_without_allow_oom_do_not_write_over_maxmemory(pair):
+    """Issue 29: whatever else a script declares (allow-stale, no-cluster) or however
+    it writes (pcall, a second write after a read, EVALSHA of a flagged script), a
+    script without allow-oom does not write over maxmemory, with an eviction policy
+    that cannot free enough too."""
+    pair.check("SET", "k", "v0")
+    flagged = "#!lua flags=allow-stale,no-cluster\n" + SET_SCRIPT
+    sha = pair.check("SCRIPT", "LOAD", flagged).split(b"\r\n")[1].decode()
+    for policy in ("noeviction", "allkeys-lru", "volatile-ttl"):
+        pair.check("CONFIG", "SET", "maxmemory-policy", policy)
+        _limit(pair)
+        for args in [("EVAL", flagged, "1", "k"),
+                     ("EVAL", "#!lua flags=no-cluster\nreturn redis.pcall('incr', 'n')", "0"),
+                     ("EVALSHA", sha, "1", "k"),
+                     ("EVAL", "redis.call('get', KEYS[1]) return redis.pcall('append', KEYS[1], 'x')", "1", "k"),
+                     ("EVAL", "return redis.pcall('lpush', 'l', 'x')", "0")]:
+            pair.check(*args)
+        pair.check("CONFIG", "SET", "maxmemory", "0")
+        pair.check("MGET", "k", "n", "l")
+
+
 def test_volatile_policy_without_volatile_keys_refuses(pair):
     pair.check("SET", "k", "v")
     for policy in ("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"):

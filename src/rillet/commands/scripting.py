@@ -123,9 +123,8 @@ def evalsha_ro(ctx: Client, argv: list[bytes]) -> object:
 _calls = compiled("rillet.scripting._calls")
 if _calls is not None:
     from rillet.scripting import engine as _engine_module
-    from rillet.scripting.convert import from_lua as _from_lua
 
-    _calls.bind_evalsha(_evalsha, _engine_module, _from_lua)
+    _calls.bind_evalsha(_evalsha, _engine_module)
     COMMANDS["evalsha"].handler = _calls.evalsha
 
 

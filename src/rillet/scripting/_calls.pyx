@@ -33,7 +33,7 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-from rillet.errors import ReplyError
+from rillet.errors import SCRIPT_CALL_UNCOUNTED, ReplyError
 from rillet.resp.types import SimpleString
 from rillet.scripting.convert import to_lua
 from rillet.state import Block
@@ -324,7 +324,8 @@ cdef class ScriptCall:
         if type(reply) is str:
             if self.raising:
                 raise self.command_failed(reply)
-            return self.engine._build.error(reply.encode("utf-8", "surrogateescape"))
+            return self.engine._build.error(reply.encode("utf-8", "surrogateescape"),
+                                            reply in SCRIPT_CALL_UNCOUNTED)
         if type(reply) is _SimpleString:
             return self.engine._build.status_of(reply)
         run = self.engine.current
@@ -364,6 +365,9 @@ cdef class ScriptCall:
                 return 1
             if type(reply) is str:
                 _push_field_table(L, b"err", (<str>reply).encode("utf-8", "surrogateescape"))
+                if reply not in SCRIPT_CALL_UNCOUNTED:  # counted in errorstats already
+                    lua_pushboolean(L, 1)
+                    lua_setfield(L, -2, b"ignore_error_stats_update")
                 return -1 if self.raising else 1
             if type(reply) is _SimpleString:
                 _push_field_table(L, b"ok", bytes(reply))
@@ -568,13 +572,13 @@ cdef class ScriptCall:
         if type(outcome) is bytes or type(outcome) is int:
             return outcome
         if type(outcome) is not tuple:
-            return _from_lua(outcome, run.resp, client.resp3)
+            return engine.reply_of(outcome, run.resp, client.resp3)
         ok, result, status = outcome
         if ok:
             if status is not None:
                 return _SimpleString(status.replace(b"\r", b" ").replace(b"\n", b" "))
-            return _from_lua(result, run.resp, client.resp3)
-        raise _ReplyError(engine._error_message(run, result))
+            return engine.reply_of(result, run.resp, client.resp3)
+        raise engine.script_error(run, result)
 
     cdef object _simple(self, lua_State* L, int index):
         """The value at `index` as lupa gives it (strings as bytes, numbers,
@@ -636,15 +640,13 @@ cdef inline double _monotonic() noexcept:
 
 cdef object _general_evalsha = None  # commands/scripting.py `_evalsha`, the reference
 cdef object _engine_module = None
-cdef object _from_lua = None
 
 
-def bind_evalsha(general, engine_module, from_lua):
+def bind_evalsha(general, engine_module):
     """The Python EVALSHA (every case but the common one) and the engine's module."""
-    global _general_evalsha, _engine_module, _from_lua
+    global _general_evalsha, _engine_module
     _general_evalsha = general
     _engine_module = engine_module
-    _from_lua = from_lua
 
 
 def evalsha(ctx, list argv):

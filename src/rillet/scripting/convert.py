@@ -8,12 +8,13 @@ becomes a reply by the rules of script_lua.c luaReplyToRedisReply.
 from __future__ import annotations
 
 from collections.abc import Callable
+from sys import getrecursionlimit, setrecursionlimit
 from typing import Any
 
 from lupa import lua51
 
 from rillet.errors import ReplyError
-from rillet.resp.encoder import format_double
+from rillet.resp.encoder import encode, format_double
 from rillet.resp.types import Map, NullArray, Push, Raw, SetReply, SimpleString, Verbatim
 
 _lua_type = lua51.lua_type
@@ -136,9 +137,38 @@ def _error_text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape").replace("\r", " ").replace("\n", " ")
 
 
-def from_lua(value: Any, lua_resp: int, resp3: bool) -> object:
+# luaReplyToRedisReply's Lua stack: the returned value sits at slot 2, an array's
+# item one slot above its table, a map's key four and value three, a set's member
+# three; a value whose 4 slots would pass LUAI_MAXCSTACK is an error in its place
+# (a table that holds itself gives 7995 nested arrays, then the error).
+_TOP_SLOT = 2
+_MAX_SLOT = 8000 - 4
+STACK_LIMIT_ERROR = "ERR reached lua stack limit"
+# A reply this deep is encoded in pieces (Raw), so the encoder's own recursion stays short.
+_ENCODE_EVERY = 128
+
+
+def from_lua(value: Any, lua_resp: int, resp3: bool, shape: Callable, count: Callable) -> object:
     """A script's return value as a reply (luaReplyToRedisReply); `value` is a Lua
-    value from lupa, dispatched on its class."""
+    value from lupa, dispatched on its class. `shape` is sandbox.lua's reply_shape
+    (tables are read raw); `count` counts an error reply in errorstats."""
+    if _lua_type(value) != "table":
+        return _from_lua(value, lua_resp, resp3, shape, count, _TOP_SLOT)
+    # Room for a frame per level and one for its list's comprehension (libs.deep_recursion,
+    # inline: this runs for every table a script returns).
+    limit = getrecursionlimit()
+    setrecursionlimit(limit + 2 * _MAX_SLOT)
+    try:
+        return _from_lua(value, lua_resp, resp3, shape, count, _TOP_SLOT)
+    finally:
+        setrecursionlimit(limit)
+
+
+def _from_lua(value: Any, lua_resp: int, resp3: bool, shape: Callable, count: Callable,
+              slot: int) -> object:
+    if slot > _MAX_SLOT:  # (any value: luaReplyToRedisReply checks the stack first)
+        count(STACK_LIMIT_ERROR)
+        return ReplyError(STACK_LIMIT_ERROR)
     cls = value.__class__
     if cls is bytes:
         return value
@@ -157,38 +187,40 @@ def from_lua(value: Any, lua_resp: int, resp3: bool) -> object:
     if value is None:
         return None
     if _lua_type(value) != "table":
-        return None  # functions, userdata, threads: nil, as Redis
-    err = value[b"err"]
-    if err.__class__ is bytes:
-        return ReplyError(_error_text(err))
-    ok = value[b"ok"]
-    if ok.__class__ is bytes:
-        return SimpleString(ok.replace(b"\r", b" ").replace(b"\n", b" "))
-    double = value[b"double"]
-    if double.__class__ in (int, float):
-        return float(double)
-    big = value[b"big_number"]
-    if big.__class__ is bytes:
-        big = big.replace(b"\r", b" ").replace(b"\n", b" ")
+        return None  # functions, userdata (cjson.null), threads: nil, as Redis
+    described = shape(value)
+    kind, payload, extra = described[:3]
+    if kind == b"array":
+        # Strings and integers as they are (most items), while a slot is left for them.
+        items = described[3:] if payload <= 4000 else [value[i] for i in range(1, payload + 1)]
+        inner = slot + 1
+        if inner > _MAX_SLOT:
+            reply: object = [_from_lua(item, lua_resp, resp3, shape, count, inner) for item in items]
+        else:
+            reply = [item if item.__class__ is bytes or item.__class__ is int
+                     else _from_lua(item, lua_resp, resp3, shape, count, inner) for item in items]
+    elif kind == b"err":
+        text = _error_text(payload)
+        if not extra:  # a command's error was counted when it failed
+            count(text)
+        return ReplyError(text)
+    elif kind == b"ok":
+        return SimpleString(payload.replace(b"\r", b" ").replace(b"\n", b" "))
+    elif kind == b"double":
+        return float(payload)
+    elif kind == b"big_number":
+        big = payload.replace(b"\r", b" ").replace(b"\n", b" ")
         return Raw(b"(%s\r\n" % big) if resp3 else big
-    mapping = value[b"map"]
-    if _lua_type(mapping) == "table":
-        return Map([(from_lua(k, lua_resp, resp3), from_lua(v, lua_resp, resp3)) for k, v in mapping.items()])
-    members = value[b"set"]
-    if _lua_type(members) == "table":
-        return SetReply([from_lua(k, lua_resp, resp3) for k in members.keys()])
-    verbatim = value[b"verbatim_string"]
-    if _lua_type(verbatim) == "table":
-        text, fmt = verbatim[b"string"], verbatim[b"format"]
-        if text.__class__ is bytes and fmt.__class__ is bytes:
-            # addReplyVerbatim: three bytes of the format, space-padded at its end (NUL).
-            return Verbatim(text, fmt.split(b"\0", 1)[0][:3].ljust(3))
-    items = []
-    i = 1
-    while True:
-        item = value[i]
-        if item is None:
-            break
-        items.append(from_lua(item, lua_resp, resp3))
-        i += 1
-    return items
+    elif kind == b"verbatim":
+        # addReplyVerbatim: three bytes of the format, space-padded at its end (NUL).
+        return Verbatim(payload, extra.split(b"\0", 1)[0][:3].ljust(3))
+    elif kind == b"map":
+        reply = Map([(_from_lua(k, lua_resp, resp3, shape, count, slot + 4),
+                      _from_lua(v, lua_resp, resp3, shape, count, slot + 3))
+                     for k, v in payload.items()])
+    else:  # set
+        reply = SetReply([_from_lua(k, lua_resp, resp3, shape, count, slot + 3)
+                          for k in payload.keys()])
+    if slot >= _ENCODE_EVERY and slot % _ENCODE_EVERY < 4:
+        return Raw(encode(reply, resp3))
+    return reply

@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any
 from lupa import lua51
 
 from rillet import REDIS_COMPAT_VERSION, errors
+from rillet import acl as acl_model
 from rillet.commands import table as command_table
+from rillet.commands.acl import check as acl_check
 from rillet.commands.acl import refuse as acl_refusal
 from rillet.compiled import compiled
-from rillet.errors import ReplyError
+from rillet.errors import CountedReplyError, ReplyError
 from rillet.resp.encoder import format_double
 from rillet.resp.types import SimpleString
 from rillet.scripting.convert import Builders, from_lua, to_lua
@@ -144,10 +146,12 @@ def _number_arg(value: float) -> bytes:
 
 
 class CommandFailed(Exception):
-    """A command's error inside redis.call; sandbox.lua recognises the text's marker."""
+    """A command's error inside redis.call; sandbox.lua recognises the text's marker,
+    then "c" (counted already) or "u"."""
 
     def __str__(self) -> str:
-        return "\0rillet\0" + self.args[0]
+        message = self.args[0]
+        return "\0rillet\0" + ("u" if message in errors.SCRIPT_CALL_UNCOUNTED else "c") + message
 
 
 class LuaEngine:
@@ -180,7 +184,14 @@ class LuaEngine:
         # Taken before the sandbox runs: INFO's used_memory_lua reads the heap size.
         self._collectgarbage = lua.eval(b"collectgarbage")
         self._table = lua.table_from
-        libraries = make_libraries(self._table)
+        # cjson.null: Redis's is a NULL lightuserdata; a userdata made here is its like
+        # (type "userdata", a reply's nil, and no script can make another).
+        libraries = make_libraries(self._table, lua.eval(b"newproxy(false)"), lua.eval(
+            # luaL_where(1) seen from a library function: its caller's line (level 3
+            # from here: this function, the library's, its caller).
+            b"(function(getinfo) return function() local i = getinfo(3, 'Sl') "
+            b"if i and i.what ~= 'C' and i.currentline > 0 then "
+            b"return i.short_src .. ':' .. i.currentline .. ': ' end return '' end end)(debug.getinfo)"))
 
         def lib(name: bytes, *args: object) -> object:
             return self._lib(libraries, name, *args)
@@ -202,7 +213,7 @@ class LuaEngine:
                 call.pcall = pcall
                 call, pcall = compiled.open(lua, opener)
         (self._compile, self._run, self._run_library, self._run_function, set_version,
-         self._lua_type, status, error, array, ok_batch, run_set, env) = loader(
+         self._lua_type, status, error, array, ok_batch, run_set, env, self._shape) = loader(
             call, pcall, self._log, self._sha1hex, self._hook, lib)
         self._build = Builders(self._table, status, error, array, ok_batch)
         self._compiled = compiled
@@ -342,13 +353,30 @@ class LuaEngine:
         if cls is bytes or cls is int:  # a string or number result comes alone (sandbox.lua finish)
             return outcome
         if cls is not tuple:
-            return from_lua(outcome, run.resp, client.resp3)
+            return self.reply_of(outcome, run.resp, client.resp3)
         ok, result, status = outcome
         if ok:
             if status is not None:
                 return SimpleString(status.replace(b"\r", b" ").replace(b"\n", b" "))
-            return from_lua(result, run.resp, client.resp3)
-        raise ReplyError(self._error_message(run, result))
+            return self.reply_of(result, run.resp, client.resp3)
+        raise self.script_error(run, result)
+
+    def reply_of(self, value: object, lua_resp: int, resp3: bool) -> object:
+        """A script's return value as its reply (convert.from_lua), its errors counted."""
+        return from_lua(value, lua_resp, resp3, self._shape, self._count_error)
+
+    def _count_error(self, message: str) -> None:
+        dispatcher = self.state.transactions
+        assert dispatcher is not None
+        dispatcher._count_error(message)
+
+    def script_error(self, run: Run, result: Any) -> ReplyError:
+        """The error a failed script replies; not counted again in errorstats if it is
+        a command's error that was counted when the command failed."""
+        message = self._error_message(run, result)
+        if lua51.lua_type(result) == "table" and result[b"ignore_error_stats_update"] is True:
+            return CountedReplyError(message)
+        return ReplyError(message)
 
     def _error_message(self, run: Run, result: Any) -> str:
         if lua51.lua_type(result) != "table":
@@ -436,7 +464,8 @@ class LuaEngine:
             if cls is str:
                 if raising:
                     raise CommandFailed(reply)
-                return engine._build.error(reply.encode("utf-8", "surrogateescape"))
+                return engine._build.error(reply.encode("utf-8", "surrogateescape"),
+                                           reply in errors.SCRIPT_CALL_UNCOUNTED)
             if cls is SimpleString:
                 return engine._build.status_of(reply)
             return to_lua(reply, run is not None and run.resp == 3, engine._build)
@@ -464,14 +493,19 @@ class LuaEngine:
         if spec is None:
             spec = self._lookup(argv)
             if spec.__class__ is str:
-                return spec
+                return self._refused(spec)
         return self._run_command(run, spec, argv)
+
+    def _refused(self, message: str) -> str:
+        """scriptCall's refusal of a command: counted in errorstats as it happens."""
+        self._count_error(message)
+        return message
 
     def _run_command(self, run: Run, spec: Any, argv: list[bytes]) -> object:
         """scriptCall's checks after the lookup, then the command: its reply (not yet
         converted to Lua), or its error text (a str)."""
         if not spec.min_argc <= len(argv) <= spec.max_argc:
-            return errors.SCRIPT_WRONG_ARITY
+            return self._refused(errors.SCRIPT_WRONG_ARITY)
         client = run.client
         state = self.state
         if client.restricted:
@@ -479,23 +513,23 @@ class LuaEngine:
             # (A restricted client is gated: its scripts' commands all come this way.)
             refused = acl_refusal(client, spec, argv, context="lua")
             if refused is not None:
-                return errors.SCRIPT_ACL_FAILURE.format(refused.removeprefix("NOPERM "))
+                return self._refused(errors.SCRIPT_ACL_FAILURE.format(refused.removeprefix("NOPERM ")))
         if run.read_only and (spec.is_write or "may_replicate" in spec.flags):
             # scriptVerifyWriteCommandAllow: may-replicate commands (PFCOUNT, PUBLISH)
             # count as writes for a read-only script.
-            return errors.SCRIPT_WRITE_IN_READONLY
+            return self._refused(errors.SCRIPT_WRITE_IN_READONLY)
         if spec.is_write:
             guard = state.write_guard
             if guard is not None and not client.is_internal:
                 problem = guard()
                 if problem is not None:
-                    return problem
+                    return self._refused(problem)
         # scriptVerifyOOM: a command that may grow memory is refused if memory was
         # over maxmemory when the script started, unless the script wrote already
         # (it cannot stop halfway) or declared allow-oom.
         if (state.pre_command_oom and not run.wrote and not run.allow_oom
                 and "denyoom" in spec.flags and state.memory.limit and not client.is_internal):
-            return errors.OOM
+            return self._refused(errors.OOM)
         if spec.is_write:
             run.wrote = True
         if run.repl:
@@ -545,11 +579,25 @@ class LuaEngine:
             run.repl = int(args[0])
             run.fast = run.unobserved and run.repl == 3
         elif key == "acl_check_cmd":
-            raw = _arg_bytes(args[0])
-            spec = command_table.lookup(raw) if raw is not None else None
+            # luaRedisAclCheckCmdPermissionsCommand: redis.call's arguments, the command
+            # (a container's subcommand) without its arity, the caller's user's rules.
+            # (list[Any]: bytes once the None check below has passed.)
+            argv: list[Any] = [_arg_bytes(arg) for arg in args]
+            if None in argv:
+                return errors.SCRIPT_CALL_BAD_ARG.encode()  # sandbox.lua raises it
+            spec = command_table.lookup(argv[0])
+            if spec is not None and spec.subcommands and len(argv) >= 2:
+                spec = spec.subcommands.get(argv[1]) or spec.subcommands.get(argv[1].lower())
             if spec is None:
                 return None  # sandbox.lua raises Redis's error table
-            return True
+            if run is None:
+                return True
+            try:
+                return acl_check(run.client.user, spec, argv)[0] == acl_model.OK
+            except IndexError:
+                # Keys looked for past the arguments given (fewer than the arity): Redis
+                # answers false for a user with key patterns (tests/compat/test_scripting_edges.py).
+                return False
         return None
 
     def _hook(self) -> bytes | None:

@@ -51,10 +51,11 @@ class Library:
 
 
 class RegistrationError(Exception):
-    """An error raised into the library's Lua code (sandbox.lua's MARK turns it into {err=...})."""
+    """An error raised into the library's Lua code (sandbox.lua's MARK turns it into {err=...};
+    "u": not a command's error, so not counted in errorstats yet)."""
 
     def __str__(self) -> str:
-        return "\0rillet\0" + self.args[0]
+        return "\0rillet\0u" + self.args[0]
 
 
 def parse_metadata(code: bytes) -> bytes:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import struct as pystruct
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from lupa import lua51
@@ -19,6 +21,19 @@ _lua_type = lua51.lua_type
 
 class LuaLibError(Exception):
     """Raised into Lua as the library's error message."""
+
+
+@contextmanager
+def deep_recursion(frames: int) -> Iterator[None]:
+    """Room for `frames` more Python frames, for a walk as deep as Lua's limits allow
+    (a table 1000 deep for cjson, 8000 for a script's reply). Python-to-Python calls
+    take no C stack (3.11), so only the recursion limit stands in the way."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(old + frames)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 # Values from Lua arrive through lupa untyped, so the library functions take Any and
@@ -112,52 +127,118 @@ def _json_string(raw: bytes) -> bytes:
     return bytes(out)
 
 
-def _json_encode(value: Any, depth: int = 0) -> bytes:
-    if depth > 1000:
-        raise LuaLibError("Cannot serialise, excessive nesting (1001)")
+# lua_cjson's encode_max_depth: the 1001st nested table is refused.
+JSON_MAX_DEPTH = 1000
+
+
+def _json_encode(value: Any, out: bytearray, depth: int = 0) -> None:
     cls = value.__class__
     if cls is bytes:
-        return _json_string(value)
-    if cls is bool:
-        return b"true" if value else b"false"
-    if cls is int or cls is float:
-        return _json_number(value)
-    if value is None:
-        return b"null"
-    if _lua_type(value) == "table":
+        out += _json_string(value)
+    elif cls is bool:
+        out += b"true" if value else b"false"
+    elif cls is int or cls is float:
+        out += _json_number(value)
+    elif value is None or _lua_type(value) == "userdata":
+        # cjson.null (the only userdata a script can reach) is JSON's null.
+        out += b"null"
+    elif _lua_type(value) == "table":
+        depth += 1
+        if depth > JSON_MAX_DEPTH:
+            raise LuaLibError(f"Cannot serialise, excessive nesting ({depth})")
         keys = list(value.keys())
         if keys and all(k.__class__ in (int, float) and k >= 1 and k == int(k) for k in keys):
             top = int(max(keys))
             if top > 10 and top > 2 * len(keys):
                 raise LuaLibError("Cannot serialise table: excessively sparse array")
-            return b"[" + b",".join(_json_encode(value[i], depth + 1) for i in range(1, top + 1)) + b"]"
-        parts = []
-        for k in keys:
+            out += b"["
+            for i in range(1, top + 1):
+                if i > 1:
+                    out += b","
+                _json_encode(value[i], out, depth)
+            out += b"]"
+            return
+        out += b"{"
+        for n, k in enumerate(keys):
             if k.__class__ is bytes:
                 name = k
             elif k.__class__ in (int, float):
                 name = _json_number(k)
             else:
                 raise LuaLibError("Cannot serialise table: table key must be a number or string")
-            parts.append(_json_string(name) + b":" + _json_encode(value[k], depth + 1))
-        return b"{" + b",".join(parts) + b"}"
-    raise LuaLibError(f"Cannot serialise {_lua_type(value) or cls.__name__}: type not supported")
+            if n:
+                out += b","
+            out += _json_string(name) + b":"
+            _json_encode(value[k], out, depth)
+        out += b"}"
+    else:
+        raise LuaLibError(f"Cannot serialise {_lua_type(value) or cls.__name__}: type not supported")
 
 
-def _from_json(value: Any, table: Callable) -> object:
+def json_encode(value: Any) -> bytes:
+    out = bytearray()
+    with deep_recursion(2 * JSON_MAX_DEPTH):
+        _json_encode(value, out)
+    return bytes(out)
+
+
+def _json_too_deep(text: bytes) -> None:
+    """lua_cjson's decode_max_depth: the 1001st nested array or object is refused,
+    named by its (1-based) character. Python's parser would stop with its own
+    recursion error (or go deeper), so the text is looked at first when it could
+    nest that deep."""
+    if text.count(b"[") + text.count(b"{") <= JSON_MAX_DEPTH:
+        return
+    depth = 0
+    in_string = escaped = False
+    for i, byte in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte == 0x5B or byte == 0x7B:
+            depth += 1
+            if depth > JSON_MAX_DEPTH:
+                raise LuaLibError(f"Found too many nested data structures ({depth}) at character {i + 1}")
+        elif byte == 0x5D or byte == 0x7D:
+            depth -= 1
+
+
+def json_decode(text: bytes, table: Callable, null: object) -> object:
+    _json_too_deep(text)
+    with deep_recursion(3 * JSON_MAX_DEPTH):
+        return _from_json(json.loads(text), table, null)
+
+
+def _from_json(value: Any, table: Callable, null: object) -> object:
+    """A decoded JSON value as Lua's; JSON's null is cjson.null (a nil would drop the
+    array item or object member, and `{"a":null}` would encode back as `{}`)."""
     if isinstance(value, str):
         return value.encode("utf-8", "surrogatepass")
     if isinstance(value, list):
-        return table([_from_json(v, table) for v in value])
+        return table([_from_json(v, table, null) for v in value])
     if isinstance(value, dict):
-        return table({k.encode("utf-8", "surrogatepass"): _from_json(v, table) for k, v in value.items()})
+        return table({k.encode("utf-8", "surrogatepass"): _from_json(v, table, null)
+                      for k, v in value.items()})
+    if value is None:
+        return null
     return value
 
 
 # --- cmsgpack -------------------------------------------------------------------------
-def _mp_pack(value: Any, out: bytearray) -> None:
+# lua_cmsgpack's LUACMSGPACK_MAX_NESTING: a table nested deeper packs as nil
+# (a table that holds itself packs 16 levels, then nil).
+MP_MAX_NESTING = 16
+
+
+def _mp_pack(value: Any, out: bytearray, level: int = 0) -> None:
     cls = value.__class__
-    if value is None:
+    if value is None or (level >= MP_MAX_NESTING and _lua_type(value) == "table"):
         out.append(0xC0)
     elif cls is bool:
         out.append(0xC3 if value else 0xC2)
@@ -202,12 +283,12 @@ def _mp_pack(value: Any, out: bytearray) -> None:
         if all(k.__class__ in (int, float) and k == i + 1 for i, k in enumerate(sorted(keys))):
             out += bytes([0x90 | n]) if n < 16 else (b"\xdc" + pystruct.pack(">H", n) if n < 1 << 16 else b"\xdd" + pystruct.pack(">I", n))
             for i in range(1, n + 1):
-                _mp_pack(value[i], out)
+                _mp_pack(value[i], out, level + 1)
         else:
             out += bytes([0x80 | n]) if n < 16 else (b"\xde" + pystruct.pack(">H", n) if n < 1 << 16 else b"\xdf" + pystruct.pack(">I", n))
             for k in keys:
-                _mp_pack(k, out)
-                _mp_pack(value[k], out)
+                _mp_pack(k, out, level + 1)
+                _mp_pack(value[k], out, level + 1)
     else:
         out.append(0xC0)
 
@@ -216,7 +297,13 @@ _MP_FIXED = {0xCC: ">B", 0xCD: ">H", 0xCE: ">I", 0xCF: ">Q", 0xD0: ">b", 0xD1: "
              0xD2: ">i", 0xD3: ">q", 0xCA: ">f", 0xCB: ">d"}
 
 
-def _mp_unpack(data: bytes, pos: int, table: Callable) -> tuple[object, int]:
+# lua_cmsgpack decodes on Lua's C stack: the 4000th nested array or map overflows it.
+MP_MAX_DECODE_DEPTH = 4000
+_MP_OVERFLOW = {"array": "stack overflow (in function mp_decode_to_lua_array)",
+                "map": "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)"}
+
+
+def _mp_unpack(data: bytes, pos: int, table: Callable, depth: int = 0) -> tuple[object, int]:
     if pos >= len(data):
         raise LuaLibError("Missing bytes in input.")
     b = data[pos]
@@ -229,9 +316,9 @@ def _mp_unpack(data: bytes, pos: int, table: Callable) -> tuple[object, int]:
         n = b & 0x1F
         return data[pos:pos + n], pos + n
     if 0x90 <= b <= 0x9F:
-        return _mp_array(data, pos, b & 0x0F, table)
+        return _mp_array(data, pos, b & 0x0F, table, depth)
     if 0x80 <= b <= 0x8F:
-        return _mp_map(data, pos, b & 0x0F, table)
+        return _mp_map(data, pos, b & 0x0F, table, depth)
     if b == 0xC0:
         return None, pos
     if b in (0xC2, 0xC3):
@@ -249,23 +336,29 @@ def _mp_unpack(data: bytes, pos: int, table: Callable) -> tuple[object, int]:
         size = 2 if b in (0xDC, 0xDE) else 4
         n = int.from_bytes(data[pos:pos + size], "big")
         pos += size
-        return (_mp_array if b in (0xDC, 0xDD) else _mp_map)(data, pos, n, table)
+        return (_mp_array if b in (0xDC, 0xDD) else _mp_map)(data, pos, n, table, depth)
     raise LuaLibError("Bad data format in input.")
 
 
-def _mp_array(data: bytes, pos: int, n: int, table: Callable) -> tuple[object, int]:
+def _mp_array(data: bytes, pos: int, n: int, table: Callable, depth: int) -> tuple[object, int]:
+    depth += 1
+    if depth >= MP_MAX_DECODE_DEPTH:
+        raise LuaLibError(_MP_OVERFLOW["array"])
     items = []
     for _ in range(n):
-        item, pos = _mp_unpack(data, pos, table)
+        item, pos = _mp_unpack(data, pos, table, depth)
         items.append(item)
     return table(items), pos
 
 
-def _mp_map(data: bytes, pos: int, n: int, table: Callable) -> tuple[object, int]:
+def _mp_map(data: bytes, pos: int, n: int, table: Callable, depth: int) -> tuple[object, int]:
+    depth += 1
+    if depth >= MP_MAX_DECODE_DEPTH:
+        raise LuaLibError(_MP_OVERFLOW["map"])
     items = {}
     for _ in range(n):
-        key, pos = _mp_unpack(data, pos, table)
-        value, pos = _mp_unpack(data, pos, table)
+        key, pos = _mp_unpack(data, pos, table, depth)
+        value, pos = _mp_unpack(data, pos, table, depth)
         items[key] = value
     return table(items), pos
 
@@ -368,26 +461,52 @@ def _struct_size(fmt: bytes) -> int:
     return total
 
 
-def make_libraries(table: Callable) -> dict[str, object]:
-    """The four library tables, built with the runtime's `table` (table_from)."""
+def make_libraries(table: Callable, null: object, where: Callable) -> dict[str, object]:
+    """The four library tables, built with the runtime's `table` (table_from); `null`
+    is the runtime's cjson.null; `where` gives luaL_error's prefix for the line that
+    called the library ("user_script:1: ", or "" when a C function called it)."""
     def guard(fn: Callable) -> Callable:
-        # A Python exception must reach Lua as a plain error message.
+        # A Python exception must reach Lua as the library's message, as luaL_error words it.
         def run(*args: object) -> object:
             try:
                 return fn(*args)
-            except LuaLibError:
-                raise
-            except (TypeError, ValueError, IndexError, OverflowError, pystruct.error) as error:
-                raise LuaLibError(str(error)) from None
+            except (LuaLibError, TypeError, ValueError, IndexError, OverflowError, pystruct.error) as error:
+                raise LuaLibError(where().decode("utf-8", "surrogateescape") + str(error)) from None
         return run
 
+    keep_buffer = [True]
+
+    def encode_keep_buffer(*args: Any) -> bool:
+        """lua_cjson's setting for reusing its buffer (no effect on the output): "on",
+        "off" or a boolean sets it; the setting is the answer."""
+        if len(args) > 1:
+            raise LuaLibError("bad argument #2 to 'encode_keep_buffer' (found too many arguments)")
+        value = args[0] if args else None
+        if value.__class__ is bool:
+            keep_buffer[0] = value
+        elif value in (b"on", b"off"):
+            keep_buffer[0] = value == b"on"
+        elif isinstance(value, bytes):
+            text = value.decode("utf-8", "surrogateescape")
+            raise LuaLibError(f"bad argument #1 to 'encode_keep_buffer' (invalid option '{text}')")
+        elif value.__class__ in (int, float):
+            text = f"{value:.14g}"
+            raise LuaLibError(f"bad argument #1 to 'encode_keep_buffer' (invalid option '{text}')")
+        elif value is not None:
+            raise LuaLibError(f"bad argument #1 to 'encode_keep_buffer' (string expected, got {_lua_type(value)})")
+        return keep_buffer[0]
+
     cjson = {
-        b"encode": guard(lambda value: _json_encode(value)),
-        b"decode": guard(lambda text: _from_json(json.loads(text), table)),
+        b"encode": guard(json_encode),
+        b"decode": guard(lambda text: json_decode(text, table, null)),
+        b"null": null,
+        b"encode_keep_buffer": guard(encode_keep_buffer),
     }
     cmsgpack = {
         b"pack": guard(lambda *values: b"".join(_pack_one(v) for v in values)),
         b"unpack": guard(lambda data: _unpack_all(data, table)),
+        b"unpack_one": guard(lambda data, offset=0: _unpack_some(data, table, 1, offset)),
+        b"unpack_limit": guard(lambda data, limit, offset=0: _unpack_some(data, table, limit, offset)),
     }
     return {
         "bit": table({k: guard(v) for k, v in bit_functions().items()}),
@@ -404,10 +523,32 @@ def _pack_one(value: Any) -> bytes:
     return bytes(out)
 
 
+def _unpack_some(data: bytes, table: Callable, limit: Any, offset: Any) -> tuple:
+    """cmsgpack.unpack_one / unpack_limit: the offset to go on from (-1 at the end),
+    then up to `limit` values from `offset` (mp_unpack_full: a limit and offset of 0
+    unpack all, as cmsgpack.unpack)."""
+    limit, start, size = int(limit), int(offset), len(data)
+    if limit == 0 and start == 0:
+        return _unpack_all(data, table)
+    if start < 0 or limit < 0:
+        # (Redis prints the input's length as the limit.)
+        raise LuaLibError(f"Invalid request to unpack with offset of {start} and limit of {size}.")
+    if start > size:
+        raise LuaLibError(f"Start offset {start} greater than input length {size}.")
+    values: list[object] = []
+    pos = start
+    with deep_recursion(2 * MP_MAX_DECODE_DEPTH):
+        while pos < size and len(values) < limit:
+            value, pos = _mp_unpack(data, pos, table)
+            values.append(value)
+    return (-1 if pos >= size else pos, *values)
+
+
 def _unpack_all(data: bytes, table: Callable) -> tuple:
     values = []
     pos = 0
-    while pos < len(data):
-        value, pos = _mp_unpack(data, pos, table)
-        values.append(value)
+    with deep_recursion(2 * MP_MAX_DECODE_DEPTH):
+        while pos < len(data):
+            value, pos = _mp_unpack(data, pos, table)
+            values.append(value)
     return tuple(values)

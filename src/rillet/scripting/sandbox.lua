@@ -21,8 +21,10 @@ local function as_error_table(err)
     if type_(err) == "userdata" then
         local text = tostring_(err)
         if string.sub(text, 1, 8) == MARK then
-            return {err = string.sub(text, 9)}
+            -- (then "c": the command's error was counted in errorstats already)
+            return {err = string.sub(text, 10), ignore_error_stats_update = string.sub(text, 9, 9) == "c" or nil}
         end
+        return text  -- a library's error (libs.py): its message, as luaL_error's
     end
     return err
 end
@@ -212,6 +214,8 @@ redis.acl_check_cmd = function(...)
     local allowed = py_lib("acl_check_cmd", ...)
     if allowed == nil then
         raise("Invalid command passed to redis.acl_check_cmd()")
+    elseif type_(allowed) == "string" then  -- an argument that is not a string or number
+        error_({err = allowed}, 0)
     end
     return allowed
 end
@@ -282,8 +286,8 @@ local function finish(ok, result)
         local kind = type_(result)
         if kind == "string" or kind == "number" then return result end
         if kind == "table" then
-            local status = result.ok
-            if type_(status) == "string" and type_(result.err) ~= "string" then
+            local status = rawget_(result, "ok")
+            if type_(status) == "string" and type_(rawget_(result, "err")) ~= "string" then
                 return ok, result, status
             end
         end
@@ -369,7 +373,42 @@ end
 
 -- Builders for replies Python hands to Lua: a call costs a quarter of a table made in Python.
 local function mk_status(s) return {ok = s} end
-local function mk_error(s) return {err = s} end
+-- A command's error (redis.pcall's reply): counted in errorstats when the command
+-- failed, so not again if the script returns it (Redis's field, which scripts see);
+-- not for an argument's error (errors.SCRIPT_CALL_UNCOUNTED).
+local function mk_error(s, uncounted)
+    if uncounted then return {err = s} end
+    return {err = s, ignore_error_stats_update = true}
+end
+
+-- luaReplyToRedisReply reads a returned table raw, in this order: no metamethod of
+-- the script's runs (one could raise, or call redis after the run). The kind of
+-- reply and what it needs (three values at least); an array's length runs to its first nil.
+local function reply_shape(t)
+    local v = rawget_(t, "err")
+    if type_(v) == "string" then return "err", v, rawget_(t, "ignore_error_stats_update") == true end
+    v = rawget_(t, "ok")
+    if type_(v) == "string" then return "ok", v, nil end
+    v = rawget_(t, "double")
+    if type_(v) == "number" then return "double", v, nil end
+    v = rawget_(t, "big_number")
+    if type_(v) == "string" then return "big_number", v, nil end
+    v = rawget_(t, "verbatim_string")
+    if type_(v) == "table" then
+        local format, text = rawget_(v, "format"), rawget_(v, "string")
+        if type_(format) == "string" and type_(text) == "string" then return "verbatim", text, format end
+    end
+    v = rawget_(t, "map")
+    if type_(v) == "table" then return "map", v, nil end
+    v = rawget_(t, "set")
+    if type_(v) == "table" then return "set", v, nil end
+    local n = 0
+    while rawget_(t, n + 1) ~= nil do n = n + 1 end
+    -- The items too (unpack reads raw), while they fit Lua's C stack: one crossing
+    -- to Python instead of one per item.
+    if n <= 4000 then return "array", n, nil, unpack_(t, 1, n) end
+    return "array", n, nil
+end
 local function mk_array(...) return {...} end
 -- 32 new {ok="OK"} tables at once (Builders.status_of hands them out one by one).
 local function mk_oks()
@@ -379,4 +418,4 @@ local function mk_oks()
 end
 
 return compile, run, run_library, run_function, set_version, type_, mk_status, mk_error, mk_array, mk_oks,
-    run_set, env
+    run_set, env, reply_shape
