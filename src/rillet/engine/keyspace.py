@@ -310,6 +310,14 @@ class Database:
 
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
         """Up to `count` live keys from `cursor` on; returns (next cursor or 0, keys)."""
+        after, keys = self.keys_since(cursor, count)
+        return (0 if after == self._next_seq else after), keys
+
+    def keys_since(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
+        """Up to `count` live keys added at or after `cursor` (a SCAN cursor), and the
+        cursor to go on from, which at the end is the next key's: a walk that keeps
+        calling finds every key added since it last looked (the console's stream
+        finder), without a full scan."""
         start = bisect_left(self._scan_seqs, cursor)
         keys: list[bytes] = []
         i = start
@@ -321,7 +329,7 @@ class Database:
                 keys.append(key)
             i += 1
         if i >= n:
-            return 0, keys
+            return self._next_seq, keys
         return self._scan_seqs[i], keys
 
     def random_key(self) -> bytes | None:

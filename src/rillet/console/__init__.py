@@ -1,0 +1,301 @@
+"""The web console and Prometheus metrics (`http-port`): what an HTTP request gets.
+
+`Console.handle` turns one request (method, path, headers) into a `Response`; the
+listener (server/http.py) owns the sockets and calls it on the event loop. It only
+reads the server's state: streams come from `StreamFinder` (no full keyspace scan),
+server-wide figures from the same INFO text clients get.
+
+Access: when the default user has a password (or is off), or other ACL users
+exist, every request needs HTTP Basic credentials, checked as AUTH checks them (a
+failure is an ACL LOG entry, reason `auth`). The user then sees the streams it may
+read with XINFO STREAM, and the server's figures only if it may run INFO.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from rillet.console import metrics
+from rillet.console.history import PERIOD_MS, History
+from rillet.console.streams import StreamFinder, StreamView, view_stream
+from rillet.engine.ids import format_id
+from rillet.engine.memory import key_size
+
+if TYPE_CHECKING:
+    from rillet.acl import User
+    from rillet.state import ServerState
+
+# Keys looked at per refresh while the finder catches up with a large keyspace: a few
+# ms of the event loop (the listener refreshes on a timer and before each request).
+SCAN_BUDGET = 20_000
+# INFO's sections the metrics come from: not keysizes, which counts every key.
+METRIC_SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication",
+                   "cpu", "commandstats", "errorstats", "keyspace"]
+OVERVIEW_SECTIONS = ["server", "clients", "memory", "stats", "replication"]
+REALM = 'Basic realm="rillet", charset="UTF-8"'
+STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/console.js": ("console.js", "text/javascript; charset=utf-8"),
+    "/console.css": ("console.css", "text/css; charset=utf-8"),
+}
+METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# Placeholder in the page for the initial data, so the first view needs no fetch.
+INITIAL_MARK = b"/*INITIAL*/null"
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    content_type: str = "text/plain; charset=utf-8"
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def _id(sid: tuple[int, int] | None) -> str | None:
+    return None if sid is None else format_id(sid).decode()
+
+
+def info_fields(text: str) -> dict[str, str]:
+    fields = {}
+    for line in text.splitlines():
+        key, colon, value = line.partition(":")
+        if colon and not line.startswith("#"):
+            fields[key] = value
+    return fields
+
+
+class Console:
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self.finder = StreamFinder(state.keyspace)
+        self.complete = False
+        self.history = History()
+        self._static: dict[str, bytes] = {}
+        from rillet.commands import table  # the specs ACL checks are made against
+
+        self._info_spec = table.lookup(b"info")
+        self._xinfo_spec = table.lookup(b"xinfo").subcommands[b"stream"]  # type: ignore[union-attr]
+
+    def refresh(self, budget: int = SCAN_BUDGET) -> bool:
+        """Look at keys added since the last call; True when every key has been seen."""
+        self.complete = self.finder.advance(budget)
+        return self.complete
+
+    def tick(self) -> bool:
+        """The listener's timer: follow new keys, and take a throughput sample when due."""
+        done = self.refresh()
+        now = self.state.clock.now_ms()
+        if self.history.due(now):
+            from rillet.commands.server import total_calls
+
+            self.history.sample(now, total_calls(), (
+                ((db.index, key), stream.entries_added)
+                for db, key, stream in self.finder.streams(now)))
+        return done
+
+    # --- a request ---------------------------------------------------------------
+    def handle(self, method: str, path: str, authorization: str | None,
+               client_info: str) -> Response:
+        if method not in ("GET", "HEAD"):
+            return Response(405, b"method not allowed\n", headers=[("Allow", "GET, HEAD")])
+        user = self.authenticate(authorization, client_info)
+        if user is None:
+            return Response(401, b"authentication required\n",
+                            headers=[("WWW-Authenticate", REALM)])
+        path = path.split("?", 1)[0]
+        if path == "/metrics":
+            return Response(200, self.metrics(user), METRICS_TYPE)
+        if path == "/api/overview":
+            return Response(200, json.dumps(self.overview(user)).encode(),
+                            "application/json")
+        static = STATIC.get(path)
+        if static is not None:
+            body = self._asset(static[0])
+            if path == "/":
+                body = body.replace(INITIAL_MARK, _script_json(self.overview(user)))
+            return Response(200, body, static[1], [("Cache-Control", "no-store")])
+        return Response(404, b"not found\n")
+
+    def _asset(self, name: str) -> bytes:
+        body = self._static.get(name)
+        if body is None:
+            body = self._static[name] = (
+                resources.files("rillet.console").joinpath("static", name).read_bytes())
+        return body
+
+    def auth_required(self) -> bool:
+        acl = self.state.acl
+        return not acl.default_open or len(acl.users) > 1
+
+    def authenticate(self, authorization: str | None, client_info: str) -> User | None:
+        acl = self.state.acl
+        if not self.auth_required():
+            return acl.default
+        if not authorization:
+            return None  # a browser's first request: no credentials yet, nothing to log
+        scheme, _, encoded = authorization.partition(" ")
+        if scheme.lower() != "basic":
+            return None
+        try:
+            name, colon, password = base64.b64decode(encoded.strip(), validate=True).partition(b":")
+        except (binascii.Error, ValueError):
+            return None
+        if not colon:
+            return None
+        user = acl.authenticate(name, password)
+        if user is None:
+            now = self.state.clock.now_ms()
+            acl.add_log("auth", "toplevel", b"AUTH", name, client_info, now,
+                        self.state.config["acllog-max-len"])  # type: ignore[arg-type]
+        return user
+
+    # --- what a user may see ------------------------------------------------------
+    def _may(self, user: User, spec, argv: list[bytes]) -> bool:
+        from rillet.acl import OK
+        from rillet.commands.acl import check
+
+        return user.unrestricted or check(user, spec, argv)[0] == OK
+
+    def streams(self, user: User) -> list[tuple[StreamView, int]]:
+        """(view, estimated bytes) of each stream `user` may read with XINFO STREAM."""
+        self.refresh()
+        now = self.state.clock.now_ms()
+        out = []
+        for db, key, stream in self.finder.streams(now):
+            if not self._may(user, self._xinfo_spec, [b"xinfo", b"stream", key]):
+                continue
+            out.append((view_stream(db, key, stream, now), key_size(key, stream)))
+        return out
+
+    def _info(self, user: User, sections: list[str]) -> str | None:
+        if not self._may(user, self._info_spec, [b"info"]):
+            return None
+        from rillet.commands.server import render_info
+
+        return render_info(self.state, sections)
+
+    # --- the two answers -----------------------------------------------------------
+    def metrics(self, user: User) -> bytes:
+        views = [view for view, _ in self.streams(user)]
+        info = self._info(user, METRIC_SECTIONS)
+        return metrics.render(info, len(self.state.keyspace), views, self.complete)
+
+    def overview(self, user: User) -> dict:
+        """What the page shows, as JSON: the page computes rates between two of these."""
+        now = self.state.clock.now_ms()
+        text = self._info(user, OVERVIEW_SECTIONS)
+        fields = info_fields(text) if text is not None else {}
+        history = self.history
+        streams = []
+        for view, size in self.streams(user):
+            each = _stream_json(view, size, now)
+            each["rates"] = list(history.streams.get((view.db, view.key), ()))
+            streams.append(each)
+        return {
+            "time_ms": now,
+            "complete": self.complete,
+            "period_ms": PERIOD_MS,
+            "server": _server(fields),
+            "ops_rates": list(history.ops) if fields else [],
+            "replication": _replication(fields),
+            "streams": streams,
+            # Streams that receive what a group gave up on: none until rillet keeps
+            # dead letters (the page shows the section empty meanwhile).
+            "dead_letters": [],
+        }
+
+
+def _number(fields: dict[str, str], name: str) -> int | float | None:
+    value = fields.get(name)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        try:
+            return float(value)
+        except ValueError:
+            return None
+
+
+def _server(fields: dict[str, str]) -> dict:
+    if not fields:
+        return {}
+    return {
+        "version": fields.get("redis_version"),
+        "rillet_version": fields.get("rillet_version"),
+        "port": _number(fields, "tcp_port"),
+        "uptime_s": _number(fields, "uptime_in_seconds"),
+        "connected_clients": _number(fields, "connected_clients"),
+        "blocked_clients": _number(fields, "blocked_clients"),
+        "used_memory": _number(fields, "used_memory"),
+        "used_memory_human": fields.get("used_memory_human"),
+        "commands_processed": _number(fields, "total_commands_processed"),
+        "ops_per_sec": _number(fields, "instantaneous_ops_per_sec"),
+        "net_input_bytes": _number(fields, "total_net_input_bytes"),
+        "net_output_bytes": _number(fields, "total_net_output_bytes"),
+    }
+
+
+def _replication(fields: dict[str, str]) -> dict:
+    if not fields:
+        return {}
+    role = fields.get("role")
+    out: dict = {"role": role, "offset": _number(fields, "master_repl_offset")}
+    if role == "slave":
+        out["master"] = {
+            "host": fields.get("master_host"), "port": _number(fields, "master_port"),
+            "link": fields.get("master_link_status"),
+            "last_io_s": _number(fields, "master_last_io_seconds_ago"),
+            "offset": _number(fields, "slave_repl_offset"),
+        }
+    replicas = []
+    master_offset = out["offset"] or 0
+    for key, value in fields.items():
+        if key.startswith("slave") and key[5:].isdigit():
+            each = dict(part.split("=", 1) for part in value.split(",") if "=" in part)
+            offset = int(each.get("offset", 0))
+            replicas.append({"addr": f"{each.get('ip', '')}:{each.get('port', '')}",
+                             "state": each.get("state"), "offset": offset,
+                             "behind_bytes": max(0, master_offset - offset),
+                             "lag_s": int(each["lag"]) if "lag" in each else None})
+    out["replicas"] = replicas
+    return out
+
+
+def _stream_json(view: StreamView, size: int, now_ms: int) -> dict:
+    return {
+        "db": view.db,
+        "key": _text(view.key),
+        "length": view.length,
+        "memory": size,
+        "first_id": _id(view.first),
+        "last_id": _id(view.last),
+        "oldest_age_ms": max(0, now_ms - view.first[0]) if view.first else None,
+        "entries_added": view.entries_added,
+        "groups": [{
+            "name": _text(group.name),
+            "lag": group.lag,
+            "pending": group.pending,
+            "entries_read": group.entries_read,
+            "last_delivered_id": _id(group.last_delivered),
+            "oldest_pending_id": _id(group.oldest_pending),
+            "oldest_pending_idle_ms": group.oldest_pending_idle_ms,
+            "consumers": [{"name": _text(c.name), "pending": c.pending, "idle_ms": c.idle_ms}
+                          for c in group.consumers],
+        } for group in view.groups],
+    }
+
+
+def _script_json(value: object) -> bytes:
+    """JSON to sit inside a <script> element: no '<' to end it early."""
+    return json.dumps(value).replace("<", "\\u003c").encode()

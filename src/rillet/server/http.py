@@ -1,0 +1,220 @@
+"""The console's HTTP/1.1 listener (`http-port`, `http-bind`), on the server's event loop.
+
+A deliberately small HTTP/1.1: GET and HEAD, no request bodies, keep-alive (a
+Prometheus scraper and a browser reuse their connection), pipelined requests
+answered in order. What a request gets is `rillet.console.Console`'s business;
+this module owns sockets, limits and timers. Every answer is built in one go on
+the loop, from bounded work (the stream finder walks at most its budget of keys),
+so the RESP clients wait no longer than for one ordinary command batch.
+
+Protected mode applies as on the RESP port (a peer off loopback is refused while
+the default user has no password: 403 with Redis's DENIED text). With `tls-port`
+configured the console speaks HTTPS with the same certificates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from http import HTTPStatus
+from typing import TYPE_CHECKING
+
+from rillet import errors
+from rillet.console import Console, Response
+from rillet.server.tls import server_context
+
+if TYPE_CHECKING:
+    from rillet.server.server import Server
+
+log = logging.getLogger("rillet")
+
+MAX_HEAD = 16 * 1024  # request line and headers
+MAX_CONNECTIONS = 128
+IDLE_TIMEOUT_S = 60.0
+# The finder's timer: quick while it catches up with a large keyspace, then slow
+# (requests also look at new keys first, so the answer is never behind).
+CATCH_UP_S = 0.1
+STEADY_S = 0.5
+
+
+def _is_loopback(host: str) -> bool:
+    return host.startswith("127.") or host == "::1" or host.startswith("::ffff:127.")
+
+
+class HttpListener:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.console = Console(server.state)
+        self.connections: set[HttpConnection] = set()
+        self.ports: list[int] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def bind(self) -> list[asyncio.base_events.Server]:
+        """Bind every `http-bind` address (not accepting yet: Server.start starts them all)."""
+        server = self.server
+        config = server.config
+        loop = asyncio.get_running_loop()
+        context = None
+        if config["tls-port"]:
+            context = server.tls_context or server_context(config)
+        port = int(config["http-port"])  # type: ignore[arg-type]
+        bound = []
+        for host in str(config["http-bind"]).split():
+            listener = await loop.create_server(
+                lambda: HttpConnection(self), host.lstrip("-"), port, reuse_address=True,
+                ssl=context, backlog=int(config["tcp-backlog"]),  # type: ignore[arg-type]
+                start_serving=False)
+            bound.append(listener)
+            self.ports.append(listener.sockets[0].getsockname()[1])
+        scheme = "https" if context is not None else "http"
+        log.info("Console and /metrics on %s://%s:%d/", scheme,
+                 str(config["http-bind"]).split()[0].lstrip("-"), self.ports[0])
+        self._tick()
+        return bound
+
+    def _tick(self) -> None:
+        try:
+            done = self.console.tick()
+        except Exception:  # the console must never take the server down
+            log.exception("console: stream finder failed")
+            done = True
+        loop = self.server.loop
+        if loop is not None:
+            self._timer = loop.call_later(STEADY_S if done else CATCH_UP_S, self._tick)
+
+    def refuses(self, host: str) -> bool:
+        """Redis's protected mode, as the RESP listener applies it."""
+        state = self.server.state
+        if not state.config["protected-mode"] or state.acl.default_has_password:
+            return False
+        return not _is_loopback(host)
+
+
+def _encode(response: Response, keep_alive: bool, head_only: bool) -> bytes:
+    reason = HTTPStatus(response.status).phrase
+    lines = [f"HTTP/1.1 {response.status} {reason}",
+             f"Content-Type: {response.content_type}",
+             f"Content-Length: {len(response.body)}",
+             "X-Content-Type-Options: nosniff",
+             f"Connection: {'keep-alive' if keep_alive else 'close'}"]
+    lines += [f"{name}: {value}" for name, value in response.headers]
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head if head_only else head + response.body
+
+
+class HttpConnection(asyncio.Protocol):
+    def __init__(self, listener: HttpListener) -> None:
+        self.listener = listener
+        self.transport: asyncio.Transport | None = None
+        self.buffer = b""
+        self.peer = ""
+        self.local = ""
+        self._idle: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    # --- asyncio ---------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        peer = transport.get_extra_info("peername") or ("", 0)
+        sock = transport.get_extra_info("sockname") or ("", 0)
+        self.peer = f"{peer[0]}:{peer[1]}"
+        self.local = f"{sock[0]}:{sock[1]}"
+        listener = self.listener
+        if len(listener.connections) >= MAX_CONNECTIONS:
+            self._reply(Response(503, b"too many console connections\n"), keep_alive=False)
+            return
+        if listener.refuses(str(peer[0])):
+            self._reply(Response(403, errors.PROTECTED_MODE_DENIED.encode() + b"\n"),
+                        keep_alive=False)
+            return
+        listener.connections.add(self)
+        self._arm_idle()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self.listener.connections.discard(self)
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def data_received(self, data: bytes) -> None:
+        if self._closed:
+            return
+        self.buffer += data
+        while not self._closed:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                if len(self.buffer) > MAX_HEAD:
+                    self._reply(Response(431, b"request header too large\n"), keep_alive=False)
+                return
+            head, self.buffer = self.buffer[:end], self.buffer[end + 4:]
+            self._request(head)
+        self._arm_idle()
+
+    # --- one request -----------------------------------------------------------------
+    def _request(self, head: bytes) -> None:
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ")
+        if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1].startswith("/"):
+            self._reply(Response(400, b"bad request\n"), keep_alive=False)
+            return
+        method, target, version = parts
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            name, colon, value = line.partition(":")
+            if not colon:
+                self._reply(Response(400, b"bad request\n"), keep_alive=False)
+                return
+            headers[name.strip().lower()] = value.strip()
+        if headers.get("content-length", "0") != "0" or "transfer-encoding" in headers:
+            # Nothing here takes a body; not reading it would misframe what follows.
+            self._reply(Response(413, b"request bodies are not accepted\n"), keep_alive=False)
+            return
+        connection = headers.get("connection", "").lower()
+        keep_alive = (connection != "close") if version == "HTTP/1.1" else (connection == "keep-alive")
+        try:
+            response = self.listener.console.handle(
+                method, target, headers.get("authorization"), self._client_info(method, target))
+        except Exception:
+            log.exception("console: error answering %s %s", method, target)
+            response = Response(500, b"internal error\n")
+        self._reply(response, keep_alive, head_only=method == "HEAD")
+
+    def _client_info(self, method: str, target: str) -> str:
+        # ACL LOG's client-info for a refused request: the fields a client line has
+        # that an HTTP request has too.
+        return f"id=0 addr={self.peer} laddr={self.local} fd=-1 name= user= cmd=http-{method.lower()}"
+
+    def _reply(self, response: Response, keep_alive: bool, head_only: bool = False) -> None:
+        transport = self.transport
+        if transport is None or self._closed:
+            return
+        transport.write(_encode(response, keep_alive, head_only))
+        if not keep_alive:
+            self._closed = True
+            transport.close()
+
+    def _arm_idle(self) -> None:
+        if self._closed:
+            return
+        if self._idle is not None:
+            self._idle.cancel()
+        loop = self.listener.server.loop
+        if loop is not None:
+            self._idle = loop.call_later(IDLE_TIMEOUT_S, self._idle_out)
+
+    def _idle_out(self) -> None:
+        self._idle = None
+        if self.transport is not None and not self._closed:
+            self._closed = True
+            self.transport.close()
+
+
+def attach(server: Server) -> HttpListener | None:
+    """Start the console with the server when `http-port` is set."""
+    if not server.config["http-port"]:
+        return None
+    listener = HttpListener(server)
+    server.http = listener  # type: ignore[attr-defined]
+    server.bind_hooks.append(listener.bind)
+    return listener
