@@ -4,6 +4,7 @@
   persistence, dispatch, state, asyncio);
 - persistence/ never imports commands/;
 - resp/ imports only itself (and errors);
+- console/ reads state only: no server, dispatch, persistence, replication, asyncio;
 - no import cycles between rillet's modules, other than through imports
   guarded by `if TYPE_CHECKING:`.
 Imports inside functions count: a lazy import is still a dependency.
@@ -102,6 +103,13 @@ def test_replication_never_imports_commands_or_server():
     # The server and its dispatcher reach replication through the objects they pass it.
     assert _violations("rillet.replication", ("rillet.commands", "rillet.server",
                                               "rillet.dispatch")) == []
+
+
+def test_console_only_reads_state():
+    # The console renders what it reads; sockets and timers are server/http.py's.
+    assert _violations("rillet.console", ("rillet.server", "rillet.dispatch",
+                                          "rillet.persistence", "rillet.replication"),
+                       ("asyncio", "socket")) == []
 
 
 def test_resp_imports_only_itself():
