@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from rillet.console.history import PERIOD_MS, History
 from rillet.console.streams import StreamFinder, StreamView, view_stream
 from rillet.engine.ids import format_id
 from rillet.engine.memory import key_size
+from rillet.engine.stream import Stream
 
 if TYPE_CHECKING:
     from rillet.acl import User
@@ -165,16 +167,20 @@ class Console:
 
         return user.unrestricted or check(user, spec, argv)[0] == OK
 
+    def visible(self, user: User, now_ms: int) -> Iterator[tuple[int, bytes, Stream]]:
+        """(db index, key, stream) of each stream `user` may read with XINFO STREAM
+        (of those found when `refresh` was last called)."""
+        everything = user.unrestricted
+        for db, key, stream in self.finder.streams(now_ms):
+            if everything or self._may(user, self._xinfo_spec, [b"xinfo", b"stream", key]):
+                yield db.index, key, stream
+
     def streams(self, user: User) -> list[tuple[StreamView, int]]:
-        """(view, estimated bytes) of each stream `user` may read with XINFO STREAM."""
+        """(view, estimated bytes) of each stream `user` may read."""
         self.refresh()
         now = self.state.clock.now_ms()
-        out = []
-        for db, key, stream in self.finder.streams(now):
-            if not self._may(user, self._xinfo_spec, [b"xinfo", b"stream", key]):
-                continue
-            out.append((view_stream(db, key, stream, now), key_size(key, stream)))
-        return out
+        return [(view_stream(db, key, stream, now), key_size(key, stream))
+                for db, key, stream in self.visible(user, now)]
 
     def _info(self, user: User, sections: list[str]) -> str | None:
         if not self._may(user, self._info_spec, [b"info"]):
@@ -185,9 +191,11 @@ class Console:
 
     # --- the two answers -----------------------------------------------------------
     def metrics(self, user: User) -> bytes:
-        views = [view for view, _ in self.streams(user)]
+        self.refresh()
+        now = self.state.clock.now_ms()
+        streams = self.visible(user, now)
         info = self._info(user, METRIC_SECTIONS)
-        return metrics.render(info, len(self.state.keyspace), views, self.complete)
+        return metrics.render(info, len(self.state.keyspace), streams, now, self.complete)
 
     def overview(self, user: User) -> dict:
         """What the page shows, as JSON: the page computes rates between two of these."""

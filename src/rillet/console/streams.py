@@ -119,11 +119,11 @@ class StreamView:
     groups: list[GroupView] = field(default_factory=list)
 
 
-def view_stream(db: Database, key: bytes, stream: Stream, now_ms: int) -> StreamView:
+def view_stream(db: int, key: bytes, stream: Stream, now_ms: int) -> StreamView:
     """What XINFO STREAM, GROUPS and CONSUMERS would say of `stream`, as one object."""
     length = stream.length
     view = StreamView(
-        db=db.index, key=key, length=length,
+        db=db, key=key, length=length,
         radix_tree_keys=stream.radix_tree_keys, radix_tree_nodes=stream.radix_tree_nodes,
         last_generated=tuple(stream.last_id), max_deleted=tuple(stream.max_deleted_id),  # type: ignore[arg-type]
         entries_added=stream.entries_added,
