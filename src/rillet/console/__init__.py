@@ -80,6 +80,7 @@ class Console:
         self.state = state
         self.finder = StreamFinder(state.keyspace)
         self.complete = False
+        self.last_render_us = 0
         self.history = History()
         self._static: dict[str, bytes] = {}
         from rillet.commands import table  # the specs ACL checks are made against
@@ -191,11 +192,16 @@ class Console:
 
     # --- the two answers -----------------------------------------------------------
     def metrics(self, user: User) -> bytes:
+        clock = self.state.clock
+        began = clock.now_us()
         self.refresh()
-        now = self.state.clock.now_ms()
+        now = clock.now_ms()
         streams = self.visible(user, now)
         info = self._info(user, METRIC_SECTIONS)
-        return metrics.render(info, len(self.state.keyspace), streams, now, self.complete)
+        body = metrics.render(info, len(self.state.keyspace), streams, now, self.complete,
+                              self.last_render_us / 1e6)
+        self.last_render_us = clock.now_us() - began
+        return body
 
     def overview(self, user: User) -> dict:
         """What the page shows, as JSON: the page computes rates between two of these."""

@@ -350,7 +350,7 @@ def add_streams(out: Exposition, streams: Iterable[tuple[int, bytes, Stream]], n
 
 
 def render(info: str | None, databases: int, streams: Iterable[tuple[int, bytes, Stream]],
-           now_ms: int, complete: bool) -> bytes:
+           now_ms: int, complete: bool, last_render_s: float) -> bytes:
     """The whole exposition; `info` None leaves out the server's figures (a user not
     allowed INFO sees only its streams)."""
     out = Exposition()
@@ -358,7 +358,11 @@ def render(info: str | None, databases: int, streams: Iterable[tuple[int, bytes,
     if info is not None:
         add_info(out, info, databases, time.time())
     add_streams(out, streams, now_ms)
+    # rillet's own. Entries trimmed by retention and dead-lettered entries are not
+    # here: rillet does not keep those counts yet.
     own = Exposition("rillet_")
     own.add("console_streams_complete", 1 if complete else 0,
             help="1 once every key has been looked at for streams (0 while a large keyspace is walked)")
+    own.add("console_last_render_seconds", last_render_s,
+            help="How long the previous /metrics answer held the event loop")
     return out.render() + own.render()
