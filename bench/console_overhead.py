@@ -93,7 +93,7 @@ def _http_scrape(port: int):
             body = response.read()
             if response.status != 200:
                 raise RuntimeError(f"HTTP {response.status}")
-            mark = body.find(b"rillet_console_last_render_seconds ")
+            mark = body.find(b"\nrillet_console_last_render_seconds ")
             if mark >= 0:
                 RENDER_TIMES.append(float(body[mark:].split(None, 2)[1]))
             return body

@@ -88,7 +88,7 @@ def test_http_keep_alive_head_and_errors(example):
     port = example.http_port
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         # Two pipelined requests on one connection, answered in order.
-        sock.sendall(b"HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /nothing HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.sendall(b"HEAD /metrics HTTP/1.1\r\nHost: localhost\r\n\r\nGET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         data = b""
         while b"not found" not in data:
             chunk = sock.recv(65536)
@@ -114,6 +114,26 @@ def test_http_keep_alive_head_and_errors(example):
             assert reply.startswith(b"HTTP/1.1 " + status), reply[:80]
     # The RESP side never noticed.
     assert example.client().xlen("orders") == 3
+
+
+def test_dns_rebinding_is_refused_under_protected_mode(example):
+    port = example.http_port
+
+    def ask(host: bytes) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: " + host + b"\r\nConnection: close\r\n\r\n")
+            reply = b""
+            while chunk := sock.recv(65536):
+                reply += chunk
+            return reply
+
+    refused = ask(b"attacker.example:%d" % port)
+    assert refused.startswith(b"HTTP/1.1 403 ")
+    assert refused.endswith(errors.HTTP_HOST_DENIED.encode() + b"\n")
+    for host in (b"localhost:%d" % port, b"127.0.0.1:%d" % port, b"[::1]:%d" % port, b"localhost"):
+        page = ask(host)
+        assert page.startswith(b"HTTP/1.1 200 OK\r\n"), host
+        assert b"Content-Security-Policy: default-src 'self'" in page
 
 
 def test_requirepass_401_then_200():

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from rillet import errors
 from rillet.console import metrics
 from rillet.console.history import PERIOD_MS, History
 from rillet.console.streams import StreamFinder, StreamView, view_stream
@@ -46,6 +47,12 @@ STATIC = {
     "/console.css": ("console.css", "text/css; charset=utf-8"),
 }
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# The page runs only rillet's own script and talks only to rillet; no framing.
+PAGE_HEADERS = [
+    ("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"),
+    ("X-Frame-Options", "DENY"),
+    ("Referrer-Policy", "no-referrer"),
+]
 # Placeholder in the page for the initial data, so the first view needs no fetch.
 INITIAL_MARK = b"/*INITIAL*/null"
 
@@ -56,6 +63,10 @@ class Response:
     body: bytes = b""
     content_type: str = "text/plain; charset=utf-8"
     headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _body(text: str) -> bytes:
+    return text.encode() + b"\n"
 
 
 def _text(raw: bytes) -> str:
@@ -109,10 +120,10 @@ class Console:
     def handle(self, method: str, path: str, authorization: str | None,
                client_info: str) -> Response:
         if method not in ("GET", "HEAD"):
-            return Response(405, b"method not allowed\n", headers=[("Allow", "GET, HEAD")])
+            return Response(405, _body(errors.HTTP_METHOD), headers=[("Allow", "GET, HEAD")])
         user = self.authenticate(authorization, client_info)
         if user is None:
-            return Response(401, b"authentication required\n",
+            return Response(401, _body(errors.HTTP_AUTH_REQUIRED),
                             headers=[("WWW-Authenticate", REALM)])
         path = path.split("?", 1)[0]
         if path == "/metrics":
@@ -125,8 +136,8 @@ class Console:
             body = self._asset(static[0])
             if path == "/":
                 body = body.replace(INITIAL_MARK, _script_json(self.overview(user)))
-            return Response(200, body, static[1], [("Cache-Control", "no-store")])
-        return Response(404, b"not found\n")
+            return Response(200, body, static[1], [("Cache-Control", "no-store"), *PAGE_HEADERS])
+        return Response(404, _body(errors.HTTP_NOT_FOUND))
 
     def _asset(self, name: str) -> bytes:
         body = self._static.get(name)

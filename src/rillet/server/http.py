@@ -15,6 +15,7 @@ configured the console speaks HTTPS with the same certificates.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 from http import HTTPStatus
 from typing import TYPE_CHECKING
@@ -82,12 +83,34 @@ class HttpListener:
         if loop is not None:
             self._timer = loop.call_later(STEADY_S if done else CATCH_UP_S, self._tick)
 
+    def protected(self) -> bool:
+        state = self.server.state
+        return bool(state.config["protected-mode"]) and not state.acl.default_has_password
+
     def refuses(self, host: str) -> bool:
         """Redis's protected mode, as the RESP listener applies it."""
-        state = self.server.state
-        if not state.config["protected-mode"] or state.acl.default_has_password:
+        return self.protected() and not _is_loopback(host)
+
+    def refuses_name(self, host_header: str) -> bool:
+        """Under protected mode a browser on this machine may reach the console with
+        no password: a page from elsewhere could too, through a DNS name it points
+        at 127.0.0.1 (DNS rebinding). Such a request names that host; the console's
+        own pages name an address or localhost."""
+        if not self.protected() or not host_header:
             return False
-        return not _is_loopback(host)
+        name = host_header.rsplit(":", 1)[0] if not host_header.endswith("]") else host_header
+        name = name.strip("[]").lower()
+        if name == "localhost" or name.endswith(".localhost"):
+            return False
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return True
+        return False
+
+
+def _error(status: int, text: str) -> Response:
+    return Response(status, text.encode() + b"\n")
 
 
 def _encode(response: Response, keep_alive: bool, head_only: bool) -> bytes:
@@ -121,10 +144,10 @@ class HttpConnection(asyncio.Protocol):
         self.local = f"{sock[0]}:{sock[1]}"
         listener = self.listener
         if len(listener.connections) >= MAX_CONNECTIONS:
-            self._reply(Response(503, b"too many console connections\n"), keep_alive=False)
+            self._reply(_error(503, errors.HTTP_TOO_MANY), keep_alive=False)
             return
         if listener.refuses(str(peer[0])):
-            self._reply(Response(403, errors.PROTECTED_MODE_DENIED.encode() + b"\n"),
+            self._reply(_error(403, errors.PROTECTED_MODE_DENIED),
                         keep_alive=False)
             return
         listener.connections.add(self)
@@ -145,7 +168,7 @@ class HttpConnection(asyncio.Protocol):
             end = self.buffer.find(b"\r\n\r\n")
             if end < 0:
                 if len(self.buffer) > MAX_HEAD:
-                    self._reply(Response(431, b"request header too large\n"), keep_alive=False)
+                    self._reply(_error(431, errors.HTTP_HEAD_TOO_LARGE), keep_alive=False)
                 return
             head, self.buffer = self.buffer[:end], self.buffer[end + 4:]
             self._request(head)
@@ -156,19 +179,22 @@ class HttpConnection(asyncio.Protocol):
         lines = head.decode("latin-1").split("\r\n")
         parts = lines[0].split(" ")
         if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1].startswith("/"):
-            self._reply(Response(400, b"bad request\n"), keep_alive=False)
+            self._reply(_error(400, errors.HTTP_BAD_REQUEST), keep_alive=False)
             return
         method, target, version = parts
         headers: dict[str, str] = {}
         for line in lines[1:]:
             name, colon, value = line.partition(":")
             if not colon:
-                self._reply(Response(400, b"bad request\n"), keep_alive=False)
+                self._reply(_error(400, errors.HTTP_BAD_REQUEST), keep_alive=False)
                 return
             headers[name.strip().lower()] = value.strip()
         if headers.get("content-length", "0") != "0" or "transfer-encoding" in headers:
             # Nothing here takes a body; not reading it would misframe what follows.
-            self._reply(Response(413, b"request bodies are not accepted\n"), keep_alive=False)
+            self._reply(_error(413, errors.HTTP_BODY), keep_alive=False)
+            return
+        if self.listener.refuses_name(headers.get("host", "")):
+            self._reply(_error(403, errors.HTTP_HOST_DENIED), keep_alive=False)
             return
         connection = headers.get("connection", "").lower()
         keep_alive = (connection != "close") if version == "HTTP/1.1" else (connection == "keep-alive")
@@ -177,7 +203,7 @@ class HttpConnection(asyncio.Protocol):
                 method, target, headers.get("authorization"), self._client_info(method, target))
         except Exception:
             log.exception("console: error answering %s %s", method, target)
-            response = Response(500, b"internal error\n")
+            response = _error(500, errors.HTTP_INTERNAL)
         self._reply(response, keep_alive, head_only=method == "HEAD")
 
     def _client_info(self, method: str, target: str) -> str:
