@@ -51,10 +51,15 @@ function rate(n) {
 function drawSpark(svg, series) {
   const ns = "http://www.w3.org/2000/svg";
   while (svg.firstChild) svg.removeChild(svg.firstChild);
-  if (series.length < 2) return;
   const box = svg.viewBox.baseVal;
   const w = box && box.width ? box.width : 110;
   const h = box && box.height ? box.height : 24;
+  const base = document.createElementNS(ns, "line");
+  base.setAttribute("class", "base");
+  base.setAttribute("x1", "0"); base.setAttribute("x2", String(w));
+  base.setAttribute("y1", String(h - 0.5)); base.setAttribute("y2", String(h - 0.5));
+  svg.append(base);
+  if (series.length < 2) return;
   const max = Math.max(...series, 1);
   const step = w / (HISTORY - 1);
   const x0 = w - step * (series.length - 1);
@@ -153,13 +158,17 @@ function renderGroup(group, now) {
     el("div", {}, el("span", { class: "label" }, "consumers"), consumers));
 }
 
+let latest = null;
+
 function renderStreams(data) {
   const body = document.querySelector("#streams tbody");
   body.replaceChildren();
-  const streams = data.streams || [];
+  const all = data.streams || [];
+  const wanted = document.getElementById("filter").value.trim().toLowerCase();
+  const streams = wanted ? all.filter((s) => s.key.toLowerCase().includes(wanted)) : all;
   document.getElementById("no-streams").hidden = streams.length > 0;
   document.getElementById("stream-count").textContent =
-    `(${streams.length}${data.complete ? "" : ", still looking"})`;
+    `(${wanted ? streams.length + " of " : ""}${all.length}${data.complete ? "" : ", still looking"})`;
   for (const s of streams) {
     const series = s.rates || [];
     const last = series.length ? series[series.length - 1] : null;
@@ -181,6 +190,7 @@ function renderStreams(data) {
 }
 
 function render(data) {
+  latest = data;
   renderSummary(data);
   const series = data.ops_rates || [];
   const ops = series.length ? series[series.length - 1] : (data.server || {}).ops_per_sec;
@@ -203,6 +213,8 @@ async function poll() {
   }
   setTimeout(poll, POLL_MS);
 }
+
+document.getElementById("filter").addEventListener("input", () => { if (latest) renderStreams(latest); });
 
 const initial = JSON.parse(document.getElementById("initial").textContent);
 if (initial) render(initial);
