@@ -37,7 +37,7 @@ def _server(*commands: list[bytes]) -> Server:
 
 def _get(console: Console, path: str, auth: bytes | None = None):
     header = None if auth is None else "Basic " + base64.b64encode(auth).decode()
-    return console.handle("GET", path, header, "id=0 addr=127.0.0.1:1 laddr=127.0.0.1:2")
+    return console.handle("GET", path, header, "id=0 addr=127.0.0.1:1 laddr=127.0.0.1:2").finish()
 
 
 def _samples(body: bytes) -> dict[str, str]:
@@ -296,3 +296,24 @@ def test_keys_since_follows_new_keys():
     db.delete(b"k9")
     assert db.keys_since(cursor, 100)[1] == [b"late"]
     assert db.scan(0, 100)[0] == 0  # SCAN's cursor still ends at 0
+
+
+def test_large_answers_are_made_in_steps():
+    from rillet.console import STEP_STREAMS
+
+    server = _server(*([b"XADD", b"s%d" % n, b"1-1", b"a", b"b"] for n in range(STEP_STREAMS * 2 + 50)))
+    console = Console(server.state)
+    user = server.state.acl.default
+    for steps in (console.metrics_steps(user), console.overview_steps(user)):
+        slices = 0
+        while True:
+            try:
+                next(steps)
+                slices += 1
+            except StopIteration as done:
+                result = done.value
+                break
+        assert slices == 2  # three slices: two turns of the loop in between
+    assert len(result["streams"]) == STEP_STREAMS * 2 + 50
+    body = console.metrics(user)
+    assert body.count(b"\nredis_stream_length{") == STEP_STREAMS * 2 + 50

@@ -116,6 +116,33 @@ def test_http_keep_alive_head_and_errors(example):
     assert example.client().xlen("orders") == 3
 
 
+def test_a_large_answer_is_sent_whole_and_in_order():
+    """Hundreds of streams: /metrics is made over several loop turns, while RESP
+    clients are served; a request pipelined behind it is answered after it."""
+    handle = _start()
+    try:
+        client = handle.client()
+        pipe = client.pipeline(transaction=False)
+        for n in range(450):
+            pipe.xadd(f"s{n}", {"f": "v"})
+        pipe.execute()
+        with socket.create_connection(("127.0.0.1", handle.http_port), timeout=20) as sock:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\n\r\nGET /nothing HTTP/1.1\r\n\r\n")
+            data = b""
+            while b"not found\n" not in data:
+                assert client.ping()  # the RESP side answers meanwhile
+                chunk = sock.recv(1 << 20)
+                assert chunk
+                data += chunk
+        first, _, second = data.partition(b"HTTP/1.1 404 Not Found\r\n")
+        head, _, body = first.partition(b"\r\n\r\n")
+        length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+        assert len(body) == length
+        assert body.count(b"\nredis_stream_length{") == 450
+    finally:
+        handle.stop()
+
+
 def test_dns_rebinding_is_refused_under_protected_mode(example):
     port = example.http_port
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rillet import errors
 from rillet.console import metrics
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from rillet.acl import User
     from rillet.state import ServerState
 
+# Streams rendered per step of an answer (see Response.steps): ~1.5 ms of the loop.
+STEP_STREAMS = 100
 # Keys looked at per refresh while the finder catches up with a large keyspace: a few
 # ms of the event loop (the listener refreshes on a timer and before each request).
 SCAN_BUDGET = 20_000
@@ -63,6 +65,30 @@ class Response:
     body: bytes = b""
     content_type: str = "text/plain; charset=utf-8"
     headers: list[tuple[str, str]] = field(default_factory=list)
+    # A body made in steps: each next() does a slice of the work, and the generator
+    # returns the body. The listener runs one step per event-loop turn, so RESP
+    # clients are served between the slices of a large answer.
+    steps: Generator[None, None, bytes] | None = None
+
+    def finish(self) -> Response:
+        """Run the remaining steps at once (tests, and callers without a loop)."""
+        if self.steps is not None:
+            self.body = run_steps(self.steps)
+            self.steps = None
+        return self
+
+
+def run_steps(steps: Generator[None, None, Any]) -> Any:
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def _then(steps: Generator[None, None, Any], finish: Callable[[Any], bytes]
+          ) -> Generator[None, None, bytes]:
+    return finish((yield from steps))
 
 
 def _body(text: str) -> bytes:
@@ -127,16 +153,19 @@ class Console:
                             headers=[("WWW-Authenticate", REALM)])
         path = path.split("?", 1)[0]
         if path == "/metrics":
-            return Response(200, self.metrics(user), METRICS_TYPE)
+            return Response(200, content_type=METRICS_TYPE, steps=self.metrics_steps(user))
         if path == "/api/overview":
-            return Response(200, json.dumps(self.overview(user)).encode(),
-                            "application/json")
+            return Response(200, content_type="application/json", steps=_then(
+                self.overview_steps(user), lambda data: json.dumps(data).encode()))
         static = STATIC.get(path)
         if static is not None:
-            body = self._asset(static[0])
+            page = Response(200, self._asset(static[0]), static[1],
+                            [("Cache-Control", "no-store"), *PAGE_HEADERS])
             if path == "/":
-                body = body.replace(INITIAL_MARK, _script_json(self.overview(user)))
-            return Response(200, body, static[1], [("Cache-Control", "no-store"), *PAGE_HEADERS])
+                body = page.body
+                page.steps = _then(self.overview_steps(user), lambda data: body.replace(
+                    INITIAL_MARK, _script_json(data)))
+            return page
         return Response(404, _body(errors.HTTP_NOT_FOUND))
 
     def _asset(self, name: str) -> bytes:
@@ -187,13 +216,6 @@ class Console:
             if everything or self._may(user, self._xinfo_spec, [b"xinfo", b"stream", key]):
                 yield db.index, key, stream
 
-    def streams(self, user: User) -> list[tuple[StreamView, int]]:
-        """(view, estimated bytes) of each stream `user` may read."""
-        self.refresh()
-        now = self.state.clock.now_ms()
-        return [(view_stream(db, key, stream, now), key_size(key, stream))
-                for db, key, stream in self.visible(user, now)]
-
     def _info(self, user: User, sections: list[str]) -> str | None:
         if not self._may(user, self._info_spec, [b"info"]):
             return None
@@ -203,34 +225,56 @@ class Console:
 
     # --- the two answers -----------------------------------------------------------
     def metrics(self, user: User) -> bytes:
-        clock = self.state.clock
-        began = clock.now_us()
-        self.refresh()
-        now = clock.now_ms()
-        streams = self.visible(user, now)
-        info = self._info(user, METRIC_SECTIONS)
-        body = metrics.render(info, len(self.state.keyspace), streams, now, self.complete,
-                              self.last_render_us / 1e6)
-        self.last_render_us = clock.now_us() - began
-        return body
+        return run_steps(self.metrics_steps(user))
 
     def overview(self, user: User) -> dict:
-        """What the page shows, as JSON: the page computes rates between two of these."""
-        now = self.state.clock.now_ms()
+        return run_steps(self.overview_steps(user))
+
+    def metrics_steps(self, user: User) -> Generator[None, None, bytes]:
+        """/metrics, STEP_STREAMS streams a step; `last_render_us` is what the steps took."""
+        clock = self.state.clock
+        began, held = clock.now_us(), 0
+        self.refresh()
+        now = clock.now_ms()
+        streams = list(self.visible(user, now))
+        info = self._info(user, METRIC_SECTIONS)
+        lines = metrics.StreamLines()
+        for lo in range(0, len(streams), STEP_STREAMS):
+            if lo:
+                held += clock.now_us() - began
+                yield
+                began = clock.now_us()
+                now = clock.now_ms()
+            lines.add(streams[lo:lo + STEP_STREAMS], now)
+        body = metrics.render(info, len(self.state.keyspace), lines, self.complete,
+                              self.last_render_us / 1e6)
+        self.last_render_us = held + clock.now_us() - began
+        return body
+
+    def overview_steps(self, user: User) -> Generator[None, None, dict]:
+        """What the page shows, as JSON, STEP_STREAMS streams a step."""
+        self.refresh()
+        clock = self.state.clock
+        now = clock.now_ms()
         text = self._info(user, OVERVIEW_SECTIONS)
         fields = info_fields(text) if text is not None else {}
-        history = self.history
+        found = list(self.visible(user, now))
+        rates = self.history.streams
         streams = []
-        for view, size in self.streams(user):
-            each = _stream_json(view, size, now)
-            each["rates"] = list(history.streams.get((view.db, view.key), ()))
-            streams.append(each)
+        for lo in range(0, len(found), STEP_STREAMS):
+            if lo:
+                yield
+                now = clock.now_ms()
+            for db, key, stream in found[lo:lo + STEP_STREAMS]:
+                each = _stream_json(view_stream(db, key, stream, now), key_size(key, stream), now)
+                each["rates"] = list(rates.get((db, key), ()))
+                streams.append(each)
         return {
             "time_ms": now,
             "complete": self.complete,
             "period_ms": PERIOD_MS,
             "server": _server(fields),
-            "ops_rates": list(history.ops) if fields else [],
+            "ops_rates": list(self.history.ops) if fields else [],
             "replication": _replication(fields),
             "streams": streams,
             # Streams that receive what a group gave up on: none until rillet keeps

@@ -298,66 +298,74 @@ GROUP_FAMILIES = ("stream_group_consumers", "stream_group_messages_pending",
 CONSUMER_FAMILIES = ("stream_group_consumer_messages_pending", "stream_group_consumer_idle_seconds")
 
 
-def add_streams(out: Exposition, streams: Iterable[tuple[int, bytes, Stream]], now_ms: int) -> None:
-    """XINFO's figures per stream, group and consumer, as redis_exporter's check-streams.
+class StreamLines:
+    """The `redis_stream_*` samples, written straight from the engine's objects with each
+    label text built once (a thousand streams: ~14 ms of CPU), a slice of streams at a
+    time so the listener can let RESP clients in between slices."""
 
-    Written straight from the engine's objects, each label text built once: a scrape of
-    a thousand streams holds the event loop for this loop's time."""
-    lines: dict[str, list[str]] = {name: [] for name in
-                                   (*STREAM_FAMILIES, *GROUP_FAMILIES, *CONSUMER_FAMILIES)}
-    (length, tree_keys, tree_nodes, last_generated, groups_count, max_deleted, first_entry,
-     last_entry) = (lines[name] for name in STREAM_FAMILIES)
-    consumers_count, pending, last_delivered, entries_read, lag = (
-        lines[name] for name in GROUP_FAMILIES)
-    consumer_pending, consumer_idle = (lines[name] for name in CONSUMER_FAMILIES)
-    for db, key, stream in streams:
-        base = f'{{db="db{db}",stream="{_escape(_name(key))}"'
-        size = stream.length
-        length.append(f"redis_stream_length{base}}} {size}\n")
-        tree_keys.append(f"redis_stream_radix_tree_keys{base}}} {stream.radix_tree_keys}\n")
-        tree_nodes.append(f"redis_stream_radix_tree_nodes{base}}} {stream.radix_tree_nodes}\n")
-        last_generated.append(f"redis_stream_last_generated_id{base}}} {stream.last_id[0]}\n")
-        groups = stream.groups
-        groups_count.append(f"redis_stream_groups{base}}} {len(groups)}\n")
-        max_deleted.append(f"redis_stream_max_deleted_entry_id{base}}} {stream.max_deleted_id[0]}\n")
-        first_entry.append(f"redis_stream_first_entry_id{base}}} {stream.first_id[0] if size else 0}\n")
-        last_entry.append(
-            f"redis_stream_last_entry_id{base}}} {stream.last_valid_id()[0] if size else 0}\n")
-        if not groups:
-            continue
-        for group in groups_in_order(stream):
-            labels = f'{base},group="{_escape(_name(group.name))}"'
-            consumers = group.consumers
-            consumers_count.append(f"redis_stream_group_consumers{labels}}} {len(consumers)}\n")
-            pending.append(f"redis_stream_group_messages_pending{labels}}} {len(group.pel)}\n")
-            last_delivered.append(
-                f"redis_stream_group_last_delivered_id{labels}}} {group.last_id[0]}\n")
-            read = group.entries_read
-            entries_read.append(f"redis_stream_group_entries_read{labels}}} "
-                                f"{0 if read is None else as_long_long(read)}\n")
-            behind = group_lag(stream, group)
-            if behind is not None:  # nil: Redis cannot tell (a deletion in the way)
-                lag.append(f"redis_stream_group_lag{labels}}} {behind}\n")
-            for consumer in group.consumers_in_order():
-                each = f'{labels},consumer="{_escape(_name(consumer.name))}"}} '
-                consumer_pending.append(
-                    f"redis_stream_group_consumer_messages_pending{each}{len(consumer.pel)}\n")
-                consumer_idle.append(f"redis_stream_group_consumer_idle_seconds{each}"
-                                     f"{_number(consumer.idle_ms(now_ms) / 1e3)}\n")
-    for name, samples in lines.items():
-        if samples:
-            out.extend(name, "gauge", samples)
+    def __init__(self) -> None:
+        self.lines: dict[str, list[str]] = {
+            name: [] for name in (*STREAM_FAMILIES, *GROUP_FAMILIES, *CONSUMER_FAMILIES)}
+
+    def add(self, streams: Iterable[tuple[int, bytes, Stream]], now_ms: int) -> None:
+        lines = self.lines
+        (length, tree_keys, tree_nodes, last_generated, groups_count, max_deleted, first_entry,
+         last_entry) = (lines[name] for name in STREAM_FAMILIES)
+        consumers_count, pending, last_delivered, entries_read, lag = (
+            lines[name] for name in GROUP_FAMILIES)
+        consumer_pending, consumer_idle = (lines[name] for name in CONSUMER_FAMILIES)
+        for db, key, stream in streams:
+            base = f'{{db="db{db}",stream="{_escape(_name(key))}"'
+            size = stream.length
+            length.append(f"redis_stream_length{base}}} {size}\n")
+            tree_keys.append(f"redis_stream_radix_tree_keys{base}}} {stream.radix_tree_keys}\n")
+            tree_nodes.append(f"redis_stream_radix_tree_nodes{base}}} {stream.radix_tree_nodes}\n")
+            last_generated.append(f"redis_stream_last_generated_id{base}}} {stream.last_id[0]}\n")
+            groups = stream.groups
+            groups_count.append(f"redis_stream_groups{base}}} {len(groups)}\n")
+            max_deleted.append(
+                f"redis_stream_max_deleted_entry_id{base}}} {stream.max_deleted_id[0]}\n")
+            first_entry.append(
+                f"redis_stream_first_entry_id{base}}} {stream.first_id[0] if size else 0}\n")
+            last_entry.append(
+                f"redis_stream_last_entry_id{base}}} {stream.last_valid_id()[0] if size else 0}\n")
+            if not groups:
+                continue
+            for group in groups_in_order(stream):
+                labels = f'{base},group="{_escape(_name(group.name))}"'
+                consumers = group.consumers
+                consumers_count.append(f"redis_stream_group_consumers{labels}}} {len(consumers)}\n")
+                pending.append(f"redis_stream_group_messages_pending{labels}}} {len(group.pel)}\n")
+                last_delivered.append(
+                    f"redis_stream_group_last_delivered_id{labels}}} {group.last_id[0]}\n")
+                read = group.entries_read
+                entries_read.append(f"redis_stream_group_entries_read{labels}}} "
+                                    f"{0 if read is None else as_long_long(read)}\n")
+                behind = group_lag(stream, group)
+                if behind is not None:  # nil: Redis cannot tell (a deletion in the way)
+                    lag.append(f"redis_stream_group_lag{labels}}} {behind}\n")
+                for consumer in group.consumers_in_order():
+                    each = f'{labels},consumer="{_escape(_name(consumer.name))}"}} '
+                    consumer_pending.append(
+                        f"redis_stream_group_consumer_messages_pending{each}{len(consumer.pel)}\n")
+                    consumer_idle.append(f"redis_stream_group_consumer_idle_seconds{each}"
+                                         f"{_number(consumer.idle_ms(now_ms) / 1e3)}\n")
+
+    def write(self, out: Exposition) -> None:
+        for name, samples in self.lines.items():
+            if samples:
+                out.extend(name, "gauge", samples)
 
 
-def render(info: str | None, databases: int, streams: Iterable[tuple[int, bytes, Stream]],
-           now_ms: int, complete: bool, last_render_s: float) -> bytes:
+def render(info: str | None, databases: int, streams: StreamLines, complete: bool,
+           last_render_s: float) -> bytes:
     """The whole exposition; `info` None leaves out the server's figures (a user not
     allowed INFO sees only its streams)."""
     out = Exposition()
     out.add("up", 1)
     if info is not None:
         add_info(out, info, databases, time.time())
-    add_streams(out, streams, now_ms)
+    streams.write(out)
     # rillet's own. Entries trimmed by retention and dead-lettered entries are not
     # here: rillet does not keep those counts yet.
     own = Exposition("rillet_")

@@ -134,6 +134,7 @@ class HttpConnection(asyncio.Protocol):
         self.local = ""
         self._idle: asyncio.TimerHandle | None = None
         self._closed = False
+        self._busy = False  # an answer is being made in steps
 
     # --- asyncio ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -164,7 +165,13 @@ class HttpConnection(asyncio.Protocol):
         if self._closed:
             return
         self.buffer += data
-        while not self._closed:
+        self._arm_idle()
+        self._process()
+
+    def _process(self) -> None:
+        """Answer the complete requests in the buffer, in order; one whose answer is made
+        in steps holds the rest until it is sent."""
+        while not self._closed and not self._busy:
             end = self.buffer.find(b"\r\n\r\n")
             if end < 0:
                 if len(self.buffer) > MAX_HEAD:
@@ -172,7 +179,6 @@ class HttpConnection(asyncio.Protocol):
                 return
             head, self.buffer = self.buffer[:end], self.buffer[end + 4:]
             self._request(head)
-        self._arm_idle()
 
     # --- one request -----------------------------------------------------------------
     def _request(self, head: bytes) -> None:
@@ -204,7 +210,34 @@ class HttpConnection(asyncio.Protocol):
         except Exception:
             log.exception("console: error answering %s %s", method, target)
             response = _error(500, errors.HTTP_INTERNAL)
-        self._reply(response, keep_alive, head_only=method == "HEAD")
+        if response.steps is None:
+            self._reply(response, keep_alive, head_only=method == "HEAD")
+            return
+        self._busy = True
+        self._step(response, keep_alive, method == "HEAD")
+
+    def _step(self, response: Response, keep_alive: bool, head_only: bool) -> None:
+        """One slice of a large answer per loop turn (RESP reads are served in between)."""
+        if self._closed:
+            return
+        steps = response.steps
+        assert steps is not None
+        try:
+            next(steps)
+        except StopIteration as done:
+            response.body, response.steps = done.value, None
+        except Exception:
+            log.exception("console: error answering")
+            response, keep_alive = _error(500, errors.HTTP_INTERNAL), False
+        else:
+            loop = self.listener.server.loop
+            if loop is not None:
+                loop.call_soon(self._step, response, keep_alive, head_only)
+                return
+            response.finish()
+        self._busy = False
+        self._reply(response, keep_alive, head_only)
+        self._process()
 
     def _client_info(self, method: str, target: str) -> str:
         # ACL LOG's client-info for a refused request: the fields a client line has
