@@ -128,6 +128,8 @@ def _exporter_scrape(server, streams: int):
 
 SCRAPE_TIMES: dict[str, list[float]] = {}
 RENDER_TIMES: list[float] = []  # rillet's own measure of the loop time each answer took
+# Server CPU per request: steadier than requests/s on a machine shared with other work.
+US_PER_OP: dict[tuple[str, str, str], list[float]] = {}
 
 
 def measure(kind, mode: str, args) -> dict[str, float | str]:
@@ -156,6 +158,7 @@ def measure(kind, mode: str, args) -> dict[str, float | str]:
                 result = run_redis_benchmark(server.port, server.pid, requests=args.requests,
                                              pipeline=64, timeout_s=600, **workload)
                 out[name] = result.rps
+                US_PER_OP.setdefault((kind.label, mode, name), []).append(result.server_us_per_op)
             except BenchmarkFailed as error:
                 out[name] = f"n/a: {error}"[:60]
         if scraper is not None:
@@ -186,6 +189,16 @@ def main() -> int:
     print(f"requests/s (median of {args.reps}), -P 64, 50 clients, {args.keys:,} keys and "
           f"{args.streams:,} streams; ratio to the same server's unscraped run")
     print_mode_table(runs, notes, [k.label for k in kinds], WORKLOADS, MODES, "off", 8)
+    print("server CPU µs per request (median), scraped/unscraped:")
+    for label in [k.label for k in kinds]:
+        cells = []
+        for name in WORKLOADS:
+            off = US_PER_OP.get((label, "off", name))
+            on = US_PER_OP.get((label, "scraped", name))
+            if off and on:
+                a, b = statistics.median(off), statistics.median(on)
+                cells.append(f"{name.split()[0]} {a:.2f} -> {b:.2f} ({b / a:.2f}x)")
+        print(f"  {label}: " + ", ".join(cells))
     for label, times in SCRAPE_TIMES.items():
         if times:
             print(f"{label}: {len(times)} scrapes, wall time seen by the scraper: median "
