@@ -88,6 +88,10 @@ function lagClass(lag) {
   return "good";
 }
 
+function roleName(role) {
+  return role === "slave" ? "replica" : role;
+}
+
 function renderSummary(data) {
   const s = data.server || {};
   document.getElementById("version").textContent =
@@ -97,7 +101,7 @@ function renderSummary(data) {
   const items = [
     ["port", s.port], ["uptime", s.uptime_s === undefined ? null : duration(s.uptime_s * 1000)],
     ["clients", s.connected_clients], ["blocked", s.blocked_clients],
-    ["memory", s.used_memory_human], ["role", (data.replication || {}).role],
+    ["memory", s.used_memory_human], ["role", roleName((data.replication || {}).role)],
   ];
   for (const [label, value] of items) {
     if (value === null || value === undefined) continue;
@@ -112,7 +116,7 @@ function renderReplication(data) {
   if (!r.role) { box.append(el("span", { class: "muted" }, "not visible to this user")); return; }
   const kv = el("dl", { class: "kv" });
   const row = (k, v, cls) => kv.append(el("dt", {}, k), el("dd", cls ? { class: cls } : {}, v));
-  row("role", r.role === "slave" ? "replica" : r.role);
+  row("role", roleName(r.role));
   row("offset", count(r.offset));
   if (r.master) {
     row("master", `${r.master.host}:${r.master.port}`);
