@@ -102,16 +102,6 @@ def _http_scrape(port: int):
     return scrape
 
 
-def _caught_up(scrape, timeout_s: float = 120.0) -> None:
-    """Scrape until the console has looked at every key (its finder walks a large
-    keyspace over several seconds after start-up)."""
-    deadline = time.monotonic() + timeout_s
-    while b"rillet_console_streams_complete 1" not in scrape():
-        if time.monotonic() > deadline:
-            raise RuntimeError("the console did not find every stream in time")
-        time.sleep(0.2)
-
-
 def _exporter_scrape(server, streams: int):
     client = server.client()
 
@@ -147,10 +137,7 @@ def measure(kind, mode: str, args) -> dict[str, float | str]:
         if mode == "scraped":
             scrape = (_http_scrape(http_port) if kind.binary is None
                       else _exporter_scrape(server, args.streams))
-            if kind.binary is None:
-                _caught_up(scrape)
-            else:
-                scrape()
+            scrape()  # the first one outside the timings
             scraper = Scraper(scrape)
             scraper.start()
         for name, workload in WORKLOADS.items():

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from rillet.console import Console
-from rillet.console.streams import StreamFinder
+from rillet.console.streams import live_streams
 from rillet.engine.keyspace import Keyspace
 from rillet.engine.stream import Stream
 from tests.helpers.bodies import Server
@@ -98,7 +98,7 @@ def test_metrics_of_the_issue_example():
     assert "redis_memory_used_bytes" in samples
     assert samples["redis_keyspace_hits_total"].isdigit()
     assert samples["redis_master_repl_offset"] == "0"
-    assert samples["rillet_console_streams_complete"] == "1"
+    assert "rillet_console_last_render_seconds" in samples
     # The types redis_exporter gives them.
     text = response.body.decode()
     assert "# TYPE redis_commands_total counter" in text
@@ -229,73 +229,52 @@ def test_malformed_credentials(header):
 # --- finding streams ------------------------------------------------------------------------
 
 
-def _keyspace_with(n: int, every: int) -> tuple[Keyspace, set[bytes]]:
+def _found(keyspace: Keyspace, now: int = 1_700_000_000_000) -> set[tuple[int, bytes]]:
+    return {(db, key) for db, key, _ in live_streams(keyspace, now)}
+
+
+def test_the_keyspace_keeps_its_stream_keys():
     from rillet.clock import ManualClock
 
     keyspace = Keyspace(2, ManualClock())
-    streams = set()
-    for i in range(n):
-        key = b"k%d" % i
-        if i % every == 0:
-            keyspace[0].set(key, Stream())
-            streams.add(key)
-        else:
-            keyspace[0].set(key, b"v")
-    return keyspace, streams
-
-
-def _found(finder: StreamFinder, now: int = 1_700_000_000_000) -> set[tuple[int, bytes]]:
-    return {(db.index, key) for db, key, _ in finder.streams(now)}
-
-
-def test_finder_catches_up_within_its_budget():
-    keyspace, streams = _keyspace_with(1000, 7)
-    finder = StreamFinder(keyspace)
-    calls = 0
-    while not finder.advance(budget=100):
-        calls += 1
-        assert calls < 20
-    assert calls >= 9  # 1000 keys at 100 a call
-    assert _found(finder) == {(0, key) for key in streams}
-
-
-def test_finder_follows_changes():
-    keyspace, streams = _keyspace_with(50, 5)
-    finder = StreamFinder(keyspace)
-    assert finder.advance(budget=1000)
     db0, db1 = keyspace[0], keyspace[1]
+    for i in range(50):
+        db0.set(b"k%d" % i, Stream() if i % 5 == 0 else b"v")
+    streams = {b"k%d" % i for i in range(0, 50, 5)}
+    assert set(db0.streams) == streams  # strings are not in the index
+    assert _found(keyspace) == {(0, key) for key in streams}
     db0.delete(b"k0")  # a stream goes
-    db0.set(b"k5", b"now a string")  # overwritten in place
-    db0.set(b"new", Stream())  # a new one
-    db1.set(b"other", Stream())  # in another database
+    db0.set(b"k5", b"now a string")  # overwritten in place: still indexed, not listed
+    db0.set(b"new", Stream())
+    db1.set(b"other", Stream())
     db0.rename(b"k10", b"k10-renamed")
     db0.set_expire(b"k15", 1)  # due: skipped, not deleted
-    assert finder.advance(budget=1000)
     expected = {(0, key) for key in streams - {b"k0", b"k5", b"k10", b"k15"}}
-    assert _found(finder) == expected | {(0, b"new"), (1, b"other"), (0, b"k10-renamed")}
-    assert b"k15" in db0.data
+    assert _found(keyspace) == expected | {(0, b"new"), (1, b"other"), (0, b"k10-renamed")}
+    assert b"k15" in db0.data and b"k0" not in db0.streams and b"k10" not in db0.streams
     db0.swap_contents(db1)  # SWAPDB
-    finder.advance(budget=1000)
-    assert _found(finder) == {(1, key) for _, key in expected} | {
+    assert _found(keyspace) == {(1, key) for _, key in expected} | {
         (1, b"new"), (0, b"other"), (1, b"k10-renamed")}
     db0.flush()
+    assert not db0.streams
     db0.set(b"again", Stream())
-    finder.advance(budget=1000)
-    assert (0, b"again") in _found(finder) and (0, b"other") not in _found(finder)
+    assert _found(keyspace) == {(1, key) for _, key in expected} | {
+        (1, b"new"), (1, b"k10-renamed"), (0, b"again")}
 
 
-def test_keys_since_follows_new_keys():
-    keyspace, _ = _keyspace_with(10, 100)
-    db = keyspace[0]
-    cursor, keys = db.keys_since(0, 4)
-    assert keys == [b"k0", b"k1", b"k2", b"k3"]
-    cursor, keys = db.keys_since(cursor, 100)
-    assert keys == [b"k%d" % i for i in range(4, 10)]
-    assert db.keys_since(cursor, 100) == (cursor, [])
-    db.set(b"late", b"v")
-    db.delete(b"k9")
-    assert db.keys_since(cursor, 100)[1] == [b"late"]
-    assert db.scan(0, 100)[0] == 0  # SCAN's cursor still ends at 0
+def test_commands_keep_the_index():
+    server = _server(
+        [b"XADD", b"a", b"1-1", b"f", b"v"], [b"XGROUP", b"CREATE", b"b", b"g", b"$", b"MKSTREAM"],
+        [b"SET", b"s", b"v"], [b"COPY", b"a", b"c"], [b"RENAME", b"b", b"d"],
+        [b"MOVE", b"c", b"3"], [b"XADD", b"gone", b"1-1", b"f", b"v"], [b"DEL", b"gone"])
+    dump = server.run([b"DUMP", b"a"])
+    payload = dump[dump.index(b"\r\n") + 2:-2]
+    server.run([b"RESTORE", b"s", b"0", payload, b"REPLACE"])  # a string becomes a stream
+    assert _found(server.state.keyspace) == {(0, b"a"), (0, b"d"), (3, b"c"), (0, b"s")}
+    server.run([b"SWAPDB", b"0", b"3"])
+    assert _found(server.state.keyspace) == {(3, b"a"), (3, b"d"), (0, b"c"), (3, b"s")}
+    server.run([b"FLUSHALL"])
+    assert _found(server.state.keyspace) == set()
 
 
 def test_large_answers_are_made_in_steps():

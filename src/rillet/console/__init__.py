@@ -2,8 +2,8 @@
 
 `Console.handle` turns one request (method, path, headers) into a `Response`; the
 listener (server/http.py) owns the sockets and calls it on the event loop. It only
-reads the server's state: streams come from `StreamFinder` (no full keyspace scan),
-server-wide figures from the same INFO text clients get.
+reads the server's state: streams come from the databases' index of stream keys
+(no keyspace scan), server-wide figures from the same INFO text clients get.
 
 Access: when the default user has a password (or is off), or other ACL users
 exist, every request needs HTTP Basic credentials, checked as AUTH checks them (a
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rillet import errors
 from rillet.console import metrics
 from rillet.console.history import PERIOD_MS, History
-from rillet.console.streams import StreamFinder, StreamView, view_stream
+from rillet.console.streams import StreamView, live_streams, view_stream
 from rillet.engine.ids import format_id
 from rillet.engine.memory import key_size
 from rillet.engine.stream import Stream
@@ -35,9 +35,6 @@ if TYPE_CHECKING:
 
 # Streams rendered per step of an answer (see Response.steps): ~1.5 ms of the loop.
 STEP_STREAMS = 100
-# Keys looked at per refresh while the finder catches up with a large keyspace: a few
-# ms of the event loop (the listener refreshes on a timer and before each request).
-SCAN_BUDGET = 20_000
 # INFO's sections the metrics come from: not keysizes, which counts every key.
 METRIC_SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication",
                    "cpu", "commandstats", "errorstats", "keyspace"]
@@ -115,8 +112,6 @@ def info_fields(text: str) -> dict[str, str]:
 class Console:
     def __init__(self, state: ServerState) -> None:
         self.state = state
-        self.finder = StreamFinder(state.keyspace)
-        self.complete = False
         self.last_render_us = 0
         self.history = History()
         self._static: dict[str, bytes] = {}
@@ -125,22 +120,14 @@ class Console:
         self._info_spec = table.lookup(b"info")
         self._xinfo_spec = table.lookup(b"xinfo").subcommands[b"stream"]  # type: ignore[union-attr]
 
-    def refresh(self, budget: int = SCAN_BUDGET) -> bool:
-        """Look at keys added since the last call; True when every key has been seen."""
-        self.complete = self.finder.advance(budget)
-        return self.complete
+    def tick(self) -> None:
+        """The listener's timer (every PERIOD_MS): one throughput sample."""
+        from rillet.commands.server import total_calls
 
-    def tick(self) -> bool:
-        """The listener's timer: follow new keys, and take a throughput sample when due."""
-        done = self.refresh()
         now = self.state.clock.now_ms()
-        if self.history.due(now):
-            from rillet.commands.server import total_calls
-
-            self.history.sample(now, total_calls(), (
-                ((db.index, key), stream.entries_added)
-                for db, key, stream in self.finder.streams(now)))
-        return done
+        self.history.sample(now, total_calls(), (
+            ((db, key), stream.entries_added)
+            for db, key, stream in live_streams(self.state.keyspace, now)))
 
     # --- a request ---------------------------------------------------------------
     def handle(self, method: str, path: str, authorization: str | None,
@@ -209,12 +196,11 @@ class Console:
         return user.unrestricted or check(user, spec, argv)[0] == OK
 
     def visible(self, user: User, now_ms: int) -> Iterator[tuple[int, bytes, Stream]]:
-        """(db index, key, stream) of each stream `user` may read with XINFO STREAM
-        (of those found when `refresh` was last called)."""
+        """(db index, key, stream) of each stream `user` may read with XINFO STREAM."""
         everything = user.unrestricted
-        for db, key, stream in self.finder.streams(now_ms):
+        for db, key, stream in live_streams(self.state.keyspace, now_ms):
             if everything or self._may(user, self._xinfo_spec, [b"xinfo", b"stream", key]):
-                yield db.index, key, stream
+                yield db, key, stream
 
     def _info(self, user: User, sections: list[str]) -> str | None:
         if not self._may(user, self._info_spec, [b"info"]):
@@ -234,7 +220,6 @@ class Console:
         """/metrics, STEP_STREAMS streams a step; `last_render_us` is what the steps took."""
         clock = self.state.clock
         began, held = clock.now_us(), 0
-        self.refresh()
         now = clock.now_ms()
         streams = list(self.visible(user, now))
         info = self._info(user, METRIC_SECTIONS)
@@ -246,14 +231,12 @@ class Console:
                 began = clock.now_us()
                 now = clock.now_ms()
             lines.add(streams[lo:lo + STEP_STREAMS], now)
-        body = metrics.render(info, len(self.state.keyspace), lines, self.complete,
-                              self.last_render_us / 1e6)
+        body = metrics.render(info, len(self.state.keyspace), lines, self.last_render_us / 1e6)
         self.last_render_us = held + clock.now_us() - began
         return body
 
     def overview_steps(self, user: User) -> Generator[None, None, dict]:
         """What the page shows, as JSON, STEP_STREAMS streams a step."""
-        self.refresh()
         clock = self.state.clock
         now = clock.now_ms()
         text = self._info(user, OVERVIEW_SECTIONS)
@@ -271,7 +254,6 @@ class Console:
                 streams.append(each)
         return {
             "time_ms": now,
-            "complete": self.complete,
             "period_ms": PERIOD_MS,
             "server": _server(fields),
             "ops_rates": list(self.history.ops) if fields else [],

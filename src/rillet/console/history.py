@@ -24,9 +24,6 @@ class History:
         self._added: dict[tuple[int, bytes], int] = {}
         self.streams: dict[tuple[int, bytes], deque[float]] = {}
 
-    def due(self, now_ms: int) -> bool:
-        return self.last_ms is None or now_ms - self.last_ms >= PERIOD_MS
-
     def sample(self, now_ms: int, commands: int,
                streams: Iterable[tuple[tuple[int, bytes], int]]) -> None:
         """One point: the total commands processed and each stream's entries-added."""

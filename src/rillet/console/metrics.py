@@ -357,7 +357,7 @@ class StreamLines:
                 out.extend(name, "gauge", samples)
 
 
-def render(info: str | None, databases: int, streams: StreamLines, complete: bool,
+def render(info: str | None, databases: int, streams: StreamLines,
            last_render_s: float) -> bytes:
     """The whole exposition; `info` None leaves out the server's figures (a user not
     allowed INFO sees only its streams)."""
@@ -369,8 +369,6 @@ def render(info: str | None, databases: int, streams: StreamLines, complete: boo
     # rillet's own. Entries trimmed by retention and dead-lettered entries are not
     # here: rillet does not keep those counts yet.
     own = Exposition("rillet_")
-    own.add("console_streams_complete", 1 if complete else 0,
-            help="1 once every key has been looked at for streams (0 while a large keyspace is walked)")
     own.add("console_last_render_seconds", last_render_s,
             help="How long the previous /metrics answer held the event loop")
     return out.render() + own.render()

@@ -1,16 +1,11 @@
-"""Finding the keyspace's streams without a full scan, and reading what the console shows of them.
+"""The keyspace's streams, and what the console shows of each.
 
-`StreamFinder` follows each database's insertion order (`Database.keys_since`, the
-SCAN cursors): it looks at every key once, when it is new, and keeps the names of
-those that are streams. A stream only comes into being as a new key (XADD,
-XGROUP CREATE MKSTREAM, RESTORE, COPY, RENAME and MOVE all add the key anew; a
-value never turns into a stream in place), so following new keys finds them all;
-a known name whose value is no longer a stream is dropped when next read. SWAPDB
-exchanges databases' contents, cursors and all: the finder notices the new dict
-and starts that database over. Each call walks at most `budget` keys, so a large
-keyspace is caught up over several calls without holding the event loop.
-
-Everything here only reads: an expired stream is skipped, not deleted.
+Each database keeps the names of the keys it was given a stream under
+(`Database.streams`, maintained as keys are added and deleted), so listing the
+streams costs the streams, not the keyspace: no scan. The index is a superset (a
+stream overwritten in place by SET stays until the key goes), so the value is
+checked here. Everything here only reads: an expired stream is skipped, not
+deleted.
 """
 
 from __future__ import annotations
@@ -19,67 +14,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from rillet.engine.groups import as_long_long, group_lag, groups_in_order
-from rillet.engine.keyspace import Database, Keyspace
+from rillet.engine.keyspace import Keyspace
 from rillet.engine.stream import Stream
 
 
-class _DbWalk:
-    __slots__ = ("data", "cursor", "streams")
-
-    def __init__(self, data: dict) -> None:
-        self.data = data  # the dict walked: SWAPDB hands the database another one
-        self.cursor = 0
-        self.streams: dict[bytes, None] = {}
-
-
-class StreamFinder:
-    def __init__(self, keyspace: Keyspace) -> None:
-        self.keyspace = keyspace
-        self._walks: dict[int, _DbWalk] = {}
-
-    def advance(self, budget: int) -> bool:
-        """Look at up to `budget` keys not seen yet; True when every database is caught up."""
-        caught_up = True
-        for db in self.keyspace.dbs:
-            walk = self._walks.get(db.index)
-            if walk is None or walk.data is not db.data:
-                if not db.data and walk is None:
-                    continue  # never used: nothing to follow yet
-                walk = self._walks[db.index] = _DbWalk(db.data)
-            if budget <= 0:
-                caught_up = False
-                break
-            cursor, keys = db.keys_since(walk.cursor, budget)
-            walk.cursor = cursor
-            budget -= len(keys)
-            data = db.data
-            streams = walk.streams
-            for key in keys:
-                if data.get(key).__class__ is Stream:
-                    streams[key] = None
-            if budget <= 0 and db.keys_since(cursor, 1)[1]:
-                caught_up = False
-        return caught_up
-
-    def streams(self, now_ms: int) -> Iterator[tuple[Database, bytes, Stream]]:
-        """The live streams found so far, by database, then in the order they were found."""
-        for db in self.keyspace.dbs:
-            walk = self._walks.get(db.index)
-            if walk is None or walk.data is not db.data:
+def live_streams(keyspace: Keyspace, now_ms: int) -> Iterator[tuple[int, bytes, Stream]]:
+    """(db index, key, stream) of every live stream, by database."""
+    for db in keyspace.dbs:
+        if not db.streams:
+            continue
+        data, expires = db.data, db.expires
+        for key in list(db.streams):
+            value = data.get(key)
+            if value.__class__ is not Stream:
                 continue
-            data, expires = db.data, db.expires
-            gone = []
-            for key in walk.streams:
-                value = data.get(key)
-                if value.__class__ is not Stream:
-                    gone.append(key)
-                    continue
-                deadline = expires.get(key) if expires else None
+            if expires:
+                deadline = expires.get(key)
                 if deadline is not None and deadline <= now_ms:
                     continue
-                yield db, key, value  # type: ignore[misc]
-            for key in gone:
-                del walk.streams[key]
+            yield db.index, key, value  # type: ignore[misc]
 
 
 # --- what the console reads of one stream -------------------------------------------------

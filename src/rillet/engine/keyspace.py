@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from rillet.clock import Clock
 from rillet.engine.eviction import LfuParams, lfu_new, lfu_touch
 from rillet.engine.memory import KEY_OVERHEAD, key_size, value_size
-from rillet.engine.stream import NodeLimits
+from rillet.engine.stream import NodeLimits, Stream
 
 
 class Database:
@@ -42,6 +42,7 @@ class Database:
         "in_use",
         "on_new",
         "on_overwrite",
+        "streams",
     )
 
     def __init__(self, index: int, clock: Clock) -> None:
@@ -85,6 +86,10 @@ class Database:
         # while notify-keyspace-events enables them): (db, key) and (db, key, old, new).
         self.on_new: Callable[[Database, bytes], None] | None = None
         self.on_overwrite: Callable[[Database, bytes, object, object], None] | None = None
+        # Every key that was given a Stream (for the web console, which lists streams
+        # without scanning the keyspace). A superset: a stream overwritten in place by
+        # another type (SET) stays until the key is deleted, so readers check the value.
+        self.streams: dict[bytes, None] = {}
 
     # --- lookups ------------------------------------------------------------
     def get(self, key: bytes) -> object | None:
@@ -124,6 +129,8 @@ class Database:
 
     # --- mutation -----------------------------------------------------------
     def set(self, key: bytes, value: object, keep_ttl: bool = False) -> None:
+        if value.__class__ is Stream:
+            self.streams[key] = None
         if key not in self.data:
             self._remember(key)
             self.access[key] = self.lru_now if self.lfu is None else lfu_new(self.lfu)
@@ -164,6 +171,8 @@ class Database:
         self._seq_of.pop(key, None)
         if self.encodings:
             self.encodings.pop(key, None)
+        if self.streams:
+            self.streams.pop(key, None)
         self._dead += 1
         if self._dead > 64 and self._dead > len(self._scan_keys) // 2:
             self._compact_scan_order()
@@ -189,7 +198,7 @@ class Database:
         self.in_use[self] = None
         self.in_use[other] = None
         for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead", "encodings",
-                     "sizes", "used", "pending", "access"):
+                     "sizes", "used", "pending", "access", "streams"):
             mine, theirs = getattr(self, slot), getattr(other, slot)
             setattr(self, slot, theirs)
             setattr(other, slot, mine)
@@ -206,6 +215,7 @@ class Database:
         self.used = 0
         self.pending.clear()
         self.access.clear()
+        self.streams.clear()
 
     # --- memory -------------------------------------------------------------
     def measure(self) -> int:
@@ -310,14 +320,6 @@ class Database:
 
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
         """Up to `count` live keys from `cursor` on; returns (next cursor or 0, keys)."""
-        after, keys = self.keys_since(cursor, count)
-        return (0 if after == self._next_seq else after), keys
-
-    def keys_since(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
-        """Up to `count` live keys added at or after `cursor` (a SCAN cursor), and the
-        cursor to go on from, which at the end is the next key's: a walk that keeps
-        calling finds every key added since it last looked (the console's stream
-        finder), without a full scan."""
         start = bisect_left(self._scan_seqs, cursor)
         keys: list[bytes] = []
         i = start
@@ -329,7 +331,7 @@ class Database:
                 keys.append(key)
             i += 1
         if i >= n:
-            return self._next_seq, keys
+            return 0, keys
         return self._scan_seqs[i], keys
 
     def random_key(self) -> bytes | None:

@@ -3,9 +3,8 @@
 A deliberately small HTTP/1.1: GET and HEAD, no request bodies, keep-alive (a
 Prometheus scraper and a browser reuse their connection), pipelined requests
 answered in order. What a request gets is `rillet.console.Console`'s business;
-this module owns sockets, limits and timers. Every answer is built in one go on
-the loop, from bounded work (the stream finder walks at most its budget of keys),
-so the RESP clients wait no longer than for one ordinary command batch.
+this module owns sockets, limits and timers. A large answer is made a slice per
+event-loop turn (`Response.steps`), so RESP clients are served in between.
 
 Protected mode applies as on the RESP port (a peer off loopback is refused while
 the default user has no password: 403 with Redis's DENIED text). With `tls-port`
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from rillet import errors
 from rillet.console import Console, Response
+from rillet.console.history import PERIOD_MS
 from rillet.server.tls import server_context
 
 if TYPE_CHECKING:
@@ -32,10 +32,6 @@ log = logging.getLogger("rillet")
 MAX_HEAD = 16 * 1024  # request line and headers
 MAX_CONNECTIONS = 128
 IDLE_TIMEOUT_S = 60.0
-# The finder's timer: quick while it catches up with a large keyspace, then slow
-# (requests also look at new keys first, so the answer is never behind).
-CATCH_UP_S = 0.1
-STEADY_S = 0.5
 
 
 def _is_loopback(host: str) -> bool:
@@ -74,14 +70,15 @@ class HttpListener:
         return bound
 
     def _tick(self) -> None:
+        """The page's throughput samples, taken whether or not anyone is looking, so a
+        page opened now shows the last minutes."""
         try:
-            done = self.console.tick()
+            self.console.tick()
         except Exception:  # the console must never take the server down
-            log.exception("console: stream finder failed")
-            done = True
+            log.exception("console: throughput sample failed")
         loop = self.server.loop
         if loop is not None:
-            self._timer = loop.call_later(STEADY_S if done else CATCH_UP_S, self._tick)
+            self._timer = loop.call_later(PERIOD_MS / 1000, self._tick)
 
     def protected(self) -> bool:
         state = self.server.state

@@ -172,7 +172,7 @@ function renderStreams(data) {
   const streams = wanted ? all.filter((s) => s.key.toLowerCase().includes(wanted)) : all;
   document.getElementById("no-streams").hidden = streams.length > 0;
   document.getElementById("stream-count").textContent =
-    `(${wanted ? streams.length + " of " : ""}${all.length}${data.complete ? "" : ", still looking"})`;
+    `(${wanted ? streams.length + " of " : ""}${all.length})`;
   for (const s of streams) {
     const series = s.rates || [];
     const last = series.length ? series[series.length - 1] : null;
