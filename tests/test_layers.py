@@ -7,6 +7,7 @@
   server/ or dispatch; resp/ imports only itself and the leaves;
 - no import cycles between rillet's modules at import time: a lazy import (in a
   function) or one guarded by `if TYPE_CHECKING:` may close a loop;
+- console/ reads state only: no server, dispatch, persistence, replication, asyncio;
 - Python modules get a compiled module only from `rillet.compiled.compiled()`.
 
 Every import counts for the layer rules: at module level or inside a function
@@ -32,6 +33,8 @@ CYTHON = (".pyx", ".pxd", ".pxi")
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("rillet.cli", "rillet.__main__", "rillet.spark", "rillet.pipelines", "rillet.bench"),
     ("rillet.server",),
+    # The web console renders what it reads of the state; server/http.py serves it.
+    ("rillet.console",),
     ("rillet.dispatch",),
     # Beside each other: EVAL is a command, and redis.call runs commands.
     ("rillet.commands", "rillet.scripting"),
@@ -302,6 +305,13 @@ def test_replication_never_imports_commands_or_server():
     # The server and its dispatcher reach replication through the objects they pass it.
     assert _violations("rillet.replication", ("rillet.commands", "rillet.server",
                                               "rillet.dispatch")) == []
+
+
+def test_console_only_reads_state():
+    # The console renders what it reads; sockets and timers are server/http.py's.
+    assert _violations("rillet.console", ("rillet.server", "rillet.dispatch",
+                                          "rillet.persistence", "rillet.replication"),
+                       ("asyncio", "socket")) == []
 
 
 def test_resp_imports_only_itself():

@@ -204,6 +204,10 @@ PARAMS = [
     Param("unixsocketperm", "octal", 0, 0, 0o777, immutable=True),
     # TLS (server/tls.py), read when the listeners start.
     Param("tls-port", "int", 0, 0, 65535, immutable=True),
+    # rillet's web console and Prometheus /metrics (server/http.py; 0: off), on the
+    # addresses of `http-bind` (as `bind`: space-separated, "-" prefix allowed).
+    Param("http-port", "int", 0, 0, 65535, immutable=True),
+    Param("http-bind", "string", "127.0.0.1", immutable=True),
     Param("tls-cert-file", "string", "", immutable=True),
     Param("tls-key-file", "string", "", immutable=True),
     Param("tls-key-file-pass", "string", "", immutable=True, sensitive=True),

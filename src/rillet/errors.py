@@ -85,6 +85,18 @@ CONFIG_IMMUTABLE = "can't set immutable config"
 CONFIG_PORT_UNUSABLE = "Unable to listen on this port. Check server logs."
 CONFIG_PROTECTED = "can't set protected config"
 
+# --- the web console's HTTP answers (server/http.py, console/): each a response body ---------
+HTTP_AUTH_REQUIRED = "authentication required"
+HTTP_NOT_FOUND = "not found"
+HTTP_METHOD = "method not allowed"
+HTTP_BAD_REQUEST = "bad request"
+HTTP_BODY = "request bodies are not accepted"
+HTTP_HEAD_TOO_LARGE = "request header too large"
+HTTP_TOO_MANY = "too many console connections"
+HTTP_INTERNAL = "internal error"
+HTTP_HOST_DENIED = ("DENIED the console answers only to an address or localhost while"
+                    " protected mode is on")
+
 # --- connections (server/connection.py) ---------------------------------------------------
 PROTECTED_MODE_DENIED = (
     "DENIED Redis is running in protected mode because protected mode is enabled and no"

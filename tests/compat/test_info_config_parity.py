@@ -245,7 +245,7 @@ CONFIG_OMITTED: set[str] = set()
 VALUE_DIFFERS = {"port", "dir", "logfile", "pidfile"}
 # rillet's own parameters (Redis does not have them).
 RILLET_ONLY = {"gc-freeze-interval", "gc-sweep-growth", "maxblockedclients",
-               "stream-idmp-duration", "stream-idmp-maxsize"}
+               "stream-idmp-duration", "stream-idmp-maxsize", "http-port", "http-bind"}
 # Parameters CONFIG SET treats differently on purpose (docs/compat.md): rillet binds
 # its addresses once, at start, so `bind` is immutable here.
 SET_DIFFERS = {"bind"}

@@ -241,7 +241,7 @@ def _section_persistence(state: ServerState) -> list[tuple[str, object]]:
     ]
 
 
-def _total_calls() -> int:
+def total_calls() -> int:
     # Counted per command spec on the hot path; summed only when INFO asks.
     return sum(one.calls for spec in table.COMMANDS.values()
                for one in (spec, *unique_subcommands(spec)))
@@ -251,7 +251,7 @@ def sample_instantaneous(state: ServerState) -> None:
     """A cron hook (server/server.py): one measurement of the instantaneous_* rates."""
     s = state.stats
     state.instant.sample(state.clock.now_ms(), {
-        "ops": _total_calls(), "input": s.net_input_bytes, "output": s.net_output_bytes,
+        "ops": total_calls(), "input": s.net_input_bytes, "output": s.net_output_bytes,
         "repl_input": s.net_repl_input_bytes, "repl_output": s.net_repl_output_bytes})
 
 
@@ -261,7 +261,7 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
     pubsub = state.pubsub
     return [
         ("total_connections_received", s.connections_received),
-        ("total_commands_processed", _total_calls()),
+        ("total_commands_processed", total_calls()),
         ("instantaneous_ops_per_sec", int(instant.rate("ops"))),
         ("total_net_input_bytes", s.net_input_bytes),
         ("total_net_output_bytes", s.net_output_bytes),

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from rillet.clock import Clock
 from rillet.engine.eviction import LfuParams, lfu_new, lfu_touch
 from rillet.engine.memory import KEY_OVERHEAD, key_size, value_size
-from rillet.engine.stream import NodeLimits
+from rillet.engine.stream import NodeLimits, Stream
 
 
 class Database:
@@ -43,6 +43,7 @@ class Database:
         "in_use",
         "on_new",
         "on_overwrite",
+        "streams",
     )
 
     def __init__(self, index: int, clock: Clock) -> None:
@@ -89,6 +90,10 @@ class Database:
         # while notify-keyspace-events enables them): (db, key) and (db, key, old, new).
         self.on_new: Callable[[Database, bytes], None] | None = None
         self.on_overwrite: Callable[[Database, bytes, object, object], None] | None = None
+        # Every key that was given a Stream (for the web console, which lists streams
+        # without scanning the keyspace). A superset: a stream overwritten in place by
+        # another type (SET) stays until the key is deleted, so readers check the value.
+        self.streams: dict[bytes, None] = {}
 
     # --- lookups ------------------------------------------------------------
     def get(self, key: bytes) -> object | None:
@@ -128,6 +133,8 @@ class Database:
 
     # --- mutation -----------------------------------------------------------
     def set(self, key: bytes, value: object, keep_ttl: bool = False) -> None:
+        if value.__class__ is Stream:
+            self.streams[key] = None
         if key not in self.data:
             self._remember(key)
             self.access[key] = self.lru_now if self.lfu is None else lfu_new(self.lfu)
@@ -168,6 +175,8 @@ class Database:
         self._seq_of.pop(key, None)
         if self.encodings:
             self.encodings.pop(key, None)
+        if self.streams:
+            self.streams.pop(key, None)
         self._dead += 1
         if self._dead > 64 and self._dead > len(self._scan_keys) // 2:
             self._compact_scan_order()
@@ -193,7 +202,7 @@ class Database:
         self.in_use[self] = None
         self.in_use[other] = None
         for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead", "encodings",
-                     "sizes", "used", "pending", "access"):
+                     "sizes", "used", "pending", "access", "streams"):
             mine, theirs = getattr(self, slot), getattr(other, slot)
             setattr(self, slot, theirs)
             setattr(other, slot, mine)
@@ -210,6 +219,7 @@ class Database:
         self.used = 0
         self.pending.clear()
         self.access.clear()
+        self.streams.clear()
 
     # --- memory -------------------------------------------------------------
     def measure(self) -> int:

@@ -305,7 +305,7 @@ def _last_id(url: str, stream: str) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from rillet.pipelines.cli import spark_conf
-    from rillet.pipelines.servers import ServerStartError, rillet_server
+    from rillet.pipelines.servers import ServerStartError, free_port, rillet_server
 
     start = time.monotonic()
     default_out = Path("var") / "demo" / datetime.now().strftime("run-%Y%m%d-%H%M%S")
@@ -322,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
     stack = contextlib.ExitStack()
     try:
         if url is None:
-            server = rillet_server()
+            server = rillet_server(http_port=free_port())
             _say(start, f"starting an embedded rillet server on 127.0.0.1:{server.port}")
             try:
                 server.start(timeout_s=30)
@@ -330,6 +330,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"error: {exc}", flush=True)
                 return 1
             url = server.url
+            _say(start, f"console (streams, groups, lag): {server.console_url}"
+                        f"  metrics: {server.console_url}metrics")
         producer = Producer(url, args.stream, args.rate, args.sensors)
         producer.start()
         _say(

@@ -46,6 +46,7 @@ class ServerProcess:
         self.port = port
         self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
+        self.console_url: str | None = None
         self._log = tempfile.TemporaryFile()
 
     @property
@@ -108,8 +109,9 @@ class ServerProcess:
         self.stop()
 
 
-def rillet_server(port: int | None = None) -> ServerProcess:
-    """An embedded rillet server (`python -m rillet server`), persistence off."""
+def rillet_server(port: int | None = None, http_port: int | None = None) -> ServerProcess:
+    """An embedded rillet server (`python -m rillet server`), persistence off; with
+    `http_port`, its web console and /metrics there (`console_url`)."""
     port = port or free_port()
     env = dict(os.environ)
     root = _package_root()
@@ -118,7 +120,11 @@ def rillet_server(port: int | None = None) -> ServerProcess:
     )
     argv = [sys.executable, "-m", "rillet", "server", "--port", str(port)]
     argv += ["--bind", "127.0.0.1", "--save", ""]
-    return ServerProcess("rillet", argv, port, env)
+    if http_port:
+        argv += ["--http-port", str(http_port)]
+    server = ServerProcess("rillet", argv, port, env)
+    server.console_url = f"http://127.0.0.1:{http_port}/" if http_port else None
+    return server
 
 
 def redis_server(binary: str | None = None, port: int | None = None) -> ServerProcess:

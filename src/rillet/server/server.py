@@ -104,6 +104,9 @@ class Server:
         self.config.watch("client-output-buffer-limit", lambda _value: self._output_limits_changed())
         self.config.watch("port", self._port_changed)
         self.startup_tasks: list[Callable[[], Awaitable[None]]] = []  # started once listening
+        # Bind more listeners (the console's: server/http.py) beside the RESP ones,
+        # before any of them accepts; each returns what it bound.
+        self.bind_hooks: list[Callable[[], Awaitable[list[asyncio.base_events.Server]]]] = []
         # Loads the dataset once listening (clients get -LOADING meanwhile); False if it
         # failed and the server is exiting. The server is ready when it returns True.
         self.load_dataset: Callable[[], Awaitable[bool]] | None = None
@@ -118,6 +121,8 @@ class Server:
                                 f"{__version__} (Redis {REDIS_COMPAT_VERSION} compatible)")
         try:
             tcp = await self._create_listeners()
+            for bind in self.bind_hooks:
+                self._listeners.extend(await bind())
         except BaseException:
             for listener in self._listeners:
                 listener.close()
@@ -604,5 +609,8 @@ def run(config: Config) -> int:
     from rillet.replication import attach as attach_replication
 
     attach_replication(server)  # replication hook: roles, backlog, WAIT (rillet/replication)
+    from rillet.server.http import attach as attach_console
+
+    attach_console(server)  # the web console and /metrics, when http-port is set
     run_loop(serve(server))
     return server.exit_code

@@ -1,0 +1,276 @@
+"""The console's HTTP/1.1 listener (`http-port`, `http-bind`), on the server's event loop.
+
+A deliberately small HTTP/1.1: GET and HEAD, no request bodies, keep-alive (a
+Prometheus scraper and a browser reuse their connection), pipelined requests
+answered in order. What a request gets is `rillet.console.Console`'s business;
+this module owns sockets, limits and timers. A large answer is made a slice per
+event-loop turn (`Response.steps`), so RESP clients are served in between.
+
+Protected mode applies as on the RESP port (a peer off loopback is refused while
+the default user has no password: 403 with Redis's DENIED text). With `tls-port`
+configured the console speaks HTTPS with the same certificates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+from http import HTTPStatus
+from typing import TYPE_CHECKING
+
+from rillet import errors
+from rillet.console import Console, Response
+from rillet.console.history import PERIOD_MS
+from rillet.server.tls import server_context
+
+if TYPE_CHECKING:
+    from rillet.server.server import Server
+
+log = logging.getLogger("rillet")
+
+MAX_HEAD = 16 * 1024  # request line and headers
+MAX_CONNECTIONS = 128
+IDLE_TIMEOUT_S = 60.0
+
+
+def _is_loopback(host: str) -> bool:
+    return host.startswith("127.") or host == "::1" or host.startswith("::ffff:127.")
+
+
+class HttpListener:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.console = Console(server.state)
+        self.connections: set[HttpConnection] = set()
+        self.ports: list[int] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def bind(self) -> list[asyncio.base_events.Server]:
+        """Bind every `http-bind` address (not accepting yet: Server.start starts them all)."""
+        server = self.server
+        config = server.config
+        loop = asyncio.get_running_loop()
+        context = None
+        if config["tls-port"]:
+            context = server.tls_context or server_context(config)
+        port = int(config["http-port"])
+        bound = []
+        for host in str(config["http-bind"]).split():
+            listener = await loop.create_server(
+                lambda: HttpConnection(self), host.lstrip("-"), port, reuse_address=True,
+                ssl=context, backlog=int(config["tcp-backlog"]),
+                start_serving=False)
+            bound.append(listener)
+            self.ports.append(listener.sockets[0].getsockname()[1])
+        scheme = "https" if context is not None else "http"
+        log.info("Console and /metrics on %s://%s:%d/", scheme,
+                 str(config["http-bind"]).split()[0].lstrip("-"), self.ports[0])
+        self._tick()
+        return bound
+
+    def _tick(self) -> None:
+        """The page's throughput samples, taken whether or not anyone is looking, so a
+        page opened now shows the last minutes."""
+        try:
+            self.console.tick()
+        except Exception:  # the console must never take the server down
+            log.exception("console: throughput sample failed")
+        loop = self.server.loop
+        if loop is not None:
+            self._timer = loop.call_later(PERIOD_MS / 1000, self._tick)
+
+    def protected(self) -> bool:
+        state = self.server.state
+        return bool(state.config["protected-mode"]) and not state.acl.default_has_password
+
+    def refuses(self, host: str) -> bool:
+        """Redis's protected mode, as the RESP listener applies it."""
+        return self.protected() and not _is_loopback(host)
+
+    def refuses_name(self, host_header: str) -> bool:
+        """Under protected mode a browser on this machine may reach the console with
+        no password: a page from elsewhere could too, through a DNS name it points
+        at 127.0.0.1 (DNS rebinding). Such a request names that host; the console's
+        own pages name an address or localhost."""
+        if not self.protected() or not host_header:
+            return False
+        name = host_header.rsplit(":", 1)[0] if not host_header.endswith("]") else host_header
+        name = name.strip("[]").lower()
+        if name == "localhost" or name.endswith(".localhost"):
+            return False
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return True
+        return False
+
+
+def _error(status: int, text: str) -> Response:
+    return Response(status, text.encode() + b"\n")
+
+
+def _encode(response: Response, keep_alive: bool, head_only: bool) -> bytes:
+    reason = HTTPStatus(response.status).phrase
+    lines = [f"HTTP/1.1 {response.status} {reason}",
+             f"Content-Type: {response.content_type}",
+             f"Content-Length: {len(response.body)}",
+             "X-Content-Type-Options: nosniff",
+             f"Connection: {'keep-alive' if keep_alive else 'close'}"]
+    lines += [f"{name}: {value}" for name, value in response.headers]
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head if head_only else head + response.body
+
+
+class HttpConnection(asyncio.Protocol):
+    def __init__(self, listener: HttpListener) -> None:
+        self.listener = listener
+        self.transport: asyncio.Transport | None = None
+        self.buffer = b""
+        self.peer = ""
+        self.local = ""
+        self._idle: asyncio.TimerHandle | None = None
+        self._closed = False
+        self._busy = False  # an answer is being made in steps
+
+    # --- asyncio ---------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        peer = transport.get_extra_info("peername") or ("", 0)
+        sock = transport.get_extra_info("sockname") or ("", 0)
+        self.peer = f"{peer[0]}:{peer[1]}"
+        self.local = f"{sock[0]}:{sock[1]}"
+        listener = self.listener
+        if len(listener.connections) >= MAX_CONNECTIONS:
+            self._reply(_error(503, errors.HTTP_TOO_MANY), keep_alive=False)
+            return
+        if listener.refuses(str(peer[0])):
+            self._reply(_error(403, errors.PROTECTED_MODE_DENIED),
+                        keep_alive=False)
+            return
+        listener.connections.add(self)
+        self._arm_idle()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self.listener.connections.discard(self)
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def data_received(self, data: bytes) -> None:
+        if self._closed:
+            return
+        self.buffer += data
+        self._arm_idle()
+        self._process()
+
+    def _process(self) -> None:
+        """Answer the complete requests in the buffer, in order; one whose answer is made
+        in steps holds the rest until it is sent."""
+        while not self._closed and not self._busy:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                if len(self.buffer) > MAX_HEAD:
+                    self._reply(_error(431, errors.HTTP_HEAD_TOO_LARGE), keep_alive=False)
+                return
+            head, self.buffer = self.buffer[:end], self.buffer[end + 4:]
+            self._request(head)
+
+    # --- one request -----------------------------------------------------------------
+    def _request(self, head: bytes) -> None:
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ")
+        if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1].startswith("/"):
+            self._reply(_error(400, errors.HTTP_BAD_REQUEST), keep_alive=False)
+            return
+        method, target, version = parts
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            name, colon, value = line.partition(":")
+            if not colon:
+                self._reply(_error(400, errors.HTTP_BAD_REQUEST), keep_alive=False)
+                return
+            headers[name.strip().lower()] = value.strip()
+        if headers.get("content-length", "0") != "0" or "transfer-encoding" in headers:
+            # Nothing here takes a body; not reading it would misframe what follows.
+            self._reply(_error(413, errors.HTTP_BODY), keep_alive=False)
+            return
+        if self.listener.refuses_name(headers.get("host", "")):
+            self._reply(_error(403, errors.HTTP_HOST_DENIED), keep_alive=False)
+            return
+        connection = headers.get("connection", "").lower()
+        keep_alive = (connection != "close") if version == "HTTP/1.1" else (connection == "keep-alive")
+        try:
+            response = self.listener.console.handle(
+                method, target, headers.get("authorization"), self._client_info(method, target))
+        except Exception:
+            log.exception("console: error answering %s %s", method, target)
+            response = _error(500, errors.HTTP_INTERNAL)
+        if response.steps is None:
+            self._reply(response, keep_alive, head_only=method == "HEAD")
+            return
+        self._busy = True
+        self._step(response, keep_alive, method == "HEAD")
+
+    def _step(self, response: Response, keep_alive: bool, head_only: bool) -> None:
+        """One slice of a large answer per loop turn (RESP reads are served in between)."""
+        if self._closed:
+            return
+        steps = response.steps
+        assert steps is not None
+        try:
+            next(steps)
+        except StopIteration as done:
+            response.body, response.steps = done.value, None
+        except Exception:
+            log.exception("console: error answering")
+            response, keep_alive = _error(500, errors.HTTP_INTERNAL), False
+        else:
+            loop = self.listener.server.loop
+            if loop is not None:
+                loop.call_soon(self._step, response, keep_alive, head_only)
+                return
+            response.finish()
+        self._busy = False
+        self._reply(response, keep_alive, head_only)
+        self._process()
+
+    def _client_info(self, method: str, target: str) -> str:
+        # ACL LOG's client-info for a refused request: the fields a client line has
+        # that an HTTP request has too.
+        return f"id=0 addr={self.peer} laddr={self.local} fd=-1 name= user= cmd=http-{method.lower()}"
+
+    def _reply(self, response: Response, keep_alive: bool, head_only: bool = False) -> None:
+        transport = self.transport
+        if transport is None or self._closed:
+            return
+        transport.write(_encode(response, keep_alive, head_only))
+        if not keep_alive:
+            self._closed = True
+            transport.close()
+
+    def _arm_idle(self) -> None:
+        if self._closed:
+            return
+        if self._idle is not None:
+            self._idle.cancel()
+        loop = self.listener.server.loop
+        if loop is not None:
+            self._idle = loop.call_later(IDLE_TIMEOUT_S, self._idle_out)
+
+    def _idle_out(self) -> None:
+        self._idle = None
+        if self.transport is not None and not self._closed:
+            self._closed = True
+            self.transport.close()
+
+
+def attach(server: Server) -> HttpListener | None:
+    """Start the console with the server when `http-port` is set."""
+    if not server.config["http-port"]:
+        return None
+    listener = HttpListener(server)
+    server.http = listener  # type: ignore[attr-defined]
+    server.bind_hooks.append(listener.bind)
+    return listener
