@@ -19,7 +19,7 @@ import pytest
 from rillet.resp import parser as parser_module
 from rillet.server.connection import ClientConnection
 from rillet.server.server import Server
-from tests.helpers.transport import FakeTransport
+from tests.helpers.transport import FakeTransport, TurnLoop
 from tests.helpers.wire import encode_command as cmd
 
 PING = cmd("PING")
@@ -158,21 +158,6 @@ def test_a_big_argument_is_read_into_place():
     assert error is not None and error.message == "" and "max query buffer" in error.log
 
 
-class _Loop:
-    """call_soon only: the test ends the loop turn itself."""
-
-    def __init__(self) -> None:
-        self.soon: list = []
-
-    def call_soon(self, callback, *args):
-        self.soon.append((callback, args))
-
-    def end_turn(self) -> None:
-        soon, self.soon = self.soon, []
-        for callback, args in soon:
-            callback(*args)
-
-
 class _PausableTransport(FakeTransport):
     def __init__(self) -> None:
         super().__init__()
@@ -192,7 +177,7 @@ def test_a_big_command_is_read_once_per_loop_turn():
     each read pauses the client's reading until the next turn, so the other clients'
     reads come between. Small commands, and a small one cut by a read, never pause."""
     server = Server()
-    server.loop = loop = _Loop()
+    server.loop = loop = TurnLoop()
     try:
         conn = ClientConnection(server)
         conn.connection_made(_PausableTransport())
