@@ -691,8 +691,13 @@ def shutdown(ctx: Client, argv: list[bytes]) -> object:
     if b"ABORT" in options:
         if len(options) > 1:
             raise ReplyError(errors.SYNTAX)
+        # (Only a shutdown waiting for replicas can be aborted: others are done at once.)
+        replication = ctx.server.replication
+        if replication is not None and replication.shutdown.abort():
+            return OK
         raise ReplyError(errors.SHUTDOWN_NOT_IN_PROGRESS)
-    ctx.server.shutdown_requested = {"save": b"SAVE" in options, "nosave": b"NOSAVE" in options}
+    ctx.server.shutdown_requested = {"save": b"SAVE" in options, "nosave": b"NOSAVE" in options,
+                                     "now": b"NOW" in options}
     ctx.closing = True
     return NO_REPLY
 
