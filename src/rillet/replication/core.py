@@ -21,6 +21,7 @@ from rillet.replication import resume
 from rillet.replication.backlog import Backlog
 from rillet.replication.failover import Failover
 from rillet.replication.master import MasterSide
+from rillet.replication.own_expiry import OwnExpiries
 from rillet.replication.protocol import EffectStream, encode_command
 from rillet.replication.shutdown import ShutdownWait
 
@@ -105,6 +106,7 @@ class Replication:
         self.master_side = MasterSide(self)
         self.failover = Failover(self)
         self.shutdown = ShutdownWait(self)
+        self.own_expiries = OwnExpiries(self.state)
         self.sync_full = 0
         self.sync_partial_ok = 0
         self.sync_partial_err = 0
@@ -437,6 +439,7 @@ class Replication:
         self.backlog = None
         self.create_backlog()
         self.master_side.disconnect_all()
+        self.own_expiries.clear()  # (the data they named is gone)
 
     def continued(self, replid: str | None) -> None:
         if replid and replid != self.replid:
@@ -459,11 +462,13 @@ class Replication:
 
     # --- guards -------------------------------------------------------------------------
     def update_guard(self) -> None:
-        """Install the write guard while it may refuse something (replica, min-replicas)."""
+        """Install the write guard while it may refuse something (replica, min-replicas),
+        and on a writable replica the hook that remembers its own clients' TTLs."""
         state = self.state
         needed = (self.master_host is not None or bool(self.config["min-replicas-to-write"])
                   or self.failover.paused or self.shutdown.waiting)
         state.write_guard = self.write_guard if needed else None
+        self.own_expiries.arm(self.master_host is not None and not self.config["replica-read-only"])
         persistence = state.persistence
         if persistence is not None:
             persistence.update_guard()  # re-chains its MISCONF guard over ours
@@ -489,6 +494,8 @@ class Replication:
     def cron(self) -> None:
         if self.shutdown.waiting:
             self.shutdown.check()  # (every tick, as Redis's serverCron)
+        if self.master_host is not None:
+            self.own_expiries.cron()  # (every tick, as Redis's databasesCron)
         hz = int(self.config["hz"])
         self._ticks += 1
         if self._ticks % max(1, hz) != 0:
