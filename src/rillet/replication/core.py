@@ -26,6 +26,7 @@ from rillet.replication.protocol import EffectStream, encode_command
 from rillet.replication.shutdown import ShutdownWait
 
 if TYPE_CHECKING:
+    from rillet.persistence.loader import LoadProgress
     from rillet.replication.replica import MasterLink
     from rillet.state import Block, BlockedClient, Client, Effect, ServerState
 
@@ -164,7 +165,7 @@ class Replication:
         if self.master_host is not None and self.link is None:
             self._start_link()
 
-    def _dataset_loaded(self, loaded: Any) -> None:
+    def _dataset_loaded(self, loaded: LoadProgress) -> None:
         """The start-up load is done (persistence's after_load; no client has written
         yet). A snapshot saved with replication fields holds the data of that ID at
         that offset: continue it (Redis's loadDataFromDisk), so replicas of the
