@@ -402,8 +402,8 @@ def _parse_shutdown_flags(text: str) -> tuple[str, ...]:
 
 def signal_save(flags: tuple[str, ...]) -> bool | None:
     """shutdown-on-sigterm/-sigint's SAVE or NOSAVE (None: save if save points are set).
-    NOW and FORCE are accepted: rillet's shutdown neither waits for replicas nor stops
-    on a failed save."""
+    (NOW is read by the caller; FORCE is accepted: rillet's shutdown does not stop on a
+    failed save.)"""
     if "save" in flags:
         return True
     return False if "nosave" in flags else None

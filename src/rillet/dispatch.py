@@ -22,6 +22,7 @@ from rillet.commands.acl import refuse as acl_refusal
 from rillet.commands.scripting import declared_flags
 from rillet.commands.table import TIMING_MASK, TIMING_SAMPLE, CommandSpec, shown_argv
 from rillet.errors import CountedReplyError, ReplyError
+from rillet.memory import script_writes
 from rillet.observe import SMALL_US, record_latency
 from rillet.resp.types import NO_REPLY, QUEUED, PushedFrames
 from rillet.state import PAUSE_KEY, Block, Client, ServerState
@@ -239,7 +240,8 @@ class Dispatcher:
         if state.loading and "loading" not in spec.flags and not client.is_internal:
             return self._reject(client, errors.LOADING, spec)
         if state.write_guard is not None and not client.is_internal and (
-                spec.is_write or (spec.name == "exec" and _queues_write(client))):
+                spec.is_write or script_writes(state, spec, argv)
+                or (spec.name == "exec" and _queues_write(client))):
             problem = state.write_guard()
             if problem is not None:
                 return self._reject(client, problem, spec)

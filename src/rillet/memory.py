@@ -273,10 +273,27 @@ class Memory:
         return freed
 
 
-def script_denyoom(state: ServerState, spec: SpecFlags, argv: list[bytes]) -> bool:
-    """EVAL/EVALSHA/FCALL are DENYOOM when the script's flags say so (scriptFlagsToCmdFlags)."""
+# The commands whose flags are their script's, when it declares some (Redis's getCommandFlags).
+SCRIPT_COMMANDS = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"})
+
+
+def _declared(state: ServerState, spec: SpecFlags, argv: list[bytes]) -> frozenset[str] | None:
     flags_of = state.script_flags
-    if flags_of is None or spec.name not in ("eval", "evalsha", "fcall"):
-        return False
-    flags = flags_of(spec.name, argv)
+    if flags_of is None or spec.name not in SCRIPT_COMMANDS:
+        return None
+    return flags_of(spec.name, argv)
+
+
+def script_denyoom(state: ServerState, spec: SpecFlags, argv: list[bytes]) -> bool:
+    """EVAL/EVALSHA/FCALL (and their _RO forms) are DENYOOM when the script's flags
+    say so (scriptFlagsToCmdFlags)."""
+    flags = _declared(state, spec, argv)
     return flags is not None and "no-writes" not in flags and "allow-oom" not in flags
+
+
+def script_writes(state: ServerState, spec: SpecFlags, argv: list[bytes]) -> bool:
+    """EVAL/EVALSHA/FCALL (and their _RO forms) are writes when the script declares
+    flags without `no-writes` (scriptFlagsToCmdFlags): READONLY, MISCONF and NOREPLICAS
+    refuse it before it runs. A script without a shebang is judged at its writes."""
+    flags = _declared(state, spec, argv)
+    return flags is not None and "no-writes" not in flags

@@ -100,6 +100,7 @@ class Persistence(Protocol):
     aof: AofStatus
     aof_state: str  # "off", "on" or "wait_rewrite" (INFO's aof_enabled, WAITAOF)
     fault_targets: tuple[str, ...]  # DEBUG FAULT's targets
+    after_load: list[Callable[[Any], None]]  # (the start-up load's LoadProgress)
 
     def save(self) -> None: ...
     def bgsave(self, schedule: bool = False) -> bytes: ...
@@ -444,7 +445,7 @@ class ServerState:
         # by the clock rather than a write (XREADGROUP ... CLAIM min-idle).
         self.key_wakeups: list[tuple[int, int, bytes]] = []
         # Set by SHUTDOWN; the server layer polls it after each batch.
-        self.shutdown_requested: dict[str, bool] | None = None  # SHUTDOWN's save/nosave
+        self.shutdown_requested: dict[str, bool] | None = None  # SHUTDOWN's save/nosave/now
         # Hooks the server layer or persistence install (e.g. for INFO sections).
         self.info_providers: dict[str, Callable[[], list[tuple[str, object]]]] = {}
         # Wiring set by the layers above, typed so handlers need no casts.

@@ -107,6 +107,7 @@ cdef Py_ssize_t D_LFU = _offset(Database, "lfu")
 cdef Py_ssize_t D_PENDING = _offset(Database, "pending")
 cdef Py_ssize_t D_ON_NEW = _offset(Database, "on_new")
 cdef Py_ssize_t D_ON_OVERWRITE = _offset(Database, "on_overwrite")
+cdef Py_ssize_t D_ON_SET_EXPIRE = _offset(Database, "on_set_expire")
 
 
 cdef inline bint _plain_for(object db, object key) except -1:

@@ -914,8 +914,8 @@ cdef object _set_options(object ctx, list argv):
     db = <object>_get(ctx, C_DB)
     # Database.get(key): a key whose TTL is due expires first (its DEL is propagated):
     # the general body does that.
-    if not _plain_for(db, key):
-        return _set_general(ctx, argv)
+    if not _plain_for(db, key) or (unit != _O_OTHER and <object>_get(db, D_ON_SET_EXPIRE) is not None):
+        return _set_general(ctx, argv)  # (a TTL a writable replica must hear of: Database.set_expire)
     server = <object>_get(ctx, C_SERVER)
     clock = _clock(server)
     now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()

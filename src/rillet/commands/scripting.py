@@ -51,13 +51,13 @@ def feed_monitors(ctx: Client, argv: list[bytes]) -> None:
 
 
 def declared_flags(state: ServerState, name: str, argv: list[bytes]) -> frozenset[str] | None:
-    """The flags EVAL's, EVALSHA's or FCALL's script declared, None for a script
-    without a shebang (the dispatcher's OOM check: evalGetCommandFlags)."""
+    """The flags EVAL's, EVALSHA's or FCALL's (or their _RO forms') script declared,
+    None for a script without a shebang (the dispatcher's checks: evalGetCommandFlags)."""
     lua = state.scripting
-    if name == "fcall":
+    if name in ("fcall", "fcall_ro"):
         function = lua.functions.find(argv[1]) if lua is not None else None
         return function.flags if function is not None else None
-    if name == "evalsha":
+    if name in ("evalsha", "evalsha_ro"):
         sha = argv[1]
         script = lua.scripts.get(sha.decode("latin-1").lower()) if lua is not None and len(sha) == 40 else None
         return script.flags if script is not None else None

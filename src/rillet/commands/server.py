@@ -291,7 +291,8 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("latest_fork_usec", fork.latest_usec),
         ("total_forks", fork.total),
         ("migrate_cached_sockets", 0),
-        ("slave_expires_tracked_keys", 0),
+        ("slave_expires_tracked_keys",
+         len(state.replication.own_expiries.keys) if state.replication is not None else 0),
         # No active defragmentation in rillet (activedefrag is accepted, docs/compat.md).
         ("active_defrag_hits", 0),
         ("active_defrag_misses", 0),
@@ -635,6 +636,10 @@ def _flush(state: ServerState, db_index: int | None) -> None:
     state.tracking.flushed()
     if db_index is None:
         state.keyspace.flush_all()
+        if state.replication is not None:
+            # A writable replica forgets its own TTLs (Redis's emptyData): a key the
+            # master makes again under that name is the master's to expire.
+            state.replication.own_expiries.clear()
     else:
         state.keyspace[db_index].flush()
 
@@ -691,8 +696,13 @@ def shutdown(ctx: Client, argv: list[bytes]) -> object:
     if b"ABORT" in options:
         if len(options) > 1:
             raise ReplyError(errors.SYNTAX)
+        # (Only a shutdown waiting for replicas can be aborted: others are done at once.)
+        replication = ctx.server.replication
+        if replication is not None and replication.shutdown.abort():
+            return OK
         raise ReplyError(errors.SHUTDOWN_NOT_IN_PROGRESS)
-    ctx.server.shutdown_requested = {"save": b"SAVE" in options, "nosave": b"NOSAVE" in options}
+    ctx.server.shutdown_requested = {"save": b"SAVE" in options, "nosave": b"NOSAVE" in options,
+                                     "now": b"NOW" in options}
     ctx.closing = True
     return NO_REPLY
 

@@ -44,6 +44,7 @@ class Database:
         "on_new",
         "on_overwrite",
         "streams",
+        "on_set_expire",
     )
 
     def __init__(self, index: int, clock: Clock) -> None:
@@ -94,6 +95,11 @@ class Database:
         # without scanning the keyspace). A superset: a stream overwritten in place by
         # another type (SET) stays until the key is deleted, so readers check the value.
         self.streams: dict[bytes, None] = {}
+
+        # A writable replica's: (db, key) when its own clients give a key a TTL (set
+        # while expire_mode is 1; the master's stream applies in mode 2). The compiled
+        # SET with a TTL leaves a db with this hook to the Python body.
+        self.on_set_expire: Callable[[Database, bytes], None] | None = None
 
     # --- lookups ------------------------------------------------------------
     def get(self, key: bytes) -> object | None:
@@ -269,6 +275,8 @@ class Database:
     # --- expiry -------------------------------------------------------------
     def set_expire(self, key: bytes, deadline_ms: int) -> None:
         self.expires[key] = deadline_ms
+        if self.on_set_expire is not None and self.expire_mode == 1:
+            self.on_set_expire(self, key)
 
     def persist(self, key: bytes) -> bool:
         return self.expires.pop(key, None) is not None
@@ -286,10 +294,22 @@ class Database:
         if self.expire_mode or self.expiry_paused:
             # Kept: missing to readers, except to a master's stream (mode 2).
             return self.expire_mode != 2
+        self._drop_expired(key)
+        return True
+
+    def expire_due(self, key: bytes) -> bool:
+        """Expire `key` if it has a TTL that has passed, whatever expire_mode says
+        (a writable replica's own keys: replication's OwnExpiries); True if it did."""
+        deadline = self.expires.get(key)
+        if deadline is None or deadline > self.clock.now_ms():
+            return False
+        self._drop_expired(key)
+        return True
+
+    def _drop_expired(self, key: bytes) -> None:
         self._forget(key)
         if self.on_expire is not None:
             self.on_expire(self, key)
-        return True
 
     def active_expire(self, samples: int = 20, max_rounds: int = 16) -> int:
         """Redis's active expiry: sample keys with a TTL, repeat while >25% were due."""

@@ -80,6 +80,10 @@ class LoadProgress:
     keys_expired: int = 0
     commands: int = 0
     truncated: bool = False
+    # A snapshot's replication fields and the keys it skipped as expired (when
+    # a list): see rdb.LoadStats.
+    repl: tuple[str, int, int] | None = None
+    expired_keys: list[tuple[int, bytes]] | None = None
 
 
 class _NoExpiryClock:
@@ -137,7 +141,7 @@ def load_snapshot(state: Any, path: str, progress: LoadProgress,
             rdb.verify(mapped.data, name)
         except RDBError as error:
             raise _rdb_failure(error) from None
-        stats = rdb.LoadStats()
+        stats = rdb.LoadStats(expired=progress.expired_keys)
         base = progress.loaded_bytes
         try:
             for _ in rdb.parse(state, mapped.data, stats, name, skip_expired):
@@ -152,6 +156,7 @@ def load_snapshot(state: Any, path: str, progress: LoadProgress,
             progress.keys_loaded += stats.keys_loaded
             progress.keys_expired += stats.keys_expired
         progress.loaded_bytes = base + len(mapped.data)
+        progress.repl = stats.repl
         log.info("Done loading RDB, keys loaded: %d, keys expired: %d.", stats.keys_loaded,
                  stats.keys_expired)
 

@@ -88,6 +88,10 @@ class Persistence:
         # Loading.
         self.progress: LoadProgress | None = None
         self.last_load = LoadProgress()
+        # Called with the start-up load's LoadProgress once the dataset is in,
+        # before any client may write (replication takes back the history a
+        # snapshot names: LoadProgress.repl).
+        self.after_load: list[Callable[[LoadProgress], None]] = []
         self.load_failed = False
         self.last_fork_us = 0
         # Durability gate: sealed reply tickets and the AOF byte count each needs.
@@ -309,6 +313,8 @@ class Persistence:
                     await asyncio.sleep(0)
                     deadline = time.perf_counter() + LOAD_SLICE_S
             self.open_aof_after_load()
+            for hook in self.after_load:
+                hook(self.last_load)
         except LoadError as error:
             self._fatal(*error.lines)
             return False
@@ -346,11 +352,13 @@ class Persistence:
                     progress.total_bytes = aof_total_bytes(self.aof.directory, manifest)
                     yield from load_aof(state, self.dispatcher, self.aof.directory, manifest,
                                         bool(self.config["aof-load-truncated"]), progress)
+                    progress.repl = None  # (as Redis: an AOF names no replication history)
                     source = "append only file"
                 elif os.path.exists(self.snapshot_path()):
                     # With appendonly yes but no AOF yet, Redis would start empty and
                     # write an empty base; loading the snapshot keeps the user's data.
                     progress.total_bytes = os.path.getsize(self.snapshot_path())
+                    progress.expired_keys = []
                     yield from load_snapshot(state, self.snapshot_path(), progress)
                     source = "disk"
         finally:
@@ -462,7 +470,7 @@ class Persistence:
         if self.child is not None and self.child.kind == fork.KIND_RDB:
             raise ReplyError(errors.BGSAVE_IN_PROGRESS)
         try:
-            save_to_path(self.state, self.snapshot_path())
+            save_to_path(self.state, self.snapshot_path(), repl=self._repl_info())
         except OSError as error:
             log.warning("Failed saving the DB: %s", error.strerror)
             raise ReplyError(errors.SAVE_FAILED) from None
@@ -492,10 +500,11 @@ class Persistence:
         self.dirty_at_fork = state.dirty
         self.last_bgsave_try = time.time()
         self.bgsave_scheduled = False
+        repl = self._repl_info()  # (the parent's, at the fork)
 
         def work(temp_path: str) -> None:
             cpuaffinity.pin(str(self.config["bgsave-cpulist"]))
-            save_to_path(state, path, tmp=temp_path)
+            save_to_path(state, path, tmp=temp_path, repl=repl)
             log.info("DB saved on disk")  # (the child's line, as Redis's child logs it)
 
         try:
@@ -511,6 +520,11 @@ class Persistence:
         self.last_fork_us = child.fork_us
         log.info("Background saving started by pid %d", child.pid)
         return True
+
+    def _repl_info(self) -> tuple[int, str, int] | None:
+        """The replication fields a snapshot carries (replication/core.py's save_info)."""
+        replication = self.state.replication
+        return replication.save_info() if replication is not None else None
 
     def _charge_child_fault(self, target: str) -> None:
         # The child fails its first operation if a fault is armed; count it here too.

@@ -299,7 +299,8 @@ def dump_keyspace(state: Any, out: Any = None, *, compress: bool | None = None,
 
 
 def write_file(state: Any, path: str, target: str = "snapshot", aof_base: bool = False) -> int:
-    """Write an RDB to exactly `path` and fsync it; returns its size."""
+    """Write an RDB to exactly `path` and fsync it; returns its size (the AOF base:
+    no replication fields, as Redis's preamble has none)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         config = state.config
@@ -313,8 +314,12 @@ def write_file(state: Any, path: str, target: str = "snapshot", aof_base: bool =
 
 
 def save_to_path(state: Any, path: str, target: str = "snapshot",
-                 tmp: str | None = None) -> tuple[int, int]:
+                 tmp: str | None = None, repl: tuple[int, str, int] | None = None,
+                 ) -> tuple[int, int]:
     """Write an RDB to `path` through a temp file, fsync, rename, fsync the dir.
+
+    `repl`: the replication fields, as write_keyspace takes them (Redis's
+    rdbPopulateSaveInfo: a restart continues that history, see LoadStats.repl).
 
     Returns (keys, bytes). On error the temp file is removed and the old file
     at `path` is untouched.
@@ -326,7 +331,7 @@ def save_to_path(state: Any, path: str, target: str = "snapshot",
         config = state.config
         writer = RDBWriter(lambda data: disk.write_all(fd, data, target),
                            bool(config["rdbcompression"]), bool(config["rdbchecksum"]))
-        keys = write_keyspace(writer, state)
+        keys = write_keyspace(writer, state, repl=repl)
         disk.fsync(fd, target)
     except BaseException:
         os.close(fd)
@@ -370,6 +375,12 @@ class LoadStats:
     keys_read: int = 0  # every key parsed (a dry run counts here only)
     expires: int = 0  # keys read with a TTL
     aux: list[tuple[int, bytes, bytes]] | None = None  # (offset, name, value) when a list
+    # The file's repl-id, repl-offset and repl-stream-db, when it has all three:
+    # the replication history its data is the state of.
+    repl: tuple[str, int, int] | None = None
+    # Keys skipped for a passed TTL, as (db, key), when a list: a master that
+    # continues the file's history sends their DELs (Redis's RDBFLAGS_FEED_REPL).
+    expired: list[tuple[int, bytes]] | None = None
 
 
 def verify(data: Any, name: str = "RDB") -> int:
@@ -428,6 +439,7 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
     delay_us = _delay_us(state.config if state is not None else None, "key-load-delay",
                          "RILLET_KEY_LOAD_DELAY_US")
     aux_pending: list[tuple[bytes, bytes]] = []
+    repl_fields: dict[bytes, bytes] = {}
     u8 = reader.u8
     while True:
         at = reader.pos
@@ -460,6 +472,8 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
                 _log_aux(aux_name, aux_value, now)
             if aux_name in AUX_EXTENSIONS:
                 aux_pending.append((aux_name, aux_value))
+            elif aux_name in _REPL_FIELDS:
+                repl_fields[aux_name] = aux_value
             continue
         if op == OP_IDLE:
             reader.length("an LRU idle time")
@@ -508,6 +522,8 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
             assert db is not None  # (only a dry parse has no databases)
             if deadline is not None and skip_expired and deadline <= now:
                 stats.keys_expired += 1
+                if stats.expired is not None:
+                    stats.expired.append((db.index, key))
             else:
                 db.set(key, value)
                 if deadline is not None:
@@ -524,6 +540,7 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
             yield
     if version >= 5 and reader.pos + 8 > len(data):
         raise reader.fail("an 8-byte checksum after EOF", short=True)
+    stats.repl = _repl_of(repl_fields)
     if not dry:
         for aux_name, aux_value in aux_pending:
             try:
@@ -531,6 +548,23 @@ def parse(state: Any, data: Any, stats: LoadStats, name: str = "RDB",
             except (ValueError, IndexError, KeyError) as exc:
                 raise RDBError(f"{name}: bad AUX field {aux_name!r}: {exc}") from None
     stats.bytes_loaded = len(data)
+
+
+_REPL_FIELDS = (b"repl-id", b"repl-offset", b"repl-stream-db")
+
+
+def _repl_of(fields: dict[bytes, bytes]) -> tuple[str, int, int] | None:
+    """(repl-id, repl-offset, repl-stream-db) if the file has them all, sound (as
+    Redis's rsi checks: an ID of 40 characters, neither number -1)."""
+    try:
+        replid = fields[b"repl-id"].decode("ascii")
+        offset = int(fields[b"repl-offset"])
+        stream_db = int(fields[b"repl-stream-db"])
+    except (KeyError, ValueError):
+        return None
+    if len(replid) != 40 or offset < 0 or stream_db < 0:
+        return None
+    return replid, offset, stream_db
 
 
 def load_keyspace(state: Any, data: bytes | Any, name: str = "RDB",

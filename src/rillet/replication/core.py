@@ -21,9 +21,12 @@ from rillet.replication import resume
 from rillet.replication.backlog import Backlog
 from rillet.replication.failover import Failover
 from rillet.replication.master import MasterSide
+from rillet.replication.own_expiry import OwnExpiries
 from rillet.replication.protocol import EffectStream, encode_command
+from rillet.replication.shutdown import ShutdownWait
 
 if TYPE_CHECKING:
+    from rillet.persistence.loader import LoadProgress
     from rillet.replication.replica import MasterLink
     from rillet.state import Block, BlockedClient, Client, Effect, ServerState
 
@@ -64,6 +67,8 @@ class Host(Protocol):
 
     before_flush: list[Callable[[], None]]
     on_shutdown: list[Callable[[bool | None], None]]
+    # Asked before shutting down: True if it will call the callback (the shutdown) later.
+    shutdown_gate: Callable[[Callable[[], None]], bool] | None
     cron_hooks: list[Callable[[], None]]
     startup_tasks: list[Callable[[], Awaitable[None]]]
 
@@ -101,6 +106,8 @@ class Replication:
         self.stream_db = 0  # see replicaof(): where a continued stream starts
         self.master_side = MasterSide(self)
         self.failover = Failover(self)
+        self.shutdown = ShutdownWait(self)
+        self.own_expiries = OwnExpiries(self.state)
         self.sync_full = 0
         self.sync_partial_ok = 0
         self.sync_partial_err = 0
@@ -112,6 +119,8 @@ class Replication:
         # to the backlog) in one go by flush_out: one write per replica per turn.
         self._out: list[bytes] = []
         self._flush_scheduled = False
+        # A replica's (replid, offset, stream db) from the snapshot it loaded at start.
+        self._loaded_history: tuple[str, int, int] | None = None
 
     # --- wiring ---------------------------------------------------------------------
     def install(self) -> None:
@@ -125,6 +134,9 @@ class Replication:
         server.startup_tasks.append(self.startup)
         # (After persistence's hook: it has closed the AOF / saved by then.)
         server.on_shutdown.append(self.on_shutdown)
+        server.shutdown_gate = self.shutdown.start
+        if state.persistence is not None:
+            state.persistence.after_load.append(self._dataset_loaded)
         self.config.watch("repl-backlog-size", self._backlog_size_changed)
         self.config.watch("min-replicas-to-write", lambda _v: self.update_guard())
         self.config.watch("replica-read-only", lambda _v: self.update_guard())
@@ -141,7 +153,8 @@ class Replication:
 
         while self.state.loading:
             await asyncio.sleep(0.05)
-        saved = resume.take(str(self.config["dir"]))
+        saved = resume.take(str(self.config["dir"])) or self._loaded_history
+        self._loaded_history = None
         if saved is not None and self.master_host is not None:
             # Our data is what it was at this offset: ask to continue from there.
             self.replid, self.master_repl_offset, self.stream_db = saved
@@ -152,7 +165,48 @@ class Replication:
         if self.master_host is not None and self.link is None:
             self._start_link()
 
+    def _dataset_loaded(self, loaded: LoadProgress) -> None:
+        """The start-up load is done (persistence's after_load; no client has written
+        yet). A snapshot saved with replication fields holds the data of that ID at
+        that offset: continue it (Redis's loadDataFromDisk), so replicas of the
+        server before its restart resync partially."""
+        history = loaded.repl
+        if history is None:
+            return
+        if self.master_host is not None:
+            self._loaded_history = history  # startup() asks our master to continue it
+            return
+        # A master: a new ID, the file's as the secondary one (PSYNC2 accepts it up
+        # to its offset), and an empty backlog that starts just after it.
+        replid, offset, _stream_db = history
+        self.replid2 = replid
+        self.second_repl_offset = offset + 1
+        self.master_repl_offset = offset
+        self.create_backlog()
+        self.no_replicas_since = time.monotonic()
+        expired = loaded.expired_keys
+        if expired:
+            # Keys the load skipped as expired: replicas that continue must drop them too.
+            verb = b"UNLINK" if self.config["lazyfree-lazy-expire"] else b"DEL"
+            self.feed([(db, [verb, key]) for db, key in expired])
+        log.info("Replication history loaded: ID %s up to offset %d", replid, offset)
+
+    def save_info(self) -> tuple[int, str, int] | None:
+        """(repl-stream-db, repl-id, repl-offset) for a snapshot, or None when we hold no
+        history a restart could continue (Redis's rdbPopulateSaveInfo): a master with
+        a backlog, or a replica whose data is its master's at our offset."""
+        if self.master_host is None:
+            if self.backlog is None:
+                return None
+            offset = self.master_repl_offset  # (encodes what is pending: the db is current)
+            return max(0, self.selected_db), self.replid, offset
+        link = self.link
+        if link is None or link.client is None or link.syncing or not self.has_history:
+            return None
+        return link.client.db.index, self.replid, self.master_repl_offset
+
     def on_shutdown(self, save: bool | None) -> None:
+        self.shutdown.cancel()  # (SHUTDOWN NOW while waiting for replicas)
         # The last writes' bytes go to the replicas' sockets before they close.
         self.flush_out()
         link = self.link
@@ -396,6 +450,7 @@ class Replication:
         self.backlog = None
         self.create_backlog()
         self.master_side.disconnect_all()
+        self.own_expiries.clear()  # (the data they named is gone)
 
     def continued(self, replid: str | None) -> None:
         if replid and replid != self.replid:
@@ -418,11 +473,13 @@ class Replication:
 
     # --- guards -------------------------------------------------------------------------
     def update_guard(self) -> None:
-        """Install the write guard while it may refuse something (replica, min-replicas)."""
+        """Install the write guard while it may refuse something (replica, min-replicas),
+        and on a writable replica the hook that remembers its own clients' TTLs."""
         state = self.state
         needed = (self.master_host is not None or bool(self.config["min-replicas-to-write"])
-                  or self.failover.paused)
+                  or self.failover.paused or self.shutdown.waiting)
         state.write_guard = self.write_guard if needed else None
+        self.own_expiries.arm(self.master_host is not None and not self.config["replica-read-only"])
         persistence = state.persistence
         if persistence is not None:
             persistence.update_guard()  # re-chains its MISCONF guard over ours
@@ -442,12 +499,16 @@ class Replication:
                     "stale" not in queued.flags for queued, _ in client.multi or ())))
                 and (self.link is None or not self.link.up)):
             return errors.MASTERDOWN  # (EXEC too, if it holds a command that is not `stale`)
-        if self.failover.paused:
+        if self.failover.paused or self.shutdown.waiting:
             return self.failover.hold(client, spec, argv)
         return None
 
     # --- periodic work ----------------------------------------------------------------------
     def cron(self) -> None:
+        if self.shutdown.waiting:
+            self.shutdown.check()  # (every tick, as Redis's serverCron)
+        if self.master_host is not None:
+            self.own_expiries.cron()  # (every tick, as Redis's databasesCron)
         hz = int(self.config["hz"])
         self._ticks += 1
         if self._ticks % max(1, hz) != 0:

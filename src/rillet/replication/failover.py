@@ -130,9 +130,10 @@ class Failover:
             self._timer.cancel()
             self._timer = None
         self.repl.update_guard()
-        self._unpause()
+        self.release_paused()
 
-    def _unpause(self) -> None:
+    def release_paused(self) -> None:
+        """The writes `hold` parked run now (they may wait again if a pause remains)."""
         state = self.repl.state
         slots = [slot for slot in state.blocking if slot[1] == PAUSE_KEY]
         if not slots:
@@ -142,7 +143,8 @@ class Failover:
         self.repl.server.serve_ready()
 
     def hold(self, client: Any, spec: Any, argv: list[bytes]) -> Block | None:
-        """A write arriving while paused waits (the dispatcher parks the client)."""
-        if self.state == NO_FAILOVER or not spec.is_write or client.in_exec:
+        """A write arriving while paused (by a failover, or a shutdown waiting for
+        replicas: Replication.command_guard asks) waits; the dispatcher parks the client."""
+        if not spec.is_write or client.in_exec:
             return None
         return Block([PAUSE_KEY], 0, argv, None)

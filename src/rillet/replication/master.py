@@ -46,6 +46,9 @@ WAIT_BGSAVE_START = "wait_bgsave"  # a full sync waits for the next child
 WAIT_BGSAVE_END = "wait_bgsave_end"  # +FULLRESYNC sent, the child is writing the payload
 WAIT_ACK = "wait_ack"  # the streamed payload is out; the stream starts at the first ACK
 ONLINE = "online"
+# Each state as INFO's slaveN and Redis's logs name it.
+STATE_NAMES = {ONLINE: "online", WAIT_ACK: "online", WAIT_BGSAVE_START: "wait_bgsave",
+               WAIT_BGSAVE_END: "wait_bgsave"}
 
 KIND_REPL = "repl"
 _POLL_S = 0.02
@@ -571,9 +574,8 @@ class MasterSide:
         entries = self.online()
         lines: list[tuple[str, object]] = [("connected_slaves", len(entries))]
         for n, entry in enumerate(entries):
-            state = {ONLINE: "online", WAIT_ACK: "online", WAIT_BGSAVE_START: "wait_bgsave",
-                     WAIT_BGSAVE_END: "wait_bgsave"}[entry.state]
-            lines.append((f"slave{n}", f"ip={entry.ip},port={entry.port},state={state},"
+            lines.append((f"slave{n}", f"ip={entry.ip},port={entry.port},"
+                          f"state={STATE_NAMES[entry.state]},"
                           f"offset={entry.ack_offset},lag={int(now - entry.ack_time)}"))
         return lines
 

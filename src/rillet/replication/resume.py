@@ -1,11 +1,12 @@
 """What a replica needs to continue partially after a restart: its replication ID and offset.
 
-Redis keeps them in the RDB it saves at shutdown (aux fields repl-id,
-repl-offset, repl-stream-db). rillet's snapshot has no such fields yet (the
-RDB format will bring them), so a replica that shuts down cleanly with its
-data persisted (AOF, or a final snapshot) writes them to a small file beside
-the data; the next start reads it once and removes it, so a later crash, whose
-data may not match, falls back to a full sync.
+Redis keeps them in the RDB it saves (aux fields repl-id, repl-offset,
+repl-stream-db), and so do rillet's snapshots (core.py's save_info and
+_dataset_loaded). An AOF has no such fields, so a replica that shuts down
+cleanly with its data persisted writes them to a small file beside the data
+too (a rillet addition); the next start reads it once and removes it, so a
+later crash, whose data may not match, falls back to what the snapshot names,
+or to a full sync.
 """
 
 from __future__ import annotations

@@ -110,6 +110,9 @@ class Server:
         # Loads the dataset once listening (clients get -LOADING meanwhile); False if it
         # failed and the server is exiting. The server is ready when it returns True.
         self.load_dataset: Callable[[], Awaitable[bool]] | None = None
+        # Asked before a shutdown (replication: lagging replicas are waited for);
+        # True if it calls the shutdown back itself.
+        self.shutdown_gate: Callable[[Callable[[], None]], bool] | None = None
         self.exit_code = 0
 
     # --- start / stop -----------------------------------------------------------
@@ -253,10 +256,19 @@ class Server:
         assert self._stopped is not None
         await self._stopped.wait()
 
-    def request_shutdown(self, save: bool | None = None) -> None:
+    def request_shutdown(self, save: bool | None = None, now: bool = False) -> None:
+        """Shut down, once the shutdown gate lets it (unless `now`: SHUTDOWN NOW)."""
         if self._stopped is None or self._stopped.is_set():
             return
         log.info("User requested shutdown...")
+        gate = self.shutdown_gate
+        if not now and gate is not None and gate(lambda: self._shut_down(save)):
+            return
+        self._shut_down(save)
+
+    def _shut_down(self, save: bool | None) -> None:
+        if self._stopped is None or self._stopped.is_set():
+            return
         self._close_listeners()
         for hook in self.on_shutdown:
             try:
@@ -314,7 +326,7 @@ class Server:
         if self.state.shutdown_requested is not None:
             request, self.state.shutdown_requested = self.state.shutdown_requested, None
             save = True if request.get("save") else (False if request.get("nosave") else None)
-            self.request_shutdown(save=save)
+            self.request_shutdown(save=save, now=bool(request.get("now")))
 
     # --- pub/sub ------------------------------------------------------------------------
     def _pubsub_pending(self) -> None:
@@ -553,7 +565,8 @@ def run_loop(main: Coroutine[Any, Any, None]) -> None:
 
 def _request_shutdown(server: Server, setting: str) -> None:
     serverlog.log_signal(setting.removeprefix("shutdown-on-").upper())
-    server.request_shutdown(save=signal_save(server.config[setting]))
+    flags = server.config[setting]
+    server.request_shutdown(save=signal_save(flags), now="now" in flags)
 
 
 async def serve(server: Server, ready: Callable[[Server], None] | None = None) -> None:

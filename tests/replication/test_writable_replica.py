@@ -1,0 +1,49 @@
+"""A writable replica (replica-read-only no) expires the TTLs its own clients set, side by
+side with Redis 8.2.3; keys with a TTL from its master still wait for the master's DEL."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.helpers import servers
+from tests.replication import support
+
+KINDS = ["rillet", pytest.param("redis8", marks=pytest.mark.needs_redis)]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_writable_replica_expires_its_own_ttls(kind):
+    if kind == "redis8" and servers.redis8_binary() is None:
+        pytest.skip("Redis 8.2.3 not available")
+    master = support.start(kind)
+    replica = support.start(kind, "--replicaof", "127.0.0.1", str(master.port),
+                            "--replica-read-only", "no")
+    try:
+        m, r = master.client(), replica.client()
+        support.wait_synced(m, r)
+        m.set("from-master", "v", px=300)
+        support.wait_synced(m, r)
+        master.stop(sig_kill=True)  # no DEL will come for it
+        r.set("own-set", "v", px=300)
+        r.set("own-expire", "v")
+        r.pexpire("own-expire", 300)
+        r.eval("redis.call('set', KEYS[1], 'v', 'px', 300)", 1, "own-script")
+        r.set("own-later", "v", ex=1000)
+        r.set("plain", "v")
+        r1 = replica.client(db=1)
+        r1.set("own-db1", "v", px=300)
+        assert support.info(r, "stats")["slave_expires_tracked_keys"] == 5
+        support.wait_until(lambda: r.dbsize() == 3 and r1.dbsize() == 0, 10,
+                           "the replica's own keys to expire")
+        time.sleep(0.3)  # (a few cron ticks more: nothing else goes)
+        assert r.dbsize() == 3  # from-master stays (reads as expired), own-later, plain
+        assert sorted(r.keys()) == [b"own-later", b"plain"]
+        assert support.info(r, "stats")["slave_expires_tracked_keys"] == 1
+        assert support.info(r, "stats")["expired_keys"] == 4
+        r.flushall()  # forgets them all (Redis's emptyData)
+        assert support.info(r, "stats")["slave_expires_tracked_keys"] == 0
+    finally:
+        replica.stop()
+        master.stop()
