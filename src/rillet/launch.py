@@ -23,8 +23,9 @@ from typing import IO, Self
 
 LOOPBACK = "127.0.0.1"
 REDIS7_PATH = "/usr/bin/redis-server"
-# The replies to PING of a server that is up: a password, or a dataset still loading,
-# is the caller's business (tests use both).
+# Replies to PING that end the wait. PONG: ready for commands. UP: serving, though it
+# may want AUTH or still be loading its data; tests that set a password, or time the
+# loading themselves, take it from there.
 PONG = (b"+PONG",)
 UP = (b"+PONG", b"-NOAUTH", b"-LOADING")
 
