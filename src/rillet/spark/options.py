@@ -91,6 +91,35 @@ KAFKA_WRITER_NAMES = {
     "topic": "stream (or a stream column)",
     "kafka.bootstrap.servers": "url (redis://host:port/db)",
 }
+# Tables of hashes (`table` or `keysPattern` given): rows are hashes `<table>:<key>`.
+TABLE_OPTIONS = (
+    *CONNECTION_OPTIONS,
+    "table",
+    "keysPattern",
+    "keyColumn",
+    "ttl",
+    "inferSchema",
+    "sampleSize",
+    "keysPerPartition",
+    "partitions",
+    "scanCount",
+    "pipelineSize",
+)
+# spark-redis's names for the same options: the values have the same form, so they work.
+SPARK_REDIS_NAMES = {
+    "key.column": "keyColumn",
+    "keys.pattern": "keysPattern",
+    "infer.schema": "inferSchema",
+    "max.pipeline.size": "pipelineSize",
+    "scan.count": "scanCount",
+    "partitions.number": "partitions",
+}
+
+
+def is_table(raw: Mapping[str, Any]) -> bool:
+    """Whether options describe a table of hashes rather than streams."""
+    names = {str(name).lower() for name in raw}
+    return bool(names & {"table", "keyspattern", "keys.pattern"})
 
 
 def check_names(
@@ -434,3 +463,72 @@ class WriterOptions:
         if self.minid is not None:
             return ["MINID", *marker, self.minid]
         return []
+
+
+def _escape_glob(text: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """Options of a table of hashes (spark-redis's model): one hash per row, its key
+    `<table>:<keyColumn's value>`, its fields the other columns."""
+
+    connection: ConnectionOptions = field(default_factory=ConnectionOptions)
+    table: str | None = None
+    keys_pattern: str = "*"
+    key_column: str | None = None
+    ttl_s: int = 0
+    infer_types: bool = True
+    sample_size: int = 1_000
+    keys_per_partition: int = 50_000
+    partitions: int = 0
+    scan_count: int = 1_000
+    pipeline_size: int = 1_000
+
+    @property
+    def prefix(self) -> str:
+        """What is cut from a key to give the key column: `<table>:`, or for a bare
+        `keysPattern` its literal start up to its last colon (`user:2024:*` ->
+        `user:2024:`; a pattern without one keeps whole keys)."""
+        if self.table is not None:
+            return f"{self.table}:"
+        literal = self.keys_pattern
+        for i, char in enumerate(literal):
+            if char in "*?[\\":
+                literal = literal[:i]
+                break
+        return literal[: literal.rfind(":") + 1]
+
+    def key_of(self, suffix: str) -> str:
+        assert self.table is not None
+        return f"{self.table}:{suffix}"
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any], *, writing: bool = False) -> TableOptions:
+        renamed = {SPARK_REDIS_NAMES.get(str(k).lower(), k): v for k, v in raw.items()}
+        check_names(renamed, TABLE_OPTIONS, {}, "table")
+        opts = _Options(renamed)
+        table = opts.text("table")
+        pattern = opts.text("keysPattern")
+        if table is None and (writing or pattern is None):
+            raise OptionError(
+                "option table is required"
+                + (" to write" if writing else "")
+                + ": rows are the hashes <table>:<key>"
+            )
+        if writing and pattern is not None:
+            raise OptionError("option keysPattern only selects keys to read; writes use table")
+        return cls(
+            connection=ConnectionOptions.parse(opts),
+            table=table,
+            keys_pattern=pattern or f"{_escape_glob(table or '')}:*",
+            key_column=opts.text("keyColumn"),
+            ttl_s=opts.integer("ttl", 0),
+            infer_types=opts.boolean("inferSchema", True),
+            sample_size=opts.integer("sampleSize", 1_000, minimum=1),
+            keys_per_partition=opts.integer("keysPerPartition", 50_000, minimum=1),
+            partitions=opts.integer("partitions", 0),
+            scan_count=opts.integer("scanCount", 1_000, minimum=1),
+            pipeline_size=opts.integer("pipelineSize", 1_000, minimum=1),
+        )
