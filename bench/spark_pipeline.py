@@ -233,6 +233,9 @@ def main() -> int:
 
     from rillet.spark.session import build_session
 
+    # The figures are ratios within one run; the load says how much the neighbours took.
+    load_before = os.getloadavg()
+    print(f"load average {load_before[0]:.2f} on {os.cpu_count()} cores", flush=True)
     workdir = Path(tempfile.mkdtemp(prefix="rillet-spark-bench-"))
     results: list[dict] = []
     spark = None
@@ -328,9 +331,15 @@ def main() -> int:
             f"{row['spark_batch_client_us'] + row['spark_batch_server_us']:>13.2f}"
         )
     print("(CPU per entry: client + server, least of the runs)")
+    load_after = os.getloadavg()
+    print(
+        f"load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after, "
+        f"on {os.cpu_count()} cores"
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"master": args.master, "results": results}, indent=2))
+    summary = {"master": args.master, "load": [load_before[0], load_after[0]]}
+    out.write_text(json.dumps({**summary, "cores": os.cpu_count(), "results": results}, indent=2))
     print(f"\nresults: {out}")
     return 0
 

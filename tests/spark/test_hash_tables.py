@@ -58,6 +58,18 @@ def test_written_hashes_read_back_equal_with_given_and_inferred_schema(spark, cl
     assert rows(inferred) == sorted(PEOPLE)
 
 
+def test_other_types_read_back_with_a_given_schema(spark, client, url):
+    import datetime as dt
+    from decimal import Decimal
+
+    ddl = "k int, day date, at timestamp, price decimal(7,2), raw binary"
+    when = dt.datetime(2024, 5, 6, 7, 8, 9, 123456)
+    data = [(1, dt.date(2024, 5, 6), when, Decimal("12.50"), bytearray(b"\x00\xff"))]
+    write(spark.createDataFrame(data, ddl), url, table="typed", keyColumn="k")
+    assert client.hget("typed:1", "raw") == b"\x00\xff"
+    assert rows(read(spark, url, ddl, table="typed", keyColumn="k")) == [tuple(data[0])]
+
+
 def test_ttl_and_generated_keys(spark, client, url):
     write(people(spark).drop("name"), url, table="t", ttl=500)
     keys = client.keys("t:*")

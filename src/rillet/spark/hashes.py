@@ -44,7 +44,8 @@ from pyspark.sql.datasource import (
 
 from rillet.spark.arrow import _column_values
 from rillet.spark.client import connect
-from rillet.spark.options import OptionError, TableOptions
+from rillet.spark.offsets import MIN_ENTRIES_PER_TASK
+from rillet.spark.options import OptionError, TableOptions, available_cores
 
 _INTEGER = re.compile(rb"[+-]?\d{1,18}")
 _BOOLEANS = frozenset((b"true", b"false"))
@@ -168,11 +169,18 @@ class HashKeys(InputPartition):
 
 
 def plan(keys: Sequence[str], options: TableOptions) -> list[HashKeys]:
-    """`partitions` tasks, or one per `keysPerPartition` keys; contiguous in key order."""
+    """`partitions` tasks, or one per `keysPerPartition` keys in whole waves of the
+    cores; contiguous in key order."""
     ordered = sorted(keys)
     if not ordered:
         return []
-    count = options.partitions or math.ceil(len(ordered) / options.keys_per_partition)
+    count = options.partitions
+    if not count:
+        # As for streams (SplitPolicy): whole waves of the cores, 10,000 keys a task at least.
+        count = math.ceil(len(ordered) / options.keys_per_partition)
+        cores = available_cores()
+        if cores > 1 and len(ordered) // MIN_ENTRIES_PER_TASK > 1:
+            count = min(-(-count // cores) * cores, len(ordered) // MIN_ENTRIES_PER_TASK)
     count = max(1, min(count, len(ordered)))
     size = math.ceil(len(ordered) / count)
     return [HashKeys(ordered[i : i + size], n) for n, i in enumerate(range(0, len(ordered), size))]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -219,6 +220,15 @@ class ConnectionOptions:
 DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
+def available_cores() -> int:
+    """Cores this process may run on: a local master's executors' (local[*]); on a
+    cluster, minPartitions says how many the executors have."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def parse_duration_ms(text: str, name: str) -> int:
     """`500ms`, `30s`, `15m`, `1h`, `1d`, or bare milliseconds."""
     import re
@@ -378,6 +388,7 @@ class ReaderOptions:
                 entries_per_partition=opts.integer("entriesPerPartition", 100_000, minimum=1),
                 max_partitions_per_stream=opts.integer("maxPartitionsPerStream", 32, minimum=1),
                 min_partitions=opts.integer("minPartitions", 0),
+                cores=available_cores(),
             ),
             chunk_size=opts.integer("chunkSize", 10_000, minimum=1),
             lossless=fields_as == "pairs",
