@@ -31,7 +31,7 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   | maxEntriesPerTrigger | admission control, split across streams (none) | maxOffsetsPerTrigger |
   | minEntriesPerTrigger + maxTriggerDelay | wait for N entries, at most this long (0, 15m) | minOffsetsPerTrigger + maxTriggerDelay |
   | failOnDataLoss | fail when unread entries were trimmed (true) | failOnDataLoss |
-  | entriesPerPartition | entries per task when splitting a range (100000) | maxRecordsPerPartition |
+  | entriesPerPartition | entries per task when splitting a range, in whole waves of the cores (1000000) | maxRecordsPerPartition |
   | minPartitions | at least this many tasks per read (0) | minPartitions |
   | maxPartitionsPerStream / partitionsPerStream | cap / fixed tasks per stream (32 / 0: by size) | (none) |
   | chunkSize | XRANGE COUNT per round trip (10000) | fetch sizes |
@@ -117,7 +117,7 @@ given `table` or `keysPattern`, rows are hashes rather than stream entries
   | ttl | write: seconds each key lives (0: no expiry) | ttl |
   | inferSchema | without a given schema: guess bigint/double/boolean (true), or strings | infer.schema |
   | sampleSize | hashes sampled to infer the schema (1000) | (a single random key) |
-  | keysPerPartition / partitions | read tasks: one per N keys (50000) / a fixed count (0) | partitions.number |
+  | keysPerPartition / partitions | read tasks: one per N keys, whole waves of the cores (1000000) / a fixed count (0) | partitions.number |
   | scanCount | SCAN COUNT while listing keys (1000) | scan.count |
   | pipelineSize | HGETALLs, or DEL+HSET(+EXPIRE) rows, per round trip (1000) | max.pipeline.size |
 

@@ -385,7 +385,7 @@ class ReaderOptions:
             fail_on_data_loss=opts.boolean("failOnDataLoss", True),
             split=SplitPolicy(
                 partitions_per_stream=opts.integer("partitionsPerStream", 0),
-                entries_per_partition=opts.integer("entriesPerPartition", 100_000, minimum=1),
+                entries_per_partition=opts.integer("entriesPerPartition", 1_000_000, minimum=1),
                 max_partitions_per_stream=opts.integer("maxPartitionsPerStream", 32, minimum=1),
                 min_partitions=opts.integer("minPartitions", 0),
                 cores=available_cores(),
@@ -492,7 +492,7 @@ class TableOptions:
     ttl_s: int = 0
     infer_types: bool = True
     sample_size: int = 1_000
-    keys_per_partition: int = 50_000
+    keys_per_partition: int = 1_000_000
     partitions: int = 0
     scan_count: int = 1_000
     pipeline_size: int = 1_000
@@ -538,7 +538,7 @@ class TableOptions:
             ttl_s=opts.integer("ttl", 0),
             infer_types=opts.boolean("inferSchema", True),
             sample_size=opts.integer("sampleSize", 1_000, minimum=1),
-            keys_per_partition=opts.integer("keysPerPartition", 50_000, minimum=1),
+            keys_per_partition=opts.integer("keysPerPartition", 1_000_000, minimum=1),
             partitions=opts.integer("partitions", 0),
             scan_count=opts.integer("scanCount", 1_000, minimum=1),
             pipeline_size=opts.integer("pipelineSize", 1_000, minimum=1),
