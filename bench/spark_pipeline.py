@@ -5,8 +5,9 @@ port) it loads N entries, times a single-process paged XRANGE loop through redis
 (raw replies, and redis-py's own xrange() parsing for reference), then times a Spark
 batch read `spark.read.format("rillet")` -> Parquet and an availableNow streaming query
 -> Parquet on one shared local Spark session (after a warm-up). The ratio is Spark's
-batch rate over the redis-py xrange() loop on the same server (targets: >= 0.8 on
-rillet, >= 0.5 on Redis). Beside each rate it prints the CPU spent per entry, client side
+batch rate over the redis-py xrange() loop on the same server (target: >= 0.8, on
+rillet and on Redis 8). It prints the load average before and after: the machine may be
+shared, so compare ratios within one run. Beside each rate it prints the CPU spent per entry, client side
 (this process for the loops; the Spark JVM with its Python workers for Spark) and server
 side, from /proc: on a shared machine the rates move with the neighbours, CPU much less.
 
