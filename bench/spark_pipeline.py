@@ -5,8 +5,9 @@ port) it loads N entries, times a single-process paged XRANGE loop through redis
 (raw replies, and redis-py's own xrange() parsing for reference), then times a Spark
 batch read `spark.read.format("rillet")` -> Parquet and an availableNow streaming query
 -> Parquet on one shared local Spark session (after a warm-up). The ratio is Spark's
-batch rate over the redis-py xrange() loop on the same server (targets: >= 0.8 on
-rillet, >= 0.5 on Redis). Beside each rate it prints the CPU spent per entry, client side
+batch rate over the redis-py xrange() loop on the same server (target: >= 0.8, on
+rillet and on Redis 8). It prints the load average before and after: the machine may be
+shared, so compare ratios within one run. Beside each rate it prints the CPU spent per entry, client side
 (this process for the loops; the Spark JVM with its Python workers for Spark) and server
 side, from /proc: on a shared machine the rates move with the neighbours, CPU much less.
 
@@ -233,6 +234,9 @@ def main() -> int:
 
     from rillet.spark.session import build_session
 
+    # The figures are ratios within one run; the load says how much the neighbours took.
+    load_before = os.getloadavg()
+    print(f"load average {load_before[0]:.2f} on {os.cpu_count()} cores", flush=True)
     workdir = Path(tempfile.mkdtemp(prefix="rillet-spark-bench-"))
     results: list[dict] = []
     spark = None
@@ -328,9 +332,15 @@ def main() -> int:
             f"{row['spark_batch_client_us'] + row['spark_batch_server_us']:>13.2f}"
         )
     print("(CPU per entry: client + server, least of the runs)")
+    load_after = os.getloadavg()
+    print(
+        f"load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after, "
+        f"on {os.cpu_count()} cores"
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"master": args.master, "results": results}, indent=2))
+    summary = {"master": args.master, "load": [load_before[0], load_after[0]]}
+    out.write_text(json.dumps({**summary, "cores": os.cpu_count(), "results": results}, indent=2))
     print(f"\nresults: {out}")
     return 0
 

@@ -118,6 +118,17 @@ def test_min_partitions_adds_tasks_to_the_largest_streams():
     assert SplitPolicy(entries_per_partition=100).counts({"a": 250}) == {"a": 3}
 
 
+def test_large_reads_are_cut_into_whole_waves_of_the_cores():
+    two = SplitPolicy(cores=2)
+    assert two.counts({"a": 300_000}) == {"a": 2}
+    assert two.counts({"a": 2_500_000}) == {"a": 4}  # 3 tasks would leave a core idle
+    assert two.counts({"a": 15_000}) == {"a": 1}  # too small to be worth splitting
+    assert two.counts({"a": 150_000, "b": 5_000}) == {"a": 1, "b": 1}
+    assert SplitPolicy(cores=2, entries_per_partition=100_000).counts({"a": 300_000}) == {"a": 4}
+    assert SplitPolicy(cores=8).counts({"a": 50_000}) == {"a": 5}  # 10,000 per task at least
+    assert SplitPolicy(cores=2, partitions_per_stream=3).counts({"a": 300_000}) == {"a": 3}
+
+
 def test_a_range_from_zero_is_cut_where_its_entries_are():
     hi = StreamID(1_700_000_099_999, 0)
     floor = StreamID(1_699_999_999_999, 2**64 - 1)  # just before the first entry

@@ -111,8 +111,13 @@ def test_sparks_own_options_pass():
 
 def test_every_option_is_in_the_documented_table():
     import rillet.spark
-    from rillet.spark.options import READER_OPTIONS, WRITER_OPTIONS
+    from rillet.spark.options import (
+        READER_OPTIONS,
+        SPARK_REDIS_NAMES,
+        TABLE_OPTIONS,
+        WRITER_OPTIONS,
+    )
 
     doc = rillet.spark.__doc__
-    for name in {*READER_OPTIONS, *WRITER_OPTIONS} - {"stream"}:
+    for name in {*READER_OPTIONS, *WRITER_OPTIONS, *TABLE_OPTIONS, *SPARK_REDIS_NAMES} - {"stream"}:
         assert name in doc, name

@@ -31,7 +31,7 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
   | maxEntriesPerTrigger | admission control, split across streams (none) | maxOffsetsPerTrigger |
   | minEntriesPerTrigger + maxTriggerDelay | wait for N entries, at most this long (0, 15m) | minOffsetsPerTrigger + maxTriggerDelay |
   | failOnDataLoss | fail when unread entries were trimmed (true) | failOnDataLoss |
-  | entriesPerPartition | entries per task when splitting a range (100000) | maxRecordsPerPartition |
+  | entriesPerPartition | entries per task when splitting a range, in whole waves of the cores (1000000) | maxRecordsPerPartition |
   | minPartitions | at least this many tasks per read (0) | minPartitions |
   | maxPartitionsPerStream / partitionsPerStream | cap / fixed tasks per stream (32 / 0: by size) | (none) |
   | chunkSize | XRANGE COUNT per round trip (10000) | fetch sizes |
@@ -103,6 +103,27 @@ Writer options (`df.write.format("rillet")` / `df.writeStream.format("rillet")`)
   maxEntriesPerTransaction (10000), sinkId (default from checkpointLocation), batchId
   (batch writes), idColumn, markerTtlSeconds (exactly-once markers' TTL, 7 days),
   socketTimeout. Unknown names fail as for readers; Kafka's `topic` names `stream`.
+
+Tables of hashes (`spark.read.format("rillet").option("table", ...)`, `df.write...`):
+given `table` or `keysPattern`, rows are hashes rather than stream entries
+(`rillet.spark.hashes`, spark-redis's model; batch only).
+
+  | option | meaning (default) | spark-redis equivalent |
+  |---|---|---|
+  | url, rillet.username / rillet.password, socketTimeout | as for streams | host, port, auth, dbNum |
+  | table | rows are the hashes `<table>:<key>` (required to write) | table / save(path) |
+  | keysPattern | read: any glob of hash keys instead of `<table>:*` | keys.pattern |
+  | keyColumn | the column holding the key's suffix (write: a random key per row) | key.column |
+  | ttl | write: seconds each key lives (0: no expiry) | ttl |
+  | inferSchema | without a given schema: guess bigint/double/boolean (true), or strings | infer.schema |
+  | sampleSize | hashes sampled to infer the schema (1000) | (a single random key) |
+  | keysPerPartition / partitions | read tasks: one per N keys, whole waves of the cores (1000000) / a fixed count (0) | partitions.number |
+  | scanCount | SCAN COUNT while listing keys (1000) | scan.count |
+  | pipelineSize | HGETALLs, or DEL+HSET(+EXPIRE) rows, per round trip (1000) | max.pipeline.size |
+
+  spark-redis's names in the right-hand column work as aliases (same values).
+  mode("overwrite") deletes the table's hashes (not other types) before writing;
+  append replaces a row's hash whole (DEL, then HSET of its non-null columns).
 """
 
 from __future__ import annotations

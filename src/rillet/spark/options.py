@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -91,6 +92,35 @@ KAFKA_WRITER_NAMES = {
     "topic": "stream (or a stream column)",
     "kafka.bootstrap.servers": "url (redis://host:port/db)",
 }
+# Tables of hashes (`table` or `keysPattern` given): rows are hashes `<table>:<key>`.
+TABLE_OPTIONS = (
+    *CONNECTION_OPTIONS,
+    "table",
+    "keysPattern",
+    "keyColumn",
+    "ttl",
+    "inferSchema",
+    "sampleSize",
+    "keysPerPartition",
+    "partitions",
+    "scanCount",
+    "pipelineSize",
+)
+# spark-redis's names for the same options: the values have the same form, so they work.
+SPARK_REDIS_NAMES = {
+    "key.column": "keyColumn",
+    "keys.pattern": "keysPattern",
+    "infer.schema": "inferSchema",
+    "max.pipeline.size": "pipelineSize",
+    "scan.count": "scanCount",
+    "partitions.number": "partitions",
+}
+
+
+def is_table(raw: Mapping[str, Any]) -> bool:
+    """Whether options describe a table of hashes rather than streams."""
+    names = {str(name).lower() for name in raw}
+    return bool(names & {"table", "keyspattern", "keys.pattern"})
 
 
 def check_names(
@@ -188,6 +218,15 @@ class ConnectionOptions:
 
 
 DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def available_cores() -> int:
+    """Cores this process may run on: a local master's executors' (local[*]); on a
+    cluster, minPartitions says how many the executors have."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def parse_duration_ms(text: str, name: str) -> int:
@@ -346,9 +385,10 @@ class ReaderOptions:
             fail_on_data_loss=opts.boolean("failOnDataLoss", True),
             split=SplitPolicy(
                 partitions_per_stream=opts.integer("partitionsPerStream", 0),
-                entries_per_partition=opts.integer("entriesPerPartition", 100_000, minimum=1),
+                entries_per_partition=opts.integer("entriesPerPartition", 1_000_000, minimum=1),
                 max_partitions_per_stream=opts.integer("maxPartitionsPerStream", 32, minimum=1),
                 min_partitions=opts.integer("minPartitions", 0),
+                cores=available_cores(),
             ),
             chunk_size=opts.integer("chunkSize", 10_000, minimum=1),
             lossless=fields_as == "pairs",
@@ -434,3 +474,72 @@ class WriterOptions:
         if self.minid is not None:
             return ["MINID", *marker, self.minid]
         return []
+
+
+def _escape_glob(text: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """Options of a table of hashes (spark-redis's model): one hash per row, its key
+    `<table>:<keyColumn's value>`, its fields the other columns."""
+
+    connection: ConnectionOptions = field(default_factory=ConnectionOptions)
+    table: str | None = None
+    keys_pattern: str = "*"
+    key_column: str | None = None
+    ttl_s: int = 0
+    infer_types: bool = True
+    sample_size: int = 1_000
+    keys_per_partition: int = 1_000_000
+    partitions: int = 0
+    scan_count: int = 1_000
+    pipeline_size: int = 1_000
+
+    @property
+    def prefix(self) -> str:
+        """What is cut from a key to give the key column: `<table>:`, or for a bare
+        `keysPattern` its literal start up to its last colon (`user:2024:*` ->
+        `user:2024:`; a pattern without one keeps whole keys)."""
+        if self.table is not None:
+            return f"{self.table}:"
+        literal = self.keys_pattern
+        for i, char in enumerate(literal):
+            if char in "*?[\\":
+                literal = literal[:i]
+                break
+        return literal[: literal.rfind(":") + 1]
+
+    def key_of(self, suffix: str) -> str:
+        assert self.table is not None
+        return f"{self.table}:{suffix}"
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any], *, writing: bool = False) -> TableOptions:
+        renamed = {SPARK_REDIS_NAMES.get(str(k).lower(), k): v for k, v in raw.items()}
+        check_names(renamed, TABLE_OPTIONS, {}, "table")
+        opts = _Options(renamed)
+        table = opts.text("table")
+        pattern = opts.text("keysPattern")
+        if table is None and (writing or pattern is None):
+            raise OptionError(
+                "option table is required"
+                + (" to write" if writing else "")
+                + ": rows are the hashes <table>:<key>"
+            )
+        if writing and pattern is not None:
+            raise OptionError("option keysPattern only selects keys to read; writes use table")
+        return cls(
+            connection=ConnectionOptions.parse(opts),
+            table=table,
+            keys_pattern=pattern or f"{_escape_glob(table or '')}:*",
+            key_column=opts.text("keyColumn"),
+            ttl_s=opts.integer("ttl", 0),
+            infer_types=opts.boolean("inferSchema", True),
+            sample_size=opts.integer("sampleSize", 1_000, minimum=1),
+            keys_per_partition=opts.integer("keysPerPartition", 1_000_000, minimum=1),
+            partitions=opts.integer("partitions", 0),
+            scan_count=opts.integer("scanCount", 1_000, minimum=1),
+            pipeline_size=opts.integer("pipelineSize", 1_000, minimum=1),
+        )

@@ -18,14 +18,22 @@ from pyspark.sql.datasource import (
 )
 
 from rillet.spark.arrow import schema_ddl
-from rillet.spark.options import OptionError, ReaderOptions, WriterOptions, _Options
+from rillet.spark.options import (
+    OptionError,
+    ReaderOptions,
+    TableOptions,
+    WriterOptions,
+    _Options,
+    is_table,
+)
 
 
 class RilletDataSource(DataSource):
     """Redis Streams for Spark: `spark.readStream.format("rillet")`, `spark.read`, and sinks.
 
     Works with any server speaking Redis's stream commands (rillet, Redis >= 6.2,
-    Valkey). See `rillet.spark` for the options.
+    Valkey). See `rillet.spark` for the options. With `table` (or `keysPattern`) the
+    rows are hashes instead, as in spark-redis (`rillet.spark.hashes`).
     """
 
     @classmethod
@@ -38,20 +46,35 @@ class RilletDataSource(DataSource):
             raise OptionError(f"option fieldsAs: expected map or pairs, got {fields_as!r}")
         return fields_as == "pairs"
 
-    def schema(self) -> str:
+    def schema(self) -> Any:
+        if is_table(self.options):
+            from rillet.spark.hashes import infer_schema
+
+            return infer_schema(TableOptions.parse(self.options))
         return schema_ddl(self._lossless())
 
     def reader(self, schema: Any) -> DataSourceReader:
+        if is_table(self.options):
+            from rillet.spark.hashes import HashTableReader
+
+            return HashTableReader(TableOptions.parse(self.options), schema)
         from rillet.spark.batch_reader import RilletBatchReader
 
         return RilletBatchReader(ReaderOptions.parse(self.options, batch=True))
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:  # noqa: N802 - Spark's name
+        if is_table(self.options):
+            raise OptionError("tables of hashes are read in batch (spark.read), not streamed")
         from rillet.spark.stream_reader import RilletStreamReader
 
         return RilletStreamReader(ReaderOptions.parse(self.options))
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
+        if is_table(self.options):
+            from rillet.spark.hashes import HashTableWriter
+
+            options = TableOptions.parse(self.options, writing=True)
+            return HashTableWriter(options, list(schema.fieldNames()), overwrite)
         from rillet.spark.writer import RilletWriter
 
         return RilletWriter(WriterOptions.parse(self.options), list(schema.fieldNames()))
@@ -59,6 +82,8 @@ class RilletDataSource(DataSource):
     def streamWriter(self, schema: Any, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
         from rillet.spark.writer import RilletStreamWriter
 
+        if is_table(self.options):
+            raise OptionError("tables of hashes are written in batch (df.write or foreachBatch)")
         if overwrite:
             raise OptionError(
                 "the rillet sink appends to streams; complete output mode is not supported "
