@@ -652,3 +652,13 @@ VSET_BAD_RANGE_COUNT = "ERR invalid COUNT value"
 VSET_BAD_RANGE_START = "ERR invalid start range format"
 VSET_BAD_RANGE_END = "ERR invalid end range format"
 VSET_RANGE_MIN_MAX = "ERR '-' can only be used as first argument, '+' only as second"
+# --- INCREX (Redis 8.8): texts from Redis's tests/unit/type/increx.tcl and the
+# redis.io page; the parts those match with a wildcard follow Redis's usual forms.
+INCREX_ENX_NEEDS_EXPIRE = "ERR ENX flag requires an expiration"
+INCREX_NOT_INTEGER = "ERR {} is not an integer or out of range"
+INCREX_NOT_FLOAT = "ERR {} is not a valid float"
+INCREX_INCREMENT_INFINITY = "ERR BYFLOAT increment cannot be Infinity"
+INCREX_VALUE_INFINITY = "ERR value cannot be Infinity"
+INCREX_BOUNDS_ORDER = "ERR LBOUND can't be greater than UBOUND"
+INCREX_DELTA_OVERFLOW = "ERR applied increment would overflow"
+INCREX_DELTA_INFINITY = "ERR applied increment would be Infinity"

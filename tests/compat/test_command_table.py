@@ -18,7 +18,7 @@ NEWER = {
     b"delex", b"digest", b"msetex",  # 8.4 (strings)
     b"vrange",  # 8.4 (the vectorset module)
     b"xcfgset", b"xidmprecord",  # 8.6 (stream IDMP)
-    b"xnack",  # 8.8
+    b"xnack", b"increx",  # 8.8
     *(b"ar" + n for n in (  # 8.8: the array type
         b"count", b"del", b"delrange", b"get", b"getrange", b"grep", b"info", b"insert",
         b"lastitems", b"len", b"mget", b"mset", b"next", b"op", b"ring", b"scan", b"seek",
@@ -152,7 +152,8 @@ def test_newer_commands_carry_their_json(pair8):
     give them (COMMAND INFO's wire shape; RESP3 maps)."""
     pair8.ours.call("HELLO", "3")
     info = by_name(parse(pair8.ours.call("COMMAND", "INFO", "msetex", "delex", "digest",
-                                         "xcfgset", "xidmprecord", "xnack", "arring")))
+                                         "xcfgset", "xidmprecord", "xnack", "arring",
+                                         "increx")))
 
     def range_spec(flags: list[bytes]) -> dict:
         return {b"flags": flags, b"begin_search": {b"type": b"index", b"spec": {b"index": 1}},
@@ -169,6 +170,9 @@ def test_newer_commands_carry_their_json(pair8):
     assert info[b"delex"][1:3] == [-2, [b"write", b"fast"]]
     assert info[b"delex"][7:9] == [[], [range_spec([b"RW", b"delete", b"variable_flags"])]]
     assert info[b"digest"][2] == [b"readonly", b"fast"]
+    assert info[b"increx"][1:] == [-2, [b"write", b"denyoom", b"fast"], 1, 1, 1,
+                                   [b"@write", b"@string", b"@fast"], [],
+                                   [range_spec([b"RW", b"access", b"update"])], {}]
     for name, flags in ((b"xcfgset", [b"write", b"fast"]),
                         (b"xidmprecord", [b"write", b"denyoom", b"fast"]),
                         (b"xnack", [b"write", b"fast"]), (b"arring", [b"write", b"denyoom"])):

@@ -325,7 +325,7 @@ NOT_FUZZED: dict[str, str] = {
     **_each("rillet has no Lua debugger (docs/compat.md)", "script|debug"),
 }
 # Newer than Redis 8.2.3 (8.4-8.8): only in the rillet-only run.
-RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord", "digest", "delex", "msetex"}
+RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord", "digest", "delex", "msetex", "increx"}
 
 
 def fuzzed_commands(specs: dict[str, Spec], *, differential: bool) -> dict[str, str | None]:

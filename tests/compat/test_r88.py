@@ -1,0 +1,195 @@
+"""Redis 8.6-8.8 additions that no reference server here has (Redis 8.2.3 lacks them),
+tested against their documented semantics: redis.io's command pages and the cases of
+Redis's own tests (tests/unit/type/increx.tcl, zset.tcl's AGGREGATE COUNT), in process
+with a ManualClock so expiries and effects are exact. docs/compat.md lists them."""
+
+from __future__ import annotations
+
+import pytest
+
+import rillet.commands  # noqa: F401  (registers the commands)
+from rillet.clock import ManualClock
+from rillet.errors import ReplyError
+from rillet.server.server import Server
+from rillet.state import effect_argv
+from tests.helpers.replies import plain
+
+T0 = 1_700_000_000_000
+LLONG_MAX = 2**63 - 1
+LLONG_MIN = -(2**63)
+
+
+class Env:
+    def __init__(self) -> None:
+        self.clock = ManualClock(T0)
+        self.server = Server(clock=self.clock)
+        self.client = self.server.state.new_client(None)
+        self.effects: list[list[bytes]] = []
+        self.server.state.effect_sinks.append(
+            lambda effects: self.effects.extend(effect_argv(argv) for _, argv in effects))
+
+    def __call__(self, *args):
+        argv = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+        reply = plain(self.server.dispatcher.execute(self.client, argv))
+        if isinstance(reply, ReplyError):
+            raise reply
+        return reply
+
+    def error(self, *args) -> str:
+        with pytest.raises(ReplyError) as info:
+            self(*args)
+        return str(info.value)
+
+    def take(self) -> list[list[bytes]]:
+        out, self.effects = self.effects, []
+        return [e for e in out if e[:1] not in ([b"MULTI"], [b"EXEC"], [b"SELECT"])]
+
+
+@pytest.fixture
+def env() -> Env:
+    return Env()
+
+
+# --- INCREX ----------------------------------------------------------------------------
+
+def test_increx_defaults_and_byint(env):
+    assert env("INCREX", "k") == [1, 1]
+    assert env("INCREX", "k") == [2, 1]
+    env("SET", "k", 100)
+    assert env("INCREX", "k", "BYINT", 5) == [105, 5]
+    assert env("INCREX", "k", "BYINT", -10) == [95, -10]
+    assert env("INCREX", "k", "byint", 0) == [95, 0]
+    assert env("OBJECT", "ENCODING", "k") == b"int"
+
+
+def test_increx_bounds_reject_or_saturate(env):
+    env("SET", "k", 99)
+    assert env("INCREX", "k", "BYINT", 5, "UBOUND", 100) == [99, 0]
+    assert env("GET", "k") == b"99"
+    assert env("INCREX", "k", "BYINT", 5, "UBOUND", 100, "SATURATE") == [100, 1]
+    env("SET", "k", 10)
+    assert env("INCREX", "k", "BYINT", -100, "LBOUND", 0, "SATURATE") == [0, -10]
+    env("SET", "k", 50)
+    # already outside: the default leaves it, SATURATE moves it to the bound
+    assert env("INCREX", "k", "BYINT", 5, "UBOUND", 30) == [50, 0]
+    assert env("INCREX", "k", "BYINT", 5, "UBOUND", 30, "SATURATE") == [30, -20]
+    env("SET", "k", 50)
+    assert env("INCREX", "k", "BYINT", -25, "UBOUND", 30) == [25, -25]
+    env("SET", "k", 5)
+    assert env("INCREX", "k", "LBOUND", 0, "BYINT", 100, "UBOUND", 10, "SATURATE") == [10, 5]
+
+
+def test_increx_type_limits(env):
+    env("SET", "k", 9223372036854775800)
+    assert env("INCREX", "k", "BYINT", 9223372036854775800) == [9223372036854775800, 0]
+    assert env("INCREX", "k", "BYINT", 9223372036854775800, "SATURATE") == [LLONG_MAX, 7]
+    env("SET", "k", -9223372036854775800)
+    assert env("INCREX", "k", "BYINT", -9223372036854775800, "SATURATE") == [LLONG_MIN, -8]
+    env("SET", "k", 9223372036854775800)
+    assert env.error("INCREX", "k", "BYINT", 1, "SATURATE", "UBOUND", LLONG_MIN) == \
+        "ERR applied increment would overflow"
+
+
+def test_increx_missing_key_out_of_bounds_is_not_created(env):
+    assert env("INCREX", "k", "BYINT", 5, "LBOUND", 10) == [0, 0]
+    assert env("EXISTS", "k") == 0
+    assert env("INCREX", "k", "BYFLOAT", "-0.5", "UBOUND", "-1.5") == [b"0", b"0"]
+    assert env("EXISTS", "k") == 0
+    assert env("INCREX", "k", "UBOUND", 0, "SATURATE") == [0, 0]
+    assert env("GET", "k") == b"0"
+    assert env.take() == [[b"SET", b"k", b"0", b"KEEPTTL"]]
+
+
+def test_increx_byfloat(env):
+    env("SET", "k", "1.5")
+    assert env("INCREX", "k", "BYFLOAT", "0.25") == [b"1.75", b"0.25"]
+    assert env("OBJECT", "ENCODING", "k") == b"embstr"
+    env("SET", "k", 10)
+    assert env("INCREX", "k", "BYFLOAT", 100, "UBOUND", "42.5", "SATURATE") == [b"42.5", b"32.5"]
+    env("SET", "k", 10)
+    assert env("INCREX", "k", "BYFLOAT", "1.0", "UBOUND", "inf") == [b"11", b"1"]
+    env("SET", "k", 10)
+    assert env("INCREX", "k", "BYFLOAT", "1.0", "LBOUND", "-inf", "UBOUND", "-inf") == [b"10", b"0"]
+    assert env.error("INCREX", "k", "BYFLOAT", "1.0", "LBOUND", "inf", "UBOUND", "inf",
+                     "SATURATE") == "ERR applied increment would be Infinity"
+    assert env.error("INCREX", "k", "BYFLOAT", "+inf") == "ERR BYFLOAT increment cannot be Infinity"
+    env("SET", "k", "inf")
+    assert env.error("INCREX", "k", "BYFLOAT", 1) == "ERR value cannot be Infinity"
+    env("SET", "k", "hello")
+    assert env.error("INCREX", "k", "BYFLOAT", "1.5") == "ERR value is not a valid float"
+    assert env.error("INCREX", "k", "BYINT", 1) == "ERR value is not an integer or out of range"
+    env("RPUSH", "l", "a")
+    assert env.error("INCREX", "l").startswith("WRONGTYPE")
+
+
+def test_increx_expiry(env):
+    env("SET", "k", 10)
+    assert env("INCREX", "k", "BYINT", 100, "UBOUND", 15, "EX", 100) == [10, 0]
+    assert env("TTL", "k") == -1
+    env.take()
+    assert env("INCREX", "k", "EX", 100) == [11, 1]
+    assert env("PTTL", "k") == 100_000
+    assert env("INCREX", "k", "PX", 5000, "ENX") == [12, 1]
+    assert env("PTTL", "k") == 100_000  # ENX: the TTL it had stays
+    assert env("INCREX", "k", "PERSIST") == [13, 1]
+    assert env("TTL", "k") == -1
+    assert env("INCREX", "k", "PXAT", T0 + 7000, "ENX") == [14, 1]
+    assert env("PTTL", "k") == 7000
+    assert env.take() == [
+        [b"SET", b"k", b"11", b"PXAT", b"%d" % (T0 + 100_000)],
+        [b"SET", b"k", b"12", b"KEEPTTL"],
+        [b"SET", b"k", b"13"],
+        [b"SET", b"k", b"14", b"PXAT", b"%d" % (T0 + 7000)]]
+    assert env("INCREX", "k", "EXAT", 1) == [15, 1]
+    assert env("EXISTS", "k") == 0
+    env("SET", "k", 10, "EX", 500)
+    assert env("INCREX", "k", "EXAT", 1, "ENX") == [11, 1]
+    assert env("TTL", "k") == 500
+    assert env.take()[0] == [b"DEL", b"k"]
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (("FOO",), "ERR syntax error"),
+    (("BYINT", 1, "FOO"), "ERR syntax error"),
+    (("BYINT", 1, "BYFLOAT", "1.5"), "ERR syntax error"),
+    (("BYINT", 1, "BYINT", 2), "ERR syntax error"),
+    (("EX", 10, "PX", 5000), "ERR syntax error"),
+    (("EX", 10, "PERSIST"), "ERR syntax error"),
+    (("PERSIST", "EX", 10), "ERR syntax error"),
+    (("PERSIST", "ENX"), "ERR syntax error"),
+    (("ENX", "PERSIST"), "ERR syntax error"),
+    (("SATURATE", "SATURATE"), "ERR syntax error"),
+    (("EX", 10, "EX", 20), "ERR syntax error"),
+    (("LBOUND",), "ERR syntax error"),
+    (("ENX",), "ERR ENX flag requires an expiration"),
+    (("BYINT", "abc"), "ERR Increment is not an integer or out of range"),
+    (("BYINT", "1.5"), "ERR Increment is not an integer or out of range"),
+    (("BYFLOAT", "abc"), "ERR Increment is not a valid float"),
+    (("UBOUND", "12.5"), "ERR UBOUND is not an integer or out of range"),
+    (("LBOUND", "inf"), "ERR LBOUND is not an integer or out of range"),
+    (("BYFLOAT", 1, "UBOUND", "abc"), "ERR UBOUND is not a valid float"),
+    (("BYINT", 1, "LBOUND", 10, "UBOUND", 5), "ERR LBOUND can't be greater than UBOUND"),
+    (("BYFLOAT", 1, "LBOUND", "inf"), "ERR LBOUND can't be greater than UBOUND"),
+    (("EX", 0), "ERR invalid expire time in 'increx' command"),
+    (("PX", -1), "ERR invalid expire time in 'increx' command"),
+])
+def test_increx_argument_errors(env, args, error):
+    assert env.error("INCREX", "k", *args) == error
+    assert env("EXISTS", "k") == 0
+
+
+# --- the table: arity errors in Redis's generic form, COMMAND INFO/DOCS entries ----------
+
+@pytest.mark.parametrize(("name", "argv"), [("increx", ["INCREX"])])
+def test_arity_errors_are_redis_generic_form(env, name, argv):
+    assert env.error(*argv) == f"ERR wrong number of arguments for '{name}' command"
+
+
+@pytest.mark.parametrize("name", ["increx"])
+def test_command_info_and_docs_exist(env, name):
+    [info] = env("COMMAND", "INFO", name)
+    assert info[0] == name.encode()
+    [(entry, doc)] = env("COMMAND", "DOCS", name).items
+    assert entry == name.encode()
+    fields = dict(doc.items)
+    assert fields[b"since"] == b"8.8.0" and fields[b"summary"] and fields[b"arguments"]
