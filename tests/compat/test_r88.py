@@ -178,6 +178,47 @@ def test_increx_argument_errors(env, args, error):
     assert env("EXISTS", "k") == 0
 
 
+# --- AGGREGATE COUNT (ZUNION, ZINTER, ZUNIONSTORE, ZINTERSTORE) -------------------------
+
+def _count_setup(env):
+    env("ZADD", "s1", 1, "foo", 1, "bar")
+    env("ZADD", "s2", 2, "foo", 2, "bar")
+    env("ZADD", "s3", 3, "foo")
+    env("SADD", "plain", "foo", "baz")
+
+
+def test_aggregate_count_union_and_store(env):
+    _count_setup(env)
+    # redis#14892's example: the scores are ignored, each set counts once
+    assert env("ZUNIONSTORE", "out", 3, "s1", "s2", "s3", "AGGREGATE", "COUNT") == 2
+    assert env("ZRANGE", "out", 0, -1, "WITHSCORES") == [b"bar", 2.0, b"foo", 3.0]
+    assert env("ZUNION", 3, "s1", "s2", "s3", "aggregate", "count", "WITHSCORES") == \
+        [b"bar", 2.0, b"foo", 3.0]
+    # with WEIGHTS each set adds its weight; plain sets count too
+    assert env("ZUNION", 3, "s1", "s3", "plain", "WEIGHTS", 2, 10, "0.5", "AGGREGATE", "COUNT",
+               "WITHSCORES") == [b"baz", 0.5, b"bar", 2.0, b"foo", 12.5]
+    assert env("ZUNION", 2, "s1", "s3", "AGGREGATE", "COUNT") == [b"bar", b"foo"]
+
+
+def test_aggregate_count_inter_and_store(env):
+    _count_setup(env)
+    assert env("ZINTER", 3, "s1", "s2", "s3", "AGGREGATE", "COUNT", "WITHSCORES") == [b"foo", 3.0]
+    assert env("ZINTERSTORE", "out", 2, "s1", "s2", "WEIGHTS", 1, -3, "AGGREGATE", "COUNT") == 2
+    assert env("ZRANGE", "out", 0, -1, "WITHSCORES") == [b"bar", -2.0, b"foo", -2.0]
+    assert env.error("ZINTER", 2, "s1", "s2", "AGGREGATE", "AVG") == "ERR syntax error"
+    assert env.error("ZUNIONSTORE", "o", 1, "s1", "AGGREGATE", "COUNT", "WITHSCORES") == \
+        "ERR syntax error"
+
+
+def test_aggregate_count_in_command_docs(env):
+    for name in ("zunion", "zinter", "zunionstore", "zinterstore"):
+        [(_, doc)] = env("COMMAND", "DOCS", name).items
+        fields = dict(doc.items)
+        assert [b"8.8.0", b"Added `COUNT` aggregate option."] in fields[b"history"].items
+        tokens = str(fields[b"arguments"])
+        assert "b'count'" in tokens.lower(), name
+
+
 # --- the table: arity errors in Redis's generic form, COMMAND INFO/DOCS entries ----------
 
 @pytest.mark.parametrize(("name", "argv"), [("increx", ["INCREX"])])
