@@ -28,8 +28,10 @@ from rillet.notify import (
     KEYSPACE,
     NEW,
     OVERWRITTEN,
+    SUBKEY_CHANNELS,
     TYPE_CHANGED,
     read_key_indexes,
+    subkey_messages,
 )
 from rillet.observe import Instantaneous, Slowlog, monitor_line
 from rillet.pubsub import PubSub, Subscriptions
@@ -269,9 +271,11 @@ class Client:
         """
         self.server.dirty += changes
 
-    def notify(self, event_class: int, event: bytes, key: bytes) -> None:
-        """A keyspace notification for `key` in this client's db (Redis's notifyKeyspaceEvent)."""
-        self.server.notify(event_class, event, key, self.db.index)
+    def notify(self, event_class: int, event: bytes, key: bytes,
+               subkeys: list[bytes] | None = None) -> None:
+        """A keyspace notification for `key` in this client's db (Redis's notifyKeyspaceEvent,
+        notifyKeyspaceEventWithSubkeys when the hash fields it touched are given)."""
+        self.server.notify(event_class, event, key, self.db.index, subkeys)
 
     def propagate(self, argv: list[bytes]) -> None:
         """Replace this command's default effect (its own argv) with explicit ones.
@@ -606,8 +610,10 @@ class ServerState:
         if slot in self.blocking:
             self.ready_keys[slot] = None
 
-    def notify(self, event_class: int, event: bytes, key: bytes, db_index: int) -> None:
-        """Publish a keyspace event if its class is enabled (notify-keyspace-events)."""
+    def notify(self, event_class: int, event: bytes, key: bytes, db_index: int,
+               subkeys: list[bytes] | None = None) -> None:
+        """Publish a keyspace event if its class is enabled (notify-keyspace-events), and
+        the subkey channels' messages when it names subkeys (Redis 8.8)."""
         flags = self.notify_flags
         if not flags & event_class:
             return
@@ -615,6 +621,9 @@ class ServerState:
             self.pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event)
         if flags & KEYEVENT:
             self.pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key)
+        if subkeys and flags & SUBKEY_CHANNELS:
+            for channel, message in subkey_messages(flags, event, key, db_index, subkeys):
+                self.pubsub.publish(channel, message)
 
     # --- keyspace notifications beyond the handlers' own events -------------------
     def _notify_classes_changed(self, flags: int) -> None:

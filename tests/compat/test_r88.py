@@ -219,6 +219,58 @@ def test_aggregate_count_in_command_docs(env):
         assert "b'count'" in tokens.lower(), name
 
 
+# --- subkey notifications (S, T, I, V) ---------------------------------------------------
+
+def _messages(pubsub, count: int) -> list[tuple[bytes, bytes]]:
+    out = []
+    for _ in range(count):
+        message = pubsub.get_message(timeout=5)
+        while message is not None and message["type"] != "pmessage":
+            message = pubsub.get_message(timeout=5)
+        assert message is not None, out
+        out.append((message["channel"], message["data"]))
+    return out
+
+
+def test_subkey_channels_for_hash_fields(r):
+    """redis.io's "Redis subkey notifications" page: its channels and payloads, with
+    notify.c's <len>:<subkey> encoding (the page's example miscounts the lengths)."""
+    r.config_set("notify-keyspace-events", "STIVh")
+    assert r.config_get("notify-keyspace-events") == {"notify-keyspace-events": "hSTIV"}
+    pubsub = r.pubsub()
+    pubsub.psubscribe("__subkey*")
+    r.hset("myhash", mapping={"field1": "val1", "f2": "v"})
+    assert _messages(pubsub, 5) == [
+        (b"__subkeyspace@0__:myhash", b"hset|6:field1,2:f2"),
+        (b"__subkeyevent@0__:hset", b"6:myhash|6:field1,2:f2"),
+        (b"__subkeyspaceitem@0__:myhash\nfield1", b"hset"),
+        (b"__subkeyspaceitem@0__:myhash\nf2", b"hset"),
+        (b"__subkeyspaceevent@0__:hset|myhash", b"6:field1,2:f2"),
+    ]
+    r.config_set("notify-keyspace-events", "Th")
+    r.hdel("myhash", "nope", "f2")
+    r.hincrby("myhash", "n", 2)
+    r.execute_command("HEXPIRE", "myhash", 100, "FIELDS", 2, "n", "nope")
+    r.execute_command("HPERSIST", "myhash", "FIELDS", 1, "n")
+    r.hsetnx("myhash", "n", "x")  # not set: no event
+    r.delete("myhash")  # a key event only: no subkey message
+    r.hset("a\nb", "f", "v")
+    assert _messages(pubsub, 5) == [
+        (b"__subkeyevent@0__:hdel", b"6:myhash|2:f2"),
+        (b"__subkeyevent@0__:hincrby", b"6:myhash|1:n"),
+        (b"__subkeyevent@0__:hexpire", b"6:myhash|1:n"),
+        (b"__subkeyevent@0__:hpersist", b"6:myhash|1:n"),
+        (b"__subkeyevent@0__:hset", b"3:a\nb|1:f"),
+    ]
+    # without the hash class, or without a subkey channel flag, nothing
+    r.config_set("notify-keyspace-events", "KEA")
+    r.config_set("notify-keyspace-events", "STIV")
+    r.hset("myhash", "f", "v")
+    assert pubsub.get_message(timeout=0.2) is None
+    pubsub.close()
+    r.config_set("notify-keyspace-events", "")
+
+
 # --- the table: arity errors in Redis's generic form, COMMAND INFO/DOCS entries ----------
 
 @pytest.mark.parametrize(("name", "argv"), [("increx", ["INCREX"])])
