@@ -238,6 +238,10 @@ IDMP_EXPLICIT_ID = "ERR IDMP/IDMPAUTO can be used only with auto-generated IDs"
 IDMP_EMPTY_PID = "ERR IDMP requires a non-empty producer ID"
 IDMP_EMPTY_IID = "ERR IDMP requires a non-empty idempotent ID"
 IDMPAUTO_EMPTY_PID = "ERR IDMPAUTO requires a non-empty producer ID"
+# XIDMPRECORD's refusals (redis.io lists the cases; the texts as fakeredis has them)
+XIDMPRECORD_NO_ENTRY = "ERR The specified stream ID was deleted or doesn't exist"
+XIDMPRECORD_OTHER_ID = (
+    "ERR The specified IDMP producer-id/idempotent-id pair maps to a different stream ID")
 XCFGSET_NO_PARAMETER = "ERR At least one parameter (IDMP-DURATION or IDMP-MAXSIZE) is required"
 XCFGSET_DURATION_RANGE = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
 XCFGSET_MAXSIZE_RANGE = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"

@@ -10,6 +10,7 @@ import pytest
 import rillet.commands  # noqa: F401  (registers the commands)
 from rillet.clock import ManualClock
 from rillet.errors import ReplyError
+from rillet.resp.types import OK
 from rillet.server.server import Server
 from rillet.state import effect_argv
 from tests.helpers.replies import plain
@@ -269,6 +270,42 @@ def test_subkey_channels_for_hash_fields(r):
     assert pubsub.get_message(timeout=0.2) is None
     pubsub.close()
     r.config_set("notify-keyspace-events", "")
+
+
+# --- XIDMPRECORD's refusals ----------------------------------------------------------------
+
+def test_xidmprecord_argument_errors(env):
+    # IDs of now: an iid ages from its entry ID's time (IDMP-DURATION)
+    A, B, C = f"{T0}-1", f"{T0 + 1}-1", f"{T0}-2"
+    assert env.error("XIDMPRECORD", "s", "p", "i", A) == "ERR no such key"
+    env("SET", "str", "v")
+    assert env.error("XIDMPRECORD", "str", "p", "i", A).startswith("WRONGTYPE")
+    env("XADD", "s", A, "f", "v")
+    env("XADD", "s", B, "f", "v")
+    assert env.error("XIDMPRECORD", "s", "", "i", A) == \
+        "ERR IDMP requires a non-empty producer ID"
+    assert env.error("XIDMPRECORD", "s", "p", "", A) == \
+        "ERR IDMP requires a non-empty idempotent ID"
+    assert env.error("XIDMPRECORD", "s", "p", "i", "bad") == \
+        "ERR Invalid stream ID specified as stream command argument"
+    assert env.error("XIDMPRECORD", "s", "p", "i", C) == \
+        "ERR The specified stream ID was deleted or doesn't exist"
+    env.take()
+    assert env("XIDMPRECORD", "s", "p", "i", A) == b"OK"
+    assert env("XIDMPRECORD", "s", "p", "i", A) == b"OK"  # the same again: nothing new
+    assert env.take() == [[b"XIDMPRECORD", b"s", b"p", b"i", A.encode()]]
+    assert env.error("XIDMPRECORD", "s", "p", "i", B) == \
+        "ERR The specified IDMP producer-id/idempotent-id pair maps to a different stream ID"
+    env("XDEL", "s", B)
+    assert env.error("XIDMPRECORD", "s", "p", "j", B) == \
+        "ERR The specified stream ID was deleted or doesn't exist"
+    assert env.error("XIDMPRECORD", "s", "p", "i") == \
+        "ERR wrong number of arguments for 'xidmprecord' command"
+    # an AOF rewrite keeps the records of deleted entries: loading takes them back
+    from rillet.commands.streams import xidmprecord
+
+    env.server.state.loading = True
+    assert xidmprecord(env.client, [b"XIDMPRECORD", b"s", b"p", b"j", B.encode()]) == OK
 
 
 # --- the table: arity errors in Redis's generic form, COMMAND INFO/DOCS entries ----------
