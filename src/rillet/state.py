@@ -20,6 +20,7 @@ from rillet.acl import Acl, User
 from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
+from rillet.hotkeys import Hotkeys
 from rillet.memory import Memory
 from rillet.notify import (
     EXPIRED,
@@ -419,6 +420,9 @@ class ServerState:
         # notify-keyspace-events' `m` class: while on, every client is gated and
         # Dispatcher.call reports the keys a command reads and finds missing.
         self.keymiss = False
+        # HOTKEYS START's session (rillet/hotkeys.py): while active, every client is
+        # gated so that Dispatcher.call measures each command.
+        self.hotkeys: Hotkeys | None = None
         self.config.watch("notify-keyspace-events", self._notify_classes_changed)
         self._notify_classes_changed(self.config["notify-keyspace-events"])
         # MONITOR clients (while any, every client takes the dispatcher's gated path,
@@ -491,7 +495,12 @@ class ServerState:
     def _regate(self) -> None:
         self._set_gated(self._loading or self._write_guard is not None
                         or self._script_busy is not None or bool(self.monitors)
-                        or self.pause_end_ms > 0 or self.keymiss)
+                        or self.pause_end_ms > 0 or self.keymiss
+                        or (self.hotkeys is not None and self.hotkeys.active))
+
+    def hotkeys_changed(self) -> None:
+        """A HOTKEYS session started or stopped: the gate follows it."""
+        self._regate()
 
     def pause(self, end_ms: int, pause_all: bool) -> None:
         """CLIENT PAUSE: a new pause replaces a shorter or weaker one, never shortens one."""

@@ -308,6 +308,118 @@ def test_xidmprecord_argument_errors(env):
     assert xidmprecord(env.client, [b"XIDMPRECORD", b"s", b"p", b"j", B.encode()]) == OK
 
 
+# --- HOTKEYS ---------------------------------------------------------------------------------
+
+def _report(env) -> dict:
+    reply = env("HOTKEYS", "GET")
+    return dict(reply.items)
+
+
+def test_hotkeys_session(env):
+    assert env("HOTKEYS", "GET") is None
+    assert env("HOTKEYS", "STOP") is None
+    assert env("HOTKEYS", "START", "METRICS", 2, "CPU", "NET", "COUNT", 2) == b"OK"
+    for _ in range(5):
+        env("SET", "hot", "v")
+    env("SET", "warm", "v")
+    env("MSET", "warm", "v", "cold", "v")
+    env("EVAL", "redis.call('set', KEYS[1], 1)", 1, "hot")
+    env("PING")  # no keys: not counted
+    report = _report(env)
+    assert list(report) == [
+        b"tracking-active", b"sample-ratio", b"selected-slots", b"all-commands-all-slots-us",
+        b"net-bytes-all-commands-all-slots", b"collection-start-time-unix-ms",
+        b"collection-duration-ms", b"total-cpu-time-user-ms", b"total-cpu-time-sys-ms",
+        b"total-net-bytes", b"by-cpu-time-us", b"by-net-bytes"]
+    assert report[b"tracking-active"] == 1 and report[b"sample-ratio"] == 1
+    assert report[b"selected-slots"] == [] and report[b"collection-start-time-unix-ms"] == T0
+    by_net = report[b"by-net-bytes"]
+    assert by_net[0::2] == [b"hot", b"warm"]  # COUNT 2, the biggest first
+    # the requests' RESP bytes; the script's own SET counts as EVAL's
+    set_hot = len(b"*3\r\n$3\r\nSET\r\n$3\r\nhot\r\n$1\r\nv\r\n")
+    eval_hot = len(b"*4\r\n$4\r\nEVAL\r\n$29\r\nredis.call('set', KEYS[1], 1)\r\n"
+                   b"$1\r\n1\r\n$3\r\nhot\r\n")
+    assert by_net[1] == 5 * set_hot + eval_hot
+    assert len(report[b"by-cpu-time-us"]) <= 4
+    assert report[b"net-bytes-all-commands-all-slots"] == report[b"total-net-bytes"]
+    assert env.error("HOTKEYS", "START", "METRICS", 1, "CPU") == \
+        "ERR hotkey tracking session already in progress"
+    assert env.error("HOTKEYS", "RESET") == \
+        "ERR hotkey tracking session in progress, stop tracking first"
+    env.clock.advance(1500)
+    assert env("HOTKEYS", "STOP") == b"OK"
+    report = _report(env)
+    assert report[b"tracking-active"] == 0 and report[b"collection-duration-ms"] == 1500
+    env("SET", "hot", "v")  # stopped: not counted
+    assert _report(env)[b"by-net-bytes"] == by_net
+    assert env("HOTKEYS", "RESET") == b"OK"
+    assert env("HOTKEYS", "GET") is None
+
+
+def test_hotkeys_metrics_and_duration(env):
+    env("HOTKEYS", "START", "METRICS", 1, "NET", "DURATION", 2, "SAMPLE", 5)
+    report = _report(env)
+    assert b"total-cpu-time-user-ms" not in report and b"by-cpu-time-us" not in report
+    assert report[b"sample-ratio"] == 5
+    env.clock.advance(2500)
+    report = _report(env)
+    assert report[b"tracking-active"] == 0 and report[b"collection-duration-ms"] == 2000
+    env("HOTKEYS", "RESET")
+    # an unknown metric is skipped when a known one is there (forward compatibility)
+    assert env("HOTKEYS", "START", "METRICS", 2, "GPU", "CPU") == b"OK"
+    report = _report(env)
+    assert b"by-cpu-time-us" in report and b"by-net-bytes" not in report
+
+
+def test_hotkeys_on_a_server(r):
+    """Over the wire: the compiled fast path is gated off while a session runs."""
+    assert r.execute_command("HOTKEYS", "START", "METRICS", 1, "NET") == b"OK"
+    other = r.connection_pool.make_connection()  # a client that connects meanwhile
+    other.connect()
+    for _ in range(3):
+        r.set("x", "v")
+        other.send_command("GET", "y")
+        other.read_response()
+    assert r.execute_command("HOTKEYS", "STOP") == b"OK"
+    report = r.execute_command("HOTKEYS", "GET")
+    fields = report if isinstance(report, dict) else dict(zip(report[0::2], report[1::2], strict=True))
+    assert fields[b"by-net-bytes"][0::2] == [b"x", b"y"]
+    assert r.execute_command("HOTKEYS", "RESET") == b"OK"
+    other.disconnect()
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    ((), "ERR METRICS parameter is required"),
+    (("METRICS",), "ERR METRICS parameter is required"),
+    (("COUNT", 1), "ERR METRICS parameter is required"),
+    (("METRICS", 0), "ERR METRICS count must be > 0 and <= 2"),
+    (("METRICS", 3, "CPU", "NET"), "ERR METRICS count must be > 0 and <= 2"),
+    (("METRICS", "x"), "ERR METRICS count must be > 0 and <= 2"),
+    (("METRICS", 2, "CPU"), "ERR METRICS count does not match number of metric types provided"),
+    (("METRICS", 1, "CPU", "NET"), "ERR syntax error"),
+    (("METRICS", 1, "GPU"), "ERR METRICS no valid metrics passed. Supported: CPU|NET"),
+    (("METRICS", 2, "CPU", "cpu"), "ERR METRICS CPU defined more than once!"),
+    (("METRICS", 2, "NET", "NET"), "ERR METRICS NET defined more than once!"),
+    (("METRICS", 1, "CPU", "COUNT", 0), "ERR COUNT must be between 1 and 64"),
+    (("METRICS", 1, "CPU", "COUNT", 100), "ERR COUNT must be between 1 and 64"),
+    (("METRICS", 1, "CPU", "DURATION", 0), "ERR DURATION must be between 1 and 1000000"),
+    (("METRICS", 1, "CPU", "SAMPLE", 0), "ERR SAMPLE ratio must be positive"),
+    (("METRICS", 1, "CPU", "SLOTS", 2, 0, 5),
+     "ERR SLOTS parameter cannot be used in non-cluster mode"),
+    (("METRICS", 1, "CPU", "COUNT"), "ERR syntax error"),
+])
+def test_hotkeys_start_errors(env, args, error):
+    assert env.error("HOTKEYS", "START", *args) == error
+    assert env("HOTKEYS", "GET") is None
+
+
+def test_hotkeys_subcommand_errors(env):
+    assert env.error("HOTKEYS") == "ERR wrong number of arguments for 'hotkeys' command"
+    assert env.error("HOTKEYS", "GET", "x") == \
+        "ERR wrong number of arguments for 'hotkeys|get' command"
+    assert env.error("HOTKEYS", "NOPE").startswith("ERR unknown subcommand 'NOPE'.")
+
+
 # --- the table: arity errors in Redis's generic form, COMMAND INFO/DOCS entries ----------
 
 @pytest.mark.parametrize(("name", "argv"), [("increx", ["INCREX"])])
@@ -315,11 +427,13 @@ def test_arity_errors_are_redis_generic_form(env, name, argv):
     assert env.error(*argv) == f"ERR wrong number of arguments for '{name}' command"
 
 
-@pytest.mark.parametrize("name", ["increx"])
-def test_command_info_and_docs_exist(env, name):
+@pytest.mark.parametrize(("name", "since"), [("increx", b"8.8.0"), ("hotkeys", b"8.6.0"),
+                                             ("hotkeys|start", b"8.6.0")])
+def test_command_info_and_docs_exist(env, name, since):
     [info] = env("COMMAND", "INFO", name)
     assert info[0] == name.encode()
     [(entry, doc)] = env("COMMAND", "DOCS", name).items
     assert entry == name.encode()
     fields = dict(doc.items)
-    assert fields[b"since"] == b"8.8.0" and fields[b"summary"] and fields[b"arguments"]
+    assert fields[b"since"] == since and fields[b"summary"]
+    assert b"arguments" in fields or b"subcommands" in fields

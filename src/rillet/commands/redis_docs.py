@@ -188,6 +188,7 @@ DOCS: dict[str, dict[str, object]] = {
     'hlen': {'summary': 'Returns the number of fields in a hash.', 'since': '2.0.0', 'group': 'hash', 'complexity': 'O(1)'},
     'hmget': {'summary': 'Returns the values of all fields in a hash.', 'since': '2.0.0', 'group': 'hash', 'complexity': 'O(N) where N is the number of fields being requested.'},
     'hmset': {'summary': 'Sets the values of multiple fields.', 'since': '2.0.0', 'group': 'hash', 'complexity': 'O(N) where N is the number of fields being set.', 'doc_flags': ('deprecated',), 'deprecated_since': '4.0.0', 'replaced_by': '`HSET` with multiple field-value pairs'},
+    'hotkeys': {'summary': 'A container for hotkeys tracking commands.', 'since': '8.6.0', 'group': 'server', 'complexity': 'Depends on subcommand.'},
     'hpersist': {'summary': 'Removes the expiration time for each specified field', 'since': '7.4.0', 'group': 'hash', 'complexity': 'O(N) where N is the number of specified fields'},
     'hpexpire': {'summary': 'Set expiry for hash field using relative time to expire (milliseconds)', 'since': '7.4.0', 'group': 'hash', 'complexity': 'O(N) where N is the number of specified fields'},
     'hpexpireat': {'summary': 'Set expiry for hash field using an absolute Unix timestamp (milliseconds)', 'since': '7.4.0', 'group': 'hash', 'complexity': 'O(N) where N is the number of specified fields'},
