@@ -276,7 +276,10 @@ class Client:
                subkeys: list[bytes] | None = None) -> None:
         """A keyspace notification for `key` in this client's db (Redis's notifyKeyspaceEvent,
         notifyKeyspaceEventWithSubkeys when the hash fields it touched are given)."""
-        self.server.notify(event_class, event, key, self.db.index, subkeys)
+        if subkeys is None:  # (the compiled bodies' call, argument for argument)
+            self.server.notify(event_class, event, key, self.db.index)
+        else:
+            self.server.notify(event_class, event, key, self.db.index, subkeys)
 
     def propagate(self, argv: list[bytes]) -> None:
         """Replace this command's default effect (its own argv) with explicit ones.
@@ -604,8 +607,11 @@ class ServerState:
     def key_modified(self, db_index: int, key: bytes, changes: int = 1) -> None:
         """Redis's signalModifiedKey plus the change count: WATCH, blocked readers, save rules."""
         self.dirty += changes
+        db = self.keyspace.dbs[db_index]
         # Its memory estimate is redone when next asked for (memory.py), never here.
-        self.keyspace.dbs[db_index].pending[key] = None
+        db.pending[key] = None
+        if db.lrm and key in db.data:
+            db.access[key] = db.lru_now  # LRM: a write is what moves the clock
         if self.tracking.clients:
             self.tracking.invalidate(key)
         # Most writes happen with nobody watching or waiting: two reads, no tuple.

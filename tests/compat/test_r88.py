@@ -420,6 +420,53 @@ def test_hotkeys_subcommand_errors(env):
     assert env.error("HOTKEYS", "NOPE").startswith("ERR unknown subcommand 'NOPE'.")
 
 
+# --- volatile-lrm / allkeys-lrm (Redis 8.6) ----------------------------------------------
+
+def _later(env, ms: int) -> None:
+    env.clock.advance(ms)
+    env.server.state.memory.tick()  # the cron's LRU clock
+
+
+def test_lrm_clock_moves_on_writes_only(env):
+    """redis.io's key eviction page: LRM evicts the least recently modified keys, so a
+    key that is only read ages, one that is written does not."""
+    env("CONFIG", "SET", "maxmemory-policy", "allkeys-lrm")
+    assert env("CONFIG", "GET", "maxmemory-policy").items == [(b"maxmemory-policy", b"allkeys-lrm")]
+    env("SET", "read", "v")
+    env("RPUSH", "written", "a")
+    env("SET", "n", 1)
+    _later(env, 100_000)
+    for _ in range(3):
+        env("GET", "read")
+        env("RPUSH", "written", "b")
+        env("INCR", "n")
+    assert env("OBJECT", "IDLETIME", "read") == 100
+    assert env("OBJECT", "IDLETIME", "written") == 0
+    assert env("OBJECT", "IDLETIME", "n") == 0
+    env("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+    env("GET", "read")
+    assert env("OBJECT", "IDLETIME", "read") == 0
+
+
+def test_lrm_evicts_the_least_recently_modified(env):
+    env("CONFIG", "SET", "maxmemory-policy", "volatile-lrm")
+    env("CONFIG", "SET", "maxmemory-samples", 64)
+    for i in range(20):
+        env("SET", f"k{i}", "x" * 1000, "EX", 1000)
+    env("SET", "persistent", "x" * 1000)
+    _later(env, 50_000)
+    for i in range(10, 20):
+        env("SETRANGE", f"k{i}", 0, "y")  # modified: young again
+    for i in range(10):
+        env("GET", f"k{i}")  # only read: they stay old
+    used = env.server.state.memory.used()
+    env("CONFIG", "SET", "maxmemory", used - 3000)
+    env("SET", "trigger", "v")
+    gone = [i for i in range(20) if not env("EXISTS", f"k{i}")]
+    assert gone and all(i < 10 for i in gone)
+    assert env("EXISTS", "persistent") == 1
+
+
 # --- the table: arity errors in Redis's generic form, COMMAND INFO/DOCS entries ----------
 
 @pytest.mark.parametrize(("name", "argv"), [("increx", ["INCREX"])])
