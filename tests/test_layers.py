@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rillet.persistence", "rillet.replication"),
     ("rillet.state", "rillet.memory"),
     ("rillet.pubsub", "rillet.notify", "rillet.observe", "rillet.tracking", "rillet.acl",
-     "rillet.config"),
+     "rillet.config", "rillet.hotkeys"),
     ("rillet.engine",),
     ("rillet.resp",),
     # The leaves, used by all.

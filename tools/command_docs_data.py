@@ -75,6 +75,12 @@ OVERLAY: dict[str, dict[str, object]] = {
         "summary": "An internal command for setting IDMP metadata on an existing stream message.",
         "since": "8.6.2", "group": "stream", "complexity": "O(1)",
     },
+    # 8.6: HOTKEYS (hotkeys.json; its subcommands' text is on their @command)
+    "hotkeys": {"summary": "A container for hotkeys tracking commands.", "since": "8.6.0",
+                "group": "server", "complexity": "Depends on subcommand."},
+    # 8.8: AGGREGATE COUNT (redis#14892; zunion.json & co. of Redis 8.8)
+    **{name: {"history": (("8.8.0", "Added `COUNT` aggregate option."),)}
+       for name in ("zunion", "zinter", "zunionstore", "zinterstore")},
     # 8.8: the array type
     "arcount": {"summary": "Returns the number of non-empty elements in an array.",
                 "complexity": "O(1)"},

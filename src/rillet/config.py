@@ -261,8 +261,9 @@ PARAMS = [
         "pubsub": (32 * 1024 * 1024, 8 * 1024 * 1024, 60)}),
     Param("maxmemory", "memory", 0, 0, _MAX64),
     Param("maxmemory-policy", "enum", "noeviction", choices=(
-        "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
-        "allkeys-lfu", "allkeys-random", "noeviction")),
+        # Redis 8.6's maxmemory_policy_enum, with its two LRM policies
+        "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-lrm",
+        "allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-lrm", "noeviction")),
     Param("maxmemory-samples", "int", 5, 1, 64),
     Param("maxmemory-eviction-tenacity", "int", 10, 0, 100),
     Param("lfu-log-factor", "int", 10, 0, _MAX32),

@@ -22,6 +22,7 @@ from rillet.commands.acl import refuse as acl_refusal
 from rillet.commands.scripting import declared_flags
 from rillet.commands.table import TIMING_MASK, TIMING_SAMPLE, CommandSpec, shown_argv
 from rillet.errors import CountedReplyError, ReplyError
+from rillet.hotkeys import Hotkeys, request_bytes
 from rillet.memory import script_writes
 from rillet.observe import SMALL_US, record_latency
 from rillet.resp.types import NO_REPLY, QUEUED, PushedFrames
@@ -272,6 +273,9 @@ class Dispatcher:
         both and compares replies, effects and stats.
         """
         state = self.state
+        hotkeys = state.hotkeys
+        if hotkeys is not None and hotkeys.active and not hotkeys.nesting:
+            return self._call_hotkeys(hotkeys, client, spec, argv)
         write = spec.is_write
         if write:
             dirty_before = state.dirty
@@ -307,6 +311,28 @@ class Dispatcher:
             reply = reply.timeout_reply
         if write:
             state.publish_write(client.db.index, argv, dirty_before)
+        return reply
+
+    def _call_hotkeys(self, hotkeys: Hotkeys, client: Client, spec: CommandSpec,
+                      argv: list[bytes]) -> object:
+        """`call` during a HOTKEYS session: the command's keys get its time and bytes
+        (the commands it runs itself, a script's or EXEC's, count as its own)."""
+        hotkeys.expire(self.state.clock.now_ms())
+        if not hotkeys.active:
+            self.state.hotkeys_changed()
+            return self.call(client, spec, argv)
+        try:
+            keys = [argv[index] for index, _ in spec.keys_with_flags(argv)]
+        except Exception:  # a malformed command: its handler answers
+            keys = []
+        hotkeys.nesting += 1
+        started = perf_counter_ns()
+        try:
+            reply = self.call(client, spec, argv)
+        finally:
+            hotkeys.nesting -= 1
+        if keys:
+            hotkeys.record(keys, (perf_counter_ns() - started) // 1000, request_bytes(argv))
         return reply
 
     def timed(self, client: Client, spec: CommandSpec, argv: list[bytes], elapsed_ns: int) -> None:

@@ -103,8 +103,10 @@ class Memory:
         self.lfu.decay_time = int(config["lfu-decay-time"])
         self.ignore_on_replica = bool(config["replica-ignore-maxmemory"])
         lfu = self.lfu if "lfu" in policy else None
+        lrm = policy.endswith("lrm")
         for db in self.state.keyspace.dbs:
             db.lfu = lfu
+            db.lrm = lrm
         self.tick()
 
     def tick(self) -> None:

@@ -24,12 +24,19 @@ MODULE = 1 << 12  # d
 NEW = 1 << 13  # n
 OVERWRITTEN = 1 << 14  # o
 TYPE_CHANGED = 1 << 15  # c
+# Redis 8.8's subkey channels (the field names of a hash event), on top of the classes.
+SUBKEYSPACE = 1 << 16  # S: __subkeyspace@<db>__:<key>
+SUBKEYEVENT = 1 << 17  # T: __subkeyevent@<db>__:<event>
+SUBKEYSPACEITEM = 1 << 18  # I: __subkeyspaceitem@<db>__:<key>\n<subkey>
+SUBKEYSPACEEVENT = 1 << 19  # V: __subkeyspaceevent@<db>__:<event>|<key>
+SUBKEY_CHANNELS = SUBKEYSPACE | SUBKEYEVENT | SUBKEYSPACEITEM | SUBKEYSPACEEVENT
 ALL = GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE  # A
 
 _CLASSES = {
     "g": GENERIC, "$": STRING, "l": LIST, "s": SET, "h": HASH, "z": ZSET, "x": EXPIRED,
     "e": EVICTED, "t": STREAM, "d": MODULE, "n": NEW, "o": OVERWRITTEN, "c": TYPE_CHANGED,
     "A": ALL, "K": KEYSPACE, "E": KEYEVENT, "m": KEY_MISS,
+    "S": SUBKEYSPACE, "T": SUBKEYEVENT, "I": SUBKEYSPACEITEM, "V": SUBKEYSPACEEVENT,
 }
 # The order Redis's keyspaceEventsFlagsToString writes them (after A, if all of A is set).
 _SHOWN = "g$lshzxetdnoc"
@@ -60,6 +67,27 @@ def render_flags(flags: int) -> str:
         out += "E"
     if flags & KEY_MISS:
         out += "m"
+    return out + "".join(char for char in "STIV" if flags & _CLASSES[char])
+
+
+def subkey_messages(flags: int, event: bytes, key: bytes, db_index: int,
+                    subkeys: list[bytes]) -> list[tuple[bytes, bytes]]:
+    """The (channel, message) pairs of Redis 8.8's subkey channels enabled in `flags`
+    (notify.c notifyKeyspaceEventImpl): subkeys as `<len>:<subkey>` joined by ",";
+    no `|` event on the S and V channels, no newline key on the I channel."""
+    listed = b",".join(b"%d:%s" % (len(subkey), subkey) for subkey in subkeys)
+    out = []
+    piped = b"|" in event
+    if flags & SUBKEYSPACE and not piped:
+        out.append((b"__subkeyspace@%d__:%s" % (db_index, key), event + b"|" + listed))
+    if flags & SUBKEYEVENT:
+        out.append((b"__subkeyevent@%d__:%s" % (db_index, event),
+                    b"%d:%s|%s" % (len(key), key, listed)))
+    if flags & SUBKEYSPACEITEM and b"\n" not in key:
+        out.extend((b"__subkeyspaceitem@%d__:%s\n%s" % (db_index, key, subkey), event)
+                   for subkey in subkeys)
+    if flags & SUBKEYSPACEEVENT and not piped:
+        out.append((b"__subkeyspaceevent@%d__:%s|%s" % (db_index, event, key), listed))
     return out
 
 

@@ -20,6 +20,7 @@ from rillet.acl import Acl, User
 from rillet.clock import Clock, SystemClock
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
+from rillet.hotkeys import Hotkeys
 from rillet.memory import Memory
 from rillet.notify import (
     EXPIRED,
@@ -28,8 +29,10 @@ from rillet.notify import (
     KEYSPACE,
     NEW,
     OVERWRITTEN,
+    SUBKEY_CHANNELS,
     TYPE_CHANGED,
     read_key_indexes,
+    subkey_messages,
 )
 from rillet.observe import Instantaneous, Slowlog, monitor_line
 from rillet.pubsub import PubSub, Subscriptions
@@ -273,9 +276,14 @@ class Client:
         """
         self.server.dirty += changes
 
-    def notify(self, event_class: int, event: bytes, key: bytes) -> None:
-        """A keyspace notification for `key` in this client's db (Redis's notifyKeyspaceEvent)."""
-        self.server.notify(event_class, event, key, self.db.index)
+    def notify(self, event_class: int, event: bytes, key: bytes,
+               subkeys: list[bytes] | None = None) -> None:
+        """A keyspace notification for `key` in this client's db (Redis's notifyKeyspaceEvent,
+        notifyKeyspaceEventWithSubkeys when the hash fields it touched are given)."""
+        if subkeys is None:  # (the compiled bodies' call, argument for argument)
+            self.server.notify(event_class, event, key, self.db.index)
+        else:
+            self.server.notify(event_class, event, key, self.db.index, subkeys)
 
     def propagate(self, argv: list[bytes]) -> None:
         """Replace this command's default effect (its own argv) with explicit ones.
@@ -419,6 +427,9 @@ class ServerState:
         # notify-keyspace-events' `m` class: while on, every client is gated and
         # Dispatcher.call reports the keys a command reads and finds missing.
         self.keymiss = False
+        # HOTKEYS START's session (rillet/hotkeys.py): while active, every client is
+        # gated so that Dispatcher.call measures each command.
+        self.hotkeys: Hotkeys | None = None
         self.config.watch("notify-keyspace-events", self._notify_classes_changed)
         self._notify_classes_changed(self.config["notify-keyspace-events"])
         # MONITOR clients (while any, every client takes the dispatcher's gated path,
@@ -495,7 +506,12 @@ class ServerState:
     def _regate(self) -> None:
         self._set_gated(self._loading or self._write_guard is not None
                         or self._script_busy is not None or bool(self.monitors)
-                        or self.pause_end_ms > 0 or self.keymiss)
+                        or self.pause_end_ms > 0 or self.keymiss
+                        or (self.hotkeys is not None and self.hotkeys.active))
+
+    def hotkeys_changed(self) -> None:
+        """A HOTKEYS session started or stopped: the gate follows it."""
+        self._regate()
 
     def pause(self, end_ms: int, pause_all: bool) -> None:
         """CLIENT PAUSE: a new pause replaces a shorter or weaker one, never shortens one."""
@@ -599,8 +615,11 @@ class ServerState:
     def key_modified(self, db_index: int, key: bytes, changes: int = 1) -> None:
         """Redis's signalModifiedKey plus the change count: WATCH, blocked readers, save rules."""
         self.dirty += changes
+        db = self.keyspace.dbs[db_index]
         # Its memory estimate is redone when next asked for (memory.py), never here.
-        self.keyspace.dbs[db_index].pending[key] = None
+        db.pending[key] = None
+        if db.lrm and key in db.data:
+            db.access[key] = db.lru_now  # LRM: a write is what moves the clock
         if self.tracking.clients:
             self.tracking.invalidate(key)
         # Most writes happen with nobody watching or waiting: two reads, no tuple.
@@ -614,8 +633,10 @@ class ServerState:
         if slot in self.blocking:
             self.ready_keys[slot] = None
 
-    def notify(self, event_class: int, event: bytes, key: bytes, db_index: int) -> None:
-        """Publish a keyspace event if its class is enabled (notify-keyspace-events)."""
+    def notify(self, event_class: int, event: bytes, key: bytes, db_index: int,
+               subkeys: list[bytes] | None = None) -> None:
+        """Publish a keyspace event if its class is enabled (notify-keyspace-events), and
+        the subkey channels' messages when it names subkeys (Redis 8.8)."""
         flags = self.notify_flags
         if not flags & event_class:
             return
@@ -623,6 +644,9 @@ class ServerState:
             self.pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event)
         if flags & KEYEVENT:
             self.pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key)
+        if subkeys and flags & SUBKEY_CHANNELS:
+            for channel, message in subkey_messages(flags, event, key, db_index, subkeys):
+                self.pubsub.publish(channel, message)
 
     # --- keyspace notifications beyond the handlers' own events -------------------
     def _notify_classes_changed(self, flags: int) -> None:

@@ -109,7 +109,9 @@ def test_misc_subcommands(p):
         ours_names = set(re.findall(rb"\$\d+\r\n([^\r]+)\r\n", ours))
         ours_names -= {s.name.encode() for s in table.all_specs() if s.group == "array"}
         ref_names = set(re.findall(rb"\$\d+\r\n([^\r]+)\r\n", ref))
-        assert ours_names and ours_names <= ref_names | {b"xnack", b"xcfgset", b"xidmprecord", b"digest", b"delex", b"msetex"}
+        assert ours_names and ours_names <= ref_names | {
+            b"xnack", b"xcfgset", b"xidmprecord", b"digest", b"delex", b"msetex", b"increx", b"hotkeys",
+            *(b"hotkeys|" + sub for sub in (b"start", b"stop", b"get", b"reset"))}
     p.check("ACL", "CAT", "nope")
     p.check("ACL", "CAT", "a", "b")
     p.check("ACL", "WHOAMI")

@@ -18,12 +18,15 @@ NEWER = {
     b"delex", b"digest", b"msetex",  # 8.4 (strings)
     b"vrange",  # 8.4 (the vectorset module)
     b"xcfgset", b"xidmprecord",  # 8.6 (stream IDMP)
-    b"xnack",  # 8.8
+    b"hotkeys",  # 8.6
+    b"xnack", b"increx",  # 8.8
     *(b"ar" + n for n in (  # 8.8: the array type
         b"count", b"del", b"delrange", b"get", b"getrange", b"grep", b"info", b"insert",
         b"lastitems", b"len", b"mget", b"mset", b"next", b"op", b"ring", b"scan", b"seek",
         b"set")),
 }
+# Their subcommands, which COMMAND LIST shows too.
+NEWER_LISTED = NEWER | {b"hotkeys|" + n for n in (b"start", b"stop", b"get", b"reset")}
 # COMMAND INFO fields: name, arity, flags, first key, last key, step, ACL categories,
 # tips, key specs, subcommands.
 SUBCOMMANDS = 9
@@ -96,7 +99,7 @@ def listed(raw: bytes) -> set:
 
 def test_command_list_is_the_table(pair8):
     ours, ref = (listed(raw) for raw in pair8.both("COMMAND", "LIST"))
-    assert ours - ref == NEWER and ref <= ours
+    assert ours - ref == NEWER_LISTED and ref <= ours
     assert b"config|get" in ours and b"debug|sleep" not in ours
 
 
@@ -106,7 +109,7 @@ def test_command_list_is_the_table(pair8):
 def test_command_list_filterby_pattern(pair8, pattern):
     ours, ref = (listed(raw) for raw in pair8.both("COMMAND", "LIST", "FILTERBY", "PATTERN",
                                                    pattern))
-    assert ours - NEWER == ref
+    assert ours - NEWER_LISTED == ref
 
 
 def test_command_list_filterby_aclcat(pair8):
@@ -115,7 +118,7 @@ def test_command_list_filterby_aclcat(pair8):
     for category in [*categories, b"nosuch", b"WRITE"]:
         ours, ref = (listed(raw) for raw in pair8.both("COMMAND", "LIST", "FILTERBY", "ACLCAT",
                                                        category))
-        assert ours - NEWER == ref, category
+        assert ours - NEWER_LISTED == ref, category
 
 
 @pytest.mark.parametrize("module", ["vectorset", "VectorSet", "nosuch"])
@@ -152,7 +155,8 @@ def test_newer_commands_carry_their_json(pair8):
     give them (COMMAND INFO's wire shape; RESP3 maps)."""
     pair8.ours.call("HELLO", "3")
     info = by_name(parse(pair8.ours.call("COMMAND", "INFO", "msetex", "delex", "digest",
-                                         "xcfgset", "xidmprecord", "xnack", "arring")))
+                                         "xcfgset", "xidmprecord", "xnack", "arring",
+                                         "increx")))
 
     def range_spec(flags: list[bytes]) -> dict:
         return {b"flags": flags, b"begin_search": {b"type": b"index", b"spec": {b"index": 1}},
@@ -169,6 +173,14 @@ def test_newer_commands_carry_their_json(pair8):
     assert info[b"delex"][1:3] == [-2, [b"write", b"fast"]]
     assert info[b"delex"][7:9] == [[], [range_spec([b"RW", b"delete", b"variable_flags"])]]
     assert info[b"digest"][2] == [b"readonly", b"fast"]
+    [hotkeys] = parse(pair8.ours.call("COMMAND", "INFO", "hotkeys"))
+    assert hotkeys[1:9] == [-2, [], 0, 0, 0, [b"@slow"], [], []]
+    for sub in hotkeys[9]:
+        assert sub[2:9] == [[b"admin", b"noscript"], 0, 0, 0,
+                            [b"@admin", b"@slow", b"@dangerous"], [], []], sub[0]
+    assert info[b"increx"][1:] == [-2, [b"write", b"denyoom", b"fast"], 1, 1, 1,
+                                   [b"@write", b"@string", b"@fast"], [],
+                                   [range_spec([b"RW", b"access", b"update"])], {}]
     for name, flags in ((b"xcfgset", [b"write", b"fast"]),
                         (b"xidmprecord", [b"write", b"denyoom", b"fast"]),
                         (b"xnack", [b"write", b"fast"]), (b"arring", [b"write", b"denyoom"])):

@@ -17,6 +17,7 @@ import time
 import pytest
 
 from tests.helpers import servers
+from tests.helpers.diff import with_lrm_policies
 from tests.helpers.wire import Wire
 
 # --- INFO -------------------------------------------------------------------------------
@@ -297,7 +298,7 @@ def test_config_set_validates_as_redis(both):
             if name.startswith("tls-") or name in SET_DIFFERS:
                 continue  # (tls-*: the reference has no TLS, CONFIG SET tls-port crashes it)
             for value in PROBES:
-                expected = set_reply(ref_wire, name, value)
+                expected = with_lrm_policies(set_reply(ref_wire, name, value))
                 if not expected.startswith(b"-"):
                     set_reply(ref_wire, name, theirs[name])
                     if name in UNSAFE:

@@ -52,3 +52,12 @@ class Pair:
     def close(self) -> None:
         self.ours.close()
         self.ref.close()
+
+
+def with_lrm_policies(reply: bytes) -> bytes:
+    """Redis 8.6 lists its two LRM policies (volatile-lrm, allkeys-lrm) in the error
+    for a bad maxmemory-policy; Redis 8.2.3 has not got them (docs/compat.md)."""
+    return reply.replace(
+        b"volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction",
+        b"volatile-ttl, volatile-lrm, allkeys-lru, allkeys-lfu, allkeys-random, allkeys-lrm, "
+        b"noeviction")

@@ -279,6 +279,7 @@ WRITES = {
     "append": ["APPEND", "t", "y"], "decr": ["DECR", "k"], "decrby": ["DECRBY", "k", "3"],
     "del": ["DEL", "k", "t"], "expire": ["EXPIRE", "k", "100"], "expireat": ["EXPIREAT", "k", "4000000000"],
     "flushall": ["FLUSHALL"], "flushdb": ["FLUSHDB"], "getdel": ["GETDEL", "k"], "incr": ["INCR", "k"],
+    "increx": ["INCREX", "k", "BYINT", "2", "UBOUND", "100", "EX", "100"],
     "incrby": ["INCRBY", "k", "7"], "mset": ["MSET", "a", "1", "b", "2"], "persist": ["PERSIST", "e"],
     "pexpire": ["PEXPIRE", "k", "100000"], "pexpireat": ["PEXPIREAT", "k", "4000000000000"],
     "rename": ["RENAME", "k", "k2"], "renamenx": ["RENAMENX", "k", "k2"],

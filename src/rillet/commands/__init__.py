@@ -15,6 +15,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations)
     geo,
     groups,
     hashes,
+    hotkeys,
     hyperloglog,
     introspection,
     keyfinders,

@@ -104,6 +104,7 @@ cdef Py_ssize_t D_ENCODINGS = _offset(Database, "encodings")
 cdef Py_ssize_t D_ACCESS = _offset(Database, "access")
 cdef Py_ssize_t D_LRU_NOW = _offset(Database, "lru_now")
 cdef Py_ssize_t D_LFU = _offset(Database, "lfu")
+cdef Py_ssize_t D_LRM = _offset(Database, "lrm")
 cdef Py_ssize_t D_PENDING = _offset(Database, "pending")
 cdef Py_ssize_t D_ON_NEW = _offset(Database, "on_new")
 cdef Py_ssize_t D_ON_OVERWRITE = _offset(Database, "on_overwrite")
@@ -112,7 +113,7 @@ cdef Py_ssize_t D_ON_SET_EXPIRE = _offset(Database, "on_set_expire")
 
 cdef inline bint _plain_for(object db, object key) except -1:
     """The bodies below may do Database.get/set's work inline on `key`: `db` is exactly
-    a Database with no LFU policy and no `new`/`overwritten` event hooks armed, `key`
+    a Database with no LFU or LRM policy and no `new`/`overwritten` event hooks armed, `key`
     is bytes, and it has no TTL or one not yet due. Database.get's expiry step then
     does nothing for it (`_expire_if_due` returns False before anything else, the
     same test on the same clock), so TTLs elsewhere in the keyspace (sessions, caches,
@@ -121,7 +122,7 @@ cdef inline bint _plain_for(object db, object key) except -1:
     the TTL as Database.set does (`_db_set`); in-place changes keep it, as in Python."""
     cdef PyObject* deadline
     if (type(db) is not _Database or not PyBytes_CheckExact(key)
-            or <object>_get(db, D_LFU) is not None
+            or <object>_get(db, D_LFU) is not None or <object>_get(db, D_LRM) is not False
             or <object>_get(db, D_ON_NEW) is not None or <object>_get(db, D_ON_OVERWRITE) is not None):
         return False
     expires = <object>_get(db, D_EXPIRES)

@@ -62,5 +62,5 @@ def hset(ctx, list argv):
     server = <object>_get(ctx, C_SERVER)
     _modified(server, db, key)
     if _notify_on(server):
-        server.notify(_HASH_EVENT, b"hset", key, db.index)
+        server.notify(_HASH_EVENT, b"hset", key, db.index, argv[2::2])
     return added

@@ -58,7 +58,7 @@ def expire_due_fields(server: ServerState, db: Database, key: bytes, h: Hash) ->
         return False
     for field in due:
         h.delete(field)
-    server.notify(HASH, b"hexpired", key, db.index)
+    server.notify(HASH, b"hexpired", key, db.index, due)
     if not h.fields:
         db.delete(key)
         server.notify(GENERIC, b"del", key, db.index)
@@ -118,7 +118,7 @@ def hset(ctx: Client, argv: list[bytes]) -> object:
         added += h.set(argv[i], argv[i + 1])
     _note(ctx, h, argv[2:])
     ctx.modified(argv[1])
-    ctx.notify(HASH, b"hset", argv[1])
+    ctx.notify(HASH, b"hset", argv[1], argv[2::2])
     return added
 
 
@@ -139,7 +139,7 @@ def hsetnx(ctx: Client, argv: list[bytes]) -> object:
     h.set(argv[2], argv[3])
     _note(ctx, h, argv[2:])
     ctx.modified(argv[1])
-    ctx.notify(HASH, b"hset", argv[1])
+    ctx.notify(HASH, b"hset", argv[1], [argv[2]])
     return 1
 
 
@@ -164,11 +164,11 @@ def hdel(ctx: Client, argv: list[bytes]) -> object:
     h = get_hash(ctx, argv[1])
     if h is None:
         return 0
-    deleted = sum(h.delete(f) for f in argv[2:])
-    if deleted:
-        ctx.notify(HASH, b"hdel", argv[1])
+    gone = [f for f in argv[2:] if h.delete(f)]
+    if gone:
+        ctx.notify(HASH, b"hdel", argv[1], gone)
         _done(ctx, argv[1], h)
-    return deleted
+    return len(gone)
 
 
 @command("hlen", 2, "readonly fast", keys=(1, 1, 1), key_flags="RO", group="hash", since="2.0.0")
@@ -228,7 +228,7 @@ def hincrby(ctx: Client, argv: list[bytes]) -> object:
     h.set(argv[2], b"%d" % result, keep_ttl=True)
     _note(ctx, h, [argv[2]])
     ctx.modified(argv[1])
-    ctx.notify(HASH, b"hincrby", argv[1])
+    ctx.notify(HASH, b"hincrby", argv[1], [argv[2]])
     return result
 
 
@@ -255,7 +255,7 @@ def hincrbyfloat(ctx: Client, argv: list[bytes]) -> object:
     h.set(argv[2], text, keep_ttl=True)
     _note(ctx, h, [argv[2], text])
     ctx.modified(argv[1])
-    ctx.notify(HASH, b"hincrbyfloat", argv[1])
+    ctx.notify(HASH, b"hincrbyfloat", argv[1], [argv[2]])
     ctx.propagate([b"HSET", argv[1], argv[2], text])
     if argv[2] in h.ttls:
         ctx.propagate([b"HPEXPIREAT", argv[1], b"%d" % h.ttls[argv[2]], b"FIELDS", b"1", argv[2]])
@@ -361,7 +361,7 @@ def _set_field_ttls(ctx: Client, key: bytes, h: Hash, fields: list[bytes], deadl
         replies.append(1)
     if updated or deleted:
         # One deadline: the fields are all past it (deleted) or all not (updated).
-        ctx.notify(HASH, b"hdel" if deleted else b"hexpire", key)
+        ctx.notify(HASH, b"hdel" if deleted else b"hexpire", key, deleted or updated)
         if deleted:
             ctx.propagate([b"HDEL", key, *deleted])
         if updated:
@@ -467,6 +467,7 @@ def hpersist(ctx: Client, argv: list[bytes]) -> object:
     if h is None:
         return [-2] * len(fields)
     out = []
+    persisted = []
     for field in fields:
         if field not in h.fields:
             out.append(-2)
@@ -474,9 +475,10 @@ def hpersist(ctx: Client, argv: list[bytes]) -> object:
             out.append(-1)
         else:
             out.append(1)
-    if 1 in out:
+            persisted.append(field)
+    if persisted:
         ctx.modified(argv[1])
-        ctx.notify(HASH, b"hpersist", argv[1])
+        ctx.notify(HASH, b"hpersist", argv[1], persisted)
     return out
 
 
@@ -520,7 +522,7 @@ def hgetex(ctx: Client, argv: list[bytes]) -> object:
         gone = [f for f in fields if f in h.fields and h.persist(f)]
         if gone:
             ctx.modified(argv[1])
-            ctx.notify(HASH, b"hpersist", argv[1])
+            ctx.notify(HASH, b"hpersist", argv[1], gone)
             ctx.propagate([b"HPERSIST", argv[1], b"FIELDS", b"%d" % len(gone), *gone])
     return values
 
@@ -567,20 +569,20 @@ def hsetex(ctx: Client, argv: list[bytes]) -> object:
     for j in range(0, len(pairs), 2):
         h.set(pairs[j], pairs[j + 1], keep_ttl=keep)
     _note(ctx, h, pairs)
-    ctx.notify(HASH, b"hset", argv[1])
+    ctx.notify(HASH, b"hset", argv[1], fields)
     effect = [b"HSETEX", argv[1]]
     if deadline is not None:
         if deadline <= ctx.clock.now_ms():
             h.ex = True  # Redis converts to listpackex before it finds the time past
             for f in fields:
                 h.delete(f)
-            ctx.notify(HASH, b"hdel", argv[1])
+            ctx.notify(HASH, b"hdel", argv[1], fields)
             ctx.propagate([b"HDEL", argv[1], *fields])
             _done(ctx, argv[1], h)
             return 1
         for f in fields:
             h.set_ttl(f, deadline)
-        ctx.notify(HASH, b"hexpire", argv[1])
+        ctx.notify(HASH, b"hexpire", argv[1], fields)
         effect += [b"PXAT", b"%d" % deadline]
     elif keep:
         effect.append(b"KEEPTTL")
@@ -604,7 +606,7 @@ def hgetdel(ctx: Client, argv: list[bytes]) -> object:
         if h.delete(f):
             gone.append(f)
     if gone:
-        ctx.notify(HASH, b"hdel", argv[1])
+        ctx.notify(HASH, b"hdel", argv[1], gone)
         ctx.propagate([b"HDEL", argv[1], *gone])
         _done(ctx, argv[1], h)
     return values

@@ -589,7 +589,11 @@ def xidmprecord(ctx: Client, argv: list[bytes]) -> object:
 
     Internal (Redis 8.6.2+): records that (pid, iid) produced `stream-id`, as
     XADD IDMP's effect does for replicas and the AOF. The iid's age counts
-    from the ID's milliseconds, like the original record's.
+    from the ID's milliseconds, like the original record's. Refused, as
+    redis.io's page lists: no such key, not a stream, an empty pid or iid, an
+    entry that does not exist (not checked while loading: an AOF rewrite keeps
+    the records of deleted entries), a pair recorded for another ID; the same
+    pair and ID again is OK and changes nothing.
     """
     key, pid, iid = argv[1], argv[2], argv[3]
     sid = parse_strict_id(argv[4])
@@ -599,9 +603,17 @@ def xidmprecord(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.IDMP_EMPTY_IID)
     stream = existing_stream(ctx, key)
     server = ctx.server
+    if not server.loading and stream.get(sid) is None:
+        raise ReplyError(errors.XIDMPRECORD_NO_ENTRY)
     idmp = idmp_for(server, stream)
     duration_s, maxsize = idmp_settings(server, idmp)
-    idmp.record(pid, iid, sid, server.clock.now_ms(), duration_s, maxsize)
+    now = server.clock.now_ms()
+    recorded = idmp.lookup(pid, iid, now, duration_s)
+    if recorded is not None:
+        if recorded != sid:
+            raise ReplyError(errors.XIDMPRECORD_OTHER_ID)
+        return OK
+    idmp.record(pid, iid, sid, now, duration_s, maxsize)
     ctx.modified(key)
     return OK
 

@@ -8,13 +8,18 @@ with the absolute time, INCRBYFLOAT becomes SET of its result with KEEPTTL
 
 from __future__ import annotations
 
+import math
 from array import array
+from fractions import Fraction
+from typing import Any
 
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.keys import MAX_EXPIRE_MS
 from rillet.commands.strings import (
     IF_CONDITIONS,
+    INT64_MAX,
+    INT64_MIN,
     get_string,
     if_condition_holds,
     splice,
@@ -215,6 +220,155 @@ def incrbyfloat(ctx: Client, argv: list[bytes]) -> object:
     ctx.notify(STRING, b"incrbyfloat", argv[1])
     ctx.propagate([b"SET", argv[1], text, b"KEEPTTL"])
     return text
+
+
+# --- INCREX (Redis 8.8) --------------------------------------------------------------------
+
+# -LDBL_MAX..LDBL_MAX: the x87 long double's range, INCREX's float bounds when none is given.
+_LDBL_MAX = (2**64 - 1) * Fraction(2) ** (16384 - 64)
+_INCREX_EXPIRES = {b"EX": (1000, False), b"PX": (1, False), b"EXAT": (1000, True),
+                   b"PXAT": (1, True)}
+_INCREX_VALUED = (b"BYINT", b"BYFLOAT", b"LBOUND", b"UBOUND", *_INCREX_EXPIRES)
+
+
+def _increx_options(argv: list[bytes]) -> dict[bytes, bytes]:
+    """The options by keyword (a flag maps to b""): any order, none twice, one of BYINT/
+    BYFLOAT, one expiration, PERSIST with neither an expiration nor ENX."""
+    seen: dict[bytes, bytes] = {}
+    i = 2
+    while i < len(argv):
+        word = argv[i].upper()
+        if word in _INCREX_VALUED and i + 1 < len(argv):
+            seen_value, i = argv[i + 1], i + 2
+        elif word in (b"SATURATE", b"PERSIST", b"ENX"):
+            seen_value, i = b"", i + 1
+        else:
+            raise ReplyError(errors.SYNTAX)
+        exclusive = {b"BYINT": (b"BYFLOAT",), b"BYFLOAT": (b"BYINT",),
+                     b"PERSIST": (*_INCREX_EXPIRES, b"ENX"), b"ENX": (b"PERSIST",)}.get(
+            word, (*_INCREX_EXPIRES, b"PERSIST") if word in _INCREX_EXPIRES else ())
+        if word in seen or any(other in seen for other in exclusive):
+            raise ReplyError(errors.SYNTAX)
+        seen[word] = seen_value
+    return seen
+
+
+def _increx_number(raw: bytes, as_float: bool, name: str) -> Any:
+    """An increment or bound: an int, or a long double (±inf as a float)."""
+    if not as_float:
+        try:
+            return parse_int(raw)
+        except ReplyError:
+            raise ReplyError(errors.INCREX_NOT_INTEGER.format(name)) from None
+    value = longdouble.parse(raw)
+    if value is False:
+        raise ReplyError(errors.INCREX_NOT_FLOAT.format(name))
+    if value is None:
+        return -math.inf if raw.lstrip()[:1] == b"-" else math.inf
+    return value
+
+
+@command("increx", -2, "write denyoom fast", keys=(1, 1, 1), key_flags="RW access update",
+         group="string", since="8.8.0", complexity="O(1)",
+         summary="Increments the numeric value of a key by a number and sets its expiration time."
+                 " Uses 0 as initial value if the key doesn't exist.")
+def increx(ctx: Client, argv: list[bytes]) -> object:
+    """INCREX key [BYFLOAT increment | BYINT increment] [LBOUND lowerbound] [UBOUND upperbound] [SATURATE] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST] [ENX]
+
+    Redis 8.8's bounded counter, from redis.io's page and Redis's increx.tcl: a
+    result outside [LBOUND, UBOUND] (or the type's range) leaves key and TTL
+    alone and answers [current, 0], unless SATURATE clamps it to the bound; the
+    reply is [new value, applied increment], bulk strings with BYFLOAT. ENX sets
+    the expiry only on a key without one; an expiry already past deletes the key.
+    Propagated as SET of the result (KEEPTTL, PXAT or neither for PERSIST).
+    """
+    opts = _increx_options(argv)
+    unit = next((word for word in _INCREX_EXPIRES if word in opts), None)
+    if b"ENX" in opts and unit is None:
+        raise ReplyError(errors.INCREX_ENX_NEEDS_EXPIRE)
+    as_float = b"BYFLOAT" in opts
+    # ints, or long doubles as Fractions with ±inf as floats: compared and subtracted alike
+    delta: Any = 1
+    if as_float:
+        delta = _increx_number(opts[b"BYFLOAT"], True, "Increment")
+        if isinstance(delta, float):
+            raise ReplyError(errors.INCREX_INCREMENT_INFINITY)
+    elif b"BYINT" in opts:
+        delta = _increx_number(opts[b"BYINT"], False, "Increment")
+    low, high = (-_LDBL_MAX, _LDBL_MAX) if as_float else (INT64_MIN, INT64_MAX)
+    if b"LBOUND" in opts:
+        low = _increx_number(opts[b"LBOUND"], as_float, "LBOUND")
+    if b"UBOUND" in opts:
+        high = _increx_number(opts[b"UBOUND"], as_float, "UBOUND")
+    if low > high:
+        raise ReplyError(errors.INCREX_BOUNDS_ORDER)
+    deadline = None
+    if unit is not None:
+        ms, absolute = _INCREX_EXPIRES[unit]
+        deadline = _deadline(ctx, opts[unit], ms, absolute, "increx")
+    key = argv[1]
+    raw = get_string(ctx, key)
+    current: Any
+    if as_float:
+        parsed = longdouble.parse(b"0" if raw is None else raw)
+        if parsed is False:
+            raise ReplyError(errors.STRING_NOT_FLOAT)
+        if parsed is None:
+            raise ReplyError(errors.INCREX_VALUE_INFINITY)
+        current = parsed
+        summed = longdouble.add(current, delta)
+        result: Any = math.copysign(math.inf, delta) if summed is None else summed
+    else:
+        current = 0 if raw is None else parse_int(raw)
+        result = current + delta
+    if isinstance(result, float) or not low <= result <= high:
+        if b"SATURATE" not in opts:
+            return _increx_reply(current, 0, as_float)
+        result = low if result < low else high
+        if isinstance(result, float):
+            raise ReplyError(errors.INCREX_DELTA_INFINITY)
+    applied = result - current
+    if as_float:
+        applied = longdouble.round64(applied)
+        if applied is None:
+            raise ReplyError(errors.INCREX_DELTA_INFINITY)
+    elif not INT64_MIN <= applied <= INT64_MAX:
+        raise ReplyError(errors.INCREX_DELTA_OVERFLOW)
+    db = ctx.db
+    had_ttl = db.ttl_ms(key) is not None
+    if deadline is not None and b"ENX" in opts and had_ttl:
+        deadline = None
+        unit = None
+    text = longdouble.format_human(result) if as_float else b"%d" % result
+    ctx.modified(key)
+    if deadline is not None and deadline <= ctx.clock.now_ms() and not ctx.server.loading:
+        # Redis returns early: the key goes with a `del` and nothing else is announced.
+        db.delete(key)
+        ctx.notify(GENERIC, b"del", key)
+        lazy = ctx.server.config.values["lazyfree-lazy-expire"]
+        ctx.propagate([b"UNLINK" if lazy else b"DEL", key])
+        return _increx_reply(result, applied, as_float)
+    db.set(key, text, keep_ttl=True)
+    if as_float:
+        db.encodings[key] = b"embstr" if len(text) <= 44 else b"raw"
+    ctx.notify(STRING, b"incrbyfloat" if as_float else b"incrby", key)
+    if deadline is not None:
+        db.set_expire(key, deadline)
+        ctx.notify(GENERIC, b"expire", key)
+        ctx.propagate([b"SET", key, text, b"PXAT", b"%d" % deadline])
+    elif b"PERSIST" in opts:
+        if db.persist(key):
+            ctx.notify(GENERIC, b"persist", key)
+        ctx.propagate([b"SET", key, text])
+    else:
+        ctx.propagate([b"SET", key, text, b"KEEPTTL"])
+    return _increx_reply(result, applied, as_float)
+
+
+def _increx_reply(value: Any, applied: Any, as_float: bool) -> list[object]:
+    if as_float:
+        return [longdouble.format_human(value), longdouble.format_human(applied)]
+    return [value, applied]
 
 
 # --- LCS -----------------------------------------------------------------------------------

@@ -667,7 +667,7 @@ def _aggregate(kind: bytes, a: float, b: float) -> float:
 
 
 def _algebra(ctx: Client, argv: list[bytes], at: int, op: str, name: str, store: bool) -> tuple[dict[bytes, float], bool]:
-    """numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES] from `at`."""
+    """numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX|COUNT] [WITHSCORES] from `at`."""
     n = parse_int(argv[at])
     if n < 1:
         raise ReplyError(errors.ZSET_NEED_KEY.format(name))
@@ -691,7 +691,7 @@ def _algebra(ctx: Client, argv: list[bytes], at: int, op: str, name: str, store:
             i += n + 1
         elif op != "diff" and word == b"AGGREGATE" and left >= 1:
             kind = argv[i + 1].upper()
-            if kind not in (b"SUM", b"MIN", b"MAX"):
+            if kind not in (b"SUM", b"MIN", b"MAX", b"COUNT"):
                 raise ReplyError(errors.SYNTAX)
             aggregate = kind
             i += 2
@@ -700,6 +700,10 @@ def _algebra(ctx: Client, argv: list[bytes], at: int, op: str, name: str, store:
             i += 1
         else:
             raise ReplyError(errors.SYNTAX)
+    if aggregate == b"COUNT":
+        # Redis 8.8: the scores are ignored, each input adds its weight for each member.
+        sources = [None if s is None else dict.fromkeys(s, 1.0) for s in sources]
+        aggregate = b"SUM"
     result: dict[bytes, float] = {}
     if op == "union":
         # Redis sorts the inputs by size first (a stable sort in glibc's qsort), which
@@ -745,13 +749,13 @@ def _algebra_reply(ctx: Client, result: dict[bytes, float], withscores: bool) ->
 
 @command("zunion", -3, "readonly movablekeys", keys=(0, 0, 0), group="sorted-set", since="6.2.0")
 def zunion(ctx: Client, argv: list[bytes]) -> object:
-    """ZUNION numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>] [WITHSCORES]"""
+    """ZUNION numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX | COUNT>] [WITHSCORES]"""
     return _algebra_reply(ctx, *_algebra(ctx, argv, 1, "union", "zunion", False))
 
 
 @command("zinter", -3, "readonly movablekeys", keys=(0, 0, 0), group="sorted-set", since="6.2.0")
 def zinter(ctx: Client, argv: list[bytes]) -> object:
-    """ZINTER numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>] [WITHSCORES]"""
+    """ZINTER numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX | COUNT>] [WITHSCORES]"""
     return _algebra_reply(ctx, *_algebra(ctx, argv, 1, "inter", "zinter", False))
 
 
@@ -763,14 +767,14 @@ def zdiff(ctx: Client, argv: list[bytes]) -> object:
 
 @command("zunionstore", -4, "write denyoom movablekeys", keys=(1, 1, 1), key_flags="OW update|RO access", group="sorted-set", since="2.0.0")
 def zunionstore(ctx: Client, argv: list[bytes]) -> object:
-    """ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>]"""
+    """ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX | COUNT>]"""
     return _store_zset(ctx, argv[1], _algebra(ctx, argv, 2, "union", "zunionstore", True)[0],
                        b"zunionstore")
 
 
 @command("zinterstore", -4, "write denyoom movablekeys", keys=(1, 1, 1), key_flags="OW update|RO access", group="sorted-set", since="2.0.0")
 def zinterstore(ctx: Client, argv: list[bytes]) -> object:
-    """ZINTERSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX>]"""
+    """ZINTERSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE <SUM | MIN | MAX | COUNT>]"""
     return _store_zset(ctx, argv[1], _algebra(ctx, argv, 2, "inter", "zinterstore", True)[0],
                        b"zinterstore")
 

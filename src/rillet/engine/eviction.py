@@ -22,8 +22,9 @@ LRU_CLOCK_MAX = (1 << 24) - 1
 LFU_INIT_VAL = 5
 POOL_SIZE = 16
 
-ALLKEYS_POLICIES = ("allkeys-lru", "allkeys-lfu", "allkeys-random")
-VOLATILE_POLICIES = ("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl")
+ALLKEYS_POLICIES = ("allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-lrm")
+VOLATILE_POLICIES = ("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+                     "volatile-lrm")
 
 
 class LfuParams:
@@ -137,7 +138,7 @@ class EvictionPool:
         access = db.access
         present = {(index, key) for _, index, key in entries}
         for key in sample_keys(db, samples, volatile):
-            if policy.endswith("lru"):
+            if policy.endswith(("lru", "lrm")):  # LRM: the same clock, of modifications
                 score = idle_ms(access.get(key, db.lru_now), db.lru_now)
             elif policy.endswith("lfu"):
                 score = 255 - lfu_decayed(access.get(key, 0), lfu)

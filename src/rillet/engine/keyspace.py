@@ -40,6 +40,7 @@ class Database:
         "access",
         "lru_now",
         "lfu",
+        "lrm",
         "in_use",
         "on_new",
         "on_overwrite",
@@ -84,6 +85,10 @@ class Database:
         self.access: dict[bytes, int] = {}
         self.lru_now = 0
         self.lfu: LfuParams | None = None
+        # Under a Redis 8.6 LRM policy (volatile-lrm, allkeys-lrm) the LRU clock is
+        # of the last modification: reads leave it, writes (ServerState.key_modified,
+        # `set`) stamp it; the compiled bodies leave such a db to the Python ones.
+        self.lrm = False
         # The databases that ever held a key (shared by a Keyspace's databases):
         # memory accounting looks only at these.
         self.in_use: dict[Database, None] = {}
@@ -112,7 +117,7 @@ class Database:
             lfu = self.lfu
             if lfu is not None:
                 self.access[key] = lfu_touch(self.access.get(key, 0), lfu)
-            else:
+            elif not self.lrm:
                 self.access[key] = self.lru_now
         return value
 
