@@ -75,7 +75,7 @@ def test_config_get_star_covers_our_parameters(pair8):
     ref = as_dict(pair8.ref.call("CONFIG", "GET", "*"))
     # Parameters rillet adds of its own; every other one is one of Redis 8's.
     own = {b"gc-freeze-interval", b"gc-sweep-growth", b"maxblockedclients", b"stream-idmp-duration",
-           b"stream-idmp-maxsize"}
+           b"stream-idmp-maxsize", b"http-port", b"http-bind"}
     assert set(ours) - own <= set(ref)
     for name in (b"save", b"appendonly", b"stream-node-max-entries", b"stream-node-max-bytes",
                  b"maxclients", b"timeout", b"proto-max-bulk-len", b"client-query-buffer-limit"):
