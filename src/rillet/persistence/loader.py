@@ -17,7 +17,7 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,8 +197,10 @@ def replay_log(state: Any, dispatcher: Any, path: str, truncate_ok: bool,
                progress: LoadProgress, is_last: bool = True) -> Iterator[None]:
     """Replay one RESP log; cut a damaged tail if `truncate_ok`, else raise LoadError."""
     name = os.path.basename(path)
-    client = state.internal_client()
+    client = state.replay_client()
     execute = dispatcher.execute
+    run = _runner(state, dispatcher, client)
+    batch: list[list[bytes]] = []
     append_entry = _entry_appender(client)
     base_bytes = progress.loaded_bytes
     with MappedFile(path) as mapped:
@@ -230,15 +232,24 @@ def replay_log(state: Any, dispatcher: Any, path: str, truncate_ok: bool,
                         break
                 if suspect:
                     break
-                if argv[0] != b"XADD" or not append_entry(argv):
-                    execute(client, argv)
+                if argv[0] == b"XADD":
+                    if batch:  # (in order: the shortcut must see what came before)
+                        run(batch)
+                        batch = []
+                    if not append_entry(argv):
+                        batch.append(argv)
+                else:
+                    batch.append(argv)
                 done += 1
                 since_yield += 1
                 if since_yield >= _YIELD_EVERY:
+                    run(batch)
+                    batch = []
                     since_yield = 0
                     progress.commands += _YIELD_EVERY
                     progress.loaded_bytes = base_bytes + pos
                     yield
+        run(batch)
         if not suspect and (client.multi is not None or not _reader_idle(reader)):
             suspect = True
         progress.commands += since_yield
@@ -255,6 +266,36 @@ def replay_log(state: Any, dispatcher: Any, path: str, truncate_ok: bool,
         log.warning("!!! Truncating the AOF %s at offset %d !!!", name, keep)
         os.truncate(path, keep)
         log.warning("AOF %s loaded anyway because aof-load-truncated is enabled", name)
+
+
+def _runner(state: Any, dispatcher: Any, client: Any) -> Callable[[list[list[bytes]]], None]:
+    """Run a batch of replayed commands in order, replies dropped (Redis ignores a
+    failed one too): through the compiled command loop when it is built (the one a
+    replica runs its master's stream with, `Dispatcher.run_replicated`), so a plain
+    write costs its body, not the dispatcher's Python; else command by command."""
+    execute = dispatcher.execute
+    compiled = dispatcher.run_replicated
+    if compiled is None:
+        def run_each(commands: list[list[bytes]]) -> None:
+            for argv in commands:
+                execute(client, argv)
+        return run_each
+
+    def ignore(argv: list[bytes], reply: object) -> None:
+        pass
+
+    def run_compiled(commands: list[list[bytes]]) -> None:
+        index, count = 0, len(commands)
+        while index < count:
+            # It returns where MULTI or EXEC changed the client's state (run), or
+            # at a PING or REPLCONF (not run: a master link answers those itself).
+            index = compiled(dispatcher, state, client, commands, index,
+                             client.multi is not None, ignore)
+            if index < count and commands[index][0].lower() in (b"ping", b"replconf"):
+                execute(client, commands[index])
+                index += 1
+
+    return run_compiled
 
 
 def _entry_appender(client: Any):
