@@ -72,7 +72,7 @@ def burst(port: int, count: int) -> list[socket.socket]:
                 if error:
                     raise RuntimeError(f"connect failed: {os.strerror(error)}")
                 sock.sendall(PING)
-                selector.modify(sock, selectors.EVENT_READ)
+                selector.modify(sock, selectors.EVENT_READ, key.data)
             else:
                 reply = sock.recv(64)
                 if reply != b"+PONG\r\n":

@@ -13,7 +13,7 @@ Targets (issue 14): each at least 0.4x Redis.
 `--only publish` measures PUBLISH alone (issue 28), rillet beside Redis 8.2.3 by
 default (`--servers rillet,redis8`): to no subscriber, to 10 RESP2 subscribers, and
 to 5 RESP2 + 5 RESP3 ones (each protocol's frame is encoded once per message),
-`--reps` interleaved, medians of requests/s and of the server's CPU per PUBLISH
+`--reps` interleaved (`--baseline SRC`: another checkout's src/ as a column), medians of requests/s and of the server's CPU per PUBLISH
 (from /proc: on a shared machine the figure to judge by), and the ratios.
 """
 
@@ -27,7 +27,13 @@ import sys
 import threading
 
 from rillet.bench.redisbench import BenchmarkFailed, run_redis_benchmark
-from rillet.bench.servers import ServerUnavailable, measure_interleaved, server_kinds, start_server
+from rillet.bench.servers import (
+    ServerUnavailable,
+    baseline_kind,
+    measure_interleaved,
+    server_kinds,
+    start_server,
+)
 
 SCRIPT = ("redis.call('INCR', KEYS[1]); local v = redis.call('GET', KEYS[1]); "
           "return redis.call('SET', KEYS[1] .. ':copy', v)")
@@ -130,6 +136,8 @@ def publish_only(args) -> int:
     wanted = args.servers.split(",")
     available = {k.name: k for k in server_kinds(include_redis8="redis8" in wanted)}
     kinds = [available[name] for name in wanted if name in available]
+    if args.baseline:
+        kinds.insert(1, baseline_kind(args.baseline))
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     runs = measure_interleaved(kinds, args.reps, lambda kind: measure_publish(kind, args.requests))
     names = [kind.name for kind in kinds if runs[kind.name]]
@@ -155,6 +163,8 @@ def main() -> int:
                         help="default rillet,redis (with --only publish: rillet,redis8)")
     parser.add_argument("--only", choices=["publish"], help="PUBLISH alone, three subscriber mixes")
     parser.add_argument("--reps", type=int, default=3, help="with --only publish")
+    parser.add_argument("--baseline", metavar="SRC",
+                        help="with --only publish: another rillet checkout's src/ as a column")
     args = parser.parse_args()
     if args.only == "publish":
         args.servers = args.servers or "rillet,redis8"
