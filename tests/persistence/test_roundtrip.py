@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from tests.helpers.wire import encode_command
 from tests.persistence.support import digest, shutdown
 
 FAR_MS = 4_000_000_000_000
@@ -302,6 +303,8 @@ def test_replay_in_batches_matches_the_live_keyspace(node_factory, pure):
     client.xadd("s", {"f": "v"}, id="1-1")
     client.set("after-xadd", "1")
     client.xadd("s", {"f": "w"}, id="2-1")
+    client.set("big", b"v" * 150_000)  # longer than the loader's 64 KiB read
+    client.set("after-big", "1")
     extra = [("INCR", "s:1"), ("SET", "tail", "1"), ("MULTI",), ("SET", "t", "2"), ("EXEC",)]
     with pytest.raises(Exception, match="not an integer"):
         client.execute_command(*extra[0])
@@ -312,17 +315,19 @@ def test_replay_in_batches_matches_the_live_keyspace(node_factory, pure):
     before = digest(client)
     node.kill()
     # A PING and a failing command (never written by the server) replay as no-ops;
-    # the rest again, to the same values.
+    # the rest again, to the same values. An annotation line (Redis's aof-timestamp)
+    # sends the loader to its general reader and then its exact walk.
     manifest = open(os.path.join(node.aof_dir, "appendonly.aof.manifest")).read()
     incr = [line.split()[1] for line in manifest.splitlines() if "type i" in line][-1]
-    raw = b"".join(b"*%d\r\n" % len(cmd) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode())
-                                                      for a in cmd)
-                   for cmd in [("PING",), *extra])
+    def resp(*commands):
+        return b"".join(encode_command(*cmd) for cmd in commands)
+
+    raw = resp(("PING",), *extra[:2]) + b"#TS:1700000000\r\n" + resp(*extra[2:])
     with open(os.path.join(node.aof_dir, incr), "ab") as handle:
         handle.write(raw)
     node.start(env={"RILLET_PURE": "1"} if pure else {})
     client = node.client()
     assert digest(client) == before
-    # fill's 232 in db 0, the 3000, list, s, after-xadd, tail, t
-    assert client.dbsize() == 232 + 3000 + 5
+    # fill's 232 in db 0, the 3000, list, s, after-xadd, big, after-big, tail, t
+    assert client.dbsize() == 232 + 3000 + 7
     assert "Truncating" not in node.log()

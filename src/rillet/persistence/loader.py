@@ -24,6 +24,7 @@ from typing import Any
 import hiredis
 
 from rillet import gcpolicy
+from rillet.compiled import compiled
 from rillet.persistence import aoflog, rdb
 from rillet.persistence.aoflog import CORRUPT, LogDamage, Manifest
 from rillet.persistence.disk import MappedFile
@@ -35,6 +36,10 @@ log = logging.getLogger("rillet")
 # megabytes (8 us a command at 4 MiB, 0.3 us at 64 KiB).
 _CHUNK_BYTES = 64 << 10
 _YIELD_EVERY = 512
+# The compiled scan of canonical multibulk commands (the network parser's), or None.
+_multibulk = compiled("rillet.resp._multibulk")
+_scan = _multibulk.scan if _multibulk is not None else None
+_MAX_BULK = 1 << 40  # (an AOF's values have no proto-max-bulk-len; the scan's own cap)
 
 
 class LoadError(Exception):
@@ -199,18 +204,18 @@ def replay_log(state: Any, dispatcher: Any, path: str, truncate_ok: bool,
     name = os.path.basename(path)
     client = state.replay_client()
     execute = dispatcher.execute
-    run = _runner(state, dispatcher, client)
-    batch: list[list[bytes]] = []
-    append_entry = _entry_appender(client)
+    apply = _applier(state, dispatcher, client)
     base_bytes = progress.loaded_bytes
     with MappedFile(path) as mapped:
         view = mapped.view
         size = len(view)
+        pos = done = 0  # (done: the commands executed)
+        if _scan is not None:
+            pos, done = yield from _replay_canonical(view, _scan, apply, progress, base_bytes)
+        # The rest (from the first command the scan did not take) through hiredis.
         reader = hiredis.Reader()
-        done = 0  # commands executed
-        pos = 0
         suspect = False
-        since_yield = 0
+        pending: list[list[bytes]] = []
         while pos < size and not suspect:
             n = min(_CHUNK_BYTES, size - pos)
             reader.feed(view, pos, n)  # type: ignore[arg-type]  # (hiredis takes any buffer; its stub says bytes)
@@ -232,27 +237,19 @@ def replay_log(state: Any, dispatcher: Any, path: str, truncate_ok: bool,
                         break
                 if suspect:
                     break
-                if argv[0] == b"XADD":
-                    if batch:  # (in order: the shortcut must see what came before)
-                        run(batch)
-                        batch = []
-                    if not append_entry(argv):
-                        batch.append(argv)
-                else:
-                    batch.append(argv)
-                done += 1
-                since_yield += 1
-                if since_yield >= _YIELD_EVERY:
-                    run(batch)
-                    batch = []
-                    since_yield = 0
-                    progress.commands += _YIELD_EVERY
+                pending.append(argv)
+                if len(pending) >= _YIELD_EVERY:
+                    apply(pending)
+                    done += len(pending)
+                    progress.commands += len(pending)
+                    pending = []
                     progress.loaded_bytes = base_bytes + pos
                     yield
-        run(batch)
+        apply(pending)
+        done += len(pending)
+        progress.commands += len(pending)
         if not suspect and (client.multi is not None or not _reader_idle(reader)):
             suspect = True
-        progress.commands += since_yield
         if suspect:
             # Walk the file exactly: find the damage, and run what hiredis could not.
             keep = yield from _replay_exactly(client, execute, view, name, done, truncate_ok,
@@ -266,6 +263,55 @@ def replay_log(state: Any, dispatcher: Any, path: str, truncate_ok: bool,
         log.warning("!!! Truncating the AOF %s at offset %d !!!", name, keep)
         os.truncate(path, keep)
         log.warning("AOF %s loaded anyway because aof-load-truncated is enabled", name)
+
+
+def _replay_canonical(view: memoryview, scan: Callable[[bytes, int], tuple[list[list[bytes]], int]],
+                      apply: Callable[[list[list[bytes]]], None], progress: LoadProgress,
+                      base_bytes: int):
+    """Replay the log from its start while its commands are canonical multibulk (all
+    that rillet and Redis write), cut out by the compiled request scanner a chunk at a
+    time; one it does not take (bigger than a chunk, say) is read exactly. Returns
+    (offset, commands run): where the general reader must go on, at a command's start."""
+    size = len(view)
+    pos = done = 0
+    while pos < size:
+        commands, used = scan(bytes(view[pos:pos + _CHUNK_BYTES]), _MAX_BULK)
+        if not used:
+            if view[pos] != 42:  # not '*': an annotation, or damage (hiredis and then
+                break            # the exact walk judge it)
+            whole = aoflog.try_read_command(view, pos, size)
+            if whole is None:
+                break
+            commands, used = [whole[0]], whole[1] - pos
+        for first in range(0, len(commands), _YIELD_EVERY):
+            part = commands[first:first + _YIELD_EVERY] if len(commands) > _YIELD_EVERY \
+                else commands
+            apply(part)
+            done += len(part)
+            progress.commands += len(part)
+            progress.loaded_bytes = base_bytes + pos
+            yield
+        pos += used
+    return pos, done
+
+
+def _applier(state: Any, dispatcher: Any, client: Any) -> Callable[[list[list[bytes]]], None]:
+    """Run replayed commands in order: stream entries through the XADD shortcut where
+    it applies (`_entry_appender`), the rest in batches (`_runner`)."""
+    run = _runner(state, dispatcher, client)
+    append_entry = _entry_appender(client)
+
+    def apply(commands: list[list[bytes]]) -> None:
+        start = 0
+        for index, argv in enumerate(commands):
+            if argv[0] == b"XADD":
+                if start < index:  # (in order: the shortcut must see what came before)
+                    run(commands[start:index])
+                start = index + 1 if append_entry(argv) else index
+        if start < len(commands):
+            run(commands[start:] if start else commands)
+
+    return apply
 
 
 def _runner(state: Any, dispatcher: Any, client: Any) -> Callable[[list[list[bytes]]], None]:
