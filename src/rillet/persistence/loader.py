@@ -196,6 +196,11 @@ def load_aof(state: Any, dispatcher: Any, directory: str, manifest: Manifest,
         kind = "base" if info.type == aoflog.TYPE_BASE else "incr"
         log.info("DB loaded from %s file %s: %.3f seconds", kind, info.name,
                  time.perf_counter() - started)
+    # The replayed keys are measured as a snapshot's are, in one pass when the
+    # memory figure is next asked for (the memory cron skips them while loading).
+    for db in state.keyspace.dbs:
+        if db.pending:
+            db.forget_sizes()
 
 
 def replay_log(state: Any, dispatcher: Any, path: str, truncate_ok: bool,
