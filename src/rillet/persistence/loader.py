@@ -2,10 +2,12 @@
 
 Loaders are generators that yield every few hundred keys or commands, so the
 server can run them as a task (clients get -LOADING meanwhile) and DEBUG
-RELOAD / tests can run them straight through. AOF commands go through
-`Dispatcher.execute` with an internal client: one code path for live
-commands and replay. A log is read with hiredis; only when something looks
-wrong is it walked again exactly (aoflog.iter_commands) to name the offset:
+RELOAD / tests can run them straight through. AOF commands go through the
+dispatcher with an internal client (`ServerState.replay_client`), in batches
+through the compiled command loop when it is built: one code path for live
+commands and replay. A log is cut into commands by the compiled request
+scanner while they are canonical, then read with hiredis; only when something
+looks wrong is it walked again exactly (aoflog.iter_commands) to name the offset:
 a cut last command is dropped with a warning when `aof-load-truncated` allows
 it and the file is the last one, anything else refuses to load.
 """
@@ -325,8 +327,8 @@ def _runner(state: Any, dispatcher: Any, client: Any) -> Callable[[list[list[byt
     replica runs its master's stream with, `Dispatcher.run_replicated`), so a plain
     write costs its body, not the dispatcher's Python; else command by command."""
     execute = dispatcher.execute
-    compiled = dispatcher.run_replicated
-    if compiled is None:
+    run_replicated = dispatcher.run_replicated
+    if run_replicated is None:
         def run_each(commands: list[list[bytes]]) -> None:
             for argv in commands:
                 execute(client, argv)
@@ -340,8 +342,8 @@ def _runner(state: Any, dispatcher: Any, client: Any) -> Callable[[list[list[byt
         while index < count:
             # It returns where MULTI or EXEC changed the client's state (run), or
             # at a PING or REPLCONF (not run: a master link answers those itself).
-            index = compiled(dispatcher, state, client, commands, index,
-                             client.multi is not None, ignore)
+            index = run_replicated(dispatcher, state, client, commands, index,
+                                   client.multi is not None, ignore)
             if index < count and commands[index][0].lower() in (b"ping", b"replconf"):
                 execute(client, commands[index])
                 index += 1
