@@ -124,7 +124,7 @@ class Memory:
             # (a lowered maxmemory, a PEL grown by reads), as Redis's eviction timer.
             if self._may_evict():
                 self.perform_evictions()
-        else:
+        elif not self.state._loading:  # (a replayed AOF's keys: see load_aof)
             # Nobody asks before each command: measure here, so the pending keys never pile up.
             for db in self.state.keyspace.dbs:
                 if db.pending:

@@ -7,8 +7,8 @@ stringmatchlen), never a regex.
 
 Delivery costs no work per subscriber per message. A channel's subscribers are
 kept as a `Fanout` (its RESP2 and RESP3 clients, rebuilt after a change), a
-message is encoded once per protocol in use, and consecutive messages to the
-same fanout gather in one event. At the end of the event-loop turn (`flush`,
+message is formatted once (for both protocols: see _MESSAGE), and consecutive
+messages to the same fanout gather in one event. At the end of the event-loop turn (`flush`,
 called by the server layer: after every read of the poll, as Redis's
 beforeSleep) each event's frames are joined once and each subscriber gets one
 write, its events in the order they were published. A subscriber's command
@@ -72,13 +72,17 @@ def frame(resp3: bool, *items: bytes | int | None) -> bytes:
 
 
 # A message's frames with the channel (and pattern) and message to fill in:
-# one formatting per message and protocol, nothing per subscriber.
-_MESSAGE = (b"*3\r\n$7\r\nmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n",
-            b">3\r\n$7\r\nmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n")
-_SMESSAGE = (b"*3\r\n$8\r\nsmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n",
-             b">3\r\n$8\r\nsmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n")
-_PMESSAGE = (b"*4\r\n$8\r\npmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n",
-             b">4\r\n$8\r\npmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n")
+# (RESP2, RESP3, both). The two differ only in their first byte ('*', '>'): for a
+# fanout with subscribers of both protocols the rest is formatted once, and the
+# flush joins these bodies with each protocol's byte (`_joined`). One formatting
+# per message, nothing per subscriber.
+def _frames(resp2: bytes) -> tuple[bytes, bytes, bytes]:
+    return resp2, b">" + resp2[1:], resp2[1:]
+
+
+_MESSAGE = _frames(b"*3\r\n$7\r\nmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n")
+_SMESSAGE = _frames(b"*3\r\n$8\r\nsmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n")
+_PMESSAGE = _frames(b"*4\r\n$8\r\npmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n")
 
 # Channels whose matching patterns are remembered (PubSub._matched), at most.
 MATCH_CACHE_SIZE = 4096
@@ -93,6 +97,15 @@ def _fanout(members: dict[Client, None]) -> Fanout:
     resp2 = tuple(c for c in members if (subs := c.pubsub) is not None and not subs.resp3)
     resp3 = tuple(c for c in members if (subs := c.pubsub) is not None and subs.resp3)
     return (resp2, resp3, len(resp2) + len(resp3))
+
+
+def _joined(event: list) -> tuple[bytes, bytes]:
+    """An event's RESP2 and RESP3 bytes (b"" for a protocol it has no client of)."""
+    _, first, second = event
+    if second is None:  # bodies: b"" then each message's frame after its first byte
+        return b"*".join(first), b">".join(first)
+    return (first[0] if len(first) == 1 else b"".join(first),
+            second[0] if len(second) == 1 else b"".join(second))
 
 
 class PubSub:
@@ -216,9 +229,11 @@ class PubSub:
             if fan[2]:
                 events = self.events
                 event = events[-1] if events and events[-1][0] is fan else self._event(fan)
-                if fan[0]:
+                if event[2] is None:
+                    event[1].append(frames[2] % fields)
+                elif fan[0]:
                     event[1].append(frames[0] % fields)
-                if fan[1]:
+                else:
                     event[2].append(frames[1] % fields)
         if not shard and self.patterns:
             receivers += self._publish_patterns(channel, message)
@@ -247,13 +262,15 @@ class PubSub:
                 if not fan[2]:
                     continue
             event = events[-1] if events and events[-1][0] is fan else self._event(fan)
-            if fan[0]:
+            if event[2] is None:
+                event[1].append(_PMESSAGE[2] % fields)
+            elif fan[0]:
                 event[1].append(_PMESSAGE[0] % fields)
-            if fan[1]:
+            else:
                 event[2].append(_PMESSAGE[1] % fields)
         return receivers
 
-    def _but_current(self, fan: Fanout, frames: tuple[bytes, bytes], fields: tuple) -> Fanout:
+    def _but_current(self, fan: Fanout, frames: tuple[bytes, ...], fields: tuple) -> Fanout:
         """`fan` without the running client, whose frame goes to `own` instead."""
         current = self.current
         if current in fan[0]:
@@ -303,7 +320,10 @@ class PubSub:
         if (not self.events and not self.flush_hooks and not self._flushing
                 and self.on_pending is not None):
             self.on_pending()
-        event = [fan, [], []]
+        # [fan, RESP2 frames, RESP3 frames]; for a fan with both protocols
+        # [fan, [b"", bodies...], None] (see _MESSAGE). `deliver` adds to a
+        # one-client event only, which never has both.
+        event = [fan, [b""], None] if fan[0] and fan[1] else [fan, [], []]
         self.events.append(event)
         self.waiting.update(fan[0])
         self.waiting.update(fan[1])
@@ -352,23 +372,18 @@ class PubSub:
         self.waiting.clear()
         send = self._send
         if len(events) == 1:
-            # The common case (one channel's messages): one join, a write each.
-            fan, resp2, resp3 = events[0]
-            if fan[0]:
-                data = resp2[0] if len(resp2) == 1 else b"".join(resp2)
-                for client in fan[0]:
-                    send(client, data)
-            if fan[1]:
-                data = resp3[0] if len(resp3) == 1 else b"".join(resp3)
-                for client in fan[1]:
-                    send(client, data)
+            # The common case (one channel's messages): one join per protocol, a write each.
+            fan = events[0][0]
+            resp2, resp3 = _joined(events[0])
+            for client in fan[0]:
+                send(client, resp2)
+            for client in fan[1]:
+                send(client, resp3)
             return
         pending: dict[Client, list[bytes]] = {}
-        for fan, resp2, resp3 in events:
-            for clients, frames in ((fan[0], resp2), (fan[1], resp3)):
-                if not clients:
-                    continue
-                data = frames[0] if len(frames) == 1 else b"".join(frames)
+        for event in events:
+            fan = event[0]
+            for clients, data in zip(fan[:2], _joined(event), strict=True):
                 for client in clients:
                     chunks = pending.get(client)
                     if chunks is None:

@@ -178,6 +178,7 @@ class Client:
         "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
         "is_internal", "user", "restricted", "obuf_class", "pubsub", "reply_mode", "tracking",
+        "replaying",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -192,6 +193,9 @@ class Client:
         # properties that keep it current, and the server updates every client
         # when its own gate changes.
         self.gated = False
+        # The AOF loader's client (ServerState.replay_client): the server's gate
+        # (loading, a write guard, MONITOR, a pause) does not apply to it.
+        self.replaying = False
         # (Any: a CommandSpec, of commands/, above the state)
         self._multi: list[tuple[Any, list[bytes]]] | None = None
         # The ACL user; `restricted` (its rules limit something) puts the
@@ -247,8 +251,8 @@ class Client:
 
     def update_gate(self) -> None:
         self.gated = (not self._authenticated or self._multi is not None or self.restricted
-                      or self.server.gated or self.pubsub is not None or self.reply_mode != 0
-                      or self.tracking is not None)
+                      or (self.server.gated and not self.replaying) or self.pubsub is not None
+                      or self.reply_mode != 0 or self.tracking is not None)
 
     def set_output_class(self, name: str) -> None:
         """client-output-buffer-limit's class for this client: normal, replica or pubsub."""
@@ -597,6 +601,18 @@ class ServerState:
         client.is_internal = True
         client.restricted = False  # loading replays what was allowed when it was written
         client.authenticated = True
+        return client
+
+    def replay_client(self) -> Client:
+        """The AOF loader's client: internal, and ungated outside MULTI, so replayed
+        commands take the plain path (the compiled one when built) while the server
+        is gated for loading, as Redis runs an AOF's command bodies directly. The
+        gate's checks skip internal clients anyway (-LOADING, write guard, pause),
+        and the effects still go nowhere: ServerState.publish drops them while loading.
+        """
+        client = self.internal_client()
+        client.replaying = True
+        client.update_gate()
         return client
 
     def remove_client(self, client: Client) -> None:

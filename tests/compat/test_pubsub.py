@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.wire import Wire
+from tests.helpers.wire import Wire, encode_command
 
 
 def _cmd(*args: str) -> bytes:
@@ -269,3 +269,34 @@ def test_reply_off_mutes_early_errors(quick):
                       ("CLIENT", "REPLY", "ON")], 1)
     for skipped in [("NOSUCH",), ("GET",), ("CLIENT", "REPLY"), ("CLIENT", "REPLY", "BAD")]:
         _pipeline(conns, [("CLIENT", "REPLY", "SKIP"), skipped, ("PING", "after")], 1)
+
+
+def test_fanout_to_many_mixed_subscribers_is_byte_identical(ports):
+    """Pipelined PUBLISHes (empty, binary, 100 kB messages) to three RESP2 and three RESP3
+    subscribers of a channel, two of them also on a pattern: every subscriber gets Redis's
+    bytes, and the subscribers of one protocol and subscriptions get the same bytes."""
+    sub2 = [_open(ports) for _ in range(3)]
+    sub3 = [_open(ports) for _ in range(3)]
+    pub = _open(ports)
+    for pair in sub3:
+        for conn in pair:
+            conn.call("HELLO", "3")
+    for pair in (*sub2, *sub3):
+        _both(pair, "SUBSCRIBE", "fan")
+    for pair in (sub2[0], sub3[0]):
+        _both(pair, "PSUBSCRIBE", "fa*")
+    messages = [b"", b"\x00\r\n\xff", b"x" * 100_000, *(b"m%d" % i for i in range(40))]
+    for conn in pub:
+        conn.send_raw(b"".join(encode_command("PUBLISH", "fan", m) for m in messages))
+    replies = [_read(pub) for _ in messages]
+    assert replies == [b":8\r\n"] * len(messages)
+    received: dict[tuple[int, ...], set[bytes]] = {}
+    for pairs, resp3 in ((sub2, 0), (sub3, 1)):
+        for index, pair in enumerate(pairs):
+            extra = len(messages) if index == 0 else 0  # the pmessages, each after its message
+            data = _read(pair, replies=len(messages) + extra)
+            received.setdefault((resp3, index == 0), set()).add(data)
+    assert all(len(same) == 1 for same in received.values())
+    for pair in (*sub2, *sub3, pub):
+        for conn in pair:
+            conn.close()

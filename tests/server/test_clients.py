@@ -78,3 +78,61 @@ def test_client_setinfo_on_connect_is_recorded(rillet_server):
     assert info["lib-name"] == "mylib"
     assert info["lib-ver"] == "1.2"
     client.close()
+
+
+def test_five_thousand_connections_at_once(tmp_path):
+    """5,000 connections opened at once each get PONG; CLIENT LIST and INFO count them
+    all, and none once they are closed (the accept path keeps no per-client leftovers)."""
+    import resource
+    import selectors
+    import socket
+    import time
+
+    from tests.helpers.servers import start_rillet
+
+    count = 5000
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 2 * count + 200:
+        pytest.skip("needs two descriptors per connection (client and server)")
+    server = start_rillet(dir=str(tmp_path))
+    client = server.client()
+    received = client.info("stats")["total_connections_received"]
+    selector = selectors.DefaultSelector()
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            sock.setblocking(False)
+            sock.connect_ex(("127.0.0.1", server.port))
+            selector.register(sock, selectors.EVENT_WRITE, len(socks))
+            socks.append(sock)
+        replies: dict[int, bytes] = {}
+        deadline = time.monotonic() + 120
+        while len(replies) < count and time.monotonic() < deadline:
+            for key, _ in selector.select(1):
+                sock = socks[key.data]
+                if key.events == selectors.EVENT_WRITE:
+                    assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0
+                    sock.sendall(b"PING\r\n")
+                    selector.modify(sock, selectors.EVENT_READ, key.data)
+                else:
+                    replies[key.data] = sock.recv(64)
+                    selector.unregister(sock)
+        assert list(replies.values()) == [b"+PONG\r\n"] * count
+        listed = client.execute_command("CLIENT", "LIST")
+        text = listed.decode() if isinstance(listed, bytes) else listed
+        assert len(text.strip().splitlines()) == count + 1
+        assert client.info("clients")["connected_clients"] == count + 1
+        assert client.info("stats")["total_connections_received"] == received + count
+        for sock in socks:
+            sock.close()
+        socks = []
+        deadline = time.monotonic() + 30
+        while client.info("clients")["connected_clients"] > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert client.info("clients")["connected_clients"] == 1
+        client.close()
+    finally:
+        selector.close()
+        for sock in socks:
+            sock.close()
+        server.stop()

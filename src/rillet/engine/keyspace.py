@@ -255,6 +255,14 @@ class Database:
             pending.clear()
         return self.used
 
+    def forget_sizes(self) -> None:
+        """Measure every key anew when next asked (`measured`), as after a snapshot
+        load: for keys that came in bulk (an AOF replayed), one pass then costs less
+        than one per key now."""
+        self.sizes.clear()
+        self.used = 0
+        self.pending.clear()
+
     def remeasure(self) -> int:
         """Every key measured anew: after a load (RDB, full sync), whose keys no
         command signalled. `sizes` then covers every key again."""

@@ -174,6 +174,14 @@ class LogDamage(Exception):
         self.message = message
 
 
+def try_read_command(buf: bytes | memoryview, pos: int, size: int) -> tuple[list[bytes], int] | None:
+    """read_command, or None where it would raise (a cut or damaged command)."""
+    try:
+        return read_command(buf, pos, size)
+    except (_Incomplete, _Bad):
+        return None
+
+
 def iter_commands(buf: bytes | memoryview, name: str = "AOF"):
     """Yield (argv, start, end) for each command; raise LogDamage where reading stops."""
     size = len(buf)

@@ -2,10 +2,12 @@
 
 Loaders are generators that yield every few hundred keys or commands, so the
 server can run them as a task (clients get -LOADING meanwhile) and DEBUG
-RELOAD / tests can run them straight through. AOF commands go through
-`Dispatcher.execute` with an internal client: one code path for live
-commands and replay. A log is read with hiredis; only when something looks
-wrong is it walked again exactly (aoflog.iter_commands) to name the offset:
+RELOAD / tests can run them straight through. AOF commands go through the
+dispatcher with an internal client (`ServerState.replay_client`), in batches
+through the compiled command loop when it is built: one code path for live
+commands and replay. A log is cut into commands by the compiled request
+scanner while they are canonical, then read with hiredis; only when something
+looks wrong is it walked again exactly (aoflog.iter_commands) to name the offset:
 a cut last command is dropped with a warning when `aof-load-truncated` allows
 it and the file is the last one, anything else refuses to load.
 """
@@ -17,13 +19,14 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import hiredis
 
 from rillet import gcpolicy
+from rillet.compiled import compiled
 from rillet.persistence import aoflog, rdb
 from rillet.persistence.aoflog import CORRUPT, LogDamage, Manifest
 from rillet.persistence.disk import MappedFile
@@ -35,6 +38,10 @@ log = logging.getLogger("rillet")
 # megabytes (8 us a command at 4 MiB, 0.3 us at 64 KiB).
 _CHUNK_BYTES = 64 << 10
 _YIELD_EVERY = 512
+# The compiled scan of canonical multibulk commands (the network parser's), or None.
+_multibulk = compiled("rillet.resp._multibulk")
+_scan = _multibulk.scan if _multibulk is not None else None
+_MAX_BULK = 1 << 40  # (an AOF's values have no proto-max-bulk-len; the scan's own cap)
 
 
 class LoadError(Exception):
@@ -200,24 +207,31 @@ def load_aof(state: Any, dispatcher: Any, directory: str, manifest: Manifest,
         kind = "base" if info.type == aoflog.TYPE_BASE else "incr"
         log.info("DB loaded from %s file %s: %.3f seconds", kind, info.name,
                  time.perf_counter() - started)
+    # The replayed keys are measured as a snapshot's are, in one pass when the
+    # memory figure is next asked for (the memory cron skips them while loading).
+    for db in state.keyspace.dbs:
+        if db.pending:
+            db.forget_sizes()
 
 
 def replay_log(state: Any, dispatcher: Any, path: str, truncate_ok: bool,
                progress: LoadProgress, is_last: bool = True) -> Iterator[None]:
     """Replay one RESP log; cut a damaged tail if `truncate_ok`, else raise LoadError."""
     name = os.path.basename(path)
-    client = state.internal_client()
+    client = state.replay_client()
     execute = dispatcher.execute
-    append_entry = _entry_appender(client)
+    apply = _applier(state, dispatcher, client)
     base_bytes = progress.loaded_bytes
     with MappedFile(path) as mapped:
         view = mapped.view
         size = len(view)
+        pos = done = 0  # (done: the commands executed)
+        if _scan is not None:
+            pos, done = yield from _replay_canonical(view, _scan, apply, progress, base_bytes)
+        # The rest (from the first command the scan did not take) through hiredis.
         reader = hiredis.Reader()
-        done = 0  # commands executed
-        pos = 0
         suspect = False
-        since_yield = 0
+        pending: list[list[bytes]] = []
         while pos < size and not suspect:
             n = min(_CHUNK_BYTES, size - pos)
             reader.feed(view, pos, n)  # type: ignore[arg-type]  # (hiredis takes any buffer; its stub says bytes)
@@ -239,18 +253,19 @@ def replay_log(state: Any, dispatcher: Any, path: str, truncate_ok: bool,
                         break
                 if suspect:
                     break
-                if argv[0] != b"XADD" or not append_entry(argv):
-                    execute(client, argv)
-                done += 1
-                since_yield += 1
-                if since_yield >= _YIELD_EVERY:
-                    since_yield = 0
-                    progress.commands += _YIELD_EVERY
+                pending.append(argv)
+                if len(pending) >= _YIELD_EVERY:
+                    apply(pending)
+                    done += len(pending)
+                    progress.commands += len(pending)
+                    pending = []
                     progress.loaded_bytes = base_bytes + pos
                     yield
+        apply(pending)
+        done += len(pending)
+        progress.commands += len(pending)
         if not suspect and (client.multi is not None or not _reader_idle(reader)):
             suspect = True
-        progress.commands += since_yield
         if suspect:
             # Walk the file exactly: find the damage, and run what hiredis could not.
             keep = yield from _replay_exactly(client, execute, view, name, done, truncate_ok,
@@ -264,6 +279,85 @@ def replay_log(state: Any, dispatcher: Any, path: str, truncate_ok: bool,
         log.warning("!!! Truncating the AOF %s at offset %d !!!", name, keep)
         os.truncate(path, keep)
         log.warning("AOF %s loaded anyway because aof-load-truncated is enabled", name)
+
+
+def _replay_canonical(view: memoryview, scan: Callable[[bytes, int], tuple[list[list[bytes]], int]],
+                      apply: Callable[[list[list[bytes]]], None], progress: LoadProgress,
+                      base_bytes: int):
+    """Replay the log from its start while its commands are canonical multibulk (all
+    that rillet and Redis write), cut out by the compiled request scanner a chunk at a
+    time; one it does not take (bigger than a chunk, say) is read exactly. Returns
+    (offset, commands run): where the general reader must go on, at a command's start."""
+    size = len(view)
+    pos = done = 0
+    while pos < size:
+        commands, used = scan(bytes(view[pos:pos + _CHUNK_BYTES]), _MAX_BULK)
+        if not used:
+            if view[pos] != 42:  # not '*': an annotation, or damage (hiredis and then
+                break            # the exact walk judge it)
+            whole = aoflog.try_read_command(view, pos, size)
+            if whole is None:
+                break
+            commands, used = [whole[0]], whole[1] - pos
+        for first in range(0, len(commands), _YIELD_EVERY):
+            part = commands[first:first + _YIELD_EVERY] if len(commands) > _YIELD_EVERY \
+                else commands
+            apply(part)
+            done += len(part)
+            progress.commands += len(part)
+            progress.loaded_bytes = base_bytes + pos
+            yield
+        pos += used
+    return pos, done
+
+
+def _applier(state: Any, dispatcher: Any, client: Any) -> Callable[[list[list[bytes]]], None]:
+    """Run replayed commands in order: stream entries through the XADD shortcut where
+    it applies (`_entry_appender`), the rest in batches (`_runner`)."""
+    run = _runner(state, dispatcher, client)
+    append_entry = _entry_appender(client)
+
+    def apply(commands: list[list[bytes]]) -> None:
+        start = 0
+        for index, argv in enumerate(commands):
+            if argv[0] == b"XADD":
+                if start < index:  # (in order: the shortcut must see what came before)
+                    run(commands[start:index])
+                start = index + 1 if append_entry(argv) else index
+        if start < len(commands):
+            run(commands[start:] if start else commands)
+
+    return apply
+
+
+def _runner(state: Any, dispatcher: Any, client: Any) -> Callable[[list[list[bytes]]], None]:
+    """Run a batch of replayed commands in order, replies dropped (Redis ignores a
+    failed one too): through the compiled command loop when it is built (the one a
+    replica runs its master's stream with, `Dispatcher.run_replicated`), so a plain
+    write costs its body, not the dispatcher's Python; else command by command."""
+    execute = dispatcher.execute
+    run_replicated = dispatcher.run_replicated
+    if run_replicated is None:
+        def run_each(commands: list[list[bytes]]) -> None:
+            for argv in commands:
+                execute(client, argv)
+        return run_each
+
+    def ignore(argv: list[bytes], reply: object) -> None:
+        pass
+
+    def run_compiled(commands: list[list[bytes]]) -> None:
+        index, count = 0, len(commands)
+        while index < count:
+            # It returns where MULTI or EXEC changed the client's state (run), or
+            # at a PING or REPLCONF (not run: a master link answers those itself).
+            index = run_replicated(dispatcher, state, client, commands, index,
+                                   client.multi is not None, ignore)
+            if index < count and commands[index][0].lower() in (b"ping", b"replconf"):
+                execute(client, commands[index])
+                index += 1
+
+    return run_compiled
 
 
 def _entry_appender(client: Any):
