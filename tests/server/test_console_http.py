@@ -305,3 +305,119 @@ def test_the_pipelines_embedded_server_has_a_console():
         port = int(server.console_url.rsplit(":", 1)[1].rstrip("/"))
         status, _, body = _get(port, "/metrics")
         assert status == 200 and b"redis_up 1" in body
+
+
+def test_a_pipelining_client_gets_every_answer_in_order(example):
+    """Many requests in one write: each answered, in order, over several loop turns."""
+    count = 2000
+    request = b"GET /nothing-%d HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", example.http_port), timeout=10) as sock:
+        sock.sendall(b"".join(request % n for n in range(count)))
+        sock.shutdown(socket.SHUT_WR)
+        got = b""
+        while got.count(b"HTTP/1.1 404 ") < count:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    assert got.count(b"HTTP/1.1 404 ") == count
+    assert got.count(errors.HTTP_NOT_FOUND.encode()) == count
+
+
+def test_an_endless_header_is_closed(example):
+    with socket.create_connection(("127.0.0.1", example.http_port), timeout=10) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        got = b""
+        try:
+            for _ in range(1000):  # 1000 x 1 kB of header, far past the limit
+                sock.sendall(b"X-Long: " + b"a" * 1000 + b"\r\n")
+        except OSError:
+            pass  # the server closed mid-send
+        while chunk := sock.recv(65536):
+            got += chunk
+    assert got.startswith(b"HTTP/1.1 431 ")
+
+
+def test_busy_http_port_exits_1_with_redis_lines(tmp_path):
+    """The console's port taken: logged as a taken RESP port is, exit status 1, no traceback."""
+    blocker = socket.create_server(("127.0.0.1", 0))
+    busy = blocker.getsockname()[1]
+    try:
+        handle = servers.start_rillet("--http-port", str(busy), wait=False)
+        try:
+            assert handle.proc.wait(timeout=30) == 1
+        finally:
+            handle.stop()
+    finally:
+        blocker.close()
+    with open(f"{handle.dir}/server.log") as log:
+        text = log.read()
+    assert f"Failed listening on port {busy} (http), aborting." in text
+    assert "Could not create server TCP listening socket" in text
+    assert "Traceback" not in text
+
+
+class _Transport:
+    """What HttpConnection asks of a transport, recorded."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.reading = True
+        self.closed = False
+
+    def get_extra_info(self, name: str):
+        return ("127.0.0.1", 1) if name in ("peername", "sockname") else None
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_the_buffer_stays_bounded_for_a_peer_that_does_not_read():
+    """A pipelining peer that never reads its answers: once the transport pauses
+    writing, nothing more is answered, and reading pauses before the unanswered
+    requests exceed one head."""
+    import asyncio
+
+    from rillet.server import http
+    from rillet.server.server import Server
+
+    loop = asyncio.new_event_loop()
+    try:
+        server = Server()
+        server.loop = loop
+        conn = http.HttpConnection(http.HttpListener(server))
+        transport = _Transport()
+        conn.connection_made(transport)  # type: ignore[arg-type]
+        requests = b"GET /x HTTP/1.1\r\n\r\n" * 1000
+        conn.data_received(requests)
+        assert len(transport.written) == http.REQUESTS_PER_TURN  # the rest on later turns
+        conn.pause_writing()
+        fed = 1
+        while transport.reading and fed < 100:
+            conn.data_received(requests)
+            loop.run_until_complete(asyncio.sleep(0))
+            fed += 1
+        assert not transport.reading
+        answered = len(transport.written)
+        assert answered < 1000
+        assert len(conn.buffer) - conn.offset <= http.MAX_HEAD + len(requests)
+        assert len(conn.buffer) <= 2 * (http.MAX_HEAD + len(requests))
+        conn.resume_writing()
+        for _ in range(fed * 1000):
+            if len(transport.written) == fed * 1000:
+                break
+            loop.run_until_complete(asyncio.sleep(0))
+        assert len(transport.written) == fed * 1000
+        assert transport.reading and not transport.closed
+        assert conn.buffer == b""
+    finally:
+        loop.close()
