@@ -421,3 +421,29 @@ def test_the_buffer_stays_bounded_for_a_peer_that_does_not_read():
         assert conn.buffer == b""
     finally:
         loop.close()
+
+
+def test_dns_rebinding_is_refused_without_protected_mode():
+    """protected-mode no, no password: the console still asks no credentials, so a
+    page from elsewhere must not read it through a rebound DNS name; with a password
+    the credentials protect it and any Host is answered."""
+    handle = _start("--protected-mode", "no")
+    try:
+        port = handle.http_port
+
+        def ask(host: bytes, auth: bytes = b"") -> bytes:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(b"GET /api/overview HTTP/1.1\r\nHost: " + host + auth
+                             + b"\r\nConnection: close\r\n\r\n")
+                reply = b""
+                while chunk := sock.recv(65536):
+                    reply += chunk
+                return reply
+
+        assert ask(b"attacker.example:%d" % port).startswith(b"HTTP/1.1 403 ")
+        assert ask(b"127.0.0.1:%d" % port).startswith(b"HTTP/1.1 200 ")
+        handle.client().config_set("requirepass", "secret")
+        basic = b"\r\nAuthorization: Basic " + base64.b64encode(b"default:secret")
+        assert ask(b"attacker.example:%d" % port, basic).startswith(b"HTTP/1.1 200 ")
+    finally:
+        handle.stop()

@@ -7,7 +7,8 @@ this module owns sockets, limits and timers. A large answer is made a slice per
 event-loop turn (`Response.steps`), so RESP clients are served in between.
 
 Protected mode applies as on the RESP port (a peer off loopback is refused while
-the default user has no password: 403 with Redis's DENIED text). With `tls-port`
+the default user has no password: 403 with Redis's DENIED text). While the console
+asks no credentials, a request must name an address or localhost (DNS rebinding). With `tls-port`
 configured the console speaks HTTPS with the same certificates.
 """
 
@@ -92,11 +93,11 @@ class HttpListener:
         return self.protected() and not _is_loopback(host)
 
     def refuses_name(self, host_header: str) -> bool:
-        """Under protected mode a browser on this machine may reach the console with
-        no password: a page from elsewhere could too, through a DNS name it points
-        at 127.0.0.1 (DNS rebinding). Such a request names that host; the console's
-        own pages name an address or localhost."""
-        if not self.protected() or not host_header:
+        """A console that asks no credentials is readable by a browser that reaches
+        it, and a page from elsewhere could reach it through a DNS name it points at
+        the bound address (DNS rebinding), whatever protected mode says. Such a
+        request names that host; the console's own pages name an address or localhost."""
+        if self.console.auth_required() or not host_header:
             return False
         name = host_header.rsplit(":", 1)[0] if not host_header.endswith("]") else host_header
         name = name.strip("[]").lower()
