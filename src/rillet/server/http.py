@@ -17,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+from collections.abc import Generator
 from http import HTTPStatus
 from typing import TYPE_CHECKING
 
 from rillet import errors
-from rillet.console import Console, Response
+from rillet.console import Console, Response, run_steps
 from rillet.console.history import PERIOD_MS
 from rillet.server.tls import server_context
 
@@ -48,6 +49,7 @@ class HttpListener:
         self.connections: set[HttpConnection] = set()
         self.ports: list[int] = []
         self._timer: asyncio.TimerHandle | None = None
+        self._sampling: Generator[None, None, None] | None = None
 
     async def bind(self) -> list[asyncio.base_events.Server]:
         """Bind every `http-bind` address (not accepting yet: Server.start starts them all)."""
@@ -73,16 +75,31 @@ class HttpListener:
         self._tick()
         return bound
 
-    def _tick(self) -> None:
+    def _tick(self, steps: Generator[None, None, None] | None = None) -> None:
         """The page's throughput samples, taken whether or not anyone is looking, so a
-        page opened now shows the last minutes."""
-        try:
-            self.console.tick()
-        except Exception:  # the console must never take the server down
-            log.exception("console: throughput sample failed")
+        page opened now shows the last minutes: a slice of the streams a loop turn,
+        the next sample PERIOD_MS after this one began."""
         loop = self.server.loop
+        if steps is None:
+            if loop is not None:
+                self._timer = loop.call_later(PERIOD_MS / 1000, self._tick)
+            if self._sampling:
+                return  # the last one is still walking: one sample at a time
+            steps = self._sampling = self.console.tick_steps()
+        try:
+            next(steps)
+        except StopIteration:
+            self._sampling = None
+            return
+        except Exception:  # the console must never take the server down
+            self._sampling = None
+            log.exception("console: throughput sample failed")
+            return
         if loop is not None:
-            self._timer = loop.call_later(PERIOD_MS / 1000, self._tick)
+            loop.call_soon(self._tick, steps)
+        else:
+            run_steps(steps)
+            self._sampling = None
 
     def protected(self) -> bool:
         state = self.server.state
