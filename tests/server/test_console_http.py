@@ -449,3 +449,25 @@ def test_dns_rebinding_is_refused_without_protected_mode():
         assert ask(b"attacker.example:%d" % port, basic).startswith(b"HTTP/1.1 200 ")
     finally:
         handle.stop()
+
+
+@pytest.mark.parametrize("host, refused", [
+    ("127.0.0.1", False), ("127.1.2.3", False), ("::1", False),
+    ("::ffff:127.0.0.1", True), ("10.0.0.1", True), ("::2", True), ("1127.0.0.1", True)])
+def test_one_protected_mode_rule_for_both_listeners(host, refused):
+    """Redis's connIsLocal: "127." or "::1" (an IPv4-mapped address never reaches a
+    V6ONLY socket, so is not local); the RESP and the console listener ask the same."""
+    from rillet.server import http, protected
+    from rillet.server.connection import ClientConnection
+    from rillet.server.server import Server
+
+    server = Server()
+    resp = ClientConnection(server)
+    resp._peer_host = host
+    listener = http.HttpListener(server)
+    assert protected.refuses(server.state, host) is refused
+    assert listener.refuses(host) is refused
+    assert resp._protected_mode_denies() is refused
+    assert not protected.refuses(server.state, host, unix=True)
+    server.state.config.set("protected-mode", "no")
+    assert not listener.refuses(host) and not resp._protected_mode_denies()

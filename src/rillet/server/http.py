@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from rillet import errors
 from rillet.console import Console, Response, run_steps
 from rillet.console.history import PERIOD_MS
+from rillet.server import protected
 from rillet.server.tls import server_context
 
 if TYPE_CHECKING:
@@ -36,10 +37,6 @@ MAX_CONNECTIONS = 128
 # Pipelined requests answered per event-loop turn (the rest on the next turns).
 REQUESTS_PER_TURN = 16
 IDLE_TIMEOUT_S = 60.0
-
-
-def _is_loopback(host: str) -> bool:
-    return host.startswith("127.") or host == "::1" or host.startswith("::ffff:127.")
 
 
 class HttpListener:
@@ -101,13 +98,9 @@ class HttpListener:
             run_steps(steps)
             self._sampling = None
 
-    def protected(self) -> bool:
-        state = self.server.state
-        return bool(state.config["protected-mode"]) and not state.acl.default_has_password
-
     def refuses(self, host: str) -> bool:
         """Redis's protected mode, as the RESP listener applies it."""
-        return self.protected() and not _is_loopback(host)
+        return protected.refuses(self.server.state, host)
 
     def refuses_name(self, host_header: str) -> bool:
         """A console that asks no credentials is readable by a browser that reaches
