@@ -193,10 +193,11 @@ class HttpConnection(asyncio.Protocol):
             self._flow()
 
     def eof_received(self) -> bool:
-        # A client may send its requests and shut its side: it still gets the answers.
+        # A client may send its requests and shut its side: it still gets the answers
+        # (not over TLS, where asyncio closes on EOF whatever this returns).
         self._eof = True
         self._process()
-        return True
+        return self.transport is not None and self.transport.get_extra_info("sslcontext") is None
 
     def pause_writing(self) -> None:
         self._write_paused = True
