@@ -294,7 +294,54 @@ def test_large_answers_are_made_in_steps():
             except StopIteration as done:
                 result = done.value
                 break
-        assert slices == 2  # three slices: two turns of the loop in between
+        assert slices == 3  # INFO, then three slices of streams: three turns in between
     assert len(result["streams"]) == STEP_STREAMS * 2 + 50
     body = console.metrics(user)
     assert body.count(b"\nredis_stream_length{") == STEP_STREAMS * 2 + 50
+
+
+def test_history_is_bounded_per_stream_and_in_count():
+    from rillet.console.history import History
+
+    history = History(points=3, max_series=2)
+    for n in range(6):
+        history.sample(n * 2000, 0, (((0, b"s%d" % i), n * (i + 1)) for i in range(5)))
+    assert len(history.streams) == 2  # the first two seen; the others none
+    assert {len(series) for series in history.streams.values()} == {3}
+    assert list(history.streams[(0, b"s1")]) == [1.0, 1.0, 1.0]  # 2 entries in 2 s
+    history.sample(14000, 0, [((0, b"s1"), 20)])
+    assert list(history.streams) == [(0, b"s1")]  # a stream gone takes its series along
+
+
+def test_a_sample_walks_the_streams_in_slices():
+    from rillet.console.history import SAMPLE_STREAMS
+
+    server = _server(*([b"XADD", b"s%d" % n, b"1-1", b"a", b"b"] for n in range(SAMPLE_STREAMS * 2 + 5)))
+    console = Console(server.state)
+    console.tick()
+    server.clock.advance(2000)
+    slices = sum(1 for _ in console.tick_steps())
+    assert slices == 2  # three slices, two turns of the loop in between
+    assert len(console.history.streams) == SAMPLE_STREAMS * 2 + 5
+
+
+def test_a_restricted_user_gets_bounded_slices_too():
+    """The ACL check per stream is made in the steps, STEP_STREAMS streams looked at
+    a step: a user who may read none of many streams is sliced too."""
+    from rillet.console import STEP_STREAMS
+
+    server = _server(*([b"XADD", b"s%d" % n, b"1-1", b"a", b"b"] for n in range(STEP_STREAMS * 2 + 5)),
+                     [b"ACL", b"SETUSER", b"few", b"on", b">pw", b"~other*", b"+@all"])
+    console = Console(server.state)
+    few = server.state.acl.authenticate(b"few", b"pw")
+    assert few is not None
+    steps = console.overview_steps(few)
+    slices = 0
+    while True:
+        try:
+            next(steps)
+            slices += 1
+        except StopIteration as done:
+            assert done.value["streams"] == []
+            break
+    assert slices == 2  # INFO, then two full slices looked at; the last five none to show

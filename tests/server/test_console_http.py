@@ -305,3 +305,169 @@ def test_the_pipelines_embedded_server_has_a_console():
         port = int(server.console_url.rsplit(":", 1)[1].rstrip("/"))
         status, _, body = _get(port, "/metrics")
         assert status == 200 and b"redis_up 1" in body
+
+
+def test_a_pipelining_client_gets_every_answer_in_order(example):
+    """Many requests in one write: each answered, in order, over several loop turns."""
+    count = 2000
+    request = b"GET /nothing-%d HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", example.http_port), timeout=10) as sock:
+        sock.sendall(b"".join(request % n for n in range(count)))
+        sock.shutdown(socket.SHUT_WR)
+        got = b""
+        while got.count(b"HTTP/1.1 404 ") < count:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    assert got.count(b"HTTP/1.1 404 ") == count
+    assert got.count(errors.HTTP_NOT_FOUND.encode()) == count
+
+
+def test_an_endless_header_is_closed(example):
+    """A header past the head limit: 431 and closed, then a peer that goes on
+    sending finds the connection gone (the server stopped reading it)."""
+    from rillet.server.http import MAX_HEAD
+
+    with socket.create_connection(("127.0.0.1", example.http_port), timeout=10) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: " + b"a" * (MAX_HEAD + 1000))
+        got = b""
+        while chunk := sock.recv(65536):
+            got += chunk
+        assert got.startswith(b"HTTP/1.1 431 ")
+        with pytest.raises(OSError):
+            for _ in range(1000):  # bounded: the server is gone long before
+                sock.sendall(b"a" * 1000)
+
+
+def test_busy_http_port_exits_1_with_redis_lines(tmp_path):
+    """The console's port taken: logged as a taken RESP port is, exit status 1, no traceback."""
+    blocker = socket.create_server(("127.0.0.1", 0))
+    busy = blocker.getsockname()[1]
+    try:
+        handle = servers.start_rillet("--http-port", str(busy), wait=False)
+        try:
+            assert handle.proc.wait(timeout=30) == 1
+        finally:
+            handle.stop()
+    finally:
+        blocker.close()
+    with open(f"{handle.dir}/server.log") as log:
+        text = log.read()
+    assert f"Failed listening on port {busy} (http), aborting." in text
+    assert "Could not create server TCP listening socket" in text
+    assert "Traceback" not in text
+
+
+class _Transport:
+    """What HttpConnection asks of a transport, recorded."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.reading = True
+        self.closed = False
+
+    def get_extra_info(self, name: str):
+        return ("127.0.0.1", 1) if name in ("peername", "sockname") else None
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_the_buffer_stays_bounded_for_a_peer_that_does_not_read():
+    """A pipelining peer that never reads its answers: once the transport pauses
+    writing, nothing more is answered, and reading pauses before the unanswered
+    requests exceed one head."""
+    import asyncio
+
+    from rillet.server import http
+    from rillet.server.server import Server
+
+    loop = asyncio.new_event_loop()
+    try:
+        server = Server()
+        server.loop = loop
+        conn = http.HttpConnection(http.HttpListener(server))
+        transport = _Transport()
+        conn.connection_made(transport)  # type: ignore[arg-type]
+        requests = b"GET /x HTTP/1.1\r\n\r\n" * 1000
+        conn.data_received(requests)
+        assert len(transport.written) == http.REQUESTS_PER_TURN  # the rest on later turns
+        conn.pause_writing()
+        fed = 1
+        while transport.reading and fed < 100:
+            conn.data_received(requests)
+            loop.run_until_complete(asyncio.sleep(0))
+            fed += 1
+        assert not transport.reading
+        answered = len(transport.written)
+        assert answered < 1000
+        assert len(conn.buffer) - conn.offset <= http.MAX_HEAD + len(requests)
+        assert len(conn.buffer) <= 2 * (http.MAX_HEAD + len(requests))
+        conn.resume_writing()
+        for _ in range(fed * 1000):
+            if len(transport.written) == fed * 1000:
+                break
+            loop.run_until_complete(asyncio.sleep(0))
+        assert len(transport.written) == fed * 1000
+        assert transport.reading and not transport.closed
+        assert conn.buffer == b""
+    finally:
+        loop.close()
+
+
+def test_dns_rebinding_is_refused_without_protected_mode():
+    """protected-mode no, no password: the console still asks no credentials, so a
+    page from elsewhere must not read it through a rebound DNS name; with a password
+    the credentials protect it and any Host is answered."""
+    handle = _start("--protected-mode", "no")
+    try:
+        port = handle.http_port
+
+        def ask(host: bytes, auth: bytes = b"") -> bytes:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(b"GET /api/overview HTTP/1.1\r\nHost: " + host + auth
+                             + b"\r\nConnection: close\r\n\r\n")
+                reply = b""
+                while chunk := sock.recv(65536):
+                    reply += chunk
+                return reply
+
+        assert ask(b"attacker.example:%d" % port).startswith(b"HTTP/1.1 403 ")
+        assert ask(b"127.0.0.1:%d" % port).startswith(b"HTTP/1.1 200 ")
+        handle.client().config_set("requirepass", "secret")
+        basic = b"\r\nAuthorization: Basic " + base64.b64encode(b"default:secret")
+        assert ask(b"attacker.example:%d" % port, basic).startswith(b"HTTP/1.1 200 ")
+    finally:
+        handle.stop()
+
+
+@pytest.mark.parametrize("host, refused", [
+    ("127.0.0.1", False), ("127.1.2.3", False), ("::1", False),
+    ("::ffff:127.0.0.1", True), ("10.0.0.1", True), ("::2", True), ("1127.0.0.1", True)])
+def test_one_protected_mode_rule_for_both_listeners(host, refused):
+    """Redis's connIsLocal: "127." or "::1" (an IPv4-mapped address never reaches a
+    V6ONLY socket, so is not local); the RESP and the console listener ask the same."""
+    from rillet.server import http, protected
+    from rillet.server.connection import ClientConnection
+    from rillet.server.server import Server
+
+    server = Server()
+    resp = ClientConnection(server)
+    resp._peer_host = host
+    listener = http.HttpListener(server)
+    assert protected.refuses(server.state, host) is refused
+    assert listener.refuses(host) is refused
+    assert resp._protected_mode_denies() is refused
+    assert not protected.refuses(server.state, host, unix=True)
+    server.state.config.set("protected-mode", "no")
+    assert not listener.refuses(host) and not resp._protected_mode_denies()

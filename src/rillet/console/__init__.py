@@ -121,11 +121,16 @@ class Console:
         self._xinfo_spec = table.lookup(b"xinfo").subcommands[b"stream"]  # type: ignore[union-attr]
 
     def tick(self) -> None:
-        """The listener's timer (every PERIOD_MS): one throughput sample."""
+        """One throughput sample at once (tests, and callers without a loop)."""
+        run_steps(self.tick_steps())
+
+    def tick_steps(self) -> Generator[None, None, None]:
+        """The listener's timer (every PERIOD_MS): one throughput sample, a slice of
+        the streams a step (`History.sample_steps`)."""
         from rillet.commands.server import total_calls
 
         now = self.state.clock.now_ms()
-        self.history.sample(now, total_calls(), (
+        yield from self.history.sample_steps(now, total_calls(), (
             ((db, key), stream.entries_added)
             for db, key, stream in live_streams(self.state.keyspace, now)))
 
@@ -197,10 +202,25 @@ class Console:
 
     def visible(self, user: User, now_ms: int) -> Iterator[tuple[int, bytes, Stream]]:
         """(db index, key, stream) of each stream `user` may read with XINFO STREAM."""
+        for chunk in self.visible_chunks(user, now_ms):
+            yield from chunk
+
+    def visible_chunks(self, user: User, now_ms: int
+                       ) -> Iterator[list[tuple[int, bytes, Stream]]]:
+        """`visible` in slices of STEP_STREAMS streams looked at (ACL checks included:
+        a user who may read few of many streams still gets bounded slices)."""
         everything = user.unrestricted
+        chunk: list[tuple[int, bytes, Stream]] = []
+        looked = 0
         for db, key, stream in live_streams(self.state.keyspace, now_ms):
             if everything or self._may(user, self._xinfo_spec, [b"xinfo", b"stream", key]):
-                yield db, key, stream
+                chunk.append((db, key, stream))
+            looked += 1
+            if looked == STEP_STREAMS:
+                yield chunk
+                chunk, looked = [], 0
+        if chunk:
+            yield chunk
 
     def _info(self, user: User, sections: list[str]) -> str | None:
         if not self._may(user, self._info_spec, [b"info"]):
@@ -217,38 +237,37 @@ class Console:
         return run_steps(self.overview_steps(user))
 
     def metrics_steps(self, user: User) -> Generator[None, None, bytes]:
-        """/metrics, STEP_STREAMS streams a step; `last_render_us` is what the steps took."""
+        """/metrics: INFO in the first step, then STEP_STREAMS streams a step;
+        `last_render_us` is what the steps took."""
         clock = self.state.clock
-        began, held = clock.now_us(), 0
-        now = clock.now_ms()
-        streams = list(self.visible(user, now))
+        began = clock.now_us()
         info = self._info(user, METRIC_SECTIONS)
+        held = clock.now_us() - began
         lines = metrics.StreamLines()
-        for lo in range(0, len(streams), STEP_STREAMS):
-            if lo:
-                held += clock.now_us() - began
-                yield
-                began = clock.now_us()
-                now = clock.now_ms()
-            lines.add(streams[lo:lo + STEP_STREAMS], now)
+        now = clock.now_ms()
+        for chunk in self.visible_chunks(user, now):
+            yield
+            began = clock.now_us()
+            lines.add(chunk, clock.now_ms())
+            held += clock.now_us() - began
+        began = clock.now_us()
         body = metrics.render(info, len(self.state.keyspace), lines, self.last_render_us / 1e6)
         self.last_render_us = held + clock.now_us() - began
         return body
 
     def overview_steps(self, user: User) -> Generator[None, None, dict]:
-        """What the page shows, as JSON, STEP_STREAMS streams a step."""
+        """What the page shows, as JSON: INFO in the first step, then STEP_STREAMS
+        streams a step."""
         clock = self.state.clock
         now = clock.now_ms()
         text = self._info(user, OVERVIEW_SECTIONS)
         fields = info_fields(text) if text is not None else {}
-        found = list(self.visible(user, now))
         rates = self.history.streams
         streams = []
-        for lo in range(0, len(found), STEP_STREAMS):
-            if lo:
-                yield
-                now = clock.now_ms()
-            for db, key, stream in found[lo:lo + STEP_STREAMS]:
+        for chunk in self.visible_chunks(user, now):
+            yield
+            now = clock.now_ms()
+            for db, key, stream in chunk:
                 each = _stream_json(view_stream(db, key, stream, now), key_size(key, stream), now)
                 each["rates"] = list(rates.get((db, key), ()))
                 streams.append(each)

@@ -29,6 +29,7 @@ from rillet.compiled import compiled
 from rillet.resp.encoder import INT_REPLIES, SIMPLE_REPLIES, encode_into
 from rillet.resp.parser import YIELD_PENDING, RequestError, RequestParser
 from rillet.resp.types import SimpleString
+from rillet.server import protected
 from rillet.state import Block, BlockedClient, Client, Connection
 
 if TYPE_CHECKING:
@@ -293,15 +294,8 @@ class ClientConnection(asyncio.Protocol, Connection):
         self.output_limits_changed()
 
     def _protected_mode_denies(self) -> bool:
-        """Redis's protected mode: no password for the default user, and a peer off loopback.
-
-        Loopback here is Redis's connIsLocal (any 127.x or ::1, or a unix socket),
-        wider than `is_local`, which is Redis's islocalClient.
-        """
-        config = self.state.config
-        if not config["protected-mode"] or self.state.acl.default_has_password or self.unix:
-            return False
-        return not (self._peer_host.startswith("127.") or self._peer_host == "::1")
+        """Redis's protected mode (server/protected.py, the console's rule too)."""
+        return protected.refuses(self.state, self._peer_host, self.unix)
 
     def _refuse(self, message: str) -> None:
         self.state.stats.rejected_connections += 1

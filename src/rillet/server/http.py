@@ -7,7 +7,8 @@ this module owns sockets, limits and timers. A large answer is made a slice per
 event-loop turn (`Response.steps`), so RESP clients are served in between.
 
 Protected mode applies as on the RESP port (a peer off loopback is refused while
-the default user has no password: 403 with Redis's DENIED text). With `tls-port`
+the default user has no password: 403 with Redis's DENIED text). While the console
+asks no credentials, a request must name an address or localhost (DNS rebinding). With `tls-port`
 configured the console speaks HTTPS with the same certificates.
 """
 
@@ -16,12 +17,14 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+from collections.abc import Generator
 from http import HTTPStatus
 from typing import TYPE_CHECKING
 
 from rillet import errors
-from rillet.console import Console, Response
+from rillet.console import Console, Response, run_steps
 from rillet.console.history import PERIOD_MS
+from rillet.server import protected
 from rillet.server.tls import server_context
 
 if TYPE_CHECKING:
@@ -31,11 +34,9 @@ log = logging.getLogger("rillet")
 
 MAX_HEAD = 16 * 1024  # request line and headers
 MAX_CONNECTIONS = 128
+# Pipelined requests answered per event-loop turn (the rest on the next turns).
+REQUESTS_PER_TURN = 16
 IDLE_TIMEOUT_S = 60.0
-
-
-def _is_loopback(host: str) -> bool:
-    return host.startswith("127.") or host == "::1" or host.startswith("::ffff:127.")
 
 
 class HttpListener:
@@ -45,6 +46,7 @@ class HttpListener:
         self.connections: set[HttpConnection] = set()
         self.ports: list[int] = []
         self._timer: asyncio.TimerHandle | None = None
+        self._sampling: Generator[None, None, None] | None = None
 
     async def bind(self) -> list[asyncio.base_events.Server]:
         """Bind every `http-bind` address (not accepting yet: Server.start starts them all)."""
@@ -57,10 +59,11 @@ class HttpListener:
         port = int(config["http-port"])
         bound = []
         for host in str(config["http-bind"]).split():
-            listener = await loop.create_server(
+            # A port taken is logged and exits 1 as the RESP port's (Redis's two lines).
+            listener = await server._bind(loop.create_server(
                 lambda: HttpConnection(self), host.lstrip("-"), port, reuse_address=True,
                 ssl=context, backlog=int(config["tcp-backlog"]),
-                start_serving=False)
+                start_serving=False), host.lstrip("-"), port, "http")
             bound.append(listener)
             self.ports.append(listener.sockets[0].getsockname()[1])
         scheme = "https" if context is not None else "http"
@@ -69,31 +72,42 @@ class HttpListener:
         self._tick()
         return bound
 
-    def _tick(self) -> None:
+    def _tick(self, steps: Generator[None, None, None] | None = None) -> None:
         """The page's throughput samples, taken whether or not anyone is looking, so a
-        page opened now shows the last minutes."""
-        try:
-            self.console.tick()
-        except Exception:  # the console must never take the server down
-            log.exception("console: throughput sample failed")
+        page opened now shows the last minutes: a slice of the streams a loop turn,
+        the next sample PERIOD_MS after this one began."""
         loop = self.server.loop
+        if steps is None:
+            if loop is not None:
+                self._timer = loop.call_later(PERIOD_MS / 1000, self._tick)
+            if self._sampling:
+                return  # the last one is still walking: one sample at a time
+            steps = self._sampling = self.console.tick_steps()
+        try:
+            next(steps)
+        except StopIteration:
+            self._sampling = None
+            return
+        except Exception:  # the console must never take the server down
+            self._sampling = None
+            log.exception("console: throughput sample failed")
+            return
         if loop is not None:
-            self._timer = loop.call_later(PERIOD_MS / 1000, self._tick)
-
-    def protected(self) -> bool:
-        state = self.server.state
-        return bool(state.config["protected-mode"]) and not state.acl.default_has_password
+            loop.call_soon(self._tick, steps)
+        else:
+            run_steps(steps)
+            self._sampling = None
 
     def refuses(self, host: str) -> bool:
         """Redis's protected mode, as the RESP listener applies it."""
-        return self.protected() and not _is_loopback(host)
+        return protected.refuses(self.server.state, host)
 
     def refuses_name(self, host_header: str) -> bool:
-        """Under protected mode a browser on this machine may reach the console with
-        no password: a page from elsewhere could too, through a DNS name it points
-        at 127.0.0.1 (DNS rebinding). Such a request names that host; the console's
-        own pages name an address or localhost."""
-        if not self.protected() or not host_header:
+        """A console that asks no credentials is readable by a browser that reaches
+        it, and a page from elsewhere could reach it through a DNS name it points at
+        the bound address (DNS rebinding), whatever protected mode says. Such a
+        request names that host; the console's own pages name an address or localhost."""
+        if self.console.auth_required() or not host_header:
             return False
         name = host_header.rsplit(":", 1)[0] if not host_header.endswith("]") else host_header
         name = name.strip("[]").lower()
@@ -126,12 +140,19 @@ class HttpConnection(asyncio.Protocol):
     def __init__(self, listener: HttpListener) -> None:
         self.listener = listener
         self.transport: asyncio.Transport | None = None
-        self.buffer = b""
+        # What was read; requests before `offset` are answered (the buffer is compacted
+        # once that part is the larger half, so a long pipeline costs linear time).
+        self.buffer = bytearray()
+        self.offset = 0
         self.peer = ""
         self.local = ""
         self._idle: asyncio.TimerHandle | None = None
         self._closed = False
         self._busy = False  # an answer is being made in steps
+        self._write_paused = False  # the peer is not reading its answers
+        self._reading_paused = False
+        self._again: asyncio.Handle | None = None  # the next turn's _process
+        self._eof = False  # the peer has sent all it will
 
     # --- asyncio ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -157,25 +178,79 @@ class HttpConnection(asyncio.Protocol):
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None
+        if self._again is not None:
+            self._again.cancel()
+            self._again = None
 
     def data_received(self, data: bytes) -> None:
         if self._closed:
             return
         self.buffer += data
         self._arm_idle()
+        if self._again is None:
+            self._process()
+        else:
+            self._flow()
+
+    def eof_received(self) -> bool:
+        # A client may send its requests and shut its side: it still gets the answers
+        # (not over TLS, where asyncio closes on EOF whatever this returns).
+        self._eof = True
         self._process()
+        return self.transport is not None and self.transport.get_extra_info("sslcontext") is None
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        if self._again is None:
+            self._process()
 
     def _process(self) -> None:
-        """Answer the complete requests in the buffer, in order; one whose answer is made
-        in steps holds the rest until it is sent."""
-        while not self._closed and not self._busy:
-            end = self.buffer.find(b"\r\n\r\n")
-            if end < 0:
-                if len(self.buffer) > MAX_HEAD:
-                    self._reply(_error(431, errors.HTTP_HEAD_TOO_LARGE), keep_alive=False)
+        """Answer the complete requests in the buffer, in order, REQUESTS_PER_TURN a loop
+        turn; one whose answer is made in steps holds the rest until it is sent, and so
+        does a peer that is not reading its answers (until resume_writing)."""
+        self._again = None
+        answered = 0
+        buffer = self.buffer
+        while not self._closed and not self._busy and not self._write_paused:
+            end = buffer.find(b"\r\n\r\n", self.offset)
+            if end - self.offset > MAX_HEAD or (end < 0 and len(buffer) - self.offset > MAX_HEAD):
+                self._reply(_error(431, errors.HTTP_HEAD_TOO_LARGE), keep_alive=False)
                 return
-            head, self.buffer = self.buffer[:end], self.buffer[end + 4:]
+            if end < 0:
+                break
+            loop = self.listener.server.loop
+            if answered == REQUESTS_PER_TURN and loop is not None:
+                self._again = loop.call_soon(self._process)
+                break
+            head = bytes(buffer[self.offset:end])
+            self.offset = end + 4
             self._request(head)
+            answered += 1
+        if self.offset * 2 >= len(buffer):
+            del buffer[:self.offset]
+            self.offset = 0
+        if (self._eof and self._again is None and not self._busy and not self._closed
+                and buffer.find(b"\r\n\r\n", self.offset) < 0):
+            self._close()
+            return
+        self._flow()
+
+    def _flow(self) -> None:
+        """Read on only while requests are being answered and what waits is less than
+        one head: the buffer stays bounded whatever the peer sends."""
+        transport = self.transport
+        if transport is None or self._closed:
+            return
+        pause = self._busy or len(self.buffer) - self.offset > MAX_HEAD
+        if pause != self._reading_paused:
+            self._reading_paused = pause
+            if pause:
+                transport.pause_reading()
+            else:
+                transport.resume_reading()
 
     # --- one request -----------------------------------------------------------------
     def _request(self, head: bytes) -> None:
@@ -211,6 +286,7 @@ class HttpConnection(asyncio.Protocol):
             self._reply(response, keep_alive, head_only=method == "HEAD")
             return
         self._busy = True
+        self._flow()
         self._step(response, keep_alive, method == "HEAD")
 
     def _step(self, response: Response, keep_alive: bool, head_only: bool) -> None:
@@ -261,6 +337,9 @@ class HttpConnection(asyncio.Protocol):
 
     def _idle_out(self) -> None:
         self._idle = None
+        self._close()
+
+    def _close(self) -> None:
         if self.transport is not None and not self._closed:
             self._closed = True
             self.transport.close()
