@@ -3,9 +3,8 @@
 MONITOR lines are Redis's replicationFeedMonitors format: the time, the db
 and the client's address (`lua` for a script's commands), then every
 argument quoted as sdscatrepr quotes it. The slow log keeps the most recent
-`slowlog-max-len` commands slower than `slowlog-log-slower-than` microseconds;
-rillet times one call in 16 of each command (Dispatcher.call), so only the
-timed calls can enter it.
+`slowlog-max-len` commands slower than `slowlog-log-slower-than` microseconds
+(Dispatcher.timed; a blocked command once, when it is unblocked).
 """
 
 from __future__ import annotations

@@ -307,6 +307,10 @@ class BlockedClient:
     timer: object = None  # set by the server layer (its cancellable timer handle)
     # What to send if the key the client waits on is deleted (None: keep waiting).
     on_key_deleted: object = None
+    # The command as the slow log shows it and the time its runs took so far: it is
+    # logged once, when unblocked (Redis's updateStatsOnUnblock); None: a pause.
+    shown_argv: list[bytes] | None = None
+    duration_ns: int = 0
 
 
 def _type_of(value: object) -> bytes:
@@ -326,6 +330,9 @@ class Block:
     argv: list[bytes]
     timeout_reply: object
     on_key_deleted: object = None
+    # Set by the dispatcher (Dispatcher.timed): see BlockedClient.
+    shown_argv: list[bytes] | None = None
+    duration_ns: int = 0
 
 
 class KeepWaiting:
@@ -373,7 +380,7 @@ class ServerState:
     __slots__ = (
         "dirty", "_effects", "_tx_effects", "effect_sinks", "watched_keys", "blocking",
         "tracking", "config", "clock", "memory", "gated", "stats", "keyspace",
-        "key_wakeups", "ready_keys", "shutdown_requested", "notify_flags", "__dict__",
+        "key_wakeups", "ready_keys", "shutdown_requested", "notify_flags", "slow_ns", "__dict__",
         "__weakref__",
     )
 
@@ -421,6 +428,11 @@ class ServerState:
         # where commands are fed to them) and the slow log.
         self.monitors: dict[Client, None] = {}
         self.slowlog = Slowlog()
+        # slowlog-log-slower-than in ns, what every call's duration is compared with
+        # (_fastpath.pyx reads it at its slot); a negative setting logs nothing.
+        self.slow_ns = 0
+        self.config.watch("slowlog-log-slower-than", self._slowlog_threshold_changed)
+        self._slowlog_threshold_changed(self.config["slowlog-log-slower-than"])
         # CLIENT PAUSE: until when (ms, 0: not paused) and whether reads pause too.
         self.pause_end_ms = 0
         self.pause_all = False
@@ -521,6 +533,17 @@ class ServerState:
     def remove_monitor(self, client: Client) -> None:
         if self.monitors.pop(client, 1) is None:
             self._regate()
+
+    def _slowlog_threshold_changed(self, slower_than_us: int) -> None:
+        self.slow_ns = slower_than_us * 1000 if slower_than_us >= 0 else 1 << 62
+
+    def log_slow(self, client: Client, shown: list[bytes], elapsed_ns: int) -> None:
+        """A call that took `elapsed_ns` (a blocked command's, when it was unblocked)
+        into the slow log, if that is slow enough; `shown` is its argv as shown."""
+        if elapsed_ns >= self.slow_ns:
+            conn = client.conn
+            self.slowlog.add(shown, elapsed_ns // 1000, conn.addr if conn is not None else "",
+                             client.name, self.config.values["slowlog-max-len"])
 
     def feed_monitors(self, client: Client, argv: list[bytes]) -> None:
         """Redis's replicationFeedMonitors, after the command ran."""
@@ -776,7 +799,8 @@ class ServerState:
             deadline = self.clock.now_ms() + request.timeout_ms
         slots = [(client.db.index, key) for key in request.keys]
         entry = BlockedClient(client, slots, request.argv, deadline, request.timeout_reply,
-                              on_key_deleted=request.on_key_deleted)
+                              on_key_deleted=request.on_key_deleted,
+                              shown_argv=request.shown_argv, duration_ns=request.duration_ns)
         client.blocked = entry
         for slot in slots:
             self.blocking.setdefault(slot, deque()).append(entry)

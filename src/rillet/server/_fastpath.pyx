@@ -10,7 +10,7 @@ Everything else, and every rejection, goes through `Dispatcher.execute`, so
 the Python modules stay the single source of every rare case. A write's
 effects leave through ServerState.publish_write, as on the general path. What
 is repeated here is marked "keep in step": the two connection methods, the
-lines of `Dispatcher.call` (stats, timing), RequestParser.feed's whole-read
+lines of `Dispatcher.call` (stats, timing, the slow log), RequestParser.feed's whole-read
 case and publish_write's first test; their Python originals say so too,
 and tests/server/test_fastpath.py runs generated pipelines through both paths
 and compares replies, effects and stats.
@@ -93,6 +93,7 @@ cdef Py_ssize_t S_SINKS = _offset(ServerState, "effect_sinks")
 cdef Py_ssize_t S_MEMORY = _offset(ServerState, "memory")
 cdef Py_ssize_t S_GATED = _offset(ServerState, "gated")
 cdef Py_ssize_t S_READY = _offset(ServerState, "ready_keys")
+cdef Py_ssize_t S_SLOW = _offset(ServerState, "slow_ns")
 cdef Py_ssize_t C_CLOSING = _offset(Client, "closing")
 cdef Py_ssize_t C_MULTI = _offset(Client, "_multi")
 
@@ -206,7 +207,7 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
     """Dispatcher.execute for `argv`, with the plain case inline."""
     cdef _Entry entry
     cdef Py_ssize_t argc = len(argv)
-    cdef long long started, calls
+    cdef long long started, elapsed, calls
     name = argv[0]
     entry = _lookup(name)
     if (
@@ -237,17 +238,19 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
             counts.entry = entry
     if entry.write:
         dirty_before = _attr(state, S_DIRTY, "dirty")
-    started = 0 if entry.sampled and calls & _MASK else _now_ns()
+    started = _now_ns()
     try:
         reply = entry.handler(client, argv)
     except Exception as error:
         if entry.write:
             state.drop_effects()  # a handler that failed must leave no effect behind
         reply = dispatcher._failed(spec, argv, error)
-    if started:
-        started = _now_ns() - started
-        spec.usec += started * (_SAMPLE if entry.sampled else 1) // 1000
-        dispatcher.timed(client, spec, argv, started)  # the slow log
+    elapsed = _now_ns() - started
+    if not (entry.sampled and calls & _MASK):
+        spec.usec += elapsed * (_SAMPLE if entry.sampled else 1) // 1000
+        dispatcher.timed(client, spec, argv, elapsed, reply)  # the histogram, the slow log
+    elif elapsed >= <long long>_attr(state, S_SLOW, "slow_ns") or type(reply) is _Block:
+        dispatcher.timed(client, spec, argv, elapsed, reply, False)  # the slow log
     if counts.entry is entry:
         counts.calls = calls + 1
     else:

@@ -352,6 +352,8 @@ class Server:
 
     def _deliver(self, client: Client, entry: BlockedClient, reply: object) -> None:
         self.cancel_block_timer(client)
+        if entry.shown_argv is not None:  # a blocked command reaches the slow log now
+            self.state.log_slow(client, entry.shown_argv, entry.duration_ns)
         conn = client.conn
         if isinstance(conn, ClientConnection):
             conn.unblocked(entry, reply)

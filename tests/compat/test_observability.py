@@ -1,0 +1,77 @@
+"""What monitors and tools read of a running server (issue 29's observability bullet),
+against Redis 8.2.3: the slow log and MONITOR, INFO's counters, CLIENT's views."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import redis
+
+from tests.helpers.wire import Wire, encode_command
+
+_MASK = re.compile(rb"^\+\d+\.\d{6} \[(\d+) [^\]]*\]")
+
+
+def _wait_blocked(admin: redis.Redis, count: int) -> None:
+    deadline = time.monotonic() + 10
+    while admin.info("clients")["blocked_clients"] != count:
+        assert time.monotonic() < deadline, "the client never blocked"
+        time.sleep(0.01)
+
+
+def _blocked_run(admin: redis.Redis, port: int, command: tuple[str, ...],
+                 wake: tuple[str, ...] | None) -> bytes:
+    """`command` from a client of its own, left blocked until `wake` (or its timeout)."""
+    with Wire(port) as blocked:
+        blocked.send_raw(encode_command(*command))
+        if wake is not None:
+            _wait_blocked(admin, 1)
+            admin.execute_command(*wake)
+        return blocked.read_reply()
+
+
+def _slowlog_and_monitor(port: int) -> tuple[list[list[bytes]], list[bytes]]:
+    admin = redis.Redis(port=port)
+    mon, conn = Wire(port), Wire(port)
+    try:
+        admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "0")
+        admin.execute_command("SLOWLOG", "RESET")
+        assert mon.call("MONITOR") == b"+OK\r\n"
+        conn.call("SET", "k", "v")
+        for _ in range(8):  # the compiled fast path's calls, each logged
+            conn.call("GET", "k")
+        conn.call("SET", "x" * 200, "y")  # trimmed to 128 bytes
+        conn.call("RPUSH", "l", *[str(n) for n in range(40)])  # trimmed to 32 arguments
+        conn.call("CONFIG", "SET", "maxmemory-samples", "5", "masterauth", "secret")
+        conn.call("AUTH", "no-such-user", "pw1")
+        conn.call("SET", "k", "v", "EX", "100")  # propagated in another form: logged as sent
+        conn.call("INCRBYFLOAT", "n", "1.5")
+        conn.call("BLPOP", "l", "0")
+        assert _blocked_run(admin, port, ("BLPOP", "bl", "0"), ("RPUSH", "bl", "z")) \
+            == b"*2\r\n$2\r\nbl\r\n$1\r\nz\r\n"
+        admin.execute_command("XADD", "x", "1-1", "f", "v")
+        assert _blocked_run(admin, port, ("XREAD", "BLOCK", "0", "STREAMS", "x", "$"),
+                            ("XADD", "x", "2-1", "f", "w")).startswith(b"*1\r\n")
+        assert _blocked_run(admin, port, ("BLPOP", "nothing", "0.05"), None) == b"*-1\r\n"
+        conn.call("PING", "end")
+        lines = []
+        while not lines or b'"end"' not in lines[-1]:
+            lines.append(_MASK.sub(rb"+T [\1 addr]", mon.read_reply()))
+        admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "10000",
+                              "masterauth", "")
+        entries = admin.execute_command("SLOWLOG", "GET", "-1")
+        logged = [entry[3] for entry in reversed(entries)
+                  if entry[3][:2] not in ([b"HELLO", b"3"], [b"CLIENT", b"SETINFO"])]
+        return logged, lines
+    finally:
+        mon.close()
+        conn.close()
+        admin.close()
+
+
+def test_slowlog_and_monitor_show_each_command_once(rillet_server, redis8_server):
+    ours = _slowlog_and_monitor(rillet_server.port)
+    assert ours == _slowlog_and_monitor(redis8_server.port)
+    assert ours[0].count([b"GET", b"k"]) == 8
+    assert ours[0].count([b"BLPOP", b"bl", b"0"]) == 1
