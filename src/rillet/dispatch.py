@@ -22,6 +22,7 @@ from rillet.commands.acl import refuse as acl_refusal
 from rillet.commands.scripting import declared_flags
 from rillet.commands.table import TIMING_MASK, TIMING_SAMPLE, CommandSpec, shown_argv
 from rillet.errors import ReplyError
+from rillet.notify import READS_AFTER, READS_BEFORE, READS_SET_GET, read_stats_kind
 from rillet.observe import SMALL_US, record_latency
 from rillet.resp.types import NO_REPLY, QUEUED, PushedFrames
 from rillet.state import PAUSE_KEY, Block, Client, ServerState
@@ -56,6 +57,9 @@ class Dispatcher:
         state.transactions = self
         state.script_flags = functools.partial(declared_flags, state)  # maxmemory's EVAL/FCALL flags
         state.acl.commands.load(table.COMMANDS.values(), table.acl_categories)
+        for spec in table.COMMANDS.values():
+            for each in (spec, *spec.subcommands.values()):
+                each.read_stats = read_stats_kind(each, each.first_key, each.find_keys is not None)
 
     def execute(self, client: Client, argv: list[bytes]) -> object:
         """Run one command for `client`; returns a reply, or a `Block` to park it."""
@@ -270,6 +274,9 @@ class Dispatcher:
             # notify-keyspace-events `m` (every client is gated meanwhile, so the
             # compiled fast path, which has no such line, does not run).
             state.key_misses(client, spec, argv)
+        reads = spec.read_stats  # keyspace_hits/misses (_fastpath.pyx: same)
+        if reads == READS_BEFORE or (reads == READS_SET_GET and len(argv) > 3):
+            state.count_reads(client, spec, argv)
         try:
             reply = spec.handler(client, argv)  # type: ignore[misc]  # only a container's is None
         except Exception as error:
@@ -277,6 +284,8 @@ class Dispatcher:
                 state.drop_effects()  # a handler that failed must leave no effect behind
             reply = self._failed(spec, argv, error)
         elapsed_ns = perf_counter_ns() - started
+        if reads == READS_AFTER:
+            state.count_reads_after(client, spec, argv)
         if not (spec.sampled and spec.calls & TIMING_MASK):
             spec.usec += elapsed_ns * (TIMING_SAMPLE if spec.sampled else 1) // 1000
             self.timed(client, spec, argv, elapsed_ns, reply)

@@ -677,6 +677,31 @@ class ServerState:
                 if db.get(argv[index]) is None:
                     self.notify(KEY_MISS, b"keymiss", argv[index], db.index)
 
+    def count_reads(self, client: Client, spec: Any, argv: list[bytes]) -> None:
+        """keyspace_hits/misses for the keys a command is about to look up for reading
+        (notify.READS_BEFORE; a due key expires first, a miss, as in lookupKeyRead)."""
+        db = client.db
+        stats = self.stats
+        # XREADGROUP looks a stream up again to read it once its group is found.
+        found = 2 if spec.name == "xreadgroup" else 1
+        for index in read_key_indexes(spec, argv, counted=True):
+            if db.peek(argv[index]) is None:
+                stats.keyspace_misses += 1
+            else:
+                stats.keyspace_hits += found
+
+    def count_reads_after(self, client: Client, spec: Any, argv: list[bytes]) -> None:
+        """keyspace_hits/misses of a read-only command that ran (notify.READS_AFTER)."""
+        data = client.db.data
+        stats = self.stats
+        argc = len(argv)
+        last = spec.last_key if spec.last_key >= 0 else argc + spec.last_key
+        for index in range(spec.first_key, min(last, argc - 1) + 1, spec.key_step or 1):
+            if argv[index] in data:
+                stats.keyspace_hits += 1
+            else:
+                stats.keyspace_misses += 1
+
     def db_flushed(self, db_index: int | None, replaced_with: int | None = None) -> None:
         """Call just BEFORE FLUSHDB/FLUSHALL empties db `db_index` (None: all), or
         SWAPDB gives it the contents of db `replaced_with`.

@@ -58,11 +58,14 @@ def _slowlog_and_monitor(port: int) -> tuple[list[list[bytes]], list[bytes]]:
         lines = []
         while not lines or b'"end"' not in lines[-1]:
             lines.append(_MASK.sub(rb"+T [\1 addr]", mon.read_reply()))
+        # _wait_blocked's INFO calls: as many as it took.
+        lines = [line for line in lines if b'"INFO"' not in line]
         admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "10000",
                               "masterauth", "")
         entries = admin.execute_command("SLOWLOG", "GET", "-1")
         logged = [entry[3] for entry in reversed(entries)
-                  if entry[3][:2] not in ([b"HELLO", b"3"], [b"CLIENT", b"SETINFO"])]
+                  if entry[3][:2] not in ([b"HELLO", b"3"], [b"CLIENT", b"SETINFO"])
+                  and entry[3][0] != b"INFO"]
         return logged, lines
     finally:
         mon.close()
@@ -75,3 +78,55 @@ def test_slowlog_and_monitor_show_each_command_once(rillet_server, redis8_server
     assert ours == _slowlog_and_monitor(redis8_server.port)
     assert ours[0].count([b"GET", b"k"]) == 8
     assert ours[0].count([b"BLPOP", b"bl", b"0"]) == 1
+
+
+_READS = [
+    ("GET", "s"), ("GET", "nope"), ("SET", "s2", "v", "GET"), ("SET", "s3", "v"),
+    ("MGET", "s", "nope", "s2"), ("EXISTS", "s", "nope"), ("TYPE", "h"), ("TTL", "nope"),
+    ("HGET", "h", "f"), ("HGETALL", "nope"), ("LRANGE", "l", "0", "-1"), ("LLEN", "nope"),
+    ("XRANGE", "x", "-", "+"), ("XREAD", "STREAMS", "x", "nope", "0", "0"),
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "x", ">"), ("XACK", "x", "g", "1-1"),
+    ("GETDEL", "s2"), ("GETEX", "nope"), ("INCR", "n"), ("LPUSH", "l", "b"), ("DEL", "s3"),
+    ("SUNIONSTORE", "dest", "st", "nope"), ("SINTER", "st", "nope"), ("ZSCORE", "z", "m"),
+    ("OBJECT", "ENCODING", "s"), ("KEYS", "*"), ("SCAN", "0"), ("TOUCH", "s", "nope"),
+    ("GET", "h"),  # WRONGTYPE: a hit all the same
+]
+
+
+def _hits_and_misses(port: int) -> list[tuple[int, int]]:
+    admin = redis.Redis(port=port)
+    try:
+        admin.flushall()
+        admin.set("s", "v")
+        admin.hset("h", "f", "v")
+        admin.rpush("l", "a")
+        admin.sadd("st", "a")
+        admin.zadd("z", {"m": 1})
+        admin.execute_command("XADD", "x", "1-1", "f", "v")
+        admin.execute_command("XGROUP", "CREATE", "x", "g", "0")
+        seen = []
+        with Wire(port) as wire:
+            for command in _READS:
+                admin.config_resetstat()
+                wire.call(*command)
+                stats = admin.info("stats")
+                seen.append((stats["keyspace_hits"], stats["keyspace_misses"]))
+            # A pipeline of reads, run by the compiled loop in one go.
+            admin.config_resetstat()
+            wire.send_raw(b"".join(encode_command("GET", key) for key in ("s", "nope") * 8)
+                          + encode_command("HGET", "h", "f") + encode_command("LLEN", "nope"))
+            for _ in range(18):
+                wire.read_reply()
+            stats = admin.info("stats")
+            seen.append((stats["keyspace_hits"], stats["keyspace_misses"]))
+        return seen
+    finally:
+        admin.close()
+
+
+def test_keyspace_hits_and_misses(rillet_server, redis8_server):
+    ours = _hits_and_misses(rillet_server.port)
+    assert list(zip(_READS + [("pipeline",)], ours, strict=True)) == \
+        list(zip(_READS + [("pipeline",)], _hits_and_misses(redis8_server.port),
+                 strict=True))
+    assert ours[-1] == (9, 9)

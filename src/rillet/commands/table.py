@@ -90,6 +90,8 @@ class CommandSpec:
     # Recorded once in TIMING_SAMPLE calls, not every call (Redis's `fast` commands and the
     # writes, whose bodies are a few hundred ns: a recording costs a Python call; dispatch.py).
     sampled: bool = False
+    # How keyspace_hits/misses count its lookups (notify.READS_*, set by the dispatcher).
+    read_stats: int = 0
     name_bytes: bytes = b""
     # Arity as bounds on len(argv), so the dispatcher does one chained compare.
     min_argc: int = 0
