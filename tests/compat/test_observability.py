@@ -130,3 +130,14 @@ def test_keyspace_hits_and_misses(rillet_server, redis8_server):
         list(zip(_READS + [("pipeline",)], _hits_and_misses(redis8_server.port),
                  strict=True))
     assert ours[-1] == (9, 9)
+
+
+def test_client_kill_filter_errors(pair8):
+    for command in (
+        ("TYPE", "bogus"), ("TYPE", "BOGUS", "ID", "0"), ("ID", "1", "TYPE", "bogus"),
+        ("MAXAGE", "-1"), ("MAXAGE", "0"), ("MAXAGE", "x"), ("MAXAGE", "-1", "TYPE", "bogus"),
+        ("TYPE", "bogus", "MAXAGE", "-1"), ("USER", "nouser", "TYPE", "bogus"),
+        ("MAXAGE", "99999999999999999999"), ("TYPE", "pubsub"), ("MAXAGE", "100000"),
+        ("SKIPME", "maybe", "TYPE", "bogus"),
+    ):
+        pair8.check("CLIENT", "KILL", *command)

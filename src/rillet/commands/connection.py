@@ -278,7 +278,7 @@ def client_list(ctx: Client, argv: list[bytes]) -> object:
     option = argv[2].upper() if len(argv) > 2 else b""
     if len(argv) == 4 and option == b"TYPE":
         kind = argv[3].lower()
-        if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+        if kind not in _CLIENT_TYPES:
             raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_text(argv[3])))
         clients = [c for c in clients if _client_type(c) == _TYPE_ALIASES.get(kind, kind)]
     elif len(argv) > 3 and option == b"ID":
@@ -315,25 +315,28 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.NO_SUCH_CLIENT)
     filters = _KILL_FILTERS.parse(argv, 2)
     skipme = True
-    if b"SKIPME" in filters:
-        value = filters[b"SKIPME"].lower()
-        if value not in (b"yes", b"no"):
-            raise ReplyError(errors.SYNTAX)
-        skipme = value == b"yes"
     wanted_id = None
-    if b"ID" in filters:
-        try:
-            wanted_id = parse_int(filters[b"ID"])
-        except ReplyError:
-            raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE) from None
-        if wanted_id <= 0:
-            raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE)
-    if b"USER" in filters and filters[b"USER"] not in server.acl.users:
-        name = filters[b"USER"].decode("utf-8", "replace")
-        raise ReplyError(errors.NO_SUCH_USER.format(name))
     max_age = None
-    if b"MAXAGE" in filters:
-        max_age = parse_int(filters[b"MAXAGE"], errors.CLIENT_MAXAGE_NOT_INTEGER)
+    for option, value in filters.items():  # checked in the order given, as Redis does
+        if option == b"SKIPME":
+            if value.lower() not in (b"yes", b"no"):
+                raise ReplyError(errors.SYNTAX)
+            skipme = value.lower() == b"yes"
+        elif option == b"ID":
+            try:
+                wanted_id = parse_int(value)
+            except ReplyError:
+                raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE) from None
+            if wanted_id <= 0:
+                raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE)
+        elif option == b"USER" and value not in server.acl.users:
+            raise ReplyError(errors.NO_SUCH_USER.format(value.decode("utf-8", "replace")))
+        elif option == b"TYPE" and value.lower() not in _CLIENT_TYPES:
+            raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_text(value)))
+        elif option == b"MAXAGE":
+            max_age = parse_int(value, errors.CLIENT_MAXAGE_NOT_INTEGER)
+            if max_age <= 0:
+                raise ReplyError(errors.CLIENT_MAXAGE_NOT_POSITIVE)
     now = server.clock.now_ms()
     killed = 0
     for client in list(server.clients.values()):
@@ -365,6 +368,7 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
 
 
 _TYPE_ALIASES = {b"slave": b"replica"}
+_CLIENT_TYPES = frozenset({b"normal", b"master", b"replica", b"slave", b"pubsub"})
 
 
 def _client_type(client: Client) -> bytes:
