@@ -386,7 +386,4 @@ class Dispatcher:
         return ReplyError(message)
 
     def _count_error(self, message: str) -> None:
-        stats = self.state.stats
-        code = message.split(" ", 1)[0]
-        stats.errors[code] = stats.errors.get(code, 0) + 1
-        stats.total_error_replies += 1
+        self.state.stats.count_error(message)

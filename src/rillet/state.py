@@ -370,6 +370,13 @@ class Stats:
     blocked_clients: int = 0
     output_buffer_limit_disconnections: int = 0
     query_buffer_limit_disconnections: int = 0
+    lazyfreed_objects: int = 0
+
+    def count_error(self, message: str) -> None:
+        """An error reply (INFO errorstats: counted by its code, the first word)."""
+        code = message.split(" ", 1)[0]
+        self.errors[code] = self.errors.get(code, 0) + 1
+        self.total_error_replies += 1
 
 
 class ServerState:
@@ -679,16 +686,19 @@ class ServerState:
 
     def count_reads(self, client: Client, spec: Any, argv: list[bytes]) -> None:
         """keyspace_hits/misses for the keys a command is about to look up for reading
-        (notify.READS_BEFORE; a due key expires first, a miss, as in lookupKeyRead)."""
+        (notify.READS_BEFORE; a due key is a miss, as in lookupKeyRead). Looked at,
+        not up: the command's own lookup expires it, and touches it."""
         db = client.db
+        data, expires = db.data, db.expires
         stats = self.stats
         # XREADGROUP looks a stream up again to read it once its group is found.
         found = 2 if spec.name == "xreadgroup" else 1
         for index in read_key_indexes(spec, argv, counted=True):
-            if db.peek(argv[index]) is None:
-                stats.keyspace_misses += 1
-            else:
+            key = argv[index]
+            if key in data and not (key in expires and expires[key] <= self.clock.now_ms()):
                 stats.keyspace_hits += found
+            else:
+                stats.keyspace_misses += 1
 
     def count_reads_after(self, client: Client, spec: Any, argv: list[bytes]) -> None:
         """keyspace_hits/misses of a read-only command that ran (notify.READS_AFTER)."""

@@ -141,3 +141,67 @@ def test_client_kill_filter_errors(pair8):
         ("SKIPME", "maybe", "TYPE", "bogus"),
     ):
         pair8.check("CLIENT", "KILL", *command)
+
+
+def _lazyfree_and_unblocked(port: int) -> list[object]:
+    admin = redis.Redis(port=port)
+    seen: list[object] = []
+    try:
+        admin.flushall()
+        admin.config_resetstat()
+        for flush in (("FLUSHALL", "ASYNC"), ("FLUSHDB", "ASYNC"), ("FLUSHALL",), ("FLUSHDB", "SYNC")):
+            admin.rpush("list", *range(200))
+            admin.set("a", 1)
+            admin.execute_command(*flush)
+            seen.append(admin.info("memory")["lazyfreed_objects"])
+        admin.config_set("lazyfree-lazy-user-flush", "yes")
+        admin.set("a", 1)
+        admin.flushall()
+        admin.config_set("lazyfree-lazy-user-flush", "no")
+        seen.append(admin.info("memory")["lazyfreed_objects"])
+        with Wire(port) as blocked:
+            client_id = int(blocked.call("CLIENT", "ID")[1:-2])
+            blocked.send_raw(encode_command("BLPOP", "nothing", "0"))
+            _wait_blocked(admin, 1)
+            admin.execute_command("CLIENT", "UNBLOCK", client_id, "ERROR")
+            seen.append(blocked.read_reply())
+        stats = admin.info("stats")
+        seen.append((admin.info("errorstats"), stats["total_error_replies"]))
+        return seen
+    finally:
+        admin.config_set("lazyfree-lazy-user-flush", "no")
+        admin.close()
+
+
+def test_lazyfreed_objects_and_unblocked_errors(rillet_server, redis8_server):
+    ours = _lazyfree_and_unblocked(rillet_server.port)
+    assert ours == _lazyfree_and_unblocked(redis8_server.port)
+    assert ours[:5] == [2, 4, 6, 8, 9]
+
+
+def _avg_ttl(port: int) -> tuple[int, int]:
+    admin = redis.Redis(port=port)
+    try:
+        admin.flushall()
+        for n in range(10):
+            admin.set(f"t{n}", 1, ex=1000)
+            admin.set(f"n{n}", 1)
+        deadline = time.monotonic() + 10
+        while (db := admin.info("keyspace")["db0"])["avg_ttl"] == 0:
+            assert time.monotonic() < deadline, "avg_ttl stayed 0"
+            time.sleep(0.05)
+        average = db["avg_ttl"]
+        admin.execute_command("DEL", *[f"t{n}" for n in range(10)])
+        while (emptied := admin.info("keyspace")["db0"]["avg_ttl"]) != 0:
+            assert time.monotonic() < deadline + 10, "avg_ttl stayed as it was"
+            time.sleep(0.05)
+        return average, emptied
+    finally:
+        admin.close()
+
+
+def test_avg_ttl_is_estimated(rillet_server, redis8_server):
+    """Redis's estimate (a running average of sampled TTLs, ms); 0 without TTLs."""
+    for average, emptied in (_avg_ttl(rillet_server.port), _avg_ttl(redis8_server.port)):
+        assert 990_000 < average <= 1_000_000
+        assert emptied == 0

@@ -412,6 +412,7 @@ def client_unblock(ctx: Client, argv: list[bytes]) -> object:
     reply: object = entry.timeout_reply
     if mode == b"ERROR":
         reply = ReplyError(errors.UNBLOCKED)
+        ctx.server.stats.count_error(errors.UNBLOCKED)
     unblocked = ctx.server.on_unblocked
     if unblocked is not None:
         unblocked(target, entry, reply)

@@ -179,7 +179,7 @@ def _section_memory(state: ServerState) -> list[tuple[str, object]]:
         ("mem_overhead_db_hashtable_rehashing", 0),
         ("active_defrag_running", 0),
         ("lazyfree_pending_objects", 0),
-        ("lazyfreed_objects", 0),
+        ("lazyfreed_objects", state.stats.lazyfreed_objects),
     ]
 
 
@@ -403,7 +403,7 @@ def _section_keyspace(state: ServerState) -> list[tuple[str, object]]:
     for db in state.keyspace.dbs:
         if len(db):
             out.append((f"db{db.index}",
-                        f"keys={len(db)},expires={len(db.expires)},avg_ttl=0,subexpiry=0"))
+                        f"keys={len(db)},expires={len(db.expires)},avg_ttl={db.avg_ttl},subexpiry=0"))
     return out
 
 
@@ -629,6 +629,15 @@ def _flush_mode(argv: list[bytes], first: int) -> None:
         raise ReplyError(errors.SYNTAX)
 
 
+def _lazy_flush(ctx: Client, keys: int) -> None:
+    """INFO's lazyfreed_objects counts a flush's keys: Redis 8 frees them in its
+    background thread (emptyDbAsync), a SYNC flush too (the client waits for it),
+    except inside MULTI or a script. rillet frees them at once."""
+    scripting = ctx.server.scripting
+    if not ctx.in_exec and (scripting is None or scripting.current is None):
+        ctx.server.stats.lazyfreed_objects += keys
+
+
 def _flush(state: ServerState, db_index: int | None) -> None:
     """Empty one database (or all), telling WATCH and blocked clients first."""
     state.db_flushed(db_index)
@@ -645,6 +654,7 @@ def flushdb(ctx: Client, argv: list[bytes]) -> object:
     """FLUSHDB [ASYNC | SYNC]"""
     _flush_mode(argv, 1)
     changes = len(ctx.db)
+    _lazy_flush(ctx, changes)
     _flush(ctx.server, ctx.db.index)
     ctx.changed(changes + 1)
     ctx.propagate([b"FLUSHDB"])
@@ -658,6 +668,7 @@ def flushall(ctx: Client, argv: list[bytes]) -> object:
     _flush_mode(argv, 1)
     state = ctx.server
     changes = sum(len(db) for db in state.keyspace.dbs)
+    _lazy_flush(ctx, changes)
     _flush(state, None)
     persistence = state.persistence
     if persistence is not None and state.config["save"] and not state.loading:

@@ -148,24 +148,26 @@ cdef class _Counts:
     """
     cdef _Entry entry  # the command being counted here, or None
     cdef long long calls  # its spec.calls as of now
-    # keyspace_hits/misses of READS_AFTER commands, added to `stats` at the same times.
+    # keyspace_hits/misses of READS_AFTER commands, added to the state's stats at the
+    # same times (read then: CONFIG RESETSTAT replaces them).
     cdef long long hits, misses
-    cdef object stats
+    cdef object state
 
     cdef inline int flush(self) except -1:
         if self.entry is not None:
             self.entry.spec.calls = self.calls
             self.entry = None
         if self.hits or self.misses:
-            self.stats.keyspace_hits += self.hits
-            self.stats.keyspace_misses += self.misses
+            stats = self.state.stats
+            stats.keyspace_hits += self.hits
+            stats.keyspace_misses += self.misses
             self.hits = self.misses = 0
         return 0
 
 
 cdef _Counts _counts(object state):
     cdef _Counts counts = _Counts()
-    counts.stats = state.stats
+    counts.state = state
     return counts
 
 

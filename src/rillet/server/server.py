@@ -421,7 +421,7 @@ class Server:
                 if state.pause_end_ms and state.clock.now_ms() >= state.pause_end_ms:
                     state.unpause()  # a pause no command came to end (expiry waits on it)
                 for db in self.state.keyspace.dbs:
-                    if db.expires:
+                    if db.expires or db.avg_ttl:  # (no TTL left: avg_ttl drops to 0)
                         db.active_expire()
                     if len(db):
                         # Hash fields past their TTL (`hexpired`, HDEL), a slice per tick.
