@@ -205,3 +205,27 @@ def test_avg_ttl_is_estimated(rillet_server, redis8_server):
     for average, emptied in (_avg_ttl(rillet_server.port), _avg_ttl(redis8_server.port)):
         assert 990_000 < average <= 1_000_000
         assert emptied == 0
+
+
+def _fragmentation_loaded(port: int) -> float:
+    admin = redis.Redis(port=port)
+    try:
+        admin.flushall()
+        pipe = admin.pipeline(transaction=False)
+        for n in range(100_000):
+            pipe.set(f"key:{n}", "x" * 300)
+            if n % 5000 == 4999:
+                pipe.execute()
+        pipe.execute()
+        ratio = float(admin.info("memory")["mem_fragmentation_ratio"])
+        admin.flushall()
+        return ratio
+    finally:
+        admin.close()
+
+
+def test_fragmentation_ratio_under_load(rillet_server, redis8_server):
+    """~40 MB of strings: RSS per byte of data, not the interpreter's size (a standard
+    alert fires over 1.5)."""
+    for ratio in (_fragmentation_loaded(rillet_server.port), _fragmentation_loaded(redis8_server.port)):
+        assert 0.9 < ratio < 1.5
