@@ -330,8 +330,10 @@ class Dispatcher:
         if isinstance(reply, Block) and not (client.in_exec or client.is_internal):
             reply.shown_argv = shown_argv(spec, argv)
             reply.duration_ns = elapsed_ns
-        elif elapsed_ns >= state.slow_ns and "skip_slowlog" not in spec.flags:
-            state.log_slow(client, shown_argv(spec, argv), elapsed_ns)
+        elif elapsed_ns >= state.slow_ns:
+            state.latency_sample("fast-command" if "fast" in spec.flags else "command", elapsed_ns)
+            if "skip_slowlog" not in spec.flags:
+                state.log_slow(client, shown_argv(spec, argv), elapsed_ns)
 
     def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list[object]:
         """EXEC's body: the queued commands in order, their effects published as one."""

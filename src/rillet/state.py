@@ -31,7 +31,7 @@ from rillet.notify import (
     TYPE_CHANGED,
     read_key_indexes,
 )
-from rillet.observe import Instantaneous, Slowlog, monitor_line
+from rillet.observe import Instantaneous, LatencyMonitor, Slowlog, monitor_line
 from rillet.pubsub import PubSub, Subscriptions
 from rillet.resp.parser import RequestParser
 from rillet.tracking import ClientTracking, Tracking
@@ -435,11 +435,13 @@ class ServerState:
         # where commands are fed to them) and the slow log.
         self.monitors: dict[Client, None] = {}
         self.slowlog = Slowlog()
-        # slowlog-log-slower-than in ns, what every call's duration is compared with
-        # (_fastpath.pyx reads it at its slot); a negative setting logs nothing.
+        self.latency = LatencyMonitor()
+        # What every call's duration is compared with (_fastpath.pyx reads it at its
+        # slot): a call this slow (ns) goes to the slow log or the latency monitor.
         self.slow_ns = 0
-        self.config.watch("slowlog-log-slower-than", self._slowlog_threshold_changed)
-        self._slowlog_threshold_changed(self.config["slowlog-log-slower-than"])
+        self.config.watch("slowlog-log-slower-than", self._slow_thresholds_changed)
+        self.config.watch("latency-monitor-threshold", self._slow_thresholds_changed)
+        self._slow_thresholds_changed(0)
         # CLIENT PAUSE: until when (ms, 0: not paused) and whether reads pause too.
         self.pause_end_ms = 0
         self.pause_all = False
@@ -541,13 +543,22 @@ class ServerState:
         if self.monitors.pop(client, 1) is None:
             self._regate()
 
-    def _slowlog_threshold_changed(self, slower_than_us: int) -> None:
-        self.slow_ns = slower_than_us * 1000 if slower_than_us >= 0 else 1 << 62
+    def _slow_thresholds_changed(self, _value: object) -> None:
+        slower_than_us = self.config.values["slowlog-log-slower-than"]
+        latency_ms = self.config.values["latency-monitor-threshold"]
+        self.slow_ns = min(slower_than_us * 1000 if slower_than_us >= 0 else 1 << 62,
+                           latency_ms * 1_000_000 if latency_ms > 0 else 1 << 62)
+
+    def latency_sample(self, event: str, elapsed_ns: int) -> None:
+        """Redis's latencyAddSampleIfNeeded: kept if over latency-monitor-threshold (ms)."""
+        threshold = self.config.values["latency-monitor-threshold"]
+        if threshold and elapsed_ns // 1_000_000 >= threshold:
+            self.latency.add(event, elapsed_ns // 1_000_000, self.clock.now_ms() // 1000)
 
     def log_slow(self, client: Client, shown: list[bytes], elapsed_ns: int) -> None:
         """A call that took `elapsed_ns` (a blocked command's, when it was unblocked)
         into the slow log, if that is slow enough; `shown` is its argv as shown."""
-        if elapsed_ns >= self.slow_ns:
+        if elapsed_ns >= self.config.values["slowlog-log-slower-than"] * 1000 >= 0:
             conn = client.conn
             self.slowlog.add(shown, elapsed_ns // 1000, conn.addr if conn is not None else "",
                              client.name, self.config.values["slowlog-max-len"])

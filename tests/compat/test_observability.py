@@ -229,3 +229,42 @@ def test_fragmentation_ratio_under_load(rillet_server, redis8_server):
     alert fires over 1.5)."""
     for ratio in (_fragmentation_loaded(rillet_server.port), _fragmentation_loaded(redis8_server.port)):
         assert 0.9 < ratio < 1.5
+
+
+_BUSY_SCRIPT = "local i = 0 while i < 3000000 do i = i + 1 end return i"
+
+
+def _latency_monitor(port: int) -> list[bytes]:
+    admin = redis.Redis(port=port)
+    try:
+        with Wire(port) as wire:
+            shown = [wire.call("LATENCY", "DOCTOR")[:60]]
+            wire.call("CONFIG", "SET", "latency-monitor-threshold", "1")
+            shown.append(wire.call("LATENCY", "DOCTOR"))  # enabled, nothing seen yet
+            wire.call("EVAL", _BUSY_SCRIPT, "0")
+            latest = admin.execute_command("LATENCY", "LATEST")
+            assert [row[0] for row in latest] == [b"command"] and latest[0][2] >= 1
+            assert len(admin.execute_command("LATENCY", "HISTORY", "command")) == 1
+            shown.append(re.sub(rb"\d+", b"N", wire.call("LATENCY", "DOCTOR")))
+            shown.append(wire.call("LATENCY", "RESET", "command", "bogus"))
+            shown.append(wire.call("LATENCY", "LATEST"))
+            # Keys expiring by the thousand: the expire cycle takes over 1 ms.
+            wire.send_raw(b"".join(encode_command("SET", f"e{n}", "v", "PX", "50")
+                                   for n in range(20_000)))
+            for _ in range(20_000):
+                wire.read_reply()
+            deadline = time.monotonic() + 10
+            while not any(row[0] == b"expire-cycle"
+                          for row in admin.execute_command("LATENCY", "LATEST")):
+                assert time.monotonic() < deadline, "no expire-cycle event"
+                time.sleep(0.05)
+            # (Redis may have more events by now: expire-del, module-acquire-GIL...)
+            assert int(wire.call("LATENCY", "RESET")[1:-2]) >= 1
+            wire.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+            return shown
+    finally:
+        admin.close()
+
+
+def test_latency_monitor(rillet_server, redis8_server):
+    assert _latency_monitor(rillet_server.port) == _latency_monitor(redis8_server.port)

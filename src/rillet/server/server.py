@@ -16,6 +16,7 @@ import socket
 import ssl
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
+from time import perf_counter_ns
 from typing import Any, Protocol
 
 from rillet import REDIS_COMPAT_VERSION, __version__, gcpolicy
@@ -420,6 +421,7 @@ class Server:
                 state = self.state
                 if state.pause_end_ms and state.clock.now_ms() >= state.pause_end_ms:
                     state.unpause()  # a pause no command came to end (expiry waits on it)
+                started = perf_counter_ns()
                 for db in self.state.keyspace.dbs:
                     if db.expires or db.avg_ttl:  # (no TTL left: avg_ttl drops to 0)
                         db.active_expire()
@@ -427,6 +429,7 @@ class Server:
                         # Hash fields past their TTL (`hexpired`, HDEL), a slice per tick.
                         cursors = self._field_expiry_cursors
                         cursors[db.index] = active_expire_fields(self.state, db, cursors.get(db.index, 0), 200)
+                state.latency_sample("expire-cycle", perf_counter_ns() - started)
                 if self.state.ready_keys:
                     self.serve_ready()
                 timeout = int(self.config["timeout"])
