@@ -171,6 +171,7 @@ class Client:
         "_multi", "gated", "multi_error", "watched", "dirty_cas", "created_ms", "last_interaction_ms",
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
         "is_internal", "user", "restricted", "obuf_class", "pubsub", "reply_mode", "tracking",
+        "no_evict", "no_touch",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -197,6 +198,10 @@ class Client:
         self.tracking: ClientTracking | None = None
         # CLIENT REPLY: 0 on, 1 off, 2 skip the next command's reply.
         self.reply_mode = 0
+        # CLIENT NO-EVICT / NO-TOUCH, shown by CLIENT LIST (rillet evicts no client,
+        # and its commands record key accesses all the same: docs/compat.md).
+        self.no_evict = False
+        self.no_touch = False
         self.authenticated = server.acl.default_open
         self.name = b""
         self.lib_name = b""

@@ -268,3 +268,32 @@ def _latency_monitor(port: int) -> list[bytes]:
 
 def test_latency_monitor(rillet_server, redis8_server):
     assert _latency_monitor(rillet_server.port) == _latency_monitor(redis8_server.port)
+
+
+def _client_views(port: int) -> list[object]:
+    seen: list[object] = []
+    admin = redis.Redis(port=port)
+    with Wire(port) as mon, Wire(port) as other:
+        assert mon.call("MONITOR") == b"+OK\r\n"
+        other.call("PING", "a")
+        seen.append(_MASK.sub(rb"+T [\1 addr]", mon.read_reply()))
+        seen.append(mon.call("RESET"))  # no longer a monitor, and not shown its RESET
+        other.call("CLIENT", "NO-EVICT", "ON")
+        other.call("CLIENT", "NO-TOUCH", "ON")
+        seen.append(re.search(rb"flags=\S+", other.call("CLIENT", "INFO")).group())
+        other.call("RESET")
+        seen.append(re.search(rb"flags=\S+", other.call("CLIENT", "INFO")).group())
+        seen.append(mon.call("PING", "after"))
+    admin.set("k", "v")
+    time.sleep(1.5)
+    assert admin.object("idletime", "k") >= 1
+    admin.touch("k")
+    seen.append(admin.object("idletime", "k"))
+    admin.close()
+    return seen
+
+
+def test_client_flags_monitor_reset_and_touch(rillet_server, redis8_server):
+    ours = _client_views(rillet_server.port)
+    assert ours == _client_views(redis8_server.port)
+    assert ours[2:4] == [b"flags=eT", b"flags=N"]

@@ -165,6 +165,8 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
     server.unwatch_all(ctx)
     server.pubsub.forget(ctx)
     server.tracking.disable(ctx)
+    server.remove_monitor(ctx)  # before MONITOR is fed: a monitor does not see its RESET
+    ctx.no_evict = ctx.no_touch = False
     ctx.db = server.keyspace[0]
     ctx.resp3 = False
     ctx.name = b""
@@ -221,6 +223,10 @@ def _client_flags(client: Client) -> str:
         flags += "d"
     if getattr(client.conn, "unix", False):
         flags += "U"
+    if client.no_evict:
+        flags += "e"
+    if client.no_touch:
+        flags += "T"
     return flags or "N"
 
 
@@ -424,6 +430,7 @@ def client_no_evict(ctx: Client, argv: list[bytes]) -> object:
     """CLIENT NO-EVICT <ON | OFF>"""
     if argv[2].upper() not in (b"ON", b"OFF"):
         raise ReplyError(errors.SYNTAX)
+    ctx.no_evict = argv[2].upper() == b"ON"
     return OK
 
 
@@ -432,6 +439,7 @@ def client_no_touch(ctx: Client, argv: list[bytes]) -> object:
     """CLIENT NO-TOUCH <ON | OFF>"""
     if argv[2].upper() not in (b"ON", b"OFF"):
         raise ReplyError(errors.SYNTAX)
+    ctx.no_touch = argv[2].upper() == b"ON"
     return OK
 
 
