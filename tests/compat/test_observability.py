@@ -297,3 +297,18 @@ def test_client_flags_monitor_reset_and_touch(rillet_server, redis8_server):
     ours = _client_views(rillet_server.port)
     assert ours == _client_views(redis8_server.port)
     assert ours[2:4] == [b"flags=eT", b"flags=N"]
+
+
+def _buffers(line: bytes) -> tuple[int, int]:
+    found = re.search(rb" qbuf=(\d+) .* argv-mem=(\d+) ", line)
+    assert found is not None, line
+    return int(found.group(1)), int(found.group(2))
+
+
+def test_client_info_shows_the_running_command(pair8):
+    for wire in (pair8.ours, pair8.ref):
+        info = wire.call("CLIENT", "INFO")
+        own_id = re.search(rb"id=(\d+)", info).group(1)
+        listed = wire.call("CLIENT", "LIST", "ID", own_id)
+        assert [_buffers(info), _buffers(listed)] == [
+            (26, 10), (len(encode_command("CLIENT", "LIST", "ID", own_id)), 12 + len(own_id))]

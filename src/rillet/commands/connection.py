@@ -177,11 +177,18 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
 
 # --- CLIENT ---------------------------------------------------------------------
 
-def client_info_line(client: Client, now_ms: int) -> str:
+def client_info_line(client: Client, now_ms: int, running: list[bytes] | None = None) -> str:
+    """CLIENT LIST's line for `client`; `running`: the command it is running now, which
+    Redis still holds in its query buffer (qbuf, as sent in RESP) and argv (argv-mem)."""
     conn = client.conn
     subs = client.pubsub
     multi = -1 if client.multi is None else len(client.multi)
     qbuf = conn.query_buffer_size if conn else 0
+    argv_mem = 0
+    if running is not None:
+        argv_mem = sum(len(arg) for arg in running)
+        qbuf += argv_mem + len(b"*%d\r\n" % len(running)) + sum(
+            len(b"$%d\r\n\r\n" % len(arg)) for arg in running)
     omem = conn.output_buffer_size if conn else 0
     return (
         f"id={client.id} addr={conn.addr if conn else ''} laddr={conn.laddr if conn else ''} "
@@ -192,7 +199,7 @@ def client_info_line(client: Client, now_ms: int) -> str:
         f"db={client.db.index} sub={len(subs.channels) if subs else 0} "
         f"psub={len(subs.patterns) if subs else 0} ssub={len(subs.shard) if subs else 0} "
         f"multi={multi} watch={len(client.watched)} "
-        f"qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem={omem} "
+        f"qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem={omem} "
         f"tot-mem={1024 + qbuf + omem} events=r cmd={client.last_command.decode()} "
         f"user={client.user.name.decode('utf-8', 'replace')} "
         f"redir={-1 if client.tracking is None else client.tracking.redirect} "
@@ -270,7 +277,7 @@ def client_setinfo(ctx: Client, argv: list[bytes]) -> object:
 @command("client|info", 2, "noscript loading stale", group="connection", since="6.2.0")
 def client_info(ctx: Client, argv: list[bytes]) -> object:
     """CLIENT INFO"""
-    return Verbatim(client_info_line(ctx, ctx.server.clock.now_ms()).encode() + b"\n")
+    return Verbatim(client_info_line(ctx, ctx.server.clock.now_ms(), argv).encode() + b"\n")
 
 
 @command("client|list", -2, "admin noscript loading stale", group="connection", since="2.4.0")
@@ -298,7 +305,7 @@ def client_list(ctx: Client, argv: list[bytes]) -> object:
     elif len(argv) != 2:
         raise ReplyError(errors.SYNTAX)
     now = ctx.server.clock.now_ms()
-    text = "".join(client_info_line(c, now) + "\n" for c in clients)
+    text = "".join(client_info_line(c, now, argv if c is ctx else None) + "\n" for c in clients)
     return Verbatim(text.encode())
 
 
