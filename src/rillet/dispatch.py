@@ -24,6 +24,7 @@ from rillet.commands.table import TIMING_MASK, TIMING_SAMPLE, CommandSpec, shown
 from rillet.errors import CountedReplyError, ReplyError
 from rillet.hotkeys import Hotkeys, request_bytes
 from rillet.memory import script_writes
+from rillet.notify import READS_AFTER, READS_BEFORE, READS_SET_GET, read_stats_kind
 from rillet.observe import SMALL_US, record_latency
 from rillet.resp.types import NO_REPLY, QUEUED, PushedFrames
 from rillet.state import PAUSE_KEY, Block, Client, ServerState
@@ -58,6 +59,9 @@ class Dispatcher:
         state.transactions = self
         state.script_flags = functools.partial(declared_flags, state)  # maxmemory's EVAL/FCALL flags
         state.acl.commands.load(table.COMMANDS.values(), table.acl_categories)
+        for spec in table.COMMANDS.values():
+            for each in (spec, *spec.subcommands.values()):
+                each.read_stats = read_stats_kind(each, each.first_key, each.find_keys is not None)
 
     def execute(self, client: Client, argv: list[bytes]) -> object:
         """Run one command for `client`; returns a reply, or a `Block` to park it."""
@@ -279,32 +283,42 @@ class Dispatcher:
         write = spec.is_write
         if write:
             dirty_before = state.dirty
-        # Timing a call costs two clock reads and a call of `timed` (~0.5 us, more
-        # than a SET): a `fast` command (O(1), O(log N)) or a write is timed once in
-        # TIMING_SAMPLE calls and counted TIMING_SAMPLE times (INFO commandstats' usec
-        # is an estimate, the slow log sees one call in TIMING_SAMPLE); any other is
-        # timed every call, so each slow KEYS, XRANGE or EVAL reaches the slow log.
-        started = 0 if spec.sampled and spec.calls & TIMING_MASK else perf_counter_ns()
+        # Every call is timed, for the slow log; but recording a duration costs
+        # more than a SET (~0.5 us): a `fast` command (O(1), O(log N)) or a write
+        # is recorded once in TIMING_SAMPLE calls and counted TIMING_SAMPLE times
+        # (INFO commandstats' usec and the latency histogram are estimates), and
+        # its other calls only when the slow log (or a block) wants them.
+        started = perf_counter_ns()
         if state.keymiss:
             # notify-keyspace-events `m` (every client is gated meanwhile, so the
             # compiled fast path, which has no such line, does not run).
             state.key_misses(client, spec, argv)
+        reads = spec.read_stats  # keyspace_hits/misses (_fastpath.pyx: same)
+        if reads == READS_BEFORE or (reads == READS_SET_GET and len(argv) > 3):
+            state.count_reads(client, spec, argv)
         try:
             reply = spec.handler(client, argv)  # type: ignore[misc]  # only a container's is None
         except Exception as error:
             if write:
                 state.drop_effects()  # a handler that failed must leave no effect behind
             reply = self._failed(spec, argv, error)
-        if started:
-            elapsed_ns = perf_counter_ns() - started
+        elapsed_ns = perf_counter_ns() - started
+        if reads == READS_AFTER:
+            state.count_reads_after(client, spec, argv)
+        if not (spec.sampled and spec.calls & TIMING_MASK):
             spec.usec += elapsed_ns * (TIMING_SAMPLE if spec.sampled else 1) // 1000
-            self.timed(client, spec, argv, elapsed_ns)
+            self.timed(client, spec, argv, elapsed_ns, reply)
+        elif elapsed_ns >= state.slow_ns or reply.__class__ is Block or client.blocked_retry:
+            self.timed(client, spec, argv, elapsed_ns, reply, False)
         spec.calls += 1
         if client.tracking is not None:
             # CLIENT TRACKING: the keys of a read-only command are remembered (not
             # on the compiled fast path: a tracking client is gated).
             state.tracking.remember(client, spec, argv)
-        if state.monitors and not spec.flags & _NOT_MONITORED:
+        if state.monitors and not spec.flags & _NOT_MONITORED and not (
+                client.blocked_retry and client.blocked is not None
+                and client.blocked.shown_argv is not None):
+            # Shown once, when first run: not again when re-run unblocked.
             state.feed_monitors(client, shown_argv(spec, argv))
         if reply.__class__ is Block and (client.in_exec or client.is_internal):
             # Inside MULTI or while loading, a blocking command acts as if it timed out.
@@ -335,23 +349,32 @@ class Dispatcher:
             hotkeys.record(keys, (perf_counter_ns() - started) // 1000, request_bytes(argv))
         return reply
 
-    def timed(self, client: Client, spec: CommandSpec, argv: list[bytes], elapsed_ns: int) -> None:
-        """A timed call (every one, or one in TIMING_SAMPLE of a `fast` command's):
-        into the latency histogram, and the slow log if it was slow enough."""
+    def timed(self, client: Client, spec: CommandSpec, argv: list[bytes], elapsed_ns: int,
+              reply: object, sample: bool = True) -> None:
+        """A call's duration: a `sample` (every call, or one in TIMING_SAMPLE of a
+        `fast` command's) into the latency histogram; the slow log if it was slow
+        enough, a blocked command's once it is unblocked (Server._deliver)."""
         state = self.state
-        elapsed_us = elapsed_ns // 1000
-        if state.config.values["latency-tracking"]:
+        if sample and state.config.values["latency-tracking"]:
             # LATENCY HISTOGRAM (observe.record_latency), its common case inline.
+            elapsed_us = elapsed_ns // 1000
             histogram = spec.latency_histogram
             if histogram is not None and elapsed_us < 4096:
                 histogram[SMALL_US[elapsed_us]] += 1
             else:
                 record_latency(spec, elapsed_ns)
-        slower_than = state.config.values["slowlog-log-slower-than"]
-        if 0 <= slower_than <= elapsed_us and "skip_slowlog" not in spec.flags:
-            conn = client.conn
-            state.slowlog.add(shown_argv(spec, argv), elapsed_us, conn.addr if conn is not None else "", client.name,
-                              state.config.values["slowlog-max-len"])
+        if client.blocked_retry:
+            blocked = client.blocked
+            if blocked is not None and blocked.shown_argv is not None:
+                blocked.duration_ns += elapsed_ns
+                return
+        if isinstance(reply, Block) and not (client.in_exec or client.is_internal):
+            reply.shown_argv = shown_argv(spec, argv)
+            reply.duration_ns = elapsed_ns
+        elif elapsed_ns >= state.slow_ns:
+            state.latency_sample("fast-command" if "fast" in spec.flags else "command", elapsed_ns)
+            if "skip_slowlog" not in spec.flags:
+                state.log_slow(client, shown_argv(spec, argv), elapsed_ns)
 
     def run_transaction(self, client: Client, queued: list[tuple[CommandSpec, list[bytes]]]) -> list[object]:
         """EXEC's body: the queued commands in order, their effects published as one."""
@@ -407,10 +430,4 @@ class Dispatcher:
         return ReplyError(message)
 
     def _count_error(self, message: str) -> None:
-        stats = self.state.stats
-        # afterErrorReply: the code ends at a space within the reply's first 32 bytes
-        # (its "-" included); without one it is ERR.
-        space = message.find(" ", 0, 31)
-        code = message[:space] if space >= 0 else "ERR"
-        stats.errors[code] = stats.errors.get(code, 0) + 1
-        stats.total_error_replies += 1
+        self.state.stats.count_error(message)

@@ -92,13 +92,18 @@ def subkey_messages(flags: int, event: bytes, key: bytes, db_index: int,
 
 
 # --- keymiss (`m`): which keys a command reads ----------------------------------------
-# Read-only commands that look their keys up without a keymiss (Redis's LOOKUP_NONOTIFY).
-_SILENT_READS = frozenset({
+# Read-only commands that look their keys up without a keymiss (Redis's LOOKUP_NONOTIFY:
+# counted in keyspace_hits/misses all the same).
+_UNNOTIFIED_READS = frozenset({
     "object|encoding", "object|freq", "object|idletime", "object|refcount", "memory|usage",
+})
+# Read-only commands that look no key up.
+_UNREAD = frozenset({
     "scan", "keys", "randomkey", "dbsize",
     # A read-only script's declared keys are not looked up (its commands' keys are).
     "eval_ro", "evalsha_ro", "fcall_ro",
 })
+_SILENT_READS = _UNNOTIFIED_READS | _UNREAD
 # Read-only commands that look each key up twice (XREAD: once for the IDs, once to read).
 _TWICE = frozenset({"xread"})
 
@@ -138,12 +143,14 @@ class SpecKeys(Protocol):
     def keys_with_flags(self, argv: list[bytes]) -> list[tuple[int, str]]: ...
 
 
-def read_key_indexes(spec: SpecKeys, argv: list[bytes]) -> list[int]:
+def read_key_indexes(spec: SpecKeys, argv: list[bytes], counted: bool = False) -> list[int]:
     """The argv positions of the keys a command looks up for reading, in Redis's order
-    (a key twice when Redis looks it up twice): where a `keymiss` event can come from."""
+    (a key twice when Redis looks it up twice): where a `keymiss` event can come from,
+    or with `counted`, the lookups keyspace_hits/misses count (Redis's lookupKeyRead)."""
     name = spec.name
     reads = _WRITE_READS.get(name)
-    if reads is None and ("readonly" not in spec.flags or name in _SILENT_READS):
+    if reads is None and ("readonly" not in spec.flags
+                          or name in (_UNREAD if counted else _SILENT_READS)):
         return []
     try:
         keys = [index for index, _ in spec.keys_with_flags(argv)]
@@ -154,3 +161,24 @@ def read_key_indexes(spec: SpecKeys, argv: list[bytes]) -> list[int]:
     if name in _TWICE:
         return keys + keys
     return keys
+
+
+# How the dispatcher counts a command's keyspace_hits/misses (CommandSpec.read_stats).
+READS_NONE = 0  # it looks no key up for reading
+READS_AFTER = 1  # a read-only command with its keys at fixed steps: whether each exists
+#                  once it ran (its own lookup expired a due key, a miss), cheapest
+READS_BEFORE = 2  # any other: read_key_indexes(counted=True) before it runs
+READS_SET_GET = 3  # SET: READS_BEFORE when it has options (GET), else none
+
+
+def read_stats_kind(spec: SpecKeys, first_key: int, has_find_keys: bool) -> int:
+    name = spec.name
+    if name == "set":
+        return READS_SET_GET
+    if name in _WRITE_READS or name in _TWICE:
+        return READS_BEFORE
+    if "readonly" not in spec.flags or name in _UNREAD:
+        return READS_NONE
+    if has_find_keys:
+        return READS_BEFORE
+    return READS_AFTER if first_key > 0 else READS_NONE

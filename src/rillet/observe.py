@@ -3,9 +3,8 @@
 MONITOR lines are Redis's replicationFeedMonitors format: the time, the db
 and the client's address (`lua` for a script's commands), then every
 argument quoted as sdscatrepr quotes it. The slow log keeps the most recent
-`slowlog-max-len` commands slower than `slowlog-log-slower-than` microseconds;
-rillet times one call in 16 of each command (Dispatcher.call), so only the
-timed calls can enter it.
+`slowlog-max-len` commands slower than `slowlog-log-slower-than` microseconds
+(Dispatcher.timed; a blocked command once, when it is unblocked).
 """
 
 from __future__ import annotations
@@ -183,3 +182,134 @@ class Instantaneous:
     def rate(self, name: str) -> float:
         rates = self.rates.get(name)
         return sum(rates) / len(rates) if rates else 0.0
+
+
+# --- the latency monitor (LATENCY LATEST/HISTORY/RESET/DOCTOR) ---------------------------
+#
+# Redis's: per event, up to 160 samples of one second each (the highest latency seen in
+# that second, ms) and the all-time maximum, kept while `latency-monitor-threshold` is
+# set, for the events rillet has: `command`, `fast-command` (Dispatcher.timed) and
+# `expire-cycle` (the server's cron).
+
+LATENCY_SAMPLES = 160
+
+
+class LatencySeries:
+    __slots__ = ("samples", "max")
+
+    def __init__(self) -> None:
+        self.samples: deque[list[int]] = deque(maxlen=LATENCY_SAMPLES)  # [second, ms]
+        self.max = 0
+
+
+class LatencyMonitor:
+    def __init__(self) -> None:
+        self.events: dict[str, LatencySeries] = {}
+
+    def add(self, event: str, latency_ms: int, now_s: int) -> None:
+        series = self.events.get(event)
+        if series is None:
+            series = self.events[event] = LatencySeries()
+        series.max = max(series.max, latency_ms)
+        samples = series.samples
+        if samples and samples[-1][0] == now_s:
+            samples[-1][1] = max(samples[-1][1], latency_ms)
+        else:
+            samples.append([now_s, latency_ms])
+
+    def reset(self, events: list[str] | None) -> int:
+        """Forget the named events (case-insensitive; all when None); how many were."""
+        names = [name for name in self.events
+                 if events is None or any(name.lower() == e.lower() for e in events)]
+        for name in names:
+            del self.events[name]
+        return len(names)
+
+    def report(self, threshold_ms: int, slower_than_us: int, hz: int, now_s: int) -> bytes:
+        """LATENCY DOCTOR's text, as Redis's createLatencyReport words it."""
+        if not self.events and not threshold_ms:
+            return _LATENCY_DISABLED
+        if not self.events:
+            return _NO_SPIKES
+        lines = [b"Dave, I have observed latency spikes in this Redis instance. "
+                 b"You don't mind talking about it, do you Dave?\n\n"]
+        advice: set[bytes] = set()
+        for number, (name, series) in enumerate(self.events.items(), 1):
+            values = [ms for _, ms in series.samples]
+            average = sum(values) // len(values)
+            deviation = sum(abs(average - ms) for ms in values) // len(values)
+            period = max(now_s - min(second for second, _ in series.samples), 1)
+            lines.append(b"%d. %s: %d latency spikes (average %dms, mean deviation %dms, "
+                         b"period %.2f sec). Worst all time event %dms.\n" % (
+                             number, name.encode(), len(values), average, deviation,
+                             period / len(values), series.max))
+            advice.update(_EVENT_ADVICE.get(name, ()))
+        if "command" in self.events:
+            if slower_than_us < 0:
+                advice.add(b"slowlog_enabled")
+            elif slower_than_us // 1000 > threshold_ms:
+                advice.add(b"slowlog_tuning")
+        if hz >= 100:
+            advice.discard(b"hz")
+        if not advice:
+            lines.append(b"\nWhile there are latency events logged, I'm not able to suggest any "
+                         b"easy fix. Please use the Redis community to get some help, providing "
+                         b"this report in your help request.\n")
+            return b"".join(lines)
+        lines.append(b"\nI have a few advices for you:\n\n")
+        for key, text in _ADVICE:
+            if key in advice:
+                lines.append(text.replace(b"%THRESHOLD_US%", b"%d" % (threshold_ms * 1000)))
+        return b"".join(lines)
+
+
+_LATENCY_DISABLED = (
+    b"I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. "
+    b"You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. "
+    b"If we weren't in a deep space mission I'd suggest to take a look at "
+    b"https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/latency-monitor.\n"
+)
+_NO_SPIKES = (
+    b"Dave, no latency spike was observed during the lifetime of this Redis instance, not in "
+    b"the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and "
+    b"think things over.\n"
+)
+_EVENT_ADVICE = {
+    "command": (b"slowlog_inspect", b"large_objects"),
+    "fast-command": (b"scheduler",),
+    "expire-cycle": (b"hz", b"large_objects"),
+}
+# In the order Redis gives them.
+_ADVICE = (
+    (b"slowlog_enabled",
+     b"- There are latency issues with potentially slow commands you are using. Try to enable "
+     b"the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than "
+     b"%THRESHOLD_US%'. If the Slow log is disabled Redis is not able to log slow commands "
+     b"execution for you.\n"),
+    (b"slowlog_tuning",
+     b"- Your current Slow Log configuration only logs events that are slower than your "
+     b"configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than "
+     b"%THRESHOLD_US%'.\n"),
+    (b"slowlog_inspect",
+     b"- Check your Slow Log to understand what are the commands you are running which are too "
+     b"slow to execute. Please check https://redis.io/commands/slowlog for more information.\n"),
+    (b"scheduler",
+     b"- The system is slow to execute Redis code paths not containing system calls. This "
+     b"usually means the system does not provide Redis CPU time to run for long periods. You "
+     b"should try to:\n"
+     b"  1) Lower the system load.\n"
+     b"  2) Use a computer / VM just for Redis if you are running other software in the same "
+     b"system.\n"
+     b"  3) Check if you have a \"noisy neighbour\" problem.\n"
+     b"  4) Check with 'redis-cli --intrinsic-latency 100' what is the intrinsic latency in "
+     b"your system.\n"
+     b"  5) Check if the problem is allocator-related by recompiling Redis with MALLOC=libc, if "
+     b"you are using Jemalloc. However this may create fragmentation problems.\n"),
+    (b"hz",
+     b"- In order to make the Redis keys expiring process more incremental, try to set the 'hz' "
+     b"configuration parameter to 100 using 'CONFIG SET hz 100'.\n"),
+    (b"large_objects",
+     b"- Deleting, expiring or evicting (because of maxmemory policy) large objects is a "
+     b"blocking operation. If you have very large objects that are often deleted, expired, or "
+     b"evicted, try to fragment those objects into multiple smaller objects.\n"),
+)

@@ -34,7 +34,7 @@ from rillet.notify import (
     read_key_indexes,
     subkey_messages,
 )
-from rillet.observe import Instantaneous, Slowlog, monitor_line
+from rillet.observe import Instantaneous, LatencyMonitor, Slowlog, monitor_line
 from rillet.pubsub import PubSub, Subscriptions
 from rillet.resp.parser import RequestParser
 from rillet.tracking import ClientTracking, Tracking
@@ -179,6 +179,7 @@ class Client:
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
         "is_internal", "user", "restricted", "obuf_class", "pubsub", "reply_mode", "tracking",
         "replaying",
+        "no_evict", "no_touch",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -208,6 +209,10 @@ class Client:
         self.tracking: ClientTracking | None = None
         # CLIENT REPLY: 0 on, 1 off, 2 skip the next command's reply.
         self.reply_mode = 0
+        # CLIENT NO-EVICT / NO-TOUCH, shown by CLIENT LIST (rillet evicts no client,
+        # and its commands record key accesses all the same: docs/compat.md).
+        self.no_evict = False
+        self.no_touch = False
         self.authenticated = server.acl.default_open
         self.name = b""
         self.lib_name = b""
@@ -323,6 +328,10 @@ class BlockedClient:
     timer: object = None  # set by the server layer (its cancellable timer handle)
     # What to send if the key the client waits on is deleted (None: keep waiting).
     on_key_deleted: object = None
+    # The command as the slow log shows it and the time its runs took so far: it is
+    # logged once, when unblocked (Redis's updateStatsOnUnblock); None: a pause.
+    shown_argv: list[bytes] | None = None
+    duration_ns: int = 0
 
 
 def _type_of(value: object) -> bytes:
@@ -342,6 +351,9 @@ class Block:
     argv: list[bytes]
     timeout_reply: object
     on_key_deleted: object = None
+    # Set by the dispatcher (Dispatcher.timed): see BlockedClient.
+    shown_argv: list[bytes] | None = None
+    duration_ns: int = 0
 
 
 class KeepWaiting:
@@ -379,6 +391,16 @@ class Stats:
     blocked_clients: int = 0
     output_buffer_limit_disconnections: int = 0
     query_buffer_limit_disconnections: int = 0
+    lazyfreed_objects: int = 0
+
+    def count_error(self, message: str) -> None:
+        """An error reply (INFO errorstats: counted by its code). afterErrorReply: the
+        code ends at a space within the reply's first 32 bytes (its "-" included);
+        without one it is ERR."""
+        space = message.find(" ", 0, 31)
+        code = message[:space] if space >= 0 else "ERR"
+        self.errors[code] = self.errors.get(code, 0) + 1
+        self.total_error_replies += 1
 
 
 class ServerState:
@@ -389,7 +411,7 @@ class ServerState:
     __slots__ = (
         "dirty", "_effects", "_tx_effects", "effect_sinks", "watched_keys", "blocking",
         "tracking", "config", "clock", "memory", "gated", "stats", "keyspace",
-        "key_wakeups", "ready_keys", "shutdown_requested", "notify_flags", "__dict__",
+        "key_wakeups", "ready_keys", "shutdown_requested", "notify_flags", "slow_ns", "__dict__",
         "__weakref__",
     )
 
@@ -440,6 +462,13 @@ class ServerState:
         # where commands are fed to them) and the slow log.
         self.monitors: dict[Client, None] = {}
         self.slowlog = Slowlog()
+        self.latency = LatencyMonitor()
+        # What every call's duration is compared with (_fastpath.pyx reads it at its
+        # slot): a call this slow (ns) goes to the slow log or the latency monitor.
+        self.slow_ns = 0
+        self.config.watch("slowlog-log-slower-than", self._slow_thresholds_changed)
+        self.config.watch("latency-monitor-threshold", self._slow_thresholds_changed)
+        self._slow_thresholds_changed(0)
         # CLIENT PAUSE: until when (ms, 0: not paused) and whether reads pause too.
         self.pause_end_ms = 0
         self.pause_all = False
@@ -549,6 +578,26 @@ class ServerState:
     def remove_monitor(self, client: Client) -> None:
         if self.monitors.pop(client, 1) is None:
             self._regate()
+
+    def _slow_thresholds_changed(self, _value: object) -> None:
+        slower_than_us = self.config.values["slowlog-log-slower-than"]
+        latency_ms = self.config.values["latency-monitor-threshold"]
+        self.slow_ns = min(slower_than_us * 1000 if slower_than_us >= 0 else 1 << 62,
+                           latency_ms * 1_000_000 if latency_ms > 0 else 1 << 62)
+
+    def latency_sample(self, event: str, elapsed_ns: int) -> None:
+        """Redis's latencyAddSampleIfNeeded: kept if over latency-monitor-threshold (ms)."""
+        threshold = self.config.values["latency-monitor-threshold"]
+        if threshold and elapsed_ns // 1_000_000 >= threshold:
+            self.latency.add(event, elapsed_ns // 1_000_000, self.clock.now_ms() // 1000)
+
+    def log_slow(self, client: Client, shown: list[bytes], elapsed_ns: int) -> None:
+        """A call that took `elapsed_ns` (a blocked command's, when it was unblocked)
+        into the slow log, if that is slow enough; `shown` is its argv as shown."""
+        if elapsed_ns >= self.config.values["slowlog-log-slower-than"] * 1000 >= 0:
+            conn = client.conn
+            self.slowlog.add(shown, elapsed_ns // 1000, conn.addr if conn is not None else "",
+                             client.name, self.config.values["slowlog-max-len"])
 
     def feed_monitors(self, client: Client, argv: list[bytes]) -> None:
         """Redis's replicationFeedMonitors, after the command ran."""
@@ -702,6 +751,34 @@ class ServerState:
                 if db.get(argv[index]) is None:
                     self.notify(KEY_MISS, b"keymiss", argv[index], db.index)
 
+    def count_reads(self, client: Client, spec: Any, argv: list[bytes]) -> None:
+        """keyspace_hits/misses for the keys a command is about to look up for reading
+        (notify.READS_BEFORE; a due key is a miss, as in lookupKeyRead). Looked at,
+        not up: the command's own lookup expires it, and touches it."""
+        db = client.db
+        data, expires = db.data, db.expires
+        stats = self.stats
+        # XREADGROUP looks a stream up again to read it once its group is found.
+        found = 2 if spec.name == "xreadgroup" else 1
+        for index in read_key_indexes(spec, argv, counted=True):
+            key = argv[index]
+            if key in data and not (key in expires and expires[key] <= self.clock.now_ms()):
+                stats.keyspace_hits += found
+            else:
+                stats.keyspace_misses += 1
+
+    def count_reads_after(self, client: Client, spec: Any, argv: list[bytes]) -> None:
+        """keyspace_hits/misses of a read-only command that ran (notify.READS_AFTER)."""
+        data = client.db.data
+        stats = self.stats
+        argc = len(argv)
+        last = spec.last_key if spec.last_key >= 0 else argc + spec.last_key
+        for index in range(spec.first_key, min(last, argc - 1) + 1, spec.key_step or 1):
+            if argv[index] in data:
+                stats.keyspace_hits += 1
+            else:
+                stats.keyspace_misses += 1
+
     def db_flushed(self, db_index: int | None, replaced_with: int | None = None) -> None:
         """Call just BEFORE FLUSHDB/FLUSHALL empties db `db_index` (None: all), or
         SWAPDB gives it the contents of db `replaced_with`.
@@ -824,7 +901,8 @@ class ServerState:
             deadline = self.clock.now_ms() + request.timeout_ms
         slots = [(client.db.index, key) for key in request.keys]
         entry = BlockedClient(client, slots, request.argv, deadline, request.timeout_reply,
-                              on_key_deleted=request.on_key_deleted)
+                              on_key_deleted=request.on_key_deleted,
+                              shown_argv=request.shown_argv, duration_ns=request.duration_ns)
         client.blocked = entry
         for slot in slots:
             self.blocking.setdefault(slot, deque()).append(entry)

@@ -165,6 +165,8 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
     server.unwatch_all(ctx)
     server.pubsub.forget(ctx)
     server.tracking.disable(ctx)
+    server.remove_monitor(ctx)  # before MONITOR is fed: a monitor does not see its RESET
+    ctx.no_evict = ctx.no_touch = False
     ctx.db = server.keyspace[0]
     ctx.resp3 = False
     ctx.name = b""
@@ -175,11 +177,18 @@ def reset(ctx: Client, argv: list[bytes]) -> object:
 
 # --- CLIENT ---------------------------------------------------------------------
 
-def client_info_line(client: Client, now_ms: int) -> str:
+def client_info_line(client: Client, now_ms: int, running: list[bytes] | None = None) -> str:
+    """CLIENT LIST's line for `client`; `running`: the command it is running now, which
+    Redis still holds in its query buffer (qbuf, as sent in RESP) and argv (argv-mem)."""
     conn = client.conn
     subs = client.pubsub
     multi = -1 if client.multi is None else len(client.multi)
     qbuf = conn.query_buffer_size if conn else 0
+    argv_mem = 0
+    if running is not None:
+        argv_mem = sum(len(arg) for arg in running)
+        qbuf += argv_mem + len(b"*%d\r\n" % len(running)) + sum(
+            len(b"$%d\r\n\r\n" % len(arg)) for arg in running)
     omem = conn.output_buffer_size if conn else 0
     return (
         f"id={client.id} addr={conn.addr if conn else ''} laddr={conn.laddr if conn else ''} "
@@ -190,7 +199,7 @@ def client_info_line(client: Client, now_ms: int) -> str:
         f"db={client.db.index} sub={len(subs.channels) if subs else 0} "
         f"psub={len(subs.patterns) if subs else 0} ssub={len(subs.shard) if subs else 0} "
         f"multi={multi} watch={len(client.watched)} "
-        f"qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem={omem} "
+        f"qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem={omem} "
         f"tot-mem={1024 + qbuf + omem} events=r cmd={client.last_command.decode()} "
         f"user={client.user.name.decode('utf-8', 'replace')} "
         f"redir={-1 if client.tracking is None else client.tracking.redirect} "
@@ -221,6 +230,10 @@ def _client_flags(client: Client) -> str:
         flags += "d"
     if getattr(client.conn, "unix", False):
         flags += "U"
+    if client.no_evict:
+        flags += "e"
+    if client.no_touch:
+        flags += "T"
     return flags or "N"
 
 
@@ -264,7 +277,7 @@ def client_setinfo(ctx: Client, argv: list[bytes]) -> object:
 @command("client|info", 2, "noscript loading stale", group="connection", since="6.2.0")
 def client_info(ctx: Client, argv: list[bytes]) -> object:
     """CLIENT INFO"""
-    return Verbatim(client_info_line(ctx, ctx.server.clock.now_ms()).encode() + b"\n")
+    return Verbatim(client_info_line(ctx, ctx.server.clock.now_ms(), argv).encode() + b"\n")
 
 
 @command("client|list", -2, "admin noscript loading stale", group="connection", since="2.4.0")
@@ -278,7 +291,7 @@ def client_list(ctx: Client, argv: list[bytes]) -> object:
     option = argv[2].upper() if len(argv) > 2 else b""
     if len(argv) == 4 and option == b"TYPE":
         kind = argv[3].lower()
-        if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+        if kind not in _CLIENT_TYPES:
             raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_text(argv[3])))
         clients = [c for c in clients if _client_type(c) == _TYPE_ALIASES.get(kind, kind)]
     elif len(argv) > 3 and option == b"ID":
@@ -292,7 +305,7 @@ def client_list(ctx: Client, argv: list[bytes]) -> object:
     elif len(argv) != 2:
         raise ReplyError(errors.SYNTAX)
     now = ctx.server.clock.now_ms()
-    text = "".join(client_info_line(c, now) + "\n" for c in clients)
+    text = "".join(client_info_line(c, now, argv if c is ctx else None) + "\n" for c in clients)
     return Verbatim(text.encode())
 
 
@@ -315,25 +328,28 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.NO_SUCH_CLIENT)
     filters = _KILL_FILTERS.parse(argv, 2)
     skipme = True
-    if b"SKIPME" in filters:
-        value = filters[b"SKIPME"].lower()
-        if value not in (b"yes", b"no"):
-            raise ReplyError(errors.SYNTAX)
-        skipme = value == b"yes"
     wanted_id = None
-    if b"ID" in filters:
-        try:
-            wanted_id = parse_int(filters[b"ID"])
-        except ReplyError:
-            raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE) from None
-        if wanted_id <= 0:
-            raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE)
-    if b"USER" in filters and filters[b"USER"] not in server.acl.users:
-        name = filters[b"USER"].decode("utf-8", "replace")
-        raise ReplyError(errors.NO_SUCH_USER.format(name))
     max_age = None
-    if b"MAXAGE" in filters:
-        max_age = parse_int(filters[b"MAXAGE"], errors.CLIENT_MAXAGE_NOT_INTEGER)
+    for option, value in filters.items():  # checked in the order given, as Redis does
+        if option == b"SKIPME":
+            if value.lower() not in (b"yes", b"no"):
+                raise ReplyError(errors.SYNTAX)
+            skipme = value.lower() == b"yes"
+        elif option == b"ID":
+            try:
+                wanted_id = parse_int(value)
+            except ReplyError:
+                raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE) from None
+            if wanted_id <= 0:
+                raise ReplyError(errors.CLIENT_ID_NOT_POSITIVE)
+        elif option == b"USER" and value not in server.acl.users:
+            raise ReplyError(errors.NO_SUCH_USER.format(value.decode("utf-8", "replace")))
+        elif option == b"TYPE" and value.lower() not in _CLIENT_TYPES:
+            raise ReplyError(errors.CLIENT_UNKNOWN_TYPE.format(errors.c_text(value)))
+        elif option == b"MAXAGE":
+            max_age = parse_int(value, errors.CLIENT_MAXAGE_NOT_INTEGER)
+            if max_age <= 0:
+                raise ReplyError(errors.CLIENT_MAXAGE_NOT_POSITIVE)
     now = server.clock.now_ms()
     killed = 0
     for client in list(server.clients.values()):
@@ -365,6 +381,7 @@ def client_kill(ctx: Client, argv: list[bytes]) -> object:
 
 
 _TYPE_ALIASES = {b"slave": b"replica"}
+_CLIENT_TYPES = frozenset({b"normal", b"master", b"replica", b"slave", b"pubsub"})
 
 
 def _client_type(client: Client) -> bytes:
@@ -408,6 +425,7 @@ def client_unblock(ctx: Client, argv: list[bytes]) -> object:
     reply: object = entry.timeout_reply
     if mode == b"ERROR":
         reply = ReplyError(errors.UNBLOCKED)
+        ctx.server.stats.count_error(errors.UNBLOCKED)
     unblocked = ctx.server.on_unblocked
     if unblocked is not None:
         unblocked(target, entry, reply)
@@ -419,6 +437,7 @@ def client_no_evict(ctx: Client, argv: list[bytes]) -> object:
     """CLIENT NO-EVICT <ON | OFF>"""
     if argv[2].upper() not in (b"ON", b"OFF"):
         raise ReplyError(errors.SYNTAX)
+    ctx.no_evict = argv[2].upper() == b"ON"
     return OK
 
 
@@ -427,6 +446,7 @@ def client_no_touch(ctx: Client, argv: list[bytes]) -> object:
     """CLIENT NO-TOUCH <ON | OFF>"""
     if argv[2].upper() not in (b"ON", b"OFF"):
         raise ReplyError(errors.SYNTAX)
+    ctx.no_touch = argv[2].upper() == b"ON"
     return OK
 
 

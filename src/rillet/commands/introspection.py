@@ -2,9 +2,9 @@
 
 The feed and the slow log live in rillet.observe; the dispatcher feeds them
 (Dispatcher.call) and mutes replies for CLIENT REPLY OFF|SKIP (Dispatcher._mute).
-LATENCY answers as Redis does with latency monitoring disabled (rillet has no
-latency monitor: `latency-monitor-threshold` is 0 there by default too);
-LATENCY HISTOGRAM and GRAPH are in diagnostics.py.
+LATENCY reads the latency monitor (observe.LatencyMonitor: the `command`,
+`fast-command` and `expire-cycle` events); LATENCY HISTOGRAM and GRAPH are in
+diagnostics.py.
 """
 
 from __future__ import annotations
@@ -91,14 +91,6 @@ def slowlog_help(ctx: Client, argv: list[bytes]) -> object:
     )
 
 
-_LATENCY_DISABLED = (
-    b"I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. "
-    b"You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. "
-    b"If we weren't in a deep space mission I'd suggest to take a look at "
-    b"https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/latency-monitor.\n"
-)
-
-
 @command("latency|doctor", 2, "admin noscript loading stale", group="server", since="2.8.13",
          acl="admin slow dangerous",
          complexity="O(1)")
@@ -106,7 +98,11 @@ def latency_doctor(ctx: Client, argv: list[bytes]) -> object:
     """LATENCY DOCTOR
 
     Returns a human-readable latency analysis report."""
-    return Verbatim(_LATENCY_DISABLED)
+    state = ctx.server
+    values = state.config.values
+    return Verbatim(state.latency.report(values["latency-monitor-threshold"],
+                                         values["slowlog-log-slower-than"], values["hz"],
+                                         state.clock.now_ms() // 1000))
 
 
 @command("latency|latest", 2, "admin noscript loading stale", group="server", since="2.8.13",
@@ -116,7 +112,8 @@ def latency_latest(ctx: Client, argv: list[bytes]) -> object:
     """LATENCY LATEST
 
     Returns the latest latency samples for all events."""
-    return []
+    return [[name.encode(), series.samples[-1][0], series.samples[-1][1], series.max]
+            for name, series in ctx.server.latency.events.items()]
 
 
 @command("latency|history", 3, "admin noscript loading stale", group="server", since="2.8.13",
@@ -126,7 +123,8 @@ def latency_history(ctx: Client, argv: list[bytes]) -> object:
     """LATENCY HISTORY event
 
     Returns timestamp-latency samples for an event."""
-    return []
+    series = ctx.server.latency.events.get(argv[2].decode("utf-8", "replace"))
+    return [] if series is None else [[second, ms] for second, ms in series.samples]
 
 
 @command("latency|reset", -2, "admin noscript loading stale", group="server", since="2.8.13",
@@ -136,7 +134,7 @@ def latency_reset(ctx: Client, argv: list[bytes]) -> object:
     """LATENCY RESET [event [event ...]]
 
     Resets the latency data for one or more events."""
-    return 0
+    return ctx.server.latency.reset([a.decode("utf-8", "replace") for a in argv[2:]] or None)
 
 
 @command("latency|help", 2, "loading stale", group="server", since="2.8.13", acl="slow", complexity="O(1)")

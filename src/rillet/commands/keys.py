@@ -358,7 +358,8 @@ def object_refcount(ctx: Client, argv: list[bytes]) -> object:
 @command("touch", -2, "readonly fast", keys=(1, -1, 1), key_flags="RO", group="generic", since="3.2.1")
 def touch(ctx: Client, argv: list[bytes]) -> object:
     """TOUCH key [key ...]"""
-    return exists(ctx, argv)
+    db = ctx.db
+    return sum(1 for key in argv[1:] if db.get(key) is not None)  # records the access
 
 
 def _db_index(ctx: Client, raw: bytes) -> int:

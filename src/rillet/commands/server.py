@@ -39,6 +39,14 @@ def _rss_bytes() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+# The interpreter's own memory (its heap, rillet's modules), which used_memory does
+# not count (docs/compat.md): the RSS once the commands are loaded, before any data.
+# mem_fragmentation_ratio leaves it out of the RSS as used_memory does, so the ratio
+# says what Redis's does (RSS per byte of data, ~1-1.5 under load), not the
+# interpreter's size (x40 empty).
+_INTERPRETER_RSS = max(_rss_bytes() - STARTUP_BYTES, 0)
+
+
 def _section_server(state: ServerState) -> list[tuple[str, object]]:
     uptime = state.info_uptime()
     return [
@@ -165,8 +173,8 @@ def _section_memory(state: ServerState) -> list[tuple[str, object]]:
         ("maxmemory", limit),
         ("maxmemory_human", _human(limit)),
         ("maxmemory_policy", state.config["maxmemory-policy"]),
-        ("mem_fragmentation_ratio", f"{rss / used:.2f}"),
-        ("mem_fragmentation_bytes", rss - used),
+        ("mem_fragmentation_ratio", f"{max(rss - _INTERPRETER_RSS, 0) / used:.2f}"),
+        ("mem_fragmentation_bytes", max(rss - _INTERPRETER_RSS, 0) - used),
         ("mem_not_counted_for_evict", 0),
         ("mem_replication_backlog", backlog),
         ("mem_total_replication_buffers", replica_bytes + backlog),
@@ -179,7 +187,7 @@ def _section_memory(state: ServerState) -> list[tuple[str, object]]:
         ("mem_overhead_db_hashtable_rehashing", 0),
         ("active_defrag_running", 0),
         ("lazyfree_pending_objects", 0),
-        ("lazyfreed_objects", 0),
+        ("lazyfreed_objects", state.stats.lazyfreed_objects),
     ]
 
 
@@ -404,7 +412,7 @@ def _section_keyspace(state: ServerState) -> list[tuple[str, object]]:
     for db in state.keyspace.dbs:
         if len(db):
             out.append((f"db{db.index}",
-                        f"keys={len(db)},expires={len(db.expires)},avg_ttl=0,subexpiry=0"))
+                        f"keys={len(db)},expires={len(db.expires)},avg_ttl={db.avg_ttl},subexpiry=0"))
     return out
 
 
@@ -630,6 +638,15 @@ def _flush_mode(argv: list[bytes], first: int) -> None:
         raise ReplyError(errors.SYNTAX)
 
 
+def _lazy_flush(ctx: Client, keys: int) -> None:
+    """INFO's lazyfreed_objects counts a flush's keys: Redis 8 frees them in its
+    background thread (emptyDbAsync), a SYNC flush too (the client waits for it),
+    except inside MULTI or a script. rillet frees them at once."""
+    scripting = ctx.server.scripting
+    if not ctx.in_exec and (scripting is None or scripting.current is None):
+        ctx.server.stats.lazyfreed_objects += keys
+
+
 def _flush(state: ServerState, db_index: int | None) -> None:
     """Empty one database (or all), telling WATCH and blocked clients first."""
     state.db_flushed(db_index)
@@ -650,6 +667,7 @@ def flushdb(ctx: Client, argv: list[bytes]) -> object:
     """FLUSHDB [ASYNC | SYNC]"""
     _flush_mode(argv, 1)
     changes = len(ctx.db)
+    _lazy_flush(ctx, changes)
     _flush(ctx.server, ctx.db.index)
     ctx.changed(changes + 1)
     ctx.propagate([b"FLUSHDB"])
@@ -663,6 +681,7 @@ def flushall(ctx: Client, argv: list[bytes]) -> object:
     _flush_mode(argv, 1)
     state = ctx.server
     changes = sum(len(db) for db in state.keyspace.dbs)
+    _lazy_flush(ctx, changes)
     _flush(state, None)
     persistence = state.persistence
     if persistence is not None and state.config["save"] and not state.loading:

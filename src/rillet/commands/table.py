@@ -31,7 +31,7 @@ DENYOOM = "denyoom"
 # Their script's declared flags may make them DENYOOM (Redis's getCommandFlags).
 _SCRIPT_RUNNERS = frozenset({"eval", "evalsha", "fcall"})
 
-# A `sampled` command is timed once in TIMING_SAMPLE calls (dispatch.py, the compiled
+# A `sampled` command's duration is recorded once in TIMING_SAMPLE calls (dispatch.py, the compiled
 # fast path and Lua's redis.call read these; here, below all three).
 TIMING_SAMPLE = 16
 TIMING_MASK = TIMING_SAMPLE - 1
@@ -87,9 +87,11 @@ class CommandSpec:
     allowed_in_multi: bool = True
     # maxmemory checks it before running (DENYOOM, or a script that may declare it).
     oom_check: bool = False
-    # Timed once in TIMING_SAMPLE calls, not every call (Redis's `fast` commands and the
-    # writes, whose bodies are a few hundred ns: a timing costs a Python call; dispatch.py).
+    # Recorded once in TIMING_SAMPLE calls, not every call (Redis's `fast` commands and the
+    # writes, whose bodies are a few hundred ns: a recording costs a Python call; dispatch.py).
     sampled: bool = False
+    # How keyspace_hits/misses count its lookups (notify.READS_*, set by the dispatcher).
+    read_stats: int = 0
     name_bytes: bytes = b""
     # Arity as bounds on len(argv), so the dispatcher does one chained compare.
     min_argc: int = 0

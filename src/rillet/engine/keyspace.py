@@ -46,6 +46,7 @@ class Database:
         "on_overwrite",
         "streams",
         "on_set_expire",
+        "avg_ttl",
     )
 
     def __init__(self, index: int, clock: Clock) -> None:
@@ -61,6 +62,9 @@ class Database:
         # CLIENT PAUSE (WRITE or ALL) pauses expiry, as Redis's PAUSE_ACTION_EXPIRE:
         # a due key reads as missing but stays, uncounted, until the pause ends.
         self.expiry_paused = False
+        # INFO keyspace's avg_ttl (ms): Redis's estimate, a running average of the
+        # TTLs active expiry samples.
+        self.avg_ttl = 0
         self._seq_of: dict[bytes, int] = {}
         self._scan_keys: list[bytes] = []
         self._scan_seqs: list[int] = []
@@ -213,7 +217,7 @@ class Database:
         self.in_use[self] = None
         self.in_use[other] = None
         for slot in ("data", "expires", "_seq_of", "_scan_keys", "_scan_seqs", "_next_seq", "_dead", "encodings",
-                     "sizes", "used", "pending", "access", "streams"):
+                     "sizes", "used", "pending", "access", "streams", "avg_ttl"):
             mine, theirs = getattr(self, slot), getattr(other, slot)
             setattr(self, slot, theirs)
             setattr(other, slot, mine)
@@ -231,6 +235,7 @@ class Database:
         self.pending.clear()
         self.access.clear()
         self.streams.clear()
+        self.avg_ttl = 0
 
     # --- memory -------------------------------------------------------------
     def measure(self) -> int:
@@ -331,10 +336,18 @@ class Database:
             return 0  # a replica (its master sends the DELs), or paused
         for _ in range(max_rounds):
             if not self.expires:
+                self.avg_ttl = 0
                 break
             keys = random.sample(list(self.expires), min(samples, len(self.expires)))
             due = [k for k in keys if k in self.expires and self._expire_if_due(k)]
             removed += len(due)
+            now = self.clock.now_ms()
+            ttls = [ttl for k in keys if k in self.expires and (ttl := self.expires[k] - now) > 0]
+            if ttls:
+                # Redis's activeExpireCycle: the new figure weighs 2%.
+                average = sum(ttls) // len(ttls)
+                self.avg_ttl = average if not self.avg_ttl else (
+                    self.avg_ttl // 50 * 49 + average // 50)
             if len(due) * 4 <= len(keys):
                 break
         return removed

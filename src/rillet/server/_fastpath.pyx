@@ -10,14 +10,14 @@ Everything else, and every rejection, goes through `Dispatcher.execute`, so
 the Python modules stay the single source of every rare case. A write's
 effects leave through ServerState.publish_write, as on the general path. What
 is repeated here is marked "keep in step": the two connection methods, the
-lines of `Dispatcher.call` (stats, timing), RequestParser.feed's whole-read
+lines of `Dispatcher.call` (stats, timing, the slow log), RequestParser.feed's whole-read
 case and publish_write's first test; their Python originals say so too,
 and tests/server/test_fastpath.py runs generated pipelines through both paths
 and compares replies, effects and stats.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_GetItemWithError
+from cpython.dict cimport PyDict_Contains, PyDict_GetItemWithError
 from libc.string cimport memcmp
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
@@ -32,6 +32,8 @@ from rillet.dispatch import TIMING_MASK, TIMING_SAMPLE
 from rillet.errors import ReplyError
 from rillet.resp.types import SimpleString
 from rillet.memory import Memory
+from rillet.engine.keyspace import Database
+from rillet.notify import READS_AFTER, READS_BEFORE, READS_SET_GET
 from rillet.state import PUBLISHED, Block, Client, ServerState
 from rillet.resp.parser import YIELD_PENDING, _scan  # _scan: None on the pure path or unbuilt
 
@@ -45,6 +47,10 @@ cdef object _Client = Client
 cdef object _ServerState = ServerState
 cdef object _Memory = Memory
 cdef object _ReplyError = ReplyError
+cdef object _Database = Database
+cdef int _READS_AFTER = READS_AFTER
+cdef int _READS_BEFORE = READS_BEFORE
+cdef int _READS_SET_GET = READS_SET_GET
 
 
 # --- attribute reads without getattr ---------------------------------------------------------
@@ -72,6 +78,8 @@ cdef Py_ssize_t _offset(type cls, str name) except -1:
 
 cdef Py_ssize_t C_GATED = _offset(Client, "gated")
 cdef Py_ssize_t M_LIMIT = _offset(Memory, "limit")
+cdef Py_ssize_t C_DB = _offset(Client, "db")
+cdef Py_ssize_t D_DATA = _offset(Database, "data")
 
 
 cdef inline object _slot(object obj, Py_ssize_t offset, str name):
@@ -93,6 +101,7 @@ cdef Py_ssize_t S_SINKS = _offset(ServerState, "effect_sinks")
 cdef Py_ssize_t S_MEMORY = _offset(ServerState, "memory")
 cdef Py_ssize_t S_GATED = _offset(ServerState, "gated")
 cdef Py_ssize_t S_READY = _offset(ServerState, "ready_keys")
+cdef Py_ssize_t S_SLOW = _offset(ServerState, "slow_ns")
 cdef Py_ssize_t C_CLOSING = _offset(Client, "closing")
 cdef Py_ssize_t C_MULTI = _offset(Client, "_multi")
 
@@ -122,7 +131,9 @@ cdef class _Entry:
     cdef bint write
     cdef bint counted  # counted in _Counts: reads no statistics (Redis's `fast` flag, or a write)
     cdef bint oom_check  # maxmemory checks it first (DENYOOM, EVAL, FCALL)
-    cdef bint sampled  # timed once in _SAMPLE calls (CommandSpec.sampled), else every call
+    cdef bint sampled  # recorded once in _SAMPLE calls (CommandSpec.sampled), else every call
+    cdef int reads  # how keyspace_hits/misses count it (CommandSpec.read_stats)
+    cdef Py_ssize_t first_key, last_key, key_step
 
 
 cdef class _Counts:
@@ -137,12 +148,45 @@ cdef class _Counts:
     """
     cdef _Entry entry  # the command being counted here, or None
     cdef long long calls  # its spec.calls as of now
+    # keyspace_hits/misses of READS_AFTER commands, added to the state's stats at the
+    # same times (read then: CONFIG RESETSTAT replaces them).
+    cdef long long hits, misses
+    cdef object state
 
     cdef inline int flush(self) except -1:
         if self.entry is not None:
             self.entry.spec.calls = self.calls
             self.entry = None
+        if self.hits or self.misses:
+            stats = self.state.stats
+            stats.keyspace_hits += self.hits
+            stats.keyspace_misses += self.misses
+            self.hits = self.misses = 0
         return 0
+
+
+cdef _Counts _counts(object state):
+    cdef _Counts counts = _Counts()
+    counts.state = state
+    return counts
+
+
+cdef inline int _count_reads_after(_Entry entry, object client, list argv, _Counts counts) except -1:
+    """ServerState.count_reads_after (keep in step): whether each key exists now it ran."""
+    cdef Py_ssize_t argc = len(argv)
+    cdef Py_ssize_t index = entry.first_key
+    cdef Py_ssize_t last = entry.last_key if entry.last_key >= 0 else argc + entry.last_key
+    db = _slot(client, C_DB, "db") if type(client) is _Client else client.db
+    data = _slot(db, D_DATA, "data") if type(db) is _Database else db.data
+    if last >= argc:
+        last = argc - 1
+    while index <= last:
+        if PyDict_Contains(data, argv[index]):
+            counts.hits += 1
+        else:
+            counts.misses += 1
+        index += entry.key_step
+    return 0
 
 
 # Raw command name (as TABLE keys it: lower and upper case) -> _Entry.
@@ -168,6 +212,10 @@ cdef _Entry _entry(object name):
     entry.counted = "fast" in spec.flags or spec.is_write
     entry.oom_check = spec.oom_check
     entry.sampled = spec.sampled
+    entry.reads = spec.read_stats
+    entry.first_key = spec.first_key
+    entry.last_key = spec.last_key
+    entry.key_step = spec.key_step or 1
     _ENTRIES[name] = entry
     return entry
 
@@ -206,7 +254,7 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
     """Dispatcher.execute for `argv`, with the plain case inline."""
     cdef _Entry entry
     cdef Py_ssize_t argc = len(argv)
-    cdef long long started, calls
+    cdef long long started, elapsed, calls
     name = argv[0]
     entry = _lookup(name)
     if (
@@ -237,17 +285,23 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
             counts.entry = entry
     if entry.write:
         dirty_before = _attr(state, S_DIRTY, "dirty")
-    started = 0 if entry.sampled and calls & _MASK else _now_ns()
+    if entry.reads >= _READS_BEFORE and (entry.reads == _READS_BEFORE or argc > 3):
+        state.count_reads(client, spec, argv)  # keyspace_hits/misses, as Dispatcher.call
+    started = _now_ns()
     try:
         reply = entry.handler(client, argv)
     except Exception as error:
         if entry.write:
             state.drop_effects()  # a handler that failed must leave no effect behind
         reply = dispatcher._failed(spec, argv, error)
-    if started:
-        started = _now_ns() - started
-        spec.usec += started * (_SAMPLE if entry.sampled else 1) // 1000
-        dispatcher.timed(client, spec, argv, started)  # the slow log
+    elapsed = _now_ns() - started
+    if entry.reads == _READS_AFTER:
+        _count_reads_after(entry, client, argv, counts)
+    if not (entry.sampled and calls & _MASK):
+        spec.usec += elapsed * (_SAMPLE if entry.sampled else 1) // 1000
+        dispatcher.timed(client, spec, argv, elapsed, reply)  # the histogram, the slow log
+    elif elapsed >= <long long>_attr(state, S_SLOW, "slow_ns") or type(reply) is _Block:
+        dispatcher.timed(client, spec, argv, elapsed, reply, False)  # the slow log
     if counts.entry is entry:
         counts.calls = calls + 1
     else:
@@ -353,9 +407,9 @@ def run(conn, list commands, bytearray out):
     """ClientConnection._run (keep in step): commands in order until one blocks."""
     cdef Py_ssize_t done = 0
     cdef Py_ssize_t chunk = conn.reply_chunk
-    cdef _Counts counts = _Counts()
     client = conn.client
     state = conn.state
+    cdef _Counts counts = _counts(state)
     dispatcher = conn.server.dispatcher
     for argv in commands:
         done += 1
@@ -393,7 +447,7 @@ def run_replicated(dispatcher, state, client, list commands, Py_ssize_t start, b
     ones run inline as a client's do: on a replica, the master's stream
     costs the write bodies, not the dispatcher's Python checks."""
     cdef Py_ssize_t index, count = len(commands)
-    cdef _Counts counts = _Counts()
+    cdef _Counts counts = _counts(state)
     cdef unsigned char first
     cdef list argv
     for index in range(start, count):

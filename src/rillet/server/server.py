@@ -17,6 +17,7 @@ import socket
 import ssl
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
+from time import perf_counter_ns
 from typing import Any, Protocol
 
 from rillet import REDIS_COMPAT_VERSION, __version__, errors, gcpolicy, serverlog
@@ -441,6 +442,8 @@ class Server:
 
     def _deliver(self, client: Client, entry: BlockedClient, reply: object) -> None:
         self.cancel_block_timer(client)
+        if entry.shown_argv is not None:  # a blocked command reaches the slow log now
+            self.state.log_slow(client, entry.shown_argv, entry.duration_ns)
         conn = client.conn
         if isinstance(conn, ClientConnection):
             conn.unblocked(entry, reply)
@@ -509,13 +512,15 @@ class Server:
                 state = self.state
                 if state.pause_end_ms and state.clock.now_ms() >= state.pause_end_ms:
                     state.unpause()  # a pause no command came to end (expiry waits on it)
+                started = perf_counter_ns()
                 for db in self.state.keyspace.dbs if self.state.active_expire_enabled else ():
-                    if db.expires:
+                    if db.expires or db.avg_ttl:  # (no TTL left: avg_ttl drops to 0)
                         db.active_expire()
                     if len(db):
                         # Hash fields past their TTL (`hexpired`, HDEL), a slice per tick.
                         cursors = self._field_expiry_cursors
                         cursors[db.index] = active_expire_fields(self.state, db, cursors.get(db.index, 0), 200)
+                state.latency_sample("expire-cycle", perf_counter_ns() - started)
                 if self.state.ready_keys:
                     self.serve_ready()
                 timeout = int(self.config["timeout"])
