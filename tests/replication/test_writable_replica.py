@@ -47,3 +47,23 @@ def test_writable_replica_expires_its_own_ttls(kind):
     finally:
         replica.stop()
         master.stop()
+
+
+def test_writable_replica_expires_a_renamed_own_ttl():
+    """RENAME keeps the replica's own TTL its own (as Redis 7; Redis 8.2.3 forgets it:
+    docs/compat.md)."""
+    master = support.start("rillet")
+    replica = support.start("rillet", "--replicaof", "127.0.0.1", str(master.port),
+                            "--replica-read-only", "no")
+    try:
+        m, r = master.client(), replica.client()
+        support.wait_synced(m, r)
+        r.set("k", "v", px=300)
+        r.rename("k", "k2")
+        support.wait_until(lambda: support.info(r, "stats")["expired_keys"] == 1, 10,
+                           "the renamed key to expire")
+        assert r.dbsize() == 0
+        assert support.info(r, "stats")["slave_expires_tracked_keys"] == 0
+    finally:
+        replica.stop()
+        master.stop()

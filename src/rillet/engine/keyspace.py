@@ -202,7 +202,7 @@ class Database:
             self._forget(new)
         self.set(new, value)
         if deadline is not None:
-            self.expires[new] = deadline
+            self.set_expire(new, deadline)  # (a writable replica remembers the new name's TTL)
         if encoding is not None:
             self.encodings[new] = encoding
         if access is not None:
