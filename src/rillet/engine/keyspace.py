@@ -366,8 +366,10 @@ class Database:
 
     def random_key(self) -> bytes | None:
         tries = 100
+        # The names once: a key a try deletes (expired) stays in the list and is skipped.
+        names = list(self.data)
         while self.data:
-            key = random.choice(list(self.data))
+            key = random.choice(names)
             if self.get(key) is not None:
                 return key
             if key in self.data and len(self.expires) == len(self.data):
