@@ -7,6 +7,7 @@ config file (redis.conf syntax), CONFIG GET and CONFIG SET all agree.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from typing import Any
 from rillet import errors
 from rillet.notify import BAD_CLASS, parse_flags, render_flags
 from rillet.resp.parser import split_args
+
+log = logging.getLogger("rillet")
 
 
 class ConfigError(ValueError):
@@ -630,6 +633,7 @@ class Config:
             except ConfigError as error:
                 raise ConfigError(str(error), key) from None
         before = {param.name: self.values[param.name] for param, _ in parsed}
+        ran: list[tuple[Param, Callable[[Any], None]]] = []
         for param, value in parsed:
             if param.kind == "obuf":
                 value = {**self.values[param.name], **value}
@@ -637,11 +641,21 @@ class Config:
             try:
                 for callback in param.on_change:
                     callback(value)
+                    ran.append((param, callback))
             except ConfigError as error:
                 # A change that could not be applied (a port that cannot be bound):
-                # the old values stay, as Redis restores them.
+                # the old values come back, and what was applied is applied again
+                # with them, as Redis's restoreBackupConfig.
                 self.values.update(before)
+                self._reapply(ran)
                 raise ConfigError(str(error), param.name) from None
+
+    def _reapply(self, ran: list[tuple[Param, Callable[[Any], None]]]) -> None:
+        for param, callback in ran:
+            try:
+                callback(self.values[param.name])
+            except ConfigError as error:
+                log.warning("Failed applying restored failed CONFIG SET command: %s", error)
 
     def set(self, name: str, text: str, startup: bool = False) -> None:
         self.set_many([(name, text)], startup=startup)

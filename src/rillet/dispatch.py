@@ -23,7 +23,7 @@ from rillet.commands.scripting import declared_flags
 from rillet.commands.table import TIMING_MASK, TIMING_SAMPLE, CommandSpec, shown_argv
 from rillet.errors import CountedReplyError, ReplyError
 from rillet.hotkeys import Hotkeys, request_bytes
-from rillet.memory import script_writes
+from rillet.memory import may_replicate, writes
 from rillet.notify import READS_AFTER, READS_BEFORE, READS_SET_GET, read_stats_kind
 from rillet.observe import SMALL_US, record_latency
 from rillet.resp.types import NO_REPLY, QUEUED, PushedFrames
@@ -39,12 +39,6 @@ _NOT_MONITORED = frozenset({"skip_monitor", "admin"})
 # What a RESP2 client may run while subscribed (Redis's processCommand).
 _PUBSUB_ALLOWED = frozenset({"subscribe", "ssubscribe", "sunsubscribe", "psubscribe", "unsubscribe",
                              "punsubscribe", "ping", "quit", "reset"})
-
-
-def _queues_write(client: Client) -> bool:
-    """EXEC of a transaction holding a write: refused as a write (Redis's is_write_command)."""
-    queued: list[tuple[CommandSpec, list[bytes]]] | None = client.multi
-    return queued is not None and any(spec.is_write for spec, _ in queued)
 
 
 class Dispatcher:
@@ -125,30 +119,11 @@ class Dispatcher:
         if now >= state.pause_end_ms:
             state.unpause()
             return None
-        if not state.pause_all and not (
-            self._may_replicate(spec, argv)
-            or (spec.name == "exec" and client.multi
-                and any(self._may_replicate(s, a) for s, a in client.multi))
-        ):
+        if not state.pause_all and not may_replicate(state, client, spec, argv):
             return None
         if not client.blocked_retry:
             state.wake_key_at(state.pause_end_ms, client.db.index, PAUSE_KEY)
         return Block([PAUSE_KEY], 0, argv, None)
-
-    def _may_replicate(self, spec: CommandSpec, argv: list[bytes]) -> bool:
-        """Redis's is_may_replicate_command: a write or a may-replicate command, where
-        EVAL, EVALSHA and FCALL go by their script's declared flags when it has some
-        (scriptFlagsToCmdFlags: a `no-writes` script is neither, as EVAL_RO is not)."""
-        if spec.is_write:
-            return True
-        if "may_replicate" not in spec.flags:
-            return False
-        flags_of = self.state.script_flags
-        if flags_of is not None and spec.name in ("eval", "evalsha", "fcall"):
-            flags = flags_of(spec.name, argv)
-            if flags is not None:
-                return "no-writes" not in flags
-        return True
 
     def _tracked_call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> object:
         """A command of a client with CLIENT TRACKING on: it is the current client
@@ -244,9 +219,7 @@ class Dispatcher:
                                 else errors.BUSY_FUNCTION, spec)
         if state.loading and "loading" not in spec.flags and not client.is_internal:
             return self._reject(client, errors.LOADING, spec)
-        if state.write_guard is not None and not client.is_internal and (
-                spec.is_write or script_writes(state, spec, argv)
-                or (spec.name == "exec" and _queues_write(client))):
+        if state.write_guard is not None and not client.is_internal and writes(state, client, spec, argv):
             problem = state.write_guard()
             if problem is not None:
                 return self._reject(client, problem, spec)

@@ -496,6 +496,8 @@ SCRIPT_WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only sc
 # scriptCall's ACL check (a script's command the user may not run): the NOPERM text without its code.
 SCRIPT_ACL_FAILURE = "ERR ACL failure in script: {}"
 SCRIPT_FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+# A script's reply nested past luaReplyToRedisReply's Lua stack (LUAI_MAXCSTACK).
+SCRIPT_STACK_LIMIT = "ERR reached lua stack limit"
 FUNCTION_NO_METADATA = "ERR Missing library metadata"
 FUNCTION_BAD_METADATA = "ERR Invalid metadata value given: {}"
 FUNCTION_NO_NAME = "ERR Library name was not given"

@@ -45,6 +45,9 @@ class SpecFlags(Protocol):
     name: str
     flags: frozenset[str]
 
+    @property
+    def is_write(self) -> bool: ...
+
 # What an empty server reports (Redis 8's used_memory_startup is ~0.9 MB); the
 # interpreter's own heap is not counted, as Redis does not count its binary.
 STARTUP_BYTES = 1024 * 1024
@@ -299,3 +302,34 @@ def script_writes(state: ServerState, spec: SpecFlags, argv: list[bytes]) -> boo
     refuse it before it runs. A script without a shebang is judged at its writes."""
     flags = _declared(state, spec, argv)
     return flags is not None and "no-writes" not in flags
+
+
+def writes(state: ServerState, client: Client, spec: SpecFlags, argv: list[bytes]) -> bool:
+    """Redis's is_write_command: a write, a script declared to write, or EXEC of a
+    transaction holding one (the queued commands' flags, c->mstate.cmd_flags)."""
+    if spec.is_write or script_writes(state, spec, argv):
+        return True
+    multi = client.multi
+    return spec.name == "exec" and multi is not None and any(
+        queued.is_write or script_writes(state, queued, queued_argv) for queued, queued_argv in multi)
+
+
+def _may_replicate(state: ServerState, spec: SpecFlags, argv: list[bytes]) -> bool:
+    flags = _declared(state, spec, argv)
+    if flags is not None:
+        # Declared flags replace the command's: a `no-writes` script neither writes
+        # nor may replicate (scriptFlagsToCmdFlags clears CMD_MAY_REPLICATE).
+        return "no-writes" not in flags
+    return spec.is_write or "may_replicate" in spec.flags
+
+
+def may_replicate(state: ServerState, client: Client, spec: SpecFlags, argv: list[bytes]) -> bool:
+    """Redis's is_may_replicate_command, what a write pause (CLIENT PAUSE WRITE,
+    FAILOVER, a shutdown waiting for replicas) holds: a write or a may-replicate
+    command (PUBLISH, EVAL, FCALL...), scripts going by their declared flags, or
+    EXEC of a transaction holding one."""
+    if _may_replicate(state, spec, argv):
+        return True
+    multi = client.multi
+    return spec.name == "exec" and multi is not None and any(
+        _may_replicate(state, queued, queued_argv) for queued, queued_argv in multi)

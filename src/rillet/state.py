@@ -563,8 +563,13 @@ class ServerState:
         self.pause_all = False
         self._regate()
         self._pause_expiry(False)
+        self.wake_parked(PAUSE_KEY)
+
+    def wake_parked(self, key: bytes) -> None:
+        """Clients parked on a pause's `key` re-run their commands (they may park again
+        if another pause remains)."""
         for slot in self.blocking:
-            if slot[1] == PAUSE_KEY:
+            if slot[1] == key:
                 self.ready_keys[slot] = None
 
     def _pause_expiry(self, paused: bool) -> None:

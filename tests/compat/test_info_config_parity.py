@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+import socket
 import time
 
 import pytest
@@ -346,6 +347,26 @@ def test_config_set_several_is_all_or_nothing(both):
         assert set_reply(ours, *args) == set_reply(ref, *args) == b"+OK\r\n"
         for w in (ours, ref):
             set_reply(w, "activedefrag", "no", "shutdown-timeout", "10")
+
+
+def test_config_set_failing_to_apply_undoes_what_it_applied(both):
+    """A port that cannot be bound fails CONFIG SET after maxmemory was applied: the
+    old value comes back and is applied again (restoreBackupConfig), so writes go on."""
+    blocker = socket.create_server(("127.0.0.1", 0))
+    busy = str(blocker.getsockname()[1])
+    try:
+        with Wire(both[0].port) as ours, Wire(both[1].port) as ref:
+            args = ("maxmemory", "1", "port", busy)
+            got = set_reply(ours, *args)
+            assert got == set_reply(ref, *args) and got.startswith(b"-ERR CONFIG SET failed")
+            for call in (("SET", "restored", "1"), ("CONFIG", "GET", "maxmemory"),
+                         ("DEL", "restored")):
+                assert ours.call(*call) == ref.call(*call), call
+    finally:
+        blocker.close()
+        for handle in both:
+            with Wire(handle.port) as wire:
+                set_reply(wire, "maxmemory", "0")
 
 
 def test_config_rewrite_writes_new_parameters_as_redis(tmp_path):

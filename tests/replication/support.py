@@ -48,3 +48,9 @@ def wait_synced(master, *replicas, timeout_s: float = 20.0) -> None:
 def stats(client) -> dict[str, int]:
     fields = info(client, "stats")
     return {k: int(fields[k]) for k in ("sync_full", "sync_partial_ok", "sync_partial_err")}
+
+
+def backlog_bytes(backlog, offset: int) -> bytes:
+    """Every byte a backlog holds from `offset` on, read through a cursor."""
+    data = backlog.read(backlog.cursor(offset), backlog.histlen)
+    return bytes(data) if data is not None else b""

@@ -7,6 +7,7 @@ from rillet.replication import attach
 from rillet.replication.protocol import encode_command
 from rillet.replication.replica import MasterLink
 from rillet.server.server import Server
+from tests.replication import support
 
 
 def _link():
@@ -48,7 +49,7 @@ def test_transaction_cut_by_the_link_is_not_counted_and_comes_again():
     link.apply()
     assert repl.master_repl_offset == len(tx)
     assert server.state.keyspace[0].get(b"s").length == 2
-    assert repl.backlog.read_from(1) == tx
+    assert support.backlog_bytes(repl.backlog, 1) == tx
 
 
 def _stream_with_transactions() -> list[bytes]:
@@ -83,7 +84,7 @@ def test_any_cut_of_the_stream_counts_whole_commands_and_transactions():
             assert repl.master_repl_offset in boundaries
             assert repl.master_repl_offset <= begin + step
         assert repl.master_repl_offset == len(stream)
-        assert repl.backlog.read_from(1) == stream
+        assert support.backlog_bytes(repl.backlog, 1) == stream
         assert server.state.keyspace[0].get(b"s").length == 28 + 2 * 5
 
 

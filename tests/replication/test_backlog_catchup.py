@@ -120,12 +120,12 @@ def test_cursor_reads_pieces_across_trims_and_compaction():
     assert backlog.read(cursor, 500) is None  # then the backlog moved past it
     end = len(stream) + 1
     assert got == stream[start - 1:cursor.offset - 1]
-    assert backlog.read_from(end - 100) == stream[-100:]
+    assert support.backlog_bytes(backlog, end - 100) == stream[-100:]
     tail = backlog.cursor(end)
     assert backlog.read(tail, 10) == b""
     one = Backlog(100, 1, 0.0)
     one.append(b"x" * 150)  # one chunk, larger than the backlog: read from `skip`
-    assert one.read_from(51) == b"x" * 100
+    assert support.backlog_bytes(one, 51) == b"x" * 100
 
 
 class _Socket:

@@ -303,6 +303,42 @@ def test_failover_pauses_writes_and_abort_releases_them(pair):
         fake.close()
 
 
+def test_failover_pause_holds_whatever_may_replicate(pair):
+    """As Redis's write pause: EXEC holding a write, PUBLISH and a script that may write
+    wait too; a `no-writes` script and reads do not."""
+    master, replica, m, r = pair
+    replica.stop()
+    fake = socket.create_connection(("127.0.0.1", master.port))
+    conns = [redis.Connection(port=master.port) for _ in range(4)]
+    try:
+        fake.sendall(b"PSYNC ? -1\r\n")
+        support.wait_until(lambda: support.info(m)["connected_slaves"] == 1, 10, "attach")
+        tx = conns[0]
+        tx.send_command("MULTI")
+        assert tx.read_response() == b"OK"
+        tx.send_command("SET", "x", "1")
+        assert tx.read_response() == b"QUEUED"
+        assert m.execute_command("FAILOVER") in (True, b"OK")
+        tx.send_command("EXEC")
+        conns[1].send_command("PUBLISH", "ch", "hi")
+        conns[2].send_command("EVAL", "return redis.call('set', 'y', '1')", 0)
+        conns[3].send_command("EVAL", "#!lua\nreturn redis.call('set', 'z', '1')", 0)
+        support.wait_until(lambda: support.info(m, "clients")["blocked_clients"] == 4, 10,
+                           "the four to wait")
+        assert m.eval("#!lua flags=no-writes\nreturn redis.call('get', 'x')", 0) is None
+        assert m.exists("x", "y", "z") == 0
+        assert m.execute_command("FAILOVER", "ABORT") in (True, b"OK")
+        assert tx.read_response() == [b"OK"]
+        assert conns[1].read_response() == 0
+        assert conns[2].read_response() == b"OK"
+        assert conns[3].read_response() == b"OK"
+        assert m.exists("x", "y", "z") == 3
+    finally:
+        for conn in conns:
+            conn.disconnect()
+        fake.close()
+
+
 def test_sub_replica_starts_in_the_db_its_stream_has_selected(pair):
     """A replica's full sync passes on the db its master's stream is in (repl-stream-db)."""
     master, replica, m, r = pair

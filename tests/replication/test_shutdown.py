@@ -93,3 +93,37 @@ def test_shutdown_abort_and_now(lagging):
     with pytest.raises(redis.ConnectionError):
         m.execute_command("SHUTDOWN", "NOW")
     assert master.proc.wait(30) == 0  # at once: the replica is still stopped
+
+
+class _Loop:
+    def __init__(self) -> None:
+        self.soon: list = []
+
+    def call_soon(self, callback) -> None:
+        self.soon.append(callback)
+
+
+def test_writes_stay_paused_until_the_shutdown_runs():
+    """The verdict (replicas in sync) and the shutdown are one step for writers: the
+    pause holds until the deferred shutdown has run."""
+    from types import SimpleNamespace
+
+    from rillet.replication.shutdown import ShutdownWait
+
+    entry = SimpleNamespace(ack_offset=0, ip="127.0.0.1", port=1, state=0, ack_time=0)
+    loop = _Loop()
+    repl = SimpleNamespace(
+        config={"shutdown-timeout": 10}, master_repl_offset=5, update_guard=lambda: None,
+        master_side=SimpleNamespace(online=lambda: [entry], request_ack=lambda: None),
+        server=SimpleNamespace(loop=loop))
+    wait = ShutdownWait(repl)
+    finished: list[bool] = []
+    assert wait.start(lambda: finished.append(wait.waiting))
+    wait.check()
+    assert wait.waiting and not loop.soon  # the replica lags
+    entry.ack_offset = 5
+    wait.check()
+    wait.check()  # (a second tick before the loop runs it: still one shutdown)
+    assert wait.waiting and len(loop.soon) == 1 and finished == []
+    loop.soon.pop()()
+    assert finished == [False] and not wait.waiting

@@ -10,6 +10,7 @@ import pytest
 
 from rillet.persistence import aof, aoflog
 from rillet.replication.backlog import Backlog
+from tests.replication import support
 
 
 def _streams():
@@ -89,4 +90,4 @@ def test_ring_of_chunks_matches_a_flat_model():
             assert backlog.covers(first) and backlog.covers(len(stream) + 1)
             assert not backlog.covers(len(stream) + 2)
             for offset in {first, first + len(kept) // 2, len(stream) + 1}:
-                assert backlog.read_from(offset) == stream[offset - 1:]
+                assert support.backlog_bytes(backlog, offset) == stream[offset - 1:]

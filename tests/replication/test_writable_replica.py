@@ -47,3 +47,55 @@ def test_writable_replica_expires_its_own_ttls(kind):
     finally:
         replica.stop()
         master.stop()
+
+
+def test_writable_replica_expires_a_renamed_own_ttl():
+    """RENAME keeps the replica's own TTL its own (as Redis 7; Redis 8.2.3 forgets it:
+    docs/compat.md)."""
+    master = support.start("rillet")
+    replica = support.start("rillet", "--replicaof", "127.0.0.1", str(master.port),
+                            "--replica-read-only", "no")
+    try:
+        m, r = master.client(), replica.client()
+        support.wait_synced(m, r)
+        r.set("k", "v", px=300)
+        r.rename("k", "k2")
+        support.wait_until(lambda: support.info(r, "stats")["expired_keys"] == 1, 10,
+                           "the renamed key to expire")
+        assert r.dbsize() == 0
+        assert support.info(r, "stats")["slave_expires_tracked_keys"] == 0
+    finally:
+        replica.stop()
+        master.stop()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_writable_replica_own_expiry_obeys_active_expire_not_pause(kind):
+    """DEBUG SET-ACTIVE-EXPIRE 0 stops the replica's own expiry; CLIENT PAUSE WRITE does
+    not (Redis 8.2.3's expireSlaveKeys does not look at the pause)."""
+    if kind == "redis8" and servers.redis8_binary() is None:
+        pytest.skip("Redis 8.2.3 not available")
+    master = support.start(kind)
+    replica = support.start(kind, "--replicaof", "127.0.0.1", str(master.port),
+                            "--replica-read-only", "no", "--enable-debug-command", "yes")
+    try:
+        m, r = master.client(), replica.client()
+        support.wait_synced(m, r)
+
+        def expired() -> int:
+            return int(support.info(r, "stats")["expired_keys"])
+
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+        r.set("k", "v", px=100)
+        time.sleep(0.5)  # (well past the TTL: many cron ticks)
+        assert expired() == 0 and r.dbsize() == 1
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+        support.wait_until(lambda: expired() == 1, 10, "the key to expire")
+        r.set("k2", "v", px=100)
+        r.execute_command("CLIENT", "PAUSE", 60000, "WRITE")
+        support.wait_until(lambda: expired() == 2, 10, "the key to expire while paused")
+        r.execute_command("CLIENT", "UNPAUSE")
+        assert r.dbsize() == 0
+    finally:
+        replica.stop()
+        master.stop()

@@ -206,7 +206,7 @@ class Database:
             self._forget(new)
         self.set(new, value)
         if deadline is not None:
-            self.expires[new] = deadline
+            self.set_expire(new, deadline)  # (a writable replica remembers the new name's TTL)
         if encoding is not None:
             self.encodings[new] = encoding
         if access is not None:
@@ -387,8 +387,10 @@ class Database:
 
     def random_key(self) -> bytes | None:
         tries = 100
+        # The names once: a key a try deletes (expired) stays in the list and is skipped.
+        names = list(self.data)
         while self.data:
-            key = random.choice(list(self.data))
+            key = random.choice(names)
             if self.get(key) is not None:
                 return key
             if key in self.data and len(self.expires) == len(self.data):

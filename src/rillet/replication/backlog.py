@@ -113,8 +113,3 @@ class Backlog:
         if len(parts) == 1:
             return parts[0]  # as it is: no copy
         return b"".join(parts)
-
-    def read_from(self, offset: int) -> bytes:
-        """Every byte from `offset` on, joined."""
-        data = self.read(self.cursor(offset), self.histlen)
-        return bytes(data) if data is not None else b""

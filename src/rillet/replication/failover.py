@@ -15,6 +15,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from rillet.memory import may_replicate
 from rillet.state import Block
 
 if TYPE_CHECKING:
@@ -134,17 +135,14 @@ class Failover:
 
     def release_paused(self) -> None:
         """The writes `hold` parked run now (they may wait again if a pause remains)."""
-        state = self.repl.state
-        slots = [slot for slot in state.blocking if slot[1] == PAUSE_KEY]
-        if not slots:
-            return
-        for slot in slots:
-            state.ready_keys[slot] = None
+        self.repl.state.wake_parked(PAUSE_KEY)
         self.repl.server.serve_ready()
 
     def hold(self, client: Any, spec: Any, argv: list[bytes]) -> Block | None:
         """A write arriving while paused (by a failover, or a shutdown waiting for
-        replicas: Replication.command_guard asks) waits; the dispatcher parks the client."""
-        if not spec.is_write or client.in_exec:
+        replicas: Replication.command_guard asks) waits; the dispatcher parks the client.
+        As Redis's write pause: whatever may replicate (PUBLISH, a script that may
+        write, EXEC of a transaction holding one), not only write commands."""
+        if client.in_exec or not may_replicate(self.repl.state, client, spec, argv):
             return None
         return Block([PAUSE_KEY], 0, argv, None)

@@ -41,7 +41,9 @@ class OwnExpiries:
 
     def cron(self) -> None:
         keys = self.keys
-        if not keys:
+        # DEBUG SET-ACTIVE-EXPIRE 0 stops it, as Redis's databasesCron; a CLIENT PAUSE
+        # does not (Redis's expireSlaveKeys does not look at the pause).
+        if not keys or not self.state.active_expire_enabled:
             return
         dbs = self.state.keyspace.dbs
         for _ in range(min(len(keys), _BATCH)):

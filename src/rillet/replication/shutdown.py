@@ -28,6 +28,7 @@ class ShutdownWait:
         self.repl = replication
         self._finish: Callable[[], None] | None = None
         self._deadline = 0.0
+        self._decided = False  # the replicas are in sync (or timed out): finishing soon
 
     @property
     def waiting(self) -> bool:
@@ -55,18 +56,26 @@ class ShutdownWait:
     def check(self) -> None:
         """Every cron tick while waiting: shut down once every replica has caught up,
         or the timeout has passed."""
-        if self._finish is None:
+        if self._finish is None or self._decided:
             return
         if not self._ready() and time.monotonic() < self._deadline:
             return
-        finish = self._finish
-        self.cancel()
-        self._log_replicas()
         loop = self.repl.server.loop
         if loop is None:
-            finish()
+            self._finish_now()
         else:
-            loop.call_soon(finish)  # (not inside the cron's hooks, which go on after this)
+            # Not inside the cron's hooks, which go on after this; writes stay paused
+            # (`waiting`) until the shutdown runs, so none lands after the verdict.
+            self._decided = True
+            loop.call_soon(self._finish_now)
+
+    def _finish_now(self) -> None:
+        finish = self._finish
+        if finish is None:
+            return  # (aborted, or SHUTDOWN NOW went first)
+        self.cancel()
+        self._log_replicas()
+        finish()
 
     def abort(self) -> bool:
         """SHUTDOWN ABORT: False if no shutdown is waiting."""
@@ -80,6 +89,7 @@ class ShutdownWait:
 
     def cancel(self) -> None:
         self._finish = None
+        self._decided = False
 
     def _log_replicas(self) -> None:
         entries = self.repl.master_side.online()

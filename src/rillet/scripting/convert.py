@@ -13,7 +13,7 @@ from typing import Any
 
 from lupa import lua51
 
-from rillet.errors import ReplyError
+from rillet.errors import SCRIPT_STACK_LIMIT, ReplyError
 from rillet.resp.encoder import encode, format_double
 from rillet.resp.types import Map, NullArray, Push, Raw, SetReply, SimpleString, Verbatim
 
@@ -143,7 +143,6 @@ def _error_text(raw: bytes) -> str:
 # (a table that holds itself gives 7995 nested arrays, then the error).
 _TOP_SLOT = 2
 _MAX_SLOT = 8000 - 4
-STACK_LIMIT_ERROR = "ERR reached lua stack limit"
 # A reply this deep is encoded in pieces (Raw), so the encoder's own recursion stays short.
 _ENCODE_EVERY = 128
 
@@ -167,8 +166,8 @@ def from_lua(value: Any, lua_resp: int, resp3: bool, shape: Callable, count: Cal
 def _from_lua(value: Any, lua_resp: int, resp3: bool, shape: Callable, count: Callable,
               slot: int) -> object:
     if slot > _MAX_SLOT:  # (any value: luaReplyToRedisReply checks the stack first)
-        count(STACK_LIMIT_ERROR)
-        return ReplyError(STACK_LIMIT_ERROR)
+        count(SCRIPT_STACK_LIMIT)
+        return ReplyError(SCRIPT_STACK_LIMIT)
     cls = value.__class__
     if cls is bytes:
         return value
