@@ -8,6 +8,7 @@ from __future__ import annotations
 import hiredis
 import pytest
 
+from tests.helpers.diff import with_lrm_policies
 from tests.helpers.wire import Wire
 
 # Values the shared servers run with, restored after every CONFIG SET test.
@@ -115,7 +116,7 @@ def test_config_get_arity(pair):
     ("timeout",), ("timeout", "1", "maxclients"),
 ])
 def test_config_set(cfg, args):
-    cfg.check("CONFIG", "SET", *args)
+    cfg.check("CONFIG", "SET", *args, normalise=with_lrm_policies)
     names = [args[i] for i in range(0, len(args), 2)]
     config_get_same(cfg, *names)
 

@@ -313,6 +313,9 @@ def test_failover_pause_holds_whatever_may_replicate(pair):
     try:
         fake.sendall(b"PSYNC ? -1\r\n")
         support.wait_until(lambda: support.info(m)["connected_slaves"] == 1, 10, "attach")
+        # A write the fake replica never acknowledges: the failover waits for it to catch
+        # up until the ABORT (with equal offsets it could go on and demote the master).
+        m.set("ahead", "1")
         tx = conns[0]
         tx.send_command("MULTI")
         assert tx.read_response() == b"OK"
