@@ -10,24 +10,12 @@ both connections received; waits are bounded.
 
 from __future__ import annotations
 
-import re
 import time
 
 import pytest
 
+from tests.compat.test_streams_blocking import wait_blocked
 from tests.helpers.wire import Wire, encode_command
-
-_BLOCKED = re.compile(rb"blocked_clients:(\d+)")
-
-
-def _wait_blocked(control: Wire, count: int = 1, limit_s: float = 10.0) -> None:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        found = _BLOCKED.search(control.call("INFO", "clients"))
-        if found and int(found.group(1)) >= count:
-            return
-        time.sleep(0.005)
-    raise AssertionError("client never blocked")
 
 
 def _scenario(port: int, setup: list[tuple[str, ...]], parked: tuple[str, ...],
@@ -39,7 +27,7 @@ def _scenario(port: int, setup: list[tuple[str, ...]], parked: tuple[str, ...],
         for command in setup:
             control.call(*command)
         waiter.send_raw(encode_command(*parked))
-        _wait_blocked(control)
+        wait_blocked(control)
         pipelining.send_raw(b"".join(encode_command(*command) for command in pipeline))
         replies = b"".join(pipelining.read_reply() for _ in pipeline)
         return replies, waiter.read_reply()
@@ -94,7 +82,7 @@ def _busy_scenario(port: int) -> tuple[bytes, bytes, bytes]:
         control.call("FLUSHALL")
         control.call("CONFIG", "SET", "busy-reply-threshold", "100")
         waiter.send_raw(encode_command("BLPOP", "l", "0"))
-        _wait_blocked(control)
+        wait_blocked(control)
         runner.send_raw(encode_command("EVAL", _BUSY_PUSH, "1", "l"))
         deadline = time.monotonic() + 5
         while (busy := control.call("PING")) == b"+PONG\r\n" and time.monotonic() < deadline:

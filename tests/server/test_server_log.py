@@ -90,14 +90,19 @@ class Watched:
             self._queue.put(line.rstrip("\n"))
         self._queue.put(None)
 
+    def _next(self, deadline: float, missing: str) -> str | None:
+        """The next line, None at the end of the output; fails (killing the server)
+        with `missing` if nothing comes by `deadline`."""
+        try:
+            return self._queue.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            self.kill()
+            pytest.fail(f"{missing}; got {self.lines}")
+
     def wait_for(self, pattern: re.Pattern[str], timeout_s: float = 60) -> str:
         deadline = time.monotonic() + timeout_s
         while True:
-            try:
-                line = self._queue.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                self.kill()
-                pytest.fail(f"no line matching {pattern.pattern!r}; got {self.lines}")
+            line = self._next(deadline, f"no line matching {pattern.pattern!r}")
             if line is None:
                 pytest.fail(f"output ended before {pattern.pattern!r}; got {self.lines}")
             self.lines.append(line)
@@ -107,11 +112,7 @@ class Watched:
     def wait_exit(self, timeout_s: float = 60) -> int:
         deadline = time.monotonic() + timeout_s
         while True:
-            try:
-                line = self._queue.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                self.kill()
-                pytest.fail(f"the server did not exit; got {self.lines}")
+            line = self._next(deadline, "the server did not exit")
             if line is None:
                 return self.proc.wait(timeout_s)
             self.lines.append(line)
