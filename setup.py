@@ -1,12 +1,14 @@
 """Builds the optional compiled hot path; everything else is in pyproject.toml.
 
-The modules in MODULES are Cython forms of hot Python functions, which the
-pure-Python code uses when they import (the Python originals stay the
-reference; RILLET_PURE=1 ignores the compiled ones). If Cython or a C compiler is missing,
+The modules in MODULES are Cython byte kernels and compiled forms of hot Python
+functions, which the pure-Python code uses when they import (the Python originals
+stay the reference). Beside them, every `.py` with a `.pxd` next to it is compiled
+as it is (pure_mode_modules). RILLET_PURE=1 ignores all compiled modules. If Cython or a C compiler is missing,
 or the build fails, the install goes on without them and rillet runs as pure
 Python (slower, same behaviour).
 """
 
+import glob
 import os
 import sys
 
@@ -38,6 +40,23 @@ MODULES = {
     "rillet.scripting._calls": "src/rillet/scripting/_calls.pyx",
     "rillet.engine._vdist": "src/rillet/engine/_vdist.pyx",
 }
+
+
+def pure_mode_modules():
+    """Python modules compiled as they are (Cython's pure-Python mode): every `X.py` with an
+    `X.pxd` beside it, which declares the typed fields and C functions. The `.py` is the
+    one source; RILLET_PURE=1 runs it interpreted (rillet/compiled.py's import hook)."""
+    found = {}
+    for pxd in sorted(glob.glob("src/rillet/**/*.pxd", recursive=True)):
+        py = pxd[:-len(".pxd")] + ".py"
+        if os.path.exists(py) and not os.path.exists(pxd[:-len(".pxd")] + ".pyx"):
+            found[py[len("src/"):-len(".py")].replace("/", ".")] = py
+    return found
+
+
+# Cython must not trust annotations in pure-mode modules (`list[int]` would become an
+# exact-type check at each call): their C types live only in the .pxd.
+PURE_MODE_DIRECTIVES = {"annotation_typing": False}
 
 # Per-module C flags. _vdist must round every float step as the Python emulation does:
 # no FMA contraction (a*b+c rounded once) and never -ffast-math.
@@ -78,7 +97,10 @@ def extensions():
 
     modules = [Extension(name, [path], extra_compile_args=COMPILE_ARGS.get(name, []))
                for name, path in MODULES.items()]
-    return cythonize(modules, language_level=3, quiet=True)
+    pure = [Extension(name, [path]) for name, path in pure_mode_modules().items()]
+    return (cythonize(modules, language_level=3, quiet=True)
+            + (cythonize(pure, language_level=3, quiet=True,
+                         compiler_directives=PURE_MODE_DIRECTIVES) if pure else []))
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})
