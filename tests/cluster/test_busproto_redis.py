@@ -65,8 +65,10 @@ class FakeNode:
     """A cluster node made of busproto: a listening bus port, an outbound link to
     Redis, a thread answering PING and MEET with PONG and keeping all it decodes."""
 
-    def __init__(self, redis_bus_port: int) -> None:
-        self.myslots = bp.slots_bitmap(OURS)
+    def __init__(self, redis_bus_port: int, node_id: str = FAKE_ID,
+                 slots: range = OURS) -> None:
+        self.node_id = node_id
+        self.myslots = bp.slots_bitmap(slots)
         self.config_epoch = 1
         self.current_epoch = 1
         self.client_port = servers.free_port()  # where no one listens: nobody asks
@@ -98,7 +100,7 @@ class FakeNode:
                   "myslots": self.myslots, "port": self.client_port, "cport": self.cport,
                   "flags": bp.NodeFlag.MASTER, "mflags": bytes([bp.MFlag0.EXT_DATA, 0, 0]),
                   **fields}
-        return bp.Message(kind, FAKE_ID, body, **fields)
+        return bp.Message(kind, self.node_id, body, **fields)
 
     def ping_body(self, gossip: list[bp.Gossip] | None = None) -> bp.PingBody:
         return bp.PingBody(gossip or [], [bp.HostnameExt("fake.example"),
@@ -171,8 +173,8 @@ def _flags(client, node_id: str) -> set[str]:
     return set(line[2].split(",")) if line else set()
 
 
-@pytest.fixture(scope="module")
-def cluster():
+def _cluster_redis(*extra: str):
+    """A cluster-enabled Redis 8.2.3 on a port pair of its own, and a client."""
     binary = servers.redis8_binary()
     if binary is None:
         pytest.skip("Redis 8.2.3 not available")
@@ -180,14 +182,19 @@ def cluster():
     workdir = tempfile.mkdtemp(prefix="redis8-cluster-")
     redis = servers.start_redis(
         binary, "--cluster-enabled", "yes", "--cluster-config-file",
-        os.path.join(workdir, "nodes.conf"), "--cluster-node-timeout", "15000",
-        "--cluster-announce-hostname", "redis-a.example",
-        "--cluster-announce-human-nodename", "alpha", kind="redis8", port=port, dir=workdir)
-    client = redis.client()
+        os.path.join(workdir, "nodes.conf"), "--cluster-node-timeout", "15000", *extra,
+        kind="redis8", port=port, dir=workdir)
+    return redis, redis.client()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    redis, client = _cluster_redis("--cluster-announce-hostname", "redis-a.example",
+                                   "--cluster-announce-human-nodename", "alpha")
     fake = None
     try:
         client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 8191)
-        fake = FakeNode(port + 10000)
+        fake = FakeNode(redis.port + 10000)
         yield redis, client, fake
     finally:
         if fake is not None:
@@ -205,8 +212,8 @@ def _join(redis, client, fake: FakeNode) -> bp.Message:
     assert bp.encode(pong) == raw
     # Redis connects to our bus port with a PING; the thread's PONG ends the handshake.
     fake.wait(lambda m: m.type == bp.MsgType.PING, "Redis's PING on its own link")
-    _until(lambda: bp.NodeFlag.HANDSHAKE.name.lower() not in _flags(client, FAKE_ID)
-           and _flags(client, FAKE_ID), "the handshake to end")
+    _until(lambda: "handshake" not in _flags(client, fake.node_id)
+           and _flags(client, fake.node_id), "the handshake to end")
     mark = fake.mark()
     fake.send(fake.message(bp.MsgType.PING, fake.ping_body()))
     _, pong, raw = fake.wait(lambda m: m.type == bp.MsgType.PONG and m.body.extensions,
@@ -323,3 +330,47 @@ def test_gossip_update_fail_and_forget(cluster) -> None:
     ext = next(e for e in msg.body.extensions if isinstance(e, bp.ForgottenNodeExt))
     assert ext.name == FOURTH_ID and 0 < ext.ttl <= 60
     assert bp.encode(msg) == raw
+
+
+def test_manual_failover_of_our_node(tmp_path) -> None:
+    """A Redis replica of our node fails it over: MFSTART, our PAUSED offset, its
+    FAILOVER_AUTH_REQUEST, our FAILOVER_AUTH_ACK, and it is master of our slots."""
+    redis, client = _cluster_redis()
+    fake = None
+    try:
+        fake = FakeNode(redis.port + 10000, "e" * 40, range(SLOTS))
+        _join(redis, client, fake)
+        _until(lambda: (ln := _nodes(client).get(fake.node_id)) and ln[8:] == ["0-16383"],
+               "our slots")
+        myid = client.execute_command("CLUSTER", "MYID").decode()
+        mark = fake.mark()
+        client.execute_command("CLUSTER", "REPLICATE", fake.node_id)
+        _, ping, raw = fake.wait(lambda m: m.type == bp.MsgType.PING and m.slaveof is not None,
+                                 "a PING from our replica", mark)
+        assert ping.slaveof == fake.node_id and ping.flags & bp.NodeFlag.SLAVE
+        assert bp.bitmap_slots(ping.myslots) == list(range(SLOTS))  # its master's, ours
+        assert bp.encode(ping) == raw
+
+        mark = fake.mark()
+        client.execute_command("CLUSTER", "FAILOVER")
+        _, mfstart, raw = fake.wait(lambda m: m.type == bp.MsgType.MFSTART, "MFSTART", mark)
+        assert mfstart.sender == myid and mfstart.body is None and len(raw) == bp.HEADER_LEN
+        # Paused at offset 0, which is where a replica that never synced stands.
+        fake.send(fake.message(bp.MsgType.PING, fake.ping_body(), offset=0,
+                               mflags=bytes([bp.MFlag0.EXT_DATA | bp.MFlag0.PAUSED, 0, 0])))
+        _, request, raw = fake.wait(lambda m: m.type == bp.MsgType.FAILOVER_AUTH_REQUEST,
+                                    "FAILOVER_AUTH_REQUEST", mark)
+        assert request.mflags[0] & bp.MFlag0.FORCEACK and len(raw) == bp.HEADER_LEN
+        assert request.current_epoch > fake.current_epoch and request.slaveof == fake.node_id
+        fake.send(fake.message(bp.MsgType.FAILOVER_AUTH_ACK, current_epoch=request.current_epoch))
+
+        _until(lambda: client.execute_command("ROLE")[0] == b"master", "the failover")
+        line = _until(lambda: (ln := _nodes(client)[myid]) and ln[8:] == ["0-16383"] and ln,
+                      "its slots")
+        assert set(line[2].split(",")) == {"myself", "master"}
+        assert int(line[6]) == request.current_epoch
+    finally:
+        if fake is not None:
+            fake.close()
+        client.close()
+        redis.stop()
