@@ -139,12 +139,18 @@ class FakeNode:
             if msg.type in (bp.MsgType.PING, bp.MsgType.MEET):
                 self.send(self.message(bp.MsgType.PONG, self.ping_body()), sock)
 
-    def wait(self, match: Callable[[bp.Message], bool], what: str,
-             after: int = 0) -> tuple[str, bp.Message, bytes]:
-        """The first message from index `after` on that `match`es."""
+    def wait(self, match: Callable[[bp.Message], bool], what: str, after: int = 0,
+             resend: bp.Message | None = None) -> tuple[str, bp.Message, bytes]:
+        """The first message from index `after` on that `match`es; `resend` goes out
+        again every half second meanwhile (for what Redis says only now and then)."""
+        sent = [time.monotonic()]
+
         def find():
             if self.errors:
                 raise self.errors[0]
+            if resend is not None and time.monotonic() - sent[0] > 0.5:
+                self.send(resend)
+                sent[0] = time.monotonic()
             with self._lock:
                 return next((item for item in self.received[after:] if match(item[1])), None)
         found = _until(find, what)
@@ -331,8 +337,23 @@ def test_gossip_update_fail_and_forget(cluster) -> None:
     assert ext.name == FOURTH_ID and 0 < ext.ttl <= 60
     assert bp.encode(msg) == raw
 
+    # Redis gossips the third node to us now (picked at random, so not in every
+    # packet); its packets still encode back exactly.
+    ping = fake.message(bp.MsgType.PING, fake.ping_body())
+    fake.send(ping)
+    _, msg, raw = fake.wait(lambda m: m.type in bp._PING_TYPES and any(
+        g.nodename == THIRD_ID for g in m.body.gossip), "gossip about the third node",
+        resend=ping)
+    third = next(g for g in msg.body.gossip if g.nodename == THIRD_ID)
+    assert (third.ip, third.port, third.cport) == ("127.0.0.1", dead[0], dead[0] + 1)
+    assert third.flags & bp.NodeFlag.FAIL and third.flags & bp.NodeFlag.MASTER
+    with fake._lock:
+        received = list(fake.received)
+    for _, msg, raw in received:
+        assert bp.encode(msg) == raw
 
-def test_manual_failover_of_our_node(tmp_path) -> None:
+
+def test_manual_failover_of_our_node() -> None:
     """A Redis replica of our node fails it over: MFSTART, our PAUSED offset, its
     FAILOVER_AUTH_REQUEST, our FAILOVER_AUTH_ACK, and it is master of our slots."""
     redis, client = _cluster_redis()
