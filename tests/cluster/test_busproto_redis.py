@@ -201,7 +201,8 @@ def cluster():
     try:
         client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 8191)
         fake = FakeNode(redis.port + 10000)
-        yield redis, client, fake
+        pong = _join(redis, client, fake)
+        yield redis, client, fake, pong
     finally:
         if fake is not None:
             fake.close()
@@ -228,9 +229,8 @@ def _join(redis, client, fake: FakeNode) -> bp.Message:
 
 
 def test_redis_accepts_our_node_and_we_read_its_packets(cluster) -> None:
-    redis, client, fake = cluster
+    redis, client, fake, pong = cluster
     myid = client.execute_command("CLUSTER", "MYID").decode()
-    pong = _join(redis, client, fake)
 
     assert pong.sender == myid and pong.slaveof is None
     assert bp.bitmap_slots(pong.myslots) == list(range(8192))
@@ -268,7 +268,7 @@ def test_redis_accepts_our_node_and_we_read_its_packets(cluster) -> None:
 
 
 def test_publish_both_ways(cluster) -> None:
-    redis, client, fake = cluster
+    redis, client, fake, _ = cluster
     _until(lambda: (ln := _nodes(client).get(FAKE_ID)) and ln[7] == "connected", "our node")
     sub = client.pubsub()
     try:
@@ -295,7 +295,7 @@ def test_publish_both_ways(cluster) -> None:
 
 
 def test_gossip_update_fail_and_forget(cluster) -> None:
-    redis, client, fake = cluster
+    redis, client, fake, _ = cluster
     _until(lambda: (ln := _nodes(client).get(FAKE_ID)) and ln[7] == "connected", "our node")
     dead = [servers.free_port() for _ in range(2)]
     gossip = [bp.Gossip(THIRD_ID, 0, 0, "127.0.0.1", dead[0], dead[0] + 1, bp.NodeFlag.MASTER),
