@@ -329,7 +329,7 @@ def test_gossip_update_fail_and_forget(cluster) -> None:
     mark = fake.mark()
 
     def forgotten(m: bp.Message) -> bool:
-        return m.type in bp._PING_TYPES and any(
+        return m.type in bp.PING_TYPES and any(
             isinstance(e, bp.ForgottenNodeExt) for e in m.body.extensions)
     fake.send(fake.message(bp.MsgType.PING, fake.ping_body()))
     _, msg, raw = fake.wait(forgotten, "a forgotten-node extension", mark)
@@ -341,7 +341,7 @@ def test_gossip_update_fail_and_forget(cluster) -> None:
     # packet); its packets still encode back exactly.
     ping = fake.message(bp.MsgType.PING, fake.ping_body())
     fake.send(ping)
-    _, msg, raw = fake.wait(lambda m: m.type in bp._PING_TYPES and any(
+    _, msg, raw = fake.wait(lambda m: m.type in bp.PING_TYPES and any(
         g.nodename == THIRD_ID for g in m.body.gossip), "gossip about the third node",
         resend=ping)
     third = next(g for g in msg.body.gossip if g.nodename == THIRD_ID)

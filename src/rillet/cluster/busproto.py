@@ -72,7 +72,7 @@ EXT_HEADER_LEN = _EXT.size  # 8
 FAIL_LEN = HEADER_LEN + NAMELEN
 UPDATE_LEN = HEADER_LEN + _UPDATE.size
 PUBLISH_MIN_LEN = HEADER_LEN + _PUBLISH.size
-MODULE_MIN_LEN = HEADER_LEN + 13
+MODULE_MIN_LEN = HEADER_LEN + _MODULE_ID.size + _MODULE.size  # 13 bytes before the payload
 # Redis reads 8 bytes (sig, totlen) before it knows how long a packet is.
 PREFIX_LEN = 8
 
@@ -251,7 +251,7 @@ class UnknownBody:
 
 Body = PingBody | FailBody | PublishBody | UpdateBody | ModuleBody | UnknownBody | None
 
-_PING_TYPES = (MsgType.PING, MsgType.PONG, MsgType.MEET)
+PING_TYPES = (MsgType.PING, MsgType.PONG, MsgType.MEET)
 _BODY_OF: dict[int, type | None] = {
     MsgType.PING: PingBody, MsgType.PONG: PingBody, MsgType.MEET: PingBody,
     MsgType.FAIL: FailBody, MsgType.PUBLISH: PublishBody, MsgType.PUBLISHSHARD: PublishBody,
@@ -495,7 +495,7 @@ def decode(data: bytes | bytearray | memoryview) -> Message:
     if ver != PROTO_VER:
         raise UnsupportedVersion(f"protocol version {ver}")
     body: Body
-    if kind in _PING_TYPES:
+    if kind in PING_TYPES:
         body = _decode_ping(packet, count, extensions, bool(mflags[0] & MFlag0.EXT_DATA))
     elif kind == MsgType.FAIL:
         _expect(packet, FAIL_LEN)
