@@ -639,6 +639,8 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
         stream = _Stream(limits=server.keyspace.stream_limits)
     elif type(stream) is not _Stream:
         raise _ReplyError(_WRONGTYPE)
+    elif stream.retention_ms:
+        return _xadd_general(ctx, argv)  # a retention policy (stream_policy.py) is Python's
     # Stream.next_id(ms, seq, now): its common cases here, the others in Python.
     last = <object>_get(stream, S_LAST_ID)
     if type(last) is not tuple and not isinstance(last, tuple):

@@ -10,6 +10,7 @@ becomes the chosen ID, `~`/LIMIT trimming its exact `=` form.
 from __future__ import annotations
 
 from rillet import errors
+from rillet.commands import policies
 from rillet.commands.args import INT64_MAX, Options, int_in_range, parse_int
 from rillet.commands.stream_common import (
     apply_trim,
@@ -88,6 +89,8 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
         stream = Stream(limits=node_limits(server))
     elif stream.__class__ is not Stream:
         raise ReplyError(errors.WRONGTYPE)
+    elif stream.retention_ms:
+        return _xadd_general(ctx, argv)  # the retention policy: commands/policies.py
     sid = stream.next_id(None, None, server.clock.now_ms())
     fields = argv[3:]
     if sum(map(len, fields)) > STREAM_LISTPACK_MAX_SIZE:
@@ -136,6 +139,8 @@ def _xadd_maxlen(ctx: Client, argv: list[bytes]) -> object:
     created = stream is None
     if stream is None:
         stream = Stream(limits=node_limits(server))
+    elif stream.retention_ms:
+        return _xadd_general(ctx, argv)  # the retention policy: commands/policies.py
     sid = stream.next_id(None, None, server.clock.now_ms())
     fields = argv[first_field:]
     if sum(map(len, fields)) > STREAM_LISTPACK_MAX_SIZE:
@@ -211,6 +216,8 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
         ctx.propagate([argv[0], key, *effect_options(args, stream), sid_text, *fields])
         if pid is not None:
             ctx.propagate([b"XIDMPRECORD", key, pid, iid, sid_text])
+    if stream.retention_ms:
+        policies.trim_after_add(ctx, key, stream)
     return sid_text
 
 
@@ -512,6 +519,8 @@ def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
         (b"recorded-first-entry-id", format_id(stream.first_id)),
     ]
     fields += _idmp_fields(ctx, stream)
+    if stream.retention_ms:
+        fields.append((b"retention-ms", stream.retention_ms))
     if not full:
         first = stream.first_entry()
         last = stream.last_entry()
