@@ -1,0 +1,181 @@
+"""Stream policies across real servers: a Redis 8.2.3 replica of a rillet master ends
+in the same state, the snapshot loads in Redis 8.2.3 (and keeps the policies in
+rillet), the AOF keeps them across a restart, and FAILOVER hands them to the
+promoted rillet replica, which enforces them.
+
+Retention is driven by explicit IDs in the past (the servers' clocks are real):
+nothing here waits for time to pass.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+
+import pytest
+
+from tests.helpers import servers
+from tests.replication import support
+
+needs8 = pytest.mark.skipif(servers.redis8_binary() is None, reason="needs Redis 8.2.3")
+
+
+def _old(ms_ago: int, seq: int = 0) -> str:
+    return f"{int(time.time() * 1000) - ms_ago}-{seq}"
+
+
+def _workload(m) -> None:
+    """Both policies at work on a master: every effect they have."""
+    for i in range(5):
+        m.xadd("sensor", {"t": i}, id=_old(60_000 - i))
+    m.execute_command("RILLET.XRETENTION", "sensor", 30_000)
+    m.xadd("sensor", {"t": "now"})  # trims the five aged entries
+    for i in range(4):
+        m.xadd("jobs", {"job": i})
+    m.xgroup_create("jobs", "workers", "0")
+    m.execute_command("RILLET.XDEADLETTER", "jobs", "workers", 1, "jobs:dead")
+    m.xreadgroup("workers", "alice", {"jobs": ">"})
+    assert m.xreadgroup("workers", "alice", {"jobs": "0"}, count=1) == [[b"jobs", []]]
+    assert m.xclaim("jobs", "workers", "bob", 0, [_id(m, 1)]) == []
+    assert m.execute_command("XAUTOCLAIM", "jobs", "workers", "carol", 0, "0-0", "JUSTID")[1] == []
+
+
+def _id(m, index: int) -> bytes:
+    return m.xrange("jobs")[index][0]
+
+
+def _content(c) -> dict:
+    out = {}
+    for key in (b"sensor", b"jobs", b"jobs:dead"):
+        info = c.xinfo_stream(key)
+        out[key] = (c.xrange(key), {k: info[k] for k in (
+            "length", "last-generated-id", "max-deleted-entry-id", "entries-added",
+            "recorded-first-entry-id")})
+    groups = c.xinfo_groups("jobs")
+    out[b"groups"] = [(g["name"], g["pending"], g["last-delivered-id"], g["entries-read"])
+                      for g in groups]
+    out[b"pending"] = c.xpending_range("jobs", "workers", "-", "+", 100)
+    return out
+
+
+@needs8
+@pytest.mark.parametrize("when", ["streamed", "full sync"])
+def test_redis8_replica_of_rillet_master_ends_in_the_same_state(when):
+    master = support.start("rillet")
+    replica = None
+    try:
+        m = master.client()
+        if when == "streamed":
+            replica = support.start("redis8", "--replicaof", "127.0.0.1", str(master.port))
+            support.wait_synced(m, replica.client())
+        _workload(m)
+        if replica is None:
+            replica = support.start("redis8", "--replicaof", "127.0.0.1", str(master.port))
+        r = replica.client()
+        support.wait_synced(m, r)  # offsets agree: the RILLET.* it refused counted too
+        assert _content(r) == _content(m)
+        assert m.xlen("sensor") == 1 and m.xlen("jobs:dead") == 4 and m.xlen("jobs") == 4
+        assert "retention-ms" in m.xinfo_stream("sensor") and "retention-ms" not in r.xinfo_stream("sensor")
+        m.xadd("sensor", {"t": "after"})  # the link goes on
+        support.wait_synced(m, r)
+        assert r.xlen("sensor") == 2
+    finally:
+        if replica is not None:
+            replica.stop()
+        master.stop()
+
+
+@needs8
+def test_snapshot_loads_in_redis8_and_keeps_policies_in_rillet():
+    master = support.start("rillet")
+    try:
+        m = master.client()
+        _workload(m)
+        expected = _content(m)
+        m.save()
+        saved = f"{master.dir}/dump.rdb"
+        redis_dir = tempfile.mkdtemp(prefix="redis8-policies-")
+        shutil.copy(saved, f"{redis_dir}/dump.rdb")
+    finally:
+        master.stop()
+    redis8 = support.start("redis8", dir=redis_dir)
+    try:
+        assert _content(redis8.client()) == expected
+    finally:
+        redis8.stop()
+    again = servers.start_rillet(dir=master.dir)
+    try:
+        c = again.client()
+        assert _content(c) == expected
+        assert c.xinfo_stream("sensor")["retention-ms"] == 30_000
+        assert c.xinfo_groups("jobs")[0]["dead-letter-key"] == b"jobs:dead"
+    finally:
+        again.stop()
+
+
+@needs8
+def test_dump_payload_restores_in_redis8_and_in_rillet():
+    ours = support.start("rillet")
+    redis8 = support.start("redis8")
+    try:
+        m, r = ours.client(), redis8.client()
+        _workload(m)
+        payload = m.dump("jobs")
+        assert r.restore("jobs", 0, payload) and r.xrange("jobs") == m.xrange("jobs")
+        assert m.restore("copy", 0, payload)
+        assert m.xinfo_groups("copy")[0]["max-deliveries"] == 1
+    finally:
+        ours.stop()
+        redis8.stop()
+
+
+def test_aof_keeps_policies_across_restart_and_rewrite():
+    server = servers.start_rillet("--appendonly", "yes")
+    try:
+        c = server.client()
+        c.xadd("s", {"f": "v"})
+        c.xgroup_create("s", "g", "0")
+        c.execute_command("RILLET.XRETENTION", "s", 86_400_000)
+        c.bgrewriteaof()
+        support.wait_until(lambda: c.info("persistence")["aof_rewrite_in_progress"] == 0, 20, "rewrite")
+        c.execute_command("RILLET.XDEADLETTER", "s", "g", 3, "d")  # in the incr file
+    finally:
+        server.stop()
+    again = servers.start_rillet("--appendonly", "yes", dir=server.dir)
+    try:
+        c = again.client()
+        assert c.xinfo_stream("s")["retention-ms"] == 86_400_000
+        group = c.xinfo_groups("s")[0]
+        assert group["max-deliveries"] == 3 and group["dead-letter-key"] == b"d"
+    finally:
+        again.stop()
+
+
+def test_failover_promotes_a_replica_that_keeps_and_enforces_the_policies():
+    master = support.start("rillet")
+    replica = support.start("rillet", "--replicaof", "127.0.0.1", str(master.port))
+    try:
+        m, r = master.client(), replica.client()
+        support.wait_synced(m, r)
+        m.xadd("q", {"job": 1}, id="1-0")
+        m.xgroup_create("q", "g", "0")
+        m.execute_command("RILLET.XDEADLETTER", "q", "g", 1, "q:dead")
+        m.xreadgroup("g", "alice", {"q": ">"})
+        m.xadd("s", {"t": 0}, id=_old(90_000))
+        m.execute_command("RILLET.XRETENTION", "s", 60_000)
+        support.wait_synced(m, r)
+        assert r.xlen("s") == 1  # a replica leaves trimming to its master
+        assert m.execute_command("FAILOVER", "TO", "127.0.0.1", replica.port, "TIMEOUT", 5000)
+        support.wait_until(lambda: support.info(r)["role"] == "master"
+                           and support.info(m)["master_failover_state"] == "no-failover", 10, "switch")
+        assert r.xinfo_stream("s")["retention-ms"] == 60_000
+        assert r.xinfo_groups("q")[0]["dead-letter-key"] == b"q:dead"
+        assert r.xreadgroup("g", "alice", {"q": "0"}) == [[b"q", []]]  # its 2nd delivery: dead
+        r.xadd("s", {"t": 1})
+        assert r.xlen("s") == 1 and r.xlen("q:dead") == 1
+        support.wait_synced(r, m)
+        assert m.xlen("s") == 1 and m.xrange("q:dead") == r.xrange("q:dead")
+    finally:
+        replica.stop()
+        master.stop()
