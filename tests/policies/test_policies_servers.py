@@ -179,3 +179,44 @@ def test_failover_promotes_a_replica_that_keeps_and_enforces_the_policies():
     finally:
         replica.stop()
         master.stop()
+
+
+def test_client_helpers(r, redis8_server):
+    from datetime import timedelta
+
+    import redis
+
+    from rillet import client as rc
+
+    r.xadd("jobs", {"job": "1"}, id="1-0")
+    r.xgroup_create("jobs", "workers", "0")
+    assert rc.retention_ms(r, "jobs") is None and rc.dead_letter_policy(r, "jobs", "workers") is None
+    rc.set_retention(r, "jobs", timedelta(days=7))
+    rc.set_dead_letter(r, "jobs", "workers", 1, "jobs:dead")
+    assert rc.retention_ms(r, "jobs") == 604_800_000
+    assert rc.dead_letter_policy(r, "jobs", "workers") == (1, b"jobs:dead")
+    r.xreadgroup("workers", "alice", {"jobs": ">"})
+    r.xreadgroup("workers", "alice", {"jobs": "0"})
+    [(entry_id, fields)] = r.xrange("jobs:dead")
+    letter = rc.DeadLetter.from_fields(entry_id, fields)
+    assert (letter.fields, letter.stream, letter.source_id, letter.group, letter.consumer,
+            letter.deliveries) == ({b"job": b"1"}, b"jobs", b"1-0", b"workers", b"alice", 1)
+    rc.clear_retention(r, "jobs")
+    rc.clear_dead_letter(r, "jobs", "workers")
+    assert rc.retention_ms(r, "jobs") is None and rc.dead_letter_policy(r, "jobs", "workers") is None
+    with pytest.raises(redis.ResponseError, match="max-deliveries must be a positive integer"):
+        rc.set_dead_letter(r, "jobs", "workers", 0, "d")
+    with pytest.raises(redis.ResponseError, match="unknown command"):
+        rc.set_retention(redis8_server.client(), "jobs", 1000)  # not a rillet server
+
+
+def test_demo_readings_stream_has_retention(r, redis8_server):
+    from rillet.pipelines.demo import _keep_recent
+
+    r.xadd("sensors", {"sensor-id": "sensor-1", "temperature": "20.00"})
+    assert "trimmed" in _keep_recent(r, "sensors", 600)
+    assert r.xinfo_stream("sensors")["retention-ms"] == 600_000
+    ref = redis8_server.client()
+    ref.xadd("sensors", {"t": "1"})
+    assert "not set" in _keep_recent(ref, "sensors", 600)  # the demo runs against Redis too
+    ref.delete("sensors")
