@@ -202,10 +202,12 @@ def divert(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, touche
 def trim_after_add(ctx: Client, key: bytes, stream: Stream) -> None:
     """XADD's part: the entries past the stream's retention go, as XTRIM MINID = id."""
     server = ctx.server
-    if not enforcing(server, ctx.db):
+    now = server.clock.now_ms()
+    nodes = stream.nodes
+    # Most XADDs find nothing old enough: the first node's master ID is recent.
+    if not nodes or nodes[0].ms0 > now - stream.retention_ms or not enforcing(server, ctx.db):
         return
-    removed, minid = trim_expired(stream, server.clock.now_ms(),
-                                  default_trim_limit(stream.limits.node_max_entries))
+    removed, minid = trim_expired(stream, now, default_trim_limit(stream.limits.node_max_entries))
     if not removed:
         return
     assert minid is not None

@@ -89,8 +89,6 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
         stream = Stream(limits=node_limits(server))
     elif stream.__class__ is not Stream:
         raise ReplyError(errors.WRONGTYPE)
-    elif stream.retention_ms:
-        return _xadd_general(ctx, argv)  # the retention policy: commands/policies.py
     sid = stream.next_id(None, None, server.clock.now_ms())
     fields = argv[3:]
     if sum(map(len, fields)) > STREAM_LISTPACK_MAX_SIZE:
@@ -104,6 +102,8 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
     sid_text = b"%d-%d" % sid
     if server.effect_sinks:
         ctx.propagate([argv[0], key, sid_text, *fields])
+    if stream.retention_ms:
+        policies.trim_after_add(ctx, key, stream)
     return sid_text
 
 
@@ -139,8 +139,6 @@ def _xadd_maxlen(ctx: Client, argv: list[bytes]) -> object:
     created = stream is None
     if stream is None:
         stream = Stream(limits=node_limits(server))
-    elif stream.retention_ms:
-        return _xadd_general(ctx, argv)  # the retention policy: commands/policies.py
     sid = stream.next_id(None, None, server.clock.now_ms())
     fields = argv[first_field:]
     if sum(map(len, fields)) > STREAM_LISTPACK_MAX_SIZE:
@@ -161,6 +159,8 @@ def _xadd_maxlen(ctx: Client, argv: list[bytes]) -> object:
     if server.effect_sinks:
         exact = stream.length if approx else maxlen  # what exact_trim_args says
         ctx.propagate([argv[0], key, b"MAXLEN", b"=", b"%d" % exact, sid_text, *fields])
+    if stream.retention_ms:
+        policies.trim_after_add(ctx, key, stream)
     return sid_text
 
 
@@ -225,7 +225,7 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
 # rillet/compiled.py); the other forms, or all without it, are the Python bodies above.
 _writes = compiled("rillet.commands._writes")
 if _writes is not None:
-    _writes.bind_xadd(_xadd_other, _xadd_general)
+    _writes.bind_xadd(_xadd_other, _xadd_general, xadd)
     COMMANDS["xadd"].handler = _writes.xadd
 
 
