@@ -19,6 +19,7 @@ master's stream or the file says (the policies' own commands set them).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import islice, takewhile
 
 from rillet import errors
@@ -28,16 +29,14 @@ from rillet.commands.table import command
 from rillet.engine.groups import AUTOCLAIM_ATTEMPTS_FACTOR, ConsumerGroup
 from rillet.engine.ids import MAX_ID, StreamID, format_id
 from rillet.engine.keyspace import Database
-from rillet.engine.pel import MAX_ID_KEY, TOUCH_BITS, id_key
+from rillet.engine.pel import MAX_ID_KEY, TOUCH_BITS, PendingEntry, id_key
 from rillet.engine.stream import Stream, default_trim_limit
-from rillet.engine.stream_policy import dead_letter_fields, trim_expired
+from rillet.engine.stream_policy import Snapshot, at_limit, dead_letter_fields, trim_expired
 from rillet.errors import ReplyError
 from rillet.notify import STREAM
 from rillet.resp.types import OK
 from rillet.state import Client, ServerState
 
-# What an entry at the limit was: (owner before the claim, deliveries so far).
-Snapshot = dict[int, tuple[bytes | None, int]]
 _NONE: frozenset[int] = frozenset()
 
 
@@ -124,11 +123,6 @@ def check_target(ctx: Client, group: ConsumerGroup) -> bool:
     return True
 
 
-def _at_limit(entries, limit: int) -> Snapshot:
-    return {entry.key: (entry.owner, entry.delivery_count)
-            for entry in entries if entry.delivery_count >= limit}
-
-
 def at_limit_history(group: ConsumerGroup, consumer_name: bytes, after: StreamID,
                      count: int) -> Snapshot:
     """XREADGROUP with an ID: the consumer's own entries read_history will redeliver."""
@@ -136,30 +130,30 @@ def at_limit_history(group: ConsumerGroup, consumer_name: bytes, after: StreamID
     if consumer is None:
         return {}
     lo = (id_key(after) + 1) & MAX_ID_KEY
-    return _at_limit(consumer.pel.range_values(lo, MAX_ID_KEY, count or None), group.max_deliveries)
+    return at_limit(consumer.pel.range_values(lo, MAX_ID_KEY, count or None), group.max_deliveries)
 
 
 def at_limit_idle(group: ConsumerGroup, min_idle_ms: int, count: int, now_ms: int) -> Snapshot:
     """XREADGROUP ... CLAIM: the idle entries read_claim walks, longest idle first."""
     threshold = now_ms - max(min_idle_ms, 0)
-    idle = takewhile(lambda entry: entry.tkey >> TOUCH_BITS <= threshold,
-                     group.idle_index.iter_values())
+    idle: Iterable[PendingEntry] = takewhile(
+        lambda entry: entry.tkey >> TOUCH_BITS <= threshold, group.idle_index.iter_values())
     if count:
         idle = islice(idle, count * AUTOCLAIM_ATTEMPTS_FACTOR)
-    return _at_limit(idle, group.max_deliveries)
+    return at_limit(idle, group.max_deliveries)
 
 
 def at_limit_ids(group: ConsumerGroup, ids: list[StreamID]) -> Snapshot:
     """XCLAIM: the named entries."""
     pel = group.pel
     found = (pel.get(id_key(sid)) for sid in ids)
-    return _at_limit((entry for entry in found if entry is not None), group.max_deliveries)
+    return at_limit((entry for entry in found if entry is not None), group.max_deliveries)
 
 
 def at_limit_scan(group: ConsumerGroup, start: StreamID, count: int) -> Snapshot:
     """XAUTOCLAIM: the entries its scan from `start` may meet."""
     entries = group.pel.range_values(id_key(start), MAX_ID_KEY, count * AUTOCLAIM_ATTEMPTS_FACTOR)
-    return _at_limit(entries, group.max_deliveries)
+    return at_limit(entries, group.max_deliveries)
 
 
 def divert(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, touched: list,
@@ -183,7 +177,9 @@ def divert(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, touche
         sid = entry.id_pair
         text = format_id(sid)
         owner, deliveries = snapshot[entry.key]
-        fields = dead_letter_fields(stream.get(sid), key, text, group_name, owner, deliveries)
+        body = stream.get(sid)
+        assert body is not None  # the engine touches only entries still in the stream
+        fields = dead_letter_fields(body, key, text, group_name, owner, deliveries)
         new_id = target.next_id(None, None, now)
         target.append(new_id, fields)
         group.ack((sid,))

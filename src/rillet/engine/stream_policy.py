@@ -8,8 +8,7 @@ says what happened as plain Redis commands (docs/streams-policies.md).
 
     cutoff = retention_cutoff(retention_ms, now_ms)     # IDs below it are too old
     removed, minid = trim_expired(stream, now_ms, budget)  # XTRIM key MINID = minid
-    over_limit(prior_count, max_deliveries) -> bool
-    owners = prior_owners(entries, max_deliveries)       # before a claim moves them
+    snapshot = at_limit(entries, max_deliveries)         # before a delivery moves them
     dead_letter_fields(fields, key, sid, group, consumer, deliveries) -> fields
 """
 
@@ -69,16 +68,16 @@ def trim_expired(stream: Any, now_ms: int, budget: int) -> tuple[int, StreamID |
     return removed, cutoff if first is None else first[0]
 
 
-def over_limit(prior_count: int, max_deliveries: int) -> bool:
-    """Whether a (re)delivery would be past the group's limit: the entry was
-    delivered `prior_count` times already, `max_deliveries` is all it may get."""
-    return prior_count >= max_deliveries
+# What an entry at the limit was, by its ID key: (owner, deliveries so far).
+Snapshot = dict[int, tuple[bytes | None, int]]
 
 
-def prior_owners(entries: Iterable[PendingEntry], max_deliveries: int) -> dict[int, bytes | None]:
-    """The owners of the entries at the limit, by ID key, taken before a claim
-    gives them to its consumer (the dead letter names the consumer that failed)."""
-    return {entry.key: entry.owner for entry in entries if entry.delivery_count >= max_deliveries}
+def at_limit(entries: Iterable[PendingEntry], max_deliveries: int) -> Snapshot:
+    """The entries already delivered `max_deliveries` times, as they were before a
+    delivery touches them (which moves them to its consumer and counts it): those
+    it must dead-letter instead, and the consumer that failed them."""
+    return {entry.key: (entry.owner, entry.delivery_count)
+            for entry in entries if entry.delivery_count >= max_deliveries}
 
 
 def dead_letter_fields(fields: list[bytes], key: bytes, sid: bytes, group: bytes,
