@@ -146,6 +146,7 @@ def test_policies_travel_with_the_value(n):
 # --- retention ------------------------------------------------------------------------------
 
 def test_busy_stream_trims_on_xadd_as_xtrim_minid(n):
+    n("CONFIG", "SET", "stream-node-max-entries", "1")  # XADD trims whole nodes only
     for ms in range(5):
         n("XADD", "s", f"{T0 - 5000 + ms * 1000}-0", "n", ms)  # 5 s .. 1 s old
     n("RILLET.XRETENTION", "s", 2500)
@@ -161,6 +162,16 @@ def test_busy_stream_trims_on_xadd_as_xtrim_minid(n):
     n("XADD", "s", "*", "n", "y")
     assert n("XLEN", "s") == 4
     assert n.state.stats.stream_retention_trimmed == 4
+
+
+def test_xadd_leaves_a_partly_aged_node_to_the_cycle(n):
+    for ms in range(4):
+        n("XADD", "s", f"{T0 - 4000 + ms * 1000}-0", "n", ms)  # one node: 4 s .. 1 s old
+    n("RILLET.XRETENTION", "s", 2500)
+    n("XADD", "s", "*", "n", "new")
+    assert n("XLEN", "s") == 5  # its newest entries are young: the node stays for now
+    assert RetentionCycle().run(n.state, n.state.keyspace.dbs[0]) == 2
+    assert n("XRANGE", "s", "-", "+")[0][0] == b"%d-0" % (T0 - 2000)
 
 
 def test_idle_stream_trimmed_by_the_cycle(n):

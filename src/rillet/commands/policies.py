@@ -196,14 +196,23 @@ def divert(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, touche
 # --- retention ------------------------------------------------------------------------------
 
 def trim_after_add(ctx: Client, key: bytes, stream: Stream) -> None:
-    """XADD's part: the entries past the stream's retention go, as XTRIM MINID = id."""
+    """XADD's part: the nodes whose entries all aged out go, as `MINID ~` trims (the
+    cron trims the rest exactly), said as XTRIM MINID = id.
+
+    Trimming entry by entry on every XADD made a busy stream pay a trim per
+    entry; whole nodes cost one per node (stream-node-max-entries entries)."""
     server = ctx.server
     now = server.clock.now_ms()
+    edge = now - stream.retention_ms
     nodes = stream.nodes
-    # Most XADDs find nothing old enough: the first node's master ID is recent.
-    if not nodes or nodes[0].ms0 > now - stream.retention_ms or not enforcing(server, ctx.db):
+    # Most XADDs find no whole node old enough: the first node's first entry, or
+    # its last (entries are in ID order), is recent.
+    if not nodes or nodes[0].ms0 > edge:
         return
-    removed, minid = trim_expired(stream, now, default_trim_limit(stream.limits.node_max_entries))
+    if nodes[0].last_id_any()[0] > edge or not enforcing(server, ctx.db):
+        return
+    removed, minid = trim_expired(stream, now, default_trim_limit(stream.limits.node_max_entries),
+                                  exact=False)
     if not removed:
         return
     assert minid is not None

@@ -40,14 +40,16 @@ def retention_cutoff(retention_ms: int, now_ms: int) -> StreamID | None:
     return _tuple_new(StreamID, (edge, 0)) if edge > 0 else None
 
 
-def trim_expired(stream: Any, now_ms: int, budget: int) -> tuple[int, StreamID | None]:
+def trim_expired(stream: Any, now_ms: int, budget: int,
+                 exact: bool = True) -> tuple[int, StreamID | None]:
     """Remove the entries older than `stream.retention_ms` as XTRIM MINID does (KEEPREF).
 
     Whole nodes go first, at most about `budget` entries of them (the `~` LIMIT
-    rule), then the entries of the one node that straddles the cutoff, so a call
-    does bounded work and the rest waits for the next write or cycle. Returns
-    (entries removed, minid): `XTRIM key MINID = minid` replays exactly what
-    went (every live entry below the first one left), None when nothing did.
+    rule), then, if `exact`, the entries of the one node that straddles the
+    cutoff, so a call does bounded work and the rest waits for the next write or
+    cycle. Returns (entries removed, minid): `XTRIM key MINID = minid` replays
+    exactly what went (every live entry below the first one left), None when
+    nothing did.
     """
     cutoff = retention_cutoff(stream.retention_ms, now_ms)
     nodes = stream.nodes
@@ -60,7 +62,7 @@ def trim_expired(stream: Any, now_ms: int, budget: int) -> tuple[int, StreamID |
         return 0, None
     removed = stream.trim_minid(cutoff, True, budget)
     nodes = stream.nodes
-    if nodes and (len(nodes) < 2 or (nodes[1].ms0, nodes[1].seq0) >= cutoff):
+    if exact and nodes and (len(nodes) < 2 or (nodes[1].ms0, nodes[1].seq0) >= cutoff):
         removed += stream.trim_minid(cutoff)  # within the first node only
     if not removed:
         return 0, None
