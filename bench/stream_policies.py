@@ -76,7 +76,8 @@ def _cases(args: argparse.Namespace) -> list[tuple[str, str, list[str], object]]
     ]
 
 
-def measure(kind: ServerKind, command: list[str], setup, requests: int) -> float:
+def measure(kind: ServerKind, command: list[str], setup, requests: int) -> tuple[float, float]:
+    """(ops/s, server CPU µs per op): the second moves much less with the machine's load."""
     server = start_server(kind)
     try:
         client = redis.Redis(port=server.port, socket_timeout=120)
@@ -84,7 +85,7 @@ def measure(kind: ServerKind, command: list[str], setup, requests: int) -> float
             command = setup(client) or command
         result = run_redis_benchmark(server.port, server.pid, requests=requests, pipeline=64,
                                      clients=50, command=list(command))
-        return result.rps
+        return result.rps, result.server_us_per_op
     finally:
         server.cleanup()
 
@@ -98,25 +99,27 @@ def main() -> None:
     by_name = {kind.name: kind for kind in kinds}
     redis_kind = by_name.get("redis8") or by_name["redis"]
     cases = _cases(args)
-    runs: dict[str, list[float]] = {label: [] for label, *_ in cases}
+    runs: dict[str, list[tuple[float, float]]] = {label: [] for label, *_ in cases}
     for _ in range(args.reps):
         for label, kind_name, command, setup in cases:
             kind = redis_kind if kind_name == "redis" else by_name["rillet"]
             runs[label].append(measure(kind, command, setup, args.requests))
-    median = {label: statistics.median(values) for label, values in runs.items()}
+    rate = {label: statistics.median(r for r, _ in values) for label, values in runs.items()}
+    cpu = {label: statistics.median(c for _, c in values) for label, values in runs.items()}
     print(f"redis-benchmark -P 64 -c 50 -n {args.requests}, median of {args.reps}; "
           f"reference: {redis_kind.label}")
     for label, _, _, _ in cases:
-        print(f"  {label:28s} {median[label]:>12,.0f} ops/s")
-    print("cost of a policy (time per op, with / without; target <= 1.10):")
+        print(f"  {label:28s} {rate[label]:>12,.0f} ops/s {cpu[label]:>8.2f} server us/op")
+    print("cost of a policy, with / without (target <= 1.10): time per op, server CPU per op")
     for with_policy, without in (("XADD, retention 1 h", "XADD, no policy"),
                                  ("XADD, retention 1 s", "XADD, no policy"),
                                  ("XREADGROUP, dead-letter", "XREADGROUP, no policy")):
-        print(f"  {with_policy:28s} {median[without] / median[with_policy]:.2f}x")
-    print("rillet / Redis (ops/s):")
+        print(f"  {with_policy:28s} {rate[without] / rate[with_policy]:.2f}x "
+              f"{cpu[with_policy] / cpu[without]:.2f}x")
+    print("rillet / Redis: time per op, server CPU per op")
     for ours, theirs in (("XADD, retention 1 s", "XADD MINID ~ (now-1s)"),
                          ("XREADGROUP, dead-letter", "XREADGROUP")):
-        print(f"  {ours:28s} {median[ours] / median[theirs]:.2f}")
+        print(f"  {ours:28s} {rate[theirs] / rate[ours]:.2f}x {cpu[ours] / cpu[theirs]:.2f}x")
 
 
 if __name__ == "__main__":
