@@ -308,6 +308,19 @@ def test_xclaim_counts_exactly(n):
     assert _dead(n)[0][b"rillet-consumer"] == b"carol"
 
 
+def test_xclaim_lastid_still_propagates_when_every_claim_is_dead_lettered(n):
+    _queue(n, max_deliveries=1)
+    n("XREADGROUP", "GROUP", "g", "alice", "COUNT", 1, "STREAMS", "q", ">")
+    n.take_effects()
+    assert n("XCLAIM", "q", "g", "bob", 0, "1-0", "LASTID", "3-0") == []
+    effects = n.take_effects()
+    assert [e[:2] for e in effects] == [[b"XGROUP", b"CREATECONSUMER"], [b"XADD", b"dead"],
+                                        [b"XACK", b"q"], [b"XGROUP", b"SETID"]]
+    assert n("XINFO", "GROUPS", "q")[0].items[3] == (b"last-delivered-id", b"3-0")
+    _check_replay(n, [[b"XREADGROUP", b"GROUP", b"g", b"alice", b"COUNT", b"1", b"STREAMS", b"q", b">"],
+                      *effects])
+
+
 @pytest.mark.parametrize("justid", [False, True])
 def test_xautoclaim_dead_letters_and_leaves_it_out(n, justid):
     _queue(n, max_deliveries=1)

@@ -672,7 +672,8 @@ def xclaim(ctx: Client, argv: list[bytes]) -> object:
     if dead:
         claimed = [item for item, entry in zip(claimed, result.touched, strict=True)
                    if entry.key not in dead]
-    if result.last_id_moved and not (result.claimed or any(
+    # (Dead-lettered claims leave no XCLAIM to carry LASTID either.)
+    if result.last_id_moved and not (claimed or any(
         e.owner is not None for e in result.dropped
     )):
         ctx.changed(1)
