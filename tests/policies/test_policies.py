@@ -355,3 +355,27 @@ def test_new_deliveries_never_dead_letter(n):
         n("XGROUP", "SETID", "q", "g", "0")
         assert len(_ids(n("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "q", ">"))) == 3
     assert n("EXISTS", "dead") == 0
+
+
+def test_aof_rewrite_commands_and_snapshot_rebuild_the_policies(n):
+    """The AOF rewrite's commands (without an RDB preamble) and the snapshot's AUX field."""
+    from rillet.persistence import rdb
+    from rillet.persistence.rewrite import keyspace_commands
+
+    for argv in SETUP:
+        n(*argv)
+    n("XGROUP", "CREATE", "q", "other", "0")
+    n("RILLET.XRETENTION", "q", 86_400_000)
+    n("RILLET.XDEADLETTER", "q", "g", 4, "dead")
+    rebuilt = Node()
+    for _, argv in keyspace_commands(n.state):
+        assert not isinstance(rebuilt(*argv), str), argv
+    loaded = Node()
+    chunks: list[bytes] = []
+    rdb.write_keyspace(rdb.RDBWriter(chunks.append), n.state)
+    rdb.load_keyspace(loaded.state, b"".join(chunks))
+    for other in (rebuilt, loaded):
+        assert other("XINFO", "STREAM", "q")[b"retention-ms"] == 86_400_000
+        groups = {dict(g.items)[b"name"]: dict(g.items) for g in other("XINFO", "GROUPS", "q")}
+        assert groups[b"g"][b"max-deliveries"] == 4 and groups[b"g"][b"dead-letter-key"] == b"dead"
+        assert b"max-deliveries" not in groups[b"other"]
