@@ -109,7 +109,8 @@ def test_metrics_of_the_issue_example():
 
 
 def test_metrics_count_the_stream_policies():
-    server = _server(*EXAMPLE, [b"XADD", b"orders", b"4-1", b"amount", b"40"],
+    server = _server([b"CONFIG", b"SET", b"stream-node-max-entries", b"1"],  # XADD trims whole nodes
+                     *EXAMPLE, [b"XADD", b"orders", b"4-1", b"amount", b"40"],
                      [b"RILLET.XDEADLETTER", b"orders", b"billing", b"1", b"orders:dead"],
                      [b"XREADGROUP", b"GROUP", b"billing", b"alice", b"STREAMS", b"orders", b"0"],
                      [b"RILLET.XRETENTION", b"orders", b"1000"],
