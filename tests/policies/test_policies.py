@@ -297,6 +297,14 @@ def test_xclaim_dead_letters_and_leaves_it_out(n, justid):
     _check_replay(n, n.take_effects())
 
 
+def test_xclaim_of_an_id_named_twice_dead_letters_it_once(n):
+    _queue(n, max_deliveries=1)
+    n("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "q", ">")
+    assert n("XCLAIM", "q", "g", "bob", 0, "1-0", "1-0") == []
+    assert n("XLEN", "dead") == 1
+    _check_replay(n, n.take_effects())
+
+
 def test_xclaim_counts_exactly(n):
     _queue(n, max_deliveries=3, entries=1)
     n("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "q", ">")  # 1

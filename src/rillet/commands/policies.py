@@ -164,7 +164,8 @@ def divert(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, touche
     from, and leaves the PEL; returns their ID keys, which the caller leaves out
     of its reply and of its XCLAIM effects.
     """
-    dead = [entry for entry in touched if entry.key in snapshot]
+    # (Once each: XCLAIM may name an ID twice, and touches it twice.)
+    dead = list({entry.key: entry for entry in touched if entry.key in snapshot}.values())
     if not dead:
         return _NONE
     target_key = group.dead_letter_key
