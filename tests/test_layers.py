@@ -32,7 +32,7 @@ CYTHON = (".pyx", ".pxd", ".pxi")
 # Top to bottom; a prefix names a module and its submodules. Every module is in one.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("rillet.cli", "rillet.__main__", "rillet.spark", "rillet.pipelines", "rillet.bench",
-     "rillet.launch"),
+     "rillet.launch", "rillet.client"),
     ("rillet.server",),
     # The web console renders what it reads of the state; server/http.py serves it.
     ("rillet.console",),

@@ -715,3 +715,8 @@ HOTKEYS_METRICS_MISMATCH = "ERR METRICS count does not match number of metric ty
 HOTKEYS_NO_VALID_METRICS = "ERR METRICS no valid metrics passed. Supported: CPU|NET"
 HOTKEYS_SLOTS_NO_CLUSTER = "ERR SLOTS parameter cannot be used in non-cluster mode"
 HOTKEYS_RESET_IN_PROGRESS = "ERR hotkey tracking session in progress, stop tracking first"
+
+# --- stream policies (commands/policies.py, rillet's own commands) -------------------
+RETENTION_NOT_VALID = "ERR milliseconds must be a non-negative integer"
+MAX_DELIVERIES_NOT_POSITIVE = "ERR max-deliveries must be a positive integer"
+DEAD_LETTER_SAME_KEY = "ERR the dead-letter key must differ from the stream's key"

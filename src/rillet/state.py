@@ -392,6 +392,10 @@ class Stats:
     output_buffer_limit_disconnections: int = 0
     query_buffer_limit_disconnections: int = 0
     lazyfreed_objects: int = 0
+    # rillet's stream policies (commands/policies.py): entries trimmed for their age,
+    # entries moved to a dead-letter stream.
+    stream_retention_trimmed: int = 0
+    stream_deadlettered: int = 0
 
     def count_error(self, message: str) -> None:
         """An error reply (INFO errorstats: counted by its code). afterErrorReply: the

@@ -111,6 +111,7 @@ def test_misc_subcommands(p):
         ref_names = set(re.findall(rb"\$\d+\r\n([^\r]+)\r\n", ref))
         assert ours_names and ours_names <= ref_names | {
             b"xnack", b"xcfgset", b"xidmprecord", b"digest", b"delex", b"msetex", b"increx", b"hotkeys",
+            b"rillet.xretention", b"rillet.xdeadletter",  # rillet's own
             *(b"hotkeys|" + sub for sub in (b"start", b"stop", b"get", b"reset"))}
     p.check("ACL", "CAT", "nope")
     p.check("ACL", "CAT", "a", "b")

@@ -24,6 +24,7 @@ NEWER = {
         b"count", b"del", b"delrange", b"get", b"getrange", b"grep", b"info", b"insert",
         b"lastitems", b"len", b"mget", b"mset", b"next", b"op", b"ring", b"scan", b"seek",
         b"set")),
+    b"rillet.xretention", b"rillet.xdeadletter",  # rillet's own (docs/streams-policies.md)
 }
 # Their subcommands, which COMMAND LIST shows too.
 NEWER_LISTED = NEWER | {b"hotkeys|" + n for n in (b"start", b"stop", b"get", b"reset")}

@@ -167,7 +167,8 @@ REDIS_ONLY: set[str] = set()
 # counts them by walking the keys, which a monitor's periodic INFO (Sentinel's, every
 # second during a failover) must not pay for on a large keyspace (docs/compat.md).
 NOT_DEFAULT = {"Keysizes"}
-OWN_FIELDS = {"rillet_version", "python_version"}
+OWN_FIELDS = {"rillet_version", "python_version",
+              "stream_retention_trimmed", "stream_deadlettered"}  # docs/streams-policies.md
 REQUIRED = {
     "Server": ["redis_version", "rillet_version", "redis_mode", "os", "arch_bits", "process_id",
                "run_id", "tcp_port", "uptime_in_seconds", "uptime_in_days", "hz", "executable",

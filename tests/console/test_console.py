@@ -108,6 +108,20 @@ def test_metrics_of_the_issue_example():
     assert "# TYPE redis_stream_length gauge" in text
 
 
+def test_metrics_count_the_stream_policies():
+    server = _server([b"CONFIG", b"SET", b"stream-node-max-entries", b"1"],  # XADD trims whole nodes
+                     *EXAMPLE, [b"XADD", b"orders", b"4-1", b"amount", b"40"],
+                     [b"RILLET.XDEADLETTER", b"orders", b"billing", b"1", b"orders:dead"],
+                     [b"XREADGROUP", b"GROUP", b"billing", b"alice", b"STREAMS", b"orders", b"0"],
+                     [b"RILLET.XRETENTION", b"orders", b"1000"],
+                     [b"XADD", b"orders", b"*", b"amount", b"50"])  # the clock is far past 4-1
+    samples = _samples(_get(Console(server.state), "/metrics").body)
+    assert samples["rillet_stream_deadlettered_total"] == "2"
+    assert samples["rillet_stream_retention_trimmed_total"] == "4"
+    assert "# TYPE rillet_stream_deadlettered_total counter" in _get(
+        Console(server.state), "/metrics").body.decode()
+
+
 def test_nil_lag_is_left_out_and_names_are_escaped():
     # A deletion between the group and the end makes Redis's lag nil.
     server = _server(*EXAMPLE, [b"XDEL", b"orders", b"3-1"], [b"XADD", b"orders", b"4-1", b"a", b"b"],

@@ -331,8 +331,9 @@ NOT_FUZZED: dict[str, str] = {
             "tests/compat/test_r88.py tests it",
             "hotkeys|start", "hotkeys|stop", "hotkeys|get", "hotkeys|reset"),
 }
-# Newer than Redis 8.2.3 (8.4-8.8): only in the rillet-only run.
-RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord", "digest", "delex", "msetex", "increx"}
+# Newer than Redis 8.2.3 (8.4-8.8), and rillet's own: only in the rillet-only run.
+RILLET_ONLY = {"xnack", "xcfgset", "xidmprecord", "digest", "delex", "msetex", "increx",
+               "rillet.xretention", "rillet.xdeadletter"}
 
 
 def fuzzed_commands(specs: dict[str, Spec], *, differential: bool) -> dict[str, str | None]:

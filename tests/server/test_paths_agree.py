@@ -294,6 +294,8 @@ WRITES = {
     "xnack": ["XNACK", "s", "g", "SILENT", "IDS", "1", "1-1"],
     "xreadgroup": ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
     "xsetid": ["XSETID", "s", "5-0"], "xtrim": ["XTRIM", "s", "MINID", "1-2"],
+    "rillet.xretention": ["RILLET.XRETENTION", "s", "60000"],
+    "rillet.xdeadletter": ["RILLET.XDEADLETTER", "s", "g", "3", "dead"],
     "xgroup|create": ["XGROUP", "CREATE", "s", "g2", "$"],
     "xgroup|setid": ["XGROUP", "SETID", "s", "g", "$"],
     "xgroup|destroy": ["XGROUP", "DESTROY", "s", "g"],

@@ -24,6 +24,7 @@ from rillet.commands import (  # noqa: F401  (imported for their registrations)
     migrate,
     modules,
     persistence,
+    policies,
     pubsub,
     replication,
     scripting,

@@ -169,6 +169,8 @@ cdef object _plain_group(ctx, list argv):
     if found is NULL or type(<object>found) is not _ConsumerGroup:
         return None
     group = <object>found
+    if group.dead_letter_key is not None:
+        return None  # a dead-letter policy (commands/policies.py) is Python's
     found = PyDict_GetItem(<object>_get(group, G_CONSUMERS), <object>PyList_GET_ITEM(argv, 3))
     if found is NULL or type(<object>found) is not _Consumer:
         return None  # a consumer to create: event and effect in Python

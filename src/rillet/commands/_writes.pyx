@@ -77,14 +77,16 @@ cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
 # Set by bind_xadd()/bind_set(): the Python bodies for what this module does not answer.
 cdef object _xadd_other = None  # XADD with anything but `*` or MAXLEN as its third argument
 cdef object _xadd_general = None  # XADD's general body
+cdef object _xadd_py = None  # streams.xadd, the Python body of every form
 cdef object _set_general = None  # SET with options
 
 
-def bind_xadd(xadd_other, xadd_general):
+def bind_xadd(xadd_other, xadd_general, xadd_py):
     """streams.py hands over the Python bodies of the uncommon XADD forms."""
-    global _xadd_other, _xadd_general
+    global _xadd_other, _xadd_general, _xadd_py
     _xadd_other = xadd_other
     _xadd_general = xadd_general
+    _xadd_py = xadd_py
 
 
 def bind_set(set_general):
@@ -639,6 +641,8 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
         stream = _Stream(limits=server.keyspace.stream_limits)
     elif type(stream) is not _Stream:
         raise _ReplyError(_WRONGTYPE)
+    elif stream.retention_ms:
+        return _xadd_py(ctx, argv)  # a retention policy (commands/policies.py) is Python's
     # Stream.next_id(ms, seq, now): its common cases here, the others in Python.
     last = <object>_get(stream, S_LAST_ID)
     if type(last) is not tuple and not isinstance(last, tuple):

@@ -11,6 +11,7 @@ commands touches WATCHed keys, except where entries leave the stream.
 from __future__ import annotations
 
 from rillet import errors
+from rillet.commands import policies
 from rillet.commands.args import INT64_MAX, parse_int
 from rillet.commands.stream_common import (
     ENCODES_FROM_NODES,
@@ -36,7 +37,7 @@ from rillet.engine.ids import (
     parse_range_start,
     parse_strict_id,
 )
-from rillet.engine.pel import MAX_ID_KEY
+from rillet.engine.pel import MAX_ID_KEY, id_key
 from rillet.engine.stream import Stream
 from rillet.errors import ReplyError
 from rillet.notify import STREAM
@@ -359,6 +360,8 @@ def xreadgroup(ctx: Client, argv: list[bytes]) -> object:
         group = stream.groups.get(group_name) if stream is not None else None
         if group is None or stream is None:
             raise ReplyError(errors.NOGROUP_XREADGROUP.format(errors.c_text(key), errors.c_text(group_name)))
+        if group.dead_letter_key is not None:
+            policies.check_target(ctx, group)
         if raw == _GT:
             after = None
         elif raw == b"$" or raw == b"+":
@@ -402,6 +405,8 @@ def _read_new(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, gro
               sinks: bool) -> list:
     entries: list = []
     if claim_ms >= 0:
+        snapshot = (policies.at_limit_idle(group, claim_ms, count, now)
+                    if _dead_letters(ctx, group) else None)
         claim = group.read_claim(stream, consumer_name, claim_ms, count or None, now)
         if claim.consumer_created:
             _consumer_created(ctx, key, group_name, consumer_name, sinks)
@@ -409,12 +414,15 @@ def _read_new(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, gro
             ctx.changed(1)
             if sinks:
                 _propagate_dropped(ctx, key, group, group_name, claim.dropped)
+        dead = policies.divert(ctx, key, stream, group, claim.touched, snapshot) if snapshot else None
         if claim.claimed:
             ctx.changed(1)
             last = format_id(group.last_id) if sinks else b""
             for (sid, fields), (idle, prior_count), entry in zip(
                 claim.claimed, claim.prior, claim.touched, strict=True
             ):
+                if dead and entry.key in dead:
+                    continue
                 text = format_id(sid)
                 # Redis reports now - delivery time; an XNACKed entry's time is 0.
                 entries.append([text, fields, now if idle < 0 else idle, prior_count])
@@ -454,18 +462,28 @@ def _read_new(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup, gro
 def _read_history(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup,
                   group_name: bytes, consumer_name: bytes, after, count: int, now: int,
                   sinks: bool) -> list:
+    snapshot = (policies.at_limit_history(group, consumer_name, after, count)
+                if _dead_letters(ctx, group) else None)
     delivery = group.read_history(stream, consumer_name, after, count or None, now)
     if delivery.consumer_created:
         _consumer_created(ctx, key, group_name, consumer_name, sinks)
+    dead = policies.divert(ctx, key, stream, group, delivery.touched, snapshot) if snapshot else None
     entries = [[format_id(sid), NULL_ARRAY if fields is None else fields]
-               for sid, fields in delivery.entries]
+               for sid, fields in delivery.entries if not dead or id_key(sid) not in dead]
     if sinks and delivery.touched:
         last = format_id(group.last_id)
         for entry in delivery.touched:
+            if dead and entry.key in dead:
+                continue
             ctx.propagate(_xclaim_effect(key, group_name, consumer_name,
                                          format_id(entry.id_pair), now, entry.delivery_count,
                                          last))
     return entries
+
+
+def _dead_letters(ctx: Client, group: ConsumerGroup) -> bool:
+    """Whether this delivery applies the group's dead-letter policy (commands/policies.py)."""
+    return group.dead_letter_key is not None and policies.enforcing(ctx.server, ctx.db)
 
 
 def _consumer_created(ctx: Client, key: bytes, group_name: bytes, consumer_name: bytes,
@@ -643,39 +661,54 @@ def xclaim(ctx: Client, argv: list[bytes]) -> object:
         else:
             raise ReplyError(errors.XCLAIM_UNKNOWN_OPTION.format(errors.c_text(argv[j])))
         j += 1
+    snapshot = None
+    if group.dead_letter_key is not None and policies.check_target(ctx, group):
+        snapshot = policies.at_limit_ids(group, ids)
     result = group.claim(stream, consumer_name, min_idle, ids, now,
                          delivery_time_ms=delivery_time, retry_count=retry_count, force=force,
                          justid=justid, last_id=last_id)
-    _propagate_claims(ctx, key, group, group_name, consumer_name, result)
-    if result.last_id_moved and not (result.claimed or any(
+    dead = _propagate_claims(ctx, key, stream, group, group_name, consumer_name, result, snapshot)
+    claimed = result.claimed
+    if dead:
+        claimed = [item for item, entry in zip(claimed, result.touched, strict=True)
+                   if entry.key not in dead]
+    # (Dead-lettered claims leave no XCLAIM to carry LASTID either.)
+    if result.last_id_moved and not (claimed or any(
         e.owner is not None for e in result.dropped
     )):
         ctx.changed(1)
         if ctx.server.effect_sinks:
             ctx.propagate(_setid_effect(key, group, group_name))
     if justid:
-        return [format_id(sid) for sid, _ in result.claimed]
-    return [[format_id(sid), fields] for sid, fields in result.claimed]
+        return [format_id(sid) for sid, _ in claimed]
+    return [[format_id(sid), fields] for sid, fields in claimed]
 
 
-def _propagate_claims(ctx: Client, key: bytes, group: ConsumerGroup, group_name: bytes,
-                      consumer_name: bytes, result) -> None:
+def _propagate_claims(ctx: Client, key: bytes, stream: Stream, group: ConsumerGroup,
+                      group_name: bytes, consumer_name: bytes, result,
+                      snapshot: policies.Snapshot | None) -> frozenset[int] | None:
+    """The claims' events and effects; the entries the dead-letter policy took
+    instead (by ID key, see policies.divert), to leave out of the reply."""
     state = ctx.server
     changes = len(result.claimed) + len(result.dropped) + (1 if result.consumer_created else 0)
     if not changes:
-        return
+        return None
     ctx.changed(changes)
     if result.consumer_created:
         ctx.notify(STREAM, b"xgroup-createconsumer", key)
-    if not state.effect_sinks:
-        return
-    if result.consumer_created:
+    if state.effect_sinks and result.consumer_created:
         ctx.propagate(_createconsumer_effect(key, group_name, consumer_name))
+    dead = policies.divert(ctx, key, stream, group, result.touched, snapshot) if snapshot else None
+    if not state.effect_sinks:
+        return dead
     _propagate_dropped(ctx, key, group, group_name, result.dropped)
     last = format_id(group.last_id)
     for entry in result.touched:
+        if dead and entry.key in dead:
+            continue
         ctx.propagate(_xclaim_effect(key, group_name, consumer_name, format_id(entry.id_pair),
                                      entry.delivery_time_ms, entry.delivery_count, last))
+    return dead
 
 
 # --- XAUTOCLAIM ------------------------------------------------------------------------
@@ -715,14 +748,21 @@ def xautoclaim(ctx: Client, argv: list[bytes]) -> object:
             raise ReplyError(errors.SYNTAX)
     key, group_name, consumer_name = argv[1], argv[2], argv[3]
     stream, group = _stream_and_group(ctx, key, group_name)
+    snapshot = None
+    if group.dead_letter_key is not None and policies.check_target(ctx, group):
+        snapshot = policies.at_limit_scan(group, start, count)
     result = group.autoclaim(stream, consumer_name, min_idle, start, count,
                              ctx.clock.now_ms(), justid)
-    _propagate_claims(ctx, key, group, group_name, consumer_name, result)
+    dead = _propagate_claims(ctx, key, stream, group, group_name, consumer_name, result, snapshot)
+    kept = result.claimed
+    if dead:
+        kept = [item for item, entry in zip(kept, result.touched, strict=True)
+                if entry.key not in dead]
     claimed: list[object]
     if justid:
-        claimed = [format_id(sid) for sid, _ in result.claimed]
+        claimed = [format_id(sid) for sid, _ in kept]
     else:
-        claimed = [[format_id(sid), fields] for sid, fields in result.claimed]
+        claimed = [[format_id(sid), fields] for sid, fields in kept]
     return [format_id(result.cursor), claimed, [format_id(sid) for sid in result.deleted]]
 
 
@@ -731,6 +771,13 @@ def xautoclaim(ctx: Client, argv: list[bytes]) -> object:
 def _reported_entries_read(group: ConsumerGroup) -> int | None:
     read = group.entries_read
     return None if read is None else engine.as_long_long(read)
+
+
+def _policy_fields(group: ConsumerGroup) -> list[tuple[bytes, object]]:
+    """RILLET.XDEADLETTER's, for a group that has it (others reply as in Redis)."""
+    if group.dead_letter_key is None:
+        return []
+    return [(b"max-deliveries", group.max_deliveries), (b"dead-letter-key", group.dead_letter_key)]
 
 
 @command("xinfo|groups", 3, "readonly", keys=(2, 2, 1), key_flags="RO access", group="stream", since="5.0.0")
@@ -745,6 +792,7 @@ def xinfo_groups(ctx: Client, argv: list[bytes]) -> object:
             (b"last-delivered-id", format_id(group.last_id)),
             (b"entries-read", _reported_entries_read(group)),
             (b"lag", engine.group_lag(stream, group)),
+            *_policy_fields(group),
         ])
         for group in engine.groups_in_order(stream)
     ]

@@ -325,6 +325,9 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("reply_buffer_shrinks", 0),
         ("reply_buffer_expands", 0),
         *((f"acl_access_denied_{kind}", n) for kind, n in state.acl.denied.items()),
+        # rillet's own (docs/streams-policies.md), after every field Redis has.
+        ("stream_retention_trimmed", s.stream_retention_trimmed),
+        ("stream_deadlettered", s.stream_deadlettered),
     ]
 
 

@@ -10,6 +10,7 @@ becomes the chosen ID, `~`/LIMIT trimming its exact `=` form.
 from __future__ import annotations
 
 from rillet import errors
+from rillet.commands import policies
 from rillet.commands.args import INT64_MAX, Options, int_in_range, parse_int
 from rillet.commands.stream_common import (
     apply_trim,
@@ -101,6 +102,8 @@ def xadd(ctx: Client, argv: list[bytes]) -> object:
     sid_text = b"%d-%d" % sid
     if server.effect_sinks:
         ctx.propagate([argv[0], key, sid_text, *fields])
+    if stream.retention_ms:
+        policies.trim_after_add(ctx, key, stream)
     return sid_text
 
 
@@ -156,6 +159,8 @@ def _xadd_maxlen(ctx: Client, argv: list[bytes]) -> object:
     if server.effect_sinks:
         exact = stream.length if approx else maxlen  # what exact_trim_args says
         ctx.propagate([argv[0], key, b"MAXLEN", b"=", b"%d" % exact, sid_text, *fields])
+    if stream.retention_ms:
+        policies.trim_after_add(ctx, key, stream)
     return sid_text
 
 
@@ -211,6 +216,8 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
         ctx.propagate([argv[0], key, *effect_options(args, stream), sid_text, *fields])
         if pid is not None:
             ctx.propagate([b"XIDMPRECORD", key, pid, iid, sid_text])
+    if stream.retention_ms:
+        policies.trim_after_add(ctx, key, stream)
     return sid_text
 
 
@@ -218,7 +225,7 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
 # rillet/compiled.py); the other forms, or all without it, are the Python bodies above.
 _writes = compiled("rillet.commands._writes")
 if _writes is not None:
-    _writes.bind_xadd(_xadd_other, _xadd_general)
+    _writes.bind_xadd(_xadd_other, _xadd_general, xadd)
     COMMANDS["xadd"].handler = _writes.xadd
 
 
@@ -512,6 +519,8 @@ def xinfo_stream(ctx: Client, argv: list[bytes]) -> object:
         (b"recorded-first-entry-id", format_id(stream.first_id)),
     ]
     fields += _idmp_fields(ctx, stream)
+    if stream.retention_ms:
+        fields.append((b"retention-ms", stream.retention_ms))
     if not full:
         first = stream.first_entry()
         last = stream.last_entry()

@@ -366,9 +366,27 @@ def render(info: str | None, databases: int, streams: StreamLines,
     if info is not None:
         add_info(out, info, databases, time.time())
     streams.write(out)
-    # rillet's own. Entries trimmed by retention and dead-lettered entries are not
-    # here: rillet does not keep those counts yet.
+    # rillet's own.
     own = Exposition("rillet_")
     own.add("console_last_render_seconds", last_render_s,
             help="How long the previous /metrics answer held the event loop")
+    if info is not None:
+        add_policy_counters(own, info)
     return out.render() + own.render()
+
+
+# INFO's stream policy counters (commands/policies.py) -> rillet_* counters.
+POLICY_COUNTERS = {
+    "stream_retention_trimmed": ("stream_retention_trimmed_total",
+                                 "Stream entries trimmed by RILLET.XRETENTION"),
+    "stream_deadlettered": ("stream_deadlettered_total",
+                            "Stream entries moved to a dead-letter stream by RILLET.XDEADLETTER"),
+}
+
+
+def add_policy_counters(out: Exposition, info: str) -> None:
+    for line in info.splitlines():
+        key, colon, value = line.partition(":")
+        family = POLICY_COUNTERS.get(key) if colon else None
+        if family is not None:
+            out.add(family[0], int(value), "counter", help=family[1])

@@ -172,6 +172,10 @@ class ConsumerGroup:
         "nacked_count",
         "_touch_seq",
         "_names_sorted",
+        # RILLET.XDEADLETTER (engine/stream_policy.py): deliveries allowed, and where
+        # entries past them go; 0 and None without the policy.
+        "max_deliveries",
+        "dead_letter_key",
     )
 
     def __init__(self, name: bytes, last_id: StreamID, entries_read: int | None = None) -> None:
@@ -185,6 +189,8 @@ class ConsumerGroup:
         self.nacked_count = 0
         self._touch_seq = 0
         self._names_sorted: list[bytes] | None = None
+        self.max_deliveries = 0
+        self.dead_letter_key: bytes | None = None
 
     def __repr__(self) -> str:
         return (

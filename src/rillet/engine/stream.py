@@ -118,6 +118,7 @@ class Stream:
         "deleted_mark",
         "groups",  # consumer groups by name (bytes), insertion-ordered
         "idmp",  # XADD IDMP state (engine.idmp.Idmp) or None
+        "retention_ms",  # RILLET.XRETENTION's age limit in ms, 0 = none (engine/stream_policy.py)
         "_tree_version",
         "_tree_nodes_cache",
     )
@@ -140,6 +141,7 @@ class Stream:
         self.deleted_mark: StreamID = MIN_ID
         self.groups: dict[bytes, Any] = {}
         self.idmp: Idmp | None = None
+        self.retention_ms = 0
         self._tree_version = 0
         self._tree_nodes_cache: tuple[int, int] = (-1, 0)
 

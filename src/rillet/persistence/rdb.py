@@ -197,6 +197,12 @@ def type_of(value: Any) -> int:
 AuxExtension = tuple[Callable[[Any], list[bytes]], Callable[[Any, bytes], None]]
 AUX_EXTENSIONS: dict[bytes, AuxExtension] = {}
 
+# Extra state a DUMP payload carries after its value, before the footer (Redis's
+# RESTORE ignores such bytes): class -> (trailer(value) -> bytes | None,
+# restore(value, trailer) -> whether the trailer was one and read to its end).
+DumpTrailer = tuple[Callable[[Any], "bytes | None"], Callable[[Any, bytes], bool]]
+DUMP_TRAILERS: dict[type, DumpTrailer] = {}
+
 
 def write_keyspace(writer: RDBWriter, state: Any, *, aof_base: bool = False,
                    repl: tuple[int, str, int] | None = None) -> int:
@@ -599,6 +605,11 @@ def dump_value(value: Any, compress: bool = True, config: Any = None) -> bytes:
         writer.u8(rdb_type)
         codec.save(writer, value, rdb_type)
     writer.flush()
+    trailer = DUMP_TRAILERS.get(value.__class__)
+    if trailer is not None:
+        extra = trailer[0](value)
+        if extra is not None:
+            chunks.append(extra)
     body = b"".join(chunks) + version.to_bytes(2, "little")
     return body + crc64(0, body).to_bytes(8, "little")
 
@@ -633,7 +644,9 @@ def restore_value(payload: bytes, state: Any) -> Any:
         if value is None:
             raise reader.fail("a non-empty value", 0)
     if reader.pos != reader.end:
-        raise reader.fail("the end of the value")
+        trailer = DUMP_TRAILERS.get(value.__class__)
+        if trailer is None or not trailer[1](value, bytes(reader.data[reader.pos:reader.end])):
+            raise reader.fail("the end of the value")
     return value
 
 

@@ -623,3 +623,75 @@ def _idmp_apply(state: Any, value: bytes) -> None:
 
 
 rdb.AUX_EXTENSIONS[IDMP_AUX] = (_idmp_values, _idmp_apply)
+
+
+# --- RILLET.XRETENTION / RILLET.XDEADLETTER policies (engine/stream_policy.py) ---------------
+# In an AUX field per stream in a snapshot, and after the value in a DUMP payload:
+# Redis 8.2.3 ignores both (unknown AUX fields, and bytes between a RESTORE
+# payload's value and its footer), rillet reads them back. See docs/compat.md.
+
+POLICY_AUX = b"rillet-stream-policy"
+POLICY_TRAILER = b"\0rillet-stream-policy\0"
+
+
+def policy_bytes(stream: Stream) -> bytes | None:
+    """retention-ms, then (group, max-deliveries, dead-letter key) per group with one."""
+    groups = [group for group in stream.groups.values() if group.dead_letter_key is not None]
+    if not stream.retention_ms and not groups:
+        return None
+    parts = [encode_len(stream.retention_ms), encode_len(len(groups))]
+    for group in groups:
+        target = group.dead_letter_key
+        parts += [encode_len(len(group.name)), group.name, encode_len(group.max_deliveries),
+                  encode_len(len(target)), target]
+    return b"".join(parts)
+
+
+def apply_policy(stream: Stream, reader: RDBReader) -> None:
+    stream.retention_ms = reader.length()
+    for _ in range(reader.length()):
+        name = bytes(reader.take(reader.length()))
+        limit = reader.length()
+        target = bytes(reader.take(reader.length()))
+        group = stream.groups.get(name)
+        if group is not None and limit > 0:
+            group.max_deliveries, group.dead_letter_key = limit, target
+
+
+def _policy_values(state: Any) -> list[bytes]:
+    out = []
+    for db in state.keyspace.dbs:
+        data = db.data
+        for key in db.streams:
+            value = data.get(key)
+            if value.__class__ is not Stream:
+                continue
+            policy = policy_bytes(value)
+            if policy is not None:
+                out.append(encode_len(db.index) + encode_len(len(key)) + key + policy)
+    return out
+
+
+def _policy_apply(state: Any, value: bytes) -> None:
+    reader = RDBReader(value, name="rillet-stream-policy")
+    db = state.keyspace.dbs[reader.length()]
+    stream = db.data.get(bytes(reader.take(reader.length())))
+    if stream.__class__ is Stream:  # (not if it expired while loading)
+        apply_policy(stream, reader)
+
+
+def _dump_trailer(stream: Stream) -> bytes | None:
+    policy = policy_bytes(stream)
+    return None if policy is None else POLICY_TRAILER + policy
+
+
+def _restore_trailer(stream: Stream, trailer: bytes) -> bool:
+    if not trailer.startswith(POLICY_TRAILER):
+        return False
+    reader = RDBReader(trailer, len(POLICY_TRAILER), name="DUMP payload")
+    apply_policy(stream, reader)
+    return reader.pos == reader.end
+
+
+rdb.AUX_EXTENSIONS[POLICY_AUX] = (_policy_values, _policy_apply)
+rdb.DUMP_TRAILERS[Stream] = (_dump_trailer, _restore_trailer)

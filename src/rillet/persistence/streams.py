@@ -107,6 +107,13 @@ def stream_commands(key: bytes, stream: Stream, context: CodecContext) -> Iterat
         for pid, iids in idmp.producers.items():
             for iid, recorded in iids.items():
                 yield [b"XIDMPRECORD", key, pid, iid, format_id(recorded)]
+    # rillet's own policies (commands/policies.py), as their commands.
+    if stream.retention_ms:
+        yield [b"RILLET.XRETENTION", key, b"%d" % stream.retention_ms]
+    for name, group in stream.groups.items():
+        if group.dead_letter_key is not None:
+            yield [b"RILLET.XDEADLETTER", key, name, b"%d" % group.max_deliveries,
+                   group.dead_letter_key]
 
 
 register(ValueType(STREAM_TAG, "stream", Stream, digest_stream, stream_commands))

@@ -17,12 +17,13 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import redis
 
+from rillet.client import set_retention
 from rillet.pipelines.storage import HadoopFS, has_scheme, join, location
 from rillet.spark.ids import parse_id
 
@@ -47,6 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trigger", type=float, default=2.0, help="micro-batch every N s (2)")
     parser.add_argument("--stream", default="sensors", help="input stream (sensors)")
     parser.add_argument(
+        "--retention",
+        type=float,
+        default=600.0,
+        help="keep readings this many seconds (RILLET.XRETENTION; 0: keep all; default 600)",
+    )
+    parser.add_argument(
         "--result-stream", default="sensors:windows", help="output stream (sensors:windows)"
     )
     parser.add_argument(
@@ -64,7 +71,9 @@ class Producer:
     stream: str
     rate: int
     sensors: int
+    retention_s: float = 0.0
     produced: int = 0
+    retention_note: str = ""
     error: BaseException | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -78,6 +87,7 @@ class Producer:
                 "XADD", self.stream, "*", "sensor-id", "sensor-1", "temperature", "20.00"
             )
             self.produced += 1
+            self.retention_note = _keep_recent(client, self.stream, self.retention_s)
         finally:
             client.close()
         self._thread = threading.Thread(target=self._run, name="producer", daemon=True)
@@ -303,6 +313,18 @@ def _last_id(url: str, stream: str) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def _keep_recent(client: redis.Redis, stream: str, retention_s: float) -> str:
+    """The readings stream keeps only its recent past (rillet's RILLET.XRETENTION: the
+    server trims by age on every XADD and once a second when idle); what it says."""
+    if retention_s <= 0:
+        return "readings are kept (no retention)"
+    try:
+        set_retention(client, stream, timedelta(seconds=retention_s))
+    except redis.ResponseError as exc:  # a server other than rillet
+        return f"readings are kept (retention not set: {exc})"
+    return f"readings older than {retention_s:g} s are trimmed (RILLET.XRETENTION)"
+
+
 def run(args: argparse.Namespace) -> int:
     from rillet.pipelines.cli import spark_conf
     from rillet.pipelines.servers import ServerStartError, free_port, rillet_server
@@ -332,12 +354,13 @@ def run(args: argparse.Namespace) -> int:
             url = server.url
             _say(start, f"console (streams, groups, lag): {server.console_url}"
                         f"  metrics: {server.console_url}metrics")
-        producer = Producer(url, args.stream, args.rate, args.sensors)
+        producer = Producer(url, args.stream, args.rate, args.sensors, args.retention)
         producer.start()
         _say(
             start,
             f"producer: {args.rate} readings/s from {args.sensors} sensors -> {args.stream!r}",
         )
+        _say(start, producer.retention_note)
         _say(start, f"starting Spark ({args.master}) ...")
         from rillet.spark.session import spark_session
 

@@ -27,6 +27,7 @@ from rillet.commands import table
 from rillet.commands.acl import load_startup_users
 from rillet.commands.functions import restore_library
 from rillet.commands.hashes import active_expire_fields
+from rillet.commands.policies import RetentionCycle
 from rillet.commands.server import sample_instantaneous
 from rillet.config import Config, ConfigError, signal_save
 from rillet.dispatch import Dispatcher
@@ -72,6 +73,7 @@ class Server:
         self._wakeup_timer: asyncio.TimerHandle | None = None
         self._wakeup_due = 0
         self._field_expiry_cursors: dict[int, int] = {}  # db index -> the hash-field sweep's SCAN cursor
+        self._retention = RetentionCycle()  # commands/policies.py: RILLET.XRETENTION in the cron
         self._stopped: asyncio.Event | None = None
         self._tasks: list[asyncio.Future[None]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -520,6 +522,7 @@ class Server:
                         # Hash fields past their TTL (`hexpired`, HDEL), a slice per tick.
                         cursors = self._field_expiry_cursors
                         cursors[db.index] = active_expire_fields(self.state, db, cursors.get(db.index, 0), 200)
+                        self._retention.run(self.state, db)  # RILLET.XRETENTION's aged entries
                 state.latency_sample("expire-cycle", perf_counter_ns() - started)
                 if self.state.ready_keys:
                     self.serve_ready()
