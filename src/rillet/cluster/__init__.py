@@ -1,0 +1,1 @@
+"""Redis Cluster: node table, slots, nodes.conf and the cluster bus."""
