@@ -368,20 +368,21 @@ class ClusterState:
     def rejoin_delay_ms(self) -> int:
         return min(max(self.node_timeout_ms, MIN_REJOIN_DELAY_MS), MAX_REJOIN_DELAY_MS)
 
-    def _reachable_masters(self) -> int:
+    def _masters(self) -> tuple[int, int]:
+        """(masters serving a slot, those of them not FAIL or PFAIL)."""
         size = reachable = 0
         for node in self.nodes.values():
             if node.is_master and node.numslots:
                 size += 1
                 if not node.flags & (FAIL | PFAIL):
                     reachable += 1
-        self.size = size
-        return reachable
+        return size, reachable
 
     def _note_minority(self) -> None:
         """Redis's cron updates the state every 100 ms: a minority seen just before a
         change of slots starts the rejoin delay from then."""
-        if self._reachable_masters() < self.size // 2 + 1:
+        size, reachable = self._masters()
+        if reachable < size // 2 + 1:
             self._minority_ms = self.clock.now_ms()
 
     def update_state(self) -> bool:
@@ -397,7 +398,8 @@ class ClusterState:
         # Every slot served by a node not FAIL (counted per node: the cron runs this).
         ok = not self.require_full_coverage or sum(
             node.numslots for node in self.nodes.values() if not node.flags & FAIL) == SLOTS
-        if self._reachable_masters() < self.size // 2 + 1:
+        self.size, reachable = self._masters()
+        if reachable < self.size // 2 + 1:
             ok = False
             self._minority_ms = now
         if ok != self.ok:
