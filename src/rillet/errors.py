@@ -495,6 +495,15 @@ SCRIPT_NOT_ALLOWED = "ERR This Redis command is not allowed from script"
 SCRIPT_WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
 # scriptCall's ACL check (a script's command the user may not run): the NOPERM text without its code.
 SCRIPT_ACL_FAILURE = "ERR ACL failure in script: {}"
+# Cluster mode (Redis's scriptPrepareForRun and scriptVerifyClusterState)
+SCRIPT_NO_CLUSTER = "ERR Can not run script on cluster, 'no-cluster' flag is set."
+SCRIPT_CLUSTER_DOWN_READONLY = ("ERR Script attempted to execute a write command while the cluster"
+                                " is down and readonly")
+SCRIPT_CLUSTER_DOWN = "ERR Script attempted to execute a command while the cluster is down"
+SCRIPT_CROSSSLOT = ("ERR Command '{}' in script attempted to access keys that don't hash to the"
+                    " same slot")
+SCRIPT_NON_LOCAL_KEY = "ERR Script attempted to access a non local key in a cluster node"
+SCRIPT_OTHER_SLOT = "ERR Script attempted to access keys that do not hash to the same slot"
 SCRIPT_FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 # A script's reply nested past luaReplyToRedisReply's Lua stack (LUAI_MAXCSTACK).
 SCRIPT_STACK_LIMIT = "ERR reached lua stack limit"

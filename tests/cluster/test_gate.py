@@ -100,6 +100,29 @@ def test_transactions(pair):
     pair.check("SSUBSCRIBE", THEIRS)
 
 
+@pytest.mark.parametrize("args", [
+    ("EVAL", "return redis.call('get', KEYS[1])", "1", MINE),
+    ("EVAL", f"return redis.call('get', '{THEIRS}')", "0"),
+    ("EVAL", f"return redis.call('get', '{MINE2}')", "1", MINE),
+    ("EVAL", f"redis.call('get', '{MINE}'); return redis.call('get', '{MINE2}')", "0"),
+    ("EVAL", f"return redis.call('mget', '{MINE}', '{MINE2}')", "0"),
+    ("EVAL", f"return redis.pcall('set', '{THEIRS}', 1)", "0"),
+    ("EVAL", f"#!lua flags=allow-cross-slot-keys\nredis.call('get', '{MINE}');"
+     f" return redis.call('get', '{MINE2}')", "0"),
+    ("EVAL", f"#!lua flags=allow-cross-slot-keys\nreturn redis.call('get', '{THEIRS}')", "0"),
+    ("EVAL", "#!lua flags=no-cluster\nreturn 1", "0"),
+    ("EVAL", f"#!lua\nredis.call('get', '{MINE}'); return redis.call('get', '{MINE2}')", "0"),
+    ("EVAL", f"#!lua\nreturn redis.call('get', '{MINE2}')", "1", MINE),
+    ("EVAL", f"#!lua\nreturn redis.call('get', '{MINE}')", "1", MINE),
+    ("FUNCTION", "LOAD", "REPLACE", "#!lua name=gate\nredis.register_function('g',"
+     " function(keys, args) return redis.call('get', args[1]) end)"),
+    ("FCALL", "g", "1", MINE, MINE2), ("FCALL", "g", "0", THEIRS), ("FCALL", "g", "1", MINE, MINE),
+    ("EVAL", "return redis.call('ping')", "0"),
+])
+def test_scripts_keep_to_their_slot(pair, args):
+    pair.check(*args)
+
+
 def test_ask_and_tryagain_while_a_slot_migrates(pair):
     slot = _slot(MINE)
     key = MINE

@@ -14,7 +14,7 @@ import logging
 import os
 import secrets
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rillet.clock import Clock
@@ -308,7 +308,7 @@ class ClusterState:
             owner.numslots -= 1
             self.slots[slot] = None
 
-    def assign_slots(self, node: ClusterNode, slots: Iterator[int] | list[int]) -> None:
+    def assign_slots(self, node: ClusterNode, slots: Iterable[int]) -> None:
         """`node` serves `slots` (ADDSLOTS, SETSLOT NODE, a bus update); an importing
         state ends for the node that now owns the slot."""
         self._note_minority()
@@ -318,7 +318,7 @@ class ClusterState:
             self._del_slot(slot)
             self._add_slot(node, slot)
 
-    def unassign_slots(self, slots: Iterator[int] | list[int]) -> None:
+    def unassign_slots(self, slots: Iterable[int]) -> None:
         self._note_minority()
         for slot in slots:
             self.importing.pop(slot, None)
@@ -408,6 +408,10 @@ class ClusterState:
             log.info("Cluster state changed: %s", "ok" if ok else "fail")
             self.ok = ok
         return ok
+
+    def cron(self) -> None:
+        """The server's cron tick (Redis's clusterCron, what of it needs no bus)."""
+        self.update_state()
 
     def slot_counts(self) -> tuple[int, int, int, int]:
         """(assigned, ok, pfail, fail) slots, CLUSTER INFO's counts."""

@@ -755,11 +755,17 @@ def has_keys(spec: CommandSpec) -> bool:
 def route(state: ServerState, client: Client, spec: CommandSpec, argv: list[bytes]) -> str | None:
     """The error that sends the command elsewhere (-MOVED, -ASK, -CROSSSLOT, -TRYAGAIN,
     -CLUSTERDOWN), or None when this node serves it."""
+    return locate(state, client, spec, argv)[0]
+
+
+def locate(state: ServerState, client: Client, spec: CommandSpec,
+           argv: list[bytes]) -> tuple[str | None, int]:
+    """`route`'s answer and the slot of the command's keys (-1 if it has none)."""
     cluster: ClusterState = state.cluster
     myself = cluster.myself
     if spec.name == "exec":
         if client.multi is None:
-            return None  # EXEC answers its own error
+            return None, -1  # EXEC answers its own error
         commands = client.multi
     else:
         commands = [(spec, argv)]
@@ -784,13 +790,13 @@ def route(state: ServerState, client: Client, spec: CommandSpec, argv: list[byte
                 first_key, slot = key, this_slot
                 owner = cluster.slots[slot]
                 if owner is None:
-                    return errors.CLUSTER_DOWN_UNBOUND
+                    return errors.CLUSTER_DOWN_UNBOUND, slot
                 if owner is myself and slot in cluster.migrating:
                     migrating = True
                 elif slot in cluster.importing:
                     importing = True
             elif this_slot != slot:
-                return errors.CLUSTER_CROSSSLOT
+                return errors.CLUSTER_CROSSSLOT, slot
             elif key != first_key:
                 multiple_keys = True
             if (migrating or importing) and not shard_pubsub:
@@ -800,34 +806,34 @@ def route(state: ServerState, client: Client, spec: CommandSpec, argv: list[byte
                 else:
                     missing += 1
     if owner is None:
-        return None
+        return None, -1
     write = spec.is_write or (spec.name == "exec" and any(s.is_write for s, _ in commands))
     if not cluster.ok:
         values = state.config.values
         if shard_pubsub:
             if not values["cluster-allow-pubsubshard-when-down"]:
-                return errors.CLUSTER_DOWN
+                return errors.CLUSTER_DOWN, slot
         elif not values["cluster-allow-reads-when-down"]:
-            return errors.CLUSTER_DOWN
+            return errors.CLUSTER_DOWN, slot
         elif write:
-            return errors.CLUSTER_DOWN_READONLY
+            return errors.CLUSTER_DOWN_READONLY, slot
     if (migrating or importing) and spec.name == "migrate":
-        return None
+        return None, slot
     if migrating and missing:
         if existing:
-            return errors.CLUSTER_TRYAGAIN
+            return errors.CLUSTER_TRYAGAIN, slot
         target = cluster.migrating[slot]
-        return errors.CLUSTER_ASK.format(slot, _endpoint_text(state, target), target.port)
+        return errors.CLUSTER_ASK.format(slot, _endpoint_text(state, target), target.port), slot
     if importing and (client.cluster_asking or "asking" in spec.flags):
         if multiple_keys and missing:
-            return errors.CLUSTER_TRYAGAIN
-        return None
+            return errors.CLUSTER_TRYAGAIN, slot
+        return None, slot
     if (client.cluster_readonly or shard_pubsub) and not write and myself.is_replica \
             and myself.master is owner:
-        return None
+        return None, slot
     if owner is not myself:
-        return errors.CLUSTER_MOVED.format(slot, _endpoint_text(state, owner), owner.port)
-    return None
+        return errors.CLUSTER_MOVED.format(slot, _endpoint_text(state, owner), owner.port), slot
+    return None, slot
 
 
 def _endpoint_text(state: ServerState, node: ClusterNode) -> str:

@@ -607,7 +607,7 @@ def _enable_cluster(server: Server) -> bool:
     except OSError as error:
         log.error("Fatal: can't update cluster config file: %s", error)
         return False
-    server.cron_hooks.append(cluster.update_state)
+    server.cron_hooks.append(cluster.cron)
     return True
 
 
