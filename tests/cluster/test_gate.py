@@ -209,3 +209,19 @@ def test_forget_the_other_master(pair):
     pair.check("CLUSTER", "SHARDS")
     pair.check("GET", THEIRS)
     pair.check("CLUSTER", "REPLICATE", A)
+
+
+def test_one_key_finders_name_one_key():
+    from rillet.commands import table
+    from rillet.commands.cluster import ONE_KEY_FINDERS
+
+    for name in ONE_KEY_FINDERS:
+        spec = table.COMMANDS[name]
+        assert spec.first_key == spec.last_key == 1
+        for argv in ([name.encode(), b"k"], [name.encode(), b"k", b"v", b"GET"],
+                     [name.encode(), b"k", b"GET", b"u8", b"0", b"IFEQ", b"x"]):
+            try:
+                positions = [position for position, _flags in spec.find_keys(argv)]
+            except Exception:
+                continue
+            assert positions == [1], (name, argv)

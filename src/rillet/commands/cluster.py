@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 
 from rillet import errors
@@ -745,6 +745,10 @@ container_docs("cluster", "3.0.0", "A container for Redis Cluster commands.", "c
 
 # --- the gate: Redis's getNodeByQuery ---------------------------------------------------------
 _SHARD_PUBSUB = frozenset({"spublish", "ssubscribe"})
+# Commands whose `find_keys` only tells their one key's flags (SET's GET, BITFIELD's
+# GET-only form, DELEX's conditions): their key is argv[1], alone
+# (tests/cluster/test_gate.py checks it).
+ONE_KEY_FINDERS = frozenset({"set", "bitfield", "delex"})
 
 
 def has_keys(spec: CommandSpec) -> bool:
@@ -763,6 +767,14 @@ def locate(state: ServerState, client: Client, spec: CommandSpec,
     """`route`'s answer and the slot of the command's keys (-1 if it has none)."""
     cluster: ClusterState = state.cluster
     myself = cluster.myself
+    if spec.first_key == spec.last_key == 1 and len(argv) > 1 and (
+            spec.find_keys is None or spec.name in ONE_KEY_FINDERS):
+        # The common case, one key: served here when its slot is ours and stable and
+        # the cluster is up, whatever else the rules below would look at.
+        slot = key_slot(argv[1])
+        if cluster.slots[slot] is myself and cluster.ok and slot not in cluster.migrating \
+                and slot not in cluster.importing:
+            return None, slot
     if spec.name == "exec":
         if client.multi is None:
             return None, -1  # EXEC answers its own error
@@ -774,16 +786,14 @@ def locate(state: ServerState, client: Client, spec: CommandSpec,
     slot = 0
     multiple_keys = migrating = importing = shard_pubsub = False
     missing = existing = 0
-    db = state.keyspace[0]
-    now = state.clock.now_ms()
     for each_spec, each_argv in commands:
         if each_spec.name in _SHARD_PUBSUB:
             shard_pubsub = True
         try:
-            positions = each_spec.keys_with_flags(each_argv)
+            positions = _key_positions(each_spec, each_argv)
         except Exception:  # malformed: the command's own parsing answers
             continue
-        for position, _flags in positions:
+        for position in positions:
             key = each_argv[position]
             this_slot = key_slot(key)
             if first_key is None:
@@ -800,13 +810,14 @@ def locate(state: ServerState, client: Client, spec: CommandSpec,
             elif key != first_key:
                 multiple_keys = True
             if (migrating or importing) and not shard_pubsub:
-                deadline = db.expires.get(key)
-                if key in db.data and (deadline is None or deadline > now):
+                if _present(state, key):
                     existing += 1
                 else:
                     missing += 1
     if owner is None:
         return None, -1
+    if owner is myself and not (migrating or importing) and cluster.ok:
+        return None, slot
     write = spec.is_write or (spec.name == "exec" and any(s.is_write for s, _ in commands))
     if not cluster.ok:
         values = state.config.values
@@ -834,6 +845,25 @@ def locate(state: ServerState, client: Client, spec: CommandSpec,
     if owner is not myself:
         return errors.CLUSTER_MOVED.format(slot, _endpoint_text(state, owner), owner.port), slot
     return None, slot
+
+
+def _present(state: ServerState, key: bytes) -> bool:
+    """In db 0 and not expired, without expiring it (Redis's LOOKUP_NOEXPIRE)."""
+    db = state.keyspace[0]
+    deadline = db.expires.get(key)
+    return key in db.data and (deadline is None or deadline > state.clock.now_ms())
+
+
+def _key_positions(spec: CommandSpec, argv: list[bytes]) -> Iterable[int]:
+    """Where the command's keys are (CommandSpec.keys_with_flags without the flags,
+    which the gate does not need and which cost more than the rest of it)."""
+    if spec.find_keys is not None:
+        return [position for position, _flags in spec.find_keys(argv)]
+    first = spec.first_key
+    if first <= 0:
+        return ()
+    last = spec.last_key if spec.last_key >= 0 else len(argv) + spec.last_key
+    return range(first, min(last, len(argv) - 1) + 1, spec.key_step or 1)
 
 
 def _endpoint_text(state: ServerState, node: ClusterNode) -> str:
