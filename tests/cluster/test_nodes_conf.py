@@ -116,6 +116,20 @@ def test_state_waits_its_delays():
     assert cluster.update_state()
 
 
+def test_a_handshake_that_never_completes_goes():
+    clock = ManualClock()
+    cluster = ClusterState(clock, node_timeout_ms=500)
+    assert cluster.start_handshake("::1", 7000, 17000) is True
+    assert cluster.start_handshake("0:0::1", 7000, 17000) is False  # the same, normalised
+    assert cluster.start_handshake("localhost", 7000, 17000) is None
+    clock.advance(1000)
+    cluster.cron()
+    assert len(cluster.nodes) == 2
+    clock.advance(1)
+    cluster.cron()
+    assert list(cluster.nodes.values()) == [cluster.myself]
+
+
 def test_failure_detection_needs_a_majority_of_masters():
     clock = ManualClock()
     cluster = ClusterState(clock, node_timeout_ms=1000)

@@ -410,7 +410,13 @@ class ClusterState:
         return ok
 
     def cron(self) -> None:
-        """The server's cron tick (Redis's clusterCron, what of it needs no bus)."""
+        """The server's cron tick (Redis's clusterCron, what of it needs no bus): a
+        handshake that has not completed in the node timeout (1 s at least) is dropped."""
+        now = self.clock.now_ms()
+        timeout = max(self.node_timeout_ms, 1000)
+        for node in [node for node in self.nodes.values() if node.flags & HANDSHAKE]:
+            if now - node.created_ms > timeout:
+                self.del_node(node)
         self.update_state()
 
     def slot_counts(self) -> tuple[int, int, int, int]:
