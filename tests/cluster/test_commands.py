@@ -183,6 +183,39 @@ def test_a_node_serving_every_slot(pair):
         pair.both("CLUSTER", "FLUSHSLOTS")
 
 
+def test_what_the_node_announces(pair):
+    try:
+        pair.check("CLUSTER", "ADDSLOTS", "1")
+        pair.check("READONLY")
+        pair.check("CLIENT", "INFO", normalise=lambda raw: raw.split(b" flags=")[1][:2])
+        pair.check("MULTI")
+        pair.check("ASKING")
+        pair.check("EXEC")
+        pair.check("CONFIG", "SET", "cluster-announce-ip", "10.0.0.1")
+        pair.check("CLUSTER", "NODES")
+        pair.check("CONFIG", "SET", "cluster-announce-hostname", "foo.example")
+        pair.check("CONFIG", "SET", "cluster-announce-human-nodename", "bee")
+        for kind in ("ip", "hostname", "unknown-endpoint"):
+            pair.check("CONFIG", "SET", "cluster-preferred-endpoint-type", kind)
+            for sub in ("NODES", "SLOTS", "SHARDS"):
+                pair.check("CLUSTER", sub)
+        files = [open(f"{server.dir}/nodes.conf").read() for server in pair.servers]
+        ids = [support.myid(pair.ours).decode(), support.myid(pair.ref).decode()]
+        shards = [support.myshardid(pair.ours).decode(), support.myshardid(pair.ref).decode()]
+        for i in range(2):
+            files[i] = files[i].replace(ids[i], "<id>").replace(shards[i], "<shard>").replace(
+                str(pair.servers[i].port), "<port>").replace(str(pair.servers[i].port + 10000),
+                                                             "<cport>")
+        assert files[0] == files[1]
+    finally:
+        pair.both("READWRITE")
+        pair.both("CONFIG", "SET", "cluster-preferred-endpoint-type", "ip")
+        for name in ("cluster-announce-ip", "cluster-announce-hostname",
+                     "cluster-announce-human-nodename"):
+            pair.both("CONFIG", "SET", name, "")
+        pair.both("CLUSTER", "FLUSHSLOTS")
+
+
 def test_reset_hard_takes_a_new_name(pair):
     before = support.myid(pair.ours)
     pair.check("CLUSTER", "BUMPEPOCH")

@@ -898,21 +898,34 @@ def enable(state: ServerState) -> ClusterState:
 
 def _follow_config(state: ServerState, cluster: ClusterState) -> None:
     config = state.config
+    myself = cluster.myself
 
-    def announce(_value: object = None) -> None:
-        myself = cluster.myself
-        if config["cluster-announce-ip"]:
-            myself.ip = config["cluster-announce-ip"]
-        myself.hostname = config["cluster-announce-hostname"]
-        myself.human_nodename = config["cluster-announce-human-nodename"]
+    def settings(_value: object = None) -> None:
         cluster.node_timeout_ms = config["cluster-node-timeout"]
         cluster.require_full_coverage = config["cluster-require-full-coverage"]
 
-    announce()
-    for name in ("cluster-announce-ip", "cluster-announce-hostname",
-                 "cluster-announce-human-nodename", "cluster-node-timeout",
-                 "cluster-require-full-coverage"):
-        config.watch(name, announce)
+    def announced(field: str, name: str) -> None:
+        def changed(value: object) -> None:
+            # A cleared cluster-announce-ip leaves the address to be learnt again (Redis's
+            # clusterUpdateMyselfIp); what the node announces is in its nodes.conf line.
+            setattr(cluster.myself, field, value)
+            try:
+                cluster.save()
+            except OSError as error:
+                log.warning("Could not save the cluster config %s: %s", cluster.path, error)
+        config.watch(name, changed)
+
+    settings()
+    config.watch("cluster-node-timeout", settings)
+    config.watch("cluster-require-full-coverage", settings)
+    announced("ip", "cluster-announce-ip")
+    announced("hostname", "cluster-announce-hostname")
+    announced("human_nodename", "cluster-announce-human-nodename")
+    # At start, the address nodes.conf has stays unless one is announced.
+    if config["cluster-announce-ip"]:
+        myself.ip = config["cluster-announce-ip"]
+    myself.hostname = config["cluster-announce-hostname"]
+    myself.human_nodename = config["cluster-announce-human-nodename"]
 
 
 def _replicate_from(state: ServerState, host: str | None, port: int) -> None:
