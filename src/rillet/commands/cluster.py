@@ -486,8 +486,7 @@ def _setslot(ctx: Client, argv: list[bytes]) -> object:
         if slot in cluster.migrating and not count_keys_in_slot(db, slot):
             del cluster.migrating[slot]
         importing = node is myself and slot in cluster.importing
-        cluster.unassign_slots([slot]) if not importing else None
-        cluster.assign_slots(node, [slot])
+        cluster.assign_slots(node, [slot])  # (ends the import when it is ours now)
         if was_mine and node is not myself and not myself.numslots \
                 and ctx.server.config.values["cluster-allow-replica-migration"]:
             log.info("Lost my last slot during slot migration. Reconfiguring myself as a"
