@@ -563,6 +563,10 @@ BITFIELD_RO_GET_ONLY = "ERR BITFIELD_RO only supports the GET subcommand"
 # --- SORT (commands/sort.py: sort.c) ---------------------------------------------------------
 SORT_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
 SORT_BY_ACL = "ERR BY option of SORT denied due to insufficient ACL permissions."
+SORT_BY_CLUSTER = ("ERR BY option of SORT denied in Cluster mode when keys formed by the pattern"
+                   " may be in different slots.")
+SORT_GET_CLUSTER = ("ERR GET option of SORT denied in Cluster mode when keys formed by the"
+                    " pattern may be in different slots.")
 SORT_GET_ACL = "ERR GET option of SORT denied due to insufficient ACL permissions."
 
 # --- arrays (Redis 8.8, t_array.c) -----------------------------------------------------

@@ -84,6 +84,22 @@ def test_routing(pair, args):
     pair.check(*args)
 
 
+@pytest.mark.parametrize("args", [
+    ("RPUSH", f"{{{MINE}}}l", "2", "1", "3"), ("SET", f"{{{MINE}}}w_1", "9"),
+    ("SORT", f"{{{MINE}}}l", "BY", "w_*"), ("SORT", f"{{{MINE}}}l", "BY", f"{{{MINE}}}w_*"),
+    ("SORT", f"{{{MINE}}}l", "BY", "nosort"), ("SORT", f"{{{MINE}}}l", "GET", "#"),
+    ("SORT", f"{{{MINE}}}l", "GET", "#x"), ("SORT", f"{{{MINE}}}l", "GET", "#\x00"),
+    ("SORT", f"{{{MINE}}}l", "GET", "w_*"), ("SORT", f"{{{MINE}}}l", "GET", f"{{{MINE}}}w_*"),
+    ("SORT", f"{{{MINE}}}l", "GET", "plain"), ("SORT", f"{{{MINE}}}l", "GET", f"{{{MINE}}}"),
+    ("SORT", f"{{{MINE}}}l", "BY", "{}w_*"),
+    ("SORT", f"{{{MINE}}}l", "BY", f"\\{{{MINE}}}w_*"), ("SORT", f"{{{MINE}}}l", "BY", "w_*",
+                                                          "GET", "w_*"),
+    ("SORT_RO", f"{{{MINE}}}l", "GET", "w_*"), ("DEL", f"{{{MINE}}}l", f"{{{MINE}}}w_1"),
+])
+def test_sort_patterns_keep_to_the_slot(pair, args):
+    pair.check(*args)
+
+
 def test_transactions(pair):
     pair.check("MULTI")
     pair.check("SET", THEIRS, "1")
