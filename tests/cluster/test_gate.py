@@ -13,6 +13,7 @@ import time
 import pytest
 
 from tests.cluster import support
+from tests.helpers.wire import Wire
 
 A = "a" * 40
 B = "b" * 40
@@ -215,6 +216,28 @@ def test_a_cluster_that_is_down(pair):
         pair.both("CONFIG", "SET", "cluster-require-full-coverage", "yes")
         pair.both("CLUSTER", "ADDSLOTSRANGE", "100", "200")
         pair.both("DEL", MINE)
+
+
+def test_shard_subscribers_of_a_slot_that_goes(pair):
+    channel = support.key_in(0, 8191, "chan")
+    kept = support.key_in(0, 8191, "kept")
+    slot = _slot(channel)
+    subscribers = [Wire(server.port) for server in pair.servers]
+    try:
+        for wire in subscribers:
+            wire.call("SSUBSCRIBE", channel)
+            wire.call("SSUBSCRIBE", kept)
+        pair.check("CLUSTER", "DELSLOTS", slot)
+        ours, ref = (wire.reader.read() for wire in subscribers)
+        assert ours == ref == b"*3\r\n$12\r\nsunsubscribe\r\n$%d\r\n%s\r\n:1\r\n" % (
+            len(channel), channel.encode())
+        pair.check("PUBSUB", "SHARDNUMSUB", channel, kept)
+        pair.check("CLUSTER", "ADDSLOTS", slot)
+        assert [wire.call("PING") for wire in subscribers] == [b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"] * 2
+    finally:
+        for wire in subscribers:
+            wire.close()
+        pair.both("CLUSTER", "ADDSLOTS", slot)
 
 
 def test_forget_the_other_master(pair):

@@ -150,6 +150,10 @@ class ClusterState:
         self.links: list[list[tuple[str, object]]] = []
         # Called with (ip, port) when myself becomes a replica, (None, 0) when it stops.
         self.on_set_master: Callable[[str | None, int], None] | None = None
+        # Called with the slots that lost their owner by a change (Redis's
+        # clusterDelSlot: their shard channels' subscribers are unsubscribed).
+        self.on_slots_deleted: Callable[[set[int]], None] | None = None
+        self._deleted: set[int] = set()
         self.myself = self._new_node(random_name(), MYSELF | MASTER)
         self.myself.port, self.myself.cport, self.myself.tls_port = port, cport, tls_port
         self.add_node(self.myself)
@@ -212,6 +216,7 @@ class ClusterState:
         for slot in range(SLOTS):
             if self.slots[slot] is node:
                 self._del_slot(slot)
+        self._slots_deleted()
         for other in self.nodes.values():
             other.fail_reports.pop(node.name, None)
         if node.master is not None and node in node.master.replicas:
@@ -260,6 +265,7 @@ class ClusterState:
             for slot in range(SLOTS):
                 if self.slots[slot] is myself:
                     self._del_slot(slot)
+            self._slots_deleted()
             self.migrating.clear()
             self.importing.clear()
         self.set_master(myself, master)
@@ -307,6 +313,14 @@ class ClusterState:
         if owner is not None:
             owner.numslots -= 1
             self.slots[slot] = None
+            self._deleted.add(slot)
+
+    def _slots_deleted(self) -> None:
+        """After a change: tell which slots lost their owner (even if they got another)."""
+        if self._deleted:
+            deleted, self._deleted = self._deleted, set()
+            if self.on_slots_deleted is not None:
+                self.on_slots_deleted(deleted)
 
     def assign_slots(self, node: ClusterNode, slots: Iterable[int]) -> None:
         """`node` serves `slots` (ADDSLOTS, SETSLOT NODE, a bus update); an importing
@@ -317,12 +331,14 @@ class ClusterState:
                 self.importing.pop(slot, None)
             self._del_slot(slot)
             self._add_slot(node, slot)
+        self._slots_deleted()
 
     def unassign_slots(self, slots: Iterable[int]) -> None:
         self._note_minority()
         for slot in slots:
             self.importing.pop(slot, None)
             self._del_slot(slot)
+        self._slots_deleted()
 
     def owned_ranges(self, node: ClusterNode) -> list[tuple[int, int]]:
         ranges: list[tuple[int, int]] = []
@@ -578,6 +594,7 @@ class ClusterState:
         if found_myself is None:
             raise ConfigFileError("no myself line")
         self.myself = found_myself
+        self._deleted.clear()
         # The ports come from the configuration, not from the file (Redis updates them).
         found_myself.port, found_myself.cport, found_myself.tls_port = port, cport, tls_port
         self.current_epoch = max(self.current_epoch, self.max_epoch())

@@ -892,7 +892,15 @@ def enable(state: ServerState) -> ClusterState:
     _follow_config(state, cluster)
     state.enable_cluster(cluster)
     cluster.on_set_master = functools.partial(_replicate_from, state)
+    cluster.on_slots_deleted = functools.partial(_drop_shard_channels, state)
     return cluster
+
+
+def _drop_shard_channels(state: ServerState, slots: set[int]) -> None:
+    """Slots left this node's table: their shard channels' subscribers are unsubscribed."""
+    pubsub = state.pubsub
+    for channel in [channel for channel in pubsub.shard if key_slot(channel) in slots]:
+        pubsub.drop_shard_channel(channel)
 
 
 def _follow_config(state: ServerState, cluster: ClusterState) -> None:
