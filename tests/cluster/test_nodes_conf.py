@@ -214,3 +214,12 @@ def test_each_reads_the_others_file(tmp_path, writer, reader):
     finally:
         wire.close()
         second.stop()
+
+
+def test_replicaof_is_refused_at_start():
+    from rillet.cli import parse_server_args
+    from rillet.config import ConfigError
+
+    with pytest.raises(ConfigError, match="^replicaof directive not allowed in cluster mode$"):
+        parse_server_args(["--cluster-enabled", "yes", "--replicaof", "127.0.0.1", "6379"])
+    assert parse_server_args(["--replicaof", "127.0.0.1", "6379"])["replicaof"]
