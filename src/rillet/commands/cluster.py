@@ -151,7 +151,8 @@ def _slot(raw: bytes) -> int:
     return slot
 
 
-def _node(cluster: ClusterState, raw: bytes, message: str = errors.CLUSTER_UNKNOWN_NODE) -> ClusterNode:
+def _node(cluster: ClusterState, raw: bytes,
+          message: str = errors.CLUSTER_UNKNOWN_NODE) -> ClusterNode:
     node = cluster.lookup(raw)
     if node is None:
         raise ReplyError(message.format(c_text(raw)))
@@ -169,9 +170,10 @@ def count_keys_in_slot(db: Database, slot: int) -> int:
     return sum(1 for _ in _slot_keys(db, slot))
 
 
-def _preferred_endpoint(ctx: Client, node: ClusterNode) -> str | None:
-    """clusterNodePreferredEndpoint; None for `unknown-endpoint` where a reply shows null."""
-    kind = ctx.server.config.values["cluster-preferred-endpoint-type"]
+def _preferred_endpoint(state: ServerState, node: ClusterNode) -> str | None:
+    """clusterNodePreferredEndpoint; None for `unknown-endpoint`, where a reply shows a
+    null (CLUSTER SLOTS) or an empty string (MOVED, CLUSTER SHARDS)."""
+    kind = state.config.values["cluster-preferred-endpoint-type"]
     if kind == "ip":
         return node.ip
     if kind == "hostname":
@@ -299,7 +301,7 @@ def _node_entry(ctx: Client, node: ClusterNode) -> list[object]:
         extra.append((b"ip", node.ip.encode()))
     if kind != "hostname" and node.hostname:
         extra.append((b"hostname", node.hostname.encode()))
-    endpoint = _preferred_endpoint(ctx, node)
+    endpoint = _preferred_endpoint(ctx.server, node)
     return [None if endpoint is None else endpoint.encode(), node.port, node.name.encode(),
             Map(extra)]
 
@@ -326,7 +328,7 @@ def _shard_node(ctx: Client, node: ClusterNode) -> Map:
         fields.append((b"port", node.port))
     if node.tls_port:
         fields.append((b"tls-port", node.tls_port))
-    endpoint = _preferred_endpoint(ctx, node)
+    endpoint = _preferred_endpoint(ctx.server, node)
     fields.append((b"ip", node.ip.encode()))
     fields.append((b"endpoint", b"" if endpoint is None else endpoint.encode()))
     if node.hostname:
@@ -833,7 +835,8 @@ def locate(state: ServerState, client: Client, spec: CommandSpec,
         if existing:
             return errors.CLUSTER_TRYAGAIN, slot
         target = cluster.migrating[slot]
-        return errors.CLUSTER_ASK.format(slot, _endpoint_text(state, target), target.port), slot
+        endpoint = _preferred_endpoint(state, target) or ""
+        return errors.CLUSTER_ASK.format(slot, endpoint, target.port), slot
     if importing and (client.cluster_asking or "asking" in spec.flags):
         if multiple_keys and missing:
             return errors.CLUSTER_TRYAGAIN, slot
@@ -842,7 +845,8 @@ def locate(state: ServerState, client: Client, spec: CommandSpec,
             and myself.master is owner:
         return None, slot
     if owner is not myself:
-        return errors.CLUSTER_MOVED.format(slot, _endpoint_text(state, owner), owner.port), slot
+        endpoint = _preferred_endpoint(state, owner) or ""
+        return errors.CLUSTER_MOVED.format(slot, endpoint, owner.port), slot
     return None, slot
 
 
@@ -863,15 +867,6 @@ def _key_positions(spec: CommandSpec, argv: list[bytes]) -> Iterable[int]:
         return ()
     last = spec.last_key if spec.last_key >= 0 else len(argv) + spec.last_key
     return range(first, min(last, len(argv) - 1) + 1, spec.key_step or 1)
-
-
-def _endpoint_text(state: ServerState, node: ClusterNode) -> str:
-    kind = state.config.values["cluster-preferred-endpoint-type"]
-    if kind == "ip":
-        return node.ip
-    if kind == "hostname":
-        return node.hostname or "?"
-    return ""
 
 
 # --- cluster-enabled yes: the node table at start ---------------------------------------------
