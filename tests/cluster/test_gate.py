@@ -265,3 +265,8 @@ def test_one_key_finders_name_one_key():
             except Exception:
                 continue
             assert positions == [1], (name, argv)
+
+
+def test_errorstats_count_the_redirections(pair):
+    # After every test above, both servers counted the same errors (MOVED, ASK, ...).
+    pair.check("INFO", "errorstats")
