@@ -40,8 +40,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Beside each other: EVAL is a command, and redis.call runs commands.
     ("rillet.commands", "rillet.scripting"),
     # Below commands: DUMP/RESTORE/MIGRATE use the RDB format, SAVE and REPLICAOF
-    # drive these; they see commands only as effects (argument lists).
-    ("rillet.persistence", "rillet.replication"),
+    # drive these; they see commands only as effects (argument lists). CLUSTER's
+    # commands and the dispatcher's gate drive the cluster's node table.
+    ("rillet.persistence", "rillet.replication", "rillet.cluster"),
     ("rillet.state", "rillet.memory"),
     ("rillet.pubsub", "rillet.notify", "rillet.observe", "rillet.tracking", "rillet.acl",
      "rillet.config", "rillet.hotkeys"),
@@ -313,6 +314,15 @@ def test_console_only_reads_state():
     assert _violations("rillet.console", ("rillet.server", "rillet.dispatch",
                                           "rillet.persistence", "rillet.replication"),
                        ("asyncio", "socket")) == []
+
+
+def test_cluster_state_needs_no_server():
+    # The node table is driven by CLUSTER commands and (later) the bus's gossip, with
+    # times from the Clock; only a bus module may speak asyncio.
+    bad = _violations("rillet.cluster", ("rillet.commands", "rillet.server", "rillet.dispatch",
+                                         "rillet.persistence", "rillet.replication"),
+                      ("asyncio",))
+    assert [line for line in bad if not line.startswith("rillet.cluster.bus ")] == []
 
 
 def test_resp_imports_only_itself():

@@ -77,6 +77,9 @@ def parse_server_args(argv: list[str], stdin: TextIO | None = None) -> Config:
         if name not in config.params:
             raise ConfigError(f"Bad directive or wrong number of arguments: {name}")
         config.set(name, " ".join(values), startup=True)
+    if config["cluster-enabled"] and config["replicaof"]:
+        # Redis's sanity check after the whole configuration: CLUSTER REPLICATE instead.
+        raise ConfigError("replicaof directive not allowed in cluster mode")
     return config
 
 

@@ -336,8 +336,9 @@ PARAMS = [
 # --- Redis 8.2 parameters that rillet accepts, stores, reports and rewrites -------------
 # Redis's names, defaults, ranges and error texts (checked against Redis 8.2.3 by
 # tests/compat/test_info_config_parity.py). Unless a comment says otherwise they have
-# no effect here (no cluster, defrag, lazyfree, fork, syslog, OOM score or CPU
-# affinity in rillet; docs/compat.md), as Redis accepts the ones it ignores.
+# no effect here (no defrag, lazyfree, fork, syslog, OOM score or CPU affinity in
+# rillet; docs/compat.md; the cluster-* ones rillet uses so far: docs/cluster.md), as
+# Redis accepts the ones it ignores.
 
 
 def _parse_oom_values(text: str) -> tuple[int, ...]:

@@ -19,6 +19,8 @@ from time import perf_counter_ns
 from rillet import errors
 from rillet.commands import table
 from rillet.commands.acl import refuse as acl_refusal
+from rillet.commands.cluster import has_keys as cluster_has_keys
+from rillet.commands.cluster import route as cluster_route
 from rillet.commands.scripting import declared_flags
 from rillet.commands.table import TIMING_MASK, TIMING_SAMPLE, CommandSpec, shown_argv
 from rillet.errors import CountedReplyError, ReplyError
@@ -104,6 +106,8 @@ class Dispatcher:
             reply = self._tracked_call(client, spec, argv)
         else:
             reply = self.call(client, spec, argv)
+        if client.cluster_asking and client.multi is None and spec.name != "asking":
+            client.cluster_asking = False  # ASKING is for one command, or one transaction
         if client.reply_mode:
             return self._mute(client, spec, reply)
         return reply
@@ -201,6 +205,13 @@ class Dispatcher:
             if refused is not None:
                 return self._reject(client, refused, spec)
         state = self.state
+        if state.cluster is not None and not client.is_internal and cluster_has_keys(spec):
+            # cluster-enabled yes: keyed commands go to their slot's node (Redis's
+            # getNodeByQuery, right after the ACL check). A replica's master and the
+            # loader are obeyed whatever the slot.
+            redirect = cluster_route(state, client, spec, argv)
+            if redirect is not None:
+                return self._redirect(client, spec, redirect)
         # maxmemory (memory.py): evict what the policy allows, then -OOM for a
         # command that may grow memory (Redis checks this before MISCONF and MULTI;
         # as Redis, a gated client's every command evicts first).
@@ -399,6 +410,18 @@ class Dispatcher:
                 self.state.unwatch_all(client)
                 reason = message[4:] if message.startswith("ERR ") else message
                 message = errors.EXECABORT_BECAUSE.format(reason)
+        self._count_error(message)
+        return ReplyError(message)
+
+    def _redirect(self, client: Client, spec: CommandSpec, message: str) -> ReplyError:
+        if spec.name != "exec":
+            return self._reject(client, message, spec)
+        # A transaction routed elsewhere is discarded and answered with the redirection
+        # itself, not EXECABORT (Redis's processCommand: discardTransaction).
+        client.multi = None
+        client.multi_error = False
+        self.state.unwatch_all(client)
+        spec.rejected_calls += 1
         self._count_error(message)
         return ReplyError(message)
 

@@ -495,6 +495,15 @@ SCRIPT_NOT_ALLOWED = "ERR This Redis command is not allowed from script"
 SCRIPT_WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
 # scriptCall's ACL check (a script's command the user may not run): the NOPERM text without its code.
 SCRIPT_ACL_FAILURE = "ERR ACL failure in script: {}"
+# Cluster mode (Redis's scriptPrepareForRun and scriptVerifyClusterState)
+SCRIPT_NO_CLUSTER = "ERR Can not run script on cluster, 'no-cluster' flag is set."
+SCRIPT_CLUSTER_DOWN_READONLY = ("ERR Script attempted to execute a write command while the cluster"
+                                " is down and readonly")
+SCRIPT_CLUSTER_DOWN = "ERR Script attempted to execute a command while the cluster is down"
+SCRIPT_CROSSSLOT = ("ERR Command '{}' in script attempted to access keys that don't hash to the"
+                    " same slot")
+SCRIPT_NON_LOCAL_KEY = "ERR Script attempted to access a non local key in a cluster node"
+SCRIPT_OTHER_SLOT = "ERR Script attempted to access keys that do not hash to the same slot"
 SCRIPT_FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 # A script's reply nested past luaReplyToRedisReply's Lua stack (LUAI_MAXCSTACK).
 SCRIPT_STACK_LIMIT = "ERR reached lua stack limit"
@@ -554,6 +563,10 @@ BITFIELD_RO_GET_ONLY = "ERR BITFIELD_RO only supports the GET subcommand"
 # --- SORT (commands/sort.py: sort.c) ---------------------------------------------------------
 SORT_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
 SORT_BY_ACL = "ERR BY option of SORT denied due to insufficient ACL permissions."
+SORT_BY_CLUSTER = ("ERR BY option of SORT denied in Cluster mode when keys formed by the pattern"
+                   " may be in different slots.")
+SORT_GET_CLUSTER = ("ERR GET option of SORT denied in Cluster mode when keys formed by the"
+                    " pattern may be in different slots.")
 SORT_GET_ACL = "ERR GET option of SORT denied due to insufficient ACL permissions."
 
 # --- arrays (Redis 8.8, t_array.c) -----------------------------------------------------
@@ -633,6 +646,62 @@ CACHING_NO_NOT_OPTOUT = "ERR CLIENT CACHING NO is only valid when tracking is en
 
 # --- cluster, modules, MIGRATE, LOLWUT, SCRIPT DEBUG (commands/cluster.py, modules.py, migrate.py)
 CLUSTER_DISABLED = "ERR This instance has cluster support disabled"
+# cluster-enabled yes: CLUSTER's own errors (cluster.c, cluster_legacy.c)
+CLUSTER_BAD_SLOT = "ERR Invalid or out of range slot"
+CLUSTER_COUNT_BAD_SLOT = "ERR Invalid slot"
+CLUSTER_GETKEYS_BAD_ARGS = "ERR Invalid slot or number of keys"
+CLUSTER_SLOT_TWICE = "ERR Slot {} specified multiple times"
+CLUSTER_SLOT_BUSY = "ERR Slot {} is already busy"
+CLUSTER_SLOT_UNASSIGNED = "ERR Slot {} is already unassigned"
+CLUSTER_RANGE_REVERSED = "ERR start slot number {} is greater than end slot number {}"
+CLUSTER_UNKNOWN_NODE = "ERR Unknown node {}"
+CLUSTER_UNKNOWN_NODE_SETSLOT = "ERR I don't know about node {}"
+CLUSTER_SETSLOT_SYNTAX = ("ERR Invalid CLUSTER SETSLOT action or number of arguments."
+                          " Try CLUSTER HELP")
+CLUSTER_SETSLOT_ON_REPLICA = "ERR Please use SETSLOT only with masters."
+CLUSTER_NOT_SLOT_OWNER = "ERR I'm not the owner of hash slot {}"
+CLUSTER_ALREADY_SLOT_OWNER = "ERR I'm already the owner of hash slot {}"
+CLUSTER_TARGET_NOT_MASTER = "ERR Target node is not a master"
+CLUSTER_SLOT_HAS_KEYS = ("ERR Can't assign hashslot {} to a different node while I still hold"
+                         " keys for this hash slot.")
+CLUSTER_MEET_BAD_PORT = "ERR Invalid base port specified: {}"
+CLUSTER_MEET_BAD_BUS_PORT = "ERR Invalid bus port specified: {}"
+CLUSTER_MEET_BAD_ADDRESS = "ERR Invalid node address specified: {}:{}"
+CLUSTER_FLUSHSLOTS_NOT_EMPTY = "ERR DB must be empty to perform CLUSTER FLUSHSLOTS."
+CLUSTER_FORGET_MYSELF = "ERR I tried hard but I can't forget myself..."
+CLUSTER_FORGET_MY_MASTER = "ERR Can't forget my master!"
+CLUSTER_REPLICATE_MYSELF = "ERR Can't replicate myself"
+CLUSTER_REPLICATE_REPLICA = "ERR I can only replicate a master, not a replica."
+CLUSTER_REPLICATE_NOT_EMPTY = ("ERR To set a master the node must be empty and without assigned"
+                               " slots.")
+CLUSTER_NOT_A_MASTER = "ERR The specified node is not a master"
+CLUSTER_BAD_EPOCH = "ERR Invalid config epoch specified: {}"
+CLUSTER_EPOCH_OTHER_NODES = ("ERR The user can assign a config epoch only when the node does not"
+                             " know any other node.")
+CLUSTER_EPOCH_NONZERO = "ERR Node config epoch is already non-zero"
+CLUSTER_RESET_WITH_KEYS = "ERR CLUSTER RESET can't be called with master nodes containing keys"
+CLUSTER_SAVE_FAILED = "ERR error saving the cluster node config: {}"
+CLUSTER_FAILOVER_ON_MASTER = "ERR You should send CLUSTER FAILOVER to a replica"
+CLUSTER_FAILOVER_NO_MASTER = "ERR I'm a replica but my master is unknown to me"
+CLUSTER_FAILOVER_MASTER_DOWN = "ERR Master is down or failed, please use CLUSTER FAILOVER FORCE"
+# rillet has no cluster bus yet (docs/cluster.md): a failover needs one.
+CLUSTER_FAILOVER_NO_BUS = "ERR CLUSTER FAILOVER needs the cluster bus, which this node has not got yet"
+SLOT_STATS_REVERSED = "ERR Start slot number {} is greater than end slot number {}"
+SLOT_STATS_METRIC = "ERR Unrecognized sort metric for ORDERBY."
+SLOT_STATS_LIMIT = "ERR Limit has to lie in between 1 and 16384 (maximum number of slots)."
+SLOT_STATS_REPEATED = "ERR Multiple filters of the same type are disallowed."
+# The dispatcher's gate (Redis's getNodeByQuery and clusterRedirectClient)
+CLUSTER_CROSSSLOT = "CROSSSLOT Keys in request don't hash to the same slot"
+CLUSTER_TRYAGAIN = "TRYAGAIN Multiple keys request during rehashing of slot"
+CLUSTER_DOWN = "CLUSTERDOWN The cluster is down"
+CLUSTER_DOWN_READONLY = "CLUSTERDOWN The cluster is down and only accepts read commands"
+CLUSTER_DOWN_UNBOUND = "CLUSTERDOWN Hash slot not served"
+CLUSTER_MOVED = "MOVED {} {}:{}"
+CLUSTER_ASK = "ASK {} {}:{}"
+SWAPDB_IN_CLUSTER = "ERR SWAPDB is not allowed in cluster mode"
+MOVE_IN_CLUSTER = "ERR MOVE is not allowed in cluster mode"
+COPY_DB_IN_CLUSTER = "ERR Copying to another database is not allowed in cluster mode"
+REPLICAOF_IN_CLUSTER = "ERR REPLICAOF not allowed in cluster mode."
 MODULE_DISABLED = (
     'ERR MODULE command not allowed. If the enable-module-command option is set to "local", you'
     " can run it from a local connection, otherwise you need to set this option in the"

@@ -180,6 +180,19 @@ class PubSub:
         self._changed(kind, name)
         return True
 
+    def drop_shard_channel(self, channel: bytes) -> None:
+        """Cluster mode: the channel's slot left this node. Its subscribers are
+        unsubscribed, each sent SUNSUBSCRIBE's frame (Redis's
+        pubsubShardUnsubscribeAllChannelsInSlot)."""
+        for client in list(self.shard.get(channel, ())):
+            self.unsubscribe(client, "shard", channel)
+            subs = client.pubsub
+            left = len(subs.shard) if subs is not None else 0
+            self.deliver(client, frame(client.resp3, b"sunsubscribe", channel, left))
+            if subs is not None and not subs.total():
+                client.pubsub = None  # off the gated path again, as SUNSUBSCRIBE leaves it
+                client.update_gate()
+
     def forget(self, client: Client) -> None:
         """The client left (or RESET): every subscription goes."""
         subs = client.pubsub

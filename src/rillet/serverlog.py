@@ -110,8 +110,8 @@ _ART = (
 )
 
 
-def logo(version: str, port: int, pid: int) -> str:
-    text = ["", "", "rillet", f"{version} 64 bit", "Running in standalone mode",
+def logo(version: str, port: int, pid: int, mode: str = "standalone") -> str:
+    text = ["", "", "rillet", f"{version} 64 bit", f"Running in {mode} mode",
             f"Port: {port}", f"PID: {pid}"]
     lines = [art.ljust(40) + words if words else art
              for art, words in zip(_ART, text + [""] * (len(_ART) - len(text)), strict=True)]
@@ -123,7 +123,8 @@ def announce_mode(config: Any, port: int, version: str) -> None:
     one line Redis logs in its place."""
     show = bool(config["always-show-logo"]) or (
         not config["logfile"] and not config["syslog-enabled"] and sys.stdout.isatty())
+    mode = "cluster" if config["cluster-enabled"] else "standalone"
     if not show:
-        log.info("Running mode=standalone, port=%d.", port)
+        log.info("Running mode=%s, port=%d.", mode, port)
         return
-    log.info("%s", logo(version, port, os.getpid()), extra=RAW)
+    log.info("%s", logo(version, port, os.getpid(), mode), extra=RAW)

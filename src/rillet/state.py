@@ -179,7 +179,7 @@ class Client:
         "last_command", "blocked", "closing", "in_exec", "blocked_retry", "flags",
         "is_internal", "user", "restricted", "obuf_class", "pubsub", "reply_mode", "tracking",
         "replaying",
-        "no_evict", "no_touch",
+        "no_evict", "no_touch", "cluster_asking", "cluster_readonly",
     )
 
     def __init__(self, server: ServerState, conn: Connection | None, client_id: int) -> None:
@@ -213,6 +213,9 @@ class Client:
         # and its commands record key accesses all the same: docs/compat.md).
         self.no_evict = False
         self.no_touch = False
+        # ASKING (for its next command, or its transaction) and READONLY, in cluster mode.
+        self.cluster_asking = False
+        self.cluster_readonly = False
         self.authenticated = server.acl.default_open
         self.name = b""
         self.lib_name = b""
@@ -447,6 +450,10 @@ class ServerState:
         # dispatcher's hot path reads).
         self.gated = False
         self._loading = False
+        # cluster-enabled yes: the node table (rillet.cluster.state.ClusterState), set
+        # once at start; while set, every client takes the gated path, where the
+        # dispatcher routes keyed commands by slot.
+        self.cluster: Any = None
         self._write_guard: Callable[[], str | None] | None = None
         # The script running past busy-reply-threshold (scripting.engine.Run), or
         # None; while set, clients get BUSY for all but allow_busy commands.
@@ -543,8 +550,13 @@ class ServerState:
     def _regate(self) -> None:
         self._set_gated(self._loading or self._write_guard is not None
                         or self._script_busy is not None or bool(self.monitors)
-                        or self.pause_end_ms > 0 or self.keymiss
+                        or self.pause_end_ms > 0 or self.keymiss or self.cluster is not None
                         or (self.hotkeys is not None and self.hotkeys.active))
+
+    def enable_cluster(self, cluster: Any) -> None:
+        """cluster-enabled yes (at start): commands are routed by slot from now on."""
+        self.cluster = cluster
+        self._regate()
 
     def hotkeys_changed(self) -> None:
         """A HOTKEYS session started or stopped: the gate follows it."""

@@ -129,7 +129,7 @@ def hello(ctx: Client, argv: list[bytes]) -> object:
         (b"version", REDIS_COMPAT_VERSION.encode()),
         (b"proto", 3 if ctx.resp3 else 2),
         (b"id", ctx.id),
-        (b"mode", b"standalone"),
+        (b"mode", b"standalone" if ctx.server.cluster is None else b"cluster"),
         (b"role", role),
         (b"modules", module_entries()),
     ])
@@ -141,6 +141,8 @@ def select(ctx: Client, argv: list[bytes]) -> object:
     index = parse_int(argv[1])
     if not -(2**31) <= index < 2**31:  # getIntFromObjectOrReply
         raise ReplyError(errors.INT32_OUT_OF_RANGE)
+    if index and ctx.server.cluster is not None:
+        raise ReplyError(errors.SELECT_NOT_ALLOWED)
     if not 0 <= index < len(ctx.server.keyspace):
         raise ReplyError(errors.OUT_OF_RANGE_DB)
     ctx.db = ctx.server.keyspace[index]
@@ -230,6 +232,8 @@ def _client_flags(client: Client) -> str:
         flags += "d"
     if getattr(client.conn, "unix", False):
         flags += "U"
+    if client.cluster_readonly:
+        flags += "r"
     if client.no_evict:
         flags += "e"
     if client.no_touch:

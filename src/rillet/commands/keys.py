@@ -398,6 +398,8 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
         else:
             raise ReplyError(errors.SYNTAX)
         i += 1
+    if ctx.server.cluster is not None and (target or ctx.db.index):
+        raise ReplyError(errors.COPY_DB_IN_CLUSTER)
     if src_key == dst_key and target == ctx.db.index:
         raise ReplyError(errors.SAME_OBJECT)
     src = ctx.db
@@ -429,6 +431,8 @@ def copy_(ctx: Client, argv: list[bytes]) -> object:
 @command("move", 3, "write fast", keys=(1, 1, 1), key_flags="RW access update", group="generic", since="1.0.0")
 def move(ctx: Client, argv: list[bytes]) -> object:
     """MOVE key db"""
+    if ctx.server.cluster is not None:
+        raise ReplyError(errors.MOVE_IN_CLUSTER)
     key = argv[1]
     target = _db_index(ctx, argv[2])
     if target == ctx.db.index:
@@ -459,6 +463,8 @@ def move(ctx: Client, argv: list[bytes]) -> object:
          acl="keyspace write fast dangerous")
 def swapdb(ctx: Client, argv: list[bytes]) -> object:
     """SWAPDB index1 index2"""
+    if ctx.server.cluster is not None:
+        raise ReplyError(errors.SWAPDB_IN_CLUSTER)
     first = parse_c_int(argv[1], errors.SWAPDB_FIRST)
     second = parse_c_int(argv[2], errors.SWAPDB_SECOND)
     count = len(ctx.server.keyspace)

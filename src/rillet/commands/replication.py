@@ -35,6 +35,8 @@ def _replication(ctx: Client):
 
 
 def _replicaof(ctx: Client, argv: list[bytes]) -> object:
+    if ctx.server.cluster is not None:
+        raise ReplyError(errors.REPLICAOF_IN_CLUSTER)  # CLUSTER REPLICATE instead
     repl = _replication(ctx)
     if repl.failover.paused:
         raise ReplyError(errors.REPLICAOF_DURING_FAILOVER)

@@ -55,7 +55,7 @@ def _section_server(state: ServerState) -> list[tuple[str, object]]:
         ("redis_git_sha1", "00000000"),
         ("redis_git_dirty", 0),
         ("redis_build_id", "0"),
-        ("redis_mode", "standalone"),
+        ("redis_mode", "standalone" if state.cluster is None else "cluster"),
         ("os", f"{platform.system()} {platform.release()} {platform.machine()}"),
         ("arch_bits", 64),
         ("monotonic_clock", "POSIX clock_gettime"),
@@ -462,7 +462,7 @@ def _section_modules(state: ServerState) -> list[tuple[str, object]]:
 
 
 def _section_cluster(state: ServerState) -> list[tuple[str, object]]:
-    return [("cluster_enabled", 0)]
+    return [("cluster_enabled", 0 if state.cluster is None else 1)]
 
 
 # In Redis's output order; INFO renders requested sections in this order
@@ -650,7 +650,7 @@ def _lazy_flush(ctx: Client, keys: int) -> None:
         ctx.server.stats.lazyfreed_objects += keys
 
 
-def _flush(state: ServerState, db_index: int | None) -> None:
+def flush_data(state: ServerState, db_index: int | None) -> None:
     """Empty one database (or all), telling WATCH and blocked clients first."""
     state.db_flushed(db_index)
     state.tracking.flushed()
@@ -671,7 +671,7 @@ def flushdb(ctx: Client, argv: list[bytes]) -> object:
     _flush_mode(argv, 1)
     changes = len(ctx.db)
     _lazy_flush(ctx, changes)
-    _flush(ctx.server, ctx.db.index)
+    flush_data(ctx.server, ctx.db.index)
     ctx.changed(changes + 1)
     ctx.propagate([b"FLUSHDB"])
     return OK
@@ -685,7 +685,7 @@ def flushall(ctx: Client, argv: list[bytes]) -> object:
     state = ctx.server
     changes = sum(len(db) for db in state.keyspace.dbs)
     _lazy_flush(ctx, changes)
-    _flush(state, None)
+    flush_data(state, None)
     persistence = state.persistence
     if persistence is not None and state.config["save"] and not state.loading:
         # Redis writes the (now empty) snapshot right away when save points are set,

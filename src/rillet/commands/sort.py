@@ -25,6 +25,7 @@ import re
 from typing import Any
 
 from rillet import acl, errors
+from rillet.cluster.keyslot import key_slot, pattern_slot
 from rillet.commands import table
 from rillet.commands.args import parse_int
 from rillet.commands.hashes import get_hash
@@ -181,11 +182,16 @@ def _sort(ctx: Client, argv: list[bytes], readonly: bool) -> object:
             if b"*" not in _c_string(sortby):
                 dontsort = True  # a constant: nothing to sort by
             else:
+                if ctx.server.cluster is not None and pattern_slot(sortby) != key_slot(argv[1]):
+                    raise ReplyError(errors.SORT_BY_CLUSTER)
                 full_access = _full_key_access(ctx, argv, name) if full_access is None else full_access
                 if not full_access:
                     raise ReplyError(errors.SORT_BY_ACL)
             j += 1
         elif word == b"GET" and left >= 1:
+            if ctx.server.cluster is not None and _c_string(argv[j + 1]) != b"#" \
+                    and pattern_slot(argv[j + 1]) != key_slot(argv[1]):
+                raise ReplyError(errors.SORT_GET_CLUSTER)
             full_access = _full_key_access(ctx, argv, name) if full_access is None else full_access
             if not full_access:
                 raise ReplyError(errors.SORT_GET_ACL)

@@ -615,6 +615,8 @@ cdef class Run:
     cdef public bint busy
     cdef public bint killed
     cdef public bint allow_oom
+    cdef public int slot
+    cdef public bint cross_slot
     cdef public bint fast
     cdef public bint unobserved
     cdef public object command
@@ -627,6 +629,7 @@ cdef class Run:
         self.started = started
         self.resp = 2
         self.repl = 3
+        self.slot = -1
         self.command = ()
 
 

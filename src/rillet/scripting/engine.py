@@ -22,9 +22,12 @@ from lupa import lua51
 
 from rillet import REDIS_COMPAT_VERSION, errors
 from rillet import acl as acl_model
+from rillet.cluster.keyslot import key_slot
 from rillet.commands import table as command_table
 from rillet.commands.acl import check as acl_check
 from rillet.commands.acl import refuse as acl_refusal
+from rillet.commands.cluster import has_keys as cluster_has_keys
+from rillet.commands.cluster import locate as cluster_locate
 from rillet.compiled import compiled
 from rillet.errors import CountedReplyError, ReplyError
 from rillet.resp.encoder import format_double
@@ -68,6 +71,10 @@ class Run:
     busy = False
     killed = False
     allow_oom = False  # the script declared allow-oom (or no-writes): writes ignore maxmemory
+    # Cluster mode: the slot its commands' keys must be in (its declared keys', else the
+    # first key it touches; -1 until then), unless it declared allow-cross-slot-keys.
+    slot = -1
+    cross_slot = False
     # redis.call's common case applies (LuaEngine._make_call): nothing observes the
     # script's commands one by one (no MONITOR, keyspace `m` events, tracking,
     # write guard, pause or busy state: the client is not gated), memory was under
@@ -260,6 +267,7 @@ class LuaEngine:
         run = self._Run(client, function.name.decode("utf-8", "surrogateescape"), no_writes, False,
                   time.monotonic())
         run.command = argv
+        self._check_cluster(run, function.flags, keys)
         self._check_oom(run, function.flags)
         self._check_read_only(function.flags, read_only)
         return self._execute(run, self._run_function, function.callback, len(keys), *keys, *args)
@@ -294,8 +302,10 @@ class LuaEngine:
         flags = script.flags
         if flags is None:  # no shebang: its first write obeys maxmemory instead (_dispatch)
             run = self._Run(client, script.sha, read_only, True, time.monotonic())
+            self._check_cluster(run, flags, keys)
         else:
             run = self._Run(client, script.sha, read_only or "no-writes" in flags, True, time.monotonic())
+            self._check_cluster(run, flags, keys)
             self._check_oom(run, flags)
             self._check_read_only(flags, read_only)
         compiled = self._compiled
@@ -304,6 +314,20 @@ class LuaEngine:
         if args:
             return self._execute(run, self._run, script.function, len(keys), *keys, *args)
         return self._execute(run, self._run, script.function, len(keys), *keys)
+
+    def _check_cluster(self, run: Run, flags: frozenset[str] | None, keys: list[bytes]) -> None:
+        """scriptPrepareForRun's first check (no-cluster), and the slot the script's
+        commands must keep to (scriptVerifyClusterState, at each redis.call)."""
+        if self.state.cluster is None:
+            return
+        if flags is None:
+            run.cross_slot = True  # a script without a shebang: Redis's compat mode allows it
+        else:
+            if "no-cluster" in flags:
+                raise ReplyError(errors.SCRIPT_NO_CLUSTER)
+            run.cross_slot = "allow-cross-slot-keys" in flags
+        if keys:
+            run.slot = key_slot(keys[0])
 
     def _check_oom(self, run: Run, flags: frozenset[str] | None) -> None:
         """scriptPrepareForRun: a script that declared flags, without allow-oom or
@@ -530,6 +554,10 @@ class LuaEngine:
         if (state.pre_command_oom and not run.wrote and not run.allow_oom
                 and "denyoom" in spec.flags and state.memory.limit and not client.is_internal):
             return self._refused(errors.OOM)
+        if state.cluster is not None and not client.is_internal:
+            refused = self._cluster_refusal(run, spec, argv)
+            if refused is not None:
+                return self._refused(refused)
         if spec.is_write:
             run.wrote = True
         if run.repl:
@@ -541,6 +569,28 @@ class LuaEngine:
         if reply.__class__ is ReplyError or isinstance(reply, ReplyError):
             return reply.message
         return reply
+
+    def _cluster_refusal(self, run: Run, spec: Any, argv: list[bytes]) -> str | None:
+        """scriptVerifyClusterState: a script's command must be served here, and its keys
+        keep to one slot (every client is gated in cluster mode, so calls come here)."""
+        client = run.client
+        if not cluster_has_keys(spec):
+            return None
+        redirect, slot = cluster_locate(self.state, client, spec, argv)
+        if redirect is not None:
+            if redirect == errors.CLUSTER_DOWN_READONLY:
+                return errors.SCRIPT_CLUSTER_DOWN_READONLY
+            if redirect == errors.CLUSTER_DOWN:
+                return errors.SCRIPT_CLUSTER_DOWN
+            if redirect == errors.CLUSTER_CROSSSLOT:
+                return errors.SCRIPT_CROSSSLOT.format(spec.name)
+            return errors.SCRIPT_NON_LOCAL_KEY
+        if slot >= 0 and not run.cross_slot:
+            if run.slot < 0:
+                run.slot = slot
+            elif run.slot != slot:
+                return errors.SCRIPT_OTHER_SLOT
+        return None
 
     def _lookup(self, argv: list[bytes]) -> Any:
         """The spec for a script's command, or the error text (scriptCall's checks)."""

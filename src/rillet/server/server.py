@@ -596,6 +596,24 @@ async def serve(server: Server, ready: Callable[[Server], None] | None = None) -
     await server.wait_closed()
 
 
+def _enable_cluster(server: Server) -> bool:
+    """cluster-enabled yes: the node table from nodes.conf (made if missing), its state
+    kept current by the cron, as Redis's clusterCron; False if it cannot be had."""
+    from rillet.cluster.state import ConfigFileError
+    from rillet.commands.cluster import enable
+
+    try:
+        cluster = enable(server.state)
+    except ConfigFileError as error:
+        log.error('Unrecoverable error: corrupted cluster config file "%s".', error)
+        return False
+    except OSError as error:
+        log.error("Fatal: can't update cluster config file: %s", error)
+        return False
+    server.cron_hooks.append(cluster.cron)
+    return True
+
+
 def run(config: Config) -> int:
     """Run a server until SHUTDOWN or a signal; returns the process exit code."""
     configure_interpreter()
@@ -620,6 +638,8 @@ def run(config: Config) -> int:
             log.error("%s", error)
             log.error("Failed to configure TLS. Check logs for more info.")
             return 1
+    if config["cluster-enabled"] and not _enable_cluster(server):
+        return 1
     from rillet.persistence import attach as attach_persistence
 
     try:

@@ -1,0 +1,70 @@
+"""redis-cli on rillet cluster nodes: `-c` follows -MOVED from one rillet node to another,
+and `--cluster check` finds every slot covered. The two nodes know each other through
+their nodes.conf files (no bus yet)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from tests.cluster import support
+from tests.helpers.wire import Wire
+
+A = "a" * 40
+B = "b" * 40
+
+
+def _line(name: str, port: int, flags: str, slots: str, shard: str) -> str:
+    address = ":0@0" if "myself" in flags else f"127.0.0.1:{port}@{port + 10000}"
+    return f"{name} {address},,tls-port=0,shard-id={shard * 40} {flags} - 0 0 1 connected {slots}\n"
+
+
+@pytest.fixture(scope="module")
+def nodes():
+    cli = shutil.which("redis-cli")
+    if cli is None:
+        pytest.skip("redis-cli not available")
+    a_port, b_port = support.free_cluster_port(), support.free_cluster_port()
+    vars_line = "vars currentEpoch 2 lastVoteEpoch 0\n"
+    a_conf = (_line(A, a_port, "myself,master", "0-8191", "1")
+              + _line(B, b_port, "master", "8192-16383", "2") + vars_line)
+    b_conf = (_line(A, a_port, "master", "0-8191", "1")
+              + _line(B, b_port, "myself,master", "8192-16383", "2") + vars_line)
+    started = time.monotonic()
+    a = support.start("rillet", port=a_port, dir=support.with_nodes_conf(a_conf))
+    b = support.start("rillet", port=b_port, dir=support.with_nodes_conf(b_conf))
+    support.past_writable_delay(started)
+    for node in (a, b):
+        wire = Wire(node.port)
+        support.wait_state(wire, b"ok")
+        wire.close()
+    yield cli, a, b
+    a.stop()
+    b.stop()
+
+
+def _cli(cli: str, *args: str) -> str:
+    done = subprocess.run([cli, *args], capture_output=True, text=True, timeout=30)
+    return done.stdout + done.stderr
+
+
+def test_cli_follows_moved(nodes):
+    cli, a, b = nodes
+    key = support.key_in(8192, 16383, "cli")
+    assert "MOVED" in _cli(cli, "-p", str(a.port), "SET", key, "v")
+    assert _cli(cli, "-c", "-p", str(a.port), "SET", key, "v").strip() == "OK"
+    assert _cli(cli, "-p", str(b.port), "GET", key).strip() == "v"
+    assert _cli(cli, "-c", "-p", str(a.port), "GET", key).strip() == "v"
+    mine = support.key_in(0, 8191, "cli")
+    assert _cli(cli, "-c", "-p", str(b.port), "SET", mine, "w").strip() == "OK"
+    assert _cli(cli, "-p", str(a.port), "GET", mine).strip() == "w"
+
+
+def test_cluster_check_sees_every_slot(nodes):
+    cli, a, _b = nodes
+    out = _cli(cli, "--cluster", "check", f"127.0.0.1:{a.port}")
+    assert "[OK] All nodes agree about slots configuration." in out, out
+    assert "[OK] All 16384 slots covered." in out, out
