@@ -325,3 +325,31 @@ def test_client_info_shows_the_running_command(pair8):
         listed = wire.call("CLIENT", "LIST", "ID", own_id)
         assert [_buffers(info), _buffers(listed)] == [
             (26, 10), (len(encode_command("CLIENT", "LIST", "ID", own_id)), 12 + len(own_id))]
+
+
+def _waits_in_slowlog(port: int) -> list[list[bytes]]:
+    admin = redis.Redis(port=port)
+    try:
+        admin.config_set("slowlog-log-slower-than", 0)
+        admin.slowlog_reset()
+        for command in (("WAIT", "1", "100"), ("WAITAOF", "0", "1", "100")):
+            with Wire(port) as waiting:
+                waiting.send_raw(encode_command(*command))
+                _wait_blocked(admin, 1)
+                admin.execute_command("PING", "during")
+                waiting.read_reply()
+            admin.execute_command("PING", "after")
+        admin.config_set("slowlog-log-slower-than", 10000)
+        return [entry[3] for entry in reversed(admin.execute_command("SLOWLOG", "GET", "-1"))
+                if entry[3][0] not in (b"INFO", b"CONFIG")]
+    finally:
+        admin.close()
+
+
+def test_wait_and_waitaof_are_logged_once_when_they_return(rillet_server, redis8_server):
+    # Redis logs a blocked WAIT/WAITAOF when it unblocks (after what ran meanwhile).
+    ours = _waits_in_slowlog(rillet_server.port)
+    assert ours == _waits_in_slowlog(redis8_server.port)
+    assert ours[1:] == [[b"PING", b"during"], [b"WAIT", b"1", b"100"], [b"PING", b"after"],
+                        [b"PING", b"during"], [b"WAITAOF", b"0", b"1", b"100"],
+                        [b"PING", b"after"]]
