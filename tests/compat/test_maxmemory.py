@@ -343,3 +343,29 @@ def test_memory_usage_unchanged_by_access(pair):
     pair.check("OBJECT", "ENCODING", "k")
     pair.check("OBJECT", "FREQ", "k")
     assert re.match(rb":\d+\r\n", pair.ours.call("OBJECT", "FREQ", "k"))
+
+
+def test_no_eviction_while_clients_are_paused(pair, handles):
+    """CLIENT PAUSE WRITE pauses eviction too (Redis's PAUSE_ACTION_EVICT, also under
+    PAUSE ALL): a limit lowered meanwhile evicts nothing, reads run, and the keys go
+    once the pause ends."""
+    big = "x" * 2000
+    for wire in (pair.ours, pair.ref):
+        for i in range(100):
+            wire.call("SET", f"key:{i}", big)
+    pair.check("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+    pair.check("CLIENT", "PAUSE", "100000", "WRITE")
+    try:
+        for wire in (pair.ours, pair.ref):
+            used = int(_info(wire, "memory")["used_memory"])
+            wire.call("CONFIG", "SET", "maxmemory", str(used - 100_000))
+        pair.check("GET", "key:1")
+        pair.check("DBSIZE")
+        time.sleep(0.3)  # the cron's eviction passes too
+        for wire in (pair.ours, pair.ref):
+            assert _info(wire, "stats")["evicted_keys"] == "0", wire is pair.ours
+    finally:
+        pair.check("CLIENT", "UNPAUSE")
+    pair.check("SET", "after", "v")  # evicts before it runs
+    for wire in (pair.ours, pair.ref):
+        assert int(_info(wire, "stats")["evicted_keys"]) > 0, wire is pair.ours
