@@ -169,7 +169,12 @@ class Memory:
         if not self._may_evict():
             return False
         state = self.state
-        out = self.perform_evictions() == EVICT_FAIL
+        tracking = state.tracking
+        tracking.before_command = True
+        try:
+            out = self.perform_evictions() == EVICT_FAIL
+        finally:
+            tracking.before_command = False
         state.pre_command_oom = out
         if not out:
             return False
