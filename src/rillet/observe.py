@@ -9,6 +9,7 @@ argument quoted as sdscatrepr quotes it. The slow log keeps the most recent
 
 from __future__ import annotations
 
+import resource
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -157,31 +158,111 @@ def reset_latency(spec: Timed) -> None:
 
 class Instantaneous:
     """INFO's instantaneous_* figures, as Redis's trackInstantaneousMetric: a rate per
-    second measured every 100 ms or more, averaged over the last 16 measurements."""
+    second measured every 100 ms or more, averaged over the last 16 measurements;
+    or, for a `per` figure, a counter's growth per unit of another's (the event
+    loop's busy time per cycle)."""
 
     SAMPLES = 16
     PERIOD_MS = 100
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """CONFIG RESETSTAT: the figures start again from nothing, as Redis's."""
         self.last_ms = 0
         self.last: dict[str, int] = {}
         self.rates: dict[str, list[float]] = {}
 
-    def sample(self, now_ms: int, counters: dict[str, int]) -> None:
+    def sample(self, now_ms: int, counters: dict[str, int],
+               per: dict[str, tuple[str, str]] | None = None) -> None:
+        """`per`: name -> (counter, base counter), both among `counters`."""
         elapsed = now_ms - self.last_ms
         if self.last_ms and elapsed < self.PERIOD_MS:
             return
         if self.last_ms and elapsed > 0:
             for name, value in counters.items():
-                rates = self.rates.setdefault(name, [])
-                rates.append(max(0, value - self.last.get(name, value)) * 1000 / elapsed)
-                del rates[:-self.SAMPLES]
+                self._add(name, max(0, value - self.last.get(name, value)) * 1000 / elapsed)
+            for name, (counter, base) in (per or {}).items():
+                grown = counters[base] - self.last.get(base, counters[base])
+                added = counters[counter] - self.last.get(counter, counters[counter])
+                self._add(name, added // grown if grown > 0 else 0)
         self.last_ms = now_ms
         self.last = dict(counters)
+
+    def _add(self, name: str, value: float) -> None:
+        rates = self.rates.setdefault(name, [])
+        rates.append(value)
+        del rates[:-self.SAMPLES]
 
     def rate(self, name: str) -> float:
         rates = self.rates.get(name)
         return sum(rates) / len(rates) if rates else 0.0
+
+
+# --- the event loop (INFO stats' eventloop_*, INFO debug) --------------------------------
+#
+# Redis times each cycle of its loop (afterSleep to beforeSleep). rillet's loop is
+# uvloop's, which has no hook around a cycle, and a hook per read would cost the
+# compiled read path a call: instead a cycle is counted where the loop's thread
+# gives up the CPU to wait (its voluntary context switches: one per poll that
+# sleeps, the cron's ticks included), or, when the poll finds work without
+# sleeping (a client that answers at once), per read and cron tick, whichever
+# counts more; the cycles' duration is that thread's CPU time.
+
+
+def loop_thread_usage() -> tuple[int, int]:
+    """(voluntary context switches, CPU microseconds) of the calling thread, which
+    must be the loop's (the cron and INFO run there)."""
+    usage = resource.getrusage(_RUSAGE_THREAD)
+    return usage.ru_nvcsw, int((usage.ru_utime + usage.ru_stime) * 1_000_000)
+
+
+_RUSAGE_THREAD = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
+
+
+class EventLoop:
+    """Redis's duration_stats and el_cmd_cnt_max, since the start or CONFIG RESETSTAT.
+
+    The per-cycle maxima are read from the cron's view: `duration_max` is the
+    longest of the cron's own runs, the delays of its timer (a cycle that holds
+    the loop delays it) and the mean cycle between two ticks; `cmd_max` the most
+    commands per cycle between two ticks. Both are lower bounds of Redis's."""
+
+    def __init__(self) -> None:
+        self.reset(0)
+
+    def reset(self, aof_us: int) -> None:
+        self.cycles_base, self.busy_base = loop_thread_usage()
+        self.aof_base = aof_us
+        self.cron_us = 0
+        self.ticks = 0
+        self.duration_max = 0
+        self.cmd_max = 0
+        # (cycles, busy us, commands) at the last tick; counted from 0 here, as
+        # RESETSTAT zeroes the commands' counts too.
+        self._last = (0, 0, 0)
+
+    def totals(self, reads: int) -> tuple[int, int]:
+        """(cycles, their busy microseconds) so far; `reads`: the clients' reads since."""
+        waits, busy = loop_thread_usage()
+        return max(waits - self.cycles_base, reads + self.ticks), max(busy - self.busy_base, 0)
+
+    def cron_ran(self, elapsed_us: int, late_us: int) -> None:
+        """One cron tick took `elapsed_us`; its timer fired `late_us` after it was due."""
+        self.ticks += 1
+        self.cron_us += elapsed_us
+        self.duration_max = max(self.duration_max, elapsed_us, late_us)
+
+    def sample(self, commands: int, reads: int) -> None:
+        """A cron tick's look at the cycles since the last one (`commands`: run so far)."""
+        cycles, busy = self.totals(reads)
+        last = self._last
+        if cycles > last[0]:
+            grown = cycles - last[0]
+            self.duration_max = max(self.duration_max, (busy - last[1]) // grown)
+            self.cmd_max = max(self.cmd_max, -(-(commands - last[2]) // grown))
+        self._last = (cycles, busy, commands)
 
 
 # --- the latency monitor (LATENCY LATEST/HISTORY/RESET/DOCTOR) ---------------------------

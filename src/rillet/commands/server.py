@@ -141,6 +141,7 @@ def _section_memory(state: ServerState) -> list[tuple[str, object]]:
     memory = state.memory
     used = memory.used()
     rss = _rss_bytes()
+    resident = max(rss - _INTERPRETER_RSS, 0)
     limit = int(state.config["maxmemory"])
     peak = max(memory.peak, used)
     dataset = used - STARTUP_BYTES
@@ -167,14 +168,27 @@ def _section_memory(state: ServerState) -> list[tuple[str, object]]:
         ("used_memory_dataset", dataset),
         # Redis: dataset / (used - startup), which is all of it here.
         ("used_memory_dataset_perc", "100.00%" if dataset > 0 else "0.00%"),
+        # Python's allocator has no jemalloc split: allocated and active are the
+        # estimate, resident the RSS past the interpreter's own (mem_fragmentation_*'s
+        # figure), and that interpreter baseline the RSS overhead.
+        ("allocator_allocated", used),
+        ("allocator_active", used),
+        ("allocator_resident", resident),
+        ("allocator_muzzy", 0),
         ("total_system_memory", system),
         ("total_system_memory_human", _human(system)),
         *lua,
         ("maxmemory", limit),
         ("maxmemory_human", _human(limit)),
         ("maxmemory_policy", state.config["maxmemory-policy"]),
-        ("mem_fragmentation_ratio", f"{max(rss - _INTERPRETER_RSS, 0) / used:.2f}"),
-        ("mem_fragmentation_bytes", max(rss - _INTERPRETER_RSS, 0) - used),
+        ("allocator_frag_ratio", "1.00"),
+        ("allocator_frag_bytes", 0),
+        ("allocator_rss_ratio", f"{resident / used:.2f}"),
+        ("allocator_rss_bytes", resident - used),
+        ("rss_overhead_ratio", f"{rss / max(resident, 1):.2f}"),
+        ("rss_overhead_bytes", rss - resident),
+        ("mem_fragmentation_ratio", f"{resident / used:.2f}"),
+        ("mem_fragmentation_bytes", resident - used),
         ("mem_not_counted_for_evict", 0),
         ("mem_replication_backlog", backlog),
         ("mem_total_replication_buffers", replica_bytes + backlog),
@@ -256,17 +270,33 @@ def total_calls() -> int:
 
 
 def sample_instantaneous(state: ServerState) -> None:
-    """A cron hook (server/server.py): one measurement of the instantaneous_* rates."""
+    """A cron hook (server/server.py): one measurement of the instantaneous_* rates,
+    and of the event loop's cycles since the last tick."""
     s = state.stats
+    calls = total_calls()
+    cycles, busy_us = state.event_loop.totals(s.total_reads_processed)
+    state.event_loop.sample(calls, s.total_reads_processed)
     state.instant.sample(state.clock.now_ms(), {
-        "ops": total_calls(), "input": s.net_input_bytes, "output": s.net_output_bytes,
-        "repl_input": s.net_repl_input_bytes, "repl_output": s.net_repl_output_bytes})
+        "ops": calls, "input": s.net_input_bytes, "output": s.net_output_bytes,
+        "repl_input": s.net_repl_input_bytes, "repl_output": s.net_repl_output_bytes,
+        "el_cycles": cycles, "el_busy": busy_us}, per={"el_duration": ("el_busy", "el_cycles")})
+
+
+def _commands_usec() -> int:
+    """eventloop_duration_cmd_sum: the commands' time, as INFO commandstats sums it."""
+    return sum(spec.usec for spec in table.counted_specs())
+
+
+def _aof_flush_us(state: ServerState) -> int:
+    persistence = state.persistence
+    return persistence.aof.flush_ns // 1000 if persistence is not None else 0
 
 
 def _section_stats(state: ServerState) -> list[tuple[str, object]]:
     s = state.stats
     instant = state.instant
     pubsub = state.pubsub
+    cycles, busy_us = state.event_loop.totals(s.total_reads_processed)
     return [
         ("total_connections_received", s.connections_received),
         ("total_commands_processed", total_calls()),
@@ -324,7 +354,31 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("client_output_buffer_limit_disconnections", s.output_buffer_limit_disconnections),
         ("reply_buffer_shrinks", 0),
         ("reply_buffer_expands", 0),
+        ("eventloop_cycles", cycles),
+        ("eventloop_duration_sum", busy_us),
+        ("eventloop_duration_cmd_sum", _commands_usec()),
+        ("instantaneous_eventloop_cycles_per_sec", int(instant.rate("el_cycles"))),
+        ("instantaneous_eventloop_duration_usec", int(instant.rate("el_duration"))),
         *((f"acl_access_denied_{kind}", n) for kind, n in state.acl.denied.items()),
+    ]
+
+
+def _section_debug(state: ServerState) -> list[tuple[str, object]]:
+    """INFO debug (only when named). Lua's heap is not apart in an allocator of its own:
+    its allocated and active bytes are the heap's, resident 0 as Redis's jemalloc arena
+    reports it."""
+    loop = state.event_loop
+    engine = state.scripting
+    lua = engine.memory_bytes() if engine is not None else 0
+    return [
+        ("eventloop_duration_aof_sum", max(_aof_flush_us(state) - loop.aof_base, 0)),
+        ("eventloop_duration_cron_sum", loop.cron_us),
+        ("eventloop_duration_max", loop.duration_max),
+        ("eventloop_cmd_per_cycle_max", loop.cmd_max),
+        ("allocator_allocated_lua", lua),
+        ("allocator_active_lua", lua),
+        ("allocator_resident_lua", 0),
+        ("allocator_frag_bytes_lua", 0),
     ]
 
 
@@ -480,7 +534,10 @@ SECTIONS = {
     "cluster": _section_cluster,
     "keyspace": _section_keyspace,
     "keysizes": _section_keysizes,
+    "debug": _section_debug,
 }
+# Sections printed only when named (not by `all` or `everything`), as Redis's debug.
+_NAMED_ONLY = frozenset({"debug"})
 _HEADERS = {"cpu": "CPU"}
 DEFAULT_SECTIONS = ["server", "clients", "memory", "persistence", "threads", "stats",
                     "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"]
@@ -491,7 +548,7 @@ def render_info(state: ServerState, wanted: list[str]) -> str:
     for word in wanted or ["default"]:
         word = word.lower()
         if word in ("all", "everything"):
-            names.update(SECTIONS)
+            names.update(name for name in SECTIONS if name not in _NAMED_ONLY)
         elif word == "default":
             names.update(DEFAULT_SECTIONS)
         elif word in SECTIONS:
@@ -576,6 +633,8 @@ def config_resetstat(ctx: Client, argv: list[bytes]) -> object:
     state.stats = type(state.stats)()
     state.stats.blocked_clients = blocked
     state.stats.start_time = start
+    state.event_loop.reset(_aof_flush_us(state))
+    state.instant.reset()
     for spec in table.COMMANDS.values():
         for one in [spec, *unique_subcommands(spec)]:
             one.calls = one.usec = one.rejected_calls = one.failed_calls = 0
