@@ -82,43 +82,52 @@ class Slowlog:
 
 # --- LATENCY HISTOGRAM (Redis 7's per-command latency histograms) ------------------------
 #
-# Redis records every call's duration in an HDR histogram (1 us .. 1 s, two significant
-# digits) and LATENCY HISTOGRAM walks it in power-of-two steps from 1024 ns. rillet keeps
-# only those steps: bucket k holds the calls up to step k's upper bound, in Redis's
-# reporting units. Only the timed calls (one in TIMING_SAMPLE, Dispatcher.timed) are
-# recorded, so the histogram is a sample scaled to the call count when reported.
+# Redis records every call's duration (whole microseconds, recorded in ns) in an HDR
+# histogram of 1 ns .. 1 s with two significant digits, and rillet keeps the same one:
+# 256 sub-buckets in the first bucket, 128 more per power of two, 3,072 counters in all
+# (hdr_init(1, 1e9, 2)). INFO latencystats reads its percentiles as Redis's
+# hdr_value_at_percentile does; LATENCY HISTOGRAM walks it in power-of-two steps from
+# 1024 ns (Redis's log iterator). Only the timed calls (one in TIMING_SAMPLE for fast
+# commands, Dispatcher.timed) are recorded, so the counts are a sample, scaled to the
+# call count when reported.
 
-HISTOGRAM_BUCKETS = 31  # 1024 ns << 30 exceeds Redis's 1 s maximum
-_MIN_NS = 1024
+_SUB_HALF_MAGNITUDE = 7  # log2 of the 128 sub-buckets each further bucket adds
+_SUB_MASK = 255
+HISTOGRAM_COUNTERS = 24 * 128  # (buckets needed for 1e9 with 256 sub-buckets + 1) * 128
+_MIN_NS = 1
 _MAX_NS = 1_000_000_000
-# The upper bound of step k: the highest value HDR (2 significant digits) holds
-# as equivalent to 1024 << k, and the usec Redis prints for it.
-_STEP_NS = [(_MIN_NS << k) + (1 << (k + 3)) - 1 for k in range(HISTOGRAM_BUCKETS)]
+# LATENCY HISTOGRAM's steps: the highest value HDR holds as equivalent to 1024 << k, and
+# the usec Redis prints for it.
+_STEPS = 21  # 1024 << 20 is the last step under Redis's 1 s maximum
+_STEP_NS = [(1024 << k) + (1 << (k + 3)) - 1 for k in range(_STEPS)]
 _STEP_US = [ns // 1000 for ns in _STEP_NS]
 
 
-def _bucket(us: int) -> int:
+def hdr_index(ns: int) -> int:
+    """counts_index_for: the counter that holds `ns`."""
+    bucket = max((ns | _SUB_MASK).bit_length() - 8, 0)
+    return ((bucket + 1) << _SUB_HALF_MAGNITUDE) + (ns >> bucket) - 128
+
+
+def hdr_range(index: int) -> tuple[int, int]:
+    """(lowest, highest) equivalent values of the values counter `index` holds."""
+    bucket = (index >> _SUB_HALF_MAGNITUDE) - 1
+    sub = (index & 127) + 128
+    if bucket < 0:
+        bucket, sub = 0, sub - 128
+    return sub << bucket, (sub << bucket) + (1 << bucket) - 1
+
+
+def _index_of_us(us: int) -> int:
     # Redis times in whole microseconds and records them in ns, clamped to its range.
-    ns = min(max(us * 1000, _MIN_NS), _MAX_NS)
-    k = max(0, ((ns - 1) // _MIN_NS).bit_length())
-    return k - 1 if k and ns <= _STEP_NS[k - 1] else k
+    return hdr_index(min(max(us * 1000, _MIN_NS), _MAX_NS))
 
 
-def _small_buckets(limit: int) -> bytes:
-    """The bucket of each duration under `limit` us, looked up rather than computed."""
-    out = bytearray()
-    for k, ns in enumerate(_STEP_NS):
-        top = min(limit, ns // 1000 + 1)
-        out += bytes([k]) * max(0, top - len(out))
-    return bytes(out)
-
-
-SMALL_US = _small_buckets(4096)
-
-
-def bucket_top_ns(k: int) -> int:
-    """The highest duration (ns) that bucket `k` holds."""
-    return _STEP_NS[k]
+# The counter of each duration under 4096 us, looked up rather than computed.
+SMALL_US = [_index_of_us(us) for us in range(4096)]
+# The LATENCY HISTOGRAM step each counter reports under (the first whose bound holds it).
+_STEP_OF = [next((k for k, top in enumerate(_STEP_NS) if hdr_range(i)[1] <= top), _STEPS - 1)
+            for i in range(HISTOGRAM_COUNTERS)]
 
 
 class Timed(Protocol):
@@ -133,23 +142,39 @@ def record_latency(spec: Timed, elapsed_ns: int) -> None:
     us = elapsed_ns // 1000
     histogram = spec.latency_histogram
     if histogram is None:
-        histogram = spec.latency_histogram = [0] * HISTOGRAM_BUCKETS
-    histogram[SMALL_US[us] if us < 4096 else _bucket(us)] += 1
+        histogram = spec.latency_histogram = [0] * HISTOGRAM_COUNTERS
+    histogram[SMALL_US[us] if us < 4096 else _index_of_us(us)] += 1
 
 
 def histogram_cdf(spec: Timed) -> tuple[int, list[tuple[int, int]]]:
-    """(calls, [(bucket usec, cumulative calls)]) for the buckets that hold any, as Redis
-    reports them; the sample's counts are scaled to the command's call count."""
+    """(calls, [(step usec, cumulative calls)]) for the steps that hold any, as Redis's
+    fillCommandCDF reports them; the sample's counts are scaled to the command's calls."""
     histogram = spec.latency_histogram or []
     samples = sum(histogram)
     calls = max(spec.calls, samples)
+    steps = [0] * _STEPS
+    for index, count in enumerate(histogram):
+        if count:
+            steps[_STEP_OF[index]] += count
     out = []
     seen = 0
-    for k, count in enumerate(histogram):
+    for k, count in enumerate(steps):
         if count:
             seen += count
             out.append((_STEP_US[k], seen * calls // samples))
     return calls, out
+
+
+def value_at_percentile(histogram: list[int], percentile: float) -> int:
+    """hdr_value_at_percentile (ns): the highest value equivalent to the one at
+    `percentile` of the recorded values (the lowest, for the 0th)."""
+    wanted = max(int(min(percentile, 100.0) / 100 * sum(histogram) + 0.5), 1)
+    seen = 0
+    for index, count in enumerate(histogram):
+        seen += count
+        if seen >= wanted:
+            return hdr_range(index)[0 if percentile == 0.0 else 1]
+    return 0
 
 
 def reset_latency(spec: Timed) -> None:

@@ -23,7 +23,7 @@ from rillet.engine.eviction import lru_clock
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.memory import STARTUP_BYTES
-from rillet.observe import bucket_top_ns, reset_latency
+from rillet.observe import reset_latency, value_at_percentile
 from rillet.persistence import fork
 from rillet.resp.types import NO_REPLY, OK, Map, SetReply, SimpleString, Verbatim
 from rillet.state import BlockedClient, Client, ServerState
@@ -432,21 +432,9 @@ def _section_errorstats(state: ServerState) -> list[tuple[str, object]]:
     return [(f"errorstat_{code}", f"count={n}") for code, n in sorted(state.stats.errors.items())]
 
 
-def _percentile_bucket(histogram: list[int], q: float) -> int:
-    """The bucket that holds the q-th percentile of the samples."""
-    wanted = max(1.0, sum(histogram) * q / 100)
-    seen = 0
-    for k, count in enumerate(histogram):
-        seen += count
-        if seen >= wanted:
-            return k
-    return len(histogram) - 1
-
-
 def _section_latencystats(state: ServerState) -> list[tuple[str, object]]:
-    """Each command's latency-tracking-info-percentiles, read from its histogram. The
-    histogram's buckets are powers of two (LATENCY HISTOGRAM's), so a figure is its
-    bucket's upper end, coarser than Redis's HDR histogram (docs/compat.md)."""
+    """Each command's latency-tracking-info-percentiles, read from its histogram as
+    Redis reads its HDR histogram (observe.py)."""
     percentiles = state.config["latency-tracking-info-percentiles"]
     if not percentiles:
         return []
@@ -455,7 +443,7 @@ def _section_latencystats(state: ServerState) -> list[tuple[str, object]]:
         histogram = spec.latency_histogram
         if not histogram:
             continue
-        parts = [f"p{render_double(q)}={bucket_top_ns(_percentile_bucket(histogram, q)) / 1000:.3f}"
+        parts = [f"p{render_double(q)}={value_at_percentile(histogram, q) / 1000:.3f}"
                  for q in percentiles]
         out.append((f"latency_percentiles_usec_{spec.name}", ",".join(parts)))
     return out
