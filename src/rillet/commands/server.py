@@ -23,7 +23,7 @@ from rillet.engine.eviction import lru_clock
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.memory import STARTUP_BYTES
-from rillet.observe import reset_latency, value_at_percentile
+from rillet.observe import reset_latency, values_at_percentiles
 from rillet.persistence import fork
 from rillet.resp.types import NO_REPLY, OK, Map, SetReply, SimpleString, Verbatim
 from rillet.state import BlockedClient, Client, ServerState
@@ -443,8 +443,8 @@ def _section_latencystats(state: ServerState) -> list[tuple[str, object]]:
         histogram = spec.latency_histogram
         if not histogram:
             continue
-        parts = [f"p{render_double(q)}={value_at_percentile(histogram, q) / 1000:.3f}"
-                 for q in percentiles]
+        values = values_at_percentiles(histogram, percentiles)
+        parts = [f"p{render_double(q)}={ns / 1000:.3f}" for q, ns in zip(percentiles, values, strict=True)]
         out.append((f"latency_percentiles_usec_{spec.name}", ",".join(parts)))
     return out
 
