@@ -127,9 +127,10 @@ def _index_of_us(us: int) -> int:
 
 # The counter of each duration under 4096 us, looked up rather than computed.
 SMALL_US = [_index_of_us(us) for us in range(4096)]
-# The LATENCY HISTOGRAM step each counter reports under (the first whose bound holds it).
-_STEP_OF = [next((k for k, top in enumerate(_STEP_NS) if hdr_range(i)[1] <= top), _STEPS - 1)
-            for i in range(HISTOGRAM_COUNTERS)]
+# The counters each LATENCY HISTOGRAM step reports (those whose values its bound holds,
+# past the previous step's): consecutive ranges, as values grow with the index.
+_STEP_ENDS = [max(i + 1 for i in range(HISTOGRAM_COUNTERS) if hdr_range(i)[1] <= top)
+              for top in _STEP_NS[:-1]] + [HISTOGRAM_COUNTERS]
 
 
 class Timed(Protocol):
@@ -154,13 +155,11 @@ def histogram_cdf(spec: Timed) -> tuple[int, list[tuple[int, int]]]:
     histogram = spec.latency_histogram or []
     samples = sum(histogram)
     calls = max(spec.calls, samples)
-    steps = [0] * _STEPS
-    for index, count in enumerate(histogram):
-        if count:
-            steps[_STEP_OF[index]] += count
     out = []
-    seen = 0
-    for k, count in enumerate(steps):
+    seen = start = 0
+    for k, end in enumerate(_STEP_ENDS):
+        count = sum(histogram[start:end])
+        start = end
         if count:
             seen += count
             out.append((_STEP_US[k], seen * calls // samples))
