@@ -499,7 +499,8 @@ class Acl:
         self.users: dict[bytes, User] = {}
         self.log: list[LogEntry] = []  # newest first
         self.next_log_id = 0
-        self.denied = {"auth": 0, "cmd": 0, "key": 0, "channel": 0}
+        # INFO's acl_access_denied_* (tls_cert: a certificate's CN named no enabled user).
+        self.denied = {"auth": 0, "cmd": 0, "key": 0, "channel": 0, "tls_cert": 0}
         self.default = self.create(b"default")
         for rule in (b"+@all", b"~*", b"&*", b"on", b"nopass"):
             self.default.apply(rule, self.new_selector)
@@ -571,7 +572,7 @@ class Acl:
     # --- the log ----------------------------------------------------------------
     def add_log(self, reason: str, context: str, obj: bytes, username: bytes,
                 client_info: str, now_ms: int, max_len: int) -> None:
-        self.denied[{"command": "cmd"}.get(reason, reason)] += 1
+        self.denied[{"command": "cmd", "tls-cert": "tls_cert"}.get(reason, reason)] += 1
         for entry in self.log:
             if (entry.reason, entry.context, entry.object, entry.username) == (
                     reason, context, obj, username) and now_ms - entry.updated_ms < LOG_GROUP_MS:

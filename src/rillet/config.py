@@ -122,10 +122,12 @@ class Param:
             return value
         if self.kind == "enum":
             low = text.lower()
-            if low not in self.choices:
+            # Matched without case; kept in Redis's spelling (tls-auth-clients-user's "CN").
+            choice = next((c for c in self.choices if c.lower() == low), None)
+            if choice is None:
                 raise ConfigError("argument(s) must be one of the following: "
                                   + ", ".join(self.choices))
-            return self.shown.get(low, low)
+            return self.shown.get(low, choice)
         if self.kind == "save":
             return parse_save(text)
         if self.kind == "obuf":
@@ -221,6 +223,8 @@ PARAMS = [
     Param("tls-ca-cert-file", "string", "", immutable=True),
     Param("tls-ca-cert-dir", "string", "", immutable=True),
     Param("tls-auth-clients", "enum", "yes", choices=("no", "yes", "optional"), immutable=True),
+    # Redis 8.6: a verified client certificate's CN names the ACL user it logs in as.
+    Param("tls-auth-clients-user", "enum", "off", choices=("off", "CN")),
     Param("tls-protocols", "string", "", immutable=True),
     Param("tls-ciphers", "string", "", immutable=True),
     Param("tls-ciphersuites", "string", "", immutable=True),

@@ -149,20 +149,32 @@ class Memory:
     # --- processCommand's step ---------------------------------------------------------
     def _may_evict(self) -> bool:
         """isSafeToPerformEvictions: not while loading or a script is busy, not on a
-        replica that ignores maxmemory (its master's DELs keep it in step)."""
+        replica that ignores maxmemory (its master's DELs keep it in step), not while
+        writes are paused (CLIENT PAUSE WRITE/ALL, a FAILOVER, a shutdown waiting for
+        replicas: Redis's PAUSE_ACTION_EVICT, so nothing reaches the replicas meanwhile)."""
         state = self.state
         if state._loading or state._script_busy is not None:
             return False
+        if state.pause_end_ms and state.clock.now_ms() < state.pause_end_ms:
+            return False
         replication = state.replication
-        return not (replication is not None and replication.master_host is not None
-                    and self.ignore_on_replica)
+        if replication is None:
+            return True
+        if replication.failover.paused or replication.shutdown.waiting:
+            return False
+        return not (replication.master_host is not None and self.ignore_on_replica)
 
     def refuse(self, client: Client, spec: SpecFlags, argv: list[bytes]) -> bool:
         """True if `spec` must get -OOM: memory is over the limit after evicting what we may."""
         if not self._may_evict():
             return False
         state = self.state
-        out = self.perform_evictions() == EVICT_FAIL
+        tracking = state.tracking
+        tracking.before_command = True
+        try:
+            out = self.perform_evictions() == EVICT_FAIL
+        finally:
+            tracking.before_command = False
         state.pre_command_oom = out
         if not out:
             return False

@@ -9,9 +9,12 @@ argument quoted as sdscatrepr quotes it. The slow log keeps the most recent
 
 from __future__ import annotations
 
+import resource
 import time
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Protocol
 
 _ESCAPES = {0x5C: b"\\\\", 0x22: b'\\"', 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t", 0x07: b"\\a",
@@ -81,43 +84,53 @@ class Slowlog:
 
 # --- LATENCY HISTOGRAM (Redis 7's per-command latency histograms) ------------------------
 #
-# Redis records every call's duration in an HDR histogram (1 us .. 1 s, two significant
-# digits) and LATENCY HISTOGRAM walks it in power-of-two steps from 1024 ns. rillet keeps
-# only those steps: bucket k holds the calls up to step k's upper bound, in Redis's
-# reporting units. Only the timed calls (one in TIMING_SAMPLE, Dispatcher.timed) are
-# recorded, so the histogram is a sample scaled to the call count when reported.
+# Redis records every call's duration (whole microseconds, recorded in ns) in an HDR
+# histogram of 1 ns .. 1 s with two significant digits, and rillet keeps the same one:
+# 256 sub-buckets in the first bucket, 128 more per power of two, 3,072 counters in all
+# (hdr_init(1, 1e9, 2)). INFO latencystats reads its percentiles as Redis's
+# hdr_value_at_percentile does; LATENCY HISTOGRAM walks it in power-of-two steps from
+# 1024 ns (Redis's log iterator). Only the timed calls (one in TIMING_SAMPLE for fast
+# commands, Dispatcher.timed) are recorded, so the counts are a sample, scaled to the
+# call count when reported.
 
-HISTOGRAM_BUCKETS = 31  # 1024 ns << 30 exceeds Redis's 1 s maximum
-_MIN_NS = 1024
+_SUB_HALF_MAGNITUDE = 7  # log2 of the 128 sub-buckets each further bucket adds
+_SUB_MASK = 255
+HISTOGRAM_COUNTERS = 24 * 128  # (buckets needed for 1e9 with 256 sub-buckets + 1) * 128
+_MIN_NS = 1
 _MAX_NS = 1_000_000_000
-# The upper bound of step k: the highest value HDR (2 significant digits) holds
-# as equivalent to 1024 << k, and the usec Redis prints for it.
-_STEP_NS = [(_MIN_NS << k) + (1 << (k + 3)) - 1 for k in range(HISTOGRAM_BUCKETS)]
+# LATENCY HISTOGRAM's steps: the highest value HDR holds as equivalent to 1024 << k, and
+# the usec Redis prints for it.
+_STEPS = 21  # 1024 << 20 is the last step under Redis's 1 s maximum
+_STEP_NS = [(1024 << k) + (1 << (k + 3)) - 1 for k in range(_STEPS)]
 _STEP_US = [ns // 1000 for ns in _STEP_NS]
 
 
-def _bucket(us: int) -> int:
+def hdr_index(ns: int) -> int:
+    """counts_index_for: the counter that holds `ns`."""
+    bucket = max((ns | _SUB_MASK).bit_length() - 8, 0)
+    return ((bucket + 1) << _SUB_HALF_MAGNITUDE) + (ns >> bucket) - 128
+
+
+def hdr_range(index: int) -> tuple[int, int]:
+    """(lowest, highest) equivalent values of the values counter `index` holds."""
+    bucket = (index >> _SUB_HALF_MAGNITUDE) - 1
+    sub = (index & 127) + 128
+    if bucket < 0:
+        bucket, sub = 0, sub - 128
+    return sub << bucket, (sub << bucket) + (1 << bucket) - 1
+
+
+def _index_of_us(us: int) -> int:
     # Redis times in whole microseconds and records them in ns, clamped to its range.
-    ns = min(max(us * 1000, _MIN_NS), _MAX_NS)
-    k = max(0, ((ns - 1) // _MIN_NS).bit_length())
-    return k - 1 if k and ns <= _STEP_NS[k - 1] else k
+    return hdr_index(min(max(us * 1000, _MIN_NS), _MAX_NS))
 
 
-def _small_buckets(limit: int) -> bytes:
-    """The bucket of each duration under `limit` us, looked up rather than computed."""
-    out = bytearray()
-    for k, ns in enumerate(_STEP_NS):
-        top = min(limit, ns // 1000 + 1)
-        out += bytes([k]) * max(0, top - len(out))
-    return bytes(out)
-
-
-SMALL_US = _small_buckets(4096)
-
-
-def bucket_top_ns(k: int) -> int:
-    """The highest duration (ns) that bucket `k` holds."""
-    return _STEP_NS[k]
+# The counter of each duration under 4096 us, looked up rather than computed.
+SMALL_US = [_index_of_us(us) for us in range(4096)]
+# The counters each LATENCY HISTOGRAM step reports (those whose values its bound holds,
+# past the previous step's): consecutive ranges, as values grow with the index.
+_STEP_ENDS = [max(i + 1 for i in range(HISTOGRAM_COUNTERS) if hdr_range(i)[1] <= top)
+              for top in _STEP_NS[:-1]] + [HISTOGRAM_COUNTERS]
 
 
 class Timed(Protocol):
@@ -132,23 +145,37 @@ def record_latency(spec: Timed, elapsed_ns: int) -> None:
     us = elapsed_ns // 1000
     histogram = spec.latency_histogram
     if histogram is None:
-        histogram = spec.latency_histogram = [0] * HISTOGRAM_BUCKETS
-    histogram[SMALL_US[us] if us < 4096 else _bucket(us)] += 1
+        histogram = spec.latency_histogram = [0] * HISTOGRAM_COUNTERS
+    histogram[SMALL_US[us] if us < 4096 else _index_of_us(us)] += 1
 
 
 def histogram_cdf(spec: Timed) -> tuple[int, list[tuple[int, int]]]:
-    """(calls, [(bucket usec, cumulative calls)]) for the buckets that hold any, as Redis
-    reports them; the sample's counts are scaled to the command's call count."""
+    """(calls, [(step usec, cumulative calls)]) for the steps that hold any, as Redis's
+    fillCommandCDF reports them; the sample's counts are scaled to the command's calls."""
     histogram = spec.latency_histogram or []
     samples = sum(histogram)
     calls = max(spec.calls, samples)
     out = []
-    seen = 0
-    for k, count in enumerate(histogram):
+    seen = start = 0
+    for k, end in enumerate(_STEP_ENDS):
+        count = sum(histogram[start:end])
+        start = end
         if count:
             seen += count
             out.append((_STEP_US[k], seen * calls // samples))
     return calls, out
+
+
+def values_at_percentiles(histogram: list[int], percentiles: list[float]) -> list[int]:
+    """hdr_value_at_percentile (ns) of each percentile: the highest value equivalent to
+    the one at that percentile of the recorded values (the lowest, for the 0th)."""
+    cumulative = list(accumulate(histogram))  # (in C: INFO reads every command's)
+    out = []
+    for percentile in percentiles:
+        wanted = max(int(min(percentile, 100.0) / 100 * cumulative[-1] + 0.5), 1)
+        index = min(bisect_left(cumulative, wanted), len(cumulative) - 1)
+        out.append(hdr_range(index)[0 if percentile == 0.0 else 1])
+    return out
 
 
 def reset_latency(spec: Timed) -> None:
@@ -157,31 +184,111 @@ def reset_latency(spec: Timed) -> None:
 
 class Instantaneous:
     """INFO's instantaneous_* figures, as Redis's trackInstantaneousMetric: a rate per
-    second measured every 100 ms or more, averaged over the last 16 measurements."""
+    second measured every 100 ms or more, averaged over the last 16 measurements;
+    or, for a `per` figure, a counter's growth per unit of another's (the event
+    loop's busy time per cycle)."""
 
     SAMPLES = 16
     PERIOD_MS = 100
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """CONFIG RESETSTAT: the figures start again from nothing, as Redis's."""
         self.last_ms = 0
         self.last: dict[str, int] = {}
         self.rates: dict[str, list[float]] = {}
 
-    def sample(self, now_ms: int, counters: dict[str, int]) -> None:
+    def sample(self, now_ms: int, counters: dict[str, int],
+               per: dict[str, tuple[str, str]] | None = None) -> None:
+        """`per`: name -> (counter, base counter), both among `counters`."""
         elapsed = now_ms - self.last_ms
         if self.last_ms and elapsed < self.PERIOD_MS:
             return
         if self.last_ms and elapsed > 0:
             for name, value in counters.items():
-                rates = self.rates.setdefault(name, [])
-                rates.append(max(0, value - self.last.get(name, value)) * 1000 / elapsed)
-                del rates[:-self.SAMPLES]
+                self._add(name, max(0, value - self.last.get(name, value)) * 1000 / elapsed)
+            for name, (counter, base) in (per or {}).items():
+                grown = counters[base] - self.last.get(base, counters[base])
+                added = counters[counter] - self.last.get(counter, counters[counter])
+                self._add(name, added // grown if grown > 0 else 0)
         self.last_ms = now_ms
         self.last = dict(counters)
+
+    def _add(self, name: str, value: float) -> None:
+        rates = self.rates.setdefault(name, [])
+        rates.append(value)
+        del rates[:-self.SAMPLES]
 
     def rate(self, name: str) -> float:
         rates = self.rates.get(name)
         return sum(rates) / len(rates) if rates else 0.0
+
+
+# --- the event loop (INFO stats' eventloop_*, INFO debug) --------------------------------
+#
+# Redis times each cycle of its loop (afterSleep to beforeSleep). rillet's loop is
+# uvloop's, which has no hook around a cycle, and a hook per read would cost the
+# compiled read path a call: instead a cycle is counted where the loop's thread
+# gives up the CPU to wait (its voluntary context switches: one per poll that
+# sleeps, the cron's ticks included), or, when the poll finds work without
+# sleeping (a client that answers at once), per read and cron tick, whichever
+# counts more; the cycles' duration is that thread's CPU time.
+
+
+def loop_thread_usage() -> tuple[int, int]:
+    """(voluntary context switches, CPU microseconds) of the calling thread, which
+    must be the loop's (the cron and INFO run there)."""
+    usage = resource.getrusage(_RUSAGE_THREAD)
+    return usage.ru_nvcsw, int((usage.ru_utime + usage.ru_stime) * 1_000_000)
+
+
+_RUSAGE_THREAD = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
+
+
+class EventLoop:
+    """Redis's duration_stats and el_cmd_cnt_max, since the start or CONFIG RESETSTAT.
+
+    The per-cycle maxima are read from the cron's view: `duration_max` is the
+    longest of the cron's own runs, the delays of its timer (a cycle that holds
+    the loop delays it) and the mean cycle between two ticks; `cmd_max` the most
+    commands per cycle between two ticks. Both are lower bounds of Redis's."""
+
+    def __init__(self) -> None:
+        self.reset(0)
+
+    def reset(self, aof_us: int) -> None:
+        self.cycles_base, self.busy_base = loop_thread_usage()
+        self.aof_base = aof_us
+        self.cron_us = 0
+        self.ticks = 0
+        self.duration_max = 0
+        self.cmd_max = 0
+        # (cycles, busy us, commands) at the last tick; counted from 0 here, as
+        # RESETSTAT zeroes the commands' counts too.
+        self._last = (0, 0, 0)
+
+    def totals(self, reads: int) -> tuple[int, int]:
+        """(cycles, their busy microseconds) so far; `reads`: the clients' reads since."""
+        waits, busy = loop_thread_usage()
+        return max(waits - self.cycles_base, reads + self.ticks), max(busy - self.busy_base, 0)
+
+    def cron_ran(self, elapsed_us: int, late_us: int) -> None:
+        """One cron tick took `elapsed_us`; its timer fired `late_us` after it was due."""
+        self.ticks += 1
+        self.cron_us += elapsed_us
+        self.duration_max = max(self.duration_max, elapsed_us, late_us)
+
+    def sample(self, commands: int, reads: int) -> None:
+        """A cron tick's look at the cycles since the last one (`commands`: run so far)."""
+        cycles, busy = self.totals(reads)
+        last = self._last
+        if cycles > last[0]:
+            grown = cycles - last[0]
+            self.duration_max = max(self.duration_max, (busy - last[1]) // grown)
+            self.cmd_max = max(self.cmd_max, -(-(commands - last[2]) // grown))
+        self._last = (cycles, busy, commands)
 
 
 # --- the latency monitor (LATENCY LATEST/HISTORY/RESET/DOCTOR) ---------------------------

@@ -90,6 +90,8 @@ MATCH_CACHE_SIZE = 4096
 # Who gets a channel's (or a pattern's) messages: (RESP2 clients, RESP3 clients,
 # how many). Tuples, so that a flush never sees a registry change under it.
 Fanout = tuple  # tuple[tuple[Client, ...], tuple[Client, ...], int]
+# What `enter` saves for `leave`: the running client, its own frames, those ahead of its reply.
+Saved = tuple  # tuple[Client | None, list[bytes] | None, list[bytes] | None]
 
 
 def _fanout(members: dict[Client, None]) -> Fanout:
@@ -142,6 +144,9 @@ class PubSub:
         # follow that command's reply, before the next one's, as in Redis 7.2+.
         self.current: Client | None = None
         self.own: list[bytes] | None = None
+        # Frames for `current` written before its command runs (deliver_ahead): they
+        # precede its reply, as what Redis adds to a client's buffer then.
+        self.ahead: list[bytes] | None = None
 
     # --- subscribing ------------------------------------------------------------------
     @staticmethod
@@ -301,32 +306,45 @@ class PubSub:
         else:
             self.own.append(data)
 
-    def enter(self, client: Client) -> tuple[Client | None, list[bytes] | None]:
+    def enter(self, client: Client) -> Saved:
         """`client`'s command starts: frames for it wait for its reply (nests, for
         the clients served while a script is busy)."""
         if client in self.waiting:
             self.flush()
-        saved = (self.current, self.own)
-        self.current, self.own = client, None
+        saved = (self.current, self.own, self.ahead)
+        self.current, self.own, self.ahead = client, None, None
         return saved
 
-    def leave(self, client: Client, reply: object, saved: tuple[Client | None, list[bytes] | None]) -> object:
-        """`client`'s command is done: its reply, followed by the frames it sent itself."""
-        own = self.own
-        self.current, self.own = saved
-        if own is None:
+    def leave(self, client: Client, reply: object, saved: Saved) -> object:
+        """`client`'s command is done: the frames written ahead of it, its reply,
+        then the frames it sent itself."""
+        own, ahead = self.own, self.ahead
+        self.current, self.own, self.ahead = saved
+        if own is None and ahead is None:
             return reply
         from rillet.state import Block  # (state imports this module)
 
         if reply.__class__ is Block:
-            for data in own:  # parked: they leave at the end of the turn
+            for data in (ahead or []) + (own or []):  # parked: they leave at the end of the turn
                 self.deliver(client, data)
             return reply
-        out = bytearray()
+        out = bytearray(b"".join(ahead or ()))
         encode_into(out, reply, client.resp3)
-        for data in own:
+        for data in own or ():
             out += data
         return Raw(out)
+
+    def deliver_ahead(self, client: Client, data: bytes) -> None:
+        """`deliver`, but ahead of the running client's reply when `client` is that
+        client: what Redis writes to its buffer before the command runs (the
+        invalidation of a key its own command's eviction removed)."""
+        if client is self.current:
+            if self.ahead is None:
+                self.ahead = [data]
+            else:
+                self.ahead.append(data)
+            return
+        self.deliver(client, data)
 
     def _event(self, fan: Fanout) -> list:
         """A new event for `fan` at the end of the queue (the first one asks for a flush)."""

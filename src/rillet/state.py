@@ -34,7 +34,7 @@ from rillet.notify import (
     read_key_indexes,
     subkey_messages,
 )
-from rillet.observe import Instantaneous, LatencyMonitor, Slowlog, monitor_line
+from rillet.observe import EventLoop, Instantaneous, LatencyMonitor, Slowlog, monitor_line
 from rillet.pubsub import PubSub, Subscriptions
 from rillet.resp.parser import RequestParser
 from rillet.tracking import ClientTracking, Tracking
@@ -85,6 +85,7 @@ class AofStatus(Protocol):
     synced_total: int
     incr_size: int
     synced_size: int
+    flush_ns: int  # the loop's time writing and fsyncing it (INFO debug)
 
     @property
     def status_errno(self) -> int: ...
@@ -460,6 +461,7 @@ class ServerState:
         self._script_busy: Any = None
         self.pubsub = PubSub(self)
         self.instant = Instantaneous()  # INFO's instantaneous_* (commands/server.py)
+        self.event_loop = EventLoop()  # INFO's eventloop_* (the cron and commands/server.py)
         self.tracking = Tracking(self)
         # notify-keyspace-events' `m` class: while on, every client is gated and
         # Dispatcher.call reports the keys a command reads and finds missing.

@@ -9,7 +9,9 @@ loop turn, together. Messages go as RESP3 pushes to the tracking client, or
 to its REDIRECT client (a push in RESP3, a `__redis__:invalidate` message in
 RESP2 while that client is subscribed to something); a FLUSHDB/FLUSHALL sends
 a null, "every key". Delivery goes through the pub/sub layer's per-read
-batching (`PubSub.deliver`), so a client's invalidation follows its reply.
+batching (`PubSub.deliver`): an invalidation caused by a client's own command
+follows its reply (Redis's pending keys), one written before its command runs
+(its eviction's) precedes it.
 
 The dispatcher's hooks (dispatch.py): a tracking client is `gated`; while its
 command runs it is `current` (NOLOOP), after each command its CACHING flag is
@@ -102,6 +104,10 @@ class Tracking:
         # Redis's timeout_counter: calls in a row that left the table over the limit
         # (each evicts up to 100 keys more than the last).
         self._over_calls = 0
+        # Set while a command's evictions run, before it does (Memory.refuse): what
+        # they invalidate is written at once, ahead of that command's reply, as
+        # Redis's sendTrackingMessage does outside a command's execution.
+        self.before_command = False
         state.config.watch("tracking-table-max-keys", self._limit_changed)
 
     # --- CLIENT TRACKING ------------------------------------------------------------
@@ -250,7 +256,7 @@ class Tracking:
                 if not mode.noloop:
                     self.pending.append(payload)
                 continue
-            self._send(target, mode, payload)
+            self._send(target, mode, payload, ahead=self.before_command)
 
     def send_pending(self, client: Client) -> None:
         """trackingHandlePendingKeyInvalidations: `client`'s command is done."""
@@ -300,9 +306,10 @@ class Tracking:
                     self._send(client, mode, common)
 
     # --- delivery ---------------------------------------------------------------------
-    def _send(self, client: Client, mode: ClientTracking, payload: bytes, at_once: bool = False) -> None:
+    def _send(self, client: Client, mode: ClientTracking, payload: bytes, at_once: bool = False,
+              ahead: bool = False) -> None:
         """sendTrackingMessage: `payload` (the keys' array, or a null) to `client`,
-        or to the client it redirects to."""
+        or to the client it redirects to (`ahead`: before the running client's reply)."""
         pubsub = self.state.pubsub
         target: Client | None
         target = client
@@ -321,6 +328,8 @@ class Tracking:
             return  # RESP2 has no push frames in the same connection
         if at_once and target.conn is not None:
             target.conn.send(data)
+        elif ahead:
+            pubsub.deliver_ahead(target, data)
         else:
             pubsub.deliver(target, data)
 

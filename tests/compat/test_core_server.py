@@ -74,9 +74,10 @@ def test_config_get_patterns(pair, patterns):
 def test_config_get_star_covers_our_parameters(pair8):
     ours = as_dict(pair8.ours.call("CONFIG", "GET", "*"))
     ref = as_dict(pair8.ref.call("CONFIG", "GET", "*"))
-    # Parameters rillet adds of its own; every other one is one of Redis 8's.
+    # Parameters rillet adds of its own, or of Redis 8.6 (stream-idmp-*, tls-auth-clients-user);
+    # every other one is one of Redis 8.2's.
     own = {b"gc-freeze-interval", b"gc-sweep-growth", b"maxblockedclients", b"stream-idmp-duration",
-           b"stream-idmp-maxsize", b"http-port", b"http-bind"}
+           b"stream-idmp-maxsize", b"http-port", b"http-bind", b"tls-auth-clients-user"}
     assert set(ours) - own <= set(ref)
     for name in (b"save", b"appendonly", b"stream-node-max-entries", b"stream-node-max-bytes",
                  b"maxclients", b"timeout", b"proto-max-bulk-len", b"client-query-buffer-limit"):
@@ -167,8 +168,10 @@ REDIS_ONLY: set[str] = set()
 # counts them by walking the keys, which a monitor's periodic INFO (Sentinel's, every
 # second during a failover) must not pay for on a large keyspace (docs/compat.md).
 NOT_DEFAULT = {"Keysizes"}
-OWN_FIELDS = {"rillet_version", "python_version",
-              "stream_retention_trimmed", "stream_deadlettered"}  # docs/streams-policies.md
+# rillet's own (docs/streams-policies.md for the stream ones), and Redis 8.6's (rillet
+# says 8.8; the reference is 8.2.3).
+OWN_FIELDS = {"rillet_version", "python_version", "stream_retention_trimmed",
+              "stream_deadlettered", "acl_access_denied_tls_cert"}
 REQUIRED = {
     "Server": ["redis_version", "rillet_version", "redis_mode", "os", "arch_bits", "process_id",
                "run_id", "tcp_port", "uptime_in_seconds", "uptime_in_days", "hz", "executable",

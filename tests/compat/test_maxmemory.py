@@ -343,3 +343,62 @@ def test_memory_usage_unchanged_by_access(pair):
     pair.check("OBJECT", "ENCODING", "k")
     pair.check("OBJECT", "FREQ", "k")
     assert re.match(rb":\d+\r\n", pair.ours.call("OBJECT", "FREQ", "k"))
+
+
+def test_no_eviction_while_clients_are_paused(pair, handles):
+    """CLIENT PAUSE WRITE pauses eviction too (Redis's PAUSE_ACTION_EVICT, also under
+    PAUSE ALL): a limit lowered meanwhile evicts nothing, reads run, and the keys go
+    once the pause ends."""
+    big = "x" * 2000
+    for wire in (pair.ours, pair.ref):
+        for i in range(100):
+            wire.call("SET", f"key:{i}", big)
+    pair.check("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+    pair.check("CLIENT", "PAUSE", "100000", "WRITE")
+    try:
+        for wire in (pair.ours, pair.ref):
+            used = int(_info(wire, "memory")["used_memory"])
+            wire.call("CONFIG", "SET", "maxmemory", str(used - 100_000))
+        pair.check("GET", "key:1")
+        pair.check("DBSIZE")
+        time.sleep(0.3)  # the cron's eviction passes too
+        for wire in (pair.ours, pair.ref):
+            assert _info(wire, "stats")["evicted_keys"] == "0", wire is pair.ours
+    finally:
+        pair.check("CLIENT", "UNPAUSE")
+    pair.check("SET", "after", "v")  # evicts before it runs
+    for wire in (pair.ours, pair.ref):
+        assert int(_info(wire, "stats")["evicted_keys"]) > 0, wire is pair.ours
+
+
+def test_tracking_invalidation_of_an_evicted_key_precedes_the_reply(pair, handles):
+    """A key evicted before a command runs is invalidated then, so a tracking client
+    reads the invalidation before that command's reply (Redis: evictions run in
+    processCommand, outside the command); its own write's comes after the reply."""
+    for wire in (pair.ours, pair.ref):
+        for i in range(100):
+            wire.call("SET", f"pad:{i}", "x" * 2000)
+    pair.check("SET", "k", "v", "EX", "1000")  # the only key volatile-lru may evict
+    pair.check("CONFIG", "SET", "maxmemory-policy", "volatile-lru")
+    tracking = Pair(handles[0].port, handles[1].port)
+    try:
+        for wire in (tracking.ours, tracking.ref):
+            wire.call("HELLO", "3")
+        tracking.check("CLIENT", "TRACKING", "ON")
+        tracking.check("GET", "k")
+        tracking.check("GET", "own")
+        for wire in (pair.ours, pair.ref):
+            used = int(_info(wire, "memory")["used_memory"])
+            wire.call("CONFIG", "SET", "maxmemory", str(used - 50_000))
+        # k goes first, then SET is refused: the push, then -OOM.
+        tracking.check("SET", "own", "v")
+        assert tracking.ours.read_reply() == OOM
+        assert tracking.ref.read_reply() == OOM
+        pair.check("EXISTS", "k")
+        pair.check("CONFIG", "SET", "maxmemory", "0")
+        assert tracking.check("SET", "own", "v") == b"+OK\r\n"
+        # Its own write's invalidation: after the reply.
+        assert tracking.check("PING") == b">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nown\r\n"
+        assert tracking.ours.read_reply() == tracking.ref.read_reply() == b"+PONG\r\n"
+    finally:
+        tracking.close()

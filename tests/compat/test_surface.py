@@ -7,6 +7,7 @@ import hiredis
 import pytest
 
 from rillet import REDIS_COMPAT_VERSION
+from rillet.observe import HISTOGRAM_COUNTERS, SMALL_US, hdr_index, hdr_range, values_at_percentiles
 
 
 def parse(raw: bytes):
@@ -163,6 +164,56 @@ def test_latency_histogram_shape(pair8):
     pair8.ours.call("GET", "k1")
     assert parse(pair8.ours.call("LATENCY", "HISTOGRAM", "get")) == {}
     pair8.ours.call("CONFIG", "SET", "latency-tracking", "yes")
+
+
+def _latencystats(wire) -> dict[str, dict[str, float]]:
+    text = parse(wire.call("INFO", "latencystats")).decode()
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("latency_percentiles_usec_"):
+            name, _, figures = line.partition(":")
+            out[name] = {k: float(v) for k, v in (part.split("=") for part in figures.split(","))}
+    return out
+
+
+def test_latencystats_percentiles_are_hdr_values(pair8):
+    """INFO latencystats reads an HDR histogram of two significant digits, as Redis's:
+    each figure is the highest value equivalent to a recorded duration (13 us prints
+    13.055), not a power-of-two bucket's bound."""
+    for wire in (pair8.ours, pair8.ref):
+        wire.call("CONFIG", "RESETSTAT")
+        for n in range(40):
+            wire.call("SET", f"k{n}", "v")
+        wire.call("EVAL", "for i = 1, 20000 do redis.call('GET', 'k1') end", "0")
+    ours, ref = _latencystats(pair8.ours), _latencystats(pair8.ref)
+    assert set(ref) == set(ours) and "latency_percentiles_usec_eval" in ref
+    for figures in (ours, ref):
+        for name, values in figures.items():
+            assert list(values) == ["p50", "p99", "p99.9"], name
+            for value in values.values():
+                ns = round(value * 1000)
+                assert hdr_range(hdr_index(ns))[1] == ns, (name, value)
+    pair8.both("CONFIG", "SET", "latency-tracking-info-percentiles", "0 50 100")
+    try:
+        for figures in (_latencystats(pair8.ours), _latencystats(pair8.ref)):
+            assert list(figures["latency_percentiles_usec_set"]) == ["p0", "p50", "p100"]
+    finally:
+        pair8.both("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")
+
+
+def test_hdr_percentiles_match_redis_figures():
+    """values_at_percentiles against figures Redis 8.2.3 printed for one-call histograms,
+    and the count rounding of hdr_value_at_percentile."""
+    for us, shown in ((0, 0.001), (1, 1.003), (3, 3.007), (12, 12.031), (13, 13.055),
+                      (21, 21.119), (684, 684.031), (5_000_000, 1002438.655)):
+        histogram = [0] * HISTOGRAM_COUNTERS
+        histogram[SMALL_US[us] if us < len(SMALL_US) else hdr_index(min(us * 1000, 10**9))] = 1
+        assert values_at_percentiles(histogram, [50]) == [round(shown * 1000)], us
+    histogram = [0] * HISTOGRAM_COUNTERS
+    for us, count in ((1, 50), (13, 49), (900, 1)):
+        histogram[SMALL_US[us]] += count
+    assert values_at_percentiles(histogram, [0, 50, 99, 99.9, 100]) == [
+        1000, 1003, 13055, 901119, 901119]
 
 
 def test_debug_is_one_command_in_its_statistics(pair8):

@@ -169,3 +169,72 @@ def test_tls_config_visible(certs):
         assert client.config_get("tls-port") == {"tls-port": str(handle.tls_port)}
     finally:
         handle.stop()
+
+
+def _tls_client(handle, certs, with_cert: bool = True):
+    import redis
+
+    return redis.Redis(port=handle.tls_port, ssl=True, ssl_ca_certs=certs.ca,
+                       ssl_certfile=certs.client_cert if with_cert else None,
+                       ssl_keyfile=certs.client_key if with_cert else None,
+                       ssl_check_hostname=False)
+
+
+def _denied_tls_cert(admin) -> int:
+    return admin.info("stats")["acl_access_denied_tls_cert"]
+
+
+def test_certificate_common_name_logs_in_as_its_user(certs):
+    """Redis 8.6's tls-auth-clients-user CN, after Redis's tests/integration/tls.tcl (the
+    8.2.3 here has no TLS): the client certificate's CN (`client`) names the ACL user
+    the connection starts as, password or not; no such user, or a disabled one, leaves
+    the default user, one ACL LOG entry (reason tls-cert) and acl_access_denied_tls_cert."""
+    handle = _start("rillet", certs, "optional")
+    admin = handle.client()
+    try:
+        import redis
+
+        assert admin.config_get("tls-auth-clients-user") == {"tls-auth-clients-user": "off"}
+        with pytest.raises(redis.ResponseError, match="must be one of the following: off, CN"):
+            admin.config_set("tls-auth-clients-user", "SAN")
+        admin.execute_command("ACL", "SETUSER", "client", "on", ">clientpass", "allcommands", "allkeys")
+        with _tls_client(handle, certs) as client:  # (off: the default user)
+            assert client.acl_whoami() == "default"
+        admin.config_set("tls-auth-clients-user", "cn")
+        assert admin.config_get("tls-auth-clients-user") == {"tls-auth-clients-user": "CN"}
+        with _tls_client(handle, certs) as client:
+            assert client.ping() and client.acl_whoami() == "client"
+        with _tls_client(handle, certs, with_cert=False) as client:  # no certificate, no login
+            assert client.acl_whoami() == "default"
+        assert handle.client().acl_whoami() == "default"  # nor on the plain port
+        # The certificate logs in even when the default user needs a password.
+        admin.config_set("requirepass", "secret")
+        admin.execute_command("AUTH", "secret")
+        with _tls_client(handle, certs) as client:
+            assert client.set("k", "v") and client.acl_whoami() == "client"
+        admin.config_set("requirepass", "")
+
+        for case in ("non-existent", "disabled"):
+            if case == "non-existent":
+                admin.execute_command("ACL", "DELUSER", "client")
+            else:
+                admin.execute_command("ACL", "SETUSER", "client", "on", ">clientpass",
+                                      "allcommands", "allkeys")
+                admin.execute_command("ACL", "SETUSER", "client", "off")
+            admin.execute_command("ACL", "LOG", "RESET")
+            before = _denied_tls_cert(admin)
+            with _tls_client(handle, certs) as client:
+                assert client.acl_whoami() == "default", case
+                log = admin.acl_log()
+                assert len(log) == 1, (case, log)
+                assert (log[0]["reason"], log[0]["username"], log[0]["context"]) == (
+                    "tls-cert", "client", "toplevel"), case
+                assert _denied_tls_cert(admin) == before + 1, case
+                # Password login still works on that connection.
+                admin.execute_command("ACL", "SETUSER", "testuser", "on", ">testpass", "+@all", "~*")
+                client.execute_command("AUTH", "testuser", "testpass")
+                assert client.acl_whoami() == "testuser" and client.ping()
+            admin.execute_command("ACL", "DELUSER", "testuser", "client")
+    finally:
+        admin.close()
+        handle.stop()

@@ -23,7 +23,7 @@ from rillet.engine.eviction import lru_clock
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.memory import STARTUP_BYTES
-from rillet.observe import bucket_top_ns, reset_latency
+from rillet.observe import reset_latency, values_at_percentiles
 from rillet.persistence import fork
 from rillet.resp.types import NO_REPLY, OK, Map, SetReply, SimpleString, Verbatim
 from rillet.state import BlockedClient, Client, ServerState
@@ -141,6 +141,7 @@ def _section_memory(state: ServerState) -> list[tuple[str, object]]:
     memory = state.memory
     used = memory.used()
     rss = _rss_bytes()
+    resident = max(rss - _INTERPRETER_RSS, 0)
     limit = int(state.config["maxmemory"])
     peak = max(memory.peak, used)
     dataset = used - STARTUP_BYTES
@@ -167,14 +168,27 @@ def _section_memory(state: ServerState) -> list[tuple[str, object]]:
         ("used_memory_dataset", dataset),
         # Redis: dataset / (used - startup), which is all of it here.
         ("used_memory_dataset_perc", "100.00%" if dataset > 0 else "0.00%"),
+        # Python's allocator has no jemalloc split: allocated and active are the
+        # estimate, resident the RSS past the interpreter's own (mem_fragmentation_*'s
+        # figure), and that interpreter baseline the RSS overhead.
+        ("allocator_allocated", used),
+        ("allocator_active", used),
+        ("allocator_resident", resident),
+        ("allocator_muzzy", 0),
         ("total_system_memory", system),
         ("total_system_memory_human", _human(system)),
         *lua,
         ("maxmemory", limit),
         ("maxmemory_human", _human(limit)),
         ("maxmemory_policy", state.config["maxmemory-policy"]),
-        ("mem_fragmentation_ratio", f"{max(rss - _INTERPRETER_RSS, 0) / used:.2f}"),
-        ("mem_fragmentation_bytes", max(rss - _INTERPRETER_RSS, 0) - used),
+        ("allocator_frag_ratio", "1.00"),
+        ("allocator_frag_bytes", 0),
+        ("allocator_rss_ratio", f"{resident / used:.2f}"),
+        ("allocator_rss_bytes", resident - used),
+        ("rss_overhead_ratio", f"{rss / max(resident, 1):.2f}"),
+        ("rss_overhead_bytes", rss - resident),
+        ("mem_fragmentation_ratio", f"{resident / used:.2f}"),
+        ("mem_fragmentation_bytes", resident - used),
         ("mem_not_counted_for_evict", 0),
         ("mem_replication_backlog", backlog),
         ("mem_total_replication_buffers", replica_bytes + backlog),
@@ -256,17 +270,33 @@ def total_calls() -> int:
 
 
 def sample_instantaneous(state: ServerState) -> None:
-    """A cron hook (server/server.py): one measurement of the instantaneous_* rates."""
+    """A cron hook (server/server.py): one measurement of the instantaneous_* rates,
+    and of the event loop's cycles since the last tick."""
     s = state.stats
+    calls = total_calls()
+    cycles, busy_us = state.event_loop.totals(s.total_reads_processed)
+    state.event_loop.sample(calls, s.total_reads_processed)
     state.instant.sample(state.clock.now_ms(), {
-        "ops": total_calls(), "input": s.net_input_bytes, "output": s.net_output_bytes,
-        "repl_input": s.net_repl_input_bytes, "repl_output": s.net_repl_output_bytes})
+        "ops": calls, "input": s.net_input_bytes, "output": s.net_output_bytes,
+        "repl_input": s.net_repl_input_bytes, "repl_output": s.net_repl_output_bytes,
+        "el_cycles": cycles, "el_busy": busy_us}, per={"el_duration": ("el_busy", "el_cycles")})
+
+
+def _commands_usec() -> int:
+    """eventloop_duration_cmd_sum: the commands' time, as INFO commandstats sums it."""
+    return sum(spec.usec for spec in table.counted_specs())
+
+
+def _aof_flush_us(state: ServerState) -> int:
+    persistence = state.persistence
+    return persistence.aof.flush_ns // 1000 if persistence is not None else 0
 
 
 def _section_stats(state: ServerState) -> list[tuple[str, object]]:
     s = state.stats
     instant = state.instant
     pubsub = state.pubsub
+    cycles, busy_us = state.event_loop.totals(s.total_reads_processed)
     return [
         ("total_connections_received", s.connections_received),
         ("total_commands_processed", total_calls()),
@@ -324,10 +354,34 @@ def _section_stats(state: ServerState) -> list[tuple[str, object]]:
         ("client_output_buffer_limit_disconnections", s.output_buffer_limit_disconnections),
         ("reply_buffer_shrinks", 0),
         ("reply_buffer_expands", 0),
+        ("eventloop_cycles", cycles),
+        ("eventloop_duration_sum", busy_us),
+        ("eventloop_duration_cmd_sum", _commands_usec()),
+        ("instantaneous_eventloop_cycles_per_sec", int(instant.rate("el_cycles"))),
+        ("instantaneous_eventloop_duration_usec", int(instant.rate("el_duration"))),
         *((f"acl_access_denied_{kind}", n) for kind, n in state.acl.denied.items()),
         # rillet's own (docs/streams-policies.md), after every field Redis has.
         ("stream_retention_trimmed", s.stream_retention_trimmed),
         ("stream_deadlettered", s.stream_deadlettered),
+    ]
+
+
+def _section_debug(state: ServerState) -> list[tuple[str, object]]:
+    """INFO debug (only when named). Lua's heap is not apart in an allocator of its own:
+    its allocated and active bytes are the heap's, resident 0 as Redis's jemalloc arena
+    reports it."""
+    loop = state.event_loop
+    engine = state.scripting
+    lua = engine.memory_bytes() if engine is not None else 0
+    return [
+        ("eventloop_duration_aof_sum", max(_aof_flush_us(state) - loop.aof_base, 0)),
+        ("eventloop_duration_cron_sum", loop.cron_us),
+        ("eventloop_duration_max", loop.duration_max),
+        ("eventloop_cmd_per_cycle_max", loop.cmd_max),
+        ("allocator_allocated_lua", lua),
+        ("allocator_active_lua", lua),
+        ("allocator_resident_lua", 0),
+        ("allocator_frag_bytes_lua", 0),
     ]
 
 
@@ -381,21 +435,9 @@ def _section_errorstats(state: ServerState) -> list[tuple[str, object]]:
     return [(f"errorstat_{code}", f"count={n}") for code, n in sorted(state.stats.errors.items())]
 
 
-def _percentile_bucket(histogram: list[int], q: float) -> int:
-    """The bucket that holds the q-th percentile of the samples."""
-    wanted = max(1.0, sum(histogram) * q / 100)
-    seen = 0
-    for k, count in enumerate(histogram):
-        seen += count
-        if seen >= wanted:
-            return k
-    return len(histogram) - 1
-
-
 def _section_latencystats(state: ServerState) -> list[tuple[str, object]]:
-    """Each command's latency-tracking-info-percentiles, read from its histogram. The
-    histogram's buckets are powers of two (LATENCY HISTOGRAM's), so a figure is its
-    bucket's upper end, coarser than Redis's HDR histogram (docs/compat.md)."""
+    """Each command's latency-tracking-info-percentiles, read from its histogram as
+    Redis reads its HDR histogram (observe.py)."""
     percentiles = state.config["latency-tracking-info-percentiles"]
     if not percentiles:
         return []
@@ -404,8 +446,8 @@ def _section_latencystats(state: ServerState) -> list[tuple[str, object]]:
         histogram = spec.latency_histogram
         if not histogram:
             continue
-        parts = [f"p{render_double(q)}={bucket_top_ns(_percentile_bucket(histogram, q)) / 1000:.3f}"
-                 for q in percentiles]
+        values = values_at_percentiles(histogram, percentiles)
+        parts = [f"p{render_double(q)}={ns / 1000:.3f}" for q, ns in zip(percentiles, values, strict=True)]
         out.append((f"latency_percentiles_usec_{spec.name}", ",".join(parts)))
     return out
 
@@ -483,7 +525,10 @@ SECTIONS = {
     "cluster": _section_cluster,
     "keyspace": _section_keyspace,
     "keysizes": _section_keysizes,
+    "debug": _section_debug,
 }
+# Sections printed only when named (not by `all` or `everything`), as Redis's debug.
+_NAMED_ONLY = frozenset({"debug"})
 _HEADERS = {"cpu": "CPU"}
 DEFAULT_SECTIONS = ["server", "clients", "memory", "persistence", "threads", "stats",
                     "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"]
@@ -494,7 +539,7 @@ def render_info(state: ServerState, wanted: list[str]) -> str:
     for word in wanted or ["default"]:
         word = word.lower()
         if word in ("all", "everything"):
-            names.update(SECTIONS)
+            names.update(name for name in SECTIONS if name not in _NAMED_ONLY)
         elif word == "default":
             names.update(DEFAULT_SECTIONS)
         elif word in SECTIONS:
@@ -579,6 +624,8 @@ def config_resetstat(ctx: Client, argv: list[bytes]) -> object:
     state.stats = type(state.stats)()
     state.stats.blocked_clients = blocked
     state.stats.start_time = start
+    state.event_loop.reset(_aof_flush_us(state))
+    state.instant.reset()
     for spec in table.COMMANDS.values():
         for one in [spec, *unique_subcommands(spec)]:
             one.calls = one.usec = one.rejected_calls = one.failed_calls = 0

@@ -161,6 +161,9 @@ class AofWriter:
         # until the first rewrite gives the base they apply to (Redis WAIT_REWRITE).
         self.waiting_rewrite = False
         self.flush_sleep_us = 0  # DEBUG AOF-FLUSH-SLEEP: a pause before each write of the buffer
+        # Time the loop spent writing and fsyncing the AOF (INFO debug's
+        # eventloop_duration_aof_sum; the fsync thread's time is not the loop's).
+        self.flush_ns = 0
 
     # --- paths and manifest ---------------------------------------------------------
     @property
@@ -345,11 +348,14 @@ class AofWriter:
         return True
 
     def fsync_now(self) -> bool:
+        started = time.perf_counter_ns()
         try:
             disk.fsync(self.fd, "aof")
         except OSError as error:
             self.fsync_failed(error.errno or errno.EIO)
             return False
+        finally:
+            self.flush_ns += time.perf_counter_ns() - started
         self.synced_size = self.incr_size
         self.synced_total = self.written_total
         self.last_fsync = time.monotonic()
@@ -367,6 +373,7 @@ class AofWriter:
             return True
         buf = self.buf
         if buf:
+            started = time.perf_counter_ns()
             if self.flush_sleep_us:
                 time.sleep(self.flush_sleep_us / 1e6)
             start = self.incr_size
@@ -384,6 +391,7 @@ class AofWriter:
             self.current_size += done
             self.written_total += done
             self.buf = bytearray()
+            self.flush_ns += time.perf_counter_ns() - started
             if self.write_errno:
                 log.warning("AOF write error looks solved, rillet can write again.")
                 self.write_errno = 0

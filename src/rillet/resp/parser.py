@@ -158,6 +158,13 @@ def split_args(line: bytes) -> list[bytes] | None:
         args.append(bytes(current))
 
 
+def _query_buffer_error(head: bytes, pending: int | None = None) -> RequestError:
+    """client-query-buffer-limit: the connection closes with no reply; the log says why."""
+    size = "" if pending is None else f": {pending} bytes"
+    return RequestError("", log=f"Closing client that reached max query buffer length{size}"
+                                f" (qbuf initial bytes: {head!r})")
+
+
 class SlowParser:
     """Redis's own request parser, in Python, incremental: exact for inline and invalid input.
 
@@ -169,7 +176,7 @@ class SlowParser:
 
     __slots__ = (
         "buf", "pos", "max_bulk_len", "authenticated", "_args", "_remaining", "_bulk_len",
-        "_args_size", "_big", "_filled",
+        "_args_size", "_big", "_filled", "last_size",
     )
 
     def __init__(self, max_bulk_len: int) -> None:
@@ -184,6 +191,8 @@ class SlowParser:
         # A big argument being read (see _bulks) and how much of it has arrived.
         self._big: bytes | None = None
         self._filled = 0
+        # The last whole command's _args_size (its bytes and a bound of its overhead).
+        self.last_size = 0
 
     @property
     def unparsed(self) -> int:
@@ -355,6 +364,7 @@ class SlowParser:
             self._bulk_len = -1
             self._remaining -= 1
         self._args = None
+        self.last_size = self._args_size
         self._args_size = 0
         self._compact()
         return args
@@ -505,6 +515,12 @@ class RequestParser:
             if command is None:
                 break
             if command:
+                if slow.last_size > self.max_query_buffer and (
+                        sum(map(len, command)) + 2 > self.max_query_buffer):
+                    # Whole, but Redis's buffer held all of it at once (its big
+                    # arguments are read each in one piece): past the limit all the same.
+                    self._slow = None
+                    return commands, _query_buffer_error(command[0][:32])
                 commands.append(command)
             if (
                 handoff
@@ -524,9 +540,7 @@ class RequestParser:
         if pending > self.max_query_buffer:
             head = bytes(slow.buf[slow.pos : slow.pos + 32])
             self._slow = None
-            return commands, RequestError("", log=(
-                f"Closing client that reached max query buffer length: {pending} bytes"
-                f" (qbuf initial bytes: {head!r})"))
+            return commands, _query_buffer_error(head, pending)
         if slow.at_boundary and not slow.unparsed:
             self._slow = None
         return commands, None

@@ -34,6 +34,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from rillet.errors import SCRIPT_CALL_UNCOUNTED, ReplyError
+from rillet.notify import READS_AFTER, READS_BEFORE, READS_SET_GET
 from rillet.resp.types import SimpleString
 from rillet.scripting.convert import to_lua
 from rillet.state import Block
@@ -42,6 +43,9 @@ cdef object _ReplyError = ReplyError
 cdef object _SimpleString = SimpleString
 cdef object _Block = Block
 cdef object _to_lua = to_lua
+cdef int _READS_AFTER = READS_AFTER
+cdef int _READS_BEFORE = READS_BEFORE
+cdef int _READS_SET_GET = READS_SET_GET
 
 
 # --- the Lua 5.1 C API, from lupa's extension -----------------------------------------
@@ -245,9 +249,11 @@ cdef class _Entry:
     cdef Py_ssize_t max_argc
     cdef bint write
     cdef bint refused_read_only  # a write or may_replicate command (engine._run_command)
+    cdef int reads  # how keyspace_hits/misses count it (CommandSpec.read_stats)
 
     def __init__(self, spec):
         self.spec = spec
+        self.reads = spec.read_stats
         self.handler = spec.handler
         self.min_argc = spec.min_argc
         self.max_argc = spec.max_argc
@@ -413,6 +419,7 @@ cdef class ScriptCall:
         cdef object reply, first, argv, client, state, arg
         cdef bint plain = False, write = False
         cdef long long dirty_before = 0
+        cdef int reads
         # The compiled Run is read in C; any other run takes `_dispatch`, the
         # Python reference (every run is a compiled Run when this class is in use).
         if type(current) is not Run:
@@ -444,6 +451,9 @@ cdef class ScriptCall:
         argv = list(args)
         client = run.client
         state = self.state
+        reads = entry.reads  # keyspace_hits/misses, as Dispatcher.call counts them
+        if reads == _READS_BEFORE or (reads == _READS_SET_GET and n > 3):
+            state.count_reads(client, spec, argv)
         if write:
             run.wrote = True
             dirty_before = state.dirty
@@ -462,6 +472,8 @@ cdef class ScriptCall:
             except Exception as error:
                 reply = engine._failed(spec, argv, error)
             spec.calls += 1
+            if reads == _READS_AFTER:
+                state.count_reads_after(client, spec, argv)
         if type(reply) is bytes or type(reply) is int:
             return reply
         if type(reply) is _Block:

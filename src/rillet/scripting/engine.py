@@ -30,6 +30,7 @@ from rillet.commands.cluster import has_keys as cluster_has_keys
 from rillet.commands.cluster import locate as cluster_locate
 from rillet.compiled import compiled
 from rillet.errors import CountedReplyError, ReplyError
+from rillet.notify import READS_AFTER, READS_BEFORE, READS_SET_GET
 from rillet.resp.encoder import format_double
 from rillet.resp.types import SimpleString
 from rillet.scripting.convert import Builders, from_lua, to_lua
@@ -458,6 +459,9 @@ class LuaEngine:
                 else:
                     # Dispatcher.call's lines for an unobserved, untimed call (keep in step).
                     argv = list(args)
+                    reads = spec.read_stats  # keyspace_hits/misses
+                    if reads == READS_BEFORE or (reads == READS_SET_GET and len(argv) > 3):
+                        state.count_reads(run.client, spec, argv)
                     if spec.is_write:
                         run.wrote = True
                         dirty_before = state.dirty
@@ -475,6 +479,8 @@ class LuaEngine:
                         except Exception as error:
                             reply = engine._failed(spec, argv, error)
                         spec.calls += 1
+                        if reads == READS_AFTER:
+                            state.count_reads_after(run.client, spec, argv)
                     cls = reply.__class__
                     if cls is bytes or cls is int:
                         return reply

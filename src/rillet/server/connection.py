@@ -283,9 +283,37 @@ class ClientConnection(asyncio.Protocol, Connection):
         self.client = state.new_client(self)
         config = state.config
         self.parser = RequestParser(config["proto-max-bulk-len"], config["client-query-buffer-limit"])
+        if config["tls-auth-clients-user"] != "off":
+            self._certificate_login(transport)
         self.parser.authenticated = self.client.authenticated
         self.output_limits_changed()
         self.server.connections.add(self)
+
+    def _certificate_login(self, transport: asyncio.BaseTransport) -> None:
+        """Redis 8.6's `tls-auth-clients-user CN`: the Common Name of the client's verified
+        certificate names the ACL user the connection starts as, with no AUTH. A name
+        with no enabled user leaves the connection as it was (the default user) and
+        is denied in the ACL LOG (reason tls-cert) and INFO's acl_access_denied_tls_cert."""
+        cert = transport.get_extra_info("peercert")  # (only a verified one; None without TLS)
+        if not cert:
+            return
+        # The subject's first commonName, as Redis's X509_NAME_get_index_by_NID.
+        name = next((value for rdn in cert.get("subject", ()) for key, value in rdn
+                     if key == "commonName"), None)
+        if name is None:
+            return
+        client = self.client
+        assert client is not None
+        username = name.encode("utf-8", "surrogateescape")
+        acl = self.state.acl
+        user = acl.users.get(username)
+        if user is not None and user.enabled:
+            client.set_user(user)
+            client.authenticated = True
+            return
+        now = self.state.clock.now_ms()
+        acl.add_log("tls-cert", "toplevel", b"", username, client_info_line(client, now), now,
+                    self.state.config["acllog-max-len"])
 
     def adopt(self, transport: asyncio.BaseTransport) -> None:
         """The event loop takes over a connection accepted while a script was busy

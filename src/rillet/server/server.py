@@ -506,10 +506,12 @@ class Server:
         gc_cron = gcpolicy.GcCron(self.config.__getitem__)
         while True:
             hz = int(self.config["hz"])
+            due_ns = perf_counter_ns() + 1_000_000_000 // hz
             await asyncio.sleep(1 / hz)
             if self.state.cron_paused:
                 continue
             ticks += 1
+            tick_started = perf_counter_ns()
             try:
                 state = self.state
                 if state.pause_end_ms and state.clock.now_ms() >= state.pause_end_ms:
@@ -536,6 +538,10 @@ class Server:
                     hook()
                 for hook in self.cron_hooks:
                     hook()
+                # INFO debug's eventloop_duration_cron_sum/_max: a timer late by more
+                # than libuv's millisecond rounding was held up by a long cycle.
+                state.event_loop.cron_ran((perf_counter_ns() - tick_started) // 1000,
+                                          max(tick_started - due_ns - 1_000_000, 0) // 1000)
             except Exception:
                 log.exception("error in periodic task")
 
