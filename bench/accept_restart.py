@@ -36,6 +36,7 @@ import tempfile
 import threading
 import time
 
+from rillet import launch
 from rillet.bench.procinfo import cpu_seconds
 from rillet.bench.servers import (
     ServerKind,
@@ -185,9 +186,8 @@ def measure_restart(kind: ServerKind, keys: int) -> dict[str, float]:
             server.stop()
         port = free_port()
         argv = kind.command(port, workdir, persistence)
-        env = dict(os.environ)
-        if kind.binary is None:
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (_src(), env.get("PYTHONPATH")) if p)
+        # rillet: this checkout first on the path (a baseline's command line sets its own).
+        env = launch.rillet_env() if kind.binary is None else dict(os.environ)
         pinger = Pinger(port)
         began = time.perf_counter()
         with open(os.path.join(workdir, "restart.log"), "ab") as log:
@@ -217,12 +217,6 @@ def measure_restart(kind: ServerKind, keys: int) -> dict[str, float]:
         return {"restart s": seconds, "server CPU until loaded s": cpu}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-def _src() -> str:
-    from rillet.bench.servers import _rillet_pythonpath
-
-    return _rillet_pythonpath()
 
 
 def table(title: str, kinds: list[ServerKind], results: dict[str, list[dict[str, float]]]) -> None:

@@ -59,8 +59,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ALLOWED: dict[tuple[str, str], str] = {
     # LuaEngine looks commands up and asks the ACL check (commands/table.py, acl.py);
     # importing any of commands/ runs its __init__, which imports every family, and
-    # commands/scripting.py and functions.py import LuaEngine. Works when rillet.commands
-    # is imported first (dispatch.py does); importing rillet.scripting.engine first fails.
+    # commands/scripting.py and functions.py import LuaEngine, lazily (the first script
+    # does): no cycle at import time.
     ("rillet.scripting.engine", "rillet.commands"): "the table and the ACL check",
     # The compiled twins read their Python original's tables (the powers of ten, the
     # writers) while the original imports them through compiled() at its end: an

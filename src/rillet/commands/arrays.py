@@ -15,8 +15,6 @@ from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
 from typing import Any
 
-import re2
-
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import command
@@ -273,6 +271,8 @@ def _compile_regex(pattern: bytes, nocase: bool) -> Any:
         raise ReplyError(errors.ARRAY_RE_EMPTY)
     if _BACKREF.search(pattern):
         raise ReplyError(errors.ARRAY_RE_BACKREFS)
+    import re2  # (a C++ extension: loaded by the first ARGREP RE, not by every start)
+
     options = re2.Options()  # RE2 knows POSIX bracket classes ([[:alpha:]]) as TRE does
     options.case_sensitive = not nocase
     options.dot_nl = True

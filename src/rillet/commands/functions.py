@@ -16,7 +16,6 @@ from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.resp.types import OK, Map, SetReply, SimpleString
-from rillet.scripting.engine import LuaEngine
 from rillet.state import Client, ServerState
 
 _FCALL_FLAGS = "noscript skip_monitor may_replicate no_mandatory_keys stale movablekeys"
@@ -192,6 +191,8 @@ def function_help(ctx: Client, argv: list[bytes]) -> object:
 def restore_library(state: ServerState, code: bytes) -> None:
     """A library from a snapshot (ServerState.library_loader): loaded as FUNCTION LOAD REPLACE."""
     if state.scripting is None:
+        from rillet.scripting.engine import LuaEngine
+
         state.scripting = LuaEngine(state)
     state.scripting.functions.load(code, replace=True)
 

@@ -6,14 +6,18 @@ these handlers parse arguments, find the script and hand it to the engine.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rillet import errors
 from rillet.commands.args import parse_int
 from rillet.commands.table import COMMANDS, command, help_reply
 from rillet.compiled import compiled
 from rillet.errors import ReplyError
 from rillet.resp.types import OK
-from rillet.scripting.engine import LuaEngine, parse_shebang
 from rillet.state import Client, ServerState
+
+if TYPE_CHECKING:
+    from rillet.scripting.engine import LuaEngine
 
 _EVAL_FLAGS = "noscript skip_monitor may_replicate no_mandatory_keys stale movablekeys"
 _EVAL_RO_FLAGS = "noscript skip_monitor no_mandatory_keys stale readonly movablekeys"
@@ -23,6 +27,9 @@ def engine(ctx: Client) -> LuaEngine:
     """The server's Lua engine, created on first use."""
     server = ctx.server
     if server.scripting is None:
+        # (Lua, lupa and the sandbox load with the first script, not with every start.)
+        from rillet.scripting.engine import LuaEngine
+
         server.scripting = LuaEngine(server)
     return server.scripting
 
@@ -61,6 +68,8 @@ def declared_flags(state: ServerState, name: str, argv: list[bytes]) -> frozense
         sha = argv[1]
         script = lua.scripts.get(sha.decode("latin-1").lower()) if lua is not None and len(sha) == 40 else None
         return script.flags if script is not None else None
+    from rillet.scripting.engine import parse_shebang
+
     try:
         return parse_shebang(argv[1])[0]
     except ReplyError:
@@ -122,9 +131,7 @@ def evalsha_ro(ctx: Client, argv: list[bytes]) -> object:
 # `_evalsha` above runs the others, or every case without it.
 _calls = compiled("rillet.scripting._calls")
 if _calls is not None:
-    from rillet.scripting import engine as _engine_module
-
-    _calls.bind_evalsha(_evalsha, _engine_module)
+    _calls.bind_evalsha(_evalsha)
     COMMANDS["evalsha"].handler = _calls.evalsha
 
 

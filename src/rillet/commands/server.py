@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import platform
 import resource
 import sys
 import time
@@ -48,6 +47,8 @@ _INTERPRETER_RSS = max(_rss_bytes() - STARTUP_BYTES, 0)
 
 
 def _section_server(state: ServerState) -> list[tuple[str, object]]:
+    import platform  # (its import parses the libc and the interpreter: not at every start)
+
     uptime = state.info_uptime()
     return [
         ("redis_version", REDIS_COMPAT_VERSION),

@@ -36,13 +36,12 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from rillet.errors import SCRIPT_CALL_UNCOUNTED, ReplyError
 from rillet.notify import READS_AFTER, READS_BEFORE, READS_SET_GET
 from rillet.resp.types import SimpleString
-from rillet.scripting.convert import to_lua
 from rillet.state import Block
 
 cdef object _ReplyError = ReplyError
 cdef object _SimpleString = SimpleString
 cdef object _Block = Block
-cdef object _to_lua = to_lua
+cdef object _to_lua = None  # convert.to_lua (bind_engine)
 cdef int _READS_AFTER = READS_AFTER
 cdef int _READS_BEFORE = READS_BEFORE
 cdef int _READS_SET_GET = READS_SET_GET
@@ -171,8 +170,6 @@ cdef int _load_api() except -1:
     luaL_unref = <f_unref>_symbol(h, b"luaL_unref")
     return 0
 
-
-_load_api()
 
 
 # --- values between the Lua stack and Python, as lupa converts them ---------------------
@@ -657,11 +654,22 @@ cdef object _general_evalsha = None  # commands/scripting.py `_evalsha`, the ref
 cdef object _engine_module = None
 
 
-def bind_evalsha(general, engine_module):
-    """The Python EVALSHA (every case but the common one) and the engine's module."""
-    global _general_evalsha, _engine_module
+def bind_evalsha(general):
+    """The Python EVALSHA (every case but the common one)."""
+    global _general_evalsha
     _general_evalsha = general
-    _engine_module = engine_module
+
+
+def bind_engine(engine_module):
+    """What needs lupa, bound when scripting/engine.py is imported (by the first
+    script, not by every server start): the Lua C API and the engine's module."""
+    global _engine_module, _to_lua
+    if _engine_module is None:
+        from rillet.scripting.convert import to_lua
+
+        _load_api()
+        _to_lua = to_lua
+        _engine_module = engine_module
 
 
 def evalsha(ctx, list argv):

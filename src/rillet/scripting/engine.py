@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from lupa import lua51
@@ -97,6 +97,8 @@ class Run:
 # gives it; without it the closure in `_make_call` runs as written.
 _calls: Any = compiled("rillet.scripting._calls")
 _ScriptCall = None if _calls is None else _calls.ScriptCall
+if _calls is not None:
+    _calls.bind_engine(sys.modules[__name__])
 
 
 def _sha1(body: bytes) -> str:
@@ -203,6 +205,8 @@ class LuaEngine:
 
         def lib(name: bytes, *args: object) -> object:
             return self._lib(libraries, name, *args)
+
+        from importlib import resources  # (pathlib, tempfile...: not for a server without Lua)
 
         source = resources.files("rillet.scripting").joinpath("sandbox.lua").read_bytes()
         chunk = lua.eval(b"function(src, name) local f, e = loadstring(src, name); "

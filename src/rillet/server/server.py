@@ -656,8 +656,9 @@ def run(config: Config) -> int:
     from rillet.replication import attach as attach_replication
 
     attach_replication(server)  # replication hook: roles, backlog, WAIT (rillet/replication)
-    from rillet.server.http import attach as attach_console
+    if config["http-port"]:  # (immutable; the console's modules load only for it)
+        from rillet.server.http import attach as attach_console
 
-    attach_console(server)  # the web console and /metrics, when http-port is set
+        attach_console(server)  # the web console and /metrics
     run_loop(serve(server))
     return server.exit_code
