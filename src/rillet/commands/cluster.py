@@ -160,8 +160,10 @@ def _node(cluster: ClusterState, raw: bytes,
 
 
 def _slot_keys(db: Database, slot: int) -> Iterator[bytes]:
-    """The keys of db 0 in `slot` (rillet keeps no per-slot index yet: a scan)."""
-    for key in list(db.data):
+    """The keys of db 0 in `slot` (rillet keeps no per-slot index yet: a scan). Not a
+    copy of the key list: every caller consumes it within its own call, so a
+    GETKEYSINSLOT with a small count or SETSLOT's "any key?" stops at what it needs."""
+    for key in db.data:
         if key_slot(key) == slot:
             yield key
 
@@ -481,11 +483,13 @@ def _setslot(ctx: Client, argv: list[bytes]) -> object:
         node = _node(cluster, argv[4])
         if node.is_replica:
             raise ReplyError(errors.CLUSTER_TARGET_NOT_MASTER)
-        db = ctx.server.keyspace[0]
         was_mine = cluster.slots[slot] is myself
-        if was_mine and node is not myself and count_keys_in_slot(db, slot):
+        # One scan at most, stopping at the slot's first key (there is no per-slot index).
+        has_keys = (was_mine and node is not myself) or slot in cluster.migrating
+        has_keys = has_keys and any(_slot_keys(ctx.server.keyspace[0], slot))
+        if was_mine and node is not myself and has_keys:
             raise ReplyError(errors.CLUSTER_SLOT_HAS_KEYS.format(slot))
-        if slot in cluster.migrating and not count_keys_in_slot(db, slot):
+        if slot in cluster.migrating and not has_keys:
             del cluster.migrating[slot]
         importing = node is myself and slot in cluster.importing
         cluster.assign_slots(node, [slot])  # (ends the import when it is ours now)
@@ -636,12 +640,12 @@ def _slot_stats(ctx: Client, argv: list[bytes]) -> object:
     cluster = _cluster(ctx)
     word = argv[2].lower()
     mine = cluster.myself
-    counts = _slot_key_counts(ctx.server.keyspace[0])
     if word == b"slotsrange" and len(argv) == 5:
         first, last = _slot(argv[3]), _slot(argv[4])
         if first > last:
             raise ReplyError(errors.SLOT_STATS_REVERSED.format(first, last))
         chosen = [slot for slot in range(first, last + 1) if cluster.slots[slot] is mine]
+        counts = _slot_key_counts(ctx.server.keyspace[0]) if chosen else {}
     elif word == b"orderby":
         if argv[3].lower() != b"key-count":
             raise ReplyError(errors.SLOT_STATS_METRIC)
@@ -665,6 +669,7 @@ def _slot_stats(ctx: Client, argv: list[bytes]) -> object:
             else:
                 raise ReplyError(errors.SYNTAX)
         sign = 1 if descending is False else -1
+        counts = _slot_key_counts(ctx.server.keyspace[0])
         owned = [slot for slot in range(SLOTS) if cluster.slots[slot] is mine]
         owned.sort(key=lambda slot: (sign * counts.get(slot, 0), slot))
         chosen = owned[:SLOTS if limit is None else limit]
@@ -862,11 +867,8 @@ def _key_positions(spec: CommandSpec, argv: list[bytes]) -> Iterable[int]:
     which the gate does not need and which cost more than the rest of it)."""
     if spec.find_keys is not None:
         return [position for position, _flags in spec.find_keys(argv)]
-    first = spec.first_key
-    if first <= 0:
-        return ()
-    last = spec.last_key if spec.last_key >= 0 else len(argv) + spec.last_key
-    return range(first, min(last, len(argv) - 1) + 1, spec.key_step or 1)
+    argc = len(argv)
+    return [position for position in spec.key_indexes(argc) if position < argc]
 
 
 # --- cluster-enabled yes: the node table at start ---------------------------------------------
