@@ -8,8 +8,6 @@ the node timeout is long enough that Redis's bus does not find it failing meanwh
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.cluster import support
@@ -32,16 +30,8 @@ def nodes_conf(b_port: int) -> str:
 def pair():
     b_port = support.free_cluster_port()
     text = nodes_conf(b_port)
-    started = time.monotonic()
-    ours = support.start("rillet", dir=support.with_nodes_conf(text))
-    try:
-        ref = support.start("redis8", dir=support.with_nodes_conf(text))
-    except BaseException:
-        ours.stop()
-        raise
-    both = support.Pair(ours, ref)
+    both = support.start_pair(text)
     both.b_port = b_port
-    support.past_writable_delay(started)
     for wire in (both.ours, both.ref):
         support.wait_state(wire, b"ok")
     yield both
