@@ -408,14 +408,6 @@ def _update_slots(ctx: Client, cluster: ClusterState, chosen: set[int], delete: 
     return OK
 
 
-def _addslots(ctx: Client, argv: list[bytes]) -> object:
-    return _slots_each(ctx, argv, delete=False)
-
-
-def _delslots(ctx: Client, argv: list[bytes]) -> object:
-    return _slots_each(ctx, argv, delete=True)
-
-
 def _slots_each(ctx: Client, argv: list[bytes], delete: bool) -> object:
     cluster = _cluster(ctx)
     slots = [_slot(raw) for raw in argv[2:]]  # every argument parses before any is checked
@@ -423,14 +415,6 @@ def _slots_each(ctx: Client, argv: list[bytes], delete: bool) -> object:
     for slot in slots:
         _check_slots(cluster, chosen, delete, slot, slot)
     return _update_slots(ctx, cluster, chosen, delete)
-
-
-def _addslotsrange(ctx: Client, argv: list[bytes]) -> object:
-    return _slots_ranges(ctx, argv, delete=False)
-
-
-def _delslotsrange(ctx: Client, argv: list[bytes]) -> object:
-    return _slots_ranges(ctx, argv, delete=True)
 
 
 def _slots_ranges(ctx: Client, argv: list[bytes], delete: bool) -> object:
@@ -687,9 +671,11 @@ def _slot_key_counts(db: Database) -> dict[int, int]:
 
 
 _IMPLEMENTED: dict[str, Callable[[Client, list[bytes]], object]] = {
-    "addslots": _addslots, "addslotsrange": _addslotsrange, "bumpepoch": _bumpepoch,
+    "addslots": functools.partial(_slots_each, delete=False),
+    "addslotsrange": functools.partial(_slots_ranges, delete=False), "bumpepoch": _bumpepoch,
     "count-failure-reports": _count_failure_reports, "countkeysinslot": _countkeysinslot,
-    "delslots": _delslots, "delslotsrange": _delslotsrange, "failover": _failover,
+    "delslots": functools.partial(_slots_each, delete=True),
+    "delslotsrange": functools.partial(_slots_ranges, delete=True), "failover": _failover,
     "flushslots": _flushslots, "forget": _forget, "getkeysinslot": _getkeysinslot,
     "help": _help, "info": _info, "keyslot": _keyslot, "links": _links, "meet": _meet,
     "myid": _myid, "myshardid": _myshardid, "nodes": _nodes, "replicas": _replicas,
