@@ -557,40 +557,11 @@ class ClusterState:
             if not line.strip():
                 continue
             try:
-                argv = shlex.split(line)
+                found_myself = self._load_line(line, now, named) or found_myself
             except ValueError as error:
-                raise ConfigFileError(str(error)) from None
-            if argv[0].lower() == "vars":
-                for key, value in zip(argv[1::2], argv[2::2], strict=False):
-                    if key.lower() == "currentepoch":
-                        self.current_epoch = int(value)
-                    elif key.lower() == "lastvoteepoch":
-                        self.last_vote_epoch = int(value)
-                    else:
-                        log.warning("Skipping unknown cluster config variable '%s'", key)
-                continue
-            if len(argv) < 8 or len(argv[0]) != NAME_LEN:
-                raise ConfigFileError(line)
-            node = named(argv[0])
-            self._parse_address(node, argv[1])
-            for flag in argv[2].split(","):
-                if flag == "noflags":
-                    continue
-                bit = _FLAG_BITS.get(flag.lower())
-                if bit is None:
-                    raise ConfigFileError(f"Unknown flag in redis cluster config file: {flag}")
-                node.flags |= bit
-                if bit == MYSELF:
-                    found_myself = node
-                elif bit == FAIL:
-                    node.fail_time = now
-            if argv[3] != "-":
-                self.set_master(node, named(argv[3]))
-            node.ping_sent = now if int(argv[4]) else 0
-            node.pong_received = now if int(argv[5]) else 0
-            node.config_epoch = int(argv[6])
-            for word in argv[8:]:
-                self._parse_slots(node, word, named)
+                # A field that is not a number, an unbalanced quote: refused as corrupted
+                # (not a traceback at start; Redis's atoi would read 0: docs/compat.md).
+                raise ConfigFileError(f"{line} ({error})") from None
         if found_myself is None:
             raise ConfigFileError("no myself line")
         self.myself = found_myself
@@ -600,6 +571,44 @@ class ClusterState:
         self.current_epoch = max(self.current_epoch, self.max_epoch())
         log.info("Node configuration loaded, I'm %s", found_myself.name)
         return True
+
+    def _load_line(self, line: str, now: int,
+                   named: Callable[[str], ClusterNode]) -> ClusterNode | None:
+        """One line of nodes.conf into the table; the node if it is `myself`."""
+        argv = shlex.split(line)
+        found_myself: ClusterNode | None = None
+        if argv[0].lower() == "vars":
+            for key, value in zip(argv[1::2], argv[2::2], strict=False):
+                if key.lower() == "currentepoch":
+                    self.current_epoch = int(value)
+                elif key.lower() == "lastvoteepoch":
+                    self.last_vote_epoch = int(value)
+                else:
+                    log.warning("Skipping unknown cluster config variable '%s'", key)
+            return None
+        if len(argv) < 8 or len(argv[0]) != NAME_LEN:
+            raise ConfigFileError(line)
+        node = named(argv[0])
+        self._parse_address(node, argv[1])
+        for flag in argv[2].split(","):
+            if flag == "noflags":
+                continue
+            bit = _FLAG_BITS.get(flag.lower())
+            if bit is None:
+                raise ConfigFileError(f"Unknown flag in redis cluster config file: {flag}")
+            node.flags |= bit
+            if bit == MYSELF:
+                found_myself = node
+            elif bit == FAIL:
+                node.fail_time = now
+        if argv[3] != "-":
+            self.set_master(node, named(argv[3]))
+        node.ping_sent = now if int(argv[4]) else 0
+        node.pong_received = now if int(argv[5]) else 0
+        node.config_epoch = int(argv[6])
+        for word in argv[8:]:
+            self._parse_slots(node, word, named)
+        return found_myself
 
     @staticmethod
     def _parse_address(node: ClusterNode, text: str) -> None:
