@@ -231,6 +231,20 @@ def test_shard_subscribers_of_a_slot_that_goes(pair):
         pair.both("CLUSTER", "ADDSLOTS", slot)
 
 
+def test_dead_letter_key_keeps_to_the_streams_slot(pair):
+    # rillet only: RILLET.XDEADLETTER declares the dead-letter key as a key, so the
+    # gate refuses one in another slot (docs/streams-policies.md). Redis gets a
+    # CROSSSLOT of its own, so that errorstats below still compares equal counts.
+    ours = pair.ours
+    try:
+        pair.check("XGROUP", "CREATE", MINE, "g", "$", "MKSTREAM")
+        assert ours.call("RILLET.XDEADLETTER", MINE, "g", "3", MINE2).startswith(b"-CROSSSLOT")
+        assert pair.ref.call("MSET", MINE, "1", MINE2, "2").startswith(b"-CROSSSLOT")
+        assert ours.call("RILLET.XDEADLETTER", MINE, "g", "3", f"{{{MINE}}}:dead") == b"+OK\r\n"
+    finally:
+        pair.both("DEL", MINE)
+
+
 def test_forget_the_other_master(pair):
     # Last: the node table loses B.
     pair.check("CLUSTER", "FORGET", B)
