@@ -137,6 +137,12 @@ def _cluster(ctx: Client) -> ClusterState:
 def _changed(ctx: Client, cluster: ClusterState) -> None:
     """Redis's clusterDoBeforeSleep(UPDATE_STATE|SAVE_CONFIG), done at once."""
     cluster.update_state()
+    _save(cluster)
+
+
+def _save(cluster: ClusterState) -> None:
+    """nodes.conf after a change; a failure is logged, the change stays (CLUSTER
+    SAVECONFIG is the one that answers it)."""
     try:
         cluster.save()
     except OSError as error:
@@ -899,10 +905,7 @@ def _follow_config(state: ServerState, cluster: ClusterState) -> None:
             # A cleared cluster-announce-ip leaves the address to be learnt again (Redis's
             # clusterUpdateMyselfIp); what the node announces is in its nodes.conf line.
             setattr(cluster.myself, field, value)
-            try:
-                cluster.save()
-            except OSError as error:
-                log.warning("Could not save the cluster config %s: %s", cluster.path, error)
+            _save(cluster)
         config.watch(name, changed)
 
     settings()
