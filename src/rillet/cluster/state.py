@@ -340,17 +340,12 @@ class ClusterState:
             self._del_slot(slot)
         self._slots_deleted()
 
-    def owned_ranges(self, node: ClusterNode) -> list[tuple[int, int]]:
-        ranges: list[tuple[int, int]] = []
-        start = -1
-        slots = self.slots
-        for slot in range(SLOTS + 1):
-            mine = slot < SLOTS and slots[slot] is node
-            if mine and start < 0:
-                start = slot
-            elif not mine and start >= 0:
-                ranges.append((start, slot - 1))
-                start = -1
+    def ranges_by_node(self) -> dict[ClusterNode, list[tuple[int, int]]]:
+        """Every owner's slot ranges, in slot order, from one pass over the slots (a
+        pass per node made CLUSTER NODES and SHARDS cost nodes x 16384 steps)."""
+        ranges: dict[ClusterNode, list[tuple[int, int]]] = {}
+        for start, end, owner in self.slot_runs():
+            ranges.setdefault(owner, []).append((start, end))
         return ranges
 
     def slot_runs(self) -> list[tuple[int, int, ClusterNode]]:
@@ -476,9 +471,10 @@ class ClusterState:
             log.info("Node hard reset, now I'm %s", myself.name)
 
     # --- nodes.conf ------------------------------------------------------------------
-    def node_line(self, node: ClusterNode, for_file: bool = False) -> str:
+    def node_line(self, node: ClusterNode, for_file: bool = False,
+                  ranges: list[tuple[int, int]] | None = None) -> str:
         """One line of CLUSTER NODES (clusterGenNodeDescription); the file's has the aux
-        fields after the address."""
+        fields after the address. `ranges`: the node's, if the caller has them."""
         address = node.address()
         if for_file:
             parts = [address if node.hostname else address + ","]
@@ -492,7 +488,9 @@ class ClusterState:
         fields = [node.name, address, flags_text(node.flags), master, str(node.ping_sent),
                   str(node.pong_received), str(node.epoch),
                   "connected" if connected else "disconnected"]
-        for start, end in self.owned_ranges(node) if node.numslots else ():
+        if ranges is None:
+            ranges = self.ranges_by_node().get(node, []) if node.numslots else []
+        for start, end in ranges:
             fields.append(str(start) if start == end else f"{start}-{end}")
         if node is self.myself:
             for slot in sorted(set(self.migrating) | set(self.importing)):
@@ -504,7 +502,9 @@ class ClusterState:
 
     def nodes_text(self, for_file: bool = False) -> str:
         """CLUSTER NODES; nodes.conf leaves out the nodes still in handshake."""
-        return "".join(self.node_line(node, for_file) + "\n" for node in self.nodes.values()
+        ranges = self.ranges_by_node()
+        return "".join(self.node_line(node, for_file, ranges.get(node, [])) + "\n"
+                       for node in self.nodes.values()
                        if not (for_file and node.flags & HANDSHAKE))
 
     def config_text(self) -> str:

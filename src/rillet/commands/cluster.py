@@ -360,11 +360,12 @@ def _shards(ctx: Client, argv: list[bytes]) -> object:
     for node in cluster.nodes.values():
         if not node.flags & HANDSHAKE:
             shards.setdefault(node.shard_id, []).append(node)
+    ranges = cluster.ranges_by_node()
     reply = []
     for members in shards.values():
         master = next((node for node in members if node.is_master), members[0])
         slots: list[int] = []
-        for start, end in cluster.owned_ranges(master) if master.numslots else ():
+        for start, end in ranges.get(master, ()):
             slots += (start, end)
         reply.append(Map([(b"slots", slots),
                           (b"nodes", [_shard_node(ctx, node) for node in members])]))
