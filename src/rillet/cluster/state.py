@@ -213,10 +213,11 @@ class ClusterState:
         for slot, other in list(self.migrating.items()):
             if other is node:
                 del self.migrating[slot]
-        for slot in range(SLOTS):
-            if self.slots[slot] is node:
-                self._del_slot(slot)
-        self._slots_deleted()
+        if node.numslots:  # (most nodes deleted, by RESET or FORGET, serve none)
+            for slot in range(SLOTS):
+                if self.slots[slot] is node:
+                    self._del_slot(slot)
+            self._slots_deleted()
         for other in self.nodes.values():
             other.fail_reports.pop(node.name, None)
         if node.master is not None and node in node.master.replicas:
