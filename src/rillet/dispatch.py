@@ -405,9 +405,7 @@ class Dispatcher:
             spec.rejected_calls += 1
             if spec.name == "exec":
                 # Redis's execCommandAbort: a rejected EXEC discards the transaction.
-                client.multi = None
-                client.multi_error = False
-                self.state.unwatch_all(client)
+                self._discard(client)
                 reason = message[4:] if message.startswith("ERR ") else message
                 message = errors.EXECABORT_BECAUSE.format(reason)
         self._count_error(message)
@@ -418,12 +416,15 @@ class Dispatcher:
             return self._reject(client, message, spec)
         # A transaction routed elsewhere is discarded and answered with the redirection
         # itself, not EXECABORT (Redis's processCommand: discardTransaction).
-        client.multi = None
-        client.multi_error = False
-        self.state.unwatch_all(client)
+        self._discard(client)
         spec.rejected_calls += 1
         self._count_error(message)
         return ReplyError(message)
+
+    def _discard(self, client: Client) -> None:
+        client.multi = None
+        client.multi_error = False
+        self.state.unwatch_all(client)
 
     def _count_error(self, message: str) -> None:
         self.state.stats.count_error(message)

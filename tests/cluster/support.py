@@ -69,6 +69,49 @@ def with_nodes_conf(text: str) -> str:
     return workdir
 
 
+def node_line(name: str, port: int, flags: str, slots: str, shard: str) -> str:
+    """One nodes.conf line of a master; `myself`'s address is left for the node to fill."""
+    address = ":0@0" if "myself" in flags else f"127.0.0.1:{port}@{port + 10000}"
+    return f"{name} {address},,tls-port=0,shard-id={shard * 40} {flags} - 0 0 1 connected {slots}\n"
+
+
+def start_pair(nodes_conf: str | None = None) -> Pair:
+    """A rillet node and a Redis 8.2.3 node (each given `nodes_conf`, if any), past the
+    writable delay."""
+    started = time.monotonic()
+    ours = start("rillet", dir=None if nodes_conf is None else with_nodes_conf(nodes_conf))
+    try:
+        ref = start("redis8", dir=None if nodes_conf is None else with_nodes_conf(nodes_conf))
+    except BaseException:
+        ours.stop()
+        raise
+    both = Pair(ours, ref)
+    past_writable_delay(started)
+    return both
+
+
+def two_rillet_masters(a: str, b: str) -> tuple[servers.ServerHandle, servers.ServerHandle]:
+    """Two rillet masters named `a` (slots 0-8191) and `b` (the rest) that know each
+    other through their nodes.conf, both with cluster_state:ok."""
+    a_port, b_port = free_cluster_port(), free_cluster_port()
+    end = "vars currentEpoch 2 lastVoteEpoch 0\n"
+    a_conf = (node_line(a, a_port, "myself,master", "0-8191", "1")
+              + node_line(b, b_port, "master", "8192-16383", "2") + end)
+    b_conf = (node_line(a, a_port, "master", "0-8191", "1")
+              + node_line(b, b_port, "myself,master", "8192-16383", "2") + end)
+    first = start("rillet", port=a_port, dir=with_nodes_conf(a_conf))
+    try:
+        second = start("rillet", port=b_port, dir=with_nodes_conf(b_conf))
+    except BaseException:
+        first.stop()
+        raise
+    for node in (first, second):
+        wire = Wire(node.port)
+        wait_state(wire, b"ok")
+        wire.close()
+    return first, second
+
+
 def myid(wire: Wire) -> bytes:
     reply = wire.call("CLUSTER", "MYID")
     return reply.split(b"\r\n")[1]

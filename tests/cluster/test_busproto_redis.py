@@ -21,6 +21,7 @@ from typing import TypeVar
 import pytest
 
 from rillet.cluster import busproto as bp
+from tests.cluster import support
 from tests.helpers import servers
 
 pytestmark = pytest.mark.needs_redis
@@ -33,21 +34,6 @@ THIRD_ID = "c" * 40  # gossiped, then failed
 FOURTH_ID = "d" * 40  # gossiped, then given slots by UPDATE, then forgotten
 SLOTS = bp.SLOTS
 OURS = range(8192, SLOTS)
-
-
-def _port_pair() -> int:
-    """A free port P whose bus port P+10000 is free too."""
-    for _ in range(50):
-        port = servers.free_port()
-        if port + 10000 > 65535:
-            continue
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port + 10000))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no free port pair")
 
 
 def _until(check: Callable[[], T], what: str, timeout_s: float = WAIT_S) -> T:
@@ -184,7 +170,7 @@ def _cluster_redis(*extra: str):
     binary = servers.redis8_binary()
     if binary is None:
         pytest.skip("Redis 8.2.3 not available")
-    port = _port_pair()
+    port = support.free_cluster_port()
     workdir = tempfile.mkdtemp(prefix="redis8-cluster-")
     redis = servers.start_redis(
         binary, "--cluster-enabled", "yes", "--cluster-config-file",

@@ -15,29 +15,13 @@ A = "a" * 40
 B = "b" * 40
 
 
-def _line(name: str, port: int, flags: str, slots: str, shard: str) -> str:
-    address = ":0@0" if "myself" in flags else f"127.0.0.1:{port}@{port + 10000}"
-    return f"{name} {address},,tls-port=0,shard-id={shard * 40} {flags} - 0 0 1 connected {slots}\n"
-
-
 @pytest.fixture(scope="module")
 def cluster():
     pytest.importorskip("redis")
     from redis.cluster import ClusterNode, RedisCluster
 
-    a_port, b_port = support.free_cluster_port(), support.free_cluster_port()
-    end = "vars currentEpoch 2 lastVoteEpoch 0\n"
-    a = support.start("rillet", port=a_port, dir=support.with_nodes_conf(
-        _line(A, a_port, "myself,master", "0-8191", "1")
-        + _line(B, b_port, "master", "8192-16383", "2") + end))
-    b = support.start("rillet", port=b_port, dir=support.with_nodes_conf(
-        _line(A, a_port, "master", "0-8191", "1")
-        + _line(B, b_port, "myself,master", "8192-16383", "2") + end))
-    for node in (a, b):
-        wire = Wire(node.port)
-        support.wait_state(wire, b"ok")
-        wire.close()
-    client = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", a_port)],
+    a, b = support.two_rillet_masters(A, B)
+    client = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", a.port)],
                           decode_responses=True)
     yield client, a, b
     client.close()

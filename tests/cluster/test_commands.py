@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.cluster import support
@@ -13,15 +11,7 @@ from tests.helpers.wire import Wire
 
 @pytest.fixture(scope="module")
 def pair():
-    started = time.monotonic()
-    ours = support.start("rillet")
-    try:
-        ref = support.start("redis8")
-    except BaseException:
-        ours.stop()
-        raise
-    both = support.Pair(ours, ref)
-    support.past_writable_delay(started)
+    both = support.start_pair()
     yield both
     both.close()
 

@@ -83,6 +83,13 @@ def test_a_fresh_table_round_trips(tmp_path):
     f"{'a' * 40} :0@0 master - 0 0 0 connected\n",
     f"{'a' * 40} nowhere myself,master - 0 0 0 connected\n",
     f"{'a' * 40} :0@0 myself,master - 0 0 0 connected 5-16384\n",
+    # Not numbers, an open quote: refused, not a ValueError's traceback at start.
+    f"{'a' * 40} :0@0 myself,master - x 0 0 connected\n",
+    f"{'a' * 40} :x@0 myself,master - 0 0 0 connected\n",
+    f"{'a' * 40} :0@0 myself,master - 0 0 0 connected 1-x\n",
+    f"{'a' * 40} :0@0 myself,master - 0 0 0 connected [x->-{'b' * 40}]\n",
+    f"{'a' * 40} :0@0 myself,master - 0 0 0 connected\nvars currentEpoch x\n",
+    f"{'a' * 40} :0@0 myself,master - 0 0 0 \"connected\n",
 ])
 def test_a_file_redis_would_refuse(tmp_path, text):
     path = tmp_path / "nodes.conf"

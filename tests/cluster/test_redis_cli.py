@@ -6,20 +6,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 
 import pytest
 
 from tests.cluster import support
-from tests.helpers.wire import Wire
 
 A = "a" * 40
 B = "b" * 40
-
-
-def _line(name: str, port: int, flags: str, slots: str, shard: str) -> str:
-    address = ":0@0" if "myself" in flags else f"127.0.0.1:{port}@{port + 10000}"
-    return f"{name} {address},,tls-port=0,shard-id={shard * 40} {flags} - 0 0 1 connected {slots}\n"
 
 
 @pytest.fixture(scope="module")
@@ -27,20 +20,7 @@ def nodes():
     cli = shutil.which("redis-cli")
     if cli is None:
         pytest.skip("redis-cli not available")
-    a_port, b_port = support.free_cluster_port(), support.free_cluster_port()
-    vars_line = "vars currentEpoch 2 lastVoteEpoch 0\n"
-    a_conf = (_line(A, a_port, "myself,master", "0-8191", "1")
-              + _line(B, b_port, "master", "8192-16383", "2") + vars_line)
-    b_conf = (_line(A, a_port, "master", "0-8191", "1")
-              + _line(B, b_port, "myself,master", "8192-16383", "2") + vars_line)
-    started = time.monotonic()
-    a = support.start("rillet", port=a_port, dir=support.with_nodes_conf(a_conf))
-    b = support.start("rillet", port=b_port, dir=support.with_nodes_conf(b_conf))
-    support.past_writable_delay(started)
-    for node in (a, b):
-        wire = Wire(node.port)
-        support.wait_state(wire, b"ok")
-        wire.close()
+    a, b = support.two_rillet_masters(A, B)
     yield cli, a, b
     a.stop()
     b.stop()

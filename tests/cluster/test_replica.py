@@ -26,15 +26,7 @@ def nodes_conf(b_port: int) -> str:
 def pair():
     b_port = support.free_cluster_port()
     text = nodes_conf(b_port)
-    started = time.monotonic()
-    ours = support.start("rillet", dir=support.with_nodes_conf(text))
-    try:
-        ref = support.start("redis8", dir=support.with_nodes_conf(text))
-    except BaseException:
-        ours.stop()
-        raise
-    both = support.Pair(ours, ref)
-    support.past_writable_delay(started)
+    both = support.start_pair(text)
     yield both
     both.close()
 

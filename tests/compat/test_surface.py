@@ -216,6 +216,16 @@ def test_hdr_percentiles_match_redis_figures():
         1000, 1003, 13055, 901119, 901119]
 
 
+def test_histogram_steps_end_where_a_search_finds():
+    # observe._STEP_ENDS comes from each step's own counter; a search of every counter
+    # says the same (LATENCY HISTOGRAM's steps against Redis: test above).
+    from rillet.observe import _STEP_ENDS, _STEP_NS
+
+    searched = [max(i + 1 for i in range(HISTOGRAM_COUNTERS) if hdr_range(i)[1] <= top)
+                for top in _STEP_NS[:-1]] + [HISTOGRAM_COUNTERS]
+    assert _STEP_ENDS == searched
+
+
 def test_debug_is_one_command_in_its_statistics(pair8):
     # DEBUG is one (protected) command in Redis: any subcommand, known or not, is
     # refused alike and counted under cmdstat_debug.

@@ -211,6 +211,19 @@ def test_cycle_work_is_bounded():
     assert n("XLEN", "s") == 0
 
 
+def test_cycle_looks_at_a_bounded_number_of_streams_per_tick(n):
+    # STREAMS keys at most per tick, going on from where the previous tick stopped.
+    count = RetentionCycle.STREAMS + 50
+    for i in range(count):
+        n("XADD", f"s{i}", f"{T0 - 10_000}-0", "f", "v")
+        n("RILLET.XRETENTION", f"s{i}", 1000)
+    cycle = RetentionCycle()
+    db = n.state.keyspace.dbs[0]
+    assert cycle.run(n.state, db) == RetentionCycle.STREAMS
+    assert cycle.run(n.state, db) == 50
+    assert sum(n("XLEN", f"s{i}") for i in range(count)) == 0
+
+
 def test_replica_and_loading_do_not_trim(n):
     n("XADD", "s", f"{T0 - 10_000}-0", "f", "v")
     n("RILLET.XRETENTION", "s", 1000)

@@ -213,10 +213,11 @@ class ClusterState:
         for slot, other in list(self.migrating.items()):
             if other is node:
                 del self.migrating[slot]
-        for slot in range(SLOTS):
-            if self.slots[slot] is node:
-                self._del_slot(slot)
-        self._slots_deleted()
+        if node.numslots:  # (most nodes deleted, by RESET or FORGET, serve none)
+            for slot in range(SLOTS):
+                if self.slots[slot] is node:
+                    self._del_slot(slot)
+            self._slots_deleted()
         for other in self.nodes.values():
             other.fail_reports.pop(node.name, None)
         if node.master is not None and node in node.master.replicas:
@@ -340,17 +341,12 @@ class ClusterState:
             self._del_slot(slot)
         self._slots_deleted()
 
-    def owned_ranges(self, node: ClusterNode) -> list[tuple[int, int]]:
-        ranges: list[tuple[int, int]] = []
-        start = -1
-        slots = self.slots
-        for slot in range(SLOTS + 1):
-            mine = slot < SLOTS and slots[slot] is node
-            if mine and start < 0:
-                start = slot
-            elif not mine and start >= 0:
-                ranges.append((start, slot - 1))
-                start = -1
+    def ranges_by_node(self) -> dict[ClusterNode, list[tuple[int, int]]]:
+        """Every owner's slot ranges, in slot order, from one pass over the slots (a
+        pass per node made CLUSTER NODES and SHARDS cost nodes x 16384 steps)."""
+        ranges: dict[ClusterNode, list[tuple[int, int]]] = {}
+        for start, end, owner in self.slot_runs():
+            ranges.setdefault(owner, []).append((start, end))
         return ranges
 
     def slot_runs(self) -> list[tuple[int, int, ClusterNode]]:
@@ -476,9 +472,10 @@ class ClusterState:
             log.info("Node hard reset, now I'm %s", myself.name)
 
     # --- nodes.conf ------------------------------------------------------------------
-    def node_line(self, node: ClusterNode, for_file: bool = False) -> str:
+    def node_line(self, node: ClusterNode, for_file: bool = False,
+                  ranges: list[tuple[int, int]] | None = None) -> str:
         """One line of CLUSTER NODES (clusterGenNodeDescription); the file's has the aux
-        fields after the address."""
+        fields after the address. `ranges`: the node's, if the caller has them."""
         address = node.address()
         if for_file:
             parts = [address if node.hostname else address + ","]
@@ -492,7 +489,9 @@ class ClusterState:
         fields = [node.name, address, flags_text(node.flags), master, str(node.ping_sent),
                   str(node.pong_received), str(node.epoch),
                   "connected" if connected else "disconnected"]
-        for start, end in self.owned_ranges(node) if node.numslots else ():
+        if ranges is None:
+            ranges = self.ranges_by_node().get(node, []) if node.numslots else []
+        for start, end in ranges:
             fields.append(str(start) if start == end else f"{start}-{end}")
         if node is self.myself:
             for slot in sorted(set(self.migrating) | set(self.importing)):
@@ -504,7 +503,9 @@ class ClusterState:
 
     def nodes_text(self, for_file: bool = False) -> str:
         """CLUSTER NODES; nodes.conf leaves out the nodes still in handshake."""
-        return "".join(self.node_line(node, for_file) + "\n" for node in self.nodes.values()
+        ranges = self.ranges_by_node()
+        return "".join(self.node_line(node, for_file, ranges.get(node, [])) + "\n"
+                       for node in self.nodes.values()
                        if not (for_file and node.flags & HANDSHAKE))
 
     def config_text(self) -> str:
@@ -557,40 +558,11 @@ class ClusterState:
             if not line.strip():
                 continue
             try:
-                argv = shlex.split(line)
+                found_myself = self._load_line(line, now, named) or found_myself
             except ValueError as error:
-                raise ConfigFileError(str(error)) from None
-            if argv[0].lower() == "vars":
-                for key, value in zip(argv[1::2], argv[2::2], strict=False):
-                    if key.lower() == "currentepoch":
-                        self.current_epoch = int(value)
-                    elif key.lower() == "lastvoteepoch":
-                        self.last_vote_epoch = int(value)
-                    else:
-                        log.warning("Skipping unknown cluster config variable '%s'", key)
-                continue
-            if len(argv) < 8 or len(argv[0]) != NAME_LEN:
-                raise ConfigFileError(line)
-            node = named(argv[0])
-            self._parse_address(node, argv[1])
-            for flag in argv[2].split(","):
-                if flag == "noflags":
-                    continue
-                bit = _FLAG_BITS.get(flag.lower())
-                if bit is None:
-                    raise ConfigFileError(f"Unknown flag in redis cluster config file: {flag}")
-                node.flags |= bit
-                if bit == MYSELF:
-                    found_myself = node
-                elif bit == FAIL:
-                    node.fail_time = now
-            if argv[3] != "-":
-                self.set_master(node, named(argv[3]))
-            node.ping_sent = now if int(argv[4]) else 0
-            node.pong_received = now if int(argv[5]) else 0
-            node.config_epoch = int(argv[6])
-            for word in argv[8:]:
-                self._parse_slots(node, word, named)
+                # A field that is not a number, an unbalanced quote: refused as corrupted
+                # (not a traceback at start; Redis's atoi would read 0: docs/compat.md).
+                raise ConfigFileError(f"{line} ({error})") from None
         if found_myself is None:
             raise ConfigFileError("no myself line")
         self.myself = found_myself
@@ -600,6 +572,44 @@ class ClusterState:
         self.current_epoch = max(self.current_epoch, self.max_epoch())
         log.info("Node configuration loaded, I'm %s", found_myself.name)
         return True
+
+    def _load_line(self, line: str, now: int,
+                   named: Callable[[str], ClusterNode]) -> ClusterNode | None:
+        """One line of nodes.conf into the table; the node if it is `myself`."""
+        argv = shlex.split(line)
+        found_myself: ClusterNode | None = None
+        if argv[0].lower() == "vars":
+            for key, value in zip(argv[1::2], argv[2::2], strict=False):
+                if key.lower() == "currentepoch":
+                    self.current_epoch = int(value)
+                elif key.lower() == "lastvoteepoch":
+                    self.last_vote_epoch = int(value)
+                else:
+                    log.warning("Skipping unknown cluster config variable '%s'", key)
+            return None
+        if len(argv) < 8 or len(argv[0]) != NAME_LEN:
+            raise ConfigFileError(line)
+        node = named(argv[0])
+        self._parse_address(node, argv[1])
+        for flag in argv[2].split(","):
+            if flag == "noflags":
+                continue
+            bit = _FLAG_BITS.get(flag.lower())
+            if bit is None:
+                raise ConfigFileError(f"Unknown flag in redis cluster config file: {flag}")
+            node.flags |= bit
+            if bit == MYSELF:
+                found_myself = node
+            elif bit == FAIL:
+                node.fail_time = now
+        if argv[3] != "-":
+            self.set_master(node, named(argv[3]))
+        node.ping_sent = now if int(argv[4]) else 0
+        node.pong_received = now if int(argv[5]) else 0
+        node.config_epoch = int(argv[6])
+        for word in argv[8:]:
+            self._parse_slots(node, word, named)
+        return found_myself
 
     @staticmethod
     def _parse_address(node: ClusterNode, text: str) -> None:

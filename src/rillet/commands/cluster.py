@@ -137,6 +137,12 @@ def _cluster(ctx: Client) -> ClusterState:
 def _changed(ctx: Client, cluster: ClusterState) -> None:
     """Redis's clusterDoBeforeSleep(UPDATE_STATE|SAVE_CONFIG), done at once."""
     cluster.update_state()
+    _save(cluster)
+
+
+def _save(cluster: ClusterState) -> None:
+    """nodes.conf after a change; a failure is logged, the change stays (CLUSTER
+    SAVECONFIG is the one that answers it)."""
     try:
         cluster.save()
     except OSError as error:
@@ -160,8 +166,10 @@ def _node(cluster: ClusterState, raw: bytes,
 
 
 def _slot_keys(db: Database, slot: int) -> Iterator[bytes]:
-    """The keys of db 0 in `slot` (rillet keeps no per-slot index yet: a scan)."""
-    for key in list(db.data):
+    """The keys of db 0 in `slot` (rillet keeps no per-slot index yet: a scan). Not a
+    copy of the key list: every caller consumes it within its own call, so a
+    GETKEYSINSLOT with a small count or SETSLOT's "any key?" stops at what it needs."""
+    for key in db.data:
         if key_slot(key) == slot:
             yield key
 
@@ -352,11 +360,12 @@ def _shards(ctx: Client, argv: list[bytes]) -> object:
     for node in cluster.nodes.values():
         if not node.flags & HANDSHAKE:
             shards.setdefault(node.shard_id, []).append(node)
+    ranges = cluster.ranges_by_node()
     reply = []
     for members in shards.values():
         master = next((node for node in members if node.is_master), members[0])
         slots: list[int] = []
-        for start, end in cluster.owned_ranges(master) if master.numslots else ():
+        for start, end in ranges.get(master, ()):
             slots += (start, end)
         reply.append(Map([(b"slots", slots),
                           (b"nodes", [_shard_node(ctx, node) for node in members])]))
@@ -406,14 +415,6 @@ def _update_slots(ctx: Client, cluster: ClusterState, chosen: set[int], delete: 
     return OK
 
 
-def _addslots(ctx: Client, argv: list[bytes]) -> object:
-    return _slots_each(ctx, argv, delete=False)
-
-
-def _delslots(ctx: Client, argv: list[bytes]) -> object:
-    return _slots_each(ctx, argv, delete=True)
-
-
 def _slots_each(ctx: Client, argv: list[bytes], delete: bool) -> object:
     cluster = _cluster(ctx)
     slots = [_slot(raw) for raw in argv[2:]]  # every argument parses before any is checked
@@ -421,14 +422,6 @@ def _slots_each(ctx: Client, argv: list[bytes], delete: bool) -> object:
     for slot in slots:
         _check_slots(cluster, chosen, delete, slot, slot)
     return _update_slots(ctx, cluster, chosen, delete)
-
-
-def _addslotsrange(ctx: Client, argv: list[bytes]) -> object:
-    return _slots_ranges(ctx, argv, delete=False)
-
-
-def _delslotsrange(ctx: Client, argv: list[bytes]) -> object:
-    return _slots_ranges(ctx, argv, delete=True)
 
 
 def _slots_ranges(ctx: Client, argv: list[bytes], delete: bool) -> object:
@@ -481,11 +474,13 @@ def _setslot(ctx: Client, argv: list[bytes]) -> object:
         node = _node(cluster, argv[4])
         if node.is_replica:
             raise ReplyError(errors.CLUSTER_TARGET_NOT_MASTER)
-        db = ctx.server.keyspace[0]
         was_mine = cluster.slots[slot] is myself
-        if was_mine and node is not myself and count_keys_in_slot(db, slot):
+        # One scan at most, stopping at the slot's first key (there is no per-slot index).
+        has_keys = (was_mine and node is not myself) or slot in cluster.migrating
+        has_keys = has_keys and any(_slot_keys(ctx.server.keyspace[0], slot))
+        if was_mine and node is not myself and has_keys:
             raise ReplyError(errors.CLUSTER_SLOT_HAS_KEYS.format(slot))
-        if slot in cluster.migrating and not count_keys_in_slot(db, slot):
+        if slot in cluster.migrating and not has_keys:
             del cluster.migrating[slot]
         importing = node is myself and slot in cluster.importing
         cluster.assign_slots(node, [slot])  # (ends the import when it is ours now)
@@ -636,12 +631,12 @@ def _slot_stats(ctx: Client, argv: list[bytes]) -> object:
     cluster = _cluster(ctx)
     word = argv[2].lower()
     mine = cluster.myself
-    counts = _slot_key_counts(ctx.server.keyspace[0])
     if word == b"slotsrange" and len(argv) == 5:
         first, last = _slot(argv[3]), _slot(argv[4])
         if first > last:
             raise ReplyError(errors.SLOT_STATS_REVERSED.format(first, last))
         chosen = [slot for slot in range(first, last + 1) if cluster.slots[slot] is mine]
+        counts = _slot_key_counts(ctx.server.keyspace[0]) if chosen else {}
     elif word == b"orderby":
         if argv[3].lower() != b"key-count":
             raise ReplyError(errors.SLOT_STATS_METRIC)
@@ -665,6 +660,7 @@ def _slot_stats(ctx: Client, argv: list[bytes]) -> object:
             else:
                 raise ReplyError(errors.SYNTAX)
         sign = 1 if descending is False else -1
+        counts = _slot_key_counts(ctx.server.keyspace[0])
         owned = [slot for slot in range(SLOTS) if cluster.slots[slot] is mine]
         owned.sort(key=lambda slot: (sign * counts.get(slot, 0), slot))
         chosen = owned[:SLOTS if limit is None else limit]
@@ -682,9 +678,11 @@ def _slot_key_counts(db: Database) -> dict[int, int]:
 
 
 _IMPLEMENTED: dict[str, Callable[[Client, list[bytes]], object]] = {
-    "addslots": _addslots, "addslotsrange": _addslotsrange, "bumpepoch": _bumpepoch,
+    "addslots": functools.partial(_slots_each, delete=False),
+    "addslotsrange": functools.partial(_slots_ranges, delete=False), "bumpepoch": _bumpepoch,
     "count-failure-reports": _count_failure_reports, "countkeysinslot": _countkeysinslot,
-    "delslots": _delslots, "delslotsrange": _delslotsrange, "failover": _failover,
+    "delslots": functools.partial(_slots_each, delete=True),
+    "delslotsrange": functools.partial(_slots_ranges, delete=True), "failover": _failover,
     "flushslots": _flushslots, "forget": _forget, "getkeysinslot": _getkeysinslot,
     "help": _help, "info": _info, "keyslot": _keyslot, "links": _links, "meet": _meet,
     "myid": _myid, "myshardid": _myshardid, "nodes": _nodes, "replicas": _replicas,
@@ -862,11 +860,8 @@ def _key_positions(spec: CommandSpec, argv: list[bytes]) -> Iterable[int]:
     which the gate does not need and which cost more than the rest of it)."""
     if spec.find_keys is not None:
         return [position for position, _flags in spec.find_keys(argv)]
-    first = spec.first_key
-    if first <= 0:
-        return ()
-    last = spec.last_key if spec.last_key >= 0 else len(argv) + spec.last_key
-    return range(first, min(last, len(argv) - 1) + 1, spec.key_step or 1)
+    argc = len(argv)
+    return [position for position in spec.key_indexes(argc) if position < argc]
 
 
 # --- cluster-enabled yes: the node table at start ---------------------------------------------
@@ -911,10 +906,7 @@ def _follow_config(state: ServerState, cluster: ClusterState) -> None:
             # A cleared cluster-announce-ip leaves the address to be learnt again (Redis's
             # clusterUpdateMyselfIp); what the node announces is in its nodes.conf line.
             setattr(cluster.myself, field, value)
-            try:
-                cluster.save()
-            except OSError as error:
-                log.warning("Could not save the cluster config %s: %s", cluster.path, error)
+            _save(cluster)
         config.watch(name, changed)
 
     settings()

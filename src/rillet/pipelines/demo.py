@@ -315,7 +315,7 @@ def _last_id(url: str, stream: str) -> str | None:
 
 def _keep_recent(client: redis.Redis, stream: str, retention_s: float) -> str:
     """The readings stream keeps only its recent past (rillet's RILLET.XRETENTION: the
-    server trims by age on every XADD and once a second when idle); what it says."""
+    server trims by age on every XADD and in its cron, `hz` times a second); what it says."""
     if retention_s <= 0:
         return "readings are kept (no retention)"
     try:
