@@ -11,9 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
-import redis
-
-from rillet.spark.client import connect, stream_infos
+from rillet.spark.client import stream_infos
+from rillet.spark.cluster import Router, connect_routed
 from rillet.spark.options import ConnectionOptions
 from rillet.spark.progress import lag_summary
 from rillet.spark.stream_reader import group_positions
@@ -29,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def lag_per_stream(
-    client: redis.Redis, positions: dict[str, tuple[str, int | None]]
+    client: Router, positions: dict[str, tuple[str, int | None]]
 ) -> dict[str, int | None]:
     """Entries added after each position (None when the server or offset has no ordinal)."""
     infos = stream_infos(client, sorted(positions))
@@ -46,7 +45,8 @@ def lag_per_stream(
 def run(args: argparse.Namespace) -> int:
     from rillet.pipelines.archive import committed_offset
 
-    client = connect(ConnectionOptions(url=args.url, socket_timeout_s=30))
+    # Each stream is asked of the master owning it, when the URL names a cluster node.
+    client = connect_routed(ConnectionOptions(url=args.url, socket_timeout_s=30))
     try:
         if args.checkpoint:
             committed = committed_offset(args.checkpoint) or {}

@@ -197,17 +197,20 @@ def stream_infos(client: redis.Redis, streams: Sequence[str]) -> dict[str, Strea
     return out
 
 
-def scan_streams(client: redis.Redis, pattern: str, *, count: int = 1000) -> list[str]:
-    """Stream keys matching a glob pattern, via SCAN ... TYPE stream (bounded by the keyspace)."""
+def scan_streams(nodes: Sequence[redis.Redis], pattern: str, *, count: int = 1000) -> list[str]:
+    """Stream keys matching a glob pattern, via SCAN ... TYPE stream on each node (a
+    cluster's masters; bounded by the keyspace)."""
     found: set[str] = set()
-    cursor: Any = b"0"
-    while True:
-        cursor, keys = client.execute_command(
-            "SCAN", cursor, "MATCH", pattern, "COUNT", count, "TYPE", "stream"
-        )
-        found.update(_text(k) for k in keys)
-        if cursor in (b"0", 0, "0"):
-            return sorted(found)
+    for client in nodes:
+        cursor: Any = b"0"
+        while True:
+            cursor, keys = client.execute_command(
+                "SCAN", cursor, "MATCH", pattern, "COUNT", count, "TYPE", "stream"
+            )
+            found.update(_text(k) for k in keys)
+            if cursor in (b"0", 0, "0"):
+                break
+    return sorted(found)
 
 
 def range_floors(

@@ -24,13 +24,13 @@ from pyspark.sql.streaming.datasource import (
 
 from rillet.spark.client import (
     StreamInfo,
-    connect,
     is_error,
     range_floors,
     riding_out_restarts,
     scan_streams,
     stream_infos,
 )
+from rillet.spark.cluster import Router, connect_routed
 from rillet.spark.ids import StreamID, format_id, next_id, parse_id, prev_id
 from rillet.spark.offsets import (
     START_OF_STREAM,
@@ -107,7 +107,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, options: ReaderOptions) -> None:
         self.options = options
-        self._client: redis.Redis | None = None
+        self._client: Router | None = None
         self._frozen: dict[str, StreamPosition] | None = None
         self._known: list[str] = []
         self._refreshed_at = 0.0
@@ -123,9 +123,9 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.__init__(state["options"])  # type: ignore[misc]
 
     @property
-    def client(self) -> redis.Redis:
+    def client(self) -> Router:
         if self._client is None:
-            self._client = connect(self.options.connection, reconnect=True)
+            self._client = connect_routed(self.options.connection, reconnect=True)
         return self._client
 
     # -- driver ----------------------------------------------------------------
@@ -140,7 +140,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             ):
                 found: set[str] = set()
                 for pattern in self.options.patterns:
-                    found.update(scan_streams(self.client, pattern))
+                    found.update(scan_streams(self.client.masters(), pattern))
                 self._known = sorted(found)
                 self._refreshed_at = now
         return sorted(set(self.options.streams) | set(self._known))
