@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlparse
 
 import redis
@@ -29,6 +29,14 @@ T = TypeVar("T")
 
 RECONNECT_FIRST_DELAY_S = 0.1
 RECONNECT_MAX_DELAY_S = 2.0
+
+
+class Commands(Protocol):
+    """What the per-key helpers below need: a redis.Redis, or a cluster's Router."""
+
+    def execute_command(self, *args: Any) -> Any: ...
+
+    def pipeline(self, transaction: bool = ...) -> Any: ...
 
 
 class ServerUnavailableError(redis.ConnectionError):
@@ -166,7 +174,7 @@ class NotAStreamError(redis.ResponseError):
     """A key the reader was told to read holds another type (Redis's WRONGTYPE)."""
 
 
-def stream_infos(client: redis.Redis, streams: Sequence[str]) -> dict[str, StreamInfo | None]:
+def stream_infos(client: Commands, streams: Sequence[str]) -> dict[str, StreamInfo | None]:
     """XINFO STREAM for many keys in one round trip; None for a missing key.
 
     A key of another type raises NotAStreamError: a missing stream is an empty read
@@ -214,7 +222,7 @@ def scan_streams(nodes: Sequence[redis.Redis], pattern: str, *, count: int = 100
 
 
 def range_floors(
-    client: redis.Redis, ranges: Mapping[str, tuple[StreamID, StreamID]]
+    client: Commands, ranges: Mapping[str, tuple[StreamID, StreamID]]
 ) -> dict[str, StreamID]:
     """For each `(lo, hi]`, the ID just before its first entry (one pipelined round trip of
     XRANGE ... COUNT 1), so ranges are cut where their entries are, not from `lo`.

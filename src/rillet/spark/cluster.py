@@ -98,7 +98,7 @@ def parse_shards(reply: Any, seed_host: str, tls: bool) -> list[tuple[Address, l
         if host in ("", "?"):
             host = _text(node.get("ip") or b"") or seed_host
         port = node.get("tls-port") if tls and node.get("tls-port") else node.get("port")
-        shards.append(((host, int(port)), ranges))
+        shards.append(((host, int(port or 0)), ranges))
     return shards
 
 

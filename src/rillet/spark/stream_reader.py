@@ -23,6 +23,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from rillet.spark.client import (
+    Commands,
     StreamInfo,
     is_error,
     range_floors,
@@ -351,7 +352,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return read_range(self.options, partition)
 
 
-def mirror_progress(client: redis.Redis, stream: str, group: str, pos: StreamPosition) -> None:
+def mirror_progress(client: Commands, stream: str, group: str, pos: StreamPosition) -> None:
     """Point `group` at `pos` (creating it if needed), with ENTRIESREAD so XINFO shows lag."""
     if not client.execute_command("EXISTS", stream):
         return  # a progress marker must never create the stream it describes
@@ -364,7 +365,7 @@ def mirror_progress(client: redis.Redis, stream: str, group: str, pos: StreamPos
         _set_group(client, stream, group, format_id(pos.id), [])  # servers before 7.0
 
 
-def _set_group(client: redis.Redis, stream: str, group: str, ident: str, extra: list[Any]) -> None:
+def _set_group(client: Commands, stream: str, group: str, ident: str, extra: list[Any]) -> None:
     try:
         client.execute_command("XGROUP", "SETID", stream, group, ident, *extra)
     except redis.ResponseError as exc:
@@ -378,7 +379,7 @@ def _set_group(client: redis.Redis, stream: str, group: str, ident: str, extra: 
 
 
 def group_positions(
-    client: redis.Redis, streams: list[str], group: str | None
+    client: Commands, streams: list[str], group: str | None
 ) -> dict[str, StreamPosition]:
     """Where `group` stands on each stream that has it (XINFO GROUPS last-delivered-id and
     entries-read), for consumerGroup's resume on a new checkpoint."""
