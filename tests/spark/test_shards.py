@@ -37,7 +37,8 @@ def _line(name: str, port: int, flags: str, slots: str, shard: str) -> str:
 
 
 class Nodes:
-    def __init__(self, handles) -> None:
+    def __init__(self, kind: str, handles) -> None:
+        self.kind = kind
         self.handles = handles
         self.clients = [redis.Redis(port=h.port, socket_timeout=30) for h in handles]
 
@@ -83,7 +84,7 @@ def rillet_cluster() -> Nodes:
         + _line(B, b_port, "myself,master", "8192-16383", "2") + end))
     support.past_writable_delay(started)
     _wait_ok([a, b])
-    return Nodes([a, b])
+    return Nodes("rillet", [a, b])
 
 
 def redis_cluster() -> Nodes:
@@ -101,7 +102,7 @@ def redis_cluster() -> Nodes:
         for handle in handles:
             handle.stop()
         raise
-    return Nodes(handles)
+    return Nodes("redis8", handles)
 
 
 @pytest.fixture(scope="module", params=["rillet", "redis8"])
@@ -279,3 +280,18 @@ def test_a_plain_server_keeps_one_client(url, client):
     client.xadd("p", {"a": "1"})
     assert router.execute_command("XLEN", "p") == 1
     router.close()
+
+
+def test_spark_writes_and_reads_every_shard(cluster, spark):
+    if cluster.kind != "rillet":
+        pytest.skip("one Spark round trip is enough (the JVM's time); Redis is covered above")
+    # Two streams, one on each master: each stream read is a task (a Python worker).
+    streams = [support.key_in(0, 8191, "sp:"), support.key_in(8192, 16383, "sp:")]
+    rows = [(streams[n % 2], str(n)) for n in range(40)]
+    frame = spark.createDataFrame(rows, "stream string, v string").coalesce(1)
+    (frame.write.format("rillet").option("url", cluster.url).option("exactlyOnce", "true")
+     .option("sinkId", "spark").option("batchId", "0").mode("append").save())
+    assert {id(cluster.owner(s)) for s in streams} == {id(c) for c in cluster.clients}
+    read = spark.read.format("rillet").option("url", cluster.url).option("streams", "sp:*").load()
+    got = sorted((r["stream"], r["fields"]["v"]) for r in read.collect())
+    assert got == sorted(rows)
