@@ -7,6 +7,8 @@ the micro-batches of a stream reader, which must go on with no entry lost or rep
 
 from __future__ import annotations
 
+import argparse
+import json
 import shutil
 import subprocess
 import time
@@ -17,6 +19,7 @@ import redis
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from rillet.cluster.keyslot import key_slot
+from rillet.pipelines import lag
 from rillet.spark.batch_reader import RilletBatchReader
 from rillet.spark.cluster import Router, connect_routed
 from rillet.spark.options import ConnectionOptions, ReaderOptions, WriterOptions
@@ -271,6 +274,22 @@ def test_stream_reader_goes_on_across_a_migration(cluster):
     assert [i for s, i in seen if s == "staying:{x}"] == [f"{i}-0" for i in range(1, 21)]
     reader.stop()
     router.close()
+
+
+def test_lag_asks_each_streams_master(cluster, capsys):
+    router = routed(cluster.url)
+    streams = [f"lagging:{n}" for n in range(6)]
+    for stream in streams:
+        add(router, stream, 1, 10)
+        router.execute_command("XGROUP", "CREATE", stream, "q", "4-0", "ENTRIESREAD", 4)
+    router.close()
+    args = argparse.Namespace(url=cluster.url, checkpoint=None, group="q",
+                              streams=",".join(streams), json=True)
+    assert lag.run(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["streams"] == dict.fromkeys(streams, 6)
+    ports = {h.port for h in cluster.handles}
+    assert {int(n.rsplit(":", 1)[1]) for n in report["nodes"].values()} == ports
 
 
 def test_a_plain_server_keeps_one_client(url, client):

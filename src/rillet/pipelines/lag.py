@@ -61,12 +61,20 @@ def run(args: argparse.Namespace) -> int:
             wanted = {s.strip() for s in args.streams.split(",")}
             positions = {s: p for s, p in positions.items() if s in wanted}
         lags = lag_per_stream(client, positions)
+        # On a cluster, which master each stream was read from.
+        where = {}
+        if client.is_cluster:
+            where = {s: "{}:{}".format(*client.address_for(s)) for s in positions}
     finally:
         client.close()
     summary = lag_summary({s: n for s, n in lags.items() if n is not None})
     if args.json:
         print(
-            json.dumps({"streams": lags, **{k: v for k, v in summary.items() if k != "perStream"}})
+            json.dumps({
+                "streams": lags,
+                **({"nodes": where} if where else {}),
+                **{k: v for k, v in summary.items() if k != "perStream"},
+            })
         )
         return 0
     if not positions:
@@ -74,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for stream, (position, _) in sorted(positions.items()):
         lag = lags.get(stream)
-        print(f"{stream:<32} at {position:<28} lag {'?' if lag is None else f'{lag:,}'}")
+        node = f"  on {where[stream]}" if stream in where else ""
+        print(f"{stream:<32} at {position:<28} lag {'?' if lag is None else f'{lag:,}'}{node}")
     if summary:
         print(
             f"min/avg/max entries behind latest: {summary['minOffsetsBehindLatest']:,} / "
