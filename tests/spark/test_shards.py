@@ -276,6 +276,37 @@ def test_stream_reader_goes_on_across_a_migration(cluster):
     router.close()
 
 
+def test_exactly_once_markers_move_with_their_slot(cluster):
+    """A task replayed after its streams' slot moved finds its markers on the new master:
+    they share the slot (a hash tag), so MIGRATE takes them along."""
+    batch = pa.record_batch({"stream": ["eo:{m}"] * 5, "v": [str(i) for i in range(5)]})
+    options = {"url": cluster.url, "exactlyOnce": "true", "sinkId": "mv", "batchId": "3"}
+    first = RilletWriter(WriterOptions.parse(options), batch.schema.names).write(iter([batch]))
+    assert first.written == 5
+    before = cluster.owner("eo:{m}")
+    move_slot(cluster, "eo:{m}")
+    assert cluster.owner("eo:{m}") is not before
+    again = RilletWriter(WriterOptions.parse(options), batch.schema.names).write(iter([batch]))
+    assert (again.written, again.duplicates) == (0, 5)
+    assert cluster.owner("eo:{m}").xlen("eo:{m}") == 5
+
+
+def test_a_lost_master_sends_the_router_to_the_new_map(cluster):
+    """Failover, as the connector sees it: the node its map names stops answering; the
+    connection error refreshes the map from a node that answers, and the reader's
+    reconnecting retries there."""
+    from rillet.spark.client import reconnecting
+
+    router = routed(cluster.url)
+    add(router, "fo", 1, 3)
+    slot = key_slot(b"fo")
+    router._slots[slot] = ("127.0.0.1", support.free_cluster_port())  # nobody listens
+    options = ReaderOptions.parse({"url": cluster.url, "streams": "fo"})
+    assert reconnecting(lambda: router.execute_command("XLEN", "fo"), options, "xlen") == 3
+    assert router.address_for("fo")[1] in {h.port for h in cluster.handles}
+    router.close()
+
+
 def test_lag_asks_each_streams_master(cluster, capsys):
     router = routed(cluster.url)
     streams = [f"lagging:{n}" for n in range(6)]
