@@ -323,6 +323,51 @@ def test_lag_asks_each_streams_master(cluster, capsys):
     assert {int(n.rsplit(":", 1)[1]) for n in report["nodes"].values()} == ports
 
 
+class FakeNode:
+    """Answers CLUSTER SHARDS / SLOTS as told (an exception is raised)."""
+
+    def __init__(self, **replies) -> None:
+        self.replies = replies
+
+    def execute_command(self, *args):
+        reply = self.replies[args[1].lower()]
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+SHARDS = [
+    [b"slots", [0, 99, 200, 16383], b"nodes", [
+        [b"id", b"r" * 40, b"port", 7002, b"ip", b"127.0.0.1", b"endpoint", b"127.0.0.1",
+         b"role", b"replica", b"health", b"online"],
+        [b"id", b"m" * 40, b"port", 7000, b"ip", b"10.0.0.1", b"endpoint", b"?",
+         b"role", b"master", b"health", b"online"]]],
+    [b"slots", [100, 199], b"nodes", [
+        [b"id", b"n" * 40, b"port", 7001, b"tls-port", 7101, b"ip", b"127.0.0.1",
+         b"endpoint", b"node-b", b"role", b"master", b"health", b"online"]]],
+]
+
+
+def test_discovery_from_shards_slots_or_nothing():
+    from rillet.spark.cluster import discover
+
+    table = discover(FakeNode(shards=SHARDS), "seed", tls=False)
+    assert table[0] == table[16383] == ("10.0.0.1", 7000)  # the master; `?` endpoint: its ip
+    assert table[150] == ("node-b", 7001)
+    assert discover(FakeNode(shards=SHARDS), "seed", tls=True)[150] == ("node-b", 7101)
+    # Before 7.0 there is no SHARDS: CLUSTER SLOTS, whose empty host is the seed's.
+    slots = [[0, 8191, [b"", 7000, b"m" * 40]], [8192, 16383, [b"127.0.0.2", 7001, b"n" * 40],
+                                                 [b"127.0.0.3", 7002, b"r" * 40]]]
+    unknown = redis.ResponseError("unknown subcommand 'SHARDS'. Try CLUSTER HELP.")
+    table = discover(FakeNode(shards=unknown, slots=slots), "seed", tls=False)
+    assert (table[0], table[16383]) == (("seed", 7000), ("127.0.0.2", 7001))
+    disabled = redis.ResponseError("This instance has cluster support disabled")
+    assert discover(FakeNode(shards=disabled), "seed", tls=False) is None
+    assert discover(FakeNode(shards=unknown, slots=unknown), "seed", tls=False) is None
+    with pytest.raises(redis.ResponseError, match="LOADING"):
+        discover(FakeNode(shards=redis.ResponseError("LOADING")), "seed", tls=False)
+
+
 def test_a_plain_server_keeps_one_client(url, client):
     router = routed(url)
     assert not router.is_cluster
