@@ -323,6 +323,27 @@ def test_lag_asks_each_streams_master(cluster, capsys):
     assert {int(n.rsplit(":", 1)[1]) for n in report["nodes"].values()} == ports
 
 
+def test_tables_of_hashes_span_the_shards(cluster):
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from rillet.spark.hashes import HashTableReader, HashTableWriter
+    from rillet.spark.options import TableOptions
+
+    raw = {"url": cluster.url, "table": "person", "keyColumn": "name"}
+    batch = pa.record_batch({"name": [f"p{n}" for n in range(20)],
+                             "city": [f"c{n}" for n in range(20)]})
+    for overwrite in (False, True):  # overwrite first deletes the table on every master
+        sink = HashTableWriter(TableOptions.parse(raw, writing=True), batch.schema.names,
+                               overwrite)
+        assert sink.write(iter([batch])).written == 20
+    assert len({id(cluster.owner(f"person:p{n}")) for n in range(20)}) == len(cluster.clients)
+    schema = StructType([StructField("name", StringType()), StructField("city", StringType())])
+    reader = HashTableReader(TableOptions.parse(raw), schema)
+    table = pa.Table.from_batches([b for p in reader.partitions() for b in reader.read(p)])
+    assert sorted(zip(table.column("name").to_pylist(), table.column("city").to_pylist(),
+                      strict=True)) == sorted((f"p{n}", f"c{n}") for n in range(20))
+
+
 class FakeNode:
     """Answers CLUSTER SHARDS / SLOTS as told (an exception is raised)."""
 
