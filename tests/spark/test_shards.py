@@ -385,6 +385,9 @@ def test_discovery_from_shards_slots_or_nothing():
     disabled = redis.ResponseError("This instance has cluster support disabled")
     assert discover(FakeNode(shards=disabled), "seed", tls=False) is None
     assert discover(FakeNode(shards=unknown, slots=unknown), "seed", tls=False) is None
+    # A user who may not run CLUSTER (redis-py drops NOPERM from the message).
+    refused = redis.exceptions.NoPermissionError("this user has no permissions to run it")
+    assert discover(FakeNode(shards=refused, slots=refused), "seed", tls=False) is None
     with pytest.raises(redis.ResponseError, match="LOADING"):
         discover(FakeNode(shards=redis.ResponseError("LOADING")), "seed", tls=False)
 

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlparse, urlunparse
 
 import redis
-from redis.exceptions import AskError, MovedError, TryAgainError
+from redis.exceptions import AskError, MovedError, NoPermissionError, TryAgainError
 
 from rillet.cluster.keyslot import SLOTS, key_slot
 from rillet.spark.options import ConnectionOptions
@@ -77,8 +77,8 @@ def _disabled(exc: redis.ResponseError) -> bool:
 
 def _missing(exc: redis.ResponseError) -> bool:
     """No such command or subcommand here, or not one this user may run."""
-    text = str(exc).lower()
-    return "unknown" in text or text.startswith("noperm")
+    text = str(exc).lower()  # (redis-py drops the NOPERM code from the message)
+    return isinstance(exc, NoPermissionError) or "unknown" in text or "no permissions" in text
 
 
 def parse_shards(reply: Any, seed_host: str, tls: bool) -> list[tuple[Address, list[range]]]:
