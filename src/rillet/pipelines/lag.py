@@ -11,9 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
-import redis
-
-from rillet.spark.client import connect, stream_infos
+from rillet.spark.client import stream_infos
+from rillet.spark.cluster import Router, connect_routed
 from rillet.spark.options import ConnectionOptions
 from rillet.spark.progress import lag_summary
 from rillet.spark.stream_reader import group_positions
@@ -29,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def lag_per_stream(
-    client: redis.Redis, positions: dict[str, tuple[str, int | None]]
+    client: Router, positions: dict[str, tuple[str, int | None]]
 ) -> dict[str, int | None]:
     """Entries added after each position (None when the server or offset has no ordinal)."""
     infos = stream_infos(client, sorted(positions))
@@ -46,7 +45,8 @@ def lag_per_stream(
 def run(args: argparse.Namespace) -> int:
     from rillet.pipelines.archive import committed_offset
 
-    client = connect(ConnectionOptions(url=args.url, socket_timeout_s=30))
+    # Each stream is asked of the master owning it, when the URL names a cluster node.
+    client = connect_routed(ConnectionOptions(url=args.url, socket_timeout_s=30))
     try:
         if args.checkpoint:
             committed = committed_offset(args.checkpoint) or {}
@@ -61,12 +61,20 @@ def run(args: argparse.Namespace) -> int:
             wanted = {s.strip() for s in args.streams.split(",")}
             positions = {s: p for s, p in positions.items() if s in wanted}
         lags = lag_per_stream(client, positions)
+        # On a cluster, which master each stream was read from.
+        where = {}
+        if client.is_cluster:
+            where = {s: "{}:{}".format(*client.address_for(s)) for s in positions}
     finally:
         client.close()
     summary = lag_summary({s: n for s, n in lags.items() if n is not None})
     if args.json:
         print(
-            json.dumps({"streams": lags, **{k: v for k, v in summary.items() if k != "perStream"}})
+            json.dumps({
+                "streams": lags,
+                **({"nodes": where} if where else {}),
+                **{k: v for k, v in summary.items() if k != "perStream"},
+            })
         )
         return 0
     if not positions:
@@ -74,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for stream, (position, _) in sorted(positions.items()):
         lag = lags.get(stream)
-        print(f"{stream:<32} at {position:<28} lag {'?' if lag is None else f'{lag:,}'}")
+        node = f"  on {where[stream]}" if stream in where else ""
+        print(f"{stream:<32} at {position:<28} lag {'?' if lag is None else f'{lag:,}'}{node}")
     if summary:
         print(
             f"min/avg/max entries behind latest: {summary['minOffsetsBehindLatest']:,} / "

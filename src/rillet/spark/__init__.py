@@ -19,7 +19,7 @@ Reader options (`spark.readStream.format("rillet")` / `spark.read.format("rillet
 
   | option | meaning (default) | Kafka source equivalent |
   |---|---|---|
-  | url | redis://[user:pass@]host:port/db; rediss:// for TLS (redis://127.0.0.1:6379/0) | kafka.bootstrap.servers |
+  | url | redis://[user:pass@]host:port/db; rediss:// for TLS; any node of a Redis Cluster reaches every shard (redis://127.0.0.1:6379/0) | kafka.bootstrap.servers |
   | rillet.username / rillet.password | credentials when the URL has none | kafka.sasl.jaas.config |
   | socketTimeout | seconds a reply may take (60) | kafka.request.timeout.ms |
   | reconnectTimeout | how long to ride out a server restart, backing off 0.1 s to 2 s; 0 fails at once (60s) | (reconnect.backoff.*; Kafka retries) |

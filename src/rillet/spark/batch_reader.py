@@ -11,16 +11,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-import redis
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from rillet.spark.client import (
-    connect,
     range_floors,
     riding_out_restarts,
     scan_streams,
     stream_infos,
 )
+from rillet.spark.cluster import Router, connect_routed
 from rillet.spark.ids import StreamID, prev_id, split_range
 from rillet.spark.offsets import StreamRange
 from rillet.spark.options import ReaderOptions
@@ -37,16 +36,16 @@ class RilletBatchReader(DataSourceReader):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.options = state["options"]
 
-    def _streams(self, client: redis.Redis) -> list[str]:
+    def _streams(self, client: Router) -> list[str]:
         found = set(self.options.streams)
         for pattern in self.options.patterns:
-            found.update(scan_streams(client, pattern))
+            found.update(scan_streams(client.masters(), pattern))
         return sorted(found)
 
     @riding_out_restarts
     def partitions(self) -> list[InputPartition]:
         opts = self.options
-        client = connect(opts.connection, reconnect=True)
+        client = connect_routed(opts.connection, reconnect=True)
         try:
             streams = self._streams(client)
             infos = stream_infos(client, streams)

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlparse
 
 import redis
@@ -29,6 +29,14 @@ T = TypeVar("T")
 
 RECONNECT_FIRST_DELAY_S = 0.1
 RECONNECT_MAX_DELAY_S = 2.0
+
+
+class Commands(Protocol):
+    """What the per-key helpers below need: a redis.Redis, or a cluster's Router."""
+
+    def execute_command(self, *args: Any) -> Any: ...
+
+    def pipeline(self, transaction: bool = ...) -> Any: ...
 
 
 class ServerUnavailableError(redis.ConnectionError):
@@ -166,7 +174,7 @@ class NotAStreamError(redis.ResponseError):
     """A key the reader was told to read holds another type (Redis's WRONGTYPE)."""
 
 
-def stream_infos(client: redis.Redis, streams: Sequence[str]) -> dict[str, StreamInfo | None]:
+def stream_infos(client: Commands, streams: Sequence[str]) -> dict[str, StreamInfo | None]:
     """XINFO STREAM for many keys in one round trip; None for a missing key.
 
     A key of another type raises NotAStreamError: a missing stream is an empty read
@@ -197,21 +205,24 @@ def stream_infos(client: redis.Redis, streams: Sequence[str]) -> dict[str, Strea
     return out
 
 
-def scan_streams(client: redis.Redis, pattern: str, *, count: int = 1000) -> list[str]:
-    """Stream keys matching a glob pattern, via SCAN ... TYPE stream (bounded by the keyspace)."""
+def scan_streams(nodes: Sequence[redis.Redis], pattern: str, *, count: int = 1000) -> list[str]:
+    """Stream keys matching a glob pattern, via SCAN ... TYPE stream on each node (a
+    cluster's masters; bounded by the keyspace)."""
     found: set[str] = set()
-    cursor: Any = b"0"
-    while True:
-        cursor, keys = client.execute_command(
-            "SCAN", cursor, "MATCH", pattern, "COUNT", count, "TYPE", "stream"
-        )
-        found.update(_text(k) for k in keys)
-        if cursor in (b"0", 0, "0"):
-            return sorted(found)
+    for client in nodes:
+        cursor: Any = b"0"
+        while True:
+            cursor, keys = client.execute_command(
+                "SCAN", cursor, "MATCH", pattern, "COUNT", count, "TYPE", "stream"
+            )
+            found.update(_text(k) for k in keys)
+            if cursor in (b"0", 0, "0"):
+                break
+    return sorted(found)
 
 
 def range_floors(
-    client: redis.Redis, ranges: Mapping[str, tuple[StreamID, StreamID]]
+    client: Commands, ranges: Mapping[str, tuple[StreamID, StreamID]]
 ) -> dict[str, StreamID]:
     """For each `(lo, hi]`, the ID just before its first entry (one pipelined round trip of
     XRANGE ... COUNT 1), so ranges are cut where their entries are, not from `lo`.

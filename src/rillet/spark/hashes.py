@@ -34,7 +34,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import redis
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceReader,
@@ -43,7 +42,8 @@ from pyspark.sql.datasource import (
 )
 
 from rillet.spark.arrow import _column_values
-from rillet.spark.client import connect
+from rillet.spark.client import Commands
+from rillet.spark.cluster import Router, connect_routed
 from rillet.spark.offsets import MIN_ENTRIES_PER_TASK
 from rillet.spark.options import OptionError, TableOptions, available_cores
 
@@ -51,17 +51,22 @@ _INTEGER = re.compile(rb"[+-]?\d{1,18}")
 _BOOLEANS = frozenset((b"true", b"false"))
 
 
-def scan_hashes(client: redis.Redis, pattern: str, count: int, limit: int = 0) -> list[str]:
-    """Hash keys matching `pattern` (one whole SCAN walk, or until `limit` keys)."""
+def scan_hashes(client: Router, pattern: str, count: int, limit: int = 0) -> list[str]:
+    """Hash keys matching `pattern` (one whole SCAN walk of each master, or until `limit`
+    keys)."""
     found: dict[str, None] = {}
-    cursor: Any = b"0"
-    while True:
-        cursor, keys = client.execute_command(
-            "SCAN", cursor, "MATCH", pattern, "COUNT", count, "TYPE", "hash"
-        )
-        found.update((k.decode("utf-8", "surrogateescape"), None) for k in keys)
-        if cursor in (b"0", 0, "0") or (limit and len(found) >= limit):
-            return list(found)[:limit] if limit else list(found)
+    for node in client.masters():
+        cursor: Any = b"0"
+        while True:
+            cursor, keys = node.execute_command(
+                "SCAN", cursor, "MATCH", pattern, "COUNT", count, "TYPE", "hash"
+            )
+            found.update((k.decode("utf-8", "surrogateescape"), None) for k in keys)
+            if limit and len(found) >= limit:
+                return list(found)[:limit]
+            if cursor in (b"0", 0, "0"):
+                break
+    return list(found)
 
 
 def _encode(key: str) -> bytes:
@@ -69,7 +74,7 @@ def _encode(key: str) -> bytes:
 
 
 def fetch_hashes(
-    client: redis.Redis, keys: Sequence[str], pipeline_size: int
+    client: Commands, keys: Sequence[str], pipeline_size: int
 ) -> Iterator[tuple[list[str], list[dict[bytes, bytes]]]]:
     """(keys, their fields) in pieces of `pipeline_size`, one pipelined HGETALL each;
     keys gone since planning (an empty reply) are left out."""
@@ -115,7 +120,7 @@ def infer_schema(options: TableOptions) -> Any:
     `inferSchema` (bigint, double, boolean, else string), otherwise all strings."""
     from pyspark.sql.types import StringType, StructType
 
-    client = connect(options.connection)
+    client = connect_routed(options.connection)
     try:
         keys = scan_hashes(client, options.keys_pattern, options.scan_count, options.sample_size)
         values: dict[bytes, list[bytes]] = {}
@@ -232,7 +237,7 @@ class HashTableReader(DataSourceReader):
         self.schema = schema
 
     def partitions(self) -> list[InputPartition]:
-        client = connect(self.options.connection)
+        client = connect_routed(self.options.connection)
         try:
             keys = scan_hashes(client, self.options.keys_pattern, self.options.scan_count)
         finally:
@@ -245,7 +250,7 @@ class HashTableReader(DataSourceReader):
         from pyspark.sql.pandas.types import to_arrow_schema
 
         schema = to_arrow_schema(self.schema, timezone="UTC")
-        client = connect(self.options.connection)
+        client = connect_routed(self.options.connection)
         try:
             for keys, rows in fetch_hashes(client, partition.keys, self.options.pipeline_size):
                 if keys:
@@ -272,13 +277,18 @@ def _text_values(column: pa.Array) -> list[Any]:
 
 def delete_table(options: TableOptions) -> int:
     """Overwrite's first step: delete the table's hashes (other types are left alone)."""
-    client = connect(options.connection)
+    client = connect_routed(options.connection)
     try:
         keys = scan_hashes(client, options.keys_pattern, options.scan_count)
         for start in range(0, len(keys), options.pipeline_size):
-            client.execute_command(
-                "DEL", *map(_encode, keys[start : start + options.pipeline_size])
-            )
+            piece = [_encode(key) for key in keys[start : start + options.pipeline_size]]
+            if not client.is_cluster:
+                client.execute_command("DEL", *piece)
+                continue
+            pipe = client.pipeline()  # a cluster's keys are in many slots: one DEL each
+            for key in piece:
+                pipe.execute_command("DEL", key)
+            pipe.execute()
         return len(keys)
     finally:
         client.close()
@@ -297,7 +307,7 @@ class HashTableWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TableWriteResult:
         opts = self.options
         result = TableWriteResult()
-        client = connect(opts.connection)
+        client = connect_routed(opts.connection)
         try:
             pipe = client.pipeline(transaction=False)
             for batch in iterator:

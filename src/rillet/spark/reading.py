@@ -29,7 +29,8 @@ import redis
 
 from rillet.compiled import compiled
 from rillet.spark.arrow import arrow_schema, columns_to_batch, entries_to_batch
-from rillet.spark.client import connect, reconnecting
+from rillet.spark.client import reconnecting
+from rillet.spark.cluster import Router, connect_routed
 from rillet.spark.ids import StreamID, format_id, next_id, parse_id
 from rillet.spark.offsets import StreamRange
 from rillet.spark.options import ReaderOptions
@@ -51,7 +52,7 @@ _END = object()
 Retry = Callable[[Callable[[], Any]], Any]
 
 
-def pages(client: redis.Redis, part: StreamRange, chunk: int, retry: Retry) -> Iterator[list[Any]]:
+def pages(client: Router, part: StreamRange, chunk: int, retry: Retry) -> Iterator[list[Any]]:
     """Raw XRANGE pages of `(part.lo, part.hi]`, in ID order; `retry` runs each page's
     command (a page retried after a reconnect is the same page)."""
     low = next_id(part.lo)
@@ -71,42 +72,36 @@ def pages(client: redis.Redis, part: StreamRange, chunk: int, retry: Retry) -> I
 
 
 def decoded_batches(
-    client: redis.Redis, part: StreamRange, chunk: int, schema: pa.Schema, retry: Retry
+    client: Router, part: StreamRange, chunk: int, schema: pa.Schema, retry: Retry
 ) -> Iterator[pa.RecordBatch]:
     """The same pages as `pages`, decoded from the socket by `XrangeDecoder` into batches.
 
     redis-py connects (AUTH, SELECT, TLS) and sends the command; the reply is read from
-    the connection's socket here. A failed page is closed and run again through `retry`
-    (the reader's reconnecting), and a page's batches are handed on once the whole page
-    is in, so a retried page starts afresh; a connection left mid-reply is closed
-    rather than returned to the pool.
+    the connection's socket here. Each page goes to the node owning the stream now (the
+    router follows a cluster's redirections); a failed page is closed and run again
+    through `retry` (the reader's reconnecting), and a page's batches are handed on once
+    the whole page is in, so a retried page starts afresh; a connection left mid-reply
+    is closed rather than returned to the pool.
     """
     assert XrangeDecoder is not None
     decoder = XrangeDecoder(
         check_names=pa.types.is_map(schema.field("fields").type), batch_bytes=BATCH_BYTES
     )
-    conn = retry(client.connection_pool.get_connection)
     receiver = _Receiver()
-    try:
-        low = next_id(part.lo)
-        high = format_id(part.hi)
-        while low <= part.hi:
-            command = conn.pack_command("XRANGE", part.stream, format_id(low), high, "COUNT", chunk)
-            batches, rows, last = retry(
-                lambda: conn.retry.call_with_retry(  # noqa: B023
-                    lambda: receiver.page(conn, command, decoder, part.stream, schema),  # noqa: B023
-                    lambda _error: conn.disconnect(),
-                )
+    low = next_id(part.lo)
+    high = format_id(part.hi)
+    while low <= part.hi:
+        args = ("XRANGE", part.stream, format_id(low), high, "COUNT", chunk)
+        batches, rows, last = retry(
+            lambda: client.run(  # noqa: B023
+                part.stream,
+                lambda node, asking: receiver.fetch(node, asking, args, decoder, part.stream, schema),  # noqa: B023
             )
-            yield from batches
-            if rows < chunk or last is None or last >= part.hi:
-                break
-            low = next_id(last)
-    except BaseException:
-        conn.disconnect()
-        raise
-    finally:
-        client.connection_pool.release(conn)
+        )
+        yield from batches
+        if rows < chunk or last is None or last >= part.hi:
+            break
+        low = next_id(last)
 
 
 class _Receiver:
@@ -114,6 +109,27 @@ class _Receiver:
 
     def __init__(self) -> None:
         self.buffer = bytearray(RECV_BYTES)
+
+    def fetch(
+        self, node: redis.Redis, asking: bool, args: tuple[Any, ...], decoder: Any, stream: str,
+        schema: pa.Schema,
+    ) -> tuple[list[pa.RecordBatch], int, StreamID | None]:
+        pool = node.connection_pool
+        conn = pool.get_connection()
+        try:
+            if asking:  # its reply read before XRANGE is sent: the parser buffers what it reads
+                conn.send_command("ASKING")
+                conn.read_response()
+            command = conn.pack_command(*args)
+            return conn.retry.call_with_retry(
+                lambda: self.page(conn, command, decoder, stream, schema),
+                lambda _error: conn.disconnect(),
+            )
+        except BaseException:
+            conn.disconnect()
+            raise
+        finally:
+            pool.release(conn)
 
     def page(
         self, conn: Any, command: Any, decoder: Any, stream: str, schema: pa.Schema
@@ -171,7 +187,7 @@ def read_range(options: ReaderOptions, part: Any) -> Iterator[pa.RecordBatch]:
         # PySpark hands it a bare `InputPartition(None)`, which reads nothing.
         return
     schema = arrow_schema(options.lossless)
-    client = connect(options.connection, reconnect=True)
+    client = connect_routed(options.connection, reconnect=True)
 
     def retry(action: Callable[[], Any]) -> Any:
         return reconnecting(action, options, f"reading {part.stream}")

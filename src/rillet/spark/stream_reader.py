@@ -23,14 +23,15 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from rillet.spark.client import (
+    Commands,
     StreamInfo,
-    connect,
     is_error,
     range_floors,
     riding_out_restarts,
     scan_streams,
     stream_infos,
 )
+from rillet.spark.cluster import Router, connect_routed
 from rillet.spark.ids import StreamID, format_id, next_id, parse_id, prev_id
 from rillet.spark.offsets import (
     START_OF_STREAM,
@@ -107,7 +108,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, options: ReaderOptions) -> None:
         self.options = options
-        self._client: redis.Redis | None = None
+        self._client: Router | None = None
         self._frozen: dict[str, StreamPosition] | None = None
         self._known: list[str] = []
         self._refreshed_at = 0.0
@@ -123,9 +124,9 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.__init__(state["options"])  # type: ignore[misc]
 
     @property
-    def client(self) -> redis.Redis:
+    def client(self) -> Router:
         if self._client is None:
-            self._client = connect(self.options.connection, reconnect=True)
+            self._client = connect_routed(self.options.connection, reconnect=True)
         return self._client
 
     # -- driver ----------------------------------------------------------------
@@ -140,7 +141,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             ):
                 found: set[str] = set()
                 for pattern in self.options.patterns:
-                    found.update(scan_streams(self.client, pattern))
+                    found.update(scan_streams(self.client.masters(), pattern))
                 self._known = sorted(found)
                 self._refreshed_at = now
         return sorted(set(self.options.streams) | set(self._known))
@@ -351,7 +352,7 @@ class RilletStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return read_range(self.options, partition)
 
 
-def mirror_progress(client: redis.Redis, stream: str, group: str, pos: StreamPosition) -> None:
+def mirror_progress(client: Commands, stream: str, group: str, pos: StreamPosition) -> None:
     """Point `group` at `pos` (creating it if needed), with ENTRIESREAD so XINFO shows lag."""
     if not client.execute_command("EXISTS", stream):
         return  # a progress marker must never create the stream it describes
@@ -364,7 +365,7 @@ def mirror_progress(client: redis.Redis, stream: str, group: str, pos: StreamPos
         _set_group(client, stream, group, format_id(pos.id), [])  # servers before 7.0
 
 
-def _set_group(client: redis.Redis, stream: str, group: str, ident: str, extra: list[Any]) -> None:
+def _set_group(client: Commands, stream: str, group: str, ident: str, extra: list[Any]) -> None:
     try:
         client.execute_command("XGROUP", "SETID", stream, group, ident, *extra)
     except redis.ResponseError as exc:
@@ -378,7 +379,7 @@ def _set_group(client: redis.Redis, stream: str, group: str, ident: str, extra: 
 
 
 def group_positions(
-    client: redis.Redis, streams: list[str], group: str | None
+    client: Commands, streams: list[str], group: str | None
 ) -> dict[str, StreamPosition]:
     """Where `group` stands on each stream that has it (XINFO GROUPS last-delivered-id and
     entries-read), for consumerGroup's resume on a new checkpoint."""

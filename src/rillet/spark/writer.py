@@ -21,9 +21,11 @@ from pyspark.sql.datasource import (
     DataSourceStreamArrowWriter,
     WriterCommitMessage,
 )
+from redis.exceptions import AskError, TryAgainError
 
 from rillet.spark.arrow import FieldList, batch_to_entries
-from rillet.spark.client import connect, is_error
+from rillet.spark.client import is_error
+from rillet.spark.cluster import Router, by_slot, connect_routed, slot_of, slot_tag
 from rillet.spark.options import OptionError, WriterOptions
 
 log = logging.getLogger("rillet.spark")
@@ -96,7 +98,7 @@ def _count_replies(replies: list[Any], result: WriteResult) -> None:
 
 
 def write_at_least_once(
-    client: redis.Redis, plan: SinkPlan, entries: Iterable[Entry], result: WriteResult
+    client: Router, plan: SinkPlan, entries: Iterable[Entry], result: WriteResult
 ) -> WriteResult:
     """Pipelined XADDs, `pipelineSize` commands per round trip."""
     pipe = client.pipeline(transaction=False)
@@ -117,7 +119,7 @@ def write_at_least_once(
 
 
 def write_exactly_once(
-    client: redis.Redis,
+    client: Router,
     plan: SinkPlan,
     entries: Iterable[Entry],
     result: WriteResult,
@@ -126,7 +128,10 @@ def write_exactly_once(
 
     Chunks cap how long one EXEC keeps the server busy (about 1 ms per 1000 XADDs).
     A replay must deliver the same rows in the same order per partition, which holds
-    for our source (fixed ID ranges) and for Spark's deterministic shuffles.
+    for our source (fixed ID ranges) and for Spark's deterministic shuffles. On a
+    cluster a transaction stays in one slot, so a chunk is committed per slot of its
+    target streams, each with its own marker `{<tag>}rillet:sink:...:<chunk>` whose
+    hash tag puts it in that slot; a replayed chunk groups its rows the same way.
     """
     opts = plan.options
     assert opts.sink_id is not None and result.batch_id is not None
@@ -139,7 +144,6 @@ def write_exactly_once(
             return result
         marker = f"{prefix}:{chunk_no}"
         chunk_no += 1
-        result.markers.append(marker)
         commands = []
         for entry in chunk:
             args = plan.xadd_args(entry)
@@ -147,31 +151,74 @@ def write_exactly_once(
                 result.empty += 1
             else:
                 commands.append(args)
-        with client.pipeline(transaction=True) as pipe:
-            # WATCH guards against a concurrent attempt of the same task (speculation);
-            # on a server without WATCH the marker check alone still covers replays.
-            try:
-                pipe.watch(marker)
-                exists = pipe.execute_command("EXISTS", marker)
-            except redis.ResponseError:
-                pipe.reset()
-                exists = client.execute_command("EXISTS", marker)
-            if exists:
-                result.duplicates += len(commands)
-                continue
-            pipe.multi()
-            for args in commands:
-                pipe.execute_command(*args)
-            pipe.execute_command("SET", marker, len(commands), "EX", opts.marker_ttl_s)
-            try:
-                replies = pipe.execute(raise_on_error=False)
-            except redis.WatchError:
-                result.duplicates += len(commands)
-                continue
-        _count_replies(replies[:-1], result)
+        if not client.is_cluster:
+            groups = [(marker, commands)]
+        else:
+            slots = by_slot(args[1] for args in commands)
+            groups = [
+                (f"{{{slot_tag(slot)}}}{marker}", [commands[i] for i in positions])
+                for slot, positions in slots.items()
+            ] or [(f"{{{slot_tag(slot_of(marker))}}}{marker}", [])]
+        for key, group in groups:
+            result.markers.append(key)
+            replies = client.run(
+                key,
+                lambda node, asking: _commit_chunk(node, asking, key, group, opts.marker_ttl_s),  # noqa: B023
+            )
+            if replies is None:
+                result.duplicates += len(group)
+            else:
+                _count_replies(replies[:-1], result)
 
 
-def cleanup_markers(client: redis.Redis, sink_id: str, batch_id: int, messages: list[Any]) -> None:
+def _commit_chunk(
+    client: redis.Redis, asking: bool, marker: str, commands: list[list[Any]], ttl_s: int
+) -> list[Any] | None:
+    """The commands and the marker in one MULTI; None when the marker says they are in."""
+    if asking:
+        # The slot is being imported here: ASKING before the check and before MULTI
+        # (whose flag lasts the transaction). WATCH would take the flag, so a speculative
+        # twin of this task is caught by the marker check only, for this moment.
+        pipe = client.pipeline(transaction=False)
+        pipe.execute_command("ASKING")
+        pipe.execute_command("EXISTS", marker)
+        if pipe.execute()[1]:
+            return None
+        pipe.execute_command("ASKING")
+        pipe.execute_command("MULTI")
+        for args in commands:
+            pipe.execute_command(*args)
+        pipe.execute_command("SET", marker, len(commands), "EX", ttl_s)
+        pipe.execute_command("EXEC")
+        replies = pipe.execute(raise_on_error=False)
+        for reply in replies[2:]:
+            if isinstance(reply, Exception):
+                raise reply  # a queued command's redirection first, then EXECABORT
+        return list(replies[-1])
+    with client.pipeline(transaction=True) as pipe:
+        # WATCH guards against a concurrent attempt of the same task (speculation);
+        # on a server without WATCH the marker check alone still covers replays.
+        try:
+            pipe.watch(marker)
+            exists = pipe.execute_command("EXISTS", marker)
+        except (AskError, TryAgainError):
+            raise
+        except redis.ResponseError:
+            pipe.reset()
+            exists = client.execute_command("EXISTS", marker)
+        if exists:
+            return None
+        pipe.multi()
+        for args in commands:
+            pipe.execute_command(*args)
+        pipe.execute_command("SET", marker, len(commands), "EX", ttl_s)
+        try:
+            return pipe.execute(raise_on_error=False)
+        except redis.WatchError:
+            return None
+
+
+def cleanup_markers(client: Router, sink_id: str, batch_id: int, messages: list[Any]) -> None:
     """Forget the markers of batches before `batch_id`.
 
     Runs in the sink's commit for `batch_id`: Spark only plans a batch after the previous
@@ -184,10 +231,21 @@ def cleanup_markers(client: redis.Redis, sink_id: str, batch_id: int, messages: 
     if previous:
         record = json.loads(previous)
         if int(record.get("batch", -1)) < batch_id and record.get("keys"):
-            client.execute_command("DEL", *record["keys"])
+            _delete(client, record["keys"])
         elif int(record.get("batch", -1)) == batch_id:
             keys = sorted(set(keys) | set(record.get("keys", [])))
     client.execute_command("SET", registry, json.dumps({"batch": batch_id, "keys": keys}))
+
+
+def _delete(client: Router, keys: list[str]) -> None:
+    """DEL in one command off a cluster; per key on one (they are in many slots)."""
+    if not getattr(client, "is_cluster", False):  # (or a plain redis.Redis)
+        client.execute_command("DEL", *keys)
+        return
+    pipe = client.pipeline()
+    for key in keys:
+        pipe.execute_command("DEL", key)
+    pipe.execute()
 
 
 def _task_identity(default_batch: int | None) -> tuple[int | None, int]:
@@ -211,7 +269,7 @@ def _write(
 ) -> WriteResult:
     batch_id, partition = _task_identity(options.batch_id)
     result = WriteResult(partition=partition, batch_id=batch_id)
-    client = connect(options.connection)
+    client = connect_routed(options.connection)
     try:
         entries = plan.entries(batches)
         if options.exactly_once:
@@ -229,7 +287,7 @@ def _write(
 def _commit(options: WriterOptions, messages: list[Any], batch_id: int | None) -> None:
     if not options.exactly_once or options.sink_id is None or batch_id is None:
         return
-    client = connect(options.connection)
+    client = connect_routed(options.connection)
     try:
         cleanup_markers(client, options.sink_id, batch_id, messages)
     finally:
