@@ -13,9 +13,10 @@ It prints the counts per server and every test that passes on Redis 8.2.3 but fa
 rillet; it exits 1 when such a test is not in KNOWN (each entry is explained in
 docs/compat.md). Tests that Redis 8.2.3 skips for its version but rillet (which reports
 8.8.0) runs are listed apart: Redis 8.8 would run them, so a failure there counts too.
-A whole run takes about 7 minutes of wall time per server (mostly the suite's own sleeps
-and timeouts) and ~2.5 minutes of one core for both: too long for the test suite, so
-this is a script.
+A whole run takes 8-11 minutes of wall time per server on a shared 2-core machine (much
+of it the suite's own sleeps and timeouts): too long for the test suite, so this is a
+script (`./dev redispy`). `-- --protocol=2` runs the suite in RESP2 (default: RESP3,
+redis-py 8's default).
 """
 
 from __future__ import annotations
