@@ -1,6 +1,6 @@
 """Run redis-py's own test suite against rillet and Redis 8.2.3, and diff the outcomes.
 
-    /work/main/.venv/bin/python tests/redispy/run.py [--keep] [-- extra pytest args]
+    /work/main/.venv/bin/python tests/redispy/run.py [--only rillet|redis8] [-- extra pytest args]
 
 The suite is the `tests/` folder of the redis-py sdist on PyPI, for the redis-py version
 installed in the project's venv; it is downloaded once into var/redispy/ with a venv of
