@@ -80,12 +80,13 @@ class Hotkeys:
         return [x for amount, key in ranked[:self.count] for x in (key, -amount)]
 
     def report(self, now_ms: int) -> list[tuple[bytes, object]]:
-        """HOTKEYS GET's fields, in Redis's order (no SLOTS outside a cluster)."""
+        """HOTKEYS GET's fields, in Redis's order. Outside a cluster the selected slots
+        are the node's own, all of them (clusterGetLocalSlotRanges)."""
         duration = self.duration_ms if not self.active else now_ms - self.start_ms
         out: list[tuple[bytes, object]] = [
             (b"tracking-active", int(self.active)),
             (b"sample-ratio", self.sample_ratio),
-            (b"selected-slots", []),
+            (b"selected-slots", [[0, 16383]]),
             (b"all-commands-all-slots-us", self.time_all_us),
             (b"net-bytes-all-commands-all-slots", self.net_all),
             (b"collection-start-time-unix-ms", self.start_ms),

@@ -320,6 +320,40 @@ def test_vlinks_shape(pair8):
         assert [list(level)[::2] if isinstance(level, list) else list(level) for level in scored] == levels
 
 
+def test_new_element_asks_for_m_links(pair8):
+    """A new element gets at most M links on every level, level 0 included (Redis asks
+    select_neighbors for M; the 2*M room of level 0 is for later backlinks): redis-py's
+    test_add_elem_with_numlinks."""
+    rng = random.Random(7)
+    for i in range(100):
+        vec = [rng.randint(0, 10) for _ in range(10)]
+        pair8.both("VADD", "nl", *_values(vec), f"e{i}", "M", "8")
+    pair8.check("VADD", "nl", *_values([1, 4.32, 0.11, 0.5, 0.9, 0.1, 0.2, 0.3, 0.4, 0.5]),
+                "last", "M", "8")
+    for port in (pair8.ours, pair8.ref):
+        levels = parse(port.call("VLINKS", "nl", "last"))
+        assert levels and all(0 < len(level) <= 8 for level in levels[-1:]), levels
+        assert all(len(level) <= 8 for level in levels), levels
+
+
+def test_filter_ef_bounds_the_filtered_search(p):
+    """FILTER-EF 1 filter-tests one candidate only, where the walk starts (Redis: the
+    node its descent lands on, near the query; rillet: the nearest element): a filter
+    that only the element farthest from the query passes finds nothing then
+    (redis-py's test_vsim_with_filter), and finds it with a larger effort."""
+    _fill(p)
+
+    def cosine(a, b):
+        dot = sum(x * y for x, y in zip(a, b, strict=True))
+        return dot / (sum(x * x for x in a) * sum(y * y for y in b)) ** 0.5
+
+    far = min(VECTORS, key=lambda name: cosine(VECTORS[name], VECTORS["e5"]))
+    only_e5 = ".year == 1970"
+    assert p.check("VSIM", "v", "ELE", far, "FILTER", only_e5, "FILTER-EF", "1") == b"*0\r\n"
+    p.check("VSIM", "v", "ELE", far, "FILTER", only_e5, "FILTER-EF", "500")
+    p.check("VSIM", "v", "ELE", far, "FILTER", only_e5)
+
+
 def test_vrange(pair8):
     """VRANGE (Redis 8.4, not in the 8.2.3 fixture): lexicographic ranges of elements,
     as vset.c's VRANGE_RedisCommand walks its element dict."""

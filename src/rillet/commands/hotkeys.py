@@ -112,12 +112,14 @@ def hotkeys_stop(ctx: Client, argv: list[bytes]) -> object:
 def hotkeys_get(ctx: Client, argv: list[bytes]) -> object:
     """HOTKEYS GET
 
-    The session's report (a map; pairs in RESP2), nil when there is none.
+    The session's report (a map; pairs in RESP2) inside a one-element array, as
+    Redis 8.6+ answers so that a cluster client can concatenate its nodes' replies;
+    nil when there is none.
     """
     hotkeys = _session(ctx)
     if hotkeys is None:
         return None
-    return Map(hotkeys.report(ctx.clock.now_ms()))
+    return [Map(hotkeys.report(ctx.clock.now_ms()))]
 
 
 @command("hotkeys|reset", 2, _ADMIN, group="server", since="8.6.0", complexity="O(1)",

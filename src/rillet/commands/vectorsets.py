@@ -275,6 +275,7 @@ def vsim(ctx: Client, argv: list[bytes]) -> object:
     ef: int | None
     epsilon: float | None
     count, ef, epsilon = 10, 0, 2.0
+    filter_ef: int | None = 0
     program = None
     j = 2 + vector_args
     while j < argc:
@@ -322,8 +323,17 @@ def vsim(ctx: Client, argv: list[bytes]) -> object:
         j += 1
     ef = max(ef or DEFAULT_SEARCH_EF, count)
     q, qrange = vset.query(vec)
-    ranked = vset.ranked(q, qrange, None if program is None else _filter_accept(program),
-                         oldest_first=truth, limit=min(ef, len(vset.nodes)))
+    most = min(ef, len(vset.nodes))
+    if program is None or truth:
+        ranked = vset.ranked(q, qrange, None if program is None else _filter_accept(program),
+                             oldest_first=truth, limit=most)
+    else:
+        # FILTER-EF bounds the effort of a filtered walk (COUNT*100 by default): Redis
+        # filter-tests the candidates it meets nearest-first and stops after that many;
+        # here they are the nearest FILTER-EF elements (FILTER-EF 1: only the nearest).
+        accept = _filter_accept(program)
+        nearest = vset.ranked(q, qrange, limit=filter_ef or count * 100)
+        ranked = [pair for pair in nearest if accept(pair[1])][:most]
     limit = f32(epsilon)
     resp3 = ctx.resp3
     items: list = []

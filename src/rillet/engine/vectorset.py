@@ -10,7 +10,7 @@ or the RDB form depends on it:
   VEMB, the scores and the stored bytes are Redis's to the bit.
 - Nodes carry Redis's graph fields: an id from a per-set counter (an update is
   a delete and a re-insert, with a new id), a random level (p = 1/4, at most
-  16), per level a list of bidirectional links bounded by M (2*M on level 0).
+  16), per level a list of bidirectional links bounded by M (2*M on level 0, where a new node asks for M).
   The node list is Redis's: newest first, which is the RDB order.
 - Search is exact (all nodes ranked by hnsw.c's distance), which is what HNSW
   returns on the small sets clients and tests use; links are chosen by ranking
@@ -403,9 +403,11 @@ class VectorSet:
         self._drop_link(b, a, layer)
 
     def _select(self, node: Node, candidates: list[tuple[float, Node]], layer: int,
-                aggressive: int) -> None:
-        """select_neighbors: link `node` to candidates, nearest first, bidirectionally."""
-        cap = self.max_links(layer)
+                aggressive: int, required: int) -> None:
+        """select_neighbors: link `node` to candidates, nearest first, bidirectionally,
+        until it has `required` links. A new node asks for M even on level 0, whose
+        room is 2*M: the rest is left for the backlinks of later inserts."""
+        cap = min(self.max_links(layer), required)
         links = node.links[layer]
         for dist, other in candidates:
             if len(links) >= cap:
@@ -433,11 +435,11 @@ class VectorSet:
             return
         for layer in range(min(node.level, self.max_level), -1, -1):
             candidates = self.ranked(node.q, node.qrange, min_level=layer, limit=max(ef, 1))
-            self._select(node, candidates, layer, 0)
+            self._select(node, candidates, layer, 0, self.m)
             if layer == 0 and len(node.links[0]) < self.m // 2:
-                self._select(node, candidates, layer, 1)
+                self._select(node, candidates, layer, 1, self.m)
                 if len(node.links[0]) < self.m // 4:
-                    self._select(node, candidates, layer, 2)
+                    self._select(node, candidates, layer, 2, self.m // 4)
         if node.level > self.max_level:
             self.entry, self.max_level = node, node.level
 
