@@ -16,6 +16,7 @@ import secrets
 import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from rillet.clock import Clock
 from rillet.cluster.keyslot import SLOTS
@@ -154,6 +155,9 @@ class ClusterState:
         # clusterDelSlot: their shard channels' subscribers are unsubscribed).
         self.on_slots_deleted: Callable[[set[int]], None] | None = None
         self._deleted: set[int] = set()
+        # The bus (rillet.cluster.bus.ClusterBus) once the server runs one: CLUSTER LINKS,
+        # FAILOVER and PUBLISH reach the other nodes through it.
+        self.bus: Any = None
         self.myself = self._new_node(random_name(), MYSELF | MASTER)
         self.myself.port, self.myself.cport, self.myself.tls_port = port, cport, tls_port
         self.add_node(self.myself)
