@@ -163,6 +163,7 @@ class ClusterBus:
         self.secret = secrets.token_bytes(bp.NAMELEN)
         self.iteration = 0
         self._last_cron = 0
+        self._dirty = False
         self._listeners: list[asyncio.base_events.Server] = []
         # Replica election (clusterState's failover_auth_*) and manual failover.
         self.auth_time = 0
@@ -759,11 +760,19 @@ class ClusterBus:
             self._handle_manual_failover()
             self._handle_replica_failover()
         cluster.cron()
+        self._save_if_dirty()
 
     def _changed(self) -> None:
-        """Redis's clusterDoBeforeSleep(UPDATE_STATE|SAVE_CONFIG), done at once."""
+        """Redis's clusterDoBeforeSleep(UPDATE_STATE|SAVE_CONFIG): the state now, the file
+        (fsynced) once per cron tick however many packets changed it."""
+        self.cluster.update_state()
+        self._dirty = True
+
+    def _save_if_dirty(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
         cluster = self.cluster
-        cluster.update_state()
         try:
             cluster.save()
         except OSError as error:
