@@ -644,8 +644,8 @@ class ClusterBus:
                         cluster.add_failure_report(node, sender)
                         if cluster.mark_failed(node):
                             log.info("Marking node %s as failing (quorum reached).", node.name)
-                            if cluster.myself.is_master:
-                                self.send_fail(node)
+                            # A replica too: the reports were masters'; it only spreads it.
+                            self.send_fail(node)
                             self._changed()
                     else:
                         cluster.del_failure_report(node, sender)
