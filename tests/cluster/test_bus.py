@@ -1,0 +1,265 @@
+"""The cluster bus end to end: rillet nodes form clusters over it, with each other and
+with Redis 8.2.3 nodes, and fail over.
+
+Every wait is bounded by a few times the node timeout (or by a start's delays: a
+master's state stays `fail` for 2 s after it starts); nothing asserts on timings.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+
+import pytest
+
+from tests.cluster import support
+from tests.helpers import servers
+from tests.helpers.wire import Wire
+
+NODE_TIMEOUT_MS = 1000
+ARGS = ("--cluster-node-timeout", str(NODE_TIMEOUT_MS))
+WAIT_S = 30.0  # a start's delays, a few node timeouts, a replica's first sync
+RANGES = ((0, 5460), (5461, 10922), (10923, 16383))
+
+
+def _until(check: Callable[[], object], what: str, timeout_s: float = WAIT_S) -> object:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+class Node:
+    def __init__(self, handle: servers.ServerHandle) -> None:
+        self.handle = handle
+        self.port = handle.port
+        self.wire = Wire(handle.port)
+        self.id = support.myid(self.wire).decode()
+
+    def call(self, *args: object) -> bytes:
+        return self.wire.call(*args)
+
+    def nodes(self) -> dict[str, list[str]]:
+        """CLUSTER NODES by node id: flags without myself, master, link state, slots."""
+        raw = self.call("CLUSTER", "NODES").decode("latin-1")
+        table = {}
+        for line in raw.split("\n")[1:]:
+            fields = line.split()
+            if len(fields) >= 8:
+                flags = ",".join(f for f in fields[2].split(",") if f != "myself")
+                table[fields[0]] = [fields[1].split(",")[0], flags, fields[3], *fields[8:]]
+        return table
+
+    def state_ok(self) -> bool:
+        return b"cluster_state:ok" in self.call("CLUSTER", "INFO")
+
+    def kill(self) -> None:
+        self.wire.close()
+        self.handle.stop(kill=True)
+
+
+def _start(kinds: list[str]) -> list[Node]:
+    """Started side by side (a rillet start is slow): a cluster node each."""
+    handles: list[servers.ServerHandle] = []
+    try:
+        for kind in kinds:
+            port = support.free_cluster_port()
+            if kind == "rillet":
+                handles.append(servers.start_rillet(*support.CLUSTER_ARGS, *ARGS, port=port,
+                                                    wait=False))
+            else:
+                handles.append(support.start(kind, *ARGS, port=port))
+        for handle in handles:
+            if handle.kind == "rillet":
+                handle.wait_ready()
+        return [Node(handle) for handle in handles]
+    except BaseException:
+        for handle in handles:
+            handle.stop(kill=True)
+        raise
+
+
+def _stop(nodes: list[Node]) -> None:
+    for node in nodes:
+        try:
+            node.wire.close()
+        except OSError:
+            pass
+        node.handle.stop(kill=True)
+
+
+def _agree(nodes: list[Node]) -> dict[str, list[str]] | None:
+    """The common CLUSTER NODES view of `nodes` once every one is ok and they agree."""
+    views = []
+    for node in nodes:
+        if not node.state_ok():
+            return None
+        view = node.nodes()
+        if any(entry[1] in ("handshake", "noaddr") for entry in view.values()):
+            return None
+        views.append(view)
+    return views[0] if all(view == views[0] for view in views) else None
+
+
+def _replica_of(view: dict[str, list[str]], master: Node, nodes: list[Node]) -> Node:
+    [replica] = [node for node in nodes if view[node.id][2] == master.id]
+    return replica
+
+
+def _link_up(node: Node) -> bool:
+    return b"master_link_status:up" in node.call("INFO", "replication")
+
+
+def _cli(*args: str) -> str:
+    cli = shutil.which("redis-cli")
+    if cli is None:
+        pytest.skip("redis-cli not available")
+    done = subprocess.run([cli, *args], capture_output=True, text=True, timeout=60)
+    return done.stdout + done.stderr
+
+
+def test_three_rillet_masters_meet_and_publish():
+    nodes = _start(["rillet"] * 3)
+    try:
+        a, b, c = nodes
+        assert a.call("CLUSTER", "MEET", "127.0.0.1", b.port) == b"+OK\r\n"
+        assert a.call("CLUSTER", "MEET", "127.0.0.1", c.port) == b"+OK\r\n"
+        for node, (first, last) in zip(nodes, RANGES, strict=True):
+            assert node.call("CLUSTER", "ADDSLOTSRANGE", first, last) == b"+OK\r\n"
+        view = _until(lambda: _agree(nodes), "three nodes agreeing, cluster_state:ok")
+        for node, (first, last) in zip(nodes, RANGES, strict=True):
+            address, flags, master, *slots = view[node.id]
+            assert (address, flags, master, slots) == (
+                f"127.0.0.1:{node.port}@{node.port + 10000}", "master", "-", [f"{first}-{last}"])
+        # CONFIG epochs collided at 0: the bus gave each master its own.
+        epochs = {int(n.call("CLUSTER", "INFO").split(b"cluster_my_epoch:")[1].split(b"\r")[0])
+                  for n in nodes}
+        assert len(epochs) == 3
+        # CLUSTER LINKS: a link to each other node and one from it.
+        links = a.call("CLUSTER", "LINKS")
+        assert links.count(b"direction") == 4
+        # PUBLISH reaches the other nodes' subscribers over the bus.
+        sub = Wire(c.port)
+        sub.call("SUBSCRIBE", "news")
+        a.call("PUBLISH", "news", "hello")
+        assert b"hello" in sub.read_reply()
+        sub.close()
+        # redis-cli --cluster check finds the cluster whole.
+        report = _cli("--cluster", "check", f"127.0.0.1:{a.port}")
+        assert "[OK] All nodes agree about slots configuration." in report
+        assert "[OK] All 16384 slots covered." in report
+    finally:
+        _stop(nodes)
+
+
+def test_redis_cli_create_with_replicas_failover_and_kill():
+    nodes = _start(["rillet"] * 6)
+    try:
+        report = _cli("--cluster", "create", *(f"127.0.0.1:{n.port}" for n in nodes),
+                      "--cluster-replicas", "1", "--cluster-yes")
+        assert "[OK] All 16384 slots covered." in report, report
+        view = _until(lambda: _agree(nodes), "six nodes agreeing, cluster_state:ok")
+        masters = [n for n in nodes if view[n.id][1] == "master"]
+        assert len(masters) == 3
+        report = _cli("--cluster", "check", f"127.0.0.1:{nodes[0].port}")
+        assert "[OK] All 16384 slots covered." in report
+        assert report.count("1 additional replica(s)") == 3
+
+        # CLUSTER FAILOVER on a replica: it and its master swap roles, writes kept.
+        first = masters[0]
+        replica = _replica_of(view, first, nodes)
+        _until(lambda: _link_up(replica), "the replica's first sync")
+        slot_key = _key_of(view[first.id][3])
+        assert first.call("SET", slot_key, "before") == b"+OK\r\n"
+        assert first.call("WAIT", 1, 5000) == b":1\r\n"
+        assert replica.call("CLUSTER", "FAILOVER") == b"+OK\r\n"
+
+        def swapped() -> dict[str, list[str]] | None:
+            view = _agree(nodes)
+            if view and view[replica.id][1] == "master" and view[first.id][2] == replica.id:
+                return view
+            return None
+
+        view = _until(swapped, "the manual failover agreed by all")
+        assert replica.call("GET", slot_key) == b"$6\r\nbefore\r\n"
+
+        # kill -9 of a master: its replica is elected (PFAIL, FAIL, votes).
+        victim = masters[1]
+        heir = _replica_of(view, victim, nodes)
+        victim_slots = view[victim.id][3:]
+        _until(lambda: _link_up(heir), "the replica's first sync")
+        victim.kill()
+        alive = [n for n in nodes if n is not victim]
+
+        def promoted() -> dict[str, list[str]] | None:
+            view = _agree(alive)
+            if view and view[heir.id][1] == "master" and "fail" in view[victim.id][1].split(","):
+                return view
+            return None
+
+        view = _until(promoted, "the replica promoted and agreed by all")
+        assert view[heir.id][3:] == victim_slots
+    finally:
+        _stop(nodes)
+
+
+def _key_of(slot_range: str) -> str:
+    first, _, last = slot_range.partition("-")
+    return support.key_in(int(first), int(last or first), "fo")
+
+
+@pytest.mark.needs_redis
+def test_mixed_rillet_and_redis_nodes():
+    """rillet and Redis 8.2.3 masters, a Redis replica of a rillet master and a rillet
+    replica of a Redis master: they agree, and each replica takes over when its master
+    is killed."""
+    if servers.redis8_binary() is None:
+        pytest.skip("Redis 8.2.3 not available")
+    nodes = _start(["rillet", "redis8", "rillet", "redis8", "rillet"])
+    try:
+        m1, m2, m3, r1, r2 = nodes  # r1 (Redis) replicates m1 (rillet); r2 (rillet) m2 (Redis)
+        for node in nodes[1:]:
+            assert m1.call("CLUSTER", "MEET", "127.0.0.1", node.port) == b"+OK\r\n"
+        for node, (first, last) in zip((m1, m2, m3), RANGES, strict=True):
+            assert node.call("CLUSTER", "ADDSLOTSRANGE", first, last) == b"+OK\r\n"
+        _until(lambda: all(len(n.nodes()) == 5 for n in nodes), "every node known to all")
+        _until(lambda: r1.call("CLUSTER", "REPLICATE", m1.id) == b"+OK\r\n", "REPLICATE m1")
+        _until(lambda: r2.call("CLUSTER", "REPLICATE", m2.id) == b"+OK\r\n", "REPLICATE m2")
+        view = _until(lambda: (v := _agree(nodes)) and v[r1.id][2] == m1.id
+                      and v[r2.id][2] == m2.id and v, "five nodes agreeing")
+        assert [view[n.id][3:] for n in (m1, m2, m3)] == [[f"{a}-{b}"] for a, b in RANGES]
+        slots = {_normal_slots(n.call("CLUSTER", "SLOTS")) for n in nodes}
+        assert len(slots) == 1, slots
+        _until(lambda: _link_up(r1) and _link_up(r2), "the replicas' first syncs")
+        key = support.key_in(*RANGES[0], "mx")
+        assert m1.call("SET", key, "kept") == b"+OK\r\n"
+        assert m1.call("WAIT", 1, 5000) == b":1\r\n"
+
+        # The rillet master dies: its Redis replica is elected by m2 (Redis) and m3.
+        m1.kill()
+        alive = [m2, m3, r1, r2]
+        view = _until(lambda: (v := _agree(alive)) and v[r1.id][1] == "master" and v,
+                      "the Redis replica promoted")
+        assert view[r1.id][3:] == [f"{RANGES[0][0]}-{RANGES[0][1]}"]
+        assert r1.call("GET", key) == b"$4\r\nkept\r\n"
+
+        # The Redis master dies: its rillet replica is elected by r1 (Redis) and m3.
+        m2.kill()
+        alive = [m3, r1, r2]
+        view = _until(lambda: (v := _agree(alive)) and v[r2.id][1] == "master" and v,
+                      "the rillet replica promoted")
+        assert view[r2.id][3:] == [f"{RANGES[1][0]}-{RANGES[1][1]}"]
+    finally:
+        _stop(nodes)
+
+
+def _normal_slots(raw: bytes) -> bytes:
+    """CLUSTER SLOTS as one node or another sends it (the same bytes)."""
+    return re.sub(rb"\s+", b" ", raw)
