@@ -218,8 +218,8 @@ def _key_of(slot_range: str) -> str:
 @pytest.mark.needs_redis
 def test_mixed_rillet_and_redis_nodes():
     """rillet and Redis 8.2.3 masters, a Redis replica of a rillet master and a rillet
-    replica of a Redis master: they agree, and each replica takes over when its master
-    is killed."""
+    replica of a Redis master: they agree; CLUSTER FAILOVER swaps each pair (each side
+    playing master once); kill -9 of each new master elects its old one back."""
     if servers.redis8_binary() is None:
         pytest.skip("Redis 8.2.3 not available")
     nodes = _start(["rillet", "redis8", "rillet", "redis8", "rillet"])
@@ -235,27 +235,47 @@ def test_mixed_rillet_and_redis_nodes():
         view = _until(lambda: (v := _agree(nodes)) and v[r1.id][2] == m1.id
                       and v[r2.id][2] == m2.id and v, "five nodes agreeing")
         assert [view[n.id][3:] for n in (m1, m2, m3)] == [[f"{a}-{b}"] for a, b in RANGES]
-        slots = {_normal_slots(n.call("CLUSTER", "SLOTS")) for n in nodes}
-        assert len(slots) == 1, slots
+        assert len({_normal_slots(n.call("CLUSTER", "SLOTS")) for n in nodes}) == 1
+        # The hostname extension: Redis shows what a rillet node announces.
+        m3.call("CONFIG", "SET", "cluster-announce-hostname", "rillet-m3")
+        _until(lambda: b",rillet-m3 " in m2.call("CLUSTER", "NODES"),
+               "the hostname gossiped to Redis")
         _until(lambda: _link_up(r1) and _link_up(r2), "the replicas' first syncs")
-        key = support.key_in(*RANGES[0], "mx")
-        assert m1.call("SET", key, "kept") == b"+OK\r\n"
-        assert m1.call("WAIT", 1, 5000) == b":1\r\n"
+        keys = [support.key_in(*RANGES[0], "mx"), support.key_in(*RANGES[1], "mx")]
+        for master, key in zip((m1, m2), keys, strict=True):
+            assert master.call("SET", key, "kept") == b"+OK\r\n"
+            assert master.call("WAIT", 1, 5000) == b":1\r\n"
 
-        # The rillet master dies: its Redis replica is elected by m2 (Redis) and m3.
-        m1.kill()
-        alive = [m2, m3, r1, r2]
-        view = _until(lambda: (v := _agree(alive)) and v[r1.id][1] == "master" and v,
-                      "the Redis replica promoted")
-        assert view[r1.id][3:] == [f"{RANGES[0][0]}-{RANGES[0][1]}"]
-        assert r1.call("GET", key) == b"$4\r\nkept\r\n"
+        def swapped(replica: Node, master: Node) -> Callable[[], object]:
+            def check() -> object:
+                view = _agree(nodes)
+                return (view and view[replica.id][1] == "master"
+                        and view[master.id][2] == replica.id and _link_up(master))
+            return check
 
-        # The Redis master dies: its rillet replica is elected by r1 (Redis) and m3.
-        m2.kill()
-        alive = [m3, r1, r2]
-        view = _until(lambda: (v := _agree(alive)) and v[r2.id][1] == "master" and v,
-                      "the rillet replica promoted")
-        assert view[r2.id][3:] == [f"{RANGES[1][0]}-{RANGES[1][1]}"]
+        # CLUSTER FAILOVER on the rillet replica of the Redis master, then on the Redis
+        # replica of the rillet master: the masters pause, the replicas catch up, win.
+        assert r2.call("CLUSTER", "FAILOVER") == b"+OK\r\n"
+        _until(swapped(r2, m2), "rillet replica r2 taking over from Redis m2")
+        assert r1.call("CLUSTER", "FAILOVER") == b"+OK\r\n"
+        _until(swapped(r1, m1), "Redis replica r1 taking over from rillet m1")
+        assert r1.call("GET", keys[0]) == b"$4\r\nkept\r\n"
+        assert r2.call("GET", keys[1]) == b"$4\r\nkept\r\n"
+
+        # kill -9 of the Redis master r1: rillet m1 is elected (votes of r2, m3).
+        r1.kill()
+        alive = [m1, m2, m3, r2]
+        view = _until(lambda: (v := _agree(alive)) and v[m1.id][1] == "master" and v,
+                      "rillet m1 elected")
+        assert view[m1.id][3:] == [f"{RANGES[0][0]}-{RANGES[0][1]}"]
+        assert m1.call("GET", keys[0]) == b"$4\r\nkept\r\n"
+        # kill -9 of the rillet master r2: Redis m2 is elected (votes of m1, m3).
+        r2.kill()
+        alive = [m1, m2, m3]
+        view = _until(lambda: (v := _agree(alive)) and v[m2.id][1] == "master" and v,
+                      "Redis m2 elected")
+        assert view[m2.id][3:] == [f"{RANGES[1][0]}-{RANGES[1][1]}"]
+        assert m2.call("GET", keys[1]) == b"$4\r\nkept\r\n"
     finally:
         _stop(nodes)
 

@@ -259,15 +259,14 @@ class ClusterBus:
             self.free_link(link)
 
     def links_info(self) -> list[list[tuple[str, object]]]:
-        """CLUSTER LINKS."""
-        now = self.clock.now_ms()
+        """CLUSTER LINKS: our link to each node and the one it opened to us. The send
+        buffer is the transport's (rillet keeps no preallocated block: allocated = used)."""
         rows = []
         for node, link in list(self.outbound.items()) + list(self.inbound_of.items()):
+            pending = link.send_buffer()
             rows.append([("direction", "from" if link.inbound else "to"), ("node", node.name),
-                         ("create-time", link.ctime), ("events", "r" if link.inbound else "rw"),
-                         ("send-buffer-allocated", link.send_buffer()),
-                         ("send-buffer-used", link.send_buffer())])
-        del now
+                         ("create-time", link.ctime), ("events", "rw" if pending else "r"),
+                         ("send-buffer-allocated", pending), ("send-buffer-used", pending)])
         return rows
 
     # --- sending --------------------------------------------------------------------------
@@ -711,6 +710,12 @@ class ClusterBus:
         self._last_cron = now
         self.iteration += 1
         cluster = self.cluster
+        myself = cluster.myself
+        # clusterUpdateMyselfFlags: cluster-replica-no-failover shows as nofailover.
+        if self.config["cluster-replica-no-failover"]:
+            myself.flags |= NOFAILOVER
+        else:
+            myself.flags &= ~NOFAILOVER
         for stale in [node for node in (*self.outbound, *self.inbound_of)
                       if cluster.nodes.get(node.name) is not node]:
             self._forget_links(stale)  # deleted by a command (FORGET, RESET)
