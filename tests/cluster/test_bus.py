@@ -176,6 +176,13 @@ def test_redis_cli_create_with_replicas_failover_and_kill():
         first = masters[0]
         replica = _replica_of(view, first, nodes)
         _until(lambda: _link_up(replica), "the replica's first sync")
+        # SPUBLISH on a master reaches its replica's SSUBSCRIBE over the bus.
+        channel = _key_of(view[first.id][3])
+        sub = Wire(replica.port)
+        sub.call("SSUBSCRIBE", channel)
+        assert first.call("SPUBLISH", channel, "sharded") == b":0\r\n"
+        assert b"sharded" in sub.read_reply()
+        sub.close()
         slot_key = _key_of(view[first.id][3])
         assert first.call("SET", slot_key, "before") == b"+OK\r\n"
         assert first.call("WAIT", 1, 5000) == b":1\r\n"

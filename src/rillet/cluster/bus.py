@@ -906,8 +906,7 @@ class ClusterBus:
         if takeover:
             # No votes: a new epoch of our own, and the slots.
             log.info("Taking over the master (user request).")
-            if cluster.bump_epoch_without_consensus():
-                pass
+            cluster.bump_epoch_without_consensus()
             self._failover()
             return
         if force:
