@@ -290,3 +290,43 @@ def test_mixed_rillet_and_redis_nodes():
 def _normal_slots(raw: bytes) -> bytes:
     """CLUSTER SLOTS as one node or another sends it (the same bytes)."""
     return re.sub(rb"\s+", b" ", raw)
+
+
+@pytest.mark.needs_redis
+def test_reshard_between_rillet_and_redis():
+    """`redis-cli --cluster reshard` moves 200 slots (keys, a stream with its group)
+    from a rillet master to a Redis 8.2.3 one, then 100 of them on to rillet."""
+    if servers.redis8_binary() is None:
+        pytest.skip("Redis 8.2.3 not available")
+    nodes = _start(["rillet", "redis8", "rillet"])
+    try:
+        a, b, c = nodes
+        for node in nodes[1:]:
+            assert a.call("CLUSTER", "MEET", "127.0.0.1", node.port) == b"+OK\r\n"
+        for node, (first, last) in zip(nodes, RANGES, strict=True):
+            assert node.call("CLUSTER", "ADDSLOTSRANGE", first, last) == b"+OK\r\n"
+        _until(lambda: _agree(nodes), "three nodes agreeing")
+        keys = [support.key_in(0, 199, f"rs{i}_") for i in range(40)]
+        for key in keys:
+            assert a.call("SET", key, key) == b"+OK\r\n"
+        stream = support.key_in(100, 199, "stream")
+        a.call("XADD", stream, "1-1", "f", "v")
+        assert a.call("XGROUP", "CREATE", stream, "g", "0") == b"+OK\r\n"
+        a.call("XREADGROUP", "GROUP", "g", "alice", "COUNT", "1", "STREAMS", stream, ">")
+        for source, target, count in ((a, b, 200), (b, c, 100)):
+            report = _cli("--cluster", "reshard", f"127.0.0.1:{a.port}", "--cluster-from",
+                          source.id, "--cluster-to", target.id, "--cluster-slots", str(count),
+                          "--cluster-yes")
+            assert "[OK] All 16384 slots covered." in report, report
+            view = _until(lambda: _agree(nodes), "the nodes agreeing after a reshard")
+        assert view[c.id][3:] == ["0-99", f"{RANGES[2][0]}-{RANGES[2][1]}"]
+        assert view[b.id][3:] == ["100-199", f"{RANGES[1][0]}-{RANGES[1][1]}"]
+        report = _cli("--cluster", "check", f"127.0.0.1:{c.port}")
+        assert "[OK] All nodes agree about slots configuration." in report
+        assert "open" not in report.split("Check for open slots...")[1].split(">>>")[0]
+        got = [_cli("-c", "-p", str(a.port), "GET", key).strip() for key in keys]
+        assert got == keys
+        pending = _cli("-c", "-p", str(a.port), "XPENDING", stream, "g")
+        assert "alice" in pending
+    finally:
+        _stop(nodes)
