@@ -19,6 +19,10 @@ from tests.cluster import support
 from tests.helpers import servers
 from tests.helpers.wire import Wire
 
+# Serial in ./dev test: up to six servers each, and a 1 s node timeout that a machine
+# busy with other tests' servers could turn into a false PFAIL.
+pytestmark = pytest.mark.slow
+
 NODE_TIMEOUT_MS = 1000
 ARGS = ("--cluster-node-timeout", str(NODE_TIMEOUT_MS))
 WAIT_S = 30.0  # a start's delays, a few node timeouts, a replica's first sync
