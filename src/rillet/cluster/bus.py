@@ -42,6 +42,7 @@ CRON_PERIOD_MS = 100
 FAIL_UNDO_TIME_MULT = 2  # CLUSTER_FAIL_UNDO_TIME_MULT
 MF_TIMEOUT_MS = 5000  # CLUSTER_MF_TIMEOUT
 MF_PAUSE_MULT = 2  # CLUSTER_MF_PAUSE_MULT
+REPLICA_MIGRATION_DELAY_MS = 5000  # CLUSTER_SLAVE_MIGRATION_DELAY
 # ClusterState keeps its own bit order; the wire carries Redis's CLUSTER_NODE_* bits.
 _WIRE_BITS = ((MYSELF, bp.NodeFlag.MYSELF), (MASTER, bp.NodeFlag.MASTER),
               (SLAVE, bp.NodeFlag.SLAVE), (PFAIL, bp.NodeFlag.PFAIL), (FAIL, bp.NodeFlag.FAIL),
@@ -172,6 +173,7 @@ class ClusterBus:
         self.auth_rank = 0
         self.auth_epoch = 0
         self.voted_time: dict[ClusterNode, int] = {}
+        self.orphaned_since: dict[ClusterNode, int] = {}
         self.mf_end = 0
         self.mf_slave: ClusterNode | None = None
         self.mf_master_offset = -1
@@ -247,6 +249,7 @@ class ClusterBus:
             self.free_link(link)
         self.data_received.pop(node, None)
         self.voted_time.pop(node, None)
+        self.orphaned_since.pop(node, None)
 
     def del_node(self, node: ClusterNode) -> None:
         self._forget_links(node)
@@ -764,6 +767,8 @@ class ClusterBus:
         if cluster.myself.is_replica:
             self._handle_manual_failover()
             self._handle_replica_failover()
+            if self.config["cluster-allow-replica-migration"]:
+                self._handle_replica_migration()
         cluster.cron()
         self._save_if_dirty()
 
@@ -894,6 +899,50 @@ class ClusterBus:
         self._changed()
         self.broadcast_pong()
         self._reset_manual_failover()
+
+    # --- replica migration (clusterHandleSlaveMigration) ---------------------------------------
+    def _ok_replicas(self, master: ClusterNode) -> int:
+        return sum(1 for replica in master.replicas if not replica.flags & (FAIL | PFAIL))
+
+    def _handle_replica_migration(self) -> None:
+        """A replica of a master with the most working replicas (more than
+        cluster-migration-barrier) moves to an orphaned master: one with slots that
+        had replicas and has none working, after 5 s; the replica with the smallest
+        name among those masters' goes."""
+        cluster = self.cluster
+        myself = cluster.myself
+        mymaster = myself.master
+        if not cluster.ok or mymaster is None:
+            return
+        masters = [node for node in cluster.nodes.values()
+                   if node.is_master and not node.flags & (FAIL | MYSELF | NOADDR | HANDSHAKE)]
+        counts = {node: self._ok_replicas(node) for node in masters}
+        max_replicas = max(counts.values(), default=0)
+        orphaned = any(not count and node.numslots and node.flags & MIGRATE_TO
+                       for node, count in counts.items())
+        if (not orphaned or max_replicas < 2 or counts.get(mymaster) != max_replicas
+                or counts[mymaster] <= self.config["cluster-migration-barrier"]):
+            return
+        now = self.clock.now_ms()
+        target: ClusterNode | None = None
+        candidate = myself
+        for node in cluster.nodes.values():
+            count = counts.get(node, 0)
+            if (node in counts and not count and node.flags & MIGRATE_TO):
+                if target is None and node.numslots:
+                    target = node
+                self.orphaned_since.setdefault(node, now)
+            else:
+                self.orphaned_since.pop(node, None)
+            if count == max_replicas:
+                for replica in node.replicas:
+                    if replica.name < candidate.name:
+                        candidate = replica
+        if (target is not None and candidate is myself
+                and now - self.orphaned_since[target] > REPLICA_MIGRATION_DELAY_MS):
+            log.info("Migrating to orphaned master %s", target.name)
+            cluster.replicate(target)
+            self._changed()
 
     # --- manual failover (CLUSTER FAILOVER) --------------------------------------------------
     def manual_failover(self, force: bool, takeover: bool) -> None:
