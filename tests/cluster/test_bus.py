@@ -334,3 +334,31 @@ def test_reshard_between_rillet_and_redis():
         assert "alice" in pending
     finally:
         _stop(nodes)
+
+
+@pytest.mark.needs_redis
+def test_replica_migrates_to_an_orphaned_master():
+    """A master with two replicas (rillet and Redis) gives one to a master whose only
+    replica died (cluster-migration-barrier 1)."""
+    if servers.redis8_binary() is None:
+        pytest.skip("Redis 8.2.3 not available")
+    nodes = _start(["rillet", "redis8", "rillet", "redis8", "rillet"])
+    try:
+        m1, m2, r1a, r1b, r2 = nodes
+        for node in nodes[1:]:
+            assert m1.call("CLUSTER", "MEET", "127.0.0.1", node.port) == b"+OK\r\n"
+        assert m1.call("CLUSTER", "ADDSLOTSRANGE", 0, 8191) == b"+OK\r\n"
+        assert m2.call("CLUSTER", "ADDSLOTSRANGE", 8192, 16383) == b"+OK\r\n"
+        _until(lambda: all(len(n.nodes()) == 5 for n in nodes), "every node known to all")
+        for replica, master in ((r1a, m1), (r1b, m1), (r2, m2)):
+            _until(lambda r=replica, m=master: r.call("CLUSTER", "REPLICATE", m.id) == b"+OK\r\n",
+                   "REPLICATE")
+        _until(lambda: (v := _agree(nodes)) and v[r2.id][2] == m2.id, "five nodes agreeing")
+        r2.kill()
+        alive = [m1, m2, r1a, r1b]
+        view = _until(lambda: (v := _agree(alive)) and m2.id in (v[r1a.id][2], v[r1b.id][2])
+                      and v, "a replica of m1 migrating to m2")
+        moved = min(r1a, r1b, key=lambda node: node.id)  # the smaller name goes
+        assert view[moved.id][2] == m2.id
+    finally:
+        _stop(nodes)
