@@ -208,7 +208,7 @@ class ClusterBus:
         if old_ping_sent:
             node.ping_sent = old_ping_sent
         node.flags &= ~MEET
-        loop = asyncio.get_event_loop()
+        loop = asyncio.get_running_loop()
         task = loop.create_task(loop.create_connection(lambda: _LinkProtocol(link), node.ip,
                                                        node.cport))
         task.add_done_callback(lambda done: self._connected(link, done))
