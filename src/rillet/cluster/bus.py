@@ -147,7 +147,8 @@ class ClusterBus:
                  deliver: Callable[[bytes, bytes, bool], object] | None = None,
                  data_age_ms: Callable[[], int] = lambda: 0,
                  promote: Callable[[], None] | None = None,
-                 pause: Callable[[int], None] | None = None) -> None:
+                 pause: Callable[[int], None] | None = None,
+                 replicating: Callable[[], bool] = lambda: True) -> None:
         self.cluster = cluster
         self.config = config
         self.clock = cluster.clock
@@ -156,6 +157,7 @@ class ClusterBus:
         self.data_age_ms = data_age_ms  # a replica: since its master link went down
         self.promote = promote  # a replica that won an election stops replicating
         self.pause = pause  # a master pauses writes for a manual failover
+        self.replicating = replicating  # replication has a master (REPLICAOF is set)
         self.outbound: dict[ClusterNode, Link] = {}
         self.inbound: list[Link] = []
         self.inbound_of: dict[ClusterNode, Link] = {}
@@ -764,6 +766,11 @@ class ClusterBus:
         if self.mf_end and self.mf_end < now:
             log.info("Manual failover timed out.")
             self._reset_manual_failover()
+        master = myself.master
+        if (myself.is_replica and master is not None and master.ip and not self.replicating()
+                and cluster.on_set_master is not None):
+            # A replica started from nodes.conf: replication follows the table (clusterCron).
+            cluster.on_set_master(master.ip, master.port)
         if cluster.myself.is_replica:
             self._handle_manual_failover()
             self._handle_replica_failover()

@@ -930,8 +930,12 @@ def attach_bus(state: ServerState) -> ClusterBus:
         else:
             state.unpause()
 
+    def replicating() -> bool:
+        return state.replication is None or state.replication.master_host is not None
+
     return ClusterBus(cluster, state.config, offset=offset, deliver=deliver,
-                      data_age_ms=data_age_ms, promote=promote, pause=pause)
+                      data_age_ms=data_age_ms, promote=promote, pause=pause,
+                      replicating=replicating)
 
 
 def _drop_shard_channels(state: ServerState, slots: set[int]) -> None:
