@@ -146,6 +146,9 @@ def test_three_rillet_masters_meet_and_publish():
         epochs = {int(n.call("CLUSTER", "INFO").split(b"cluster_my_epoch:")[1].split(b"\r")[0])
                   for n in nodes}
         assert len(epochs) == 3
+        info = a.call("CLUSTER", "INFO")
+        for name in (b"ping_sent", b"pong_received", b"meet_sent"):
+            assert int(info.split(b"cluster_stats_messages_" + name + b":")[1].split(b"\r")[0])
         # CLUSTER LINKS: a link to each other node and one from it.
         links = a.call("CLUSTER", "LINKS")
         assert links.count(b"direction") == 4
@@ -206,6 +209,11 @@ def test_redis_cli_create_with_replicas_failover_and_kill():
         heir = _replica_of(view, victim, nodes)
         victim_slots = view[victim.id][3:]
         _until(lambda: _link_up(heir), "the replica's first sync")
+        first_slot, _, last_slot = victim_slots[0].partition("-")
+        confirmed = [support.key_in(int(first_slot), int(last_slot), f"w{i}_") for i in range(30)]
+        for key in confirmed:
+            assert victim.call("SET", key, "1") == b"+OK\r\n"
+        assert victim.call("WAIT", 1, 5000) == b":1\r\n"
         victim.kill()
         alive = [n for n in nodes if n is not victim]
 
@@ -217,6 +225,7 @@ def test_redis_cli_create_with_replicas_failover_and_kill():
 
         view = _until(promoted, "the replica promoted and agreed by all")
         assert view[heir.id][3:] == victim_slots
+        assert [heir.call("GET", key) for key in confirmed] == [b"$1\r\n1\r\n"] * 30
     finally:
         _stop(nodes)
 
