@@ -222,7 +222,7 @@ class ClusterBus:
                 node.ping_sent = self.clock.now_ms()  # so that failure detection works
             self.free_link(link)
             return
-        if link.node is not None:
+        if link.node is not None and not link.closed:
             link.node.link = True
 
     def free_link(self, link: Link) -> None:
