@@ -1,6 +1,6 @@
 """redis-cli on rillet cluster nodes: `-c` follows -MOVED from one rillet node to another,
 and `--cluster check` finds every slot covered. The two nodes know each other through
-their nodes.conf files (no bus yet)."""
+their nodes.conf files (tests/cluster/test_bus.py has them meet over the bus)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ import secrets
 import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from rillet.clock import Clock
 from rillet.cluster.keyslot import SLOTS
@@ -154,6 +155,9 @@ class ClusterState:
         # clusterDelSlot: their shard channels' subscribers are unsubscribed).
         self.on_slots_deleted: Callable[[set[int]], None] | None = None
         self._deleted: set[int] = set()
+        # The bus (rillet.cluster.bus.ClusterBus) once the server runs one: CLUSTER LINKS,
+        # FAILOVER and PUBLISH reach the other nodes through it.
+        self.bus: Any = None
         self.myself = self._new_node(random_name(), MYSELF | MASTER)
         self.myself.port, self.myself.cport, self.myself.tls_port = port, cport, tls_port
         self.add_node(self.myself)
@@ -248,16 +252,21 @@ class ClusterState:
 
     def set_master(self, node: ClusterNode, master: ClusterNode | None) -> None:
         """`node` replicates `master` (None: it is a master)."""
+        was_replica = node.master is not None
         if node.master is not None and node in node.master.replicas:
             node.master.replicas.remove(node)
         node.master = master
         if master is None:
             node.flags = (node.flags | MASTER) & ~SLAVE
+            if was_replica and node is not self.myself:
+                # A promoted replica is a target for replica migration (clusterSetNodeAsMaster).
+                node.flags |= MIGRATE_TO
             return
         node.flags = (node.flags | SLAVE) & ~(MASTER | MIGRATE_TO)
         node.shard_id = master.shard_id
         if node not in master.replicas:
             master.replicas.append(node)
+            master.flags |= MIGRATE_TO  # it had a replica: one may migrate to it (clusterNodeAddSlave)
 
     def replicate(self, master: ClusterNode) -> None:
         """CLUSTER REPLICATE (Redis's clusterSetMaster): myself becomes its replica."""
@@ -305,9 +314,11 @@ class ClusterState:
             return
         self.slots[slot] = node
         node.numslots += 1
-        if node.is_master:
-            # A master that gets slots is no longer a target for replica migration.
-            node.flags &= ~MIGRATE_TO
+        if node.numslots == 1 and any(other.replicas for other in self.nodes.values()
+                                      if other.is_master):
+            # A master's first slot makes it a target for replica migration, if any
+            # master has replicas now (clusterNodeSetSlotBit).
+            node.flags |= MIGRATE_TO
 
     def _del_slot(self, slot: int) -> None:
         owner = self.slots[slot]

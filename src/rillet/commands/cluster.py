@@ -15,8 +15,10 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from rillet import errors
 from rillet.cluster.keyslot import SLOTS, key_slot
@@ -28,6 +30,9 @@ from rillet.engine.keyspace import Database
 from rillet.errors import ReplyError, c_text
 from rillet.resp.types import OK, Map, SimpleString, Verbatim
 from rillet.state import Client, ServerState
+
+if TYPE_CHECKING:
+    from rillet.cluster.bus import ClusterBus
 
 log = logging.getLogger("rillet")
 
@@ -381,8 +386,9 @@ def _replicas(ctx: Client, argv: list[bytes]) -> object:
 
 
 def _links(ctx: Client, argv: list[bytes]) -> object:
-    return [Map([(name.encode(), value) for name, value in link])
-            for link in _cluster(ctx).links]
+    cluster = _cluster(ctx)
+    links = cluster.bus.links_info() if cluster.bus is not None else cluster.links
+    return [Map([(name.encode(), value) for name, value in link]) for link in links]
 
 
 def _count_failure_reports(ctx: Client, argv: list[bytes]) -> object:
@@ -622,7 +628,10 @@ def _failover(ctx: Client, argv: list[bytes]) -> object:
         raise ReplyError(errors.CLUSTER_FAILOVER_NO_MASTER)
     if not force and (master.failed or not master.link):
         raise ReplyError(errors.CLUSTER_FAILOVER_MASTER_DOWN)
-    raise ReplyError(errors.CLUSTER_FAILOVER_NO_BUS)
+    if cluster.bus is None:
+        raise ReplyError(errors.CLUSTER_FAILOVER_NO_BUS)
+    cluster.bus.manual_failover(force, force and argv[2].lower() == b"takeover")
+    return OK
 
 
 def _slot_stats(ctx: Client, argv: list[bytes]) -> object:
@@ -884,6 +893,44 @@ def enable(state: ServerState) -> ClusterState:
     cluster.on_set_master = functools.partial(_replicate_from, state)
     cluster.on_slots_deleted = functools.partial(_drop_shard_channels, state)
     return cluster
+
+
+def attach_bus(state: ServerState) -> ClusterBus:
+    """The cluster bus for `state`'s node table, fed by the server's replication,
+    pub/sub and pauses."""
+    from rillet.cluster.bus import ClusterBus
+
+    cluster = state.cluster
+
+    def offset() -> int:
+        replication = state.replication
+        return replication.master_repl_offset if replication is not None else 0
+
+    def deliver(channel: bytes, message: bytes, shard: bool) -> None:
+        state.pubsub.publish(channel, message, shard=shard)
+
+    def data_age_ms() -> int:
+        link = state.replication.link if state.replication is not None else None
+        if link is None or link.up:
+            return 0
+        return int((time.monotonic() - link.down_since) * 1000)
+
+    def promote() -> None:
+        if cluster.on_set_master is not None:
+            cluster.on_set_master(None, 0)
+
+    def pause(ms: int) -> None:
+        if ms:
+            state.pause(state.clock.now_ms() + ms, False)
+        else:
+            state.unpause()
+
+    def replicating() -> bool:
+        return state.replication is None or state.replication.master_host is not None
+
+    return ClusterBus(cluster, state.config, offset=offset, deliver=deliver,
+                      data_age_ms=data_age_ms, promote=promote, pause=pause,
+                      replicating=replicating)
 
 
 def _drop_shard_channels(state: ServerState, slots: set[int]) -> None:

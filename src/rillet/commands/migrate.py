@@ -140,9 +140,7 @@ class _Request:
     username: bytes | None = None
     password: bytes | None = None
     keys: list[bytes] = field(default_factory=list)
-    # What the target restores with: in a cluster RESTORE-ASKING, which an importing
-    # node accepts for a slot it does not own yet (migrateCommand).
-    restore: bytes = b"RESTORE"
+    asking: bool = False  # cluster mode: RESTORE-ASKING, which an importing node accepts
 
 
 def _parse(argv: list[bytes]) -> _Request:
@@ -195,8 +193,7 @@ def migrate(ctx: Client, argv: list[bytes]) -> object:
 
     Atomically transfers a key from one Redis instance to another."""
     request = _parse(argv)
-    if ctx.server.cluster is not None:
-        request.restore = b"RESTORE-ASKING"
+    request.asking = ctx.server.cluster is not None
     db = ctx.db
     now = ctx.clock.now_ms()
     config = ctx.server.config
@@ -261,7 +258,7 @@ def _exchange(request: _Request, moving: list[tuple[bytes, int, bytes]]) -> tupl
     if select:
         out.append(_encode(b"SELECT", b"%d" % request.dbid))
     for key, ttl, payload in moving:
-        args = [request.restore, key, b"%d" % ttl, payload]
+        args = [b"RESTORE-ASKING" if request.asking else b"RESTORE", key, b"%d" % ttl, payload]
         if request.replace:
             args.append(b"REPLACE")
         out.append(_encode(*args))

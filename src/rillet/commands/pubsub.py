@@ -101,7 +101,7 @@ def sunsubscribe(ctx: Client, argv: list[bytes]) -> object:
 def publish(ctx: Client, argv: list[bytes]) -> object:
     """PUBLISH channel message"""
     replication = ctx.server.replication
-    if replication is not None:
+    if not _to_bus(ctx, argv, False) and replication is not None:
         # As Redis: replicas deliver it to their own subscribers (not in the AOF).
         replication.replicate_only(ctx.db.index, argv)
     return ctx.server.pubsub.publish(argv[1], argv[2])
@@ -111,7 +111,18 @@ def publish(ctx: Client, argv: list[bytes]) -> object:
          since="7.0.0", acl="pubsub fast")
 def spublish(ctx: Client, argv: list[bytes]) -> object:
     """SPUBLISH shardchannel message"""
+    _to_bus(ctx, argv, True)
     return ctx.server.pubsub.publish(argv[1], argv[2], shard=True)
+
+
+def _to_bus(ctx: Client, argv: list[bytes], shard: bool) -> bool:
+    """In a cluster, the other nodes' subscribers (replicas included) get it over the
+    bus, not by replication (Redis's clusterPropagatePublish); False outside one."""
+    cluster = ctx.server.cluster
+    if cluster is None or cluster.bus is None:
+        return False
+    cluster.bus.publish(argv[1], argv[2], shard)
+    return True
 
 
 def _names(registry: dict, argv: list[bytes]) -> list[bytes]:

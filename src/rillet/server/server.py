@@ -606,17 +606,19 @@ def _enable_cluster(server: Server) -> bool:
     """cluster-enabled yes: the node table from nodes.conf (made if missing), its state
     kept current by the cron, as Redis's clusterCron; False if it cannot be had."""
     from rillet.cluster.state import ConfigFileError
-    from rillet.commands.cluster import enable
+    from rillet.commands.cluster import attach_bus, enable
 
     try:
-        cluster = enable(server.state)
+        enable(server.state)
     except ConfigFileError as error:
         log.error('Unrecoverable error: corrupted cluster config file "%s".', error)
         return False
     except OSError as error:
         log.error("Fatal: can't update cluster config file: %s", error)
         return False
-    server.cron_hooks.append(cluster.cron)
+    bus = attach_bus(server.state)  # cluster/bus.py: links to the other nodes, its cron
+    server.bind_hooks.append(bus.bind)
+    server.cron_hooks.append(bus.cron)
     return True
 
 
