@@ -53,24 +53,12 @@ def _load_command(kind: str, start: int, stop: int) -> list[bytes]:
     return argv
 
 
-def _settle_rss(pid: int) -> int:
-    """RSS once it stops moving (a freshly started server still maps pages for a moment)."""
-    last = procinfo.rss_bytes(pid)
-    for _ in range(20):
-        time.sleep(0.1)
-        now = procinfo.rss_bytes(pid)
-        if abs(now - last) < 64 * 1024:
-            return now
-        last = now
-    return last
-
-
 def measure_memory(kind, type_name: str, elements: int) -> dict[str, float]:
     server = start_server(kind)
     try:
         client = server.client(timeout_s=120)
         client.call("PING")
-        before = _settle_rss(server.pid)
+        before = procinfo.settle_rss(server.pid)
         used_before = int(info_fields(client, "memory").get("used_memory", 0))
         start = time.monotonic()
         window = 16  # commands in flight per pipeline round
@@ -85,7 +73,7 @@ def measure_memory(kind, type_name: str, elements: int) -> dict[str, float]:
         if size != elements:
             raise RuntimeError(f"{kind.name} {type_name}: {size} elements, expected {elements}")
         encoding = client.call("OBJECT", "ENCODING", "k")
-        after = _settle_rss(server.pid)
+        after = procinfo.settle_rss(server.pid)
         used_after = int(info_fields(client, "memory").get("used_memory", 0))
         client.close()
         return {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 
 import pytest
 
@@ -78,3 +79,27 @@ def test_targets_print_met_or_missed_by_how_much():
     assert memory.verdicts() == ["MISSED by 25%"]
     memory.fail("rillet", "n/a: not implemented")
     assert memory.verdicts() == ["n/a"]
+
+
+def test_per_type_quick_prints_both_tables(capsys, monkeypatch):
+    """bench/per_type.py --quick against rillet alone: every command and memory row printed
+    (figures are not checked: only that each row has one)."""
+    from rillet.bench.redisbench import redis_benchmark_binary
+
+    if redis_benchmark_binary() is None:
+        pytest.skip("redis-benchmark is not installed")
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "per_type.py")
+    spec = importlib.util.spec_from_file_location("per_type", path)
+    per_type = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "per_type", per_type)  # its dataclasses look it up
+    monkeypatch.setattr(sys, "path", list(sys.path))  # it puts bench/ first, for its imports
+    spec.loader.exec_module(per_type)
+    assert per_type.main(["--quick", "--servers", "rillet"]) == 0
+    printed = capsys.readouterr().out
+    lines = printed.splitlines()
+    for name, _, _ in per_type.COMMANDS:
+        (line,) = [ln for ln in lines if ln.startswith(f"| {name} |")]
+        assert "nan" not in line
+    for row in per_type.MEMORY_ROWS:
+        assert sum(f"× {row.name} |" in ln for ln in lines) == 1
+        assert sum(ln.startswith(f"| {row.name} |") for ln in lines) == 1  # the in-process sizes

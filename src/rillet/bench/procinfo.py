@@ -58,6 +58,19 @@ def rss_bytes(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
+def settle_rss(pid: int, rounds: int = 20) -> int:
+    """RSS once it stops moving (a freshly started or just loaded server still maps pages
+    for a moment): two readings 0.1 s apart within 64 KiB, or the last of `rounds`."""
+    last = rss_bytes(pid)
+    for _ in range(rounds):
+        time.sleep(0.1)
+        now = rss_bytes(pid)
+        if abs(now - last) < 64 * 1024:
+            return now
+        last = now
+    return last
+
+
 def self_cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
