@@ -34,6 +34,7 @@ from cpython.long cimport (
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.set cimport PySet_Contains
 
+from rillet.engine.stream_node cimport StreamNode
 from rillet.commands._streamids cimport (
     _id_text, _key, _plain_ack_id, _plain_count, _tuple_key, _word,
 )
@@ -44,13 +45,11 @@ from rillet._systime cimport system_now_ms as _system_now_ms
 from rillet.clock import SystemClock
 from rillet.engine.groups import Consumer, ConsumerGroup
 from rillet.engine.stream import Stream
-from rillet.engine.stream_node import StreamNode
 from rillet.resp.types import NULL_ARRAY
 
 include "_bodies.pxi"
 
 cdef object _Stream = Stream
-cdef object _StreamNode = StreamNode
 cdef object _ConsumerGroup = ConsumerGroup
 cdef object _Consumer = Consumer
 cdef object _SystemClock = SystemClock
@@ -72,11 +71,6 @@ cdef long long ATTEMPTS_FACTOR = 10
 cdef Py_ssize_t ST_GROUPS = _offset(Stream, "groups")
 cdef Py_ssize_t ST_NODES = _offset(Stream, "_nodes")
 cdef Py_ssize_t ST_KEYS = _offset(Stream, "_keys")
-cdef Py_ssize_t N_MS0 = _offset(StreamNode, "ms0")
-cdef Py_ssize_t N_MS = _offset(StreamNode, "ms")
-cdef Py_ssize_t N_SEQ = _offset(StreamNode, "seq")
-cdef Py_ssize_t N_N = _offset(StreamNode, "n")
-cdef Py_ssize_t N_DEAD = _offset(StreamNode, "dead")
 cdef Py_ssize_t G_LAST_ID = _offset(ConsumerGroup, "last_id")
 cdef Py_ssize_t G_PEL = _offset(ConsumerGroup, "pel")
 cdef Py_ssize_t G_IDLE = _offset(ConsumerGroup, "idle_index")
@@ -127,13 +121,13 @@ cdef object _locate(object stream, u128 k, Py_ssize_t *at, Py_ssize_t *node_inde
     if lo == 0:
         return None
     ni = lo - 1
-    node = <object>PyList_GET_ITEM(nodes, ni)
-    if type(node) is not _StreamNode:
-        raise TypeError("unexpected stream node")
-    ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
-    n = PyLong_AsSsize_t(<object>_get(node, N_N))
-    _col(&ms, <object>_get(node, N_MS))
-    _col(&seq, <object>_get(node, N_SEQ))
+    cdef StreamNode node = <StreamNode?><object>PyList_GET_ITEM(nodes, ni)
+    if node.lp is not None:
+        node.materialize()  # a loaded node's first read (rdb_stream.LoadedNode)
+    ms0 = PyLong_AsUnsignedLongLong(node.ms0)
+    n = node.n
+    _col(&ms, node._ms)
+    _col(&seq, node._seq)
     lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -146,7 +140,7 @@ cdef object _locate(object stream, u128 k, Py_ssize_t *at, Py_ssize_t *node_inde
     found = _key(ms0 + _at(&ms, lo), _at(&seq, lo))
     if found != k:
         return None
-    dead = <object>_get(node, N_DEAD)
+    dead = node._dead
     if dead is not None and PySet_Contains(dead, PyLong_FromSsize_t(lo)):
         return None
     at[0] = lo
@@ -206,6 +200,7 @@ cdef object _run_reply(object stream, list touched):
     None otherwise (the caller builds it with fields_at)."""
     cdef Py_ssize_t n = PyList_GET_SIZE(touched), j = 0, ni, i, first_ni, first_i, size
     cdef PendingEntry entry
+    cdef StreamNode node
     cdef Col ms, seq
     cdef unsigned long long ms0
     cdef u128 first, last
@@ -218,14 +213,17 @@ cdef object _run_reply(object stream, list touched):
     nodes = <list>_get(stream, ST_NODES)
     ni, i = first_ni, first_i
     while j < n and ni < PyList_GET_SIZE(nodes):
-        node = <object>PyList_GET_ITEM(nodes, ni)
-        if type(node) is not _StreamNode:
+        item = <object>PyList_GET_ITEM(nodes, ni)
+        if not isinstance(item, StreamNode):
             return None
-        ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
-        size = PyLong_AsSsize_t(<object>_get(node, N_N))
-        _col(&ms, <object>_get(node, N_MS))
-        _col(&seq, <object>_get(node, N_SEQ))
-        dead = <object>_get(node, N_DEAD)
+        node = <StreamNode>item
+        if node.lp is not None:
+            node.materialize()  # a loaded node's first read (rdb_stream.LoadedNode)
+        ms0 = PyLong_AsUnsignedLongLong(node.ms0)
+        size = node.n
+        _col(&ms, node._ms)
+        _col(&seq, node._seq)
+        dead = node._dead
         while i < size and j < n:
             if dead is None or not PySet_Contains(dead, PyLong_FromSsize_t(i)):
                 entry = <PendingEntry><object>PyList_GET_ITEM(touched, j)

@@ -31,6 +31,7 @@ from libc.stdio cimport snprintf
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.tuple cimport PyTuple_GET_ITEM
 
+from rillet.engine.stream_node cimport StreamNode
 from rillet._columns cimport Col, _at, _col
 from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
 from rillet.commands._streamids cimport (
@@ -42,13 +43,11 @@ from rillet.clock import SystemClock
 from rillet.engine.groups import Consumer, ConsumerGroup
 from rillet.engine.ids import StreamID
 from rillet.engine.stream import Stream
-from rillet.engine.stream_node import StreamNode
 from rillet.resp.types import Map
 
 include "_bodies.pxi"
 
 cdef object _Stream = Stream
-cdef object _StreamNode = StreamNode
 cdef object _StreamID = StreamID
 cdef object _ConsumerGroup = ConsumerGroup
 cdef object _Consumer = Consumer
@@ -75,13 +74,6 @@ cdef Py_ssize_t ST_GROUPS = _offset(Stream, "groups")
 cdef Py_ssize_t ST_MAX_DELETED = _offset(Stream, "max_deleted_id")
 cdef Py_ssize_t ST_NODES = _offset(Stream, "_nodes")
 cdef Py_ssize_t ST_KEYS = _offset(Stream, "_keys")
-cdef Py_ssize_t N_MS0 = _offset(StreamNode, "ms0")
-cdef Py_ssize_t N_MS = _offset(StreamNode, "ms")
-cdef Py_ssize_t N_SEQ = _offset(StreamNode, "seq")
-cdef Py_ssize_t N_N = _offset(StreamNode, "n")
-cdef Py_ssize_t N_LIVE = _offset(StreamNode, "live")
-cdef Py_ssize_t N_HEAD = _offset(StreamNode, "head")
-cdef Py_ssize_t N_DEAD = _offset(StreamNode, "dead")
 cdef Py_ssize_t G_LAST_ID = _offset(ConsumerGroup, "last_id")
 cdef Py_ssize_t G_ENTRIES_READ = _offset(ConsumerGroup, "entries_read")
 cdef Py_ssize_t G_PEL = _offset(ConsumerGroup, "pel")
@@ -120,14 +112,16 @@ cdef int _first_live(object stream, u128 *out) except -1:
     """Stream.first_id as a key (keep in step): the first live entry; 0 if none."""
     cdef Col ms, seq
     cdef Py_ssize_t head
-    for node in <list>_get(stream, ST_NODES):
-        if type(node) is not _StreamNode:
-            raise TypeError("unexpected stream node")
-        if PyLong_AsLongLong(<object>_get(node, N_LIVE)):
-            head = PyLong_AsSsize_t(<object>_get(node, N_HEAD))
-            _col(&ms, <object>_get(node, N_MS))
-            _col(&seq, <object>_get(node, N_SEQ))
-            out[0] = _key(PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0)) + _at(&ms, head),
+    cdef StreamNode node
+    for item in <list>_get(stream, ST_NODES):
+        node = <StreamNode?>item
+        if node.live:
+            if node.lp is not None:
+                node.materialize()  # a loaded node's first read (rdb_stream.LoadedNode)
+            head = node._head
+            _col(&ms, node._ms)
+            _col(&seq, node._seq)
+            out[0] = _key(PyLong_AsUnsignedLongLong(node.ms0) + _at(&ms, head),
                           _at(&seq, head))
             return 0
     out[0] = 0
@@ -148,6 +142,7 @@ cdef Py_ssize_t _ids_from(object stream, u128 start, Py_ssize_t limit, u128 **ke
     cdef u128 k
     cdef void *grown
     cdef bint first_in_node
+    cdef StreamNode node
     nnodes = PyList_GET_SIZE(nodes)
     while lo < hi:  # bisect_right(firsts, start)
         mid = (lo + hi) >> 1
@@ -160,14 +155,14 @@ cdef Py_ssize_t _ids_from(object stream, u128 start, Py_ssize_t limit, u128 **ke
     if ni < 0:
         ni = 0
     while ni < nnodes:
-        node = <object>PyList_GET_ITEM(nodes, ni)
-        if type(node) is not _StreamNode:
-            raise TypeError("unexpected stream node")
-        ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
-        n = PyLong_AsSsize_t(<object>_get(node, N_N))
-        _col(&ms, <object>_get(node, N_MS))
-        _col(&seq, <object>_get(node, N_SEQ))
-        dead = <object>_get(node, N_DEAD)
+        node = <StreamNode?><object>PyList_GET_ITEM(nodes, ni)
+        if node.lp is not None:
+            node.materialize()  # a loaded node's first read (rdb_stream.LoadedNode)
+        ms0 = PyLong_AsUnsignedLongLong(node.ms0)
+        n = node.n
+        _col(&ms, node._ms)
+        _col(&seq, node._seq)
+        dead = node._dead
         i = 0
         if first_in_node:  # first_index_ge: IDs rise strictly inside a node
             lo, hi = 0, n
