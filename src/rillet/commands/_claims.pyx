@@ -34,6 +34,7 @@ from cpython.long cimport (
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.set cimport PySet_Contains
 
+from rillet.engine.stream cimport Stream
 from rillet.engine.stream_node cimport StreamNode
 from rillet.commands._streamids cimport (
     _id_text, _key, _plain_ack_id, _plain_count, _tuple_key, _word,
@@ -44,12 +45,10 @@ from rillet._systime cimport system_now_ms as _system_now_ms
 
 from rillet.clock import SystemClock
 from rillet.engine.groups import Consumer, ConsumerGroup
-from rillet.engine.stream import Stream
 from rillet.resp.types import NULL_ARRAY
 
 include "_bodies.pxi"
 
-cdef object _Stream = Stream
 cdef object _ConsumerGroup = ConsumerGroup
 cdef object _Consumer = Consumer
 cdef object _SystemClock = SystemClock
@@ -68,9 +67,6 @@ cdef long long LLONG_MAX = 0x7FFFFFFFFFFFFFFF
 cdef long long AUTOCLAIM_MAX_COUNT = 0x7FFFFFFFFFFFFFFF // 16
 cdef long long ATTEMPTS_FACTOR = 10
 
-cdef Py_ssize_t ST_GROUPS = _offset(Stream, "groups")
-cdef Py_ssize_t ST_NODES = _offset(Stream, "_nodes")
-cdef Py_ssize_t ST_KEYS = _offset(Stream, "_keys")
 cdef Py_ssize_t G_LAST_ID = _offset(ConsumerGroup, "last_id")
 cdef Py_ssize_t G_PEL = _offset(ConsumerGroup, "pel")
 cdef Py_ssize_t G_IDLE = _offset(ConsumerGroup, "idle_index")
@@ -102,12 +98,12 @@ def bind(xclaim, xautoclaim, xpending, encode_range=None):
 
 # --- the stream entry of an ID ---------------------------------------------------------------
 
-cdef object _locate(object stream, u128 k, Py_ssize_t *at, Py_ssize_t *node_index):
+cdef object _locate(Stream stream, u128 k, Py_ssize_t *at, Py_ssize_t *node_index):
     """Stream._locate (keep in step): the node holding the live entry `k` (at[0] gets its
     index in the node, node_index[0] the node's, when not NULL), or None: bisect_right over the nodes' first IDs, then the
     entry's index inside the node (IDs rise strictly there), then its tombstone."""
-    cdef list nodes = <list>_get(stream, ST_NODES)
-    cdef list firsts = <list>_get(stream, ST_KEYS)
+    cdef list nodes = stream._nodes
+    cdef list firsts = stream._keys
     cdef Py_ssize_t lo = 0, hi = PyList_GET_SIZE(firsts), mid, n, ni
     cdef Col ms, seq
     cdef unsigned long long ms0
@@ -156,10 +152,11 @@ cdef object _plain_group(ctx, list argv):
     may work inline (a plain db, an existing stream, group and consumer, compiled
     indexes), else None."""
     cdef PyObject* found
-    stream = _plain_value(ctx, argv, _Stream)
+    cdef Stream stream
+    stream = _plain_value(ctx, argv, Stream)
     if stream is None:
         return None
-    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), <object>PyList_GET_ITEM(argv, 2))
+    found = PyDict_GetItem(stream.groups, <object>PyList_GET_ITEM(argv, 2))
     if found is NULL or type(<object>found) is not _ConsumerGroup:
         return None
     group = <object>found
@@ -193,7 +190,7 @@ cdef int _set_owner(object group, PendingEntry entry, object consumer) except -1
     return 0
 
 
-cdef object _run_reply(object stream, list touched):
+cdef object _run_reply(Stream stream, list touched):
     """The claimed entries' [[id, fields], ...] reply encoded straight from the stream's
     nodes (encode_range, as XREADGROUP's), when they are, in order, consecutive live
     entries of the stream: what claims of a PEL page or of IDs from XPENDING mostly are.
@@ -210,7 +207,7 @@ cdef object _run_reply(object stream, list touched):
     last = (<PendingEntry><object>PyList_GET_ITEM(touched, n - 1))._key
     if _locate(stream, first, &first_i, &first_ni) is None:
         return None
-    nodes = <list>_get(stream, ST_NODES)
+    nodes = stream._nodes
     ni, i = first_ni, first_i
     while j < n and ni < PyList_GET_SIZE(nodes):
         item = <object>PyList_GET_ITEM(nodes, ni)
@@ -611,11 +608,12 @@ def xpending(ctx, list argv):
     cdef PendingEntry entry
     cdef list vals
     cdef PyObject* found
+    cdef Stream stream
     if argc == 3:
         return _summary(ctx, argv)
     if not 6 <= argc <= 9:
         return _xpending_py(ctx, argv)
-    stream = _plain_value(ctx, argv, _Stream)
+    stream = _plain_value(ctx, argv, Stream)
     if stream is None:
         return _xpending_py(ctx, argv)
     if _word(<object>PyList_GET_ITEM(argv, 3), b"IDLE", 4):
@@ -626,7 +624,7 @@ def xpending(ctx, list argv):
             or not _range_bound(<object>PyList_GET_ITEM(argv, at), False, &lo)
             or not _range_bound(<object>PyList_GET_ITEM(argv, at + 1), True, &hi)):
         return _xpending_py(ctx, argv)
-    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), <object>PyList_GET_ITEM(argv, 2))
+    found = PyDict_GetItem(stream.groups, <object>PyList_GET_ITEM(argv, 2))
     if found is NULL or type(<object>found) is not _ConsumerGroup:
         return _xpending_py(ctx, argv)
     group = <object>found
@@ -688,10 +686,11 @@ cdef object _summary(ctx, list argv):
     cdef PyObject* found
     cdef SortedIndex pel, cpel
     cdef Py_ssize_t j
-    stream = _plain_value(ctx, argv, _Stream)
+    cdef Stream stream
+    stream = _plain_value(ctx, argv, Stream)
     if stream is None:
         return _xpending_py(ctx, argv)
-    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), <object>PyList_GET_ITEM(argv, 2))
+    found = PyDict_GetItem(stream.groups, <object>PyList_GET_ITEM(argv, 2))
     if found is NULL or type(<object>found) is not _ConsumerGroup:
         return _xpending_py(ctx, argv)
     group = <object>found

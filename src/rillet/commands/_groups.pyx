@@ -31,6 +31,7 @@ from libc.stdio cimport snprintf
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.tuple cimport PyTuple_GET_ITEM
 
+from rillet.engine.stream cimport Stream
 from rillet.engine.stream_node cimport StreamNode
 from rillet._columns cimport Col, _at, _col
 from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
@@ -42,12 +43,10 @@ from rillet._systime cimport system_now_ms as _system_now_ms
 from rillet.clock import SystemClock
 from rillet.engine.groups import Consumer, ConsumerGroup
 from rillet.engine.ids import StreamID
-from rillet.engine.stream import Stream
 from rillet.resp.types import Map
 
 include "_bodies.pxi"
 
-cdef object _Stream = Stream
 cdef object _StreamID = StreamID
 cdef object _ConsumerGroup = ConsumerGroup
 cdef object _Consumer = Consumer
@@ -70,10 +69,6 @@ cdef object _tuple_new = tuple.__new__
 cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
 cdef int TOUCH_BITS = 40  # pel.TOUCH_BITS
 
-cdef Py_ssize_t ST_GROUPS = _offset(Stream, "groups")
-cdef Py_ssize_t ST_MAX_DELETED = _offset(Stream, "max_deleted_id")
-cdef Py_ssize_t ST_NODES = _offset(Stream, "_nodes")
-cdef Py_ssize_t ST_KEYS = _offset(Stream, "_keys")
 cdef Py_ssize_t G_LAST_ID = _offset(ConsumerGroup, "last_id")
 cdef Py_ssize_t G_ENTRIES_READ = _offset(ConsumerGroup, "entries_read")
 cdef Py_ssize_t G_PEL = _offset(ConsumerGroup, "pel")
@@ -108,12 +103,12 @@ def bind(xreadgroup, xack, encode_range, parse_block_timeout):
 # rillet/_columns.pxd), as packed keys.
 
 
-cdef int _first_live(object stream, u128 *out) except -1:
+cdef int _first_live(Stream stream, u128 *out) except -1:
     """Stream.first_id as a key (keep in step): the first live entry; 0 if none."""
     cdef Col ms, seq
     cdef Py_ssize_t head
     cdef StreamNode node
-    for item in <list>_get(stream, ST_NODES):
+    for item in stream._nodes:
         node = <StreamNode?>item
         if node.live:
             if node.lp is not None:
@@ -128,14 +123,14 @@ cdef int _first_live(object stream, u128 *out) except -1:
     return 0
 
 
-cdef Py_ssize_t _ids_from(object stream, u128 start, Py_ssize_t limit, u128 **keys,
+cdef Py_ssize_t _ids_from(Stream stream, u128 start, Py_ssize_t limit, u128 **keys,
                           Py_ssize_t *cap, Py_ssize_t *at) except -1:
     """Stream.range_ids(start, MAX_ID, limit or None) as packed keys in *keys (grown
     with PyMem_Realloc; the caller frees it): read_cursor's bisect over the nodes'
     first IDs, first_index_ge inside the node, then live entries in order. at[0],
     at[1] get read_cursor's node and entry index (the reply encoder starts there)."""
-    cdef list nodes = <list>_get(stream, ST_NODES)
-    cdef list firsts = <list>_get(stream, ST_KEYS)
+    cdef list nodes = stream._nodes
+    cdef list firsts = stream._keys
     cdef Py_ssize_t lo = 0, hi = PyList_GET_SIZE(firsts), mid, ni, i, n, found = 0, nnodes
     cdef Col ms, seq
     cdef uint64_t ms0
@@ -210,6 +205,7 @@ def xreadgroup(ctx, list argv):
     cdef long long count = 0, now
     cdef bint noack = False
     cdef PyObject* found
+    cdef Stream stream
     if type(ctx) is not _Client:
         return _xreadgroup_py(ctx, argv)
     group_name = consumer_name = block_raw = None
@@ -262,10 +258,10 @@ def xreadgroup(ctx, list argv):
     if not _plain_for(db, key):
         return _xreadgroup_py(ctx, argv)
     found = PyDict_GetItem(<object>_get(db, D_DATA), key)
-    if found is NULL or type(<object>found) is not _Stream:
+    if found is NULL or type(<object>found) is not Stream:
         return _xreadgroup_py(ctx, argv)
-    stream = <object>found
-    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), group_name)
+    stream = <Stream>found
+    found = PyDict_GetItem(stream.groups, group_name)
     if found is NULL or type(<object>found) is not _ConsumerGroup:
         return _xreadgroup_py(ctx, argv)
     group = <object>found
@@ -283,7 +279,7 @@ def xreadgroup(ctx, list argv):
     return reply
 
 
-cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack, long long count,
+cdef object _read_new(ctx, server, db, key, Stream stream, group, consumer, bint noack, long long count,
                       long long now, group_name, consumer_name):
     """engine ConsumerGroup.read_new and groups._read_new (keep in step), or None
     (nothing changed) for the cases the Python body answers."""
@@ -307,7 +303,7 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
     _id_parts(<object>_get(group, G_LAST_ID), &last_ms, &last_seq)
     if last_seq == _U64_MAX:
         return None
-    _id_parts(<object>_get(stream, ST_MAX_DELETED), &del_ms, &del_seq)
+    _id_parts(stream.max_deleted_id, &del_ms, &del_seq)
     if (del_ms or del_seq) and _key(del_ms, del_seq) >= _key(last_ms, last_seq):
         return None
     _first_live(stream, &first_live)
@@ -357,7 +353,7 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
         if keys != stack_keys:
             PyMem_Free(keys)
     entries = _encode_range(stream, first_id, last_id, n, False,
-                            (<object>_get(stream, ST_NODES), at[0], at[1]))
+                            (stream._nodes, at[0], at[1]))
     if ctx.resp3:
         return _Map([(key, entries)])
     return [[key, entries]]
@@ -405,12 +401,13 @@ def xack(ctx, list argv):
     cdef PendingEntry entry
     cdef PyObject* found
     cdef long long acked = 0, released = 0
+    cdef Stream stream
     if argc < 4:
         return _xack_py(ctx, argv)
-    stream = _plain_value(ctx, argv, _Stream)
+    stream = _plain_value(ctx, argv, Stream)
     if stream is None:
         return _xack_py(ctx, argv)
-    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), <object>PyList_GET_ITEM(argv, 2))
+    found = PyDict_GetItem(stream.groups, <object>PyList_GET_ITEM(argv, 2))
     if found is NULL or type(<object>found) is not _ConsumerGroup:
         return _xack_py(ctx, argv)
     group = <object>found

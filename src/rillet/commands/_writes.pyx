@@ -39,6 +39,7 @@ from libc.string cimport memcmp, memcpy
 from rillet.resp._command cimport bulk_size, digits, put_bulk, put_len
 from rillet.persistence._aofenc cimport EffectStream
 from rillet.commands._streamids cimport _format_id, _put_u64
+from rillet.engine.stream cimport NodeLimits, Stream
 from rillet.engine.stream_node cimport StreamNode
 from rillet._systime cimport system_now_ms as _system_now_ms
 
@@ -47,14 +48,13 @@ from rillet.clock import SystemClock
 from rillet.engine.ids import StreamID
 from rillet.engine.keyspace import Database
 from rillet.commands.args import parse_int
-from rillet.engine.stream import NodeLimits, Stream, default_trim_limit
+from rillet.engine.stream import default_trim_limit
 from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE
 from rillet.state import PUBLISHED, Client, ServerState
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, STREAM, STRING
 from rillet.resp.types import OK
 
-cdef object _Stream = Stream
 cdef object _StreamID = StreamID
 cdef object _SystemClock = SystemClock
 cdef object _ReplyError = ReplyError
@@ -96,20 +96,8 @@ def bind_set(set_general):
 # --- direct slot access ----------------------------------------------------------------------
 include "_bodies.pxi"
 
-cdef object _NodeLimits = NodeLimits
 cdef Py_ssize_t SS_TX_EFFECTS = _offset(ServerState, "_tx_effects")
 cdef Py_ssize_t SS_GATED = _offset(ServerState, "gated")
-cdef Py_ssize_t S_TAIL = _offset(Stream, "_tail")
-cdef Py_ssize_t S_LIMITS = _offset(Stream, "limits")
-cdef Py_ssize_t S_LENGTH = _offset(Stream, "length")
-cdef Py_ssize_t S_LAST_ID = _offset(Stream, "last_id")
-cdef Py_ssize_t S_ADDED = _offset(Stream, "entries_added")
-cdef Py_ssize_t S_NODES = _offset(Stream, "_nodes")
-cdef Py_ssize_t S_KEYS = _offset(Stream, "_keys")
-cdef Py_ssize_t S_TREE_VERSION = _offset(Stream, "_tree_version")
-cdef Py_ssize_t L_MAX_ENTRIES = _offset(NodeLimits, "_node_max_entries")
-cdef Py_ssize_t L_FAST_ENTRIES = _offset(NodeLimits, "fast_entries")
-cdef Py_ssize_t L_MAX_BYTES = _offset(NodeLimits, "effective_max_bytes")
 
 
 # --- shared steps -------------------------------------------------------------------------
@@ -288,20 +276,20 @@ cdef extern from *:
     void _rillet_tuple_put(PyObject* t, Py_ssize_t i, PyObject* v) noexcept
 
 
-cdef inline void _put_last_id(object stream, object ms, object seq) noexcept:
+cdef inline void _put_last_id(Stream stream, object ms, object seq) noexcept:
     """stream.last_id = StreamID(ms, seq), for a Stream. When the stream holds the only
     reference to its previous last_id, that tuple takes the new items in place:
     nobody else can see it change, and an XADD then neither builds an ID nor frees
     one (~0.4k instructions, the most of it the StreamID's dealloc)."""
-    cdef PyObject* p = _get(stream, S_LAST_ID)
+    cdef PyObject* p = <PyObject*>stream.last_id
     if _rillet_sole_id(p, <PyObject*>_StreamID):
         _rillet_tuple_put(p, 0, <PyObject*>ms)
         _rillet_tuple_put(p, 1, <PyObject*>seq)
     else:
-        _set(stream, S_LAST_ID, _new_id(ms, seq))
+        stream.last_id = _new_id(ms, seq)
 
 
-def put_last_id(stream, ms, seq):
+def put_last_id(Stream stream, ms, seq):
     """The compiled `stream.last_id = StreamID(ms, seq)` (tests check the in-place case)."""
     _put_last_id(stream, ms, seq)
 
@@ -406,7 +394,7 @@ def pack_node(StreamNode node):
 cdef object _INT_SIZE_2 = 2
 
 
-cdef bint _append_open(stream, list argv, Py_ssize_t first, long long text, unsigned long long ms,
+cdef bint _append_open(Stream stream, list argv, Py_ssize_t first, long long text, unsigned long long ms,
                        unsigned long long seq, sid) except -1:
     """Stream._append_general when the entry opens a node, with _open_node (keep in step).
 
@@ -418,32 +406,29 @@ cdef bint _append_open(stream, list argv, Py_ssize_t first, long long text, unsi
     cdef long long max_entries, n, live, dead, lp, body, mf_text = 0
     cdef PyObject* p
     cdef StreamNode prev, node
-    limits = <object>_get(stream, S_LIMITS)
-    nodes = <object>_get(stream, S_NODES)
-    keys = <object>_get(stream, S_KEYS)
-    if type(limits) is not _NodeLimits or type(nodes) is not list or type(keys) is not list:
+    cdef NodeLimits limits = stream.limits
+    cdef list nodes = stream._nodes, keys = stream._keys
+    if limits is None or nodes is None or keys is None:
         return False
-    p = _get(stream, S_TAIL)
-    tail = <object>p if p is not NULL else None
-    if tail is not None:
-        if not isinstance(tail, StreamNode) or PyList_GET_SIZE(<list>nodes) == 0 or (
-                <object>PyList_GET_ITEM(<list>nodes, PyList_GET_SIZE(<list>nodes) - 1) is not tail):
+    prev = stream._tail
+    if prev is not None:
+        if PyList_GET_SIZE(nodes) == 0 or (
+                <object>PyList_GET_ITEM(nodes, PyList_GET_SIZE(nodes) - 1) is not prev):
             return False
-        prev = <StreamNode>tail
-        max_entries = _get_ll(limits, L_MAX_ENTRIES)
+        max_entries = limits._node_max_entries
         n = prev.n
         if not (max_entries != 0 and n >= max_entries):
             live = prev.live
             dead = n - live
             lp = (prev.body + (2 if live < 128 else _int_size(live))
                   + (2 if dead < 128 else _int_size(dead)))
-            if lp + text < _get_ll(limits, L_MAX_BYTES):
+            if lp + text < limits.effective_max_bytes:
                 return False  # the tail takes it: Stream.append's general path
-    elif PyList_GET_SIZE(<list>nodes) != 0:
+    elif PyList_GET_SIZE(nodes) != 0:
         return False
     mf = argv[first::2]
     values = argv[first + 1::2]
-    if tail is not None:
+    if prev is not None:
         _pack(prev)
         prev_mf = prev.mf
         if prev_mf == mf:
@@ -487,13 +472,13 @@ cdef bint _append_open(stream, list argv, Py_ssize_t first, long long text, unsi
     node.fast = True
     node.fresh = True
     node.lp = None  # not a loaded node (persistence/rdb_stream.LoadedNode)
-    PyList_Append(<list>nodes, node)
-    PyList_Append(<list>keys, _new_id(ms_obj, seq_obj))
-    _set(stream, S_TAIL, node)
-    _set(stream, S_TREE_VERSION, <object>_get(stream, S_TREE_VERSION) + 1)
-    _set(stream, S_LENGTH, <object>_get(stream, S_LENGTH) + 1)
-    _set(stream, S_ADDED, <object>_get(stream, S_ADDED) + 1)
-    _set(stream, S_LAST_ID, sid)
+    PyList_Append(nodes, node)
+    PyList_Append(keys, _new_id(ms_obj, seq_obj))
+    stream._tail = node
+    stream._tree_version += 1
+    stream.length += 1
+    stream.entries_added = stream.entries_added + 1
+    stream.last_id = sid
     return True
 
 
@@ -601,23 +586,26 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
     cdef long long max_size = STREAM_LISTPACK_MAX_SIZE
     cdef unsigned long long last_ms, last_seq
     cdef PyObject* found
+    cdef Stream stream
     key = <object>PyList_GET_ITEM(argv, 1)
     db = _client_db(ctx)
     server = _client_server(ctx)
     if not _plain_for(db, key):
-        stream = db.get(key)
+        value = db.get(key)
     else:
         found = PyDict_GetItem(<object>_get(db, D_DATA), key)
-        stream = <object>found if found is not NULL else None
-        if stream is not None:
+        value = <object>found if found is not NULL else None
+        if value is not None:
             _touch(db, key)
-    created = stream is None
+    created = value is None
     if created:
-        stream = _Stream(limits=server.keyspace.stream_limits)
-    elif type(stream) is not _Stream:
+        stream = Stream(limits=server.keyspace.stream_limits)
+    elif type(value) is not Stream:
         raise _ReplyError(_WRONGTYPE)
+    else:
+        stream = <Stream>value
     # Stream.next_id(ms, seq, now): its common cases here, the others in Python.
-    last = <object>_get(stream, S_LAST_ID)
+    last = stream.last_id
     if type(last) is not tuple and not isinstance(last, tuple):
         last = tuple(last)
     last_ms = <object>PyTuple_GET_ITEM(last, 0)
@@ -663,7 +651,7 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
         if total < 0 or not _append_open(stream, argv, first, total, ms, seq, sid):
             stream.append(sid, argv[first:])
     if trim != _NO_TRIM:
-        length = _get_ll(stream, S_LENGTH)
+        length = stream.length
         if length > maxlen:
             trimmed = _trim_maxlen(stream, length, maxlen, trim == _APPROX)
     _modified(server, db, key)
@@ -689,22 +677,22 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
     return sid_text
 
 
-cdef long long _trim_maxlen(stream, long long length, long long maxlen, bint approx) except -1:
+cdef long long _trim_maxlen(Stream stream, long long length, long long maxlen, bint approx) except -1:
     """stream.trim_maxlen(maxlen, approx, default limit) with KEEPREF (the group PELs keep
     their refs). Under `~` Stream._trim's first test is made here: when the
     oldest node cannot go whole it stops at once, which is every XADD but about
     one per node."""
     if approx:
-        nodes = <object>_get(stream, S_NODES)
-        if type(nodes) is list and PyList_GET_SIZE(<list>nodes):
-            head = <object>PyList_GET_ITEM(<list>nodes, 0)
+        nodes = stream._nodes
+        if nodes is not None and PyList_GET_SIZE(nodes):
+            head = <object>PyList_GET_ITEM(nodes, 0)
             if isinstance(head, StreamNode) and length - (<StreamNode>head).live < maxlen:
                 return 0
         return stream.trim_maxlen(maxlen, True, _default_trim_limit(stream.limits.node_max_entries))
     return stream.trim_maxlen(maxlen, False, 0)
 
 
-cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long ms, unsigned long long seq,
+cdef bint _append_fast(Stream stream, list argv, Py_ssize_t first, unsigned long long ms, unsigned long long seq,
                        ms_obj, seq_obj) except -1:
     """Stream.append's fast path (keep in step): True if it took the entry, whose ID is
     (ms, seq), as objects ms_obj and seq_obj."""
@@ -712,18 +700,12 @@ cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long m
     cdef Py_ssize_t nfields = argc - first, i, k
     cdef long long values_size = 0, room, text = 0, n, body
     cdef unsigned long long ms0, seq0
-    cdef PyObject* p = _get(stream, S_TAIL)
-    cdef StreamNode node
-    if p is NULL or not isinstance(<object>p, StreamNode):
-        return False
-    node = <StreamNode>p
-    if not node.fast:
+    cdef StreamNode node = stream._tail
+    cdef NodeLimits limits = stream.limits
+    if node is None or not node.fast or limits is None:
         return False
     n = node.n
-    limits = <object>_get(stream, S_LIMITS)
-    if type(limits) is not _NodeLimits:
-        return False
-    if n >= _get_ll(limits, L_FAST_ENTRIES) or nfields != node.k2:
+    if n >= limits.fast_entries or nfields != node.k2:
         return False
     if type(node.mf) is not list:
         return False
@@ -737,7 +719,7 @@ cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long m
     for i in range(k):
         values_size += _element_size(<bytes>PyList_GET_ITEM(argv, first + 1 + 2 * i))
     body = node.body
-    room = _get_ll(limits, L_MAX_BYTES) - body - node.fixed_text
+    room = limits.effective_max_bytes - body - node.fixed_text
     if not values_size + node.k18 < room:
         for i in range(k):
             text += PyBytes_GET_SIZE(<object>PyList_GET_ITEM(argv, first + 1 + 2 * i))
@@ -764,8 +746,8 @@ cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long m
     PyList_Append(seq_list, seq_obj)
     node.n = n + 1
     node.live += 1
-    _set(stream, S_LENGTH, <object>_get(stream, S_LENGTH) + 1)
-    _set(stream, S_ADDED, <object>_get(stream, S_ADDED) + 1)
+    stream.length += 1
+    stream.entries_added = stream.entries_added + 1
     _put_last_id(stream, ms_obj, seq_obj)
     return True
 
