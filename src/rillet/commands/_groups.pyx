@@ -31,6 +31,7 @@ from libc.stdio cimport snprintf
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.tuple cimport PyTuple_GET_ITEM
 
+from rillet.engine.groups cimport Consumer, ConsumerGroup
 from rillet.engine.stream cimport Stream
 from rillet.engine.stream_node cimport StreamNode
 from rillet._columns cimport Col, _at, _col
@@ -41,15 +42,12 @@ from rillet.commands._streamids cimport (
 from rillet._systime cimport system_now_ms as _system_now_ms
 
 from rillet.clock import SystemClock
-from rillet.engine.groups import Consumer, ConsumerGroup
 from rillet.engine.ids import StreamID
 from rillet.resp.types import Map
 
 include "_bodies.pxi"
 
 cdef object _StreamID = StreamID
-cdef object _ConsumerGroup = ConsumerGroup
-cdef object _Consumer = Consumer
 cdef object _SystemClock = SystemClock
 cdef object _Map = Map
 cdef object _ONE = 1
@@ -69,17 +67,6 @@ cdef object _tuple_new = tuple.__new__
 cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
 cdef int TOUCH_BITS = 40  # pel.TOUCH_BITS
 
-cdef Py_ssize_t G_LAST_ID = _offset(ConsumerGroup, "last_id")
-cdef Py_ssize_t G_ENTRIES_READ = _offset(ConsumerGroup, "entries_read")
-cdef Py_ssize_t G_PEL = _offset(ConsumerGroup, "pel")
-cdef Py_ssize_t G_IDLE = _offset(ConsumerGroup, "idle_index")
-cdef Py_ssize_t G_CONSUMERS = _offset(ConsumerGroup, "consumers")
-cdef Py_ssize_t G_NACKED = _offset(ConsumerGroup, "nacked_count")
-cdef Py_ssize_t G_TOUCH_SEQ = _offset(ConsumerGroup, "_touch_seq")
-cdef Py_ssize_t CO_NAME = _offset(Consumer, "name")
-cdef Py_ssize_t CO_PEL = _offset(Consumer, "pel")
-cdef Py_ssize_t CO_SEEN = _offset(Consumer, "seen_time_ms")
-cdef Py_ssize_t CO_ACTIVE = _offset(Consumer, "active_time_ms")
 
 # Set by bind(): the Python bodies, for every case not answered here.
 cdef object _xreadgroup_py = None
@@ -201,6 +188,8 @@ def xreadgroup(ctx, list argv):
     The compiled `groups.xreadgroup` for one stream read with `>` (see the
     module docstring); everything else goes to the Python body.
     """
+    cdef ConsumerGroup group
+    cdef Consumer consumer
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i = 1, more, j
     cdef long long count = 0, now
     cdef bint noack = False
@@ -262,15 +251,15 @@ def xreadgroup(ctx, list argv):
         return _xreadgroup_py(ctx, argv)
     stream = <Stream>found
     found = PyDict_GetItem(stream.groups, group_name)
-    if found is NULL or type(<object>found) is not _ConsumerGroup:
+    if found is NULL or type(<object>found) is not ConsumerGroup:
         return _xreadgroup_py(ctx, argv)
-    group = <object>found
-    found = PyDict_GetItem(<object>_get(group, G_CONSUMERS), consumer_name)
-    if found is NULL or type(<object>found) is not _Consumer:
+    group = <ConsumerGroup>found
+    found = PyDict_GetItem(group.consumers, consumer_name)
+    if found is NULL or type(<object>found) is not Consumer:
         return _xreadgroup_py(ctx, argv)  # a consumer to create: event and effect in Python
-    consumer = <object>found
-    if (type(<object>_get(group, G_PEL)) is not SortedIndex
-            or type(<object>_get(consumer, CO_PEL)) is not SortedIndex):
+    consumer = <Consumer>found
+    if (type(group.pel) is not SortedIndex
+            or type(consumer.pel) is not SortedIndex):
         return _xreadgroup_py(ctx, argv)
     reply = _read_new(ctx, server, db, key, stream, group, consumer, noack, count, now,
                       group_name, consumer_name)
@@ -279,8 +268,9 @@ def xreadgroup(ctx, list argv):
     return reply
 
 
-cdef object _read_new(ctx, server, db, key, Stream stream, group, consumer, bint noack, long long count,
-                      long long now, group_name, consumer_name):
+cdef object _read_new(ctx, server, db, key, Stream stream, ConsumerGroup group,
+                      Consumer consumer, bint noack, long long count, long long now,
+                      group_name, consumer_name):
     """engine ConsumerGroup.read_new and groups._read_new (keep in step), or None
     (nothing changed) for the cases the Python body answers."""
     cdef unsigned long long last_ms, last_seq, del_ms, del_seq
@@ -290,17 +280,17 @@ cdef object _read_new(ctx, server, db, key, Stream stream, group, consumer, bint
     cdef Py_ssize_t cap = 0, n, j
     cdef Py_ssize_t at[2]
     cdef long long seq_no
-    cdef SortedIndex pel = <SortedIndex>_get(group, G_PEL)
-    cdef SortedIndex idle = <SortedIndex>_get(group, G_IDLE)
-    cdef SortedIndex cpel = <SortedIndex>_get(consumer, CO_PEL)
+    cdef SortedIndex pel = <SortedIndex>group.pel
+    cdef SortedIndex idle = <SortedIndex>group.idle_index
+    cdef SortedIndex cpel = <SortedIndex>consumer.pel
     cdef PendingEntry entry
     # engine read_new/_advance_to (keep in step): entries_read counts on while it
     # is valid, the group is not behind the first entry and no deletion lies
     # ahead of last_id; each stays so as last_id grows, so one test covers the read.
-    entries_read = <object>_get(group, G_ENTRIES_READ)
+    entries_read = group.entries_read
     if entries_read is None:
         return None
-    _id_parts(<object>_get(group, G_LAST_ID), &last_ms, &last_seq)
+    _id_parts(group.last_id, &last_ms, &last_seq)
     if last_seq == _U64_MAX:
         return None
     _id_parts(stream.max_deleted_id, &del_ms, &del_seq)
@@ -324,10 +314,10 @@ cdef object _read_new(ctx, server, db, key, Stream stream, group, consumer, bint
         # Everything checked: from here the read happens (nothing below hands over).
         _touch(db, key)  # Database.get's access record
         now_obj = PyLong_FromLongLong(now)
-        _set(consumer, CO_SEEN, now_obj)
+        consumer.seen_time_ms = now_obj
         if not noack:
-            name = <object>_get(consumer, CO_NAME)
-            seq_no = PyLong_AsLongLong(<object>_get(group, G_TOUCH_SEQ))
+            name = consumer.name
+            seq_no = group._touch_seq
             tbase = <u128>now << TOUCH_BITS
             for j in range(n):
                 k = keys[j]
@@ -339,12 +329,12 @@ cdef object _read_new(ctx, server, db, key, Stream stream, group, consumer, bint
                 pel.insert_key(k, entry)
                 idle.insert_key(entry._tkey, entry)
                 cpel.insert_key(k, entry)
-            _set(group, G_TOUCH_SEQ, PyLong_FromLongLong(seq_no + n))
-            _set(consumer, CO_ACTIVE, now_obj)
+            group._touch_seq = seq_no + n
+            consumer.active_time_ms = now_obj
         first_id = _sid(keys[0])
         last_id = _sid(keys[n - 1])
-        _set(group, G_LAST_ID, last_id)
-        _set(group, G_ENTRIES_READ, entries_read + n)
+        group.last_id = last_id
+        group.entries_read = entries_read + n
         _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + 1)  # ctx.changed(1)
         if <object>_get(server, SS_SINKS):
             _propagate_read(server, db, key, group_name, consumer_name, noack, now, keys, n,
@@ -393,6 +383,7 @@ def xack(ctx, list argv):
     docstring); other forms, and keys that are not plain streams, go to the
     Python body.
     """
+    cdef ConsumerGroup group
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i, n
     cdef unsigned long long ms, seq
     cdef u128* keys
@@ -408,10 +399,10 @@ def xack(ctx, list argv):
     if stream is None:
         return _xack_py(ctx, argv)
     found = PyDict_GetItem(stream.groups, <object>PyList_GET_ITEM(argv, 2))
-    if found is NULL or type(<object>found) is not _ConsumerGroup:
+    if found is NULL or type(<object>found) is not ConsumerGroup:
         return _xack_py(ctx, argv)
-    group = <object>found
-    if type(<object>_get(group, G_PEL)) is not SortedIndex:
+    group = <ConsumerGroup>found
+    if type(group.pel) is not SortedIndex:
         return _xack_py(ctx, argv)
     n = argc - 3
     if n <= 64:
@@ -427,9 +418,9 @@ def xack(ctx, list argv):
                 return _xack_py(ctx, argv)
             keys[i] = _key(ms, seq)
         _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
-        pel = <SortedIndex>_get(group, G_PEL)
-        idle = <SortedIndex>_get(group, G_IDLE)
-        consumers = <object>_get(group, G_CONSUMERS)
+        pel = <SortedIndex>group.pel
+        idle = <SortedIndex>group.idle_index
+        consumers = group.consumers
         # engine ConsumerGroup.ack (keep in step).
         for i in range(n):
             value = pel.pop_key(keys[i])
@@ -442,8 +433,8 @@ def xack(ctx, list argv):
                 released += 1
             else:
                 consumer = consumers[owner]
-                if type(consumer) is _Consumer:
-                    (<SortedIndex>_get(consumer, CO_PEL)).pop_key(keys[i])
+                if type(consumer) is Consumer:
+                    (<SortedIndex>(<Consumer>consumer).pel).pop_key(keys[i])
                 else:
                     consumer.pel.pop(entry.key)
             acked += 1
@@ -451,7 +442,7 @@ def xack(ctx, list argv):
         if keys != stack_keys:
             PyMem_Free(keys)
     if released:
-        _set(group, G_NACKED, <object>_get(group, G_NACKED) - released)
+        group.nacked_count -= released
     if acked:
         server = <object>_get(ctx, C_SERVER)
         if type(server) is _ServerState:
