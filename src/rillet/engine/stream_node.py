@@ -342,26 +342,38 @@ class StreamNode:
         `elems` is the open tail's element list (None once packed), `data`/`offs`
         the packed elements; the rest as the slots say. Read-only: never mutate.
         """
-        return (self.ms0, self.ms, self.seq, self.n, self.dead, self.mf, self.elems,
-                self.data, self.offs, self.estart, self.same)
+        # The readers below test `lp` once and read the entry fields directly:
+        # compiled, each property read would be a generic attribute lookup.
+        if self.lp is not None:
+            self.materialize()
+        return (self.ms0, self._ms, self._seq, self.n, self._dead, self.mf, self.elems,
+                self._data, self._offs, self._estart, self._same)
 
     def id_at(self, i: int) -> StreamID:
-        return _tuple_new(StreamID, (self.ms0 + self.ms[i], self.seq[i]))
+        if self.lp is not None:
+            self.materialize()
+        return _tuple_new(StreamID, (self.ms0 + self._ms[i], self._seq[i]))
 
     def last_id_any(self) -> StreamID:
         """ID of the last entry, tombstone or not (lpGetEdgeStreamID(lp, 0, ...))."""
-        return _tuple_new(StreamID, (self.ms0 + self.ms[-1], self.seq[-1]))
+        if self.lp is not None:
+            self.materialize()
+        return _tuple_new(StreamID, (self.ms0 + self._ms[-1], self._seq[-1]))
 
     def is_dead(self, i: int) -> bool:
-        dead = self.dead
+        if self.lp is not None:
+            self.materialize()
+        dead = self._dead
         return dead is not None and i in dead
 
     def fields_at(self, i: int) -> list[bytes]:
         """The flat [field, value, ...] list of entry i."""
-        if self.estart is None and not self.is_open:
+        if self.lp is not None:
+            self.materialize()
+        if self._estart is None and not self.is_open:
             # Closed node, every entry SAMEFIELDS: the common read path.
             k = self.k
-            offs, data, mf = self.offs, self.data, self.mf
+            offs, data, mf = self._offs, self._data, self.mf
             a = i * k
             if k == 1:
                 return [mf[0], data[offs[a] : offs[a + 1]]]
@@ -371,7 +383,8 @@ class StreamNode:
         return self._fields_general(i)
 
     def _fields_general(self, i: int) -> list[bytes]:
-        estart = self.estart
+        # (fields_at's: the node is decoded.)
+        estart = self._estart
         if estart is None:
             a = i * self.k
             b = a + self.k
@@ -379,12 +392,12 @@ class StreamNode:
         else:
             a = estart[i]
             b = estart[i + 1]
-            same = self.same[i]
+            same = self._same[i]
         if self.is_open:
             stored = self.elems[a:b]
         else:
-            offs = self.offs[a : b + 1]
-            stored = list(map(self.data.__getitem__, map(slice, offs, offs[1:])))
+            offs = self._offs[a : b + 1]
+            stored = list(map(self._data.__getitem__, map(slice, offs, offs[1:])))
         if not same:
             return stored
         out: list[bytes] = [b""] * (2 * len(stored))
@@ -397,20 +410,24 @@ class StreamNode:
         dms = ms - self.ms0
         if dms < 0:
             return 0
-        ms_arr, n = self.ms, self.n
+        if self.lp is not None:
+            self.materialize()
+        ms_arr, n = self._ms, self.n
         lo = bisect_left(ms_arr, dms, 0, n)
         hi = bisect_right(ms_arr, dms, lo, n)
-        return bisect_left(self.seq, seq, lo, hi)
+        return bisect_left(self._seq, seq, lo, hi)
 
     def last_index_le(self, ms: int, seq: int) -> int:
         """Index of the last entry with ID <= (ms, seq), or -1."""
         dms = ms - self.ms0
         if dms < 0:
             return -1
-        ms_arr = self.ms
+        if self.lp is not None:
+            self.materialize()
+        ms_arr = self._ms
         hi = bisect_right(ms_arr, dms, 0, self.n)
         lo = bisect_left(ms_arr, dms, 0, hi)
-        return bisect_right(self.seq, seq, lo, hi) - 1
+        return bisect_right(self._seq, seq, lo, hi) - 1
 
     def find(self, ms: int, seq: int) -> int:
         """Index of the entry with exactly this ID (live or dead), or -1."""
