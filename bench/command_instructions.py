@@ -10,7 +10,9 @@ transport that drops the replies); each read hands the connection
 under `valgrind --tool=callgrind` once per run length in --reads; the
 difference of the two totals over the difference of the command counts is what
 one command costs (startup, imports and the first read cancel out). --setup
-commands run once first (a stream for XRANGE to read, say). --pure sets
+commands run once first (a stream for XRANGE to read, say). A --command of
+several commands joined by " ; " pipelines the sequence (XADD then XREADGROUP
+`>`, so that each read has a new entry) and counts per sequence. --pure sets
 RILLET_PURE=1 (the Python as written). --keep keeps the callgrind files
 (PREFIX.<reads>) for callgrind_annotate. Counts are deterministic up to a few
 tens of instructions: no timing, so a loaded machine does not move them.
@@ -66,7 +68,8 @@ def inner(command: str, pipeline: int, reads: int, setup: list[str]) -> None:
     gcpolicy.start()  # the server's collector policy, as server.py sets it
     for line in setup:
         conn.data_received(_encode([part.encode() for part in line.split()]))
-    data = _encode([part.encode() for part in command.split()]) * pipeline
+    data = b"".join(_encode([part.encode() for part in one.split()])
+                    for one in command.split(" ; ")) * pipeline
     feed = conn.data_received
     for _ in range(reads):
         feed(data)

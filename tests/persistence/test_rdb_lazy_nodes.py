@@ -67,7 +67,7 @@ def _load(stream: Stream) -> Stream:
 
 
 def _lazy_count(stream: Stream) -> int:
-    return sum(node.__class__ is LoadedNode for node in stream.nodes)
+    return sum(type(node) is LoadedNode and node.lp is not None for node in stream.nodes)
 
 
 def _all(stream: Stream) -> list:
@@ -97,11 +97,11 @@ def test_untouched_load_reads_nothing_and_saves_the_same_bytes(seed):
     assert rdb.dump_value(loaded) == rdb.dump_value(stream)
     # A save reads the first live entry's ID (the RDB's first-id): that node only.
     assert _lazy_count(loaded) == len(loaded.nodes) - 1
-    # Decoded, the nodes are plain StreamNodes with the same listpacks.
+    # Decoded, the nodes read as plain StreamNodes with the same listpacks.
     assert loaded.memory_usage(0) == _materialized(stream).memory_usage(0)
     _same_state(loaded, stream)
     assert _lazy_count(loaded) == 0
-    assert all(node.__class__ is StreamNode and node.lp is None for node in loaded.nodes)
+    assert all(isinstance(node, StreamNode) and node.lp is None for node in loaded.nodes)
 
 
 def _materialized(stream: Stream) -> Stream:

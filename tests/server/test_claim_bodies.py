@@ -174,3 +174,26 @@ def test_the_compiled_bodies_do_the_common_cases():
     finally:
         _claims.bind(groups.xclaim, groups.xautoclaim, groups.xpending, groups._encode_range)
     server.state.keyspace[0].data[b"s"].groups[b"g"].check_invariants()
+
+
+def test_the_compiled_bodies_read_a_restored_stream():
+    """A stream restored from its DUMP keeps its nodes as Redis's listpacks until first
+    read (rdb_stream.LoadedNode): the compiled XREADGROUP and XCLAIM decode them where
+    they read the nodes' columns, and reply as on the stream it was dumped from."""
+    server = Server(sinks=False)
+    for i in range(1, 300):
+        server.run([b"XADD", b"s", b"%d-1" % i, b"f", b"v"])
+    server.run([b"XGROUP", b"CREATE", b"s", b"g", b"0"])
+    server.run([b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"1", b"STREAMS", b"s", b">"])
+    dumped = server.run([b"DUMP", b"s"])
+    size, _, rest = dumped[1:].partition(b"\r\n")
+    assert server.run([b"RESTORE", b"t", b"0", rest[:int(size)]]) == b"+OK\r\n"
+    restored = server.state.keyspace[0].data[b"t"]
+    assert all(node.lp is not None for node in restored.nodes)  # nothing decoded yet
+    for key in (b"s", b"t"):
+        read = server.run([b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"2", b"STREAMS",
+                           key, b">"])
+        assert read == (b"*1\r\n*2\r\n$1\r\n" + key + b"\r\n*2\r\n*2\r\n$3\r\n2-1\r\n*2\r\n"
+                        b"$1\r\nf\r\n$1\r\nv\r\n*2\r\n$3\r\n3-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n")
+        claimed = server.run([b"XCLAIM", key, b"g", b"c", b"0", b"1-1", b"JUSTID"])
+        assert claimed == b"*1\r\n$3\r\n1-1\r\n"

@@ -87,14 +87,18 @@ steps = st.lists(
 )
 
 
+# StreamNode's fields as Python reads them (the entry fields through their properties).
+_FIELDS = [name.lstrip("_") for name in StreamNode.__slots__]
+
+
 def _layout(server: Server, key: bytes) -> object:
     """The stream's nodes as the engine holds them: boundaries, sizes, counts."""
     stream = server.state.keyspace[0].data.get(key)
     if stream is None or not hasattr(stream, "nodes"):
         return stream
-    # Every slot: the compiled XADD builds new nodes slot by slot (_writes.pyx
-    # `_append_open`), so a slot added to StreamNode and not set there fails here.
-    return [[(name, _packed(getattr(n, name))) for name in StreamNode.__slots__] + [n.lp_bytes()]
+    # Every field: the compiled XADD builds new nodes field by field (_writes.pyx
+    # `_append_open`), so a field added to StreamNode and not set there fails here.
+    return [[(name, _packed(getattr(n, name))) for name in _FIELDS] + [n.lp_bytes()]
             for n in stream.nodes] + [(stream.length, stream.last_id, stream.entries_added,
                                        stream.radix_tree_keys, stream.radix_tree_nodes)]
 
@@ -280,7 +284,7 @@ def test_compiled_pack_is_stream_nodes(entries, reopen):
     ours, theirs = build(), build()
     writes.pack_node(ours)
     theirs.pack()
-    for name in StreamNode.__slots__:
+    for name in _FIELDS:
         mine, reference = getattr(ours, name), getattr(theirs, name)
         assert type(mine) is type(reference), name
         assert getattr(mine, "typecode", None) == getattr(reference, "typecode", None), name

@@ -34,6 +34,9 @@ from cpython.long cimport (
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.set cimport PySet_Contains
 
+from rillet.engine.groups cimport Consumer, ConsumerGroup
+from rillet.engine.stream cimport Stream
+from rillet.engine.stream_node cimport StreamNode
 from rillet.commands._streamids cimport (
     _id_text, _key, _plain_ack_id, _plain_count, _tuple_key, _word,
 )
@@ -42,17 +45,10 @@ from rillet.engine._pelindex cimport PendingEntry, SortedIndex, bisect_left_u128
 from rillet._systime cimport system_now_ms as _system_now_ms
 
 from rillet.clock import SystemClock
-from rillet.engine.groups import Consumer, ConsumerGroup
-from rillet.engine.stream import Stream
-from rillet.engine.stream_node import StreamNode
 from rillet.resp.types import NULL_ARRAY
 
 include "_bodies.pxi"
 
-cdef object _Stream = Stream
-cdef object _StreamNode = StreamNode
-cdef object _ConsumerGroup = ConsumerGroup
-cdef object _Consumer = Consumer
 cdef object _SystemClock = SystemClock
 # The effect's words (groups._xclaim_effect).
 cdef bytes _XCLAIM = b"XCLAIM"
@@ -69,25 +65,6 @@ cdef long long LLONG_MAX = 0x7FFFFFFFFFFFFFFF
 cdef long long AUTOCLAIM_MAX_COUNT = 0x7FFFFFFFFFFFFFFF // 16
 cdef long long ATTEMPTS_FACTOR = 10
 
-cdef Py_ssize_t ST_GROUPS = _offset(Stream, "groups")
-cdef Py_ssize_t ST_NODES = _offset(Stream, "_nodes")
-cdef Py_ssize_t ST_KEYS = _offset(Stream, "_keys")
-cdef Py_ssize_t N_MS0 = _offset(StreamNode, "ms0")
-cdef Py_ssize_t N_MS = _offset(StreamNode, "ms")
-cdef Py_ssize_t N_SEQ = _offset(StreamNode, "seq")
-cdef Py_ssize_t N_N = _offset(StreamNode, "n")
-cdef Py_ssize_t N_DEAD = _offset(StreamNode, "dead")
-cdef Py_ssize_t G_LAST_ID = _offset(ConsumerGroup, "last_id")
-cdef Py_ssize_t G_PEL = _offset(ConsumerGroup, "pel")
-cdef Py_ssize_t G_IDLE = _offset(ConsumerGroup, "idle_index")
-cdef Py_ssize_t G_CONSUMERS = _offset(ConsumerGroup, "consumers")
-cdef Py_ssize_t G_NACKED = _offset(ConsumerGroup, "nacked_count")
-cdef Py_ssize_t G_TOUCH_SEQ = _offset(ConsumerGroup, "_touch_seq")
-cdef Py_ssize_t G_NAMES = _offset(ConsumerGroup, "_names_sorted")
-cdef Py_ssize_t CO_NAME = _offset(Consumer, "name")
-cdef Py_ssize_t CO_PEL = _offset(Consumer, "pel")
-cdef Py_ssize_t CO_SEEN = _offset(Consumer, "seen_time_ms")
-cdef Py_ssize_t CO_ACTIVE = _offset(Consumer, "active_time_ms")
 
 # Set by bind(): the Python bodies, for every case not answered here.
 cdef object _xclaim_py = None
@@ -108,12 +85,12 @@ def bind(xclaim, xautoclaim, xpending, encode_range=None):
 
 # --- the stream entry of an ID ---------------------------------------------------------------
 
-cdef object _locate(object stream, u128 k, Py_ssize_t *at, Py_ssize_t *node_index):
+cdef object _locate(Stream stream, u128 k, Py_ssize_t *at, Py_ssize_t *node_index):
     """Stream._locate (keep in step): the node holding the live entry `k` (at[0] gets its
     index in the node, node_index[0] the node's, when not NULL), or None: bisect_right over the nodes' first IDs, then the
     entry's index inside the node (IDs rise strictly there), then its tombstone."""
-    cdef list nodes = <list>_get(stream, ST_NODES)
-    cdef list firsts = <list>_get(stream, ST_KEYS)
+    cdef list nodes = stream._nodes
+    cdef list firsts = stream._keys
     cdef Py_ssize_t lo = 0, hi = PyList_GET_SIZE(firsts), mid, n, ni
     cdef Col ms, seq
     cdef unsigned long long ms0
@@ -127,13 +104,13 @@ cdef object _locate(object stream, u128 k, Py_ssize_t *at, Py_ssize_t *node_inde
     if lo == 0:
         return None
     ni = lo - 1
-    node = <object>PyList_GET_ITEM(nodes, ni)
-    if type(node) is not _StreamNode:
-        raise TypeError("unexpected stream node")
-    ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
-    n = PyLong_AsSsize_t(<object>_get(node, N_N))
-    _col(&ms, <object>_get(node, N_MS))
-    _col(&seq, <object>_get(node, N_SEQ))
+    cdef StreamNode node = <StreamNode?><object>PyList_GET_ITEM(nodes, ni)
+    if node.lp is not None:
+        node.materialize()  # a loaded node's first read (rdb_stream.LoadedNode)
+    ms0 = PyLong_AsUnsignedLongLong(node.ms0)
+    n = node.n
+    _col(&ms, node._ms)
+    _col(&seq, node._seq)
     lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -146,7 +123,7 @@ cdef object _locate(object stream, u128 k, Py_ssize_t *at, Py_ssize_t *node_inde
     found = _key(ms0 + _at(&ms, lo), _at(&seq, lo))
     if found != k:
         return None
-    dead = <object>_get(node, N_DEAD)
+    dead = node._dead
     if dead is not None and PySet_Contains(dead, PyLong_FromSsize_t(lo)):
         return None
     at[0] = lo
@@ -161,53 +138,57 @@ cdef object _plain_group(ctx, list argv):
     """(db, stream, group, consumer) for `argv[1]`, `argv[2]`, `argv[3]` when the body
     may work inline (a plain db, an existing stream, group and consumer, compiled
     indexes), else None."""
+    cdef ConsumerGroup group
+    cdef Consumer consumer
     cdef PyObject* found
-    stream = _plain_value(ctx, argv, _Stream)
+    cdef Stream stream
+    stream = _plain_value(ctx, argv, Stream)
     if stream is None:
         return None
-    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), <object>PyList_GET_ITEM(argv, 2))
-    if found is NULL or type(<object>found) is not _ConsumerGroup:
+    found = PyDict_GetItem(stream.groups, <object>PyList_GET_ITEM(argv, 2))
+    if found is NULL or type(<object>found) is not ConsumerGroup:
         return None
-    group = <object>found
+    group = <ConsumerGroup>found
     if group.dead_letter_key is not None:
         return None  # a dead-letter policy (commands/policies.py) is Python's
-    found = PyDict_GetItem(<object>_get(group, G_CONSUMERS), <object>PyList_GET_ITEM(argv, 3))
-    if found is NULL or type(<object>found) is not _Consumer:
+    found = PyDict_GetItem(group.consumers, <object>PyList_GET_ITEM(argv, 3))
+    if found is NULL or type(<object>found) is not Consumer:
         return None  # a consumer to create: event and effect in Python
-    consumer = <object>found
-    if (type(<object>_get(group, G_PEL)) is not SortedIndex
-            or type(<object>_get(group, G_IDLE)) is not SortedIndex
-            or type(<object>_get(consumer, CO_PEL)) is not SortedIndex):
+    consumer = <Consumer>found
+    if (type(group.pel) is not SortedIndex
+            or type(group.idle_index) is not SortedIndex
+            or type(consumer.pel) is not SortedIndex):
         return None
     return stream, group, consumer
 
 
-cdef int _set_owner(object group, PendingEntry entry, object consumer) except -1:
+cdef int _set_owner(ConsumerGroup group, PendingEntry entry, Consumer consumer) except -1:
     """ConsumerGroup._set_owner to an existing consumer (keep in step)."""
-    name = <object>_get(consumer, CO_NAME)
+    name = consumer.name
     owner = entry.owner
     if owner == name:
         return 0
     if owner is None:
-        _set(group, G_NACKED, <object>_get(group, G_NACKED) - 1)
+        group.nacked_count -= 1
     else:
-        previous = (<dict>_get(group, G_CONSUMERS))[owner]
-        if type(previous) is _Consumer and type(<object>_get(previous, CO_PEL)) is SortedIndex:
-            (<SortedIndex>_get(previous, CO_PEL)).pop_key(entry._key)
+        previous = group.consumers[owner]
+        if type(previous) is Consumer and type((<Consumer>previous).pel) is SortedIndex:
+            (<SortedIndex>(<Consumer>previous).pel).pop_key(entry._key)
         else:
             previous.pel.pop(entry.key)
-    (<SortedIndex>_get(consumer, CO_PEL)).insert_key(entry._key, entry)
+    (<SortedIndex>consumer.pel).insert_key(entry._key, entry)
     entry.owner = name
     return 0
 
 
-cdef object _run_reply(object stream, list touched):
+cdef object _run_reply(Stream stream, list touched):
     """The claimed entries' [[id, fields], ...] reply encoded straight from the stream's
     nodes (encode_range, as XREADGROUP's), when they are, in order, consecutive live
     entries of the stream: what claims of a PEL page or of IDs from XPENDING mostly are.
     None otherwise (the caller builds it with fields_at)."""
     cdef Py_ssize_t n = PyList_GET_SIZE(touched), j = 0, ni, i, first_ni, first_i, size
     cdef PendingEntry entry
+    cdef StreamNode node
     cdef Col ms, seq
     cdef unsigned long long ms0
     cdef u128 first, last
@@ -217,17 +198,20 @@ cdef object _run_reply(object stream, list touched):
     last = (<PendingEntry><object>PyList_GET_ITEM(touched, n - 1))._key
     if _locate(stream, first, &first_i, &first_ni) is None:
         return None
-    nodes = <list>_get(stream, ST_NODES)
+    nodes = stream._nodes
     ni, i = first_ni, first_i
     while j < n and ni < PyList_GET_SIZE(nodes):
-        node = <object>PyList_GET_ITEM(nodes, ni)
-        if type(node) is not _StreamNode:
+        item = <object>PyList_GET_ITEM(nodes, ni)
+        if not isinstance(item, StreamNode):
             return None
-        ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
-        size = PyLong_AsSsize_t(<object>_get(node, N_N))
-        _col(&ms, <object>_get(node, N_MS))
-        _col(&seq, <object>_get(node, N_SEQ))
-        dead = <object>_get(node, N_DEAD)
+        node = <StreamNode>item
+        if node.lp is not None:
+            node.materialize()  # a loaded node's first read (rdb_stream.LoadedNode)
+        ms0 = PyLong_AsUnsignedLongLong(node.ms0)
+        size = node.n
+        _col(&ms, node._ms)
+        _col(&seq, node._seq)
+        dead = node._dead
         while i < size and j < n:
             if dead is None or not PySet_Contains(dead, PyLong_FromSsize_t(i)):
                 entry = <PendingEntry><object>PyList_GET_ITEM(touched, j)
@@ -257,7 +241,7 @@ cdef object _claim_reply(list keys, list bodies, bint justid):
     return out
 
 
-cdef int _publish(object ctx, object group, list argv, list touched, list texts) except -1:
+cdef int _publish(object ctx, ConsumerGroup group, list argv, list touched, list texts) except -1:
     """groups._propagate_claims for claims only (keep in step): the save counter, and per
     touched entry `XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE JUSTID
     LASTID group-last-id` when effects are wanted, Client.propagate's way."""
@@ -277,7 +261,7 @@ cdef int _publish(object ctx, object group, list argv, list touched, list texts)
     key = <object>PyList_GET_ITEM(argv, 1)
     group_name = <object>PyList_GET_ITEM(argv, 2)
     consumer_name = <object>PyList_GET_ITEM(argv, 3)
-    last = _id_text(_tuple_key(<object>_get(group, G_LAST_ID)))
+    last = _id_text(_tuple_key(group.last_id))
     index = <object>_get(<object>_get(ctx, C_DB), D_INDEX)
     for j in range(n):
         entry = <PendingEntry><object>PyList_GET_ITEM(touched, j)
@@ -310,6 +294,8 @@ def xclaim(ctx, list argv):
     The compiled `groups.xclaim` for plain IDs and options without LASTID (see the
     module docstring); everything else goes to the Python body.
     """
+    cdef ConsumerGroup group
+    cdef Consumer consumer
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv), j, nids, first_option
     cdef unsigned long long ms = 0, seq = 0
     cdef long long min_idle, now, value, delivery_time = -1, retry_count = -1
@@ -380,18 +366,19 @@ def xclaim(ctx, list argv):
             PyMem_Free(positions)
 
 
-cdef object _claim(ctx, list argv, stream, group, consumer, u128 *keys, Py_ssize_t *positions,
-                   Py_ssize_t nids, long long min_idle, long long now, long long delivery_time,
-                   long long retry_count, bint force, bint justid):
+cdef object _claim(ctx, list argv, Stream stream, ConsumerGroup group, Consumer consumer,
+                   u128 *keys, Py_ssize_t *positions, Py_ssize_t nids, long long min_idle,
+                   long long now, long long delivery_time, long long retry_count, bint force,
+                   bint justid):
     """engine ConsumerGroup.claim and groups.xclaim's effects and reply (keep in step),
     or the Python body's answer when a pending entry's stream entry is gone."""
     cdef Py_ssize_t j
     cdef long long touch_seq, count
     cdef u128 k
     cdef PendingEntry entry
-    cdef SortedIndex pel = <SortedIndex>_get(group, G_PEL)
-    cdef SortedIndex idle = <SortedIndex>_get(group, G_IDLE)
-    cdef SortedIndex cpel = <SortedIndex>_get(consumer, CO_PEL)
+    cdef SortedIndex pel = <SortedIndex>group.pel
+    cdef SortedIndex idle = <SortedIndex>group.idle_index
+    cdef SortedIndex cpel = <SortedIndex>consumer.pel
     # engine claim (keep in step). A pending entry whose stream entry is gone leaves the
     # PEL with effects of its own: the Python body does that, so look before changing.
     # The stream does not change below: each ID's entry is located once, here.
@@ -407,9 +394,9 @@ cdef object _claim(ctx, list argv, stream, group, consumer, u128 *keys, Py_ssize
         nodes.append(node)
     _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
     now_obj = PyLong_FromLongLong(now)
-    _set(consumer, CO_SEEN, now_obj)
-    touch_seq = PyLong_AsLongLong(<object>_get(group, G_TOUCH_SEQ))
-    name = <object>_get(consumer, CO_NAME)
+    consumer.seen_time_ms = now_obj
+    touch_seq = group._touch_seq
+    name = consumer.name
     touched = []
     texts = []
     bodies = []
@@ -455,9 +442,9 @@ cdef object _claim(ctx, list argv, stream, group, consumer, u128 *keys, Py_ssize
             texts.append(_id_text(k))
             if not justid:
                 bodies.append((node, j))
-            _set(consumer, CO_ACTIVE, now_obj)
+            consumer.active_time_ms = now_obj
     finally:
-        _set(group, G_TOUCH_SEQ, PyLong_FromLongLong(touch_seq))
+        group._touch_seq = touch_seq
     _publish(ctx, group, argv, touched, texts)
     if justid:
         return texts
@@ -475,6 +462,8 @@ def xautoclaim(ctx, list argv):
     The compiled `groups.xautoclaim` for a plain start (`ms-seq` or `-`) and options
     (see the module docstring); everything else goes to the Python body.
     """
+    cdef ConsumerGroup group
+    cdef Consumer consumer
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv), j, pos, i, n, at
     cdef unsigned long long ms, seq
     cdef long long min_idle, now, count = 100, attempts, remaining, touch_seq
@@ -512,8 +501,8 @@ def xautoclaim(ctx, list argv):
         else:
             return _xautoclaim_py(ctx, argv)
     now = _now(ctx)
-    pel = <SortedIndex>_get(group, G_PEL)
-    idle = <SortedIndex>_get(group, G_IDLE)
+    pel = <SortedIndex>group.pel
+    idle = <SortedIndex>group.idle_index
     # engine autoclaim (keep in step): the walk decides everything before any change,
     # as claims never move entries in the group PEL; a deleted entry met on the way
     # (removed, reported, effects of its own) hands the command to the Python body.
@@ -553,8 +542,8 @@ def xautoclaim(ctx, list argv):
     # From here the claims happen (nothing below hands over).
     _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
     now_obj = PyLong_FromLongLong(now)
-    _set(consumer, CO_SEEN, now_obj)
-    touch_seq = PyLong_AsLongLong(<object>_get(group, G_TOUCH_SEQ))
+    consumer.seen_time_ms = now_obj
+    touch_seq = group._touch_seq
     texts = []
     n = PyList_GET_SIZE(chosen)
     try:
@@ -569,9 +558,9 @@ def xautoclaim(ctx, list argv):
                 entry.delivery_count = entry.delivery_count + 1
             texts.append(_id_text(entry._key))
     finally:
-        _set(group, G_TOUCH_SEQ, PyLong_FromLongLong(touch_seq))
+        group._touch_seq = touch_seq
     if n:
-        _set(consumer, CO_ACTIVE, now_obj)
+        consumer.active_time_ms = now_obj
     _publish(ctx, group, argv, chosen, texts)
     if justid:
         claimed = texts
@@ -608,6 +597,7 @@ def xpending(ctx, list argv):
     The compiled `groups.xpending`: the summary, and the extended form with plain
     bounds and numbers (everything else goes to the Python body).
     """
+    cdef ConsumerGroup group
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv), at = 3, pos, i, n
     cdef long long min_idle = 0, count, now, dt, idle_ms
     cdef u128 lo, hi
@@ -615,11 +605,12 @@ def xpending(ctx, list argv):
     cdef PendingEntry entry
     cdef list vals
     cdef PyObject* found
+    cdef Stream stream
     if argc == 3:
         return _summary(ctx, argv)
     if not 6 <= argc <= 9:
         return _xpending_py(ctx, argv)
-    stream = _plain_value(ctx, argv, _Stream)
+    stream = _plain_value(ctx, argv, Stream)
     if stream is None:
         return _xpending_py(ctx, argv)
     if _word(<object>PyList_GET_ITEM(argv, 3), b"IDLE", 4):
@@ -630,21 +621,21 @@ def xpending(ctx, list argv):
             or not _range_bound(<object>PyList_GET_ITEM(argv, at), False, &lo)
             or not _range_bound(<object>PyList_GET_ITEM(argv, at + 1), True, &hi)):
         return _xpending_py(ctx, argv)
-    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), <object>PyList_GET_ITEM(argv, 2))
-    if found is NULL or type(<object>found) is not _ConsumerGroup:
+    found = PyDict_GetItem(stream.groups, <object>PyList_GET_ITEM(argv, 2))
+    if found is NULL or type(<object>found) is not ConsumerGroup:
         return _xpending_py(ctx, argv)
-    group = <object>found
+    group = <ConsumerGroup>found
     if at + 3 < argc:
-        found = PyDict_GetItem(<object>_get(group, G_CONSUMERS),
+        found = PyDict_GetItem(group.consumers,
                                <object>PyList_GET_ITEM(argv, at + 3))
         if found is NULL:
             _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
             return []  # an unknown consumer has nothing pending
-        if type(<object>found) is not _Consumer:
+        if type(<object>found) is not Consumer:
             return _xpending_py(ctx, argv)
-        index_obj = <object>_get(<object>found, CO_PEL)
+        index_obj = (<Consumer>found).pel
     else:
-        index_obj = <object>_get(group, G_PEL)
+        index_obj = group.pel
     if type(index_obj) is not SortedIndex:
         return _xpending_py(ctx, argv)
     index = <SortedIndex>index_obj
@@ -689,31 +680,33 @@ cdef object _summary(ctx, list argv):
     """XPENDING key group: engine pending_summary and groups.xpending's reply (keep in
     step), when the consumers' sorted names are cached (else the Python body sorts and
     caches them)."""
+    cdef ConsumerGroup group
     cdef PyObject* found
     cdef SortedIndex pel, cpel
     cdef Py_ssize_t j
-    stream = _plain_value(ctx, argv, _Stream)
+    cdef Stream stream
+    stream = _plain_value(ctx, argv, Stream)
     if stream is None:
         return _xpending_py(ctx, argv)
-    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), <object>PyList_GET_ITEM(argv, 2))
-    if found is NULL or type(<object>found) is not _ConsumerGroup:
+    found = PyDict_GetItem(stream.groups, <object>PyList_GET_ITEM(argv, 2))
+    if found is NULL or type(<object>found) is not ConsumerGroup:
         return _xpending_py(ctx, argv)
-    group = <object>found
-    names = <object>_get(group, G_NAMES)
-    if type(<object>_get(group, G_PEL)) is not SortedIndex or type(names) is not list:
+    group = <ConsumerGroup>found
+    names = group._names_sorted
+    if type(group.pel) is not SortedIndex or type(names) is not list:
         return _xpending_py(ctx, argv)
-    consumers = <dict>_get(group, G_CONSUMERS)
+    consumers = group.consumers
     per_consumer = []
     for j in range(PyList_GET_SIZE(<list>names)):
         name = <object>PyList_GET_ITEM(<list>names, j)
         consumer = consumers[name]
-        if type(consumer) is not _Consumer or type(<object>_get(consumer, CO_PEL)) is not SortedIndex:
+        if type(consumer) is not Consumer or type((<Consumer>consumer).pel) is not SortedIndex:
             return _xpending_py(ctx, argv)
-        cpel = <SortedIndex>_get(consumer, CO_PEL)
+        cpel = <SortedIndex>(<Consumer>consumer).pel
         if cpel._len:
             per_consumer.append([name, b"%d" % cpel._len])
     _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
-    pel = <SortedIndex>_get(group, G_PEL)
+    pel = <SortedIndex>group.pel
     if not pel._len:
         return [0, None, None, NULL_ARRAY]
     return [pel._len, _id_text(pel._kb[0][0]), _id_text(pel._maxes[pel._nb - 1]), per_consumer]

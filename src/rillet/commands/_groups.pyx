@@ -31,6 +31,9 @@ from libc.stdio cimport snprintf
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.tuple cimport PyTuple_GET_ITEM
 
+from rillet.engine.groups cimport Consumer, ConsumerGroup
+from rillet.engine.stream cimport Stream
+from rillet.engine.stream_node cimport StreamNode
 from rillet._columns cimport Col, _at, _col
 from rillet.engine._pelindex cimport PendingEntry, SortedIndex, u128
 from rillet.commands._streamids cimport (
@@ -39,19 +42,12 @@ from rillet.commands._streamids cimport (
 from rillet._systime cimport system_now_ms as _system_now_ms
 
 from rillet.clock import SystemClock
-from rillet.engine.groups import Consumer, ConsumerGroup
 from rillet.engine.ids import StreamID
-from rillet.engine.stream import Stream
-from rillet.engine.stream_node import StreamNode
 from rillet.resp.types import Map
 
 include "_bodies.pxi"
 
-cdef object _Stream = Stream
-cdef object _StreamNode = StreamNode
 cdef object _StreamID = StreamID
-cdef object _ConsumerGroup = ConsumerGroup
-cdef object _Consumer = Consumer
 cdef object _SystemClock = SystemClock
 cdef object _Map = Map
 cdef object _ONE = 1
@@ -71,28 +67,6 @@ cdef object _tuple_new = tuple.__new__
 cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
 cdef int TOUCH_BITS = 40  # pel.TOUCH_BITS
 
-cdef Py_ssize_t ST_GROUPS = _offset(Stream, "groups")
-cdef Py_ssize_t ST_MAX_DELETED = _offset(Stream, "max_deleted_id")
-cdef Py_ssize_t ST_NODES = _offset(Stream, "_nodes")
-cdef Py_ssize_t ST_KEYS = _offset(Stream, "_keys")
-cdef Py_ssize_t N_MS0 = _offset(StreamNode, "ms0")
-cdef Py_ssize_t N_MS = _offset(StreamNode, "ms")
-cdef Py_ssize_t N_SEQ = _offset(StreamNode, "seq")
-cdef Py_ssize_t N_N = _offset(StreamNode, "n")
-cdef Py_ssize_t N_LIVE = _offset(StreamNode, "live")
-cdef Py_ssize_t N_HEAD = _offset(StreamNode, "head")
-cdef Py_ssize_t N_DEAD = _offset(StreamNode, "dead")
-cdef Py_ssize_t G_LAST_ID = _offset(ConsumerGroup, "last_id")
-cdef Py_ssize_t G_ENTRIES_READ = _offset(ConsumerGroup, "entries_read")
-cdef Py_ssize_t G_PEL = _offset(ConsumerGroup, "pel")
-cdef Py_ssize_t G_IDLE = _offset(ConsumerGroup, "idle_index")
-cdef Py_ssize_t G_CONSUMERS = _offset(ConsumerGroup, "consumers")
-cdef Py_ssize_t G_NACKED = _offset(ConsumerGroup, "nacked_count")
-cdef Py_ssize_t G_TOUCH_SEQ = _offset(ConsumerGroup, "_touch_seq")
-cdef Py_ssize_t CO_NAME = _offset(Consumer, "name")
-cdef Py_ssize_t CO_PEL = _offset(Consumer, "pel")
-cdef Py_ssize_t CO_SEEN = _offset(Consumer, "seen_time_ms")
-cdef Py_ssize_t CO_ACTIVE = _offset(Consumer, "active_time_ms")
 
 # Set by bind(): the Python bodies, for every case not answered here.
 cdef object _xreadgroup_py = None
@@ -116,38 +90,41 @@ def bind(xreadgroup, xack, encode_range, parse_block_timeout):
 # rillet/_columns.pxd), as packed keys.
 
 
-cdef int _first_live(object stream, u128 *out) except -1:
+cdef int _first_live(Stream stream, u128 *out) except -1:
     """Stream.first_id as a key (keep in step): the first live entry; 0 if none."""
     cdef Col ms, seq
     cdef Py_ssize_t head
-    for node in <list>_get(stream, ST_NODES):
-        if type(node) is not _StreamNode:
-            raise TypeError("unexpected stream node")
-        if PyLong_AsLongLong(<object>_get(node, N_LIVE)):
-            head = PyLong_AsSsize_t(<object>_get(node, N_HEAD))
-            _col(&ms, <object>_get(node, N_MS))
-            _col(&seq, <object>_get(node, N_SEQ))
-            out[0] = _key(PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0)) + _at(&ms, head),
+    cdef StreamNode node
+    for item in stream._nodes:
+        node = <StreamNode?>item
+        if node.live:
+            if node.lp is not None:
+                node.materialize()  # a loaded node's first read (rdb_stream.LoadedNode)
+            head = node._head
+            _col(&ms, node._ms)
+            _col(&seq, node._seq)
+            out[0] = _key(PyLong_AsUnsignedLongLong(node.ms0) + _at(&ms, head),
                           _at(&seq, head))
             return 0
     out[0] = 0
     return 0
 
 
-cdef Py_ssize_t _ids_from(object stream, u128 start, Py_ssize_t limit, u128 **keys,
+cdef Py_ssize_t _ids_from(Stream stream, u128 start, Py_ssize_t limit, u128 **keys,
                           Py_ssize_t *cap, Py_ssize_t *at) except -1:
     """Stream.range_ids(start, MAX_ID, limit or None) as packed keys in *keys (grown
     with PyMem_Realloc; the caller frees it): read_cursor's bisect over the nodes'
     first IDs, first_index_ge inside the node, then live entries in order. at[0],
     at[1] get read_cursor's node and entry index (the reply encoder starts there)."""
-    cdef list nodes = <list>_get(stream, ST_NODES)
-    cdef list firsts = <list>_get(stream, ST_KEYS)
+    cdef list nodes = stream._nodes
+    cdef list firsts = stream._keys
     cdef Py_ssize_t lo = 0, hi = PyList_GET_SIZE(firsts), mid, ni, i, n, found = 0, nnodes
     cdef Col ms, seq
     cdef uint64_t ms0
     cdef u128 k
     cdef void *grown
     cdef bint first_in_node
+    cdef StreamNode node
     nnodes = PyList_GET_SIZE(nodes)
     while lo < hi:  # bisect_right(firsts, start)
         mid = (lo + hi) >> 1
@@ -160,14 +137,14 @@ cdef Py_ssize_t _ids_from(object stream, u128 start, Py_ssize_t limit, u128 **ke
     if ni < 0:
         ni = 0
     while ni < nnodes:
-        node = <object>PyList_GET_ITEM(nodes, ni)
-        if type(node) is not _StreamNode:
-            raise TypeError("unexpected stream node")
-        ms0 = PyLong_AsUnsignedLongLong(<object>_get(node, N_MS0))
-        n = PyLong_AsSsize_t(<object>_get(node, N_N))
-        _col(&ms, <object>_get(node, N_MS))
-        _col(&seq, <object>_get(node, N_SEQ))
-        dead = <object>_get(node, N_DEAD)
+        node = <StreamNode?><object>PyList_GET_ITEM(nodes, ni)
+        if node.lp is not None:
+            node.materialize()  # a loaded node's first read (rdb_stream.LoadedNode)
+        ms0 = PyLong_AsUnsignedLongLong(node.ms0)
+        n = node.n
+        _col(&ms, node._ms)
+        _col(&seq, node._seq)
+        dead = node._dead
         i = 0
         if first_in_node:  # first_index_ge: IDs rise strictly inside a node
             lo, hi = 0, n
@@ -211,10 +188,13 @@ def xreadgroup(ctx, list argv):
     The compiled `groups.xreadgroup` for one stream read with `>` (see the
     module docstring); everything else goes to the Python body.
     """
+    cdef ConsumerGroup group
+    cdef Consumer consumer
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i = 1, more, j
     cdef long long count = 0, now
     cdef bint noack = False
     cdef PyObject* found
+    cdef Stream stream
     if type(ctx) is not _Client:
         return _xreadgroup_py(ctx, argv)
     group_name = consumer_name = block_raw = None
@@ -267,19 +247,19 @@ def xreadgroup(ctx, list argv):
     if not _plain_for(db, key):
         return _xreadgroup_py(ctx, argv)
     found = PyDict_GetItem(<object>_get(db, D_DATA), key)
-    if found is NULL or type(<object>found) is not _Stream:
+    if found is NULL or type(<object>found) is not Stream:
         return _xreadgroup_py(ctx, argv)
-    stream = <object>found
-    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), group_name)
-    if found is NULL or type(<object>found) is not _ConsumerGroup:
+    stream = <Stream>found
+    found = PyDict_GetItem(stream.groups, group_name)
+    if found is NULL or type(<object>found) is not ConsumerGroup:
         return _xreadgroup_py(ctx, argv)
-    group = <object>found
-    found = PyDict_GetItem(<object>_get(group, G_CONSUMERS), consumer_name)
-    if found is NULL or type(<object>found) is not _Consumer:
+    group = <ConsumerGroup>found
+    found = PyDict_GetItem(group.consumers, consumer_name)
+    if found is NULL or type(<object>found) is not Consumer:
         return _xreadgroup_py(ctx, argv)  # a consumer to create: event and effect in Python
-    consumer = <object>found
-    if (type(<object>_get(group, G_PEL)) is not SortedIndex
-            or type(<object>_get(consumer, CO_PEL)) is not SortedIndex):
+    consumer = <Consumer>found
+    if (type(group.pel) is not SortedIndex
+            or type(consumer.pel) is not SortedIndex):
         return _xreadgroup_py(ctx, argv)
     reply = _read_new(ctx, server, db, key, stream, group, consumer, noack, count, now,
                       group_name, consumer_name)
@@ -288,8 +268,9 @@ def xreadgroup(ctx, list argv):
     return reply
 
 
-cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack, long long count,
-                      long long now, group_name, consumer_name):
+cdef object _read_new(ctx, server, db, key, Stream stream, ConsumerGroup group,
+                      Consumer consumer, bint noack, long long count, long long now,
+                      group_name, consumer_name):
     """engine ConsumerGroup.read_new and groups._read_new (keep in step), or None
     (nothing changed) for the cases the Python body answers."""
     cdef unsigned long long last_ms, last_seq, del_ms, del_seq
@@ -299,20 +280,20 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
     cdef Py_ssize_t cap = 0, n, j
     cdef Py_ssize_t at[2]
     cdef long long seq_no
-    cdef SortedIndex pel = <SortedIndex>_get(group, G_PEL)
-    cdef SortedIndex idle = <SortedIndex>_get(group, G_IDLE)
-    cdef SortedIndex cpel = <SortedIndex>_get(consumer, CO_PEL)
+    cdef SortedIndex pel = <SortedIndex>group.pel
+    cdef SortedIndex idle = <SortedIndex>group.idle_index
+    cdef SortedIndex cpel = <SortedIndex>consumer.pel
     cdef PendingEntry entry
     # engine read_new/_advance_to (keep in step): entries_read counts on while it
     # is valid, the group is not behind the first entry and no deletion lies
     # ahead of last_id; each stays so as last_id grows, so one test covers the read.
-    entries_read = <object>_get(group, G_ENTRIES_READ)
+    entries_read = group.entries_read
     if entries_read is None:
         return None
-    _id_parts(<object>_get(group, G_LAST_ID), &last_ms, &last_seq)
+    _id_parts(group.last_id, &last_ms, &last_seq)
     if last_seq == _U64_MAX:
         return None
-    _id_parts(<object>_get(stream, ST_MAX_DELETED), &del_ms, &del_seq)
+    _id_parts(stream.max_deleted_id, &del_ms, &del_seq)
     if (del_ms or del_seq) and _key(del_ms, del_seq) >= _key(last_ms, last_seq):
         return None
     _first_live(stream, &first_live)
@@ -333,10 +314,10 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
         # Everything checked: from here the read happens (nothing below hands over).
         _touch(db, key)  # Database.get's access record
         now_obj = PyLong_FromLongLong(now)
-        _set(consumer, CO_SEEN, now_obj)
+        consumer.seen_time_ms = now_obj
         if not noack:
-            name = <object>_get(consumer, CO_NAME)
-            seq_no = PyLong_AsLongLong(<object>_get(group, G_TOUCH_SEQ))
+            name = consumer.name
+            seq_no = group._touch_seq
             tbase = <u128>now << TOUCH_BITS
             for j in range(n):
                 k = keys[j]
@@ -348,12 +329,12 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
                 pel.insert_key(k, entry)
                 idle.insert_key(entry._tkey, entry)
                 cpel.insert_key(k, entry)
-            _set(group, G_TOUCH_SEQ, PyLong_FromLongLong(seq_no + n))
-            _set(consumer, CO_ACTIVE, now_obj)
+            group._touch_seq = seq_no + n
+            consumer.active_time_ms = now_obj
         first_id = _sid(keys[0])
         last_id = _sid(keys[n - 1])
-        _set(group, G_LAST_ID, last_id)
-        _set(group, G_ENTRIES_READ, entries_read + n)
+        group.last_id = last_id
+        group.entries_read = entries_read + n
         _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + 1)  # ctx.changed(1)
         if <object>_get(server, SS_SINKS):
             _propagate_read(server, db, key, group_name, consumer_name, noack, now, keys, n,
@@ -362,7 +343,7 @@ cdef object _read_new(ctx, server, db, key, stream, group, consumer, bint noack,
         if keys != stack_keys:
             PyMem_Free(keys)
     entries = _encode_range(stream, first_id, last_id, n, False,
-                            (<object>_get(stream, ST_NODES), at[0], at[1]))
+                            (stream._nodes, at[0], at[1]))
     if ctx.resp3:
         return _Map([(key, entries)])
     return [[key, entries]]
@@ -402,6 +383,7 @@ def xack(ctx, list argv):
     docstring); other forms, and keys that are not plain streams, go to the
     Python body.
     """
+    cdef ConsumerGroup group
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv), i, n
     cdef unsigned long long ms, seq
     cdef u128* keys
@@ -410,16 +392,17 @@ def xack(ctx, list argv):
     cdef PendingEntry entry
     cdef PyObject* found
     cdef long long acked = 0, released = 0
+    cdef Stream stream
     if argc < 4:
         return _xack_py(ctx, argv)
-    stream = _plain_value(ctx, argv, _Stream)
+    stream = _plain_value(ctx, argv, Stream)
     if stream is None:
         return _xack_py(ctx, argv)
-    found = PyDict_GetItem(<object>_get(stream, ST_GROUPS), <object>PyList_GET_ITEM(argv, 2))
-    if found is NULL or type(<object>found) is not _ConsumerGroup:
+    found = PyDict_GetItem(stream.groups, <object>PyList_GET_ITEM(argv, 2))
+    if found is NULL or type(<object>found) is not ConsumerGroup:
         return _xack_py(ctx, argv)
-    group = <object>found
-    if type(<object>_get(group, G_PEL)) is not SortedIndex:
+    group = <ConsumerGroup>found
+    if type(group.pel) is not SortedIndex:
         return _xack_py(ctx, argv)
     n = argc - 3
     if n <= 64:
@@ -435,9 +418,9 @@ def xack(ctx, list argv):
                 return _xack_py(ctx, argv)
             keys[i] = _key(ms, seq)
         _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
-        pel = <SortedIndex>_get(group, G_PEL)
-        idle = <SortedIndex>_get(group, G_IDLE)
-        consumers = <object>_get(group, G_CONSUMERS)
+        pel = <SortedIndex>group.pel
+        idle = <SortedIndex>group.idle_index
+        consumers = group.consumers
         # engine ConsumerGroup.ack (keep in step).
         for i in range(n):
             value = pel.pop_key(keys[i])
@@ -450,8 +433,8 @@ def xack(ctx, list argv):
                 released += 1
             else:
                 consumer = consumers[owner]
-                if type(consumer) is _Consumer:
-                    (<SortedIndex>_get(consumer, CO_PEL)).pop_key(keys[i])
+                if type(consumer) is Consumer:
+                    (<SortedIndex>(<Consumer>consumer).pel).pop_key(keys[i])
                 else:
                     consumer.pel.pop(entry.key)
             acked += 1
@@ -459,7 +442,7 @@ def xack(ctx, list argv):
         if keys != stack_keys:
             PyMem_Free(keys)
     if released:
-        _set(group, G_NACKED, <object>_get(group, G_NACKED) - released)
+        group.nacked_count -= released
     if acked:
         server = <object>_get(ctx, C_SERVER)
         if type(server) is _ServerState:

@@ -39,6 +39,8 @@ from libc.string cimport memcmp, memcpy
 from rillet.resp._command cimport bulk_size, digits, put_bulk, put_len
 from rillet.persistence._aofenc cimport EffectStream
 from rillet.commands._streamids cimport _format_id, _put_u64
+from rillet.engine.stream cimport NodeLimits, Stream
+from rillet.engine.stream_node cimport StreamNode
 from rillet._systime cimport system_now_ms as _system_now_ms
 
 from rillet import errors
@@ -46,15 +48,13 @@ from rillet.clock import SystemClock
 from rillet.engine.ids import StreamID
 from rillet.engine.keyspace import Database
 from rillet.commands.args import parse_int
-from rillet.engine.stream import NodeLimits, Stream, default_trim_limit
+from rillet.engine.stream import default_trim_limit
 from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE
-from rillet.engine.stream_node import StreamNode
 from rillet.state import PUBLISHED, Client, ServerState
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, STREAM, STRING
 from rillet.resp.types import OK
 
-cdef object _Stream = Stream
 cdef object _StreamID = StreamID
 cdef object _SystemClock = SystemClock
 cdef object _ReplyError = ReplyError
@@ -98,45 +98,8 @@ def bind_set(set_general):
 # --- direct slot access ----------------------------------------------------------------------
 include "_bodies.pxi"
 
-cdef object _StreamNode = StreamNode
-cdef object _NodeLimits = NodeLimits
 cdef Py_ssize_t SS_TX_EFFECTS = _offset(ServerState, "_tx_effects")
 cdef Py_ssize_t SS_GATED = _offset(ServerState, "gated")
-cdef Py_ssize_t S_TAIL = _offset(Stream, "_tail")
-cdef Py_ssize_t S_LIMITS = _offset(Stream, "limits")
-cdef Py_ssize_t S_LENGTH = _offset(Stream, "length")
-cdef Py_ssize_t S_LAST_ID = _offset(Stream, "last_id")
-cdef Py_ssize_t S_ADDED = _offset(Stream, "entries_added")
-cdef Py_ssize_t N_FAST = _offset(StreamNode, "fast")
-cdef Py_ssize_t N_N = _offset(StreamNode, "n")
-cdef Py_ssize_t N_LIVE = _offset(StreamNode, "live")
-cdef Py_ssize_t N_K2 = _offset(StreamNode, "k2")
-cdef Py_ssize_t N_K18 = _offset(StreamNode, "k18")
-cdef Py_ssize_t N_MF = _offset(StreamNode, "mf")
-cdef Py_ssize_t N_BODY = _offset(StreamNode, "body")
-cdef Py_ssize_t N_FIXED_TEXT = _offset(StreamNode, "fixed_text")
-cdef Py_ssize_t N_SAME_FIXED = _offset(StreamNode, "same_fixed")
-cdef Py_ssize_t N_MS0 = _offset(StreamNode, "ms0")
-cdef Py_ssize_t N_SEQ0 = _offset(StreamNode, "seq0")
-cdef Py_ssize_t N_ELEMS = _offset(StreamNode, "elems")
-cdef Py_ssize_t N_MS = _offset(StreamNode, "ms")
-cdef Py_ssize_t N_SEQ = _offset(StreamNode, "seq")
-cdef Py_ssize_t N_K = _offset(StreamNode, "k")
-cdef Py_ssize_t N_DEAD = _offset(StreamNode, "dead")
-cdef Py_ssize_t N_HEAD = _offset(StreamNode, "head")
-cdef Py_ssize_t N_DATA = _offset(StreamNode, "data")
-cdef Py_ssize_t N_OFFS = _offset(StreamNode, "offs")
-cdef Py_ssize_t N_ESTART = _offset(StreamNode, "estart")
-cdef Py_ssize_t N_SAME = _offset(StreamNode, "same")
-cdef Py_ssize_t N_IS_OPEN = _offset(StreamNode, "is_open")
-cdef Py_ssize_t N_FRESH = _offset(StreamNode, "fresh")
-cdef Py_ssize_t N_LP = _offset(StreamNode, "lp")
-cdef Py_ssize_t S_NODES = _offset(Stream, "_nodes")
-cdef Py_ssize_t S_KEYS = _offset(Stream, "_keys")
-cdef Py_ssize_t S_TREE_VERSION = _offset(Stream, "_tree_version")
-cdef Py_ssize_t L_MAX_ENTRIES = _offset(NodeLimits, "_node_max_entries")
-cdef Py_ssize_t L_FAST_ENTRIES = _offset(NodeLimits, "fast_entries")
-cdef Py_ssize_t L_MAX_BYTES = _offset(NodeLimits, "effective_max_bytes")
 
 
 # --- shared steps -------------------------------------------------------------------------
@@ -315,20 +278,20 @@ cdef extern from *:
     void _rillet_tuple_put(PyObject* t, Py_ssize_t i, PyObject* v) noexcept
 
 
-cdef inline void _put_last_id(object stream, object ms, object seq) noexcept:
+cdef inline void _put_last_id(Stream stream, object ms, object seq) noexcept:
     """stream.last_id = StreamID(ms, seq), for a Stream. When the stream holds the only
     reference to its previous last_id, that tuple takes the new items in place:
     nobody else can see it change, and an XADD then neither builds an ID nor frees
     one (~0.4k instructions, the most of it the StreamID's dealloc)."""
-    cdef PyObject* p = _get(stream, S_LAST_ID)
+    cdef PyObject* p = <PyObject*>stream.last_id
     if _rillet_sole_id(p, <PyObject*>_StreamID):
         _rillet_tuple_put(p, 0, <PyObject*>ms)
         _rillet_tuple_put(p, 1, <PyObject*>seq)
     else:
-        _set(stream, S_LAST_ID, _new_id(ms, seq))
+        stream.last_id = _new_id(ms, seq)
 
 
-def put_last_id(stream, ms, seq):
+def put_last_id(Stream stream, ms, seq):
     """The compiled `stream.last_id = StreamID(ms, seq)` (tests check the in-place case)."""
     _put_last_id(stream, ms, seq)
 
@@ -383,18 +346,18 @@ cdef carray.array _compact(list values):
     return out
 
 
-cdef int _pack(object node) except -1:
-    """StreamNode.pack for an open all-SAMEFIELDS node of exact type; others call pack()."""
+cdef int _pack(StreamNode node) except -1:
+    """StreamNode.pack for an open all-SAMEFIELDS node; others call pack()."""
     cdef Py_ssize_t n, i
     cdef unsigned long long total = 0
-    if type(node) is not _StreamNode or <object>_get(node, N_ESTART) is not None:
+    if not node.is_open:
+        return 0
+    if node._estart is not None:
         node.pack()
         return 0
-    if not <object>_get(node, N_IS_OPEN):
-        return 0
-    elems = <object>_get(node, N_ELEMS)
-    ms_list = <object>_get(node, N_MS)
-    seq_list = <object>_get(node, N_SEQ)
+    elems = node.elems
+    ms_list = node._ms
+    seq_list = node._seq
     if type(elems) is not list or type(ms_list) is not list or type(seq_list) is not list:
         node.pack()
         return 0
@@ -414,18 +377,18 @@ cdef int _pack(object node) except -1:
         total += PyBytes_GET_SIZE(<object>PyList_GET_ITEM(<list>elems, i))
         _store(offs, i + 1, total)
     data = _EMPTY.join(<list>elems)
-    _set(node, N_MS, ms_arr)
-    _set(node, N_SEQ, seq_arr)
-    _set(node, N_DATA, data)
-    _set(node, N_OFFS, offs)
-    _set(node, N_ELEMS, None)
-    _set(node, N_IS_OPEN, False)
-    _set(node, N_FAST, False)
-    _set(node, N_FRESH, False)
+    node._ms = ms_arr
+    node._seq = seq_arr
+    node._data = data
+    node._offs = offs
+    node.elems = None
+    node.is_open = False
+    node.fast = False
+    node.fresh = False
     return 0
 
 
-def pack_node(node):
+def pack_node(StreamNode node):
     """The compiled StreamNode.pack (tests compare it with the Python one)."""
     _pack(node)
 
@@ -433,7 +396,7 @@ def pack_node(node):
 cdef object _INT_SIZE_2 = 2
 
 
-cdef bint _append_open(stream, list argv, Py_ssize_t first, long long text, unsigned long long ms,
+cdef bint _append_open(Stream stream, list argv, Py_ssize_t first, long long text, unsigned long long ms,
                        unsigned long long seq, sid) except -1:
     """Stream._append_general when the entry opens a node, with _open_node (keep in step).
 
@@ -444,36 +407,35 @@ cdef bint _append_open(stream, list argv, Py_ssize_t first, long long text, unsi
     cdef Py_ssize_t argc = PyList_GET_SIZE(argv), nfields = argc - first, k = nfields >> 1, i
     cdef long long max_entries, n, live, dead, lp, body, mf_text = 0
     cdef PyObject* p
-    limits = <object>_get(stream, S_LIMITS)
-    nodes = <object>_get(stream, S_NODES)
-    keys = <object>_get(stream, S_KEYS)
-    if type(limits) is not _NodeLimits or type(nodes) is not list or type(keys) is not list:
+    cdef StreamNode prev, node
+    cdef NodeLimits limits = stream.limits
+    cdef list nodes = stream._nodes, keys = stream._keys
+    if limits is None or nodes is None or keys is None:
         return False
-    p = _get(stream, S_TAIL)
-    prev = <object>p if p is not NULL else None
+    prev = stream._tail
     if prev is not None:
-        if type(prev) is not _StreamNode or PyList_GET_SIZE(<list>nodes) == 0 or (
-                <object>PyList_GET_ITEM(<list>nodes, PyList_GET_SIZE(<list>nodes) - 1) is not prev):
+        if PyList_GET_SIZE(nodes) == 0 or (
+                <object>PyList_GET_ITEM(nodes, PyList_GET_SIZE(nodes) - 1) is not prev):
             return False
-        max_entries = _get_ll(limits, L_MAX_ENTRIES)
-        n = _get_ll(prev, N_N)
+        max_entries = limits._node_max_entries
+        n = prev.n
         if not (max_entries != 0 and n >= max_entries):
-            live = _get_ll(prev, N_LIVE)
+            live = prev.live
             dead = n - live
-            lp = (_get_ll(prev, N_BODY) + (2 if live < 128 else _int_size(live))
+            lp = (prev.body + (2 if live < 128 else _int_size(live))
                   + (2 if dead < 128 else _int_size(dead)))
-            if lp + text < _get_ll(limits, L_MAX_BYTES):
+            if lp + text < limits.effective_max_bytes:
                 return False  # the tail takes it: Stream.append's general path
-    elif PyList_GET_SIZE(<list>nodes) != 0:
+    elif PyList_GET_SIZE(nodes) != 0:
         return False
     mf = argv[first::2]
     values = argv[first + 1::2]
     if prev is not None:
         _pack(prev)
-        prev_mf = <object>_get(prev, N_MF)
+        prev_mf = prev.mf
         if prev_mf == mf:
             mf = prev_mf  # one list for a run of nodes with the same fields
-    # StreamNode(ms, seq, mf), slot by slot, then its first (SAMEFIELDS) entry.
+    # StreamNode(ms, seq, mf), field by field, then its first (SAMEFIELDS) entry.
     ms_obj = <object>PyTuple_GET_ITEM(sid, 0)
     seq_obj = <object>PyTuple_GET_ITEM(sid, 1)
     body = LISTPACK_EMPTY_SIZE + _int_size(k) + 2
@@ -487,38 +449,38 @@ cdef bint _append_open(stream, list argv, Py_ssize_t first, long long text, unsi
     body += same_fixed + 2 + 2  # the entry: flags, lp-count, ms and seq diffs of 0
     for i in range(k):
         body += _element_size(<bytes>PyList_GET_ITEM(<list>values, i))
-    node = _StreamNode.__new__(_StreamNode)
-    _set(node, N_MS0, ms_obj)
-    _set(node, N_SEQ0, seq_obj)
-    _set(node, N_MF, mf)
-    _set(node, N_K, PyLong_FromLongLong(k))
-    _set(node, N_K2, PyLong_FromLongLong(2 * k))
-    _set(node, N_K18, PyLong_FromLongLong(18 * k))
-    _set(node, N_FIXED_TEXT, PyLong_FromLongLong(mf_text + 4))
-    _set(node, N_N, PyLong_FromLongLong(1))
-    _set(node, N_LIVE, PyLong_FromLongLong(1))
-    _set(node, N_DEAD, None)
-    _set(node, N_HEAD, PyLong_FromLongLong(0))
-    _set(node, N_BODY, PyLong_FromLongLong(body))
-    _set(node, N_SAME_FIXED, PyLong_FromLongLong(same_fixed))
-    _set(node, N_MS, [PyLong_FromLongLong(0)])
-    _set(node, N_SEQ, [seq_obj])
-    _set(node, N_ELEMS, values)
-    _set(node, N_DATA, _EMPTY)
-    _set(node, N_OFFS, None)
-    _set(node, N_ESTART, None)
-    _set(node, N_SAME, None)
-    _set(node, N_IS_OPEN, True)
-    _set(node, N_FAST, True)
-    _set(node, N_FRESH, True)
-    _set(node, N_LP, None)  # not a loaded node (persistence/rdb_stream.LoadedNode)
-    PyList_Append(<list>nodes, node)
-    PyList_Append(<list>keys, _new_id(ms_obj, seq_obj))
-    _set(stream, S_TAIL, node)
-    _set(stream, S_TREE_VERSION, <object>_get(stream, S_TREE_VERSION) + 1)
-    _set(stream, S_LENGTH, <object>_get(stream, S_LENGTH) + 1)
-    _set(stream, S_ADDED, <object>_get(stream, S_ADDED) + 1)
-    _set(stream, S_LAST_ID, sid)
+    node = StreamNode.__new__(StreamNode)
+    node.ms0 = ms_obj
+    node.seq0 = seq_obj
+    node.mf = mf
+    node.k = k
+    node.k2 = 2 * k
+    node.k18 = 18 * k
+    node.fixed_text = mf_text + 4
+    node.n = 1
+    node.live = 1
+    node._dead = None
+    node._head = 0
+    node.body = body
+    node.same_fixed = same_fixed
+    node._ms = [0]
+    node._seq = [seq_obj]
+    node.elems = values
+    node._data = _EMPTY
+    node._offs = None
+    node._estart = None
+    node._same = None
+    node.is_open = True
+    node.fast = True
+    node.fresh = True
+    node.lp = None  # not a loaded node (persistence/rdb_stream.LoadedNode)
+    PyList_Append(nodes, node)
+    PyList_Append(keys, _new_id(ms_obj, seq_obj))
+    stream._tail = node
+    stream._tree_version += 1
+    stream.length += 1
+    stream.entries_added = stream.entries_added + 1
+    stream.last_id = sid
     return True
 
 
@@ -626,25 +588,28 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
     cdef long long max_size = STREAM_LISTPACK_MAX_SIZE
     cdef unsigned long long last_ms, last_seq
     cdef PyObject* found
+    cdef Stream stream
     key = <object>PyList_GET_ITEM(argv, 1)
     db = _client_db(ctx)
     server = _client_server(ctx)
     if not _plain_for(db, key):
-        stream = db.get(key)
+        value = db.get(key)
     else:
         found = PyDict_GetItem(<object>_get(db, D_DATA), key)
-        stream = <object>found if found is not NULL else None
-        if stream is not None:
+        value = <object>found if found is not NULL else None
+        if value is not None:
             _touch(db, key)
-    created = stream is None
+    created = value is None
     if created:
-        stream = _Stream(limits=server.keyspace.stream_limits)
-    elif type(stream) is not _Stream:
+        stream = Stream(limits=server.keyspace.stream_limits)
+    elif type(value) is not Stream:
         raise _ReplyError(_WRONGTYPE)
-    elif stream.retention_ms:
-        return _xadd_py(ctx, argv)  # a retention policy (commands/policies.py) is Python's
+    else:
+        stream = <Stream>value
+        if stream.retention_ms:
+            return _xadd_py(ctx, argv)  # a retention policy (commands/policies.py) is Python's
     # Stream.next_id(ms, seq, now): its common cases here, the others in Python.
-    last = <object>_get(stream, S_LAST_ID)
+    last = stream.last_id
     if type(last) is not tuple and not isinstance(last, tuple):
         last = tuple(last)
     last_ms = <object>PyTuple_GET_ITEM(last, 0)
@@ -690,7 +655,7 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
         if total < 0 or not _append_open(stream, argv, first, total, ms, seq, sid):
             stream.append(sid, argv[first:])
     if trim != _NO_TRIM:
-        length = _get_ll(stream, S_LENGTH)
+        length = stream.length
         if length > maxlen:
             trimmed = _trim_maxlen(stream, length, maxlen, trim == _APPROX)
     _modified(server, db, key)
@@ -716,22 +681,22 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
     return sid_text
 
 
-cdef long long _trim_maxlen(stream, long long length, long long maxlen, bint approx) except -1:
+cdef long long _trim_maxlen(Stream stream, long long length, long long maxlen, bint approx) except -1:
     """stream.trim_maxlen(maxlen, approx, default limit) with KEEPREF (the group PELs keep
     their refs). Under `~` Stream._trim's first test is made here: when the
     oldest node cannot go whole it stops at once, which is every XADD but about
     one per node."""
     if approx:
-        nodes = <object>_get(stream, S_NODES)
-        if type(nodes) is list and PyList_GET_SIZE(<list>nodes):
-            head = <object>PyList_GET_ITEM(<list>nodes, 0)
-            if type(head) is _StreamNode and length - _get_ll(head, N_LIVE) < maxlen:
+        nodes = stream._nodes
+        if nodes is not None and PyList_GET_SIZE(nodes):
+            head = <object>PyList_GET_ITEM(nodes, 0)
+            if isinstance(head, StreamNode) and length - (<StreamNode>head).live < maxlen:
                 return 0
         return stream.trim_maxlen(maxlen, True, _default_trim_limit(stream.limits.node_max_entries))
     return stream.trim_maxlen(maxlen, False, 0)
 
 
-cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long ms, unsigned long long seq,
+cdef bint _append_fast(Stream stream, list argv, Py_ssize_t first, unsigned long long ms, unsigned long long seq,
                        ms_obj, seq_obj) except -1:
     """Stream.append's fast path (keep in step): True if it took the entry, whose ID is
     (ms, seq), as objects ms_obj and seq_obj."""
@@ -739,22 +704,16 @@ cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long m
     cdef Py_ssize_t nfields = argc - first, i, k
     cdef long long values_size = 0, room, text = 0, n, body
     cdef unsigned long long ms0, seq0
-    cdef PyObject* p = _get(stream, S_TAIL)
-    if p is NULL or type(<object>p) is not _StreamNode:
+    cdef StreamNode node = stream._tail
+    cdef NodeLimits limits = stream.limits
+    if node is None or not node.fast or limits is None:
         return False
-    node = <object>p
-    if not <object>_get(node, N_FAST):
+    n = node.n
+    if n >= limits.fast_entries or nfields != node.k2:
         return False
-    n = _get_ll(node, N_N)
-    limits = <object>_get(stream, S_LIMITS)
-    if type(limits) is not _NodeLimits:
+    if type(node.mf) is not list:
         return False
-    if n >= _get_ll(limits, L_FAST_ENTRIES) or nfields != _get_ll(node, N_K2):
-        return False
-    p = _get(node, N_MF)
-    if type(<object>p) is not list:
-        return False
-    mf = <list>p
+    mf = <list>node.mf
     k = nfields >> 1
     for i in range(k):
         field = <object>PyList_GET_ITEM(argv, first + 2 * i)
@@ -763,36 +722,36 @@ cdef bint _append_fast(stream, list argv, Py_ssize_t first, unsigned long long m
             return False
     for i in range(k):
         values_size += _element_size(<bytes>PyList_GET_ITEM(argv, first + 1 + 2 * i))
-    body = _get_ll(node, N_BODY)
-    room = _get_ll(limits, L_MAX_BYTES) - body - _get_ll(node, N_FIXED_TEXT)
-    if not values_size + _get_ll(node, N_K18) < room:
+    body = node.body
+    room = limits.effective_max_bytes - body - node.fixed_text
+    if not values_size + node.k18 < room:
         for i in range(k):
             text += PyBytes_GET_SIZE(<object>PyList_GET_ITEM(argv, first + 1 + 2 * i))
         if not text < room:
             return False
     # (Cython's conversion reads a two-digit int's digits; PyLong_AsUnsignedLongLong
     # takes _PyLong_AsByteArray for any ms, ~0.1k instructions more.)
-    ms0 = <object>_get(node, N_MS0)
-    seq0 = <object>_get(node, N_SEQ0)
-    elems = <object>_get(node, N_ELEMS)
-    ms_list = <object>_get(node, N_MS)
-    seq_list = <object>_get(node, N_SEQ)
+    ms0 = node.ms0
+    seq0 = node.seq0
+    elems = node.elems
+    ms_list = node._ms
+    seq_list = node._seq
     if type(elems) is not list or type(ms_list) is not list or type(seq_list) is not list:
         return False
-    _set(node, N_BODY, PyLong_FromLongLong(body + (
-        _get_ll(node, N_SAME_FIXED)
+    node.body = body + (
+        node.same_fixed
         + values_size
         + (2 if ms - ms0 < 128 else _diff_size(ms, ms0))
         + (2 if seq >= seq0 and seq - seq0 < 128 else _diff_size(seq, seq0))
-    )))
+    )
     for i in range(k):
         PyList_Append(elems, <object>PyList_GET_ITEM(argv, first + 1 + 2 * i))
     PyList_Append(ms_list, PyLong_FromUnsignedLongLong(ms - ms0))
     PyList_Append(seq_list, seq_obj)
-    _set(node, N_N, PyLong_FromLongLong(n + 1))
-    _set(node, N_LIVE, PyLong_FromLongLong(_get_ll(node, N_LIVE) + 1))
-    _set(stream, S_LENGTH, <object>_get(stream, S_LENGTH) + 1)
-    _set(stream, S_ADDED, <object>_get(stream, S_ADDED) + 1)
+    node.n = n + 1
+    node.live += 1
+    stream.length += 1
+    stream.entries_added = stream.entries_added + 1
     _put_last_id(stream, ms_obj, seq_obj)
     return True
 

@@ -83,6 +83,8 @@ class Consumer:
     `idle` and `inactive` in XINFO CONSUMERS.
     """
 
+    # Compiled, Consumer and ConsumerGroup are extension types (groups.pxd): the
+    # compiled bodies read their fields as C struct fields (commands/_groups.pyx, ...).
     __slots__ = ("name", "pel", "seen_time_ms", "active_time_ms")
 
     def __init__(self, name: bytes, now_ms: int) -> None:

@@ -99,6 +99,8 @@ class NodeLimits:
 
 
 class Stream:
+    # Compiled, Stream and NodeLimits are extension types (stream.pxd): the compiled
+    # bodies read their fields as C struct fields (commands/_writes.pyx, ...).
     TYPE_NAME = b"stream"  # TYPE's reply
     ENCODING = b"stream"  # OBJECT ENCODING's reply
 
@@ -170,15 +172,19 @@ class Stream:
                 raise ValueError("stream nodes out of order")
         if sum(node.live for node in nodes) != length:
             raise ValueError(f"stream length {length} does not match its nodes")
-        stream._nodes = nodes
-        stream._keys = keys
-        stream._tail = nodes[-1] if nodes else None
-        stream._tree_version += 1
+        stream._set_nodes(nodes, keys)
         stream.length = length
         stream.last_id = last_id
         stream.entries_added = entries_added
         stream.max_deleted_id = max_deleted_id
         return stream
+
+    def _set_nodes(self, nodes: list[StreamNode], keys: list[StreamID]) -> None:
+        # (A method: compiled, the underscored fields are the extension type's own.)
+        self._nodes = nodes
+        self._keys = keys
+        self._tail = nodes[-1] if nodes else None
+        self._tree_version += 1
 
     @property
     def nodes(self) -> list[StreamNode]:

@@ -44,6 +44,8 @@ def compact_array(values: list[int] | array) -> array:
 class StreamNode:
     """Entries of one node. Attribute names follow t_stream.c's listpack layout."""
 
+    # Compiled, the fields are an extension type's (stream_node.pxd): the compiled
+    # bodies read them as C struct fields (commands/_writes.pyx, ...).
     __slots__ = (
         "ms0",  # master ID: first entry's ID when the node was created (never changes)
         "seq0",
@@ -54,23 +56,24 @@ class StreamNode:
         "fixed_text",  # master field names' total length + the 4 header bytes while n < 127
         "n",  # entries in the node, live and deleted (Redis: count + deleted)
         "live",  # entries not deleted (Redis's master entry 'count')
-        "dead",  # None, or set of deleted entry indexes (Redis's DELETED flag)
-        "head",  # index of the first live entry (n if none): trimming starts there
+        "_dead",  # None, or set of deleted entry indexes (Redis's DELETED flag)
+        "_head",  # index of the first live entry (n if none): trimming starts there
         "body",  # listpack bytes except the count/deleted integers of the master entry
         "same_fixed",  # bytes of flags + lp-count of a SAMEFIELDS entry
-        "ms",  # per entry: ms - ms0 (list while open, array once packed)
-        "seq",  # per entry: seq (absolute)
+        "_ms",  # per entry: ms - ms0 (list while open, array once packed)
+        "_seq",  # per entry: seq (absolute)
         "elems",  # open only: flat list of stored elements (values, or fields+values)
-        "data",  # packed only: the stored elements concatenated
-        "offs",  # packed only: element boundaries in data (len = elements + 1)
-        "estart",  # None if every entry is SAMEFIELDS, else first element index per entry (+ end)
-        "same",  # None if every entry is SAMEFIELDS, else per-entry flag (1 = SAMEFIELDS)
+        "_data",  # packed only: the stored elements concatenated
+        "_offs",  # packed only: element boundaries in data (len = elements + 1)
+        "_estart",  # None if every entry is SAMEFIELDS, else first element index per entry (+ end)
+        "_same",  # None if every entry is SAMEFIELDS, else per-entry flag (1 = SAMEFIELDS)
         "is_open",
         "fast",  # is_open and every entry SAMEFIELDS: Stream.append's fast path applies
         "fresh",  # never packed: Redis's listpack still has its 4 KiB pre-allocation
-        # None, or the RDB listpack of a node loaded and not read since: the
-        # entry slots (ms, seq, data, offs, estart, same, dead, head) are then
-        # unset and filled from it on first read (persistence/rdb_stream.LoadedNode).
+        # None, or the RDB listpack of a node loaded and not read since
+        # (persistence/rdb_stream.LoadedNode): the entry fields (the underscored
+        # ones) are then None, and the first read of one through its property
+        # (ms, seq, data, offs, estart, same, dead, head) decodes `lp` into them.
         "lp",
     )
 
@@ -85,21 +88,22 @@ class StreamNode:
         self.fixed_text = sum(map(len, master_fields)) + 4
         self.n = 0
         self.live = 0
-        self.dead: set[int] | None = None
-        self.head = 0
+        self._dead: set[int] | None = None
+        self._head = 0
         # empty listpack + num-fields + master field names + the master entry's 0 terminator
         self.body = LISTPACK_EMPTY_SIZE + int_size(k) + sum(map(_size_of, master_fields)) + 2
         self.same_fixed = 2 + int_size(k + 3)
-        self.ms: list[int] | array = []
-        self.seq: list[int] | array = []
+        # The entry fields are None in a loaded node until it is decoded (`lp`).
+        self._ms: Any = []  # list[int] | array
+        self._seq: Any = []  # list[int] | array
         # The shape fields are Any: which are set, and as what (lists while the node
         # is open, arrays and one blob once packed, estart/same only when mixed),
         # follows is_open and the entries, which the type checker cannot see.
         self.elems: Any = []  # list[bytes] | None
-        self.data = b""
-        self.offs: Any = None  # array | None
-        self.estart: Any = None  # list[int] | array | None
-        self.same: Any = None  # bytearray | bytes | None
+        self._data: Any = b""  # bytes
+        self._offs: Any = None  # array | None
+        self._estart: Any = None  # list[int] | array | None
+        self._same: Any = None  # bytearray | bytes | None
         self.is_open = True
         self.fast = True
         self.fresh = True
@@ -142,19 +146,7 @@ class StreamNode:
         if dead and (min(dead) < 0 or max(dead) >= n):
             raise ValueError("stream node tombstone out of range")
         node = cls.closed_shell(ms0, seq0, master_fields, n, n - (len(dead) if dead else 0), 0)
-        node.lp = None
-        node.dead = dead or None
-        node.ms = ms
-        node.seq = seq
-        node.data = data
-        node.offs = offs
-        node.estart = estart
-        node.same = same
-        head = 0
-        if dead:
-            while head < n and head in dead:
-                head += 1
-        node.head = head
+        node.set_entries(ms, seq, data, offs, estart, same, dead)
         if body is None:
             body = node.entry_sizes_total()
         node.body = body
@@ -165,9 +157,9 @@ class StreamNode:
     @classmethod
     def closed_shell(cls, ms0: int, seq0: int, master_fields: list[bytes], n: int, live: int,
                      body: int) -> StreamNode:
-        """A closed node with every slot set but the entry slots and `lp`
-        (ms, seq, data, offs, estart, same, dead, head): from_packed's start,
-        and a loaded node's whole state until it is read (rdb_stream.LoadedNode).
+        """A closed node without its entries (the underscored fields are None, `lp`
+        too): from_packed's start, and a loaded node's whole state until it is
+        read (rdb_stream.LoadedNode).
         """
         # Built slot by slot rather than through __init__: a loader makes one
         # per 100 entries, and __init__'s sums are only needed without `body`.
@@ -184,11 +176,87 @@ class StreamNode:
         node.live = live
         node.body = body
         node.elems = None
+        node.set_entries(None, None, None, None, None, None, None)  # (and lp None)
         node.is_open = False
         node.fast = False
         # Like a listpack read back from an RDB: no pre-allocation (MEMORY USAGE).
         node.fresh = False
         return node
+
+    def set_entries(self, ms: array | None, seq: array | None, data: bytes | None,
+                    offs: array | None, estart: array | None, same: bytes | None,
+                    dead: set[int] | None) -> None:
+        """A closed node's entries, packed (from_packed's, a loaded node's decode)."""
+        self._ms = ms
+        self._seq = seq
+        self._data = data
+        self._offs = offs
+        self._estart = estart
+        self._same = same
+        head = 0
+        if dead:
+            n = self.n
+            while head < n and head in dead:
+                head += 1
+        self._dead = dead or None
+        self._head = head
+        self.lp = None
+
+    def materialize(self) -> None:
+        """Decode `lp` into the entry fields: only a loaded node has one to decode."""
+        raise TypeError("not a loaded stream node")
+
+    # --- entry fields: a loaded node decodes its listpack on the first read of one ----
+    # (`lp is not None` is the "not decoded yet" state; compiled readers test it
+    # themselves and read the underscored fields.)
+
+    @property
+    def ms(self) -> Any:  # list[int] | array
+        if self.lp is not None:
+            self.materialize()
+        return self._ms
+
+    @property
+    def seq(self) -> Any:  # list[int] | array
+        if self.lp is not None:
+            self.materialize()
+        return self._seq
+
+    @property
+    def data(self) -> bytes:
+        if self.lp is not None:
+            self.materialize()
+        return self._data
+
+    @property
+    def offs(self) -> Any:  # array | None
+        if self.lp is not None:
+            self.materialize()
+        return self._offs
+
+    @property
+    def estart(self) -> Any:  # list[int] | array | None
+        if self.lp is not None:
+            self.materialize()
+        return self._estart
+
+    @property
+    def same(self) -> Any:  # bytearray | bytes | None
+        if self.lp is not None:
+            self.materialize()
+        return self._same
+
+    @property
+    def dead(self) -> set[int] | None:
+        if self.lp is not None:
+            self.materialize()
+        return self._dead
+
+    @property
+    def head(self) -> int:
+        if self.lp is not None:
+            self.materialize()
+        return self._head
 
     # --- sizes -------------------------------------------------------------------
 
@@ -209,23 +277,23 @@ class StreamNode:
 
     def add_mixed(self, dms: int, seq: int, fields: list[bytes], same: bool, size: int) -> None:
         """Append an entry in the general form (the first non-SAMEFIELDS entry, or after)."""
-        elems = self.elems
+        elems = self.elems  # (an open node: never a loaded one, so the fields are set)
         assert elems is not None
         self.fast = False
-        if self.estart is None:
-            self.estart = (
+        if self._estart is None:
+            self._estart = (
                 list(range(0, self.n * self.k + 1, self.k)) if self.k else [0] * (self.n + 1)
             )
-            self.same = bytearray(b"\x01" * self.n)
-        assert self.same is not None
+            self._same = bytearray(b"\x01" * self.n)
+        assert self._same is not None
         if same:
             elems.extend(fields[1::2])
         else:
             elems.extend(fields)
-        self.estart.append(len(elems))
-        self.same.append(1 if same else 0)
-        self.ms.append(dms)
-        self.seq.append(seq)
+        self._estart.append(len(elems))
+        self._same.append(1 if same else 0)
+        self._ms.append(dms)
+        self._seq.append(seq)
         self.n += 1
         self.live += 1
         self.body += size
@@ -236,13 +304,13 @@ class StreamNode:
             return
         elems = self.elems
         assert elems is not None
-        self.ms = compact_array(self.ms)
-        self.seq = compact_array(self.seq)
-        self.data = b"".join(elems)
-        self.offs = compact_array(list(accumulate(map(len, elems), initial=0)))
-        if self.estart is not None:
-            self.estart = compact_array(self.estart)
-            self.same = bytes(self.same)
+        self._ms = compact_array(self._ms)
+        self._seq = compact_array(self._seq)
+        self._data = b"".join(elems)
+        self._offs = compact_array(list(accumulate(map(len, elems), initial=0)))
+        if self._estart is not None:
+            self._estart = compact_array(self._estart)
+            self._same = bytes(self._same)
         self.elems = None
         self.is_open = False
         self.fast = False
@@ -252,18 +320,18 @@ class StreamNode:
         """Reopen a packed node as the tail (its successors were all deleted)."""
         if self.is_open:
             return
-        offs, data = self.offs, self.data
+        offs, data = self.offs, self.data  # (decodes a loaded node)
         assert offs is not None
         self.elems = list(map(data.__getitem__, map(slice, offs, offs[1:])))
-        self.ms = list(self.ms)
-        self.seq = list(self.seq)
-        if self.estart is not None:
-            self.estart = list(self.estart)
-            self.same = bytearray(self.same)
-        self.data = b""
-        self.offs = None
+        self._ms = list(self._ms)
+        self._seq = list(self._seq)
+        if self._estart is not None:
+            self._estart = list(self._estart)
+            self._same = bytearray(self._same)
+        self._data = b""
+        self._offs = None
         self.is_open = True
-        self.fast = self.estart is None
+        self.fast = self._estart is None
 
     # --- reading ---------------------------------------------------------------------
 
@@ -274,26 +342,38 @@ class StreamNode:
         `elems` is the open tail's element list (None once packed), `data`/`offs`
         the packed elements; the rest as the slots say. Read-only: never mutate.
         """
-        return (self.ms0, self.ms, self.seq, self.n, self.dead, self.mf, self.elems,
-                self.data, self.offs, self.estart, self.same)
+        # The readers below test `lp` once and read the entry fields directly:
+        # compiled, each property read would be a generic attribute lookup.
+        if self.lp is not None:
+            self.materialize()
+        return (self.ms0, self._ms, self._seq, self.n, self._dead, self.mf, self.elems,
+                self._data, self._offs, self._estart, self._same)
 
     def id_at(self, i: int) -> StreamID:
-        return _tuple_new(StreamID, (self.ms0 + self.ms[i], self.seq[i]))
+        if self.lp is not None:
+            self.materialize()
+        return _tuple_new(StreamID, (self.ms0 + self._ms[i], self._seq[i]))
 
     def last_id_any(self) -> StreamID:
         """ID of the last entry, tombstone or not (lpGetEdgeStreamID(lp, 0, ...))."""
-        return _tuple_new(StreamID, (self.ms0 + self.ms[-1], self.seq[-1]))
+        if self.lp is not None:
+            self.materialize()
+        return _tuple_new(StreamID, (self.ms0 + self._ms[-1], self._seq[-1]))
 
     def is_dead(self, i: int) -> bool:
-        dead = self.dead
+        if self.lp is not None:
+            self.materialize()
+        dead = self._dead
         return dead is not None and i in dead
 
     def fields_at(self, i: int) -> list[bytes]:
         """The flat [field, value, ...] list of entry i."""
-        if self.estart is None and not self.is_open:
+        if self.lp is not None:
+            self.materialize()
+        if self._estart is None and not self.is_open:
             # Closed node, every entry SAMEFIELDS: the common read path.
             k = self.k
-            offs, data, mf = self.offs, self.data, self.mf
+            offs, data, mf = self._offs, self._data, self.mf
             a = i * k
             if k == 1:
                 return [mf[0], data[offs[a] : offs[a + 1]]]
@@ -303,7 +383,8 @@ class StreamNode:
         return self._fields_general(i)
 
     def _fields_general(self, i: int) -> list[bytes]:
-        estart = self.estart
+        # (fields_at's: the node is decoded.)
+        estart = self._estart
         if estart is None:
             a = i * self.k
             b = a + self.k
@@ -311,12 +392,12 @@ class StreamNode:
         else:
             a = estart[i]
             b = estart[i + 1]
-            same = self.same[i]
+            same = self._same[i]
         if self.is_open:
             stored = self.elems[a:b]
         else:
-            offs = self.offs[a : b + 1]
-            stored = list(map(self.data.__getitem__, map(slice, offs, offs[1:])))
+            offs = self._offs[a : b + 1]
+            stored = list(map(self._data.__getitem__, map(slice, offs, offs[1:])))
         if not same:
             return stored
         out: list[bytes] = [b""] * (2 * len(stored))
@@ -329,20 +410,24 @@ class StreamNode:
         dms = ms - self.ms0
         if dms < 0:
             return 0
-        ms_arr, n = self.ms, self.n
+        if self.lp is not None:
+            self.materialize()
+        ms_arr, n = self._ms, self.n
         lo = bisect_left(ms_arr, dms, 0, n)
         hi = bisect_right(ms_arr, dms, lo, n)
-        return bisect_left(self.seq, seq, lo, hi)
+        return bisect_left(self._seq, seq, lo, hi)
 
     def last_index_le(self, ms: int, seq: int) -> int:
         """Index of the last entry with ID <= (ms, seq), or -1."""
         dms = ms - self.ms0
         if dms < 0:
             return -1
-        ms_arr = self.ms
+        if self.lp is not None:
+            self.materialize()
+        ms_arr = self._ms
         hi = bisect_right(ms_arr, dms, 0, self.n)
         lo = bisect_left(ms_arr, dms, 0, hi)
-        return bisect_right(self.seq, seq, lo, hi) - 1
+        return bisect_right(self._seq, seq, lo, hi) - 1
 
     def find(self, ms: int, seq: int) -> int:
         """Index of the entry with exactly this ID (live or dead), or -1."""
@@ -352,9 +437,9 @@ class StreamNode:
         return -1
 
     def mark_deleted(self, i: int) -> None:
-        dead = self.dead
+        dead = self.dead  # (decodes a loaded node)
         if dead is None:
-            dead = self.dead = {i}
+            dead = self._dead = {i}
         else:
             dead.add(i)
         self.live -= 1
@@ -363,7 +448,7 @@ class StreamNode:
             head, n = i + 1, self.n
             while head < n and head in dead:
                 head += 1
-            self.head = head
+            self._head = head
 
     def entry_sizes_total(self) -> int:
         """Recompute the listpack body from the entries (check_invariants only)."""

@@ -1139,42 +1139,22 @@ cdef inline char *_w_be64(char *o, uint64_t v) noexcept:
 
 from cpython.object cimport PyObject
 
+from rillet.engine.stream_node cimport StreamNode
+
 
 cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef *d_member
     bint PyBytes_Check(PyObject *o)
     Py_ssize_t PyBytes_GET_SIZE(PyObject *o)
     char *PyBytes_AS_STRING_P "PyBytes_AS_STRING" (PyObject *o)
 
-# Where StreamNode keeps `data` and `lp` (its __slots__' member descriptors): the
-# batch below reads them without taking a reference. In a fork child a reference
-# count written to an object's header copies its page, and these are large
-# per-node bytes: a page each, most of the child's copy-on-write faults.
-cdef Py_ssize_t _data_off = -1, _lp_off = -1
-
-
-cdef Py_ssize_t _slot_offset(cls, str name) except -1:
-    descr = getattr(cls, name)
-    if type(descr).__name__ != "member_descriptor":
-        raise TypeError(f"{cls.__name__}.{name} is not a slot")
-    return (<PyMemberDescrObject *> descr).d_member.offset
-
-
-cdef inline PyObject *_borrowed_slot(object obj, Py_ssize_t offset) noexcept:
-    return (<PyObject **> ((<char *> <PyObject *> obj) + offset))[0]
-
-
 def stream_nodes_rdb(list nodes, Py_ssize_t start, Py_ssize_t stop, bint compress,
-                     loaded_cls, encode_open):
+                     encode_open):
     """rdb_stream.save_stream's node loop for nodes[start:stop], as one bytes: per node
     its master ID (16 bytes big-endian) and its listpack, each as rdbSaveRawString
     writes it (LZF above 20 bytes when `compress`, when it saves 4 bytes or more).
 
-    A node of class `loaded_cls` (loaded and not read since) gives back the
-    listpack it came in as; an open node is encoded by `encode_open(node)`. (A
+    A node loaded and not read since (its `lp` set) gives back the listpack it
+    came in as; an open node is encoded by `encode_open(node)`. (A
     listpack never reads as a decimal integer: it starts with its byte count.)
     """
     cdef ByteBuf out
@@ -1188,18 +1168,19 @@ def stream_nodes_rdb(list nodes, Py_ssize_t start, Py_ssize_t stop, bint compres
     cdef char *o
     cdef const char *lp_p
     cdef PyObject *slot
-    global _data_off, _lp_off
-    if _data_off < 0:
-        _data_off = _slot_offset(loaded_cls, "data")
-        _lp_off = _slot_offset(loaded_cls, "lp")
+    cdef StreamNode node
     memset(&out, 0, sizeof(ByteBuf))
     try:
         for i in range(start, stop):
-            node = nodes[i]
+            node = <StreamNode?> nodes[i]
             lp = None
-            if node.__class__ is loaded_cls:
-                slot = _borrowed_slot(node, _lp_off)
-                if slot != NULL and PyBytes_Check(slot):
+            # `lp` and `_data` are read borrowed, without taking a reference: in a
+            # fork child a reference count written to an object's header copies its
+            # page, and these are large per-node bytes (most of the child's
+            # copy-on-write faults otherwise).
+            if node.lp is not None:
+                slot = <PyObject *> node.lp
+                if PyBytes_Check(slot):
                     lp_p = PyBytes_AS_STRING_P(slot)
                     n = PyBytes_GET_SIZE(slot)
                 else:
@@ -1207,13 +1188,13 @@ def stream_nodes_rdb(list nodes, Py_ssize_t start, Py_ssize_t stop, bint compres
             elif node.is_open:
                 lp = encode_open(node)
             else:
-                slot = _borrowed_slot(node, _data_off)
-                if slot == NULL or not PyBytes_Check(slot):
+                slot = <PyObject *> node._data
+                if not PyBytes_Check(slot):
                     raise TypeError("a closed stream node without its data")
                 live = node.live
-                lp = _lp_encode(live, node.n - live, node.mf, node.ms, node.seq, node.seq0,
+                lp = _lp_encode(live, node.n - live, node.mf, node._ms, node._seq, node.seq0,
                                 PyBytes_AS_STRING_P(slot), PyBytes_GET_SIZE(slot),
-                                node.offs, node.estart, node.same, node.dead)
+                                node._offs, node._estart, node._same, node._dead)
             if lp is not None:
                 if lp.__class__ is not bytes:
                     lp = bytes(lp)

@@ -158,7 +158,7 @@ def save_stream(writer: rdb.RDBWriter, stream: Stream,
         # The same bytes as the loop below, a batch of nodes per call.
         for start in range(0, len(nodes), _NODE_BATCH):
             writer.raw(_nodes_rdb(nodes, start, min(start + _NODE_BATCH, len(nodes)),
-                                  writer.compress, LoadedNode, _listpack))
+                                  writer.compress, _listpack))
             writer.maybe_flush()
     else:
         for node in nodes:
@@ -317,59 +317,32 @@ def stream_lp_header(lp: bytes, seq0: int) -> tuple:
     return stream_lp_decode(lp, seq0)[:3]
 
 
-# The slots a LoadedNode fills from its listpack on first read.
-_ENTRY_SLOTS = frozenset({"ms", "seq", "data", "offs", "estart", "same", "dead", "head"})
-
-
 class LoadedNode(StreamNode):
     """A closed node as loaded from an RDB: Redis's listpack (`lp`), decoded on first read.
 
     Most nodes of a big stream are not read between a restart and the next
     save, so loading only checks each listpack (the same checks as the decode,
-    so the decode cannot fail later) and sets the slots the engine reads
+    so the decode cannot fail later) and sets the fields the engine reads
     without entries: IDs of the master entry, counts, master fields, sizes.
-    The first read of an entry slot (unset here, so Python calls __getattr__)
-    decodes the listpack into the packed form, and the node becomes a plain
-    StreamNode (same slots: only its class changes), which every later read
-    and every write sees. Until then a save writes `lp` back as it is.
+    While `lp` is set the entry fields are empty; the first read of one (a
+    StreamNode property) calls materialize, which decodes the listpack into
+    the packed form and clears `lp`: from then on the node is a plain one to
+    every reader and writer. Until then a save writes `lp` back as it is.
     """
 
     __slots__ = ()
 
-    def __getattr__(self, name: str) -> Any:
-        # Only called for an unset slot (or a missing name): the entry slots.
-        if name in _ENTRY_SLOTS:
-            self.materialize()
-            return getattr(self, name)
-        raise AttributeError(name)
-
     def materialize(self) -> None:
-        """Decode the listpack into the entry slots; the node becomes a StreamNode."""
         lp = self.lp
-        assert lp is not None  # (set until this runs)
+        if lp is None:
+            return
         _live, _ndead, _fields, ms, seq, data, offs, estart, same, dead = _decode(lp, self.seq0)
-        self.ms = ms
-        self.seq = seq
-        self.data = data
-        self.offs = offs
-        self.estart = estart
-        self.same = same
-        head = 0
-        if dead:
-            self.dead = tombstones = set(dead)
-            n = self.n
-            while head < n and head in tombstones:
-                head += 1
-        else:
-            self.dead = None
-        self.head = head
-        self.lp = None
-        self.__class__ = StreamNode  # type: ignore[assignment]  # same slots
+        self.set_entries(ms, seq, data, offs, estart, same, set(dead) if dead else None)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        # copy/deepcopy (COPY of a stream) and pickle read every slot: decode first.
+        # copy/deepcopy (COPY of a stream) and pickle: the copy starts decoded.
         self.materialize()
-        return self.__reduce_ex__(protocol)
+        return super().__reduce_ex__(protocol)
 
 
 def node_from_listpack(ms0: int, seq0: int, lp: bytes,
