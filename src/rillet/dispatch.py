@@ -27,7 +27,7 @@ from rillet.errors import CountedReplyError, ReplyError
 from rillet.hotkeys import Hotkeys, request_bytes
 from rillet.memory import may_replicate, writes
 from rillet.notify import READS_AFTER, READS_BEFORE, READS_SET_GET, read_stats_kind
-from rillet.observe import SMALL_US, record_latency
+from rillet.observe import COARSE_SLOW_NS, SMALL_US, coarse_ns, record_latency
 from rillet.resp.types import NO_REPLY, QUEUED, PushedFrames
 from rillet.state import PAUSE_KEY, Block, Client, ServerState
 
@@ -271,8 +271,11 @@ class Dispatcher:
         # more than a SET (~0.5 us): a `fast` command (O(1), O(log N)) or a write
         # is recorded once in TIMING_SAMPLE calls and counted TIMING_SAMPLE times
         # (INFO commandstats' usec and the latency histogram are estimates), and
-        # its other calls only when the slow log (or a block) wants them.
-        started = perf_counter_ns()
+        # its other calls only when the slow log (or a block) wants them, timed
+        # on the coarse clock when that is fine enough (observe.COARSE_SLOW_NS).
+        unsampled = spec.sampled and spec.calls & TIMING_MASK
+        clock = coarse_ns if unsampled and state.slow_ns >= COARSE_SLOW_NS else perf_counter_ns
+        started = clock()
         if state.keymiss:
             # notify-keyspace-events `m` (every client is gated meanwhile, so the
             # compiled fast path, which has no such line, does not run).
@@ -286,10 +289,10 @@ class Dispatcher:
             if write:
                 state.drop_effects()  # a handler that failed must leave no effect behind
             reply = self._failed(spec, argv, error)
-        elapsed_ns = perf_counter_ns() - started
+        elapsed_ns = clock() - started
         if reads == READS_AFTER:
             state.count_reads_after(client, spec, argv)
-        if not (spec.sampled and spec.calls & TIMING_MASK):
+        if not unsampled:
             spec.usec += elapsed_ns * (TIMING_SAMPLE if spec.sampled else 1) // 1000
             self.timed(client, spec, argv, elapsed_ns, reply)
         elif elapsed_ns >= state.slow_ns or reply.__class__ is Block or client.blocked_retry:

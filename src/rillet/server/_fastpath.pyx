@@ -22,6 +22,7 @@ from libc.string cimport memcmp
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+from posix.types cimport clockid_t
 
 from rillet.resp._encoder cimport put
 from rillet._systime cimport system_now_ms as _system_now_ms
@@ -29,6 +30,7 @@ from rillet._systime cimport system_now_ms as _system_now_ms
 from rillet.clock import SystemClock
 from rillet.commands.table import TABLE
 from rillet.dispatch import TIMING_MASK, TIMING_SAMPLE
+from rillet.observe import COARSE_SLOW_NS
 from rillet.errors import ReplyError
 from rillet.resp.types import SimpleString
 from rillet.memory import Memory
@@ -39,6 +41,7 @@ from rillet.resp.parser import YIELD_PENDING, _scan  # _scan: None on the pure p
 
 cdef long long _MASK = TIMING_MASK
 cdef long long _SAMPLE = TIMING_SAMPLE
+cdef long long _COARSE_SLOW = COARSE_SLOW_NS
 cdef object _Block = Block
 cdef object _PUBLISHED = PUBLISHED
 cdef object _SimpleString = SimpleString
@@ -133,6 +136,7 @@ cdef class _Entry:
     cdef bint oom_check  # maxmemory checks it first (DENYOOM, EVAL, FCALL)
     cdef bint sampled  # recorded once in _SAMPLE calls (CommandSpec.sampled), else every call
     cdef int reads  # how keyspace_hits/misses count it (CommandSpec.read_stats)
+    cdef bint reply_counts  # GET: its reply is None exactly when its key is missing
     cdef Py_ssize_t first_key, last_key, key_step
 
 
@@ -213,6 +217,9 @@ cdef _Entry _entry(object name):
     entry.oom_check = spec.oom_check
     entry.sampled = spec.sampled
     entry.reads = spec.read_stats
+    # GET's lookup already told whether its key exists (a due one is expired by it,
+    # a wrong type is a hit): looking the key up again cost a GET a seventh more.
+    entry.reply_counts = spec.read_stats == _READS_AFTER and spec.name == "get"
     entry.first_key = spec.first_key
     entry.last_key = spec.last_key
     entry.key_step = spec.key_step or 1
@@ -243,10 +250,14 @@ cdef inline _Entry _lookup(object name):
     return entry
 
 
-cdef inline long long _now_ns() noexcept nogil:
-    # time.perf_counter_ns() reads the same clock on Linux.
+cdef extern from "<time.h>":
+    const clockid_t CLOCK_MONOTONIC_COARSE
+
+
+cdef inline long long _now_ns(bint coarse) noexcept nogil:
+    # time.perf_counter_ns() reads the same clock on Linux; observe.coarse_ns the coarse one.
     cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
+    clock_gettime(CLOCK_MONOTONIC_COARSE if coarse else CLOCK_MONOTONIC, &ts)
     return ts.tv_sec * 1000000000LL + ts.tv_nsec
 
 
@@ -254,7 +265,8 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
     """Dispatcher.execute for `argv`, with the plain case inline."""
     cdef _Entry entry
     cdef Py_ssize_t argc = len(argv)
-    cdef long long started, elapsed, calls
+    cdef long long started, elapsed, calls, slow_ns
+    cdef bint unsampled, coarse = False
     name = argv[0]
     entry = _lookup(name)
     if (
@@ -287,20 +299,31 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         dirty_before = _attr(state, S_DIRTY, "dirty")
     if entry.reads >= _READS_BEFORE and (entry.reads == _READS_BEFORE or argc > 3):
         state.count_reads(client, spec, argv)  # keyspace_hits/misses, as Dispatcher.call
-    started = _now_ns()
+    # Dispatcher.call's clock (keep in step): the coarse one for a call timed for the
+    # slow log alone, when its threshold is well above that clock's resolution.
+    unsampled = entry.sampled and calls & _MASK
+    if unsampled:
+        slow_ns = <long long>_attr(state, S_SLOW, "slow_ns")
+        coarse = slow_ns >= _COARSE_SLOW
+    started = _now_ns(coarse)
     try:
         reply = entry.handler(client, argv)
     except Exception as error:
         if entry.write:
             state.drop_effects()  # a handler that failed must leave no effect behind
         reply = dispatcher._failed(spec, argv, error)
-    elapsed = _now_ns() - started
-    if entry.reads == _READS_AFTER:
+    elapsed = _now_ns(coarse) - started
+    if entry.reply_counts:
+        if reply is None:
+            counts.misses += 1
+        else:
+            counts.hits += 1
+    elif entry.reads == _READS_AFTER:
         _count_reads_after(entry, client, argv, counts)
-    if not (entry.sampled and calls & _MASK):
+    if not unsampled:
         spec.usec += elapsed * (_SAMPLE if entry.sampled else 1) // 1000
         dispatcher.timed(client, spec, argv, elapsed, reply)  # the histogram, the slow log
-    elif elapsed >= <long long>_attr(state, S_SLOW, "slow_ns") or type(reply) is _Block:
+    elif elapsed >= slow_ns or type(reply) is _Block:
         dispatcher.timed(client, spec, argv, elapsed, reply, False)  # the slow log
     if counts.entry is entry:
         counts.calls = calls + 1
