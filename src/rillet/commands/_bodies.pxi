@@ -11,7 +11,7 @@ from cpython.long cimport PyLong_AsLongLong
 from cpython.object cimport PyObject, Py_SIZE
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 
-from rillet.engine.keyspace import Database
+from rillet.engine.keyspace cimport Database
 from rillet.state import Client, ServerState
 from rillet.tracking import Tracking
 
@@ -90,25 +90,11 @@ cdef inline long long _get_ll(object obj, Py_ssize_t offset) except? -1:
     return PyLong_AsLongLong(<object>value)
 
 
-cdef object _Database = Database
 cdef object _Client = Client
 cdef object _ServerState = ServerState
 cdef object _Tracking = Tracking
 cdef Py_ssize_t C_DB = _offset(Client, "db")
 cdef Py_ssize_t C_SERVER = _offset(Client, "server")
-cdef Py_ssize_t D_INDEX = _offset(Database, "index")
-cdef Py_ssize_t D_DATA = _offset(Database, "data")
-cdef Py_ssize_t D_EXPIRES = _offset(Database, "expires")
-cdef Py_ssize_t D_CLOCK = _offset(Database, "clock")
-cdef Py_ssize_t D_ENCODINGS = _offset(Database, "encodings")
-cdef Py_ssize_t D_ACCESS = _offset(Database, "access")
-cdef Py_ssize_t D_LRU_NOW = _offset(Database, "lru_now")
-cdef Py_ssize_t D_LFU = _offset(Database, "lfu")
-cdef Py_ssize_t D_LRM = _offset(Database, "lrm")
-cdef Py_ssize_t D_PENDING = _offset(Database, "pending")
-cdef Py_ssize_t D_ON_NEW = _offset(Database, "on_new")
-cdef Py_ssize_t D_ON_OVERWRITE = _offset(Database, "on_overwrite")
-cdef Py_ssize_t D_ON_SET_EXPIRE = _offset(Database, "on_set_expire")
 
 
 cdef inline bint _plain_for(object db, object key) except -1:
@@ -121,22 +107,22 @@ cdef inline bint _plain_for(object db, object key) except -1:
     it (DEL effect, `expired` event, stats). A body that replaces the value drops
     the TTL as Database.set does (`_db_set`); in-place changes keep it, as in Python."""
     cdef PyObject* deadline
-    if (type(db) is not _Database or not PyBytes_CheckExact(key)
-            or <object>_get(db, D_LFU) is not None or <object>_get(db, D_LRM) is not False
-            or <object>_get(db, D_ON_NEW) is not None or <object>_get(db, D_ON_OVERWRITE) is not None):
+    if (type(db) is not Database or not PyBytes_CheckExact(key)
+            or (<Database>db).lfu is not None or (<Database>db).lrm is not False
+            or (<Database>db).on_new is not None or (<Database>db).on_overwrite is not None):
         return False
-    expires = <object>_get(db, D_EXPIRES)
+    expires = (<Database>db).expires
     if not expires:
         return True
     deadline = PyDict_GetItem(expires, key)
     if deadline is NULL:
         return True
-    return <object>deadline > (<object>_get(db, D_CLOCK)).now_ms()
+    return <object>deadline > ((<Database>db).clock).now_ms()
 
 
 cdef inline void _touch(object db, object key) except *:
     """Database.get's access record (Redis's LRU clock), for a _plain_for key."""
-    PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
+    PyDict_SetItem((<Database>db).access, key, (<Database>db).lru_now)
 
 
 cdef object _plain_value(object ctx, list argv, object cls):
@@ -154,7 +140,7 @@ cdef object _plain_value(object ctx, list argv, object cls):
     key = <object>PyList_GET_ITEM(argv, 1)
     if not _plain_for(db, key):
         return None
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    found = PyDict_GetItem((<Database>db).data, key)
     if found is NULL or type(<object>found) is not cls:
         return None
     return <object>found
@@ -369,7 +355,7 @@ cdef inline int _modified(object server, object db, object key) except -1:
     """ServerState.key_modified(db.index, key), its common case (nobody watching,
     blocked or tracking) inline (keep in step)."""
     cdef PyObject* p
-    if (type(server) is not _ServerState or type(db) is not _Database
+    if (type(server) is not _ServerState or type(db) is not Database
             or not _empty_dict(_get(server, SS_WATCHED)) or not _empty_dict(_get(server, SS_BLOCKING))
             or _tracking_on(_sget(server, SS_TRACKING, "tracking"))):
         server.key_modified(db.index, key)
@@ -380,7 +366,7 @@ cdef inline int _modified(object server, object db, object key) except -1:
         return 0
     _set(server, SS_DIRTY, <object>p + 1)
     # The key's memory estimate is redone when next asked for (key_modified, memory.py).
-    PyDict_SetItem(<object>_get(db, D_PENDING), key, None)
+    PyDict_SetItem((<Database>db).pending, key, None)
     return 0
 
 

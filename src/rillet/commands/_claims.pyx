@@ -276,7 +276,7 @@ cdef int _publish(object ctx, object group, list argv, list touched, list texts)
     group_name = <object>PyList_GET_ITEM(argv, 2)
     consumer_name = <object>PyList_GET_ITEM(argv, 3)
     last = _id_text(_tuple_key(<object>_get(group, G_LAST_ID)))
-    index = <object>_get(<object>_get(ctx, C_DB), D_INDEX)
+    index = (<Database>_get(ctx, C_DB)).index
     for j in range(n):
         entry = <PendingEntry><object>PyList_GET_ITEM(touched, j)
         effect = [_XCLAIM, key, group_name, consumer_name, _ZERO,

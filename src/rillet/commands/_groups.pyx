@@ -266,7 +266,7 @@ def xreadgroup(ctx, list argv):
     db = <object>_get(ctx, C_DB)
     if not _plain_for(db, key):
         return _xreadgroup_py(ctx, argv)
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    found = PyDict_GetItem((<Database>db).data, key)
     if found is NULL or type(<object>found) is not _Stream:
         return _xreadgroup_py(ctx, argv)
     stream = <object>found
@@ -380,7 +380,7 @@ cdef int _propagate_read(server, db, key, group_name, consumer_name, bint noack,
     if effects is None:
         effects = []
         _set(server, SS_EFFECTS, effects)
-    index = <object>_get(db, D_INDEX)
+    index = (<Database>db).index
     if not noack:
         now_text = b"%d" % now
         for j in range(n):

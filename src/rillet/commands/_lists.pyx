@@ -31,7 +31,6 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 
 from rillet import errors
 from rillet.engine import lists as _lists_module
-from rillet.engine.keyspace import Database
 from rillet.engine.lists import List
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, LIST
@@ -111,7 +110,7 @@ cdef object _lookup(object ctx, object key, PyObject** db_out):
     if not _plain_for(db, key):
         return NotImplemented
     db_out[0] = <PyObject*>db
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    found = PyDict_GetItem((<Database>db).data, key)
     if found is NULL:
         return None
     _touch(db, key)

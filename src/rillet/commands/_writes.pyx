@@ -44,7 +44,6 @@ from rillet._systime cimport system_now_ms as _system_now_ms
 from rillet import errors
 from rillet.clock import SystemClock
 from rillet.engine.ids import StreamID
-from rillet.engine.keyspace import Database
 from rillet.commands.args import parse_int
 from rillet.engine.stream import NodeLimits, Stream, default_trim_limit
 from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE
@@ -155,10 +154,10 @@ cdef int _propagate(object ctx, object server, object db, object effect) except 
     displays `[(db.index, effect)]` cost a generic attribute lookup and two
     allocations through the general paths, on every write while a replica or
     the AOF listens."""
-    if type(ctx) is not _Client or type(server) is not _ServerState or type(db) is not _Database:
+    if type(ctx) is not _Client or type(server) is not _ServerState or type(db) is not Database:
         ctx.propagate(effect)
         return 0
-    cdef object index = <object>_get(db, D_INDEX)
+    cdef object index = (<Database>db).index
     cdef tuple pair = PyTuple_New(2)
     Py_INCREF(index)
     PyTuple_SET_ITEM(pair, 0, index)
@@ -240,7 +239,7 @@ cdef bint _xadd_direct(object ctx, object server, object db, list argv, Py_ssize
     cdef Py_ssize_t n, i, size, count
     cdef long index
     cdef EffectStream stream
-    if type(ctx) is not _Client or type(server) is not _ServerState or type(db) is not _Database:
+    if type(ctx) is not _Client or type(server) is not _ServerState or type(db) is not Database:
         return False
     p = _get(server, SS_EFFECTS)
     if p is not NULL and <object>p is not None:
@@ -259,7 +258,7 @@ cdef bint _xadd_direct(object ctx, object server, object db, list argv, Py_ssize
     for i in range(n):
         if type(<object>PyList_GET_ITEM(sinks, i)) is not EffectStream:
             return False
-    index = PyLong_AsLong(<object>_get(db, D_INDEX))
+    index = PyLong_AsLong((<Database>db).index)
     size = _xadd_effect_size(argv, first, sid_text, kept, &count)
     for i in range(n):
         stream = <EffectStream>PyList_GET_ITEM(sinks, i)
@@ -630,7 +629,7 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
     if not _plain_for(db, key):
         stream = db.get(key)
     else:
-        found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+        found = PyDict_GetItem((<Database>db).data, key)
         stream = <object>found if found is not NULL else None
         if stream is not None:
             _touch(db, key)
@@ -800,17 +799,17 @@ cdef inline int _db_set(object db, object key, object value, bint keep_ttl) exce
     key is remembered, and either way its access is recorded (under LRU; LFU is
     excluded); its TTL goes unless `keep_ttl`; its encoding note goes. One lookup in
     `data` for both: the store, then its size says whether the key is new."""
-    data = <object>_get(db, D_DATA)
+    data = (<Database>db).data
     cdef Py_ssize_t before = PyDict_Size(data)
     PyDict_SetItem(data, key, value)
     if PyDict_Size(data) != before:
         db._remember(key)
     _touch(db, key)
     if not keep_ttl:
-        expires = <object>_get(db, D_EXPIRES)
+        expires = (<Database>db).expires
         if expires and PyDict_Contains(expires, key):
             PyDict_DelItem(expires, key)
-    encodings = <object>_get(db, D_ENCODINGS)
+    encodings = (<Database>db).encodings
     if encodings:
         encodings.pop(key, None)
     return 0
@@ -914,7 +913,7 @@ cdef object _set_options(object ctx, list argv):
     db = <object>_get(ctx, C_DB)
     # Database.get(key): a key whose TTL is due expires first (its DEL is propagated):
     # the general body does that.
-    if not _plain_for(db, key) or (unit != _O_OTHER and <object>_get(db, D_ON_SET_EXPIRE) is not None):
+    if not _plain_for(db, key) or (unit != _O_OTHER and (<Database>db).on_set_expire is not None):
         return _set_general(ctx, argv)  # (a TTL a writable replica must hear of: Database.set_expire)
     server = <object>_get(ctx, C_SERVER)
     clock = _clock(server)
@@ -929,7 +928,7 @@ cdef object _set_options(object ctx, list argv):
             if deadline > _LL_MAX - now:
                 return _set_general(ctx, argv)
             deadline += now
-    data = <object>_get(db, D_DATA)
+    data = (<Database>db).data
     found = PyDict_GetItem(data, key)
     old = None
     if found is not NULL:
@@ -941,7 +940,7 @@ cdef object _set_options(object ctx, list argv):
         return old if want_old else None
     _db_set(db, key, value, keep_ttl)
     if unit != _O_OTHER:
-        PyDict_SetItem(<object>_get(db, D_EXPIRES), key, PyLong_FromLongLong(deadline))
+        PyDict_SetItem((<Database>db).expires, key, PyLong_FromLongLong(deadline))
     _modified(server, db, key)
     if _notify_on(server):
         server.notify(_STRING, b"set", key, db.index)
@@ -967,7 +966,7 @@ def get(ctx, list argv):
     if not _plain_for(db, key):
         value = db.get(key)
     else:
-        found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+        found = PyDict_GetItem((<Database>db).data, key)
         if found is NULL:
             return None
         value = <object>found
@@ -1057,7 +1056,7 @@ cdef object _incr_by(object ctx, list argv, long long delta, object general):
     db = <object>_get(ctx, C_DB)
     if not _plain_for(db, key):
         return general(ctx, argv)
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    found = PyDict_GetItem((<Database>db).data, key)
     if found is not NULL and not _parse_ll(<object>found, &number):
         return general(ctx, argv)  # another type (WRONGTYPE), or not an integer
     if (delta > 0 and number > _LL_MAX - delta) or (delta < 0 and number < _LL_MIN - delta):

@@ -35,7 +35,6 @@ from libc.math cimport signbit
 from rillet.engine._zorder cimport Key, ZOrder
 
 from rillet import errors
-from rillet.engine.keyspace import Database
 from rillet.engine.zsets import ZSet
 from rillet.errors import ReplyError
 from rillet.notify import ZSET
@@ -119,7 +118,7 @@ def zadd(ctx, list argv):
     db = <object>_get(ctx, C_DB) if type(ctx) is _Client else ctx.db
     if not _plain_for(db, key):
         return _zadd_general(ctx, argv)
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    found = PyDict_GetItem((<Database>db).data, key)
     if found is NULL:
         return _zadd_general(ctx, argv)  # a new key: its encoding is chosen there
     z = <object>found
@@ -151,7 +150,7 @@ def zadd(ctx, list argv):
             if scores[i] == 0 and signbit(scores[i]):
                 return _zadd_general(ctx, argv)  # -0: kept by a skiplist only, see zsets.zadd
         # Database.get's access record (LRU; _plain_for excludes LFU).
-        PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
+        PyDict_SetItem((<Database>db).access, key, (<Database>db).lru_now)
         for i in range(pairs):
             member = <object>PyList_GET_ITEM(argv, 3 + 2 * i)
             found = PyDict_GetItem(score_map, member)

@@ -25,6 +25,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from rillet.resp._encoder cimport put
 from rillet._systime cimport system_now_ms as _system_now_ms
+from rillet.engine.keyspace cimport Database
 
 from rillet.clock import SystemClock
 from rillet.commands.table import TABLE
@@ -32,7 +33,6 @@ from rillet.dispatch import TIMING_MASK, TIMING_SAMPLE
 from rillet.errors import ReplyError
 from rillet.resp.types import SimpleString
 from rillet.memory import Memory
-from rillet.engine.keyspace import Database
 from rillet.notify import READS_AFTER, READS_BEFORE, READS_SET_GET
 from rillet.state import PUBLISHED, Block, Client, ServerState
 from rillet.resp.parser import YIELD_PENDING, _scan  # _scan: None on the pure path or unbuilt
@@ -47,7 +47,6 @@ cdef object _Client = Client
 cdef object _ServerState = ServerState
 cdef object _Memory = Memory
 cdef object _ReplyError = ReplyError
-cdef object _Database = Database
 cdef int _READS_AFTER = READS_AFTER
 cdef int _READS_BEFORE = READS_BEFORE
 cdef int _READS_SET_GET = READS_SET_GET
@@ -79,7 +78,6 @@ cdef Py_ssize_t _offset(type cls, str name) except -1:
 cdef Py_ssize_t C_GATED = _offset(Client, "gated")
 cdef Py_ssize_t M_LIMIT = _offset(Memory, "limit")
 cdef Py_ssize_t C_DB = _offset(Client, "db")
-cdef Py_ssize_t D_DATA = _offset(Database, "data")
 
 
 cdef inline object _slot(object obj, Py_ssize_t offset, str name):
@@ -177,7 +175,7 @@ cdef inline int _count_reads_after(_Entry entry, object client, list argv, _Coun
     cdef Py_ssize_t index = entry.first_key
     cdef Py_ssize_t last = entry.last_key if entry.last_key >= 0 else argc + entry.last_key
     db = _slot(client, C_DB, "db") if type(client) is _Client else client.db
-    data = _slot(db, D_DATA, "data") if type(db) is _Database else db.data
+    data = (<Database>db).data if type(db) is Database else db.data
     if last >= argc:
         last = argc - 1
     while index <= last:
