@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from array import array
+from types import MethodType
 
 import pytest
 from hypothesis import given, settings
@@ -176,8 +177,9 @@ def test_compiled_xadd_writes_its_effect_into_the_stream(monkeypatch):
         seen.append(self._effects is PUBLISHED)
         publish_write(self, db_index, argv, dirty_before)
 
-    monkeypatch.setattr(ServerState, "publish_write", spy)
     server = Server(sinks="stream")
+    # (On the instance: ServerState is an extension type, its methods are not patchable.)
+    monkeypatch.setattr(server.state, "publish_write", MethodType(spy, server.state))
     server.stream.selected_db = 0
     commands = [[b"XADD", b"s", b"*", b"f", b"v"], [b"SELECT", b"3"],
                 [b"XADD", b"s", b"MAXLEN", b"~", b"1", b"*", b"f", b"v"],

@@ -12,8 +12,8 @@ from cpython.object cimport PyObject, Py_SIZE
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 
 from rillet.engine.keyspace cimport Database
-from rillet.state import Client, ServerState
-from rillet.tracking import Tracking
+from rillet.state cimport Client, ServerState
+from rillet.tracking cimport Tracking
 
 cdef object _NOTIFY = "notify-keyspace-events"
 
@@ -90,13 +90,6 @@ cdef inline long long _get_ll(object obj, Py_ssize_t offset) except? -1:
     return PyLong_AsLongLong(<object>value)
 
 
-cdef object _Client = Client
-cdef object _ServerState = ServerState
-cdef object _Tracking = Tracking
-cdef Py_ssize_t C_DB = _offset(Client, "db")
-cdef Py_ssize_t C_SERVER = _offset(Client, "server")
-
-
 cdef inline bint _plain_for(object db, object key) except -1:
     """The bodies below may do Database.get/set's work inline on `key`: `db` is exactly
     a Database with no LFU or LRM policy and no `new`/`overwritten` event hooks armed, `key`
@@ -131,12 +124,12 @@ cdef object _plain_value(object ctx, list argv, object cls):
     exactly a `cls` there. None otherwise: the caller hands the command to its Python body."""
     cdef Py_ssize_t i
     cdef PyObject* found
-    if type(ctx) is not _Client:
+    if type(ctx) is not Client:
         return None
     for i in range(1, PyList_GET_SIZE(argv)):
         if not PyBytes_CheckExact(<object>PyList_GET_ITEM(argv, i)):
             return None
-    db = <object>_get(ctx, C_DB)
+    db = (<Client>ctx).db
     key = <object>PyList_GET_ITEM(argv, 1)
     if not _plain_for(db, key):
         return None
@@ -227,38 +220,17 @@ def element_size(bytes value):
     return _element_size(value)
 
 
-# ServerState keeps the attributes a write touches in slots (state.py): read here
-# at their offsets once the exact type is checked, ~5 instructions each where an
-# instance-dict lookup cost ~110. Its other attributes are in its __dict__,
-# read through _server_vars/_var (one dict lookup each).
-cdef Py_ssize_t SS_DIRTY = _offset(ServerState, "dirty")
-cdef Py_ssize_t SS_EFFECTS = _offset(ServerState, "_effects")
-cdef Py_ssize_t SS_SINKS = _offset(ServerState, "effect_sinks")
-cdef Py_ssize_t SS_WATCHED = _offset(ServerState, "watched_keys")
-cdef Py_ssize_t SS_BLOCKING = _offset(ServerState, "blocking")
-cdef Py_ssize_t SS_TRACKING = _offset(ServerState, "tracking")
-cdef Py_ssize_t SS_CONFIG = _offset(ServerState, "config")
-cdef Py_ssize_t SS_CLOCK = _offset(ServerState, "clock")
-cdef Py_ssize_t SS_NOTIFY = _offset(ServerState, "notify_flags")
-cdef Py_ssize_t T_CLIENTS = _offset(Tracking, "clients")
-
-
-cdef inline object _sget(object server, Py_ssize_t offset, str name):
-    """server.<name> for a slot of ServerState: at its offset when `server` is exactly one."""
-    cdef PyObject* value
-    if type(server) is _ServerState:
-        value = _get(server, offset)
-        if value is not NULL:
-            return <object>value
-    return getattr(server, name)  # another type, or unset: getattr says so
-
+# ServerState's attributes a write touches are typed fields (state.pxd): read here
+# once the exact type is checked, ~5 instructions each where an instance-dict lookup
+# cost ~110. Its other attributes are in its __dict__, read through
+# _server_vars/_var (one dict lookup each).
 
 cdef inline object _config(object server):
-    return _sget(server, SS_CONFIG, "config")
+    return (<ServerState>server).config if type(server) is ServerState else server.config
 
 
 cdef inline object _clock(object server):
-    return _sget(server, SS_CLOCK, "clock")
+    return (<ServerState>server).clock if type(server) is ServerState else server.clock
 
 
 cdef object _vars_of = None
@@ -268,7 +240,7 @@ cdef dict _vars = None
 cdef inline dict _server_vars(object server):
     global _vars_of, _vars
     if server is not _vars_of:
-        if type(server) is not _ServerState:
+        if type(server) is not ServerState:
             return None
         _vars = server.__dict__
         _vars_of = server
@@ -276,7 +248,7 @@ cdef inline dict _server_vars(object server):
 
 
 cdef inline object _var(dict values, object server, str name):
-    """server.<name> for an attribute in ServerState's __dict__ (the slots: _sget)."""
+    """server.<name> for an attribute in ServerState's __dict__ (its fields: _config, _clock)."""
     cdef PyObject* found
     if values is not None:
         found = PyDict_GetItemWithError(values, name)
@@ -321,10 +293,10 @@ cdef inline object _config_value(object server, str name):
 cdef inline bint _notify_on(object server) except -1:
     """Any keyspace event class enabled (ServerState.notify's first test)."""
     cdef PyObject* flags
-    if type(server) is _ServerState:
-        flags = _get(server, SS_NOTIFY)
-        if flags is not NULL and type(<object>flags) is int:
-            return Py_SIZE(<object>flags) != 0  # (an int is true when it has digits)
+    if type(server) is ServerState:
+        notify_flags = (<ServerState>server).notify_flags
+        if type(notify_flags) is int:
+            return Py_SIZE(notify_flags) != 0  # (an int is true when it has digits)
     config = _config(server)
     if config is not _cfg_of:
         _cfg_seen(config)
@@ -338,37 +310,36 @@ cdef inline bint _notify_on(object server) except -1:
 
 cdef inline bint _tracking_on(object tracking) except -1:
     """tracking.clients: some client has CLIENT TRACKING on."""
-    cdef PyObject* clients
-    if type(tracking) is _Tracking:
-        clients = _get(tracking, T_CLIENTS)
-        if clients is not NULL:
-            return bool(<object>clients)
+    if type(tracking) is Tracking:
+        return bool((<Tracking>tracking).clients)
     return bool(tracking.clients)
 
 
-cdef inline bint _empty_dict(PyObject* value) noexcept:
-    """`value` is an empty dict (a NULL slot or another type is not: key_modified decides)."""
-    return value is not NULL and type(<object>value) is dict and PyDict_GET_SIZE(<object>value) == 0
+cdef inline bint _empty_dict(dict value) noexcept:
+    """`value` is an empty dict (None is not: key_modified decides)."""
+    return value is not None and PyDict_GET_SIZE(value) == 0
 
 
 cdef inline int _modified(object server, object db, object key) except -1:
     """ServerState.key_modified(db.index, key), its common case (nobody watching,
     blocked or tracking) inline (keep in step)."""
-    cdef PyObject* p
-    if (type(server) is not _ServerState or type(db) is not Database
-            or not _empty_dict(_get(server, SS_WATCHED)) or not _empty_dict(_get(server, SS_BLOCKING))
-            or _tracking_on(_sget(server, SS_TRACKING, "tracking"))):
+    if (type(server) is not ServerState or type(db) is not Database
+            or not _empty_dict((<ServerState>server).watched_keys)
+            or not _empty_dict((<ServerState>server).blocking)
+            or _tracking_on((<ServerState>server).tracking)):
         server.key_modified(db.index, key)
         return 0
-    p = _get(server, SS_DIRTY)
-    if p is NULL or type(<object>p) is not int:
+    dirty = (<ServerState>server).dirty
+    if type(dirty) is not int:
         server.key_modified(db.index, key)
         return 0
-    _set(server, SS_DIRTY, <object>p + 1)
+    (<ServerState>server).dirty = dirty + 1
     # The key's memory estimate is redone when next asked for (key_modified, memory.py).
     PyDict_SetItem((<Database>db).pending, key, None)
     return 0
 
 
 cdef inline bint _sinks(object server) except -1:
-    return bool(_sget(server, SS_SINKS, "effect_sinks"))
+    if type(server) is ServerState:
+        return bool((<ServerState>server).effect_sinks)
+    return bool(server.effect_sinks)

@@ -49,7 +49,7 @@ def hset(ctx, list argv):
     if h is None:
         return _py_hset(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, 1)
-    db = <object>_get(ctx, C_DB)
+    db = (<Client>ctx).db
     fields = <object>_get(h, H_FIELDS)
     if not <object>_get(h, H_BIG) or <object>_get(h, H_TTLS) or type(fields) is not dict:
         return _py_hset(ctx, argv)
@@ -59,7 +59,7 @@ def hset(ctx, list argv):
         if not PyDict_Contains(fields, field):
             added += 1
         PyDict_SetItem(fields, field, <object>PyList_GET_ITEM(argv, i + 1))
-    server = <object>_get(ctx, C_SERVER)
+    server = (<Client>ctx).server
     _modified(server, db, key)
     if _notify_on(server):
         server.notify(_HASH_EVENT, b"hset", key, db.index, argv[2::2])

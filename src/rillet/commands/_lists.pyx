@@ -34,7 +34,6 @@ from rillet.engine import lists as _lists_module
 from rillet.engine.lists import List
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, LIST
-from rillet.state import Client, ServerState
 
 cdef object _List = List
 cdef object _ReplyError = ReplyError
@@ -104,9 +103,9 @@ cdef object _lookup(object ctx, object key, PyObject** db_out):
     """The List at `key` (None if missing) on a plain database, WRONGTYPE for another type;
     NotImplemented when the Python body must answer."""
     cdef PyObject* found
-    if type(ctx) is not _Client:
+    if type(ctx) is not Client:
         return NotImplemented
-    db = <object>_get(ctx, C_DB)
+    db = (<Client>ctx).db
     if not _plain_for(db, key):
         return NotImplemented
     db_out[0] = <PyObject*>db
@@ -131,7 +130,7 @@ cdef object _push(object ctx, list argv, bint left, bint only_existing):
     if value is NotImplemented:
         return _py_push(ctx, argv, left, only_existing)
     db = <object>db_p
-    server = <object>_get(ctx, C_SERVER)
+    server = (<Client>ctx).server
     if value is None:
         if only_existing:
             return 0
@@ -208,7 +207,7 @@ cdef object _pop(object ctx, list argv, bint left):
     tail = <object>_get(value, L_TAIL)
     if type(head) is not list or type(tail) is not list:
         return _py_pop(ctx, argv, left)
-    server = <object>_get(ctx, C_SERVER)
+    server = (<Client>ctx).server
     # List.pop: an empty end reopens the nearest chunk, else the other end serves
     if left:
         if PyList_GET_SIZE(head) == 0 and <object>_get(value, L_CHUNKS):

@@ -49,7 +49,7 @@ def sadd(ctx, list argv):
     if s is None:
         return _py_sadd(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, 1)
-    db = <object>_get(ctx, C_DB)
+    db = (<Client>ctx).db
     members = <object>_get(s, S_MEMBERS)
     if <object>_get(s, S_KIND) != _HASHTABLE or type(members) is not dict:
         return _py_sadd(ctx, argv)
@@ -60,7 +60,7 @@ def sadd(ctx, list argv):
             PyDict_SetItem(members, member, None)
             added += 1
     if added:
-        server = <object>_get(ctx, C_SERVER)
+        server = (<Client>ctx).server
         _modified(server, db, key)
         if _notify_on(server):
             server.notify(_SET_EVENT, b"sadd", key, db.index)

@@ -38,7 +38,6 @@ from rillet import errors
 from rillet.engine.zsets import ZSet
 from rillet.errors import ReplyError
 from rillet.notify import ZSET
-from rillet.state import Client, ServerState
 
 cdef object _ReplyError = ReplyError
 cdef object _WRONGTYPE = errors.WRONGTYPE
@@ -115,7 +114,7 @@ def zadd(ctx, list argv):
     if not (b'0' <= PyBytes_AS_STRING(first)[0] <= b'9' or PyBytes_AS_STRING(first)[0] == b'-'):
         return _zadd_general(ctx, argv)  # maybe a flag (NX, CH, INCR...), or "inf": the reference
     key = <object>PyList_GET_ITEM(argv, 1)
-    db = <object>_get(ctx, C_DB) if type(ctx) is _Client else ctx.db
+    db = (<Client>ctx).db if type(ctx) is Client else ctx.db
     if not _plain_for(db, key):
         return _zadd_general(ctx, argv)
     found = PyDict_GetItem((<Database>db).data, key)
@@ -179,7 +178,7 @@ def zadd(ctx, list argv):
     if added or changed:
         if not <object>_get(z, Z_BIG):
             _note_sizes(ctx, z, argv[3::2])
-        server = <object>_get(ctx, C_SERVER) if type(ctx) is _Client else ctx.server
+        server = (<Client>ctx).server if type(ctx) is Client else ctx.server
         _modified(server, db, key)
         if _config_value(server, _NOTIFY):
             server.notify(_ZSET_EVENT, b"zadd", key, db.index)
