@@ -18,9 +18,10 @@ import pytest
 
 from rillet.commands import groups, hashes, lists, sets, streams, strings, zsets
 from rillet.commands.table import COMMANDS
+from rillet.compiled import compiled
 from tests.helpers.bodies import Server, Twins
 
-_writes = pytest.importorskip("rillet.commands._writes")
+_writes = compiled("rillet.commands._writes") or pytest.skip("the compiled bodies are not in use", allow_module_level=True)
 if COMMANDS["xadd"].handler is not _writes.xadd:  # RILLET_PURE: the table holds the Python
     pytest.skip("the compiled bodies are not in use", allow_module_level=True)
 
