@@ -35,7 +35,7 @@ from libc.math cimport signbit
 from rillet.engine._zorder cimport Key, ZOrder
 
 from rillet import errors
-from rillet.engine.zsets import ZSet
+from rillet.engine.zsets cimport ZSet
 from rillet.errors import ReplyError
 from rillet.notify import ZSET
 
@@ -63,9 +63,6 @@ def bind_zadd(zadd_general, score_arg, note_sizes):
 include "_bodies.pxi"
 
 
-cdef Py_ssize_t Z_SCORES = _offset(ZSet, "scores")
-cdef Py_ssize_t Z_ORDER = _offset(ZSet, "order")
-cdef Py_ssize_t Z_BIG = _offset(ZSet, "big")
 
 
 
@@ -123,11 +120,11 @@ def zadd(ctx, list argv):
     z = <object>found
     if type(z) is not _ZSet:
         return _zadd_general(ctx, argv)  # WRONGTYPE, after its checks of the scores
-    found = _get(z, Z_ORDER)
-    if found is NULL or type(<object>found) is not ZOrder:
+    order_value = (<ZSet>z).order
+    if type(order_value) is not ZOrder:
         return _zadd_general(ctx, argv)
-    order = <ZOrder>found
-    score_map = <object>_get(z, Z_SCORES)
+    order = <ZOrder>order_value
+    score_map = (<ZSet>z).scores
     if type(score_map) is not dict:
         return _zadd_general(ctx, argv)
     for i in range(3, argc, 2):
@@ -176,7 +173,7 @@ def zadd(ctx, list argv):
         if scores != &stack[0]:
             PyMem_Free(scores)
     if added or changed:
-        if not <object>_get(z, Z_BIG):
+        if not (<ZSet>z).big:
             _note_sizes(ctx, z, argv[3::2])
         server = (<Client>ctx).server if type(ctx) is Client else ctx.server
         _modified(server, db, key)
