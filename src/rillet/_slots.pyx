@@ -34,7 +34,7 @@ cdef extern from "Python.h":
 cdef list _names = []  # the names the PyMemberDefs point into, kept alive
 
 
-cdef Py_ssize_t _field_offset(type cls, object probe, object marker) noexcept:
+cdef Py_ssize_t _field_place(type cls, object probe, object marker) noexcept:
     """Where `marker` sits in `probe` (an instance of cls), or -1 if not exactly once."""
     cdef PyObject** words = <PyObject**><PyObject*>probe
     cdef Py_ssize_t n = (<PyTypeObject*>cls).tp_basicsize // sizeof(PyObject*)
@@ -67,7 +67,7 @@ def as_slots(type cls):
             descriptor.__set__(probe, marker)
         except TypeError:
             continue  # a typed field (dict, list): its setter checks the type
-        offset = _field_offset(cls, probe, marker)
+        offset = _field_place(cls, probe, marker)
         descriptor.__set__(probe, None)
         if offset < 0:
             continue
