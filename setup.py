@@ -16,6 +16,7 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 MODULES = {
+    "rillet._slots": "src/rillet/_slots.pyx",
     "rillet.resp._multibulk": "src/rillet/resp/_multibulk.pyx",
     "rillet.resp._fpconv": "src/rillet/resp/_fpconv.pyx",
     "rillet.resp._encoder": "src/rillet/resp/_encoder.pyx",

@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # The leaves, used by all.
     ("rillet", "rillet.clock", "rillet.errors", "rillet.glob", "rillet._glob", "rillet.compiled",
      "rillet.serverlog",
-     "rillet.gcpolicy", "rillet.cpuaffinity", "rillet._systime", "rillet._columns"),
+     "rillet.gcpolicy", "rillet.cpuaffinity", "rillet._systime", "rillet._columns", "rillet._slots"),
 )
 
 # Imports the rules would refuse that stay for now, each with why: (importer, imported

@@ -89,3 +89,14 @@ def compiled(name: str) -> ModuleType | None:
         return importlib.import_module(name)
     except ImportError:
         return None
+
+
+def as_slots(*classes: type) -> None:
+    """For classes compiled in pure mode (extension types): their object fields read
+    from interpreted code as fast as `__slots__` ones (rillet/_slots.pyx says why).
+    Called by the defining module after the classes; nothing to do for classes
+    defined in Python (RILLET_PURE, or not built)."""
+    slots = compiled("rillet._slots")
+    if slots is not None:
+        for cls in classes:
+            slots.as_slots(cls)

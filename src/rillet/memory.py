@@ -24,6 +24,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Protocol
 
+from rillet.compiled import as_slots
 from rillet.engine.eviction import (
     ALLKEYS_POLICIES,
     EvictionPool,
@@ -345,3 +346,7 @@ def may_replicate(state: ServerState, client: Client, spec: SpecFlags, argv: lis
     multi = client.multi
     return spec.name == "exec" and multi is not None and any(
         _may_replicate(state, queued, queued_argv) for queued, queued_argv in multi)
+
+
+# (Compiled: an extension type, memory.pxd; its fields read as slots from Python.)
+as_slots(Memory)

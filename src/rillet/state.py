@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rillet import __version__
 from rillet.acl import Acl, User
 from rillet.clock import Clock, SystemClock
+from rillet.compiled import as_slots
 from rillet.config import Config
 from rillet.engine.keyspace import Database, Keyspace
 from rillet.hotkeys import Hotkeys
@@ -412,10 +413,10 @@ class Stats:
 
 
 class ServerState:
-    # The attributes every write reads or writes are slots: the compiled hot path
-    # (server/_fastpath.pyx, commands/_bodies.pxi) reads them at their offsets,
-    # where an instance-dict lookup cost ~110 instructions each, a dozen per SET.
-    # Everything else stays in the instance dict.
+    # The attributes every write reads or writes are slots, typed fields once
+    # compiled (state.pxd): the compiled hot path (server/_fastpath.pyx,
+    # commands/_bodies.pxi) reads them directly, where an instance-dict lookup cost
+    # ~110 instructions each, a dozen per SET. Everything else stays in the instance dict.
     __slots__ = (
         "dirty", "_effects", "_tx_effects", "effect_sinks", "watched_keys", "blocking",
         "tracking", "config", "clock", "memory", "gated", "stats", "keyspace",
@@ -476,8 +477,8 @@ class ServerState:
         self.monitors: dict[Client, None] = {}
         self.slowlog = Slowlog()
         self.latency = LatencyMonitor()
-        # What every call's duration is compared with (_fastpath.pyx reads it at its
-        # slot): a call this slow (ns) goes to the slow log or the latency monitor.
+        # What every call's duration is compared with (_fastpath.pyx reads its
+        # field): a call this slow (ns) goes to the slow log or the latency monitor.
         self.slow_ns = 0
         self.config.watch("slowlog-log-slower-than", self._slow_thresholds_changed)
         self.config.watch("latency-monitor-threshold", self._slow_thresholds_changed)
@@ -741,7 +742,7 @@ class ServerState:
         """notify-keyspace-events changed: arm the hooks of the classes no handler emits
         itself (new, overwritten, type_changed, keymiss) only while they are on."""
         value = int(flags)
-        # The classes as an int at a slot: every write asks whether any is on
+        # The classes as an int in a field: every write asks whether any is on
         # (_bodies.pxi _notify_on), where config.values cost a string-keyed lookup.
         self.notify_flags = value
         routed = bool(value & (KEYSPACE | KEYEVENT))
@@ -970,3 +971,7 @@ class ServerState:
 
     def info_uptime(self) -> int:
         return int(time.time() - self.stats.start_time)
+
+
+# (Compiled: extension types, state.pxd; their fields read as slots from Python.)
+as_slots(Client, ServerState)

@@ -34,6 +34,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from rillet import errors
+from rillet.compiled import as_slots
 from rillet.errors import ReplyError
 
 if TYPE_CHECKING:
@@ -79,8 +80,9 @@ def _key_array(keys: list[bytes]) -> bytes:
 
 
 class Tracking:
-    # `clients` is read by every write (ServerState.key_modified, and at its slot's
-    # offset by the compiled bodies, commands/_bodies.pxi); the rest is in __dict__.
+    # `clients` is read by every write (ServerState.key_modified, and as a typed
+    # field, tracking.pxd, by the compiled bodies, commands/_bodies.pxi); the rest is
+    # in __dict__.
     __slots__ = ("clients", "__dict__")
 
     def __init__(self, state: ServerState) -> None:
@@ -365,3 +367,7 @@ class Tracking:
 
 def _text(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
+
+
+# (Compiled: an extension type, tracking.pxd; its field reads as a slot from Python.)
+as_slots(Tracking)

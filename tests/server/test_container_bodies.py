@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from rillet.commands import hashes, sets
 from rillet.commands.table import COMMANDS
+from rillet.compiled import compiled
 from tests.helpers.bodies import TICKS, Server, Twins, counted, expire_own
 
-_hashes = pytest.importorskip("rillet.commands._hashes")
+_hashes = compiled("rillet.commands._hashes") or pytest.skip("the compiled bodies are not in use", allow_module_level=True)
 if COMMANDS["hset"].handler is not _hashes.hset:  # RILLET_PURE: the table holds the Python
     pytest.skip("the compiled bodies are not in use", allow_module_level=True)
 

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from rillet.commands import groups
 from rillet.commands.table import COMMANDS
+from rillet.compiled import compiled
 from tests.helpers.bodies import Server, Twins, counted
 
-_groups = pytest.importorskip("rillet.commands._groups")
+_groups = compiled("rillet.commands._groups") or pytest.skip("the compiled bodies are not in use", allow_module_level=True)
 if COMMANDS["xack"].handler is not _groups.xack:  # RILLET_PURE: the table holds the Python
     pytest.skip("the compiled bodies are not in use", allow_module_level=True)
 

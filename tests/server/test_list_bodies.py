@@ -139,9 +139,10 @@ def test_compiled_element_size_is_listpacks():
     """The compiled listpack element size (commands/_lists.pyx) equals element_size."""
     import pytest
 
+    from rillet.compiled import compiled as compiled_module
     from rillet.engine.listpack_size import element_size
 
-    compiled = pytest.importorskip("rillet.commands._lists")
+    compiled = compiled_module("rillet.commands._lists") or pytest.skip("the compiled bodies are not in use")
     for value in [b"", b"0", b"-0", b"007", b"127", b"128", b"-4096", b"4095", b"-32769",
                   b"9223372036854775807", b"9223372036854775808", b"-9223372036854775808",
                   b"-9223372036854775809", b"12345678901234567890", b"1e3", b"+5", b" 5", b"-",

@@ -266,7 +266,7 @@ class ClusterBus:
     def links_info(self) -> list[list[tuple[str, object]]]:
         """CLUSTER LINKS: our link to each node and the one it opened to us. The send
         buffer is the transport's (rillet keeps no preallocated block: allocated = used)."""
-        rows = []
+        rows: list[list[tuple[str, object]]] = []
         for node, link in list(self.outbound.items()) + list(self.inbound_of.items()):
             pending = link.send_buffer()
             rows.append([("direction", "from" if link.inbound else "to"), ("node", node.name),

@@ -11,104 +11,17 @@ from cpython.long cimport PyLong_AsLongLong
 from cpython.object cimport PyObject, Py_SIZE
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 
-from rillet.engine.keyspace import Database
-from rillet.state import Client, ServerState
-from rillet.tracking import Tracking
+from rillet.engine.keyspace cimport Database
+from rillet.state cimport Client, ServerState
+from rillet.tracking cimport Tracking
 
 cdef object _NOTIFY = "notify-keyspace-events"
 
-# A __slots__ attribute read through getattr costs ~100 instructions (type
-# lookup, descriptor, member get); an XADD reads and writes ~40 of them. The
-# engine's classes are plain Python, so their slots sit at fixed offsets that
-# the member descriptors give: read once here, used only on objects whose
-# exact type was checked.
+# The engine's classes are extension types (a .pxd beside each .py): the bodies read
+# their fields as struct fields, on objects whose exact type was checked.
 
 cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        const char* name
-        int type
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef* d_member
     Py_ssize_t PyDict_GET_SIZE(object) noexcept
-
-
-cdef Py_ssize_t _offset(type cls, str name) except -1:
-    descriptor = cls.__dict__[name]
-    if type(descriptor).__name__ != "member_descriptor":
-        raise TypeError(f"{cls.__name__}.{name} is not a slot")
-    return (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset
-
-
-cdef inline PyObject* _get(object obj, Py_ssize_t offset) noexcept:
-    """The slot's value, borrowed (NULL if unset)."""
-    return (<PyObject**>((<char*><PyObject*>obj) + offset))[0]
-
-
-cdef inline void _set(object obj, Py_ssize_t offset, object value) noexcept:
-    cdef PyObject** where = <PyObject**>((<char*><PyObject*>obj) + offset)
-    cdef PyObject* old = where[0]
-    Py_INCREF(value)
-    where[0] = <PyObject*>value
-    Py_XDECREF(old)
-
-
-cdef extern from *:
-    """
-    /* A slot's int as a C value: a one-digit int (every count and size a body
-       reads) read in place, any other through PyLong_AsLongLong. */
-    static inline int _rillet_small_int(PyObject* v, long long* out) {
-    #if PY_VERSION_HEX >= 0x030C0000
-        if (PyLong_CheckExact(v) && PyUnstable_Long_IsCompact((PyLongObject*)v)) {
-            *out = (long long)PyUnstable_Long_CompactValue((PyLongObject*)v);
-            return 1;
-        }
-    #else
-        if (PyLong_CheckExact(v)) {
-            Py_ssize_t size = Py_SIZE(v);
-            if (size == 0 || size == 1) {
-                *out = size ? (long long)((PyLongObject*)v)->ob_digit[0] : 0;
-                return 1;
-            }
-        }
-    #endif
-        return 0;
-    }
-    """
-    bint _rillet_small_int(PyObject* v, long long* out) noexcept
-
-
-cdef inline long long _get_ll(object obj, Py_ssize_t offset) except? -1:
-    cdef PyObject* value = _get(obj, offset)
-    cdef long long out
-    if value is NULL:
-        raise AttributeError("unset slot")
-    # (Inline for the common small int: the call to PyLong_AsLongLong cost ~35
-    # instructions, nine times per XADD.)
-    if _rillet_small_int(value, &out):
-        return out
-    return PyLong_AsLongLong(<object>value)
-
-
-cdef object _Database = Database
-cdef object _Client = Client
-cdef object _ServerState = ServerState
-cdef object _Tracking = Tracking
-cdef Py_ssize_t C_DB = _offset(Client, "db")
-cdef Py_ssize_t C_SERVER = _offset(Client, "server")
-cdef Py_ssize_t D_INDEX = _offset(Database, "index")
-cdef Py_ssize_t D_DATA = _offset(Database, "data")
-cdef Py_ssize_t D_EXPIRES = _offset(Database, "expires")
-cdef Py_ssize_t D_CLOCK = _offset(Database, "clock")
-cdef Py_ssize_t D_ENCODINGS = _offset(Database, "encodings")
-cdef Py_ssize_t D_ACCESS = _offset(Database, "access")
-cdef Py_ssize_t D_LRU_NOW = _offset(Database, "lru_now")
-cdef Py_ssize_t D_LFU = _offset(Database, "lfu")
-cdef Py_ssize_t D_LRM = _offset(Database, "lrm")
-cdef Py_ssize_t D_PENDING = _offset(Database, "pending")
-cdef Py_ssize_t D_ON_NEW = _offset(Database, "on_new")
-cdef Py_ssize_t D_ON_OVERWRITE = _offset(Database, "on_overwrite")
-cdef Py_ssize_t D_ON_SET_EXPIRE = _offset(Database, "on_set_expire")
 
 
 cdef inline bint _plain_for(object db, object key) except -1:
@@ -121,22 +34,22 @@ cdef inline bint _plain_for(object db, object key) except -1:
     it (DEL effect, `expired` event, stats). A body that replaces the value drops
     the TTL as Database.set does (`_db_set`); in-place changes keep it, as in Python."""
     cdef PyObject* deadline
-    if (type(db) is not _Database or not PyBytes_CheckExact(key)
-            or <object>_get(db, D_LFU) is not None or <object>_get(db, D_LRM) is not False
-            or <object>_get(db, D_ON_NEW) is not None or <object>_get(db, D_ON_OVERWRITE) is not None):
+    if (type(db) is not Database or not PyBytes_CheckExact(key)
+            or (<Database>db).lfu is not None or (<Database>db).lrm is not False
+            or (<Database>db).on_new is not None or (<Database>db).on_overwrite is not None):
         return False
-    expires = <object>_get(db, D_EXPIRES)
+    expires = (<Database>db).expires
     if not expires:
         return True
     deadline = PyDict_GetItem(expires, key)
     if deadline is NULL:
         return True
-    return <object>deadline > (<object>_get(db, D_CLOCK)).now_ms()
+    return <object>deadline > ((<Database>db).clock).now_ms()
 
 
 cdef inline void _touch(object db, object key) except *:
     """Database.get's access record (Redis's LRU clock), for a _plain_for key."""
-    PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
+    PyDict_SetItem((<Database>db).access, key, (<Database>db).lru_now)
 
 
 cdef object _plain_value(object ctx, list argv, object cls):
@@ -145,16 +58,16 @@ cdef object _plain_value(object ctx, list argv, object cls):
     exactly a `cls` there. None otherwise: the caller hands the command to its Python body."""
     cdef Py_ssize_t i
     cdef PyObject* found
-    if type(ctx) is not _Client:
+    if type(ctx) is not Client:
         return None
     for i in range(1, PyList_GET_SIZE(argv)):
         if not PyBytes_CheckExact(<object>PyList_GET_ITEM(argv, i)):
             return None
-    db = <object>_get(ctx, C_DB)
+    db = (<Client>ctx).db
     key = <object>PyList_GET_ITEM(argv, 1)
     if not _plain_for(db, key):
         return None
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    found = PyDict_GetItem((<Database>db).data, key)
     if found is NULL or type(<object>found) is not cls:
         return None
     return <object>found
@@ -241,38 +154,17 @@ def element_size(bytes value):
     return _element_size(value)
 
 
-# ServerState keeps the attributes a write touches in slots (state.py): read here
-# at their offsets once the exact type is checked, ~5 instructions each where an
-# instance-dict lookup cost ~110. Its other attributes are in its __dict__,
-# read through _server_vars/_var (one dict lookup each).
-cdef Py_ssize_t SS_DIRTY = _offset(ServerState, "dirty")
-cdef Py_ssize_t SS_EFFECTS = _offset(ServerState, "_effects")
-cdef Py_ssize_t SS_SINKS = _offset(ServerState, "effect_sinks")
-cdef Py_ssize_t SS_WATCHED = _offset(ServerState, "watched_keys")
-cdef Py_ssize_t SS_BLOCKING = _offset(ServerState, "blocking")
-cdef Py_ssize_t SS_TRACKING = _offset(ServerState, "tracking")
-cdef Py_ssize_t SS_CONFIG = _offset(ServerState, "config")
-cdef Py_ssize_t SS_CLOCK = _offset(ServerState, "clock")
-cdef Py_ssize_t SS_NOTIFY = _offset(ServerState, "notify_flags")
-cdef Py_ssize_t T_CLIENTS = _offset(Tracking, "clients")
-
-
-cdef inline object _sget(object server, Py_ssize_t offset, str name):
-    """server.<name> for a slot of ServerState: at its offset when `server` is exactly one."""
-    cdef PyObject* value
-    if type(server) is _ServerState:
-        value = _get(server, offset)
-        if value is not NULL:
-            return <object>value
-    return getattr(server, name)  # another type, or unset: getattr says so
-
+# ServerState's attributes a write touches are typed fields (state.pxd): read here
+# once the exact type is checked, ~5 instructions each where an instance-dict lookup
+# cost ~110. Its other attributes are in its __dict__, read through
+# _server_vars/_var (one dict lookup each).
 
 cdef inline object _config(object server):
-    return _sget(server, SS_CONFIG, "config")
+    return (<ServerState>server).config if type(server) is ServerState else server.config
 
 
 cdef inline object _clock(object server):
-    return _sget(server, SS_CLOCK, "clock")
+    return (<ServerState>server).clock if type(server) is ServerState else server.clock
 
 
 cdef object _vars_of = None
@@ -282,7 +174,7 @@ cdef dict _vars = None
 cdef inline dict _server_vars(object server):
     global _vars_of, _vars
     if server is not _vars_of:
-        if type(server) is not _ServerState:
+        if type(server) is not ServerState:
             return None
         _vars = server.__dict__
         _vars_of = server
@@ -290,7 +182,7 @@ cdef inline dict _server_vars(object server):
 
 
 cdef inline object _var(dict values, object server, str name):
-    """server.<name> for an attribute in ServerState's __dict__ (the slots: _sget)."""
+    """server.<name> for an attribute in ServerState's __dict__ (its fields: _config, _clock)."""
     cdef PyObject* found
     if values is not None:
         found = PyDict_GetItemWithError(values, name)
@@ -335,10 +227,10 @@ cdef inline object _config_value(object server, str name):
 cdef inline bint _notify_on(object server) except -1:
     """Any keyspace event class enabled (ServerState.notify's first test)."""
     cdef PyObject* flags
-    if type(server) is _ServerState:
-        flags = _get(server, SS_NOTIFY)
-        if flags is not NULL and type(<object>flags) is int:
-            return Py_SIZE(<object>flags) != 0  # (an int is true when it has digits)
+    if type(server) is ServerState:
+        notify_flags = (<ServerState>server).notify_flags
+        if type(notify_flags) is int:
+            return Py_SIZE(notify_flags) != 0  # (an int is true when it has digits)
     config = _config(server)
     if config is not _cfg_of:
         _cfg_seen(config)
@@ -352,37 +244,36 @@ cdef inline bint _notify_on(object server) except -1:
 
 cdef inline bint _tracking_on(object tracking) except -1:
     """tracking.clients: some client has CLIENT TRACKING on."""
-    cdef PyObject* clients
-    if type(tracking) is _Tracking:
-        clients = _get(tracking, T_CLIENTS)
-        if clients is not NULL:
-            return bool(<object>clients)
+    if type(tracking) is Tracking:
+        return bool((<Tracking>tracking).clients)
     return bool(tracking.clients)
 
 
-cdef inline bint _empty_dict(PyObject* value) noexcept:
-    """`value` is an empty dict (a NULL slot or another type is not: key_modified decides)."""
-    return value is not NULL and type(<object>value) is dict and PyDict_GET_SIZE(<object>value) == 0
+cdef inline bint _empty_dict(dict value) noexcept:
+    """`value` is an empty dict (None is not: key_modified decides)."""
+    return value is not None and PyDict_GET_SIZE(value) == 0
 
 
 cdef inline int _modified(object server, object db, object key) except -1:
     """ServerState.key_modified(db.index, key), its common case (nobody watching,
     blocked or tracking) inline (keep in step)."""
-    cdef PyObject* p
-    if (type(server) is not _ServerState or type(db) is not _Database
-            or not _empty_dict(_get(server, SS_WATCHED)) or not _empty_dict(_get(server, SS_BLOCKING))
-            or _tracking_on(_sget(server, SS_TRACKING, "tracking"))):
+    if (type(server) is not ServerState or type(db) is not Database
+            or not _empty_dict((<ServerState>server).watched_keys)
+            or not _empty_dict((<ServerState>server).blocking)
+            or _tracking_on((<ServerState>server).tracking)):
         server.key_modified(db.index, key)
         return 0
-    p = _get(server, SS_DIRTY)
-    if p is NULL or type(<object>p) is not int:
+    dirty = (<ServerState>server).dirty
+    if type(dirty) is not int:
         server.key_modified(db.index, key)
         return 0
-    _set(server, SS_DIRTY, <object>p + 1)
+    (<ServerState>server).dirty = dirty + 1
     # The key's memory estimate is redone when next asked for (key_modified, memory.py).
-    PyDict_SetItem(<object>_get(db, D_PENDING), key, None)
+    PyDict_SetItem((<Database>db).pending, key, None)
     return 0
 
 
 cdef inline bint _sinks(object server) except -1:
-    return bool(_sget(server, SS_SINKS, "effect_sinks"))
+    if type(server) is ServerState:
+        return bool((<ServerState>server).effect_sinks)
+    return bool(server.effect_sinks)

@@ -249,30 +249,30 @@ cdef int _publish(object ctx, ConsumerGroup group, list argv, list touched, list
     cdef PendingEntry entry
     if not n:
         return 0
-    server = <object>_get(ctx, C_SERVER)
-    if type(server) is not _ServerState:
+    server = (<Client>ctx).server
+    if type(server) is not ServerState:
         ctx.changed(n)
         sinks = bool(server.effect_sinks)
     else:
-        _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + n)
-        sinks = bool(<object>_get(server, SS_SINKS))
+        (<ServerState>server).dirty = (<ServerState>server).dirty + n
+        sinks = bool((<ServerState>server).effect_sinks)
     if not sinks:
         return 0
     key = <object>PyList_GET_ITEM(argv, 1)
     group_name = <object>PyList_GET_ITEM(argv, 2)
     consumer_name = <object>PyList_GET_ITEM(argv, 3)
     last = _id_text(_tuple_key(group.last_id))
-    index = <object>_get(<object>_get(ctx, C_DB), D_INDEX)
+    index = (<Database>(<Client>ctx).db).index
     for j in range(n):
         entry = <PendingEntry><object>PyList_GET_ITEM(touched, j)
         effect = [_XCLAIM, key, group_name, consumer_name, _ZERO,
                   <object>PyList_GET_ITEM(texts, j), _TIME,
                   b"%d" % <unsigned long long>(entry._tkey >> TOUCH_BITS),
                   _RETRYCOUNT, b"%d" % entry.delivery_count, _FORCE, _JUSTID, _LASTID, last]
-        if type(server) is _ServerState:
-            effects = <object>_get(server, SS_EFFECTS)
+        if type(server) is ServerState:
+            effects = (<ServerState>server)._effects
             if effects is None:
-                _set(server, SS_EFFECTS, [(index, effect)])
+                (<ServerState>server)._effects = [(index, effect)]
             else:
                 effects.append((index, effect))
         else:
@@ -281,7 +281,7 @@ cdef int _publish(object ctx, ConsumerGroup group, list argv, list touched, list
 
 
 cdef inline long long _now(object ctx) except? -1:
-    server = <object>_get(ctx, C_SERVER)
+    server = (<Client>ctx).server
     clock = _clock(server)
     return _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
 
@@ -392,7 +392,7 @@ cdef object _claim(ctx, list argv, Stream stream, ConsumerGroup group, Consumer 
             if node is None and pending:
                 return _xclaim_py(ctx, argv)
         nodes.append(node)
-    _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
+    _touch((<Client>ctx).db, <object>PyList_GET_ITEM(argv, 1))
     now_obj = PyLong_FromLongLong(now)
     consumer.seen_time_ms = now_obj
     touch_seq = group._touch_seq
@@ -540,7 +540,7 @@ def xautoclaim(ctx, list argv):
     if pos < pel._nb:
         cursor = pel._kb[pos][i]
     # From here the claims happen (nothing below hands over).
-    _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
+    _touch((<Client>ctx).db, <object>PyList_GET_ITEM(argv, 1))
     now_obj = PyLong_FromLongLong(now)
     consumer.seen_time_ms = now_obj
     touch_seq = group._touch_seq
@@ -629,7 +629,7 @@ def xpending(ctx, list argv):
         found = PyDict_GetItem(group.consumers,
                                <object>PyList_GET_ITEM(argv, at + 3))
         if found is NULL:
-            _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
+            _touch((<Client>ctx).db, <object>PyList_GET_ITEM(argv, 1))
             return []  # an unknown consumer has nothing pending
         if type(<object>found) is not Consumer:
             return _xpending_py(ctx, argv)
@@ -639,7 +639,7 @@ def xpending(ctx, list argv):
     if type(index_obj) is not SortedIndex:
         return _xpending_py(ctx, argv)
     index = <SortedIndex>index_obj
-    _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
+    _touch((<Client>ctx).db, <object>PyList_GET_ITEM(argv, 1))
     now = _now(ctx)
     # engine pending_range (keep in step): ID order from lo, at most `count`, with IDLE
     # only the entries idle for at least that long; each as groups.xpending replies it.
@@ -705,7 +705,7 @@ cdef object _summary(ctx, list argv):
         cpel = <SortedIndex>(<Consumer>consumer).pel
         if cpel._len:
             per_consumer.append([name, b"%d" % cpel._len])
-    _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
+    _touch((<Client>ctx).db, <object>PyList_GET_ITEM(argv, 1))
     pel = <SortedIndex>group.pel
     if not pel._len:
         return [0, None, None, NULL_ARRAY]

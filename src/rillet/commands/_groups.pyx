@@ -195,7 +195,7 @@ def xreadgroup(ctx, list argv):
     cdef bint noack = False
     cdef PyObject* found
     cdef Stream stream
-    if type(ctx) is not _Client:
+    if type(ctx) is not Client:
         return _xreadgroup_py(ctx, argv)
     group_name = consumer_name = block_raw = None
     while i < argc:
@@ -229,8 +229,8 @@ def xreadgroup(ctx, list argv):
     if not PyBytes_CheckExact(raw) or PyBytes_GET_SIZE(raw) != 1 or PyBytes_AS_STRING(raw)[0] != c'>':
         return _xreadgroup_py(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, i + 1)
-    server = <object>_get(ctx, C_SERVER)
-    if type(server) is not _ServerState:
+    server = (<Client>ctx).server
+    if type(server) is not ServerState:
         return _xreadgroup_py(ctx, argv)
     clock = _clock(server)
     now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
@@ -243,10 +243,10 @@ def xreadgroup(ctx, list argv):
     for j in range(1, argc):
         if not PyBytes_CheckExact(<object>PyList_GET_ITEM(argv, j)):
             return _xreadgroup_py(ctx, argv)
-    db = <object>_get(ctx, C_DB)
+    db = (<Client>ctx).db
     if not _plain_for(db, key):
         return _xreadgroup_py(ctx, argv)
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    found = PyDict_GetItem((<Database>db).data, key)
     if found is NULL or type(<object>found) is not Stream:
         return _xreadgroup_py(ctx, argv)
     stream = <Stream>found
@@ -335,8 +335,8 @@ cdef object _read_new(ctx, server, db, key, Stream stream, ConsumerGroup group,
         last_id = _sid(keys[n - 1])
         group.last_id = last_id
         group.entries_read = entries_read + n
-        _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + 1)  # ctx.changed(1)
-        if <object>_get(server, SS_SINKS):
+        (<ServerState>server).dirty = (<ServerState>server).dirty + 1  # ctx.changed(1)
+        if (<ServerState>server).effect_sinks:
             _propagate_read(server, db, key, group_name, consumer_name, noack, now, keys, n,
                             last_id, entries_read + n)
     finally:
@@ -357,11 +357,11 @@ cdef int _propagate_read(server, db, key, group_name, consumer_name, bint noack,
     (a new entry's count is 1), then `XGROUP SETID key group last-id ENTRIESREAD n`;
     with NOACK only the latter."""
     cdef Py_ssize_t j
-    effects = <object>_get(server, SS_EFFECTS)
+    effects = (<ServerState>server)._effects
     if effects is None:
         effects = []
-        _set(server, SS_EFFECTS, effects)
-    index = <object>_get(db, D_INDEX)
+        (<ServerState>server)._effects = effects
+    index = (<Database>db).index
     if not noack:
         now_text = b"%d" % now
         for j in range(n):
@@ -417,7 +417,7 @@ def xack(ctx, list argv):
             if not _plain_ack_id(<object>PyList_GET_ITEM(argv, i + 3), &ms, &seq):
                 return _xack_py(ctx, argv)
             keys[i] = _key(ms, seq)
-        _touch(<object>_get(ctx, C_DB), <object>PyList_GET_ITEM(argv, 1))
+        _touch((<Client>ctx).db, <object>PyList_GET_ITEM(argv, 1))
         pel = <SortedIndex>group.pel
         idle = <SortedIndex>group.idle_index
         consumers = group.consumers
@@ -444,9 +444,9 @@ def xack(ctx, list argv):
     if released:
         group.nacked_count -= released
     if acked:
-        server = <object>_get(ctx, C_SERVER)
-        if type(server) is _ServerState:
-            _set(server, SS_DIRTY, <object>_get(server, SS_DIRTY) + acked)
+        server = (<Client>ctx).server
+        if type(server) is ServerState:
+            (<ServerState>server).dirty = (<ServerState>server).dirty + acked
         else:
             ctx.changed(acked)
     return acked

@@ -18,16 +18,13 @@ through both and compares replies, effects, events and the hashes.
 
 from cpython.dict cimport PyDict_Contains
 
-from rillet.engine.hashes import Hash
+from rillet.engine.hashes cimport Hash
 from rillet.notify import HASH
 
 include "_bodies.pxi"
 
 cdef object _Hash = Hash
 cdef object _HASH_EVENT = HASH
-cdef Py_ssize_t H_FIELDS = _offset(Hash, "fields")
-cdef Py_ssize_t H_TTLS = _offset(Hash, "ttls")
-cdef Py_ssize_t H_BIG = _offset(Hash, "big")
 
 cdef object _py_hset = None  # hashes.hset, set by bind()
 
@@ -49,9 +46,9 @@ def hset(ctx, list argv):
     if h is None:
         return _py_hset(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, 1)
-    db = <object>_get(ctx, C_DB)
-    fields = <object>_get(h, H_FIELDS)
-    if not <object>_get(h, H_BIG) or <object>_get(h, H_TTLS) or type(fields) is not dict:
+    db = (<Client>ctx).db
+    fields = (<Hash>h).fields
+    if not (<Hash>h).big or (<Hash>h).ttls or type(fields) is not dict:
         return _py_hset(ctx, argv)
     _touch(db, key)
     for i in range(2, argc, 2):
@@ -59,7 +56,7 @@ def hset(ctx, list argv):
         if not PyDict_Contains(fields, field):
             added += 1
         PyDict_SetItem(fields, field, <object>PyList_GET_ITEM(argv, i + 1))
-    server = <object>_get(ctx, C_SERVER)
+    server = (<Client>ctx).server
     _modified(server, db, key)
     if _notify_on(server):
         server.notify(_HASH_EVENT, b"hset", key, db.index, argv[2::2])

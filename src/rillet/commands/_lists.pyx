@@ -31,11 +31,9 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 
 from rillet import errors
 from rillet.engine import lists as _lists_module
-from rillet.engine.keyspace import Database
-from rillet.engine.lists import List
+from rillet.engine.lists cimport List
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, LIST
-from rillet.state import Client, ServerState
 
 cdef object _List = List
 cdef object _ReplyError = ReplyError
@@ -63,12 +61,6 @@ include "_bodies.pxi"
 
 # An open end this long is sealed (List.seal); read once, as List reads it at each push.
 cdef Py_ssize_t _OPEN_MAX = _lists_module.OPEN_MAX
-cdef Py_ssize_t L_HEAD = _offset(List, "head")
-cdef Py_ssize_t L_CHUNKS = _offset(List, "chunks")
-cdef Py_ssize_t L_TAIL = _offset(List, "tail")
-cdef Py_ssize_t L_MID = _offset(List, "mid")
-cdef Py_ssize_t L_NBYTES = _offset(List, "nbytes")
-cdef Py_ssize_t L_BIG = _offset(List, "big")
 
 
 cdef inline dict _config_values(object server):
@@ -105,13 +97,13 @@ cdef object _lookup(object ctx, object key, PyObject** db_out):
     """The List at `key` (None if missing) on a plain database, WRONGTYPE for another type;
     NotImplemented when the Python body must answer."""
     cdef PyObject* found
-    if type(ctx) is not _Client:
+    if type(ctx) is not Client:
         return NotImplemented
-    db = <object>_get(ctx, C_DB)
+    db = (<Client>ctx).db
     if not _plain_for(db, key):
         return NotImplemented
     db_out[0] = <PyObject*>db
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    found = PyDict_GetItem((<Database>db).data, key)
     if found is NULL:
         return None
     _touch(db, key)
@@ -132,22 +124,22 @@ cdef object _push(object ctx, list argv, bint left, bint only_existing):
     if value is NotImplemented:
         return _py_push(ctx, argv, left, only_existing)
     db = <object>db_p
-    server = <object>_get(ctx, C_SERVER)
+    server = (<Client>ctx).server
     if value is None:
         if only_existing:
             return 0
         value = _List()
         db.set(key, value)
-    head = <object>_get(value, L_HEAD)
-    tail = <object>_get(value, L_TAIL)
+    head = (<List>value).head
+    tail = (<List>value).tail
     if type(head) is not list or type(tail) is not list:
         return _py_push(ctx, argv, left, only_existing)
     side = head if left else tail
-    count = PyList_GET_SIZE(head) + PyLong_AsLongLong(<object>_get(value, L_MID)) + PyList_GET_SIZE(tail)
-    nbytes = PyLong_AsLongLong(<object>_get(value, L_NBYTES))
+    count = PyList_GET_SIZE(head) + PyLong_AsLongLong((<List>value).mid) + PyList_GET_SIZE(tail)
+    nbytes = PyLong_AsLongLong((<List>value).nbytes)
     config = _config_values(server)
     max_size = config[_MAX_SIZE]
-    big = <object>_get(value, L_BIG)
+    big = (<List>value).big
     if not big:
         # will_add: the raw lengths, checked before the push
         for i in range(2, argc):
@@ -159,7 +151,7 @@ cdef object _push(object ctx, list argv, bint left, bint only_existing):
     for i in range(2, argc):  # the head is reversed: LPUSH appends to it too
         PyList_Append(side, <object>PyList_GET_ITEM(argv, i))
     count += added
-    _set(value, L_NBYTES, PyLong_FromLongLong(nbytes))
+    (<List>value).nbytes = PyLong_FromLongLong(nbytes)
     if PyList_GET_SIZE(side) >= _OPEN_MAX:
         value.seal(left)
     if config[_NOTIFY]:
@@ -167,7 +159,7 @@ cdef object _push(object ctx, list argv, bint left, bint only_existing):
     # _written: the list is not empty; shrunk() back to listpack under half the limit
     if big and _small(max_size, nbytes, count):
         big = False
-    _set(value, L_BIG, True if big else False)
+    (<List>value).big = True if big else False
     _modified(server, db, key)
     return count
 
@@ -205,25 +197,25 @@ cdef object _pop(object ctx, list argv, bint left):
     if value is None:
         return None
     db = <object>db_p
-    head = <object>_get(value, L_HEAD)
-    tail = <object>_get(value, L_TAIL)
+    head = (<List>value).head
+    tail = (<List>value).tail
     if type(head) is not list or type(tail) is not list:
         return _py_pop(ctx, argv, left)
-    server = <object>_get(ctx, C_SERVER)
+    server = (<Client>ctx).server
     # List.pop: an empty end reopens the nearest chunk, else the other end serves
     if left:
-        if PyList_GET_SIZE(head) == 0 and <object>_get(value, L_CHUNKS):
+        if PyList_GET_SIZE(head) == 0 and (<List>value).chunks:
             value.reopen(True)
-            head = <object>_get(value, L_HEAD)
+            head = (<List>value).head
         element = head.pop() if PyList_GET_SIZE(head) else tail.pop(0)
     else:
-        if PyList_GET_SIZE(tail) == 0 and <object>_get(value, L_CHUNKS):
+        if PyList_GET_SIZE(tail) == 0 and (<List>value).chunks:
             value.reopen(False)
-            tail = <object>_get(value, L_TAIL)
+            tail = (<List>value).tail
         element = tail.pop() if PyList_GET_SIZE(tail) else head.pop(0)
-    nbytes = PyLong_AsLongLong(<object>_get(value, L_NBYTES)) - _element_size(<bytes>element)
-    _set(value, L_NBYTES, PyLong_FromLongLong(nbytes))
-    count = PyList_GET_SIZE(head) + PyLong_AsLongLong(<object>_get(value, L_MID)) + PyList_GET_SIZE(tail)
+    nbytes = PyLong_AsLongLong((<List>value).nbytes) - _element_size(<bytes>element)
+    (<List>value).nbytes = PyLong_FromLongLong(nbytes)
+    count = PyList_GET_SIZE(head) + PyLong_AsLongLong((<List>value).mid) + PyList_GET_SIZE(tail)
     config = _config_values(server)
     if config[_NOTIFY]:
         server.notify(_LIST, b"lpop" if left else b"rpop", key, db.index)
@@ -232,10 +224,10 @@ cdef object _pop(object ctx, list argv, bint left):
         db.delete(key)
         if config[_NOTIFY]:
             server.notify(_GENERIC, b"del", key, db.index)
-    elif <object>_get(value, L_BIG):
+    elif (<List>value).big:
         max_size = config[_MAX_SIZE]
         if _small(max_size, nbytes, count):
-            _set(value, L_BIG, False)
+            (<List>value).big = False
     _modified(server, db, key)
     return element  # propagated as sent (lists._pop)
 

@@ -18,7 +18,8 @@ through both and compares replies, effects, events and the sets.
 
 from cpython.dict cimport PyDict_Contains
 
-from rillet.engine.sets import HASHTABLE, Set
+from rillet.engine.sets cimport Set
+from rillet.engine.sets import HASHTABLE
 from rillet.notify import SET
 
 include "_bodies.pxi"
@@ -26,8 +27,6 @@ include "_bodies.pxi"
 cdef object _Set = Set
 cdef object _SET_EVENT = SET
 cdef object _HASHTABLE = HASHTABLE
-cdef Py_ssize_t S_MEMBERS = _offset(Set, "members")
-cdef Py_ssize_t S_KIND = _offset(Set, "kind")
 
 cdef object _py_sadd = None  # sets.sadd, set by bind()
 
@@ -49,9 +48,9 @@ def sadd(ctx, list argv):
     if s is None:
         return _py_sadd(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, 1)
-    db = <object>_get(ctx, C_DB)
-    members = <object>_get(s, S_MEMBERS)
-    if <object>_get(s, S_KIND) != _HASHTABLE or type(members) is not dict:
+    db = (<Client>ctx).db
+    members = (<Set>s).members
+    if (<Set>s).kind != _HASHTABLE or type(members) is not dict:
         return _py_sadd(ctx, argv)
     _touch(db, key)
     for i in range(2, argc):
@@ -60,7 +59,7 @@ def sadd(ctx, list argv):
             PyDict_SetItem(members, member, None)
             added += 1
     if added:
-        server = <object>_get(ctx, C_SERVER)
+        server = (<Client>ctx).server
         _modified(server, db, key)
         if _notify_on(server):
             server.notify(_SET_EVENT, b"sadd", key, db.index)

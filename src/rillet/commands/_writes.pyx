@@ -46,11 +46,10 @@ from rillet._systime cimport system_now_ms as _system_now_ms
 from rillet import errors
 from rillet.clock import SystemClock
 from rillet.engine.ids import StreamID
-from rillet.engine.keyspace import Database
 from rillet.commands.args import parse_int
 from rillet.engine.stream import default_trim_limit
 from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE
-from rillet.state import PUBLISHED, Client, ServerState
+from rillet.state import PUBLISHED
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, STREAM, STRING
 from rillet.resp.types import OK
@@ -98,18 +97,16 @@ def bind_set(set_general):
 # --- direct slot access ----------------------------------------------------------------------
 include "_bodies.pxi"
 
-cdef Py_ssize_t SS_TX_EFFECTS = _offset(ServerState, "_tx_effects")
-cdef Py_ssize_t SS_GATED = _offset(ServerState, "gated")
 
 
 # --- shared steps -------------------------------------------------------------------------
 
 cdef inline object _client_db(object ctx):
-    return <object>_get(ctx, C_DB) if type(ctx) is _Client else ctx.db
+    return (<Client>ctx).db if type(ctx) is Client else ctx.db
 
 
 cdef inline object _client_server(object ctx):
-    return <object>_get(ctx, C_SERVER) if type(ctx) is _Client else ctx.server
+    return (<Client>ctx).server if type(ctx) is Client else ctx.server
 
 
 cdef int _propagate(object ctx, object server, object db, object effect) except -1:
@@ -120,24 +117,24 @@ cdef int _propagate(object ctx, object server, object db, object effect) except 
     displays `[(db.index, effect)]` cost a generic attribute lookup and two
     allocations through the general paths, on every write while a replica or
     the AOF listens."""
-    if type(ctx) is not _Client or type(server) is not _ServerState or type(db) is not _Database:
+    if type(ctx) is not Client or type(server) is not ServerState or type(db) is not Database:
         ctx.propagate(effect)
         return 0
-    cdef object index = <object>_get(db, D_INDEX)
+    cdef object index = (<Database>db).index
     cdef tuple pair = PyTuple_New(2)
     Py_INCREF(index)
     PyTuple_SET_ITEM(pair, 0, index)
     Py_INCREF(effect)
     PyTuple_SET_ITEM(pair, 1, effect)
-    cdef PyObject* effects = _get(server, SS_EFFECTS)
+    effects = (<ServerState>server)._effects
     cdef list one
-    if effects is NULL or <object>effects is None or <object>effects is _PUBLISHED:
+    if effects is None or effects is _PUBLISHED:
         one = PyList_New(1)
         Py_INCREF(pair)
         PyList_SET_ITEM(one, 0, pair)
-        _set(server, SS_EFFECTS, one)
+        (<ServerState>server)._effects = one
     else:
-        PyList_Append(<object>effects, pair)
+        PyList_Append(effects, pair)
     return 0
 
 
@@ -201,36 +198,29 @@ cdef bint _xadd_direct(object ctx, object server, object db, list argv, Py_ssize
     Through the publish step the effect cost the master ~1,100 instructions per
     XADD more: its `bytes`, the (db, effect) pair, a one-item list, the sink call,
     then the copy into the stream and the frees."""
-    cdef PyObject* p
+    cdef list sinks
     cdef Py_ssize_t n, i, size, count
     cdef long index
     cdef EffectStream stream
-    if type(ctx) is not _Client or type(server) is not _ServerState or type(db) is not _Database:
+    if type(ctx) is not Client or type(server) is not ServerState or type(db) is not Database:
         return False
-    p = _get(server, SS_EFFECTS)
-    if p is not NULL and <object>p is not None:
+    if ((<ServerState>server)._effects is not None or (<ServerState>server)._tx_effects is not None
+            or (<ServerState>server).gated is not False):
         return False
-    p = _get(server, SS_TX_EFFECTS)
-    if p is not NULL and <object>p is not None:
+    sinks = (<ServerState>server).effect_sinks
+    if sinks is None:
         return False
-    p = _get(server, SS_GATED)
-    if p is NULL or <object>p is not False:
-        return False
-    p = _get(server, SS_SINKS)
-    if p is NULL or type(<object>p) is not list:
-        return False
-    sinks = <list>p
     n = PyList_GET_SIZE(sinks)
     for i in range(n):
         if type(<object>PyList_GET_ITEM(sinks, i)) is not EffectStream:
             return False
-    index = PyLong_AsLong(<object>_get(db, D_INDEX))
+    index = PyLong_AsLong((<Database>db).index)
     size = _xadd_effect_size(argv, first, sid_text, kept, &count)
     for i in range(n):
         stream = <EffectStream>PyList_GET_ITEM(sinks, i)
         stream.select(index)
         _xadd_effect_write(stream.reserve(size), argv, first, count, sid_text, kept)
-    _set(server, SS_EFFECTS, _PUBLISHED)
+    (<ServerState>server)._effects = _PUBLISHED
     return True
 
 
@@ -595,7 +585,7 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
     if not _plain_for(db, key):
         value = db.get(key)
     else:
-        found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+        found = PyDict_GetItem((<Database>db).data, key)
         value = <object>found if found is not NULL else None
         if value is not None:
             _touch(db, key)
@@ -763,17 +753,17 @@ cdef inline int _db_set(object db, object key, object value, bint keep_ttl) exce
     key is remembered, and either way its access is recorded (under LRU; LFU is
     excluded); its TTL goes unless `keep_ttl`; its encoding note goes. One lookup in
     `data` for both: the store, then its size says whether the key is new."""
-    data = <object>_get(db, D_DATA)
+    data = (<Database>db).data
     cdef Py_ssize_t before = PyDict_Size(data)
     PyDict_SetItem(data, key, value)
     if PyDict_Size(data) != before:
         db._remember(key)
     _touch(db, key)
     if not keep_ttl:
-        expires = <object>_get(db, D_EXPIRES)
+        expires = (<Database>db).expires
         if expires and PyDict_Contains(expires, key):
             PyDict_DelItem(expires, key)
-    encodings = <object>_get(db, D_ENCODINGS)
+    encodings = (<Database>db).encodings
     if encodings:
         encodings.pop(key, None)
     return 0
@@ -872,14 +862,14 @@ cdef object _set_options(object ctx, list argv):
         i += 1
     key = <object>PyList_GET_ITEM(argv, 1)
     value = <object>PyList_GET_ITEM(argv, 2)
-    if type(ctx) is not _Client or not PyBytes_CheckExact(key):
+    if type(ctx) is not Client or not PyBytes_CheckExact(key):
         return _set_general(ctx, argv)
-    db = <object>_get(ctx, C_DB)
+    db = (<Client>ctx).db
     # Database.get(key): a key whose TTL is due expires first (its DEL is propagated):
     # the general body does that.
-    if not _plain_for(db, key) or (unit != _O_OTHER and <object>_get(db, D_ON_SET_EXPIRE) is not None):
+    if not _plain_for(db, key) or (unit != _O_OTHER and (<Database>db).on_set_expire is not None):
         return _set_general(ctx, argv)  # (a TTL a writable replica must hear of: Database.set_expire)
-    server = <object>_get(ctx, C_SERVER)
+    server = (<Client>ctx).server
     clock = _clock(server)
     now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
     if unit != _O_OTHER:
@@ -892,7 +882,7 @@ cdef object _set_options(object ctx, list argv):
             if deadline > _LL_MAX - now:
                 return _set_general(ctx, argv)
             deadline += now
-    data = <object>_get(db, D_DATA)
+    data = (<Database>db).data
     found = PyDict_GetItem(data, key)
     old = None
     if found is not NULL:
@@ -904,7 +894,7 @@ cdef object _set_options(object ctx, list argv):
         return old if want_old else None
     _db_set(db, key, value, keep_ttl)
     if unit != _O_OTHER:
-        PyDict_SetItem(<object>_get(db, D_EXPIRES), key, PyLong_FromLongLong(deadline))
+        PyDict_SetItem((<Database>db).expires, key, PyLong_FromLongLong(deadline))
     _modified(server, db, key)
     if _notify_on(server):
         server.notify(_STRING, b"set", key, db.index)
@@ -930,7 +920,7 @@ def get(ctx, list argv):
     if not _plain_for(db, key):
         value = db.get(key)
     else:
-        found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+        found = PyDict_GetItem((<Database>db).data, key)
         if found is NULL:
             return None
         value = <object>found
@@ -1014,20 +1004,20 @@ cdef object _incr_by(object ctx, list argv, long long delta, object general):
     Database; every other case to `general`, the command's Python body, from the start."""
     cdef long long number = 0
     cdef PyObject* found
-    if type(ctx) is not _Client:
+    if type(ctx) is not Client:
         return general(ctx, argv)
     key = <object>PyList_GET_ITEM(argv, 1)
-    db = <object>_get(ctx, C_DB)
+    db = (<Client>ctx).db
     if not _plain_for(db, key):
         return general(ctx, argv)
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    found = PyDict_GetItem((<Database>db).data, key)
     if found is not NULL and not _parse_ll(<object>found, &number):
         return general(ctx, argv)  # another type (WRONGTYPE), or not an integer
     if (delta > 0 and number > _LL_MAX - delta) or (delta < 0 and number < _LL_MIN - delta):
         return general(ctx, argv)  # the overflow error
     number += delta
     _db_set(db, key, _format_ll(number), True)  # strings._incr: Database.set(keep_ttl=True)
-    server = <object>_get(ctx, C_SERVER)
+    server = (<Client>ctx).server
     _modified(server, db, key)
     if _notify_on(server):
         server.notify(_STRING, b"incrby", key, db.index)

@@ -35,11 +35,9 @@ from libc.math cimport signbit
 from rillet.engine._zorder cimport Key, ZOrder
 
 from rillet import errors
-from rillet.engine.keyspace import Database
-from rillet.engine.zsets import ZSet
+from rillet.engine.zsets cimport ZSet
 from rillet.errors import ReplyError
 from rillet.notify import ZSET
-from rillet.state import Client, ServerState
 
 cdef object _ReplyError = ReplyError
 cdef object _WRONGTYPE = errors.WRONGTYPE
@@ -65,9 +63,6 @@ def bind_zadd(zadd_general, score_arg, note_sizes):
 include "_bodies.pxi"
 
 
-cdef Py_ssize_t Z_SCORES = _offset(ZSet, "scores")
-cdef Py_ssize_t Z_ORDER = _offset(ZSet, "order")
-cdef Py_ssize_t Z_BIG = _offset(ZSet, "big")
 
 
 
@@ -116,20 +111,20 @@ def zadd(ctx, list argv):
     if not (b'0' <= PyBytes_AS_STRING(first)[0] <= b'9' or PyBytes_AS_STRING(first)[0] == b'-'):
         return _zadd_general(ctx, argv)  # maybe a flag (NX, CH, INCR...), or "inf": the reference
     key = <object>PyList_GET_ITEM(argv, 1)
-    db = <object>_get(ctx, C_DB) if type(ctx) is _Client else ctx.db
+    db = (<Client>ctx).db if type(ctx) is Client else ctx.db
     if not _plain_for(db, key):
         return _zadd_general(ctx, argv)
-    found = PyDict_GetItem(<object>_get(db, D_DATA), key)
+    found = PyDict_GetItem((<Database>db).data, key)
     if found is NULL:
         return _zadd_general(ctx, argv)  # a new key: its encoding is chosen there
     z = <object>found
     if type(z) is not _ZSet:
         return _zadd_general(ctx, argv)  # WRONGTYPE, after its checks of the scores
-    found = _get(z, Z_ORDER)
-    if found is NULL or type(<object>found) is not ZOrder:
+    order_value = (<ZSet>z).order
+    if type(order_value) is not ZOrder:
         return _zadd_general(ctx, argv)
-    order = <ZOrder>found
-    score_map = <object>_get(z, Z_SCORES)
+    order = <ZOrder>order_value
+    score_map = (<ZSet>z).scores
     if type(score_map) is not dict:
         return _zadd_general(ctx, argv)
     for i in range(3, argc, 2):
@@ -151,7 +146,7 @@ def zadd(ctx, list argv):
             if scores[i] == 0 and signbit(scores[i]):
                 return _zadd_general(ctx, argv)  # -0: kept by a skiplist only, see zsets.zadd
         # Database.get's access record (LRU; _plain_for excludes LFU).
-        PyDict_SetItem(<object>_get(db, D_ACCESS), key, <object>_get(db, D_LRU_NOW))
+        PyDict_SetItem((<Database>db).access, key, (<Database>db).lru_now)
         for i in range(pairs):
             member = <object>PyList_GET_ITEM(argv, 3 + 2 * i)
             found = PyDict_GetItem(score_map, member)
@@ -178,9 +173,9 @@ def zadd(ctx, list argv):
         if scores != &stack[0]:
             PyMem_Free(scores)
     if added or changed:
-        if not <object>_get(z, Z_BIG):
+        if not (<ZSet>z).big:
             _note_sizes(ctx, z, argv[3::2])
-        server = <object>_get(ctx, C_SERVER) if type(ctx) is _Client else ctx.server
+        server = (<Client>ctx).server if type(ctx) is Client else ctx.server
         _modified(server, db, key)
         if _config_value(server, _NOTIFY):
             server.notify(_ZSET_EVENT, b"zadd", key, db.index)

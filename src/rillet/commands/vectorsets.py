@@ -18,6 +18,8 @@ does not replicate updates: docs/compat.md).
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
+from typing import Any
 
 from rillet import errors
 from rillet.commands.args import parse_int
@@ -238,8 +240,8 @@ def vsetattr(ctx: Client, argv: list[bytes]) -> object:
 
 # --- VSIM ---------------------------------------------------------------------------------------
 
-def _filter_accept(program: list) -> object:
-    def accept(node) -> bool:
+def _filter_accept(program: list) -> Callable[[Any], bool]:
+    def accept(node: Any) -> bool:
         return node.attrib is not None and vexpr.run(program, node.attrib)
     return accept
 

@@ -16,6 +16,8 @@ compact, since HGETALL shows it.
 
 from __future__ import annotations
 
+from rillet.compiled import as_slots
+
 
 class Hash:
     TYPE_NAME = b"hash"
@@ -108,3 +110,6 @@ class Hash:
 
     def memory_usage(self) -> int:
         return 64 + sum(len(f) + len(v) + 16 for f, v in self.fields.items()) + 24 * len(self.ttls)
+
+# (Compiled: an extension type, engine/hashes.pxd; its fields read as slots from Python.)
+as_slots(Hash)

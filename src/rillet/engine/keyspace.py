@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
 from rillet.clock import Clock
+from rillet.compiled import as_slots
 from rillet.engine.eviction import LfuParams, lfu_new, lfu_touch
 from rillet.engine.memory import KEY_OVERHEAD, key_size, value_size
 from rillet.engine.stream import NodeLimits, Stream
@@ -425,3 +426,7 @@ class Keyspace:
     def flush_all(self) -> None:
         for db in self.dbs:
             db.flush()
+
+
+# (Compiled: an extension type, engine/keyspace.pxd; its fields read as slots from Python.)
+as_slots(Database)

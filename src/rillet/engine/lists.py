@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, islice
 
-from rillet.compiled import compiled
+from rillet.compiled import as_slots, compiled
 from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE, element_size
 
 _SIZE_LIMITS = {-1: 4096, -2: 8192, -3: 16384, -4: 32768, -5: 65536}
@@ -475,3 +475,6 @@ class List:
         assert all(_count(c) > 0 and isinstance(c[1], array) for c in self.chunks)
         assert len(self.head) < OPEN_MAX and len(self.tail) < OPEN_MAX
         assert self.nbytes == LISTPACK_EMPTY_SIZE + sum(map(_size_of, self))
+
+# (Compiled: an extension type, engine/lists.pxd; its fields read as slots from Python.)
+as_slots(List)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rillet.compiled import as_slots
+
 INTSET, LISTPACK, HASHTABLE = 0, 1, 2
 _NAMES = (b"intset", b"listpack", b"hashtable")
 # set-max-intset-entries, set-max-listpack-entries, set-max-listpack-value
@@ -111,3 +113,6 @@ class Set:
 
     def memory_usage(self) -> int:
         return 64 + sum(len(m) + 16 for m in self.members)
+
+# (Compiled: an extension type, engine/sets.pxd; its fields read as slots from Python.)
+as_slots(Set)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from sortedcontainers import SortedList
 
-from rillet.compiled import compiled
+from rillet.compiled import as_slots, compiled
 
 # The order's class: the compiled one for (score, member) pairs (engine/_zorder.pyx,
 # same API and answers, checked by tests/engine/test_zorder.py) when rillet/compiled.py
@@ -213,3 +213,6 @@ def _lte_max(member: bytes, bound: tuple[int, bytes]) -> bool:
     if kind == -1:
         return False
     return member <= value if kind == 0 else member < value
+
+# (Compiled: an extension type, engine/zsets.pxd; its fields read as slots from Python.)
+as_slots(ZSet)

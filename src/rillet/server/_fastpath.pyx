@@ -26,6 +26,9 @@ from posix.types cimport clockid_t
 
 from rillet.resp._encoder cimport put
 from rillet._systime cimport system_now_ms as _system_now_ms
+from rillet.engine.keyspace cimport Database
+from rillet.memory cimport Memory
+from rillet.state cimport Client, ServerState
 
 from rillet.clock import SystemClock
 from rillet.commands.table import TABLE
@@ -33,10 +36,8 @@ from rillet.dispatch import TIMING_MASK, TIMING_SAMPLE
 from rillet.observe import COARSE_SLOW_NS
 from rillet.errors import ReplyError
 from rillet.resp.types import SimpleString
-from rillet.memory import Memory
-from rillet.engine.keyspace import Database
 from rillet.notify import READS_AFTER, READS_BEFORE, READS_SET_GET
-from rillet.state import PUBLISHED, Block, Client, ServerState
+from rillet.state import PUBLISHED, Block
 from rillet.resp.parser import YIELD_PENDING, _scan  # _scan: None on the pure path or unbuilt
 
 cdef long long _MASK = TIMING_MASK
@@ -46,11 +47,7 @@ cdef object _Block = Block
 cdef object _PUBLISHED = PUBLISHED
 cdef object _SimpleString = SimpleString
 cdef object _SystemClock = SystemClock
-cdef object _Client = Client
-cdef object _ServerState = ServerState
-cdef object _Memory = Memory
 cdef object _ReplyError = ReplyError
-cdef object _Database = Database
 cdef int _READS_AFTER = READS_AFTER
 cdef int _READS_BEFORE = READS_BEFORE
 cdef int _READS_SET_GET = READS_SET_GET
@@ -58,69 +55,25 @@ cdef int _READS_SET_GET = READS_SET_GET
 
 # --- attribute reads without getattr ---------------------------------------------------------
 # A generic attribute read costs ~190 instructions (type lookup, then the
-# instance dict or a member descriptor); _execute made seven per write. A
-# Client's `gated` and Memory's `limit` are slots, read at their offsets once
-# the exact type is checked; ServerState keeps ~100 attributes in its __dict__,
-# read as one dict lookup each (as commands/_writes.pyx does).
-
-cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        const char* name
-        int type
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef* d_member
-
-
-cdef Py_ssize_t _offset(type cls, str name) except -1:
-    descriptor = cls.__dict__[name]
-    if type(descriptor).__name__ != "member_descriptor":
-        raise TypeError(f"{cls.__name__}.{name} is not a slot")
-    return (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset
-
-
-cdef Py_ssize_t C_GATED = _offset(Client, "gated")
-cdef Py_ssize_t M_LIMIT = _offset(Memory, "limit")
-cdef Py_ssize_t C_DB = _offset(Client, "db")
-cdef Py_ssize_t D_DATA = _offset(Database, "data")
-
-
-cdef inline object _slot(object obj, Py_ssize_t offset, str name):
-    cdef PyObject* value = (<PyObject**>((<char*><PyObject*>obj) + offset))[0]
-    if value is NULL:
-        return getattr(obj, name)  # unset: getattr raises AttributeError
-    return <object>value
-
+# instance dict or a member descriptor); _execute made seven per write. Client,
+# ServerState and Memory are extension types (state.pxd, memory.pxd): their fields
+# are read directly once the exact type is checked; ServerState's other
+# attributes are in its __dict__.
 
 cdef inline object _gated(object client):
-    return _slot(client, C_GATED, "gated") if type(client) is _Client else client.gated
+    return (<Client>client).gated if type(client) is Client else client.gated
 
 
-# ServerState keeps what every command reads in slots (state.py), read at their offsets.
-cdef Py_ssize_t S_DIRTY = _offset(ServerState, "dirty")
-cdef Py_ssize_t S_EFFECTS = _offset(ServerState, "_effects")
-cdef Py_ssize_t S_TX_EFFECTS = _offset(ServerState, "_tx_effects")
-cdef Py_ssize_t S_SINKS = _offset(ServerState, "effect_sinks")
-cdef Py_ssize_t S_MEMORY = _offset(ServerState, "memory")
-cdef Py_ssize_t S_GATED = _offset(ServerState, "gated")
-cdef Py_ssize_t S_READY = _offset(ServerState, "ready_keys")
-cdef Py_ssize_t S_SLOW = _offset(ServerState, "slow_ns")
-cdef Py_ssize_t C_CLOSING = _offset(Client, "closing")
-cdef Py_ssize_t C_MULTI = _offset(Client, "_multi")
+cdef inline object _ready_keys(object state):
+    return (<ServerState>state).ready_keys if type(state) is ServerState else state.ready_keys
 
 
-cdef inline void _clear_slot(object obj, Py_ssize_t offset) noexcept:
-    """obj.<slot> = None at its offset (a generic setattr costs ~150 instructions)."""
-    cdef PyObject** where = <PyObject**>((<char*><PyObject*>obj) + offset)
-    cdef PyObject* old = where[0]
-    Py_INCREF(None)
-    where[0] = <PyObject*>None
-    Py_XDECREF(old)
+cdef inline object _closing(object client):
+    return (<Client>client).closing if type(client) is Client else client.closing
 
 
-cdef inline object _attr(object state, Py_ssize_t offset, str name):
-    """getattr(state, name) for one of ServerState's slots."""
-    return _slot(state, offset, name) if type(state) is _ServerState else getattr(state, name)
+cdef inline object _multi(object client):
+    return (<Client>client)._multi if type(client) is Client else client._multi
 
 
 cdef class _Entry:
@@ -180,8 +133,8 @@ cdef inline int _count_reads_after(_Entry entry, object client, list argv, _Coun
     cdef Py_ssize_t argc = len(argv)
     cdef Py_ssize_t index = entry.first_key
     cdef Py_ssize_t last = entry.last_key if entry.last_key >= 0 else argc + entry.last_key
-    db = _slot(client, C_DB, "db") if type(client) is _Client else client.db
-    data = _slot(db, D_DATA, "data") if type(db) is _Database else db.data
+    db = (<Client>client).db if type(client) is Client else client.db
+    data = (<Database>db).data if type(db) is Database else db.data
     if last >= argc:
         last = argc - 1
     while index <= last:
@@ -274,14 +227,16 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         or not entry.plain
         or argc < entry.min_argc
         or argc > entry.max_argc
+        or type(state) is not ServerState  # (another type: the dispatcher's path)
         or _gated(client)
     ):
         counts.flush()
         return dispatcher.execute(client, argv)
+    cdef ServerState server = <ServerState>state
     # maxmemory (keep in step with Dispatcher.execute): refused ones take execute(), which says so.
     if entry.oom_check:
-        memory = _attr(state, S_MEMORY, "memory")
-        limit = _slot(memory, M_LIMIT, "limit") if type(memory) is _Memory else memory.limit
+        memory = server.memory
+        limit = (<Memory>memory).limit if type(memory) is Memory else memory.limit
     if entry.oom_check and limit and not client.is_internal and memory.refuse(client, entry.spec, argv):
         counts.flush()
         return dispatcher.execute(client, argv)
@@ -296,14 +251,14 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         if entry.counted:
             counts.entry = entry
     if entry.write:
-        dirty_before = _attr(state, S_DIRTY, "dirty")
+        dirty_before = server.dirty
     if entry.reads >= _READS_BEFORE and (entry.reads == _READS_BEFORE or argc > 3):
         state.count_reads(client, spec, argv)  # keyspace_hits/misses, as Dispatcher.call
     # Dispatcher.call's clock (keep in step): the coarse one for a call timed for the
     # slow log alone, when its threshold is well above that clock's resolution.
     unsampled = entry.sampled and calls & _MASK
     if unsampled:
-        slow_ns = <long long>_attr(state, S_SLOW, "slow_ns")
+        slow_ns = <long long>server.slow_ns
         coarse = slow_ns >= _COARSE_SLOW
     started = _now_ns(coarse)
     try:
@@ -333,22 +288,17 @@ cdef object _execute(object dispatcher, object state, object client, list argv, 
         reply = reply.timeout_reply
     # publish_write's "nothing to publish" test inline (keep in step): most
     # writes run with no effect sink, and the call would cost a Python frame.
-    if entry.write and (_attr(state, S_EFFECTS, "_effects") is not None
-                        or (_attr(state, S_DIRTY, "dirty") != dirty_before
-                            and _attr(state, S_SINKS, "effect_sinks"))):
-        effects = _attr(state, S_EFFECTS, "_effects")
-        if effects is _PUBLISHED:  # the body wrote it into the sinks itself (XADD,
-            _clear_slot(state, S_EFFECTS)  # on an exact ServerState only)
+    if entry.write and (server._effects is not None
+                        or (server.dirty != dirty_before and server.effect_sinks)):
+        effects = server._effects
+        if effects is _PUBLISHED:  # the body wrote it into the sinks itself (XADD)
+            server._effects = None
         elif (effects is not None and len(effects) == 1
-                and _attr(state, S_TX_EFFECTS, "_tx_effects") is None
-                and not _attr(state, S_GATED, "gated")):
+                and server._tx_effects is None and not server.gated):
             # publish_write's one-effect case inline too (keep in step): a handler
             # that propagated its effect (XADD's ID), outside a transaction.
-            if type(state) is _ServerState:  # state._effects = None, at its slot
-                _clear_slot(state, S_EFFECTS)
-            else:
-                state._effects = None
-            for sink in _attr(state, S_SINKS, "effect_sinks"):
+            server._effects = None
+            for sink in server.effect_sinks:
                 sink(effects)
         else:
             state.publish_write(client.db.index, argv, dirty_before)
@@ -437,7 +387,7 @@ def run(conn, list commands, bytearray out):
     for argv in commands:
         done += 1
         reply = _execute(dispatcher, state, client, argv, counts)
-        if _attr(state, S_READY, "ready_keys"):
+        if _ready_keys(state):
             # Clients parked on a key this command readied go first (keep in step).
             counts.flush()
             conn.server.serve_ready()
@@ -448,7 +398,7 @@ def run(conn, list commands, bytearray out):
             return
         # Bulk and simple strings read the same in RESP2 and RESP3: no need to ask.
         put(out, reply, kind is not bytes and kind is not _SimpleString and client.resp3)
-        if (_slot(client, C_CLOSING, "closing") if type(client) is _Client else client.closing):
+        if _closing(client):
             counts.flush()
             conn.commands += done
             return
@@ -485,7 +435,7 @@ def run_replicated(dispatcher, state, client, list commands, Py_ssize_t start, b
         if type(reply) is _ReplyError:
             counts.flush()
             failed(argv, reply)
-        multi = _slot(client, C_MULTI, "_multi") if type(client) is _Client else client._multi
+        multi = _multi(client)
         if (multi is not None) != in_multi:
             counts.flush()
             return index + 1
