@@ -51,7 +51,7 @@ def test_restricted_user_is_gated_and_checked():
     # And narrowing it puts them back.
     _run(dispatcher, admin, b"ACL", b"SETUSER", b"u", b"-set")
     assert client.gated
-    assert state.acl.denied == {"auth": 0, "cmd": 1, "key": 1, "channel": 0}
+    assert state.acl.denied == {"auth": 0, "cmd": 1, "key": 1, "channel": 0, "tls_cert": 0}
 
 
 def test_default_user_restricted_gates_new_clients():
