@@ -48,13 +48,13 @@ from rillet.clock import SystemClock
 from rillet.engine.ids import StreamID
 from rillet.engine.keyspace import Database
 from rillet.commands.args import parse_int
-from rillet.commands.policies import trim_after_add
 from rillet.engine.stream import default_trim_limit
 from rillet.engine.listpack_size import LISTPACK_EMPTY_SIZE
 from rillet.state import PUBLISHED, Client, ServerState
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, STREAM, STRING
 from rillet.resp.types import OK
+from rillet.commands.policies import trim_after_add
 
 cdef object _StreamID = StreamID
 cdef object _SystemClock = SystemClock
