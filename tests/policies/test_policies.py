@@ -151,7 +151,7 @@ def test_busy_stream_trims_on_xadd_as_xtrim_minid(n):
         n("XADD", "s", f"{T0 - 5000 + ms * 1000}-0", "n", ms)  # 5 s .. 1 s old
     n("RILLET.XRETENTION", "s", 2500)
     n.take_effects()
-    added = n("XADD", "s", "*", "n", "new")  # the compiled XADD hands this to Python
+    added = n("XADD", "s", "*", "n", "new")  # compiled: its C check finds an aged node
     assert [e[0] for e in n("XRANGE", "s", "-", "+")] == [b"%d-0" % (T0 - 2000), b"%d-0" % (T0 - 1000), added]
     assert n.take_effects() == [[b"XADD", b"s", added, b"n", b"new"],
                                 [b"XTRIM", b"s", b"MINID", b"=", b"%d-0" % (T0 - 2000)]]
@@ -162,6 +162,33 @@ def test_busy_stream_trims_on_xadd_as_xtrim_minid(n):
     n("XADD", "s", "*", "n", "y")
     assert n("XLEN", "s") == 4
     assert n.state.stats.stream_retention_trimmed == 4
+
+
+@pytest.mark.parametrize("form", [["*"], ["MAXLEN", "100", "*"], ["{id}"]])
+def test_every_xadd_form_trims_after_its_own_effect(n, form):
+    n("CONFIG", "SET", "stream-node-max-entries", "1")
+    n("XADD", "s", f"{T0 - 5000}-0", "n", 0)
+    n("XADD", "s", f"{T0 - 1000}-0", "n", 1)
+    n("RILLET.XRETENTION", "s", 2500)
+    n.take_effects()
+    added = n("XADD", "s", *[a.format(id=f"{T0}-0") for a in form], "n", "new")
+    effects = n.take_effects()
+    assert effects[0][:2] == [b"XADD", b"s"] and effects[0][-3:] == [added, b"n", b"new"]
+    assert effects[1:] == [[b"XTRIM", b"s", b"MINID", b"=", b"%d-0" % (T0 - 1000)]]
+    assert n("XLEN", "s") == 2
+
+
+def test_xadd_to_a_stream_with_retention_is_one_access(n):
+    # LFU with log factor 0 counts every access: one XADD is one, policy or not.
+    n("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+    n("CONFIG", "SET", "lfu-log-factor", "0")
+    for key in ("plain", "kept"):
+        n("XADD", key, "*", "f", "v")
+    n("RILLET.XRETENTION", "kept", 3_600_000)
+    before = {key: n("OBJECT", "FREQ", key) for key in ("plain", "kept")}
+    for key in ("plain", "kept"):
+        n("XADD", key, "*", "f", "v")
+    assert {key: n("OBJECT", "FREQ", key) - before[key] for key in before} == {"plain": 1, "kept": 1}
 
 
 def test_xadd_leaves_a_partly_aged_node_to_the_cycle(n):

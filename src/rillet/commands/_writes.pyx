@@ -53,6 +53,7 @@ from rillet.state import PUBLISHED
 from rillet.errors import ReplyError
 from rillet.notify import GENERIC, STREAM, STRING
 from rillet.resp.types import OK
+from rillet.commands.policies import trim_after_add
 
 cdef object _StreamID = StreamID
 cdef object _SystemClock = SystemClock
@@ -65,6 +66,7 @@ cdef object _XADD_ARITY = errors.wrong_arity("xadd")
 cdef object _XADD_MAXLEN_NEGATIVE = errors.XADD_MAXLEN_NEGATIVE
 cdef object _parse_int = parse_int
 cdef object _default_trim_limit = default_trim_limit
+cdef object _trim_after_add = trim_after_add
 cdef object _STREAM_TOO_LARGE = errors.STREAM_ELEMENTS_TOO_LARGE
 cdef object _STREAM = STREAM
 cdef object _STRING = STRING
@@ -76,16 +78,14 @@ cdef unsigned long long _U64_MAX = 0xFFFFFFFFFFFFFFFFULL
 # Set by bind_xadd()/bind_set(): the Python bodies for what this module does not answer.
 cdef object _xadd_other = None  # XADD with anything but `*` or MAXLEN as its third argument
 cdef object _xadd_general = None  # XADD's general body
-cdef object _xadd_py = None  # streams.xadd, the Python body of every form
 cdef object _set_general = None  # SET with options
 
 
-def bind_xadd(xadd_other, xadd_general, xadd_py):
+def bind_xadd(xadd_other, xadd_general):
     """streams.py hands over the Python bodies of the uncommon XADD forms."""
-    global _xadd_other, _xadd_general, _xadd_py
+    global _xadd_other, _xadd_general
     _xadd_other = xadd_other
     _xadd_general = xadd_general
-    _xadd_py = xadd_py
 
 
 def bind_set(set_general):
@@ -596,8 +596,6 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
         raise _ReplyError(_WRONGTYPE)
     else:
         stream = <Stream>value
-        if stream.retention_ms:
-            return _xadd_py(ctx, argv)  # a retention policy (commands/policies.py) is Python's
     # Stream.next_id(ms, seq, now): its common cases here, the others in Python.
     last = stream.last_id
     if type(last) is not tuple and not isinstance(last, tuple):
@@ -660,15 +658,36 @@ cdef object _xadd(ctx, list argv, Py_ssize_t first, long long maxlen, int trim, 
         # exact length it kept.
         kept = None if trim == _NO_TRIM else b"%d" % (stream.length if trim == _APPROX else maxlen)
         if total >= 0 and PyBytes_CheckExact(argv[0]) and PyBytes_CheckExact(key):
-            if _xadd_direct(ctx, server, db, argv, first, sid_text, kept):
-                return sid_text
-            effect = _xadd_effect(argv, first, sid_text, kept)
+            if not _xadd_direct(ctx, server, db, argv, first, sid_text, kept):
+                _propagate(ctx, server, db, _xadd_effect(argv, first, sid_text, kept))
         elif kept is None:
-            effect = [argv[0], key, sid_text, *argv[first:]]
+            _propagate(ctx, server, db, [argv[0], key, sid_text, *argv[first:]])
         else:
-            effect = [argv[0], key, b"MAXLEN", b"=", kept, sid_text, *argv[first:]]
-        _propagate(ctx, server, db, effect)
+            _propagate(ctx, server, db, [argv[0], key, b"MAXLEN", b"=", kept, sid_text, *argv[first:]])
+    if stream.retention_ms and _head_aged(stream, server):
+        _trim_after_add(ctx, key, stream)  # after the XADD's effect, as streams.xadd
     return sid_text
+
+
+cdef bint _head_aged(Stream stream, object server) except -1:
+    """policies.trim_after_add's first tests (keep in step): whether the oldest node's
+    entries may all have aged out, its last entry's ms at or below now - retention_ms.
+    False on nearly every XADD, so a stream with a retention policy costs about what
+    one without does; the trim itself, and when it applies, is the Python's."""
+    cdef long long retention = stream.retention_ms, now
+    cdef StreamNode head
+    nodes = stream._nodes
+    if nodes is None or not PyList_GET_SIZE(nodes):
+        return False
+    head = <StreamNode>PyList_GET_ITEM(nodes, 0)
+    clock = _clock(server)
+    now = _system_now_ms() if type(clock) is _SystemClock else clock.now_ms()
+    if retention <= 0 or now - retention < 0 or <unsigned long long>head.ms0 > <unsigned long long>(now - retention):
+        return False
+    ms = head._ms
+    if head.lp is not None or ms is None or not len(ms):
+        return True  # not decoded: the Python decodes it
+    return <unsigned long long>(head.ms0 + ms[len(ms) - 1]) <= <unsigned long long>(now - retention)
 
 
 cdef long long _trim_maxlen(Stream stream, long long length, long long maxlen, bint approx) except -1:

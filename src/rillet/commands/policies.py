@@ -201,7 +201,10 @@ def trim_after_add(ctx: Client, key: bytes, stream: Stream) -> None:
     cron trims the rest exactly), said as XTRIM MINID = id.
 
     Trimming entry by entry on every XADD made a busy stream pay a trim per
-    entry; whole nodes cost one per node (stream-node-max-entries entries)."""
+    entry; whole nodes cost one per node (stream-node-max-entries entries).
+    The compiled XADD (commands/_writes.pyx, `_head_aged`) makes the first two
+    tests below in C and calls this only when they pass (keep in step), so most
+    XADDs to a stream with a policy never come here."""
     server = ctx.server
     now = server.clock.now_ms()
     edge = now - stream.retention_ms

@@ -225,7 +225,7 @@ def _xadd_general(ctx: Client, argv: list[bytes]) -> object:
 # rillet/compiled.py); the other forms, or all without it, are the Python bodies above.
 _writes = compiled("rillet.commands._writes")
 if _writes is not None:
-    _writes.bind_xadd(_xadd_other, _xadd_general, xadd)
+    _writes.bind_xadd(_xadd_other, _xadd_general)
     COMMANDS["xadd"].handler = _writes.xadd
 
 
