@@ -22,7 +22,7 @@ from rillet.engine.eviction import lru_clock
 from rillet.errors import ReplyError
 from rillet.glob import glob_match
 from rillet.memory import STARTUP_BYTES
-from rillet.observe import reset_latency, values_at_percentiles
+from rillet.observe import values_at_percentiles
 from rillet.persistence import fork
 from rillet.resp.types import NO_REPLY, OK, Map, SetReply, SimpleString, Verbatim
 from rillet.state import BlockedClient, Client, ServerState
@@ -627,10 +627,7 @@ def config_resetstat(ctx: Client, argv: list[bytes]) -> object:
     state.stats.start_time = start
     state.event_loop.reset(_aof_flush_us(state))
     state.instant.reset()
-    for spec in table.COMMANDS.values():
-        for one in [spec, *unique_subcommands(spec)]:
-            one.calls = one.usec = one.rejected_calls = one.failed_calls = 0
-            reset_latency(one)
+    table.reset_call_stats()
     return OK
 
 

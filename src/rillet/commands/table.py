@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
+from rillet.observe import reset_latency
 from rillet.resp.types import SimpleString
 
 Handler = Callable[..., object]
@@ -376,6 +377,16 @@ def unique_subcommands(spec: CommandSpec) -> list[CommandSpec]:
     for sub in spec.subcommands.values():
         seen[sub.name] = sub
     return sorted(seen.values(), key=lambda s: s.name)
+
+
+def reset_call_stats() -> None:
+    """Every command's calls, time, failures, rejections and latency histogram back to
+    zero: CONFIG RESETSTAT, and the end of the start-up load (Redis replays an AOF
+    through its handlers, not through call(), so INFO counts none of it)."""
+    for spec in COMMANDS.values():
+        for one in [spec, *unique_subcommands(spec)]:
+            one.calls = one.usec = one.rejected_calls = one.failed_calls = 0
+            reset_latency(one)
 
 
 def help_reply(container: str, *lines: bytes) -> list[SimpleString]:

@@ -655,6 +655,9 @@ def run(config: Config) -> int:
     except ReplyError as error:
         log.error("%s", error.message)
         return 1
+    if server.state.persistence is not None:
+        # What an AOF's replay ran is not counted in INFO commandstats/latencystats.
+        server.state.persistence.after_load.append(lambda _progress: table.reset_call_stats())
     from rillet.replication import attach as attach_replication
 
     attach_replication(server)  # replication hook: roles, backlog, WAIT (rillet/replication)

