@@ -47,6 +47,9 @@ if TYPE_CHECKING:
 # The key a client parked by CLIENT PAUSE waits on (no real key can be signalled with it:
 # it is never written).
 PAUSE_KEY = b"\x00rillet:client-pause"
+# Pause purposes (Redis's PAUSE_BY_CLIENT_COMMAND, PAUSE_BY_CLUSTER_MFAILOVER).
+PAUSE_BY_CLIENT = "client"
+PAUSE_BY_MANUAL_FAILOVER = "cluster-manual-failover"
 # (db index, argv): one deterministic command to replay. A compiled body may give
 # argv already encoded as one RESP array of bulk strings (`bytes`, never a list
 # otherwise): XADD's, whose list would cost more to build, encode and free than
@@ -483,7 +486,10 @@ class ServerState:
         self.config.watch("slowlog-log-slower-than", self._slow_thresholds_changed)
         self.config.watch("latency-monitor-threshold", self._slow_thresholds_changed)
         self._slow_thresholds_changed(0)
-        # CLIENT PAUSE: until when (ms, 0: not paused) and whether reads pause too.
+        # CLIENT PAUSE and a cluster manual failover's pause, each held and ended on its
+        # own (Redis's pause purposes): purpose -> (until when in ms, whether reads pause
+        # too). Clients see their union: the latest end, and ALL if any is.
+        self.pauses: dict[str, tuple[int, bool]] = {}
         self.pause_end_ms = 0
         self.pause_all = False
         # The Lua engine (scripting.engine.LuaEngine), created on first use.
@@ -565,24 +571,34 @@ class ServerState:
         """A HOTKEYS session started or stopped: the gate follows it."""
         self._regate()
 
-    def pause(self, end_ms: int, pause_all: bool) -> None:
-        """CLIENT PAUSE: a new pause replaces a shorter or weaker one, never shortens one."""
-        if self.pause_end_ms and self.clock.now_ms() < self.pause_end_ms:
-            self.pause_all = self.pause_all or pause_all
-            self.pause_end_ms = max(self.pause_end_ms, end_ms)
-        else:
-            self.pause_all = pause_all
-            self.pause_end_ms = end_ms
-        self._regate()
-        self._pause_expiry(True)
+    def pause(self, end_ms: int, pause_all: bool, purpose: str = PAUSE_BY_CLIENT) -> None:
+        """A pause for `purpose`: a new one replaces a shorter or weaker one of the same
+        purpose, never shortens it."""
+        held = self.pauses.get(purpose)
+        if held is not None and self.clock.now_ms() < held[0]:
+            end_ms, pause_all = max(held[0], end_ms), held[1] or pause_all
+        self.pauses[purpose] = (end_ms, pause_all)
+        self._pauses_changed()
 
-    def unpause(self) -> None:
-        """The pause ended: clients parked by it re-run their commands."""
-        self.pause_end_ms = 0
-        self.pause_all = False
+    def unpause(self, purpose: str | None = None) -> None:
+        """`purpose`'s pause ended (CLIENT UNPAUSE ends only CLIENT PAUSE's); None: every
+        pause, whose time is up. Clients parked by it re-run their commands (and park
+        again if another pause remains)."""
+        if purpose is None:
+            self.pauses.clear()
+        else:
+            self.pauses.pop(purpose, None)
+        self._pauses_changed()
+
+    def _pauses_changed(self) -> None:
+        old_end, old_all = self.pause_end_ms, self.pause_all
+        pauses = self.pauses.values()
+        self.pause_end_ms = max((end for end, _ in pauses), default=0)
+        self.pause_all = any(every for _, every in pauses)
         self._regate()
-        self._pause_expiry(False)
-        self.wake_parked(PAUSE_KEY)
+        self._pause_expiry(bool(self.pause_end_ms))
+        if old_end and (self.pause_end_ms < old_end or old_all and not self.pause_all):
+            self.wake_parked(PAUSE_KEY)  # a pause ended or weakened
 
     def wake_parked(self, key: bytes) -> None:
         """Clients parked on a pause's `key` re-run their commands (they may park again

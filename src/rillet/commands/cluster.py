@@ -29,7 +29,7 @@ from rillet.commands.table import CommandSpec, command, container_docs, help_rep
 from rillet.engine.keyspace import Database
 from rillet.errors import ReplyError, c_text
 from rillet.resp.types import OK, Map, SimpleString, Verbatim
-from rillet.state import Client, ServerState
+from rillet.state import PAUSE_BY_MANUAL_FAILOVER, Client, ServerState
 
 if TYPE_CHECKING:
     from rillet.cluster.bus import ClusterBus
@@ -921,9 +921,9 @@ def attach_bus(state: ServerState) -> ClusterBus:
 
     def pause(ms: int) -> None:
         if ms:
-            state.pause(state.clock.now_ms() + ms, False)
+            state.pause(state.clock.now_ms() + ms, False, PAUSE_BY_MANUAL_FAILOVER)
         else:
-            state.unpause()
+            state.unpause(PAUSE_BY_MANUAL_FAILOVER)  # a user's CLIENT PAUSE stays
 
     def replicating() -> bool:
         return state.replication is None or state.replication.master_host is not None

@@ -14,7 +14,7 @@ from rillet.commands.args import parse_int
 from rillet.commands.table import command, help_reply
 from rillet.errors import ReplyError
 from rillet.resp.types import NO_REPLY, OK, Verbatim
-from rillet.state import Client
+from rillet.state import PAUSE_BY_CLIENT, Client
 
 
 @command("monitor", 1, "admin noscript loading stale", group="server", since="1.0.0",
@@ -187,5 +187,5 @@ def client_pause(ctx: Client, argv: list[bytes]) -> object:
          acl="admin slow dangerous connection")
 def client_unpause(ctx: Client, argv: list[bytes]) -> object:
     """CLIENT UNPAUSE"""
-    ctx.server.unpause()
+    ctx.server.unpause(PAUSE_BY_CLIENT)
     return OK
