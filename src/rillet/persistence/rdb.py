@@ -652,7 +652,7 @@ def restore_functions(payload: bytes) -> list[bytes]:
                 raise ValueError("given type is not a function")
             codes.append(reader.string("a function library"))
     except RDBError:
-        raise ValueError("failed loading the given functions payload") from None
+        raise ValueError("Failed loading library payload") from None  # rdbFunctionLoad's
     return codes
 
 
