@@ -4,7 +4,9 @@ client saw acknowledged is readable afterwards (the client follows MOVED and ASK
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 
 import pytest
 
@@ -15,7 +17,8 @@ from tests.helpers import servers
 pytestmark = [pytest.mark.slow, pytest.mark.needs_redis]
 
 MOVED = 200  # redis-cli takes the source's lowest slots: 0-199
-MAX_WRITES = 5000  # bounds the writer if the reshard is slow
+WRITING_S = 40.0  # bounds the writer if the test fails to stop it
+LIBRARY = "#!lua name=addnode_l\nredis.register_function('addnode_f', function() return 7 end)"
 
 
 class Writer(threading.Thread):
@@ -34,22 +37,26 @@ class Writer(threading.Thread):
         self.acked: dict[str, str] = {}
         self.ids: dict[str, list[str]] = {stream: [] for stream in self.streams}
         self.failed = 0
+        self.writes = 0
         self.stopping = threading.Event()
 
     def run(self) -> None:
-        for n in range(MAX_WRITES):
-            if self.stopping.is_set():
+        deadline = time.monotonic() + WRITING_S
+        for n in itertools.count():
+            if self.stopping.is_set() or time.monotonic() > deadline:
                 break
+            self.writes = n
+            key = self.keys[n % len(self.keys)]
             try:
                 if n % 4 == 3:
                     stream = self.streams[n % len(self.streams)]
                     self.ids[stream].append(self.client.xadd(stream, {"n": n}))
-                else:
-                    key = self.keys[n % len(self.keys)]
-                    if self.client.set(key, str(n)):
-                        self.acked[key] = str(n)
+                elif self.client.set(key, str(n)):
+                    self.acked[key] = str(n)
             except Exception:  # noqa: BLE001 - a write not acknowledged is not counted
                 self.failed += 1
+                if n % 4 != 3:  # it may have landed: the key's value is unknown now
+                    self.acked.pop(key, None)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -70,6 +77,9 @@ def test_add_node_and_reshard_while_writing(base, added):
         assert a.call("CLUSTER", "ADDSLOTSRANGE", 0, 8191) == b"+OK\r\n"
         assert b.call("CLUSTER", "ADDSLOTSRANGE", 8192, 16383) == b"+OK\r\n"
         _until(lambda: _agree([a, b]), "two masters agreeing")
+        # add-node copies the cluster's functions to the new node (FUNCTION DUMP/RESTORE).
+        for node in (a, b):
+            assert node.call("FUNCTION", "LOAD", LIBRARY) == b"$9\r\naddnode_l\r\n"
         report = _cli("--cluster", "add-node", f"127.0.0.1:{new.port}", f"127.0.0.1:{a.port}")
         assert "[OK] New node added correctly." in report, report
         _until(lambda: _agree(nodes), "three nodes agreeing after add-node")
@@ -77,12 +87,14 @@ def test_add_node_and_reshard_while_writing(base, added):
         writer = Writer(a.port)
         writer.start()
         _until(lambda: len(writer.acked) >= 50, "the writer's first writes")
+        before = writer.writes
         report = _cli("--cluster", "reshard", f"127.0.0.1:{a.port}", "--cluster-from", a.id,
                       "--cluster-to", new.id, "--cluster-slots", str(MOVED), "--cluster-yes")
         assert "[OK] All 16384 slots covered." in report, report
+        assert writer.writes > before and writer.is_alive()  # it wrote during the move
         view = _until(lambda: _agree(nodes), "the nodes agreeing after the reshard")
-        _until(lambda: len(writer.acked) + sum(map(len, writer.ids.values())) >= 200,
-               "writes after the reshard")
+        after = writer.writes
+        _until(lambda: writer.writes > after + 100, "writes after the reshard")
         writer.stop()
         assert view[new.id][3:] == [f"0-{MOVED - 1}"]
         assert view[a.id][3:] == [f"{MOVED}-8191"]
@@ -91,9 +103,11 @@ def test_add_node_and_reshard_while_writing(base, added):
         assert writer.acked
         assert {key: client.get(key) for key in writer.acked} == writer.acked
         for stream, ids in writer.ids.items():
-            assert [entry_id for entry_id, _ in client.xrange(stream)] == ids
-        # The moved keys now live on the added node.
-        assert int(new.call("DBSIZE").split(b":")[1]) == len(writer.acked) + len(writer.ids)
+            stored = [entry_id for entry_id, _ in client.xrange(stream)]
+            assert set(ids) <= set(stored) and len(stored) <= len(ids) + writer.failed
+        # The moved keys (and the library) now live on the added node.
+        assert int(new.call("DBSIZE").split(b":")[1]) >= len(writer.acked) + len(writer.ids)
+        assert new.call("FCALL", "addnode_f", 0) == b":7\r\n"
         report = _cli("--cluster", "check", f"127.0.0.1:{new.port}")
         assert "[OK] All nodes agree about slots configuration." in report
     finally:
