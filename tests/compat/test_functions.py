@@ -102,6 +102,26 @@ def test_dump_restore_round_trip(rillet_server):
             b"-ERR DUMP payload version or checksum are wrong\r\n")
 
 
+def test_dump_payload_is_redis(pair8):
+    """FUNCTION DUMP's payload is Redis's byte for byte, and each server restores the
+    other's (redis-cli --cluster add-node copies functions so); bad payloads' errors."""
+    pair8.check("FUNCTION", "FLUSH")
+    pair8.check("FUNCTION", "DUMP")
+    pair8.check("FUNCTION", "LOAD", LIB)
+    ours, ref = pair8.both("FUNCTION", "DUMP")
+    assert ours == ref
+    payload = ours.split(b"\r\n", 1)[1][:-2]
+    pair8.check("FUNCTION", "FLUSH")
+    pair8.check("FUNCTION", "RESTORE", payload)
+    pair8.check("FCALL", "echo_arg", "0", "x")
+    from rillet.persistence.rdb_format import crc64
+
+    for body in (b"\x00\x03abc", b"\xf5\x0f", b"\xf6\x03abc"):
+        body += b"\x0c\x00"
+        pair8.check("FUNCTION", "RESTORE", body + crc64(0, body).to_bytes(8, "little"))
+    pair8.check("FUNCTION", "FLUSH")
+
+
 def test_function_load_options(pair8):
     """functionLoadCommand: every word before the code is REPLACE (repeats allowed), else
     "Unknown option given". Found by the command fuzzer."""
@@ -143,7 +163,7 @@ def test_function_names_ignore_case(pair8):
     pair8.check("FUNCTION", "DELETE", "CASED")
     pair8.check("FUNCTION", "LIST")
     restored = []
-    for conn in (pair8.ours, pair8.ref):  # each its own DUMP format
+    for conn in (pair8.ours, pair8.ref):
         payload = conn.call("FUNCTION", "DUMP").split(b"\r\n", 1)[1][:-2]
         conn.call("FUNCTION", "FLUSH")
         conn.call("FUNCTION", "LOAD", "#!lua name=third\nredis.register_function('Mixed', function() return 5 end)")

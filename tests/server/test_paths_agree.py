@@ -238,13 +238,10 @@ def _dump_payload(value: bytes) -> bytes:
 
 
 def _function_payload(code: bytes) -> bytes:
-    """A FUNCTION DUMP payload (rillet's format: scripting/functions.py) holding one library."""
-    import zlib
+    """A FUNCTION DUMP payload (Redis's format) holding one library."""
+    from rillet.persistence import rdb
 
-    from rillet.scripting.functions import DUMP_MAGIC
-
-    body = DUMP_MAGIC + len(code).to_bytes(4, "big") + code
-    return body + zlib.crc32(body).to_bytes(4, "big")
+    return rdb.dump_functions([code])
 
 
 def _restore_target() -> int:

@@ -624,6 +624,38 @@ def verify_payload(payload: bytes) -> bool:
     return crc64(0, payload[:-8]) == int.from_bytes(payload[-8:], "little")
 
 
+def dump_functions(codes: list[bytes]) -> bytes:
+    """FUNCTION DUMP's payload: each library's code after its RDB opcode, as in an RDB
+    file, then DUMP's footer, so that Redis's FUNCTION RESTORE takes it (redis-cli's
+    --cluster add-node copies the functions to the new node so)."""
+    chunks: list[bytes] = []
+    writer = RDBWriter(lambda data: chunks.append(bytes(data)), checksum=False)
+    for code in codes:
+        writer.u8(OP_FUNCTION2)
+        writer.string(code)
+    writer.flush()
+    body = b"".join(chunks) + RDB_VERSION.to_bytes(2, "little")
+    return body + crc64(0, body).to_bytes(8, "little")
+
+
+def restore_functions(payload: bytes) -> list[bytes]:
+    """The libraries' code in a verified FUNCTION DUMP payload; ValueError with Redis's
+    message (functionRestoreCommand's) if it holds anything else."""
+    reader = RDBReader(payload, 0, len(payload) - 10, "FUNCTION DUMP payload")
+    codes = []
+    try:
+        while reader.pos < reader.end:
+            op = reader.u8("a function opcode")
+            if op == OP_FUNCTION_PRE_GA:
+                raise ValueError("Pre-GA function format not supported")
+            if op != OP_FUNCTION2:
+                raise ValueError("given type is not a function")
+            codes.append(reader.string("a function library"))
+    except RDBError:
+        raise ValueError("Failed loading library payload") from None  # rdbFunctionLoad's
+    return codes
+
+
 def restore_value(payload: bytes, state: Any) -> Any:
     """The value in a verified DUMP payload; RDBError if it is not one value of a known type."""
     reader = RDBReader(payload, 0, len(payload) - 10, "DUMP payload")

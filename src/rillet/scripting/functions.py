@@ -2,15 +2,14 @@
 
 A library's code runs once at load in the engine's Lua state, registering its
 functions through `redis.register_function`; FCALL runs one of them with the
-same rules as a script (scripting.engine). FUNCTION DUMP's payload is rillet's
-own (the libraries' code with a checksum), not Redis's RDB encoding.
+same rules as a script (scripting.engine). FUNCTION DUMP's payload is Redis's
+(the libraries as an RDB file holds them, with DUMP's footer).
 """
 
 from __future__ import annotations
 
 import math
 import re
-import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,13 +17,13 @@ from lupa import lua51
 
 from rillet import errors
 from rillet.errors import ReplyError
+from rillet.persistence import rdb
 
 if TYPE_CHECKING:
     from rillet.scripting.engine import LuaEngine
 
 _NAME = re.compile(rb"^[A-Za-z0-9_]+$")
 FUNCTION_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")
-DUMP_MAGIC = b"RILLETFN1"
 
 
 def _lua_tostring(number: float) -> bytes:
@@ -201,22 +200,15 @@ class Functions:
 
     # --- DUMP / RESTORE -------------------------------------------------------------
     def dump(self) -> bytes:
-        out = bytearray(DUMP_MAGIC)
-        for library in self.libraries.values():
-            out += len(library.code).to_bytes(4, "big") + library.code
-        out += zlib.crc32(bytes(out)).to_bytes(4, "big")
-        return bytes(out)
+        return rdb.dump_functions([library.code for library in self.libraries.values()])
 
     def restore(self, payload: bytes, policy: bytes) -> None:
-        if (len(payload) < len(DUMP_MAGIC) + 4 or not payload.startswith(DUMP_MAGIC)
-                or zlib.crc32(payload[:-4]).to_bytes(4, "big") != payload[-4:]):
+        if not rdb.verify_payload(payload):
             raise ReplyError(errors.FUNCTION_RESTORE_PAYLOAD)
-        codes = []
-        pos, end = len(DUMP_MAGIC), len(payload) - 4
-        while pos < end:
-            size = int.from_bytes(payload[pos:pos + 4], "big")
-            codes.append(payload[pos + 4:pos + 4 + size])
-            pos += 4 + size
+        try:
+            codes = rdb.restore_functions(payload)
+        except ValueError as error:
+            raise ReplyError(f"ERR {error}") from None
         # Build the new set apart, so that a failure leaves the current one untouched.
         fresh = Functions(self.engine)
         for code in codes:
