@@ -131,15 +131,17 @@ def start_server(
     tmp_root: str | None = None,
     ready_timeout_s: float = 20.0,
     wait_ready: bool = True,
+    port: int | None = None,
 ) -> RunningServer:
-    """Start one server; raise ServerUnavailable with the reason when it does not come up."""
+    """Start one server (on `port`, else a free one); raise ServerUnavailable with the
+    reason when it does not come up."""
     if kind.binary is not None and not os.path.exists(kind.binary):
         raise ServerUnavailable(
             f"{kind.binary} not found (apt-get install -y redis-server redis-tools)"
         )
     owns_dir = workdir is None
     workdir = workdir or tempfile.mkdtemp(prefix=f"bench-{kind.name}-", dir=tmp_root)
-    port = free_port()
+    port = port or free_port()
     argv = kind.command(port, workdir, persistence or [])
     rillet = kind.binary is None
     try:
