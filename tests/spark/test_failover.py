@@ -1,7 +1,8 @@
-"""Exactly-once across a failover: a stream query's micro-batches (the source's and the
-exactly-once sink's own methods, driven as Spark's MicroBatchExecution drives them, no
-JVM) over a 3-master + 3-replica rillet cluster formed over its bus, while a producer
-writes and one master is killed with SIGKILL mid-batch. Its replica is elected, the
+"""Exactly-once across a resharding and a failover: a stream query's micro-batches (the
+source's and the exactly-once sink's own methods, driven as Spark's MicroBatchExecution
+drives them, no JVM) over a 3-master + 3-replica rillet cluster formed over its bus,
+while a producer writes, one input stream's slot moves to another master between two
+micro-batches, and that master is then killed with SIGKILL mid-batch. Its replica is elected, the
 source rides the outage out (reconnectTimeout), and every produced entry is in the
 output exactly once.
 
@@ -128,6 +129,28 @@ def _as_a_task(write, attempts: int = 5):
     raise AssertionError("unreachable")
 
 
+def router_address(url: str, key: str) -> tuple[str, int]:
+    router = connect_routed(ConnectionOptions(url=url))
+    try:
+        return router.address_for(key)
+    finally:
+        router.close()
+
+
+def _move_slot(key: str, source, target, masters) -> None:
+    """`key`'s slot and keys from `source` to `target`, as redis-cli --cluster reshard
+    moves a slot: IMPORTING, MIGRATING, MIGRATE ... KEYS, then NODE everywhere."""
+    slot = key_slot(key.encode())
+    assert target.call("CLUSTER", "SETSLOT", slot, "IMPORTING", source.id) == b"+OK\r\n"
+    assert source.call("CLUSTER", "SETSLOT", slot, "MIGRATING", target.id) == b"+OK\r\n"
+    client = redis.Redis(port=source.port, socket_timeout=30)
+    keys = client.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 1000)
+    client.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *keys)
+    client.close()
+    for node in [target, source, *(m for m in masters if m not in (source, target))]:
+        assert node.call("CLUSTER", "SETSLOT", slot, "NODE", target.id) == b"+OK\r\n"
+
+
 def _output(masters) -> list[str]:
     srcs: list[str] = []
     for node in masters:
@@ -165,7 +188,13 @@ def test_exactly_once_through_a_master_killed_mid_batch():
         producer.round(0)
         query.micro_batch()
         producer.round(1)
+        # Resharding: a stream of the seed's shard moves onto the victim's before the kill,
+        # so the replica elected must have it too.
+        moving = next(s for s in STREAMS if router_address(url, s) == ("127.0.0.1", seed.port))
+        _move_slot(moving, seed, victim, masters)
+        _until(lambda: _agree(nodes), "the nodes agreeing after the move")
         query.micro_batch()
+        assert router_address(url, moving) == ("127.0.0.1", victim.port)
         for master in masters:  # the output so far is acknowledged
             assert master.call("WAIT", 1, 5000) == b":1\r\n"
         producer.round(2)
