@@ -374,6 +374,16 @@ def test_discovery_from_shards_slots_or_nothing():
     unknown = redis.ResponseError("unknown subcommand 'SHARDS'. Try CLUSTER HELP.")
     table = discover(FakeNode(shards=unknown, slots=slots), "seed", tls=False)
     assert (table[0], table[16383]) == (("seed", 7000), ("127.0.0.2", 7001))
+    # Just after a failover a shard can name its failed old master first, with no
+    # slots: those ranges come from CLUSTER SLOTS.
+    orphaned = [SHARDS[0], [b"slots", [], b"nodes", [
+        [b"id", b"o" * 40, b"port", 7003, b"ip", b"127.0.0.1", b"role", b"master",
+         b"health", b"fail"],
+        [b"id", b"p" * 40, b"port", 7004, b"ip", b"127.0.0.1", b"role", b"master",
+         b"health", b"online"]]]]
+    table = discover(FakeNode(shards=orphaned, slots=[[100, 199, [b"127.0.0.1", 7004]]]),
+                     "seed", tls=False)
+    assert (table[0], table[150]) == (("10.0.0.1", 7000), ("127.0.0.1", 7004))
     disabled = redis.ResponseError("This instance has cluster support disabled")
     assert discover(FakeNode(shards=disabled), "seed", tls=False) is None
     assert discover(FakeNode(shards=unknown, slots=unknown), "seed", tls=False) is None

@@ -129,12 +129,32 @@ def discover(client: redis.Redis, seed_host: str, tls: bool) -> list[Address | N
             if _disabled(slots_exc) or _missing(slots_exc):
                 return None
             raise
+    table = _table(shards)
+    if None in table:
+        # Just after a failover a shard can list its failed old master first, whose
+        # slot list (the shard's) is empty: CLUSTER SLOTS names each range's owner.
+        try:
+            by_range = _table(parse_slots(client.execute_command("CLUSTER", "SLOTS"),
+                                          seed_host))
+        except redis.ResponseError:
+            return table
+        table = [a if a is not None else b for a, b in zip(table, by_range, strict=True)]
+    return table
+
+
+def _table(shards: list[tuple[Address, list[range]]]) -> list[Address | None]:
     table: list[Address | None] = [None] * SLOTS
     for address, ranges in shards:
         for slots in ranges:
             for slot in slots:
                 table[slot] = address
     return table
+
+
+class SlotUnservedError(redis.ConnectionError):
+    """No master serves the key's slot in the map just asked for: its master failed and
+    its replica is not elected yet. A connection error, so that the reader's
+    reconnecting waits for the election as it waits for a restart."""
 
 
 class Router:
@@ -207,7 +227,7 @@ class Router:
             self.refresh()
             address = self._table[slot_of(key)] if self._table is not None else None
         if address is None:
-            raise redis.ResponseError(f"CLUSTERDOWN Hash slot not served ({_text(key)!r})")
+            raise SlotUnservedError(f"CLUSTERDOWN Hash slot not served ({_text(key)!r})")
         return address
 
     def client_for(self, key: str | bytes) -> redis.Redis:
