@@ -26,14 +26,14 @@ def _restarted_counts(start) -> dict:
         handle = start("--appendonly", "yes", dir=handle.dir)
         client = handle.client()
         assert client.dbsize() == 22
-        stats = client.info("commandstats")
-        latency = client.info("latencystats")
-        processed = client.info("stats")["total_commands_processed"]
-        return {"commands": sorted(k for k in stats if k not in ("cmdstat_info", "cmdstat_dbsize")),
-                "latency": sorted(k for k in latency
-                                  if k not in ("latency_percentiles_usec_info",
-                                               "latency_percentiles_usec_dbsize")),
-                "processed": processed}
+        replayed = {"set", "incr", "xadd"}
+        # (What the start-up's readiness polls and the client's handshake ran varies
+        # with timing; only the replayed commands are compared.)
+        return {"commands": replayed & {k.removeprefix("cmdstat_")
+                                        for k in client.info("commandstats")},
+                "latency": replayed & {k.removeprefix("latency_percentiles_usec_")
+                                       for k in client.info("latencystats")},
+                "processed under 22": client.info("stats")["total_commands_processed"] < 22}
     finally:
         handle.stop()
         shutil.rmtree(handle.dir, ignore_errors=True)
@@ -43,5 +43,4 @@ def test_an_aof_replay_is_not_counted_as_commands():
     ours = _restarted_counts(lambda *extra, dir=None: servers.start_rillet(*extra, dir=dir))
     ref = _restarted_counts(lambda *extra, dir=None: servers.start_redis(REDIS8, *extra, dir=dir,
                                                                          kind="redis8"))
-    assert ours == ref
-    assert not {"cmdstat_set", "cmdstat_incr", "cmdstat_xadd"} & set(ours["commands"])
+    assert ours == ref == {"commands": set(), "latency": set(), "processed under 22": True}
