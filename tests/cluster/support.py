@@ -13,6 +13,8 @@ import re
 import socket
 import tempfile
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
 
@@ -226,3 +228,18 @@ def without_bus_stats(raw: bytes) -> bytes:
         return re.sub(rb"(cluster_stats_messages_(sent|received)):\d+", rb"\1:0", body)
 
     return _rewrap(raw, change)
+
+
+T = TypeVar("T")
+
+
+def until(check: Callable[[], T], what: str, timeout_s: float, interval_s: float = 0.1) -> T:
+    """`check()`'s first true value, polled every `interval_s` for at most `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(interval_s)

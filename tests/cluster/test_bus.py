@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Callable
 
 import pytest
@@ -30,14 +29,7 @@ RANGES = ((0, 5460), (5461, 10922), (10923, 16383))
 
 
 def _until(check: Callable[[], object], what: str, timeout_s: float = WAIT_S) -> object:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
+    return support.until(check, what, timeout_s)
 
 
 class Node:

@@ -37,14 +37,7 @@ OURS = range(8192, SLOTS)
 
 
 def _until(check: Callable[[], T], what: str, timeout_s: float = WAIT_S) -> T:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+    return support.until(check, what, timeout_s, interval_s=0.05)
 
 
 class FakeNode:
